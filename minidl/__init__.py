@@ -1,0 +1,15 @@
+"""minidl: a compact deep-learning framework whose architecture mirrors burn 0.22.
+
+Layers, top to bottom (imports only point down): ``nn`` → ``module`` → ``tensor`` →
+``dispatch`` → ``autodiff`` → ``backends`` (Flex with numba kernels, NdArray with NumPy) →
+``backend`` (the protocol). ``debug`` and ``book`` may look at everything.
+"""
+
+from __future__ import annotations
+
+import os as _os
+from pathlib import Path as _Path
+
+# numba reads NUMBA_CACHE_DIR when it is first imported: keep compiled kernels inside the
+# project folder (ignored by git) unless the user chose another place.
+_os.environ.setdefault("NUMBA_CACHE_DIR", str(_Path(__file__).resolve().parent.parent / ".numba_cache"))

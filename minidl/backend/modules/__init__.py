@@ -1,0 +1,1 @@
+"""Generic implementations behind ModuleOps defaults (burn-backend ``ops/modules/*.rs``)."""

@@ -1,0 +1,104 @@
+"""``Device``: where a tensor lives, and whether it records a graph (burn-dispatch's ``DispatchDevice``)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+_KINDS = ("flex", "ndarray")
+
+
+class Device:
+    """A device: a backend kind (``flex`` or ``ndarray``), an index, and optionally autodiff.
+
+    Build one with ``Device.flex()`` / ``Device.ndarray()`` and wrap it with ``.autodiff()``.
+    Two devices compare equal when kind and index match, whatever their autodiff flag
+    (burn compares the inner device) — use :meth:`is_autodiff` to tell them apart.
+    """
+
+    __slots__ = ("kind", "index", "_autodiff", "checkpointing")
+
+    def __init__(self, kind: str, index: int = 0, autodiff: bool = False, checkpointing: str | None = None):
+        if kind not in _KINDS:
+            raise ValueError(f"Device: unknown kind {kind!r}, expected one of {_KINDS}")
+        self.kind = kind
+        self.index = int(index)
+        self._autodiff = bool(autodiff)
+        self.checkpointing = checkpointing
+
+    @staticmethod
+    def flex(index: int = 0) -> Device:
+        """The CPU device of the numba backend Flex (burn's ``Device::flex()``)."""
+        return Device("flex", index)
+
+    @staticmethod
+    def ndarray(index: int = 0) -> Device:
+        """The CPU device of the plain NumPy backend NdArray."""
+        return Device("ndarray", index)
+
+    @staticmethod
+    def default() -> Device:
+        """``Device.flex()``."""
+        return Device.flex()
+
+    def autodiff(self) -> Device:
+        """The same device with autodiff: tensors on it record a graph for ``backward``."""
+        if self._autodiff:
+            raise RuntimeError("Only first-order autodiff is supported")
+        return Device(self.kind, self.index, autodiff=True, checkpointing=None)
+
+    def gradient_checkpointing(self) -> Device:
+        """An autodiff device with balanced checkpointing: memory-bound steps recompute their
+        inputs during backward instead of keeping them."""
+        if not self._autodiff:
+            raise RuntimeError("gradient_checkpointing() needs an autodiff device: call .autodiff() first")
+        return Device(self.kind, self.index, autodiff=True, checkpointing="balanced")
+
+    def inner(self) -> Device:
+        """The device without autodiff."""
+        return Device(self.kind, self.index)
+
+    def is_autodiff(self) -> bool:
+        """Whether tensors created here record a graph."""
+        return self._autodiff
+
+    def seed(self, seed: int) -> None:
+        """Restart this device's random stream (shared by the device and its autodiff twin)."""
+        from minidl.dispatch.backend import Dispatch
+
+        Dispatch.seed(self, int(seed))
+
+    @contextlib.contextmanager
+    def memory_persistent_allocations(self) -> Iterator[Device]:
+        """Mark allocations inside as long-lived (burn's allocator hint for parameters).
+
+        The CPU backends have no pooled allocator, so this only records the mode, which
+        :attr:`persistent_depth` exposes for the book's experiments.
+        """
+        _PERSISTENT[self.kind] = _PERSISTENT.get(self.kind, 0) + 1
+        try:
+            yield self
+        finally:
+            _PERSISTENT[self.kind] -= 1
+
+    @property
+    def persistent_depth(self) -> int:
+        """How many ``memory_persistent_allocations`` blocks are open on this device kind."""
+        return _PERSISTENT.get(self.kind, 0)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Device) and (self.kind, self.index) == (other.kind, other.index)
+
+    def __hash__(self) -> int:
+        return hash((self.kind, self.index))
+
+    def __repr__(self) -> str:
+        text = f"Device.{self.kind}()" if self.index == 0 else f"Device.{self.kind}({self.index})"
+        if self._autodiff:
+            text += ".autodiff()"
+        if self.checkpointing:
+            text += ".gradient_checkpointing()"
+        return text
+
+
+_PERSISTENT: dict[str, int] = {}

@@ -1,0 +1,1 @@
+"""Generated forwarding mixins of Dispatch, one file per op family (see ``codegen.py``)."""

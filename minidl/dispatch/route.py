@@ -1,0 +1,110 @@
+"""How Dispatch picks the backend for one op call (burn-dispatch's ``dispatch_device!`` macros).
+
+The backend is chosen by the device of the op's first tensor input (or its ``device``
+argument for creation ops). Every other tensor input must be on the same device, ignoring
+autodiff; if any float input is on an autodiff device, the op runs on ``Autodiff[B]`` and the
+plain float inputs join the graph as constants — which is why data created on a plain device
+still flows through an autodiff model (seed 003's ``mixed`` experiment).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+import numpy as np
+
+from minidl.backend import PRIMITIVE_TYPES
+from minidl.dispatch.device import Device
+from minidl.dispatch.tensor import DispatchTensor
+
+#: Modules and class names of the inner backends, imported on first use (numba loads lazily).
+_BACKENDS = {"flex": ("minidl.backends.flex", "Flex"), "ndarray": ("minidl.backends.ndarray", "NdArray")}
+
+#: Called as ``listener(op, backend, args)`` for every routed op; empty unless debugging.
+ROUTE_LISTENERS: list[Callable] = []
+
+# trace tools skip frames of this module: they are the plumbing, not a layer of the stack
+__trace_hide__ = True
+
+
+def inner_backend(device: Device) -> type:
+    """The backend class that owns a device kind (``Flex`` or ``NdArray``)."""
+    module, name = _BACKENDS[device.kind]
+    return getattr(importlib.import_module(module), name)
+
+
+def backend_for(device: Device) -> type:
+    """``Flex``/``NdArray`` for a plain device, ``Autodiff[B]`` for an autodiff one."""
+    inner = inner_backend(device)
+    if not device.is_autodiff():
+        return inner
+    from minidl.autodiff import autodiff_backend
+
+    return autodiff_backend(inner, device.checkpointing)
+
+
+def _tensors(name: str, value):
+    if isinstance(value, DispatchTensor):
+        yield name, value
+    elif isinstance(value, list | tuple):
+        for i, item in enumerate(value):
+            yield from _tensors(f"{name}[{i}]", item)
+
+
+def _routing_device(op: str, args: dict) -> Device:
+    first: tuple[str, DispatchTensor] | None = None
+    autodiff_device: Device | None = None
+    for name, value in args.items():
+        for tname, tensor in _tensors(name, value):
+            if first is None:
+                first = (tname, tensor)
+            elif tensor.device != first[1].device:
+                raise ValueError(
+                    f"{op}: Input tensor {tname} is on the wrong device: "
+                    f"expected {first[1].device} (like {first[0]}), found {tensor.device}"
+                )
+            if tensor.device.is_autodiff() and autodiff_device is None:
+                autodiff_device = tensor.device
+    if first is not None:
+        return autodiff_device or first[1].device
+    for value in args.values():
+        if isinstance(value, Device):
+            return value
+    raise TypeError(f"{op}: no tensor or device argument to route by")
+
+
+def _unwrap(value, lift: Callable | None):
+    if isinstance(value, DispatchTensor):
+        prim = value.primitive
+        if lift is not None and not value.device.is_autodiff() and np.dtype(prim.dtype).kind == "f":
+            return lift(prim)
+        return prim
+    if isinstance(value, list):
+        return [_unwrap(v, lift) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_unwrap(v, lift) for v in value)
+    return value
+
+
+def wrap(value, device: Device):
+    """Tag every primitive in a result (tuples included) with ``device``."""
+    if isinstance(value, tuple(PRIMITIVE_TYPES)):
+        return DispatchTensor(value, device)
+    if isinstance(value, tuple):
+        return tuple(wrap(v, device) for v in value)
+    if isinstance(value, list):
+        return [wrap(v, device) for v in value]
+    return value
+
+
+def route(op: str, args: dict):
+    """Run ``op`` on the backend of the routing device and wrap what it returns."""
+    device = _routing_device(op, args)
+    backend = backend_for(device)
+    lift = backend.from_inner if device.is_autodiff() else None
+    unwrapped = {k: _unwrap(v, lift) for k, v in args.items()}
+    if ROUTE_LISTENERS:
+        for listener in ROUTE_LISTENERS:
+            listener(op, backend, unwrapped)
+    return wrap(getattr(backend, op)(**unwrapped), device)

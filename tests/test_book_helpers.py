@@ -1,0 +1,131 @@
+"""minidl.book: the exercise checker and the seeds' side-by-side printer."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+
+from minidl.book import Exercise, max_abs_diff, report
+
+# -- Exercise ------------------------------------------------------------------------------
+
+
+def test_placeholder_prediction_asks_for_one_without_running_the_experiment(capsys):
+    ran = []
+    ex = Exercise("q?", truth=lambda: ran.append(1) or 3)
+    assert ex.check(...) is False
+    assert ex.check() is False
+    assert "write your prediction first" in capsys.readouterr().out.lower()
+    assert ran == []
+
+
+def test_right_prediction_prints_a_tick(capsys):
+    ex = Exercise("1 + 1?", truth=lambda: 1 + 1)
+    assert ex.check(2) is True
+    out = capsys.readouterr().out
+    assert out.startswith("✓") and "Hint" not in out
+
+
+def test_wrong_prediction_gives_the_hint_but_never_the_answer(capsys):
+    ex = Exercise("6 * 7?", truth=lambda: 6 * 7, hint="multiply")
+    assert ex.check(41) is False
+    out = capsys.readouterr().out
+    assert out.startswith("✗") and "Hint: multiply" in out
+    assert "42" not in out
+
+
+def test_truth_runs_live_at_every_check():
+    state = {"v": 1}
+    ex = Exercise("current value?", truth=lambda: state["v"])
+    assert ex.check(1)
+    state["v"] = 2  # the library changed: the stored prediction is now wrong
+    assert not ex.check(1)
+    assert ex.check(2)
+
+
+def test_close_compare_uses_tolerances():
+    ex = Exercise("1/sqrt(256)?", truth=lambda: 1 / np.sqrt(256), compare="close", rtol=1e-3)
+    assert ex.check(0.0625) and ex.check(0.06251)
+    assert not ex.check(0.063)
+    assert not ex.check("a sixteenth")  # a prediction of the wrong kind is just wrong
+    arr = Exercise("a", truth=lambda: np.array([1.0, 2.0]), compare="close", atol=0.1)
+    assert arr.check([1.05, 1.95]) and not arr.check([1.0, 2.0, 3.0])
+
+
+def test_exact_compare_treats_lists_tuples_and_arrays_alike():
+    assert Exercise("shape?", truth=lambda: (2, 3)).check([2, 3])
+    assert Exercise("shape?", truth=lambda: np.zeros((2, 3)).shape).check((2, 3))
+    assert Exercise("mask?", truth=lambda: np.array([1, 0])).check([1, 0])
+    assert not Exercise("mask?", truth=lambda: np.array([1, 0])).check([1, 0, 0])
+    assert Exercise("name?", truth=lambda: "Dispatch").check(" Dispatch ")
+    assert not Exercise("n?", truth=lambda: np.int64(5)).check(4)
+
+
+def test_custom_compare():
+    ex = Exercise("sign?", truth=lambda: -3.0, compare=lambda p, t: np.sign(p) == np.sign(t))
+    assert ex.check(-1) and not ex.check(1)
+
+
+def test_solution_prints_the_live_answer_and_explanation(capsys):
+    ex = Exercise("q", truth=lambda: 0.0625, explanation="because 1/16")
+    assert ex.solution() == 0.0625
+    out = capsys.readouterr().out
+    assert "0.0625" in out and "because 1/16" in out
+
+
+def test_truth_must_be_callable_and_compare_known():
+    with pytest.raises(TypeError, match="callable"):
+        Exercise("q", truth=42)  # a stored answer is not allowed
+    with pytest.raises(ValueError, match="compare"):
+        Exercise("q", truth=lambda: 1, compare="roughly")
+
+
+def test_question_displays_as_markdown():
+    assert "Think about it" in Exercise("Why?", truth=lambda: 1)._repr_markdown_()
+
+
+# -- report --------------------------------------------------------------------------------
+
+
+def test_report_prints_the_seed_format_and_returns_the_worst():
+    buf = io.StringIO()
+    a = np.zeros((4, 3), np.float32)
+    worst = report(
+        {
+            "train_out": (a, a + np.float32(1.19e-07)),
+            "running_mean_1": ([0.0, 1.0, 2.0], (0.0, 1.0, 2.0)),
+        },
+        tol=1e-6,
+        file=buf,
+    )
+    lines = buf.getvalue().splitlines()
+    assert lines[0] == "train_out                n= 12  max|diff|=1.19e-07"
+    assert lines[1] == "running_mean_1           n=  3  max|diff|=0.00e+00"
+    assert lines[2] == "worst=1.19e-07 tol=1e-06 OK"
+    assert worst == pytest.approx(1.19e-07, rel=1e-3)
+
+
+def test_report_says_mismatch_above_tolerance(capsys):
+    worst = report({"running_var_1": ([1.1665], [1.0999])}, tol=1e-6)
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "worst=6.66e-02 tol=1e-06 MISMATCH"
+    assert worst == pytest.approx(0.0666)
+
+
+def test_report_accepts_torch_tensors():
+    torch = pytest.importorskip("torch")
+    t = torch.ones(2, 3, requires_grad=True) * 2
+    buf = io.StringIO()
+    assert report({"x": (t, np.full((2, 3), 2.0))}, file=buf) == 0.0
+    assert buf.getvalue().startswith("x                        n=  6  max|diff|=0.00e+00")
+
+
+def test_shape_mismatch_and_nan_count_as_infinite():
+    buf = io.StringIO()
+    assert report({"y": (np.zeros(3), np.zeros(4))}, file=buf) == float("inf")
+    assert "shapes (3,) vs (4,)" in buf.getvalue() and buf.getvalue().endswith("MISMATCH\n")
+    assert max_abs_diff([np.nan, 1.0], [np.nan, 1.0]) == 0.0
+    assert max_abs_diff([np.nan], [1.0]) == float("inf")
+    assert max_abs_diff([np.inf], [np.inf]) == 0.0

@@ -1,0 +1,259 @@
+"""The built site, opened in a real headless browser, from file:// and over http.
+
+The site is built once (``jupyter-book build -W -n --keep-going``, every chapter executed)
+into a temporary folder. Every page listed in _toc.yml is then opened in the Debian
+chromium, driven by Playwright, both as a file and from a localhost http server, with every
+request recorded: only file://, data:, blob: and 127.0.0.1/localhost may be asked for.
+Each page must show its title and every code output, no traceback outside cells tagged
+``raises-exception``, rendered maths with MathJax fonts that loaded, and no script error.
+The intro must also show a flowchart diagram and an exercise solution that is hidden
+until clicked.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import nbformat
+import pytest
+from booktools import ROOT, toc_docnames
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+]
+LOCAL_HOSTS = {"127.0.0.1", "localhost"}
+LOCAL_SCHEMES = {"file", "data", "blob", "about"}
+BUILD_TIMEOUT = 3600
+DOCNAMES = toc_docnames()
+REMOVED = {"remove-output", "remove-cell"}
+
+
+def _tail(text: str, n: int = 80) -> str:
+    return "\n".join(text.splitlines()[-n:])
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Build the book once; return the folder that holds ``_build/html``."""
+    out = tmp_path_factory.mktemp("book")
+    jb = Path(sys.executable).with_name("jupyter-book")
+    env = dict(os.environ)
+    env.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".numba_cache"))
+    env["PATH"] = f"{jb.parent}{os.pathsep}{env.get('PATH', '')}"
+    cmd = [str(jb), "build", str(ROOT), "-W", "-n", "--keep-going", "--path-output", str(out)]
+    proc = subprocess.run(
+        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT
+    )
+    log = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"jupyter-book build failed:\n{_tail(log)}"
+    assert "build succeeded" in log
+    return out
+
+
+@pytest.fixture(scope="module")
+def html(built: Path) -> Path:
+    return built / "_build" / "html"
+
+
+@pytest.fixture(scope="module")
+def server(html: Path) -> Iterator[str]:
+    """The built site over http on 127.0.0.1 (a free port)."""
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(html))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if not Path(CHROMIUM).is_file():
+        pytest.fail(f"{CHROMIUM} is missing: `make test` installs it (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Visit:
+    """One page in a fresh browser context, with every request and script error recorded."""
+
+    def __init__(self, browser: object, url: str) -> None:
+        self.context = browser.new_context(viewport={"width": 1280, "height": 900})
+        self.requests: list[str] = []
+        self.external: list[str] = []
+        self.failed: list[str] = []
+        self.errors: list[str] = []
+        self.context.route("**/*", self._route)
+        self.page = self.context.new_page()
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.on("requestfailed", lambda r: self.failed.append(f"{r.url} {r.failure}"))
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("websocket", lambda ws: self.external.append(ws.url))
+        self.page.goto(url, wait_until="load")
+        self.page.wait_for_load_state("networkidle")
+        if self.page.query_selector(".math"):  # wait until MathJax has typeset the page
+            self.page.wait_for_function("() => window.MathJax && MathJax.startup", timeout=30000)
+            self.page.evaluate("() => MathJax.startup.promise.then(() => true)")
+            self.page.evaluate("() => document.fonts.ready.then(() => true)")
+
+    def _route(self, route: object) -> None:
+        url = route.request.url
+        parts = urlsplit(url)
+        if parts.scheme in LOCAL_SCHEMES or parts.hostname in LOCAL_HOSTS:
+            route.continue_()
+        else:
+            self.external.append(url)
+            route.abort()
+
+    def offsite(self) -> list[str]:
+        """Every request that would have left the machine."""
+        seen = [
+            u
+            for u in self.requests
+            if urlsplit(u).scheme not in LOCAL_SCHEMES and urlsplit(u).hostname not in LOCAL_HOSTS
+        ]
+        return sorted(set(seen + self.external))
+
+    def close(self) -> None:
+        self.context.close()
+
+
+def page_url(kind: str, docname: str, html: Path, server: str) -> str:
+    if kind == "file":
+        return (html / f"{docname}.html").as_uri()
+    return f"{server}/{docname}.html"
+
+
+def expected_outputs(built: Path, docname: str) -> int:
+    """How many code cells of the executed chapter show an output on the page."""
+    nb = nbformat.read(built / "_build" / "jupyter_execute" / f"{docname}.ipynb", as_version=4)
+    count = 0
+    for cell in nb.cells:
+        if cell.cell_type != "code" or REMOVED & set(cell.metadata.get("tags", [])):
+            continue
+        shown = [o for o in cell.get("outputs", []) if "scrapbook" not in o.get("metadata", {})]
+        count += bool(shown)
+    return count
+
+
+CHECK_PAGE = """() => {
+  const article = document.querySelector('article') || document.body;
+  const h1 = article.querySelector('h1');
+  const title = h1 ? h1.innerText.replace(/[#¶]\\s*$/, '').trim() : '';
+  const outputs = [...article.querySelectorAll('.cell .cell_output')];
+  const tracebacks = [...article.querySelectorAll('.cell:not(.tag_raises-exception) .cell_output')]
+    .filter(o => o.querySelector('.traceback, .output.error') ||
+                 o.textContent.includes('Traceback (most recent call last)'))
+    .map(o => o.textContent.slice(0, 300));
+  const maths = [...article.querySelectorAll('span.math, div.math')];
+  const rawMath = maths.filter(m => !m.querySelector('mjx-container')).map(m => m.textContent);
+  const fonts = [...document.fonts].filter(f => f.family.startsWith('MJX'));
+  return {
+    title, docTitle: document.title,
+    outputs: outputs.length,
+    emptyOutputs: outputs.filter(o => !o.textContent.trim() && !o.querySelector('img, svg')).length,
+    tracebacks,
+    maths: maths.length, rawMath,
+    mjx: article.querySelectorAll('mjx-container').length,
+    fontsLoaded: fonts.filter(f => f.status === 'loaded').map(f => f.family),
+    fontErrors: fonts.filter(f => f.status === 'error').map(f => f.family),
+    svgs: article.querySelectorAll('svg.minidl-flowchart').length,
+  };
+}"""
+
+
+@pytest.mark.parametrize("kind", ["file", "http"])
+@pytest.mark.parametrize("docname", DOCNAMES)
+def test_page_renders_offline(kind, docname, browser, built, html, server):
+    visit = Visit(browser, page_url(kind, docname, html, server))
+    try:
+        info = visit.page.evaluate(CHECK_PAGE)
+        assert info["title"], "the page shows no title"
+        assert info["docTitle"].startswith(info["title"])
+        assert info["outputs"] == expected_outputs(built, docname), "code outputs missing"
+        assert info["emptyOutputs"] == 0
+        assert info["tracebacks"] == [], "a cell not tagged raises-exception shows a traceback"
+        assert info["rawMath"] == [], "maths left untypeset"
+        if info["maths"]:
+            assert info["mjx"] >= info["maths"]
+            assert info["fontsLoaded"] and not info["fontErrors"], "MathJax fonts did not load"
+        assert visit.offsite() == [], "a request left the machine"
+        assert visit.failed == [], "a local request failed (missing file?)"
+        assert visit.errors == [], "a script raised"
+    finally:
+        visit.close()
+
+
+@pytest.mark.parametrize("kind", ["file", "http"])
+def test_intro_has_maths_a_diagram_and_a_hidden_solution(kind, browser, html, server):
+    visit = Visit(browser, page_url(kind, "chapters/intro", html, server))
+    page = visit.page
+    try:
+        info = page.evaluate(CHECK_PAGE)
+        assert info["maths"] >= 2 and info["mjx"] >= info["maths"]
+        assert info["svgs"] >= 1, "no flowchart diagram on the intro"
+        chart = page.locator("svg.minidl-flowchart").first
+        box = chart.bounding_box()
+        assert box and box["width"] > 200 and box["height"] > 200
+        assert chart.locator("g.node").count() == 7
+        assert "minidl.dispatch" in chart.text_content()
+
+        solution = page.locator(".solution.dropdown").first
+        body = solution.locator("#solution-content, section, p:not(.admonition-title)").first
+        assert not body.is_visible(), "the solution is shown before it is opened"
+        solution.locator("button.toggle-button").first.click()
+        body.wait_for(state="visible", timeout=5000)
+        assert "0.0625" in body.inner_text()  # the glued, live answer
+        assert visit.offsite() == []
+    finally:
+        visit.close()
+
+
+def test_every_chapter_has_a_page_and_index_redirects(browser, html):
+    assert (html / "index.html").is_file()
+    for docname in DOCNAMES:
+        assert (html / f"{docname}.html").is_file(), f"no page for {docname}"
+    visit = Visit(browser, (html / "index.html").as_uri())
+    try:
+        visit.page.wait_for_url(f"**/{DOCNAMES[0]}.html", timeout=10000)
+    finally:
+        visit.close()
+
+
+def test_no_cdn_in_the_built_html(html):
+    """No page loads a script, stylesheet, font or image from the network."""
+    import re
+
+    tag = re.compile(r"<(script|link|img|iframe|source)\b[^>]*>", re.I)
+    remote = re.compile(r"""\b(src|href)\s*=\s*["'](https?:)?//""", re.I)
+    bad = []
+    for page in html.rglob("*.html"):
+        for m in tag.finditer(page.read_text(encoding="utf-8", errors="replace")):
+            if remote.search(m.group(0)) and not m.group(0).lower().startswith("<a"):
+                bad.append(f"{page.relative_to(html)}: {m.group(0)[:120]}")
+    assert bad == []

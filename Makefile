@@ -1,0 +1,74 @@
+# minidl book: the two commands are `make book` and `make test` (see README.md).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+.PHONY: help setup book test chromium serve lab clean distclean lint
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.minidl-setup.stamp
+PORT ?= 8000
+JB_FLAGS := -W -n --keep-going
+
+# Compiled numba kernels stay inside the project (the library defaults to the same place);
+# the venv comes first on PATH so jupyter starts the project's kernel.
+export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+help:
+	@echo "make book    build the site into _build/html (executes every chapter)"
+	@echo "make test    run the whole test suite (library, chapters, site in headless Chromium)"
+	@echo "make serve   serve _build/html on http://127.0.0.1:$(PORT)/"
+	@echo "make lab     open the chapters in JupyterLab (installs jupyterlab on first use)"
+	@echo "make clean   remove build output and caches (make distclean also removes .venv)"
+
+# Create the venv, install the pinned dependencies and the package (editable). The stamp
+# makes a second run instant until requirements.lock or pyproject.toml changes.
+setup: $(STAMP)
+
+$(STAMP): requirements.lock pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -r requirements.lock
+	$(PY) -m pip install --no-deps -e .
+	@touch $@
+
+book: setup
+	$(VENV)/bin/jupyter-book build . $(JB_FLAGS)
+	@echo
+	@echo "The book: file://$(CURDIR)/_build/html/index.html   (or: make serve)"
+
+# pytest exits 5 when it collected nothing: that is a failure, not a pass.
+test: setup chromium
+	@$(PY) -m pytest; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
+	exit $$rc
+
+# The site test drives the Debian chromium; install it where it is missing (CI runs as root).
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "chromium is missing: installing the Debian package"; \
+	  SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium; }
+
+serve:
+	@test -f _build/html/index.html || $(MAKE) book
+	@echo "Serving the book on http://127.0.0.1:$(PORT)/  (Ctrl-C to stop)"
+	$(PY) -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
+
+# JupyterLab is not part of the lock: installed on demand, constrained to the locked versions.
+lab: setup
+	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install jupyterlab -c requirements.lock
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR)/chapters $(LAB_ARGS)
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+clean:
+	rm -rf _build .pytest_cache .numba_cache .ruff_cache .hypothesis
+	find . -path ./$(VENV) -prune -o -name __pycache__ -type d -prune -exec rm -rf {} +
+	find . -path ./$(VENV) -prune -o -name .ipynb_checkpoints -type d -prune -exec rm -rf {} +
+
+distclean: clean
+	rm -rf $(VENV)

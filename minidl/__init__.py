@@ -13,3 +13,37 @@ from pathlib import Path as _Path
 # numba reads NUMBA_CACHE_DIR when it is first imported: keep compiled kernels inside the
 # project folder (ignored by git) unless the user chose another place.
 _os.environ.setdefault("NUMBA_CACHE_DIR", str(_Path(__file__).resolve().parent.parent / ".numba_cache"))
+
+# ----- the user-facing names (burn's prelude) ------------------------------------------------
+from minidl.backend.distribution import Distribution  # noqa: E402
+from minidl.backend.dtype import (  # noqa: E402
+    DType,
+    Kind,
+    bool_,
+    float16,
+    float32,
+    float64,
+    int32,
+    int64,
+)
+from minidl.dispatch import Device  # noqa: E402
+from minidl.tensor import Tensor, TensorCheckError, TensorKindError, assert_shape  # noqa: E402
+from minidl.tensor import functional as functional  # noqa: E402
+
+__all__ = [
+    "DType",
+    "Device",
+    "Distribution",
+    "Kind",
+    "Tensor",
+    "TensorCheckError",
+    "TensorKindError",
+    "assert_shape",
+    "bool_",
+    "float16",
+    "float32",
+    "float64",
+    "functional",
+    "int32",
+    "int64",
+]

@@ -1,0 +1,253 @@
+"""Element-wise arithmetic, ``matmul`` and the Python operators (burn-tensor ``api/numeric.rs``).
+
+Binary ops broadcast like NumPy; both sides must have the same kind (burn's types enforce it;
+here it is checked). ``x + 2`` calls ``add_scalar``; ``2 - x`` is ``neg(x) + 2``. On Int
+tensors ``/`` is burn's integer division (rounding toward zero), not Python's true division.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import TYPE_CHECKING, Any
+
+from minidl.backend.dtype import Kind
+from minidl.dispatch import Dispatch
+from minidl.tensor.base import TensorBase
+from minidl.tensor.check import broadcast_shape, fail, fmt_shape
+
+if TYPE_CHECKING:
+    from minidl.tensor.tensor import Tensor
+
+_NUMERIC = (Kind.FLOAT, Kind.INT)
+
+
+class ArithmeticOps:
+    """``add``/``sub``/``mul``/``div``/``remainder``/``pow*``/``neg``/``matmul`` and operators."""
+
+    __slots__ = ()
+
+    # ----- shared checks ------------------------------------------------------------------
+    def _binary(self, ops: str, other: Tensor) -> None:
+        """Kinds match, the kind is numeric, and the shapes broadcast."""
+        self._require(ops, *_NUMERIC)
+        self._same_kind(ops, other, "rhs")
+        ls, rs = self.primitive.primitive.shape, other.primitive.primitive.shape
+        if ls != rs:
+            broadcast_shape(ops, tuple(ls), tuple(rs))
+
+    def _int_scalar_tensor(self, value: int) -> Tensor:
+        """A ``[1, ..., 1]`` Int tensor holding ``value`` (the Int protocol has no ``*_scalar``
+        for every op, so some scalar forms go through a broadcast tensor)."""
+        zeros = Dispatch.int_zeros((1,) * max(self.rank, 1), self.dtype, self.device)
+        return self._wrap(Dispatch.int_add_scalar(zeros, value))
+
+    # ----- tensor ∘ tensor ------------------------------------------------------------------
+    def add(self, other: Tensor | float) -> Tensor:
+        """``self + other``, broadcasting (a number calls :meth:`add_scalar`)."""
+        if not isinstance(other, TensorBase):
+            return self.add_scalar(other)
+        self._binary("add", other)
+        return self._wrap(self._op("add")(self.primitive, other.primitive))
+
+    def sub(self, other: Tensor | float) -> Tensor:
+        """``self - other``, broadcasting."""
+        if not isinstance(other, TensorBase):
+            return self.sub_scalar(other)
+        self._binary("sub", other)
+        return self._wrap(self._op("sub")(self.primitive, other.primitive))
+
+    def mul(self, other: Tensor | float) -> Tensor:
+        """``self * other``, broadcasting."""
+        if not isinstance(other, TensorBase):
+            return self.mul_scalar(other)
+        self._binary("mul", other)
+        return self._wrap(self._op("mul")(self.primitive, other.primitive))
+
+    def div(self, other: Tensor | float) -> Tensor:
+        """``self / other``, broadcasting (Int: division rounding toward zero, as burn)."""
+        if not isinstance(other, TensorBase):
+            return self.div_scalar(other)
+        self._binary("div", other)
+        return self._wrap(self._op("div")(self.primitive, other.primitive))
+
+    def remainder(self, other: Tensor | float) -> Tensor:
+        """``self % other`` with the sign of the divisor (Python's and torch.remainder's rule)."""
+        if not isinstance(other, TensorBase):
+            return self.remainder_scalar(other)
+        self._binary("remainder", other)
+        if self.kind is Kind.INT:
+            return self._wrap(Dispatch.int_remainder(self.primitive, other.primitive))
+        # float: a - floor(a / b) * b, the FloatTensorOps default spelled with tensors
+        quotient = Dispatch.float_floor(Dispatch.float_div(self.primitive, other.primitive))
+        return self._wrap(Dispatch.float_sub(self.primitive, Dispatch.float_mul(quotient, other.primitive)))
+
+    def powf(self, other: Tensor | float) -> Tensor:
+        """``self ** other`` element-wise for Float tensors."""
+        if not isinstance(other, TensorBase):
+            return self.powf_scalar(other)
+        self._require("powf", Kind.FLOAT)
+        self._binary("powf", other)
+        return self._wrap(Dispatch.float_powf(self.primitive, other.primitive))
+
+    # ----- tensor ∘ scalar ------------------------------------------------------------------
+    def add_scalar(self, value: float) -> Tensor:
+        """``self + value``."""
+        self._require("add_scalar", *_NUMERIC)
+        return self._wrap(self._op("add_scalar")(self.primitive, self._scalar("add_scalar", value)))
+
+    def sub_scalar(self, value: float) -> Tensor:
+        """``self - value``."""
+        self._require("sub_scalar", *_NUMERIC)
+        return self._wrap(self._op("sub_scalar")(self.primitive, self._scalar("sub_scalar", value)))
+
+    def mul_scalar(self, value: float) -> Tensor:
+        """``self * value``."""
+        self._require("mul_scalar", *_NUMERIC)
+        return self._wrap(self._op("mul_scalar")(self.primitive, self._scalar("mul_scalar", value)))
+
+    def div_scalar(self, value: float) -> Tensor:
+        """``self / value`` (Int: rounding toward zero)."""
+        self._require("div_scalar", *_NUMERIC)
+        value = self._scalar("div_scalar", value)
+        if self.kind is Kind.FLOAT:
+            return self._wrap(Dispatch.float_div_scalar(self.primitive, value))
+        return self._wrap(Dispatch.int_div(self.primitive, self._int_scalar_tensor(value).primitive))
+
+    def remainder_scalar(self, value: float) -> Tensor:
+        """``self % value`` with the sign of ``value``."""
+        self._require("remainder_scalar", *_NUMERIC)
+        value = self._scalar("remainder_scalar", value)
+        if self.kind is Kind.FLOAT:
+            return self._wrap(Dispatch.float_remainder_scalar(self.primitive, value))
+        return self._wrap(Dispatch.int_remainder(self.primitive, self._int_scalar_tensor(value).primitive))
+
+    def powf_scalar(self, value: float) -> Tensor:
+        """``self ** value`` for a float exponent (Float tensors)."""
+        self._require("powf_scalar", Kind.FLOAT)
+        return self._wrap(Dispatch.float_powf_scalar(self.primitive, float(value)))
+
+    def powi_scalar(self, value: int) -> Tensor:
+        """``self ** value`` for an int exponent; on Int tensors by repeated squaring (exact)."""
+        self._require("powi_scalar", *_NUMERIC)
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            fail("powi_scalar", "Argument value must be an int.", f"Found {value!r}.", kind=True)
+        if self.kind is Kind.FLOAT:
+            return self._wrap(Dispatch.float_powf_scalar(self.primitive, float(value)))
+        if value < 0:
+            fail("powi_scalar", "An Int tensor needs a non-negative exponent.", f"Found value={value}.")
+        result, base, n = self.ones_like(), self, int(value)
+        while n:
+            if n & 1:
+                result = result.mul(base)
+            n >>= 1
+            if n:
+                base = base.mul(base)
+        return result
+
+    def neg(self) -> Tensor:
+        """``-self``."""
+        self._require("neg", *_NUMERIC)
+        return self._wrap(self._op("neg")(self.primitive))
+
+    # ----- matmul ---------------------------------------------------------------------------
+    def matmul(self, other: Tensor) -> Tensor:
+        """Matrix product over the last two dims; batch dims broadcast. 1-D operands follow
+        torch (a vector on the left gets a row dim, on the right a column dim, both removed
+        afterwards); vector @ vector gives shape ``[1]`` (burn has no rank-0 tensors)."""
+        self._require("matmul", Kind.FLOAT, arg="lhs")
+        self._same_kind("matmul", other, "rhs")
+        ls, rs = self.shape, other.shape
+        if not ls or not rs:
+            fail("matmul", "Both operands need at least 1 dim.", f"Found lhs {fmt_shape(ls)}, rhs {fmt_shape(rs)}.")
+        lhs, rhs = self, other
+        if len(ls) == 1:
+            lhs = lhs.reshape((1, ls[0]))
+        if len(rs) == 1:
+            rhs = rhs.reshape((rs[0], 1))
+        l2, r2 = lhs.shape, rhs.shape
+        if l2[-1] != r2[-2]:
+            fail(
+                "matmul",
+                f"The inner dimension of matmul should be the same, but got {l2[-1]} and {r2[-2]}.",
+                f"Expected lhs.shape[-1] == rhs.shape[-2]; found lhs shape {fmt_shape(ls)}, "
+                f"rhs shape {fmt_shape(rs)}.",
+            )
+        batch = broadcast_shape("matmul", l2[:-2], r2[:-2], ("lhs batch dims", "rhs batch dims"))
+        rank = len(batch) + 2
+        if len(l2) < rank:
+            lhs = lhs.reshape((1,) * (rank - len(l2)) + l2)
+        if len(r2) < rank:
+            rhs = rhs.reshape((1,) * (rank - len(r2)) + r2)
+        out = self._wrap(Dispatch.float_matmul(lhs.primitive, rhs.primitive))
+        if len(ls) == 1 and len(rs) == 1:
+            return out.reshape((1,))
+        if len(ls) == 1:
+            return out.reshape(out.shape[:-2] + out.shape[-1:])
+        if len(rs) == 1:
+            return out.reshape(out.shape[:-1])
+        return out
+
+    # ----- operators ------------------------------------------------------------------------
+    def __add__(self, other: Any) -> Tensor:
+        return self.add(other) if _operand(other) else NotImplemented
+
+    def __radd__(self, other: Any) -> Tensor:
+        return self.add_scalar(other) if _is_number(other) else NotImplemented
+
+    def __sub__(self, other: Any) -> Tensor:
+        return self.sub(other) if _operand(other) else NotImplemented
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return self.neg().add_scalar(other) if _is_number(other) else NotImplemented
+
+    def __mul__(self, other: Any) -> Tensor:
+        return self.mul(other) if _operand(other) else NotImplemented
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return self.mul_scalar(other) if _is_number(other) else NotImplemented
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return self.div(other) if _operand(other) else NotImplemented
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        if not _is_number(other):
+            return NotImplemented
+        if self.kind is Kind.FLOAT:
+            return self._wrap(Dispatch.float_recip(self.primitive)).mul_scalar(other)
+        return self.full_like(self._scalar("div", other)).div(self)
+
+    def __mod__(self, other: Any) -> Tensor:
+        return self.remainder(other) if _operand(other) else NotImplemented
+
+    def __pow__(self, other: Any) -> Tensor:
+        if isinstance(other, TensorBase):
+            return self.powf(other)
+        if not _is_number(other):
+            return NotImplemented
+        if self.kind is Kind.INT or isinstance(other, numbers.Integral):
+            if isinstance(other, numbers.Integral) and not isinstance(other, bool):
+                return self.powi_scalar(int(other))
+        return self.powf_scalar(other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        if not _is_number(other):
+            return NotImplemented
+        self._require("pow", Kind.FLOAT)
+        return self.full_like(float(other)).powf(self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return self.matmul(other) if isinstance(other, TensorBase) else NotImplemented
+
+    def __neg__(self) -> Tensor:
+        return self.neg()
+
+    def __pos__(self) -> Tensor:
+        return self
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, numbers.Number)
+
+
+def _operand(value: Any) -> bool:
+    return isinstance(value, TensorBase | numbers.Number)

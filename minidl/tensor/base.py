@@ -1,0 +1,132 @@
+"""``TensorBase``: what a Tensor holds and the plumbing every op mixin shares (burn-tensor ``api/base.rs``).
+
+A Tensor is a handle on a :class:`~minidl.dispatch.DispatchTensor` (``.primitive``) plus its
+kind (Float, Int or Bool). burn encodes rank and kind in the type (``Tensor<B, D, K>``); here
+the rank is read from the shape and the kind is a field, so every op starts by checking what a
+Rust compiler would have checked, then calls ``Dispatch.<kind>_<op>``. No array math happens
+in this layer: it only checks and normalizes arguments.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import TYPE_CHECKING, Any
+
+from minidl.backend.dtype import DType, Kind
+from minidl.dispatch import Device, Dispatch, DispatchTensor
+from minidl.tensor.check import fail
+
+if TYPE_CHECKING:
+    from minidl.tensor.tensor import Tensor
+
+_PREFIX = {Kind.FLOAT: "float", Kind.INT: "int", Kind.BOOL: "bool"}
+_KIND_NAME = {Kind.FLOAT: "Float", Kind.INT: "Int", Kind.BOOL: "Bool"}
+
+
+def kind_name(kind: Kind) -> str:
+    """``Float``/``Int``/``Bool``, as burn names the kinds."""
+    return _KIND_NAME[kind]
+
+
+class TensorBase:
+    """The fields of a Tensor and the helpers its op mixins use (not used directly)."""
+
+    __slots__ = ("primitive", "kind", "__weakref__")
+
+    # NumPy must not treat a Tensor as an array operand: ``np.float32(2) * t`` then falls back
+    # to ``Tensor.__rmul__`` instead of converting ``t`` and returning an ndarray.
+    __array_ufunc__ = None
+
+    def __init__(self, primitive: DispatchTensor, kind: Kind | None = None):
+        if not isinstance(primitive, DispatchTensor):
+            raise TypeError(
+                f"Tensor(...) wraps a DispatchTensor, found {type(primitive).__name__}; "
+                "to build a tensor from data use Tensor.from_data(data, device)"
+            )
+        self.primitive = primitive
+        self.kind = DType.of(primitive.dtype).kind if kind is None else kind
+
+    # ----- what a tensor is ---------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The sizes of the dims, as a tuple."""
+        return tuple(self.primitive.primitive.shape)
+
+    def dims(self) -> list[int]:
+        """The sizes of the dims, as a list (burn's ``dims()``)."""
+        return list(self.primitive.primitive.shape)
+
+    @property
+    def rank(self) -> int:
+        """The number of dims (burn's const ``D``)."""
+        return len(self.primitive.primitive.shape)
+
+    ndim = rank
+
+    def numel(self) -> int:
+        """The number of elements."""
+        n = 1
+        for s in self.primitive.primitive.shape:
+            n *= s
+        return int(n)
+
+    @property
+    def dtype(self) -> DType:
+        """The element type."""
+        return DType.of(self.primitive.primitive.dtype)
+
+    @property
+    def device(self) -> Device:
+        """The device the tensor lives on (autodiff or not)."""
+        return self.primitive.device
+
+    def is_float(self) -> bool:
+        """Whether the kind is Float."""
+        return self.kind is Kind.FLOAT
+
+    # ----- plumbing shared by the mixins --------------------------------------------------
+    def _op(self, name: str):
+        """``Dispatch.<kind>_<name>``: the Dispatch op of this tensor's kind."""
+        return getattr(Dispatch, f"{_PREFIX[self.kind]}_{name}")
+
+    def _wrap(self, primitive: DispatchTensor, kind: Kind | None = None) -> Tensor:
+        return type(self)(primitive, self.kind if kind is None else kind)
+
+    def _describe(self) -> str:
+        return f"{_KIND_NAME[self.kind]} tensor ({self.dtype.value}, shape {list(self.shape)})"
+
+    def _require(self, ops: str, *kinds: Kind, arg: str = "self") -> None:
+        """Fail unless this tensor's kind is one of ``kinds``."""
+        if self.kind not in kinds:
+            wanted = " or ".join(_KIND_NAME[k] for k in kinds)
+            hint = " Convert it with .float() first." if kinds == (Kind.FLOAT,) else ""
+            fail(ops, f"Argument {arg} must be a {wanted} tensor.", f"Found a {self._describe()}.{hint}", kind=True)
+
+    def _same_kind(self, ops: str, other: Any, arg: str = "other") -> None:
+        """Fail unless ``other`` is a Tensor of this tensor's kind."""
+        if not isinstance(other, TensorBase):
+            fail(ops, f"Argument {arg} must be a Tensor.", f"Found {type(other).__name__}.", kind=True)
+        if other.kind is not self.kind:
+            fail(
+                ops,
+                f"Argument {arg} must have the same kind as self ({_KIND_NAME[self.kind]}).",
+                f"Found a {other._describe()}.",
+                kind=True,
+            )
+
+    def _scalar(self, ops: str, value: Any, arg: str = "value"):
+        """A Python scalar fit for this tensor's kind (float for Float, int for Int, ...)."""
+        if isinstance(value, TensorBase) or not isinstance(value, numbers.Number):
+            fail(ops, f"Argument {arg} must be a number.", f"Found {type(value).__name__}.", kind=True)
+        if self.kind is Kind.FLOAT:
+            return float(value)
+        if self.kind is Kind.INT:
+            if isinstance(value, numbers.Integral):
+                return int(value)
+            fail(
+                ops,
+                f"Argument {arg} must be an int for an Int tensor.",
+                f"Found {value!r} ({type(value).__name__}). Convert the tensor with .float() first.",
+                kind=True,
+            )
+        return bool(value)

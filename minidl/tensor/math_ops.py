@@ -1,0 +1,155 @@
+"""Unary math and activations as Tensor methods (burn-tensor ``api/float.rs`` and ``activation``).
+
+Transcendental ops (``exp``, ``log``, ``tanh``, ...) exist for Float tensors only, as in burn;
+``abs``, ``sign`` and the clamps work on Int tensors too.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from minidl.backend.dtype import Kind
+from minidl.dispatch import Dispatch
+from minidl.tensor.check import fail
+
+if TYPE_CHECKING:
+    from minidl.tensor.tensor import Tensor
+
+_F = Kind.FLOAT
+
+
+class MathOps:
+    """Element-wise unary ops: ``exp log log1p sqrt abs recip tanh sin cos erf floor sign``,
+    activations ``sigmoid relu gelu leaky_relu``, and ``clamp``/``clamp_min``/``clamp_max``."""
+
+    __slots__ = ()
+
+    def exp(self) -> Tensor:
+        """``e ** self``."""
+        self._require("exp", _F)
+        return self._wrap(Dispatch.float_exp(self.primitive))
+
+    def log(self) -> Tensor:
+        """Natural logarithm."""
+        self._require("log", _F)
+        return self._wrap(Dispatch.float_log(self.primitive))
+
+    def log1p(self) -> Tensor:
+        """``log(1 + self)``."""
+        self._require("log1p", _F)
+        return self._wrap(Dispatch.float_log1p(self.primitive))
+
+    def sqrt(self) -> Tensor:
+        """Square root."""
+        self._require("sqrt", _F)
+        return self._wrap(Dispatch.float_sqrt(self.primitive))
+
+    def recip(self) -> Tensor:
+        """``1 / self``."""
+        self._require("recip", _F)
+        return self._wrap(Dispatch.float_recip(self.primitive))
+
+    def tanh(self) -> Tensor:
+        """Hyperbolic tangent."""
+        self._require("tanh", _F)
+        return self._wrap(Dispatch.float_tanh(self.primitive))
+
+    def sin(self) -> Tensor:
+        """Sine."""
+        self._require("sin", _F)
+        return self._wrap(Dispatch.float_sin(self.primitive))
+
+    def cos(self) -> Tensor:
+        """Cosine."""
+        self._require("cos", _F)
+        return self._wrap(Dispatch.float_cos(self.primitive))
+
+    def erf(self) -> Tensor:
+        """The error function."""
+        self._require("erf", _F)
+        return self._wrap(Dispatch.float_erf(self.primitive))
+
+    def floor(self) -> Tensor:
+        """Round down."""
+        self._require("floor", _F)
+        return self._wrap(Dispatch.float_floor(self.primitive))
+
+    def square(self) -> Tensor:
+        """``self * self``."""
+        return self.mul(self)
+
+    def abs(self) -> Tensor:
+        """Absolute value (Float or Int)."""
+        self._require("abs", _F, Kind.INT)
+        return self._wrap(self._op("abs")(self.primitive))
+
+    def sign(self) -> Tensor:
+        """-1, 0 or 1 by the sign of each element (Float or Int)."""
+        self._require("sign", _F, Kind.INT)
+        if self.kind is _F:
+            return self._wrap(Dispatch.float_sign(self.primitive))
+        pos = self.greater_elem(0).int(self.dtype)
+        neg = self.lower_elem(0).int(self.dtype)
+        return pos.sub(neg)
+
+    # ----- activations (the ActivationOps of the backend) ----------------------------------
+    def sigmoid(self) -> Tensor:
+        """``1 / (1 + e^-x)``."""
+        self._require("sigmoid", _F)
+        return self._wrap(Dispatch.sigmoid(self.primitive))
+
+    def relu(self) -> Tensor:
+        """``max(x, 0)``."""
+        self._require("relu", _F)
+        return self._wrap(Dispatch.relu(self.primitive))
+
+    def gelu(self) -> Tensor:
+        """The exact GELU ``x Φ(x)`` (torch's default)."""
+        self._require("gelu", _F)
+        return self._wrap(Dispatch.gelu(self.primitive))
+
+    def leaky_relu(self, negative_slope: float = 0.01) -> Tensor:
+        """``x`` where positive, ``negative_slope * x`` elsewhere."""
+        self._require("leaky_relu", _F)
+        return self._wrap(Dispatch.leaky_relu(self.primitive, float(negative_slope)))
+
+    # ----- clamps ---------------------------------------------------------------------------
+    def clamp(self, min: float, max: float) -> Tensor:
+        """Every element limited to ``[min, max]``."""
+        self._require("clamp", _F, Kind.INT)
+        lo, hi = self._scalar("clamp", min, "min"), self._scalar("clamp", max, "max")
+        if lo > hi:
+            fail("clamp", "Argument min must not exceed max.", f"Found min={min}, max={max}.")
+        if self.kind is _F:
+            return self._wrap(Dispatch.float_clamp(self.primitive, lo, hi))
+        return self.clamp_min(lo).clamp_max(hi)
+
+    def clamp_min(self, min: float) -> Tensor:
+        """Every element at least ``min``."""
+        self._require("clamp_min", _F, Kind.INT)
+        lo = self._scalar("clamp_min", min, "min")
+        if self.kind is _F:
+            return self._wrap(Dispatch.float_clamp_min(self.primitive, lo))
+        return self.mask_fill(self.lower_elem(lo), lo)
+
+    def clamp_max(self, max: float) -> Tensor:
+        """Every element at most ``max``."""
+        self._require("clamp_max", _F, Kind.INT)
+        hi = self._scalar("clamp_max", max, "max")
+        if self.kind is _F:
+            return self._wrap(Dispatch.float_clamp_max(self.primitive, hi))
+        return self.mask_fill(self.greater_elem(hi), hi)
+
+    def max_pair(self, other: Tensor) -> Tensor:
+        """Element-wise maximum of two tensors, broadcasting (torch's ``maximum``)."""
+        self._binary("max_pair", other)
+        if self.kind is _F:
+            return self._wrap(Dispatch.float_max_pair(self.primitive, other.primitive))
+        return self.mask_where(self.lower(other), other)
+
+    def min_pair(self, other: Tensor) -> Tensor:
+        """Element-wise minimum of two tensors, broadcasting (torch's ``minimum``)."""
+        self._binary("min_pair", other)
+        if self.kind is _F:
+            return self._wrap(Dispatch.float_min_pair(self.primitive, other.primitive))
+        return self.mask_where(self.greater(other), other)

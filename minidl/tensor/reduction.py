@@ -1,0 +1,155 @@
+"""Reductions (burn-tensor ``api/numeric.rs`` and ``stats``).
+
+As in burn, a whole-tensor reduction returns shape ``[1]`` (there are no rank-0 tensors), and
+a ``*_dim`` reduction keeps the reduced dim with size 1: ``[2, 3].sum_dim(1)`` is ``[2, 1]``.
+``var`` is not a backend op: like burn's ``stats::var`` it is composed from ``mean_dim``,
+``sub``, ``mul``, ``sum_dim`` and ``div_scalar``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from minidl.backend.dtype import Kind
+from minidl.dispatch import Dispatch
+from minidl.tensor.check import fail, fmt_shape, norm_dim
+
+if TYPE_CHECKING:
+    from minidl.tensor.tensor import Tensor
+
+_NUMERIC = (Kind.FLOAT, Kind.INT)
+
+
+class ReductionOps:
+    """``sum mean max min argmax argmin var`` and their ``_dim`` forms."""
+
+    __slots__ = ()
+
+    def _reduce_kind(self, ops: str) -> None:
+        if self.kind is Kind.BOOL:
+            fail(ops, "Argument self must be a Float or Int tensor.", f"Found a {self._describe()}. "
+                 "Convert it with .int() first.", kind=True)
+
+    def _reduce_dim(self, ops: str, dim: int) -> int:
+        self._reduce_kind(ops)
+        return norm_dim(ops, dim, self.rank, shape=self.shape)
+
+    def _non_empty(self, ops: str) -> None:
+        if self.numel() == 0:
+            fail(ops, "Can't reduce an empty tensor.", f"Found shape {fmt_shape(self.shape)}.")
+
+    def _flat(self) -> Tensor:
+        return self.reshape((self.numel(),))
+
+    # ----- sum / mean -----------------------------------------------------------------------
+    def sum(self) -> Tensor:
+        """Sum of every element, shape ``[1]`` (a Bool tensor counts its trues as Int)."""
+        if self.kind is Kind.BOOL:
+            return self.int().sum()
+        return self._wrap(self._op("sum")(self.primitive))
+
+    def sum_dim(self, dim: int) -> Tensor:
+        """Sum along ``dim``, kept with size 1."""
+        dim = self._reduce_dim("sum_dim", dim)
+        return self._wrap(self._op("sum_dim")(self.primitive, dim))
+
+    def mean(self) -> Tensor:
+        """Mean of every element, shape ``[1]`` (Float tensors)."""
+        self._require("mean", Kind.FLOAT)
+        return self._wrap(Dispatch.float_mean(self.primitive))
+
+    def mean_dim(self, dim: int) -> Tensor:
+        """Mean along ``dim``, kept with size 1."""
+        self._require("mean_dim", Kind.FLOAT)
+        dim = self._reduce_dim("mean_dim", dim)
+        return self._wrap(Dispatch.float_mean_dim(self.primitive, dim))
+
+    # ----- max / min ------------------------------------------------------------------------
+    def max(self) -> Tensor:
+        """The largest element, shape ``[1]``."""
+        self._reduce_kind("max")
+        self._non_empty("max")
+        if self.kind is Kind.FLOAT:
+            return self._wrap(Dispatch.float_max(self.primitive))
+        return self._flat().max_dim(0)
+
+    def min(self) -> Tensor:
+        """The smallest element, shape ``[1]``."""
+        self._reduce_kind("min")
+        self._non_empty("min")
+        if self.kind is Kind.FLOAT:
+            return self._wrap(Dispatch.float_min(self.primitive))
+        return self._flat().min_dim(0)
+
+    def max_dim(self, dim: int) -> Tensor:
+        """The largest element along ``dim``, kept with size 1."""
+        dim = self._reduce_dim("max_dim", dim)
+        self._non_empty("max_dim")
+        return self._wrap(self._op("max_dim")(self.primitive, dim))
+
+    def min_dim(self, dim: int) -> Tensor:
+        """The smallest element along ``dim``, kept with size 1."""
+        dim = self._reduce_dim("min_dim", dim)
+        self._non_empty("min_dim")
+        return self._wrap(self._op("min_dim")(self.primitive, dim))
+
+    def max_dim_with_indices(self, dim: int) -> tuple[Tensor, Tensor]:
+        """``(max_dim(dim), argmax(dim))``."""
+        dim = self._reduce_dim("max_dim_with_indices", dim)
+        self._non_empty("max_dim_with_indices")
+        if self.kind is Kind.FLOAT:
+            values, indices = Dispatch.float_max_dim_with_indices(self.primitive, dim)
+            return self._wrap(values), self._wrap(indices, Kind.INT)
+        return self.max_dim(dim), self.argmax(dim)
+
+    def min_dim_with_indices(self, dim: int) -> tuple[Tensor, Tensor]:
+        """``(min_dim(dim), argmin(dim))``."""
+        dim = self._reduce_dim("min_dim_with_indices", dim)
+        self._non_empty("min_dim_with_indices")
+        if self.kind is Kind.FLOAT:
+            values, indices = Dispatch.float_min_dim_with_indices(self.primitive, dim)
+            return self._wrap(values), self._wrap(indices, Kind.INT)
+        return self.min_dim(dim), self.argmin(dim)
+
+    def argmax(self, dim: int | None = None) -> Tensor:
+        """Index (Int) of the largest element along ``dim``, kept with size 1; with no ``dim``,
+        the index into the flattened tensor, shape ``[1]``."""
+        if dim is None:
+            return self._flat().argmax(0)
+        dim = self._reduce_dim("argmax", dim)
+        self._non_empty("argmax")
+        return self._wrap(self._op("argmax")(self.primitive, dim), Kind.INT)
+
+    def argmin(self, dim: int | None = None) -> Tensor:
+        """Index (Int) of the smallest element along ``dim`` (or of the flattened tensor)."""
+        if dim is None:
+            return self._flat().argmin(0)
+        dim = self._reduce_dim("argmin", dim)
+        self._non_empty("argmin")
+        return self._wrap(self._op("argmin")(self.primitive, dim), Kind.INT)
+
+    # ----- variance: composed, as burn's stats::var ----------------------------------------
+    def var(self, dim: int | None = None, correction: int = 1) -> Tensor:
+        """Variance along ``dim`` (kept with size 1), dividing by ``n - correction``: 1 is the
+        unbiased estimator (burn's ``var``), 0 the biased one (``var_bias``). Without ``dim``,
+        over every element, shape ``[1]``."""
+        return self.var_mean(dim, correction)[0]
+
+    def var_bias(self, dim: int | None = None) -> Tensor:
+        """The biased variance (divide by ``n``), burn's ``var_bias``."""
+        return self.var_mean(dim, 0)[0]
+
+    def var_mean(self, dim: int | None = None, correction: int = 1) -> tuple[Tensor, Tensor]:
+        """``(var, mean)`` along ``dim`` — one mean shared by both (burn's ``var_mean``)."""
+        self._require("var", Kind.FLOAT)
+        if dim is None:
+            return self._flat().var_mean(0, correction)
+        dim = self._reduce_dim("var", dim)
+        mean = self.mean_dim(dim)
+        centered = self.sub(mean)
+        n = self.shape[dim] - correction
+        return centered.mul(centered).sum_dim(dim).div_scalar(float(n)), mean
+
+    def var_mean_bias(self, dim: int | None = None) -> tuple[Tensor, Tensor]:
+        """``(biased var, mean)`` along ``dim``."""
+        return self.var_mean(dim, 0)

@@ -1,0 +1,67 @@
+"""Graph nodes: an id, the tracked parents and a requirement (burn-autodiff ``graph/node.rs``).
+
+Every float tensor on an autodiff device carries a :class:`Node`. Leaves have no step; the
+output of a recorded op has the :class:`~minidl.autodiff.step.Step` that made it, which is
+how backward walks from a result down to the leaves.
+"""
+
+from __future__ import annotations
+
+import enum
+import itertools
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from minidl.autodiff.step import Step
+
+#: Node ids grow with creation order, so a parent always has a smaller id than its children:
+#: sorting by id is a topological order (burn keeps an ``order`` field for the same reason).
+_IDS = itertools.count(1)
+
+
+def next_id() -> int:
+    """A fresh node id."""
+    return next(_IDS)
+
+
+class Requirement(enum.Enum):
+    """What a node needs from backward (burn's ``Requirement``).
+
+    ``GRAD``: a leaf that wants its gradient kept in ``Gradients``. ``GRAD_IN_BACKWARD``: an
+    intermediate on the path to such a leaf; its gradient is computed, used and dropped.
+    ``NONE``: not tracked; no step is recorded for ops whose inputs are all ``NONE``.
+    """
+
+    GRAD = "Grad"
+    GRAD_IN_BACKWARD = "GradInBackward"
+    NONE = "None"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Node:
+    """One vertex of the graph: ``id``, tracked ``parents`` (nodes), ``requirement``, ``step``.
+
+    ``step`` is ``None`` for leaves (and untracked tensors); it is the recorded backward step
+    for the output of a tracked op.
+    """
+
+    __slots__ = ("id", "parents", "requirement", "step")
+
+    def __init__(self, requirement: Requirement, parents: tuple[Node, ...] = (), step: Step | None = None,
+                 id: int | None = None):
+        self.id = next_id() if id is None else id
+        self.parents = parents
+        self.requirement = requirement
+        self.step = step
+
+    @property
+    def tracked(self) -> bool:
+        """Whether gradients flow through this node (requirement is not ``NONE``)."""
+        return self.requirement is not Requirement.NONE
+
+    def __repr__(self) -> str:
+        step = type(self.step).__name__ if self.step is not None else "leaf"
+        parents = ", ".join(str(p.id) for p in self.parents)
+        return f"Node(#{self.id} {step} [{parents}] {self.requirement})"

@@ -1,0 +1,1 @@
+"""The backward steps, one class per op, grouped by family (burn-autodiff ``ops/``)."""

@@ -1,0 +1,47 @@
+"""Steps of the activations burn gives a dedicated backward: relu, gelu, sigmoid.
+
+Their backward calls the inner backend's ``relu_backward`` / ``gelu_backward`` /
+``sigmoid_backward`` (ActivationOps helpers a backend may fuse). ``softmax``,
+``log_softmax`` and ``leaky_relu`` have no step of their own: on an autodiff device they run
+the ActivationOps defaults and record the ops those are made of.
+"""
+
+from __future__ import annotations
+
+from minidl.autodiff.step import Step
+
+
+class Relu(Step):
+    """``max(x, 0)``: the gradient passes where the output is positive. Keeps its output."""
+
+    saves = ("out",)
+
+    def forward(self, B, tensor):
+        return B.relu(tensor)
+
+    def backward(self, B, grad, saved):
+        return (B.relu_backward(saved["out"], grad),)
+
+
+class Gelu(Step):
+    """Exact GELU ``x Φ(x)``: ``grad * (Φ(x) + x φ(x))``. Keeps its input."""
+
+    saves = ("tensor",)
+
+    def forward(self, B, tensor):
+        return B.gelu(tensor)
+
+    def backward(self, B, grad, saved):
+        return (B.gelu_backward(saved["tensor"], grad),)
+
+
+class Sigmoid(Step):
+    """``1 / (1 + e^-x)``: ``grad * out * (1 - out)``. Keeps its output."""
+
+    saves = ("out",)
+
+    def forward(self, B, tensor):
+        return B.sigmoid(tensor)
+
+    def backward(self, B, grad, saved):
+        return (B.sigmoid_backward(saved["out"], grad),)

@@ -1,0 +1,219 @@
+"""Steps of the arithmetic ops: binary (broadcasting), scalar forms, neg, recip, clamp, matmul.
+
+Binary steps sum their gradients back to each input's shape (:func:`sum_to_shape`), which is
+how broadcasting is undone.
+"""
+
+from __future__ import annotations
+
+from minidl.autodiff.step import Step, sum_to_shape
+
+
+class Add(Step):
+    """``lhs + rhs``: the gradient passes to both, summed back to their shapes. Keeps nothing."""
+
+    def forward(self, B, lhs, rhs):
+        return B.float_add(lhs, rhs)
+
+    def backward(self, B, grad, saved):
+        return sum_to_shape(B, grad, self.shapes[0]), sum_to_shape(B, grad, self.shapes[1])
+
+
+class Sub(Step):
+    """``lhs - rhs``: ``grad`` and ``-grad``. Keeps nothing."""
+
+    def forward(self, B, lhs, rhs):
+        return B.float_sub(lhs, rhs)
+
+    def backward(self, B, grad, saved):
+        rhs = sum_to_shape(B, B.float_neg(grad), self.shapes[1]) if self.tracked[1] else None
+        return sum_to_shape(B, grad, self.shapes[0]), rhs
+
+
+class Mul(Step):
+    """``lhs * rhs``: ``grad * rhs`` and ``grad * lhs``; keeps ``rhs`` only if ``lhs`` is
+    tracked and ``lhs`` only if ``rhs`` is (burn's ``Mul``)."""
+
+    def forward(self, B, lhs, rhs):
+        return B.float_mul(lhs, rhs)
+
+    def keeps(self, tracked):
+        return tuple(name for name, other in (("rhs", tracked[0]), ("lhs", tracked[1])) if other)
+
+    def backward(self, B, grad, saved):
+        lhs = sum_to_shape(B, B.float_mul(grad, saved["rhs"]), self.shapes[0]) if self.tracked[0] else None
+        rhs = sum_to_shape(B, B.float_mul(grad, saved["lhs"]), self.shapes[1]) if self.tracked[1] else None
+        return lhs, rhs
+
+
+class Div(Step):
+    """``lhs / rhs``: ``grad / rhs`` and ``-grad * lhs / rhs²``."""
+
+    def forward(self, B, lhs, rhs):
+        return B.float_div(lhs, rhs)
+
+    def keeps(self, tracked):
+        return ("lhs", "rhs") if tracked[1] else ("rhs",)
+
+    def backward(self, B, grad, saved):
+        rhs = saved["rhs"]
+        d_lhs = sum_to_shape(B, B.float_div(grad, rhs), self.shapes[0]) if self.tracked[0] else None
+        d_rhs = None
+        if self.tracked[1]:
+            value = B.float_div(B.float_mul(grad, saved["lhs"]), B.float_mul(rhs, rhs))
+            d_rhs = sum_to_shape(B, B.float_neg(value), self.shapes[1])
+        return d_lhs, d_rhs
+
+
+class Powf(Step):
+    """``lhs ** rhs``: ``grad * rhs * lhs^(rhs-1)`` and ``grad * lhs^rhs * ln(lhs)``."""
+
+    saves = ("lhs", "rhs")
+
+    def forward(self, B, lhs, rhs):
+        return B.float_powf(lhs, rhs)
+
+    def backward(self, B, grad, saved):
+        lhs, rhs = saved["lhs"], saved["rhs"]
+        d_lhs = d_rhs = None
+        if self.tracked[0]:
+            power = B.float_powf(lhs, B.float_sub_scalar(rhs, 1.0))
+            d_lhs = sum_to_shape(B, B.float_mul(grad, B.float_mul(rhs, power)), self.shapes[0])
+        if self.tracked[1]:
+            value = B.float_mul(B.float_powf(lhs, rhs), B.float_log(lhs))
+            d_rhs = sum_to_shape(B, B.float_mul(grad, value), self.shapes[1])
+        return d_lhs, d_rhs
+
+
+class AddScalar(Step):
+    """``tensor + c``: the gradient passes through."""
+
+    def __init__(self, rhs: float):
+        super().__init__()
+        self.rhs = rhs
+
+    def forward(self, B, tensor):
+        return B.float_add_scalar(tensor, self.rhs)
+
+    def backward(self, B, grad, saved):
+        return (grad,)
+
+
+class SubScalar(AddScalar):
+    """``tensor - c``: the gradient passes through."""
+
+    def forward(self, B, tensor):
+        return B.float_sub_scalar(tensor, self.rhs)
+
+
+class MulScalar(AddScalar):
+    """``tensor * c``: ``grad * c``."""
+
+    def forward(self, B, tensor):
+        return B.float_mul_scalar(tensor, self.rhs)
+
+    def backward(self, B, grad, saved):
+        return (B.float_mul_scalar(grad, self.rhs),)
+
+
+class DivScalar(AddScalar):
+    """``tensor / c``: ``grad / c``."""
+
+    def forward(self, B, tensor):
+        return B.float_div_scalar(tensor, self.rhs)
+
+    def backward(self, B, grad, saved):
+        return (B.float_div_scalar(grad, self.rhs),)
+
+
+class PowfScalar(AddScalar):
+    """``tensor ** c``: ``grad * c * tensor^(c-1)``. Keeps ``tensor``."""
+
+    saves = ("tensor",)
+
+    def forward(self, B, tensor):
+        return B.float_powf_scalar(tensor, self.rhs)
+
+    def backward(self, B, grad, saved):
+        power = B.float_powf_scalar(saved["tensor"], self.rhs - 1.0)
+        return (B.float_mul(grad, B.float_mul_scalar(power, self.rhs)),)
+
+
+class RemainderScalar(AddScalar):
+    """``tensor mod c`` = ``tensor - floor(tensor / c) * c``: the gradient passes through."""
+
+    def forward(self, B, tensor):
+        return B.float_remainder_scalar(tensor, self.rhs)
+
+
+class Neg(Step):
+    """``-tensor``: ``-grad``."""
+
+    def forward(self, B, tensor):
+        return B.float_neg(tensor)
+
+    def backward(self, B, grad, saved):
+        return (B.float_neg(grad),)
+
+
+class Recip(Step):
+    """``1 / tensor``: ``-grad * out²``. Keeps its output."""
+
+    saves = ("out",)
+
+    def forward(self, B, tensor):
+        return B.float_recip(tensor)
+
+    def backward(self, B, grad, saved):
+        out = saved["out"]
+        return (B.float_neg(B.float_mul(grad, B.float_mul(out, out))),)
+
+
+class Clamp(Step):
+    """``clamp(tensor, min, max)`` (either bound may be ``None``): the gradient passes where
+    ``min <= tensor <= max`` and is zero outside (torch's convention at the bounds)."""
+
+    saves = ("tensor",)
+
+    def __init__(self, min: float | None, max: float | None):
+        super().__init__()
+        self.min = min
+        self.max = max
+
+    def forward(self, B, tensor):
+        if self.min is None:
+            return B.float_clamp_max(tensor, self.max)
+        if self.max is None:
+            return B.float_clamp_min(tensor, self.min)
+        return B.float_clamp(tensor, self.min, self.max)
+
+    def backward(self, B, grad, saved):
+        tensor = saved["tensor"]
+        outside = None
+        if self.min is not None:
+            outside = B.float_lower_elem(tensor, self.min)
+        if self.max is not None:
+            above = B.float_greater_elem(tensor, self.max)
+            outside = above if outside is None else B.bool_or(outside, above)
+        return (B.float_mask_fill(grad, outside, 0.0),)
+
+
+class Matmul(Step):
+    """``lhs @ rhs`` (batched, batch dims broadcast): ``grad @ rhsᵀ`` and ``lhsᵀ @ grad``.
+    Compute-bound: keeps ``rhs`` if ``lhs`` is tracked and ``lhs`` if ``rhs`` is."""
+
+    memory_bound = False
+
+    def forward(self, B, lhs, rhs):
+        return B.float_matmul(lhs, rhs)
+
+    def keeps(self, tracked):
+        return tuple(name for name, other in (("rhs", tracked[0]), ("lhs", tracked[1])) if other)
+
+    def backward(self, B, grad, saved):
+        d_lhs = d_rhs = None
+        if self.tracked[0]:
+            d_lhs = sum_to_shape(B, B.float_matmul(grad, B.float_transpose(saved["rhs"])), self.shapes[0])
+        if self.tracked[1]:
+            d_rhs = sum_to_shape(B, B.float_matmul(B.float_transpose(saved["lhs"]), grad), self.shapes[1])
+        return d_lhs, d_rhs

@@ -1,0 +1,236 @@
+"""Steps of the module ops Autodiff overrides: convolutions, pools, interpolate, embedding, linear.
+
+All are compute-bound (balanced checkpointing keeps their inputs). Their backward uses the
+inner backend's dedicated helpers (``conv2d_x_backward``, ``linear_weight_backward``, ...),
+which is why a backend that fuses those helpers speeds up training.
+"""
+
+from __future__ import annotations
+
+from minidl.autodiff.step import Step
+from minidl.backend.options import (
+    ConvOptions,
+    ConvTransposeOptions,
+    InterpolateOptions,
+    PoolOptions,
+)
+
+
+class Conv2dWithBias(Step):
+    """conv2d with a bias. Keeps ``x`` and ``weight``; the bias gradient sums over N, H, W."""
+
+    memory_bound = False
+    saves = ("x", "weight")
+
+    def __init__(self, options: ConvOptions):
+        super().__init__()
+        self.options = options
+
+    def forward(self, B, x, weight, bias):
+        return B.conv2d(x, weight, bias, self.options)
+
+    def backward(self, B, grad, saved):
+        x, weight = saved["x"], saved["weight"]
+        d_x = B.conv2d_x_backward(x, weight, grad, self.options) if self.tracked[0] else None
+        d_w = B.conv2d_weight_backward(x, weight, grad, self.options) if self.tracked[1] else None
+        if len(self.tracked) == 2:
+            return d_x, d_w
+        return d_x, d_w, B.conv2d_bias_backward(grad) if self.tracked[2] else None
+
+
+class Conv2dNoBias(Conv2dWithBias):
+    """conv2d without a bias. Keeps ``x`` and ``weight``."""
+
+    def forward(self, B, x, weight):
+        return B.conv2d(x, weight, None, self.options)
+
+
+class Conv1dWithBias(Step):
+    """conv1d with a bias (burn's ``Conv1DWithBias``); backward views it as a conv2d of height 1."""
+
+    memory_bound = False
+    saves = ("x", "weight")
+
+    def __init__(self, stride: int, padding: int, dilation: int, groups: int, padding_end: int | None):
+        super().__init__()
+        self.stride, self.padding, self.dilation = stride, padding, dilation
+        self.groups, self.padding_end = groups, padding_end
+
+    def forward(self, B, x, weight, bias):
+        return B.conv1d(x, weight, bias, self.stride, self.padding, self.dilation, self.groups, self.padding_end)
+
+    def backward(self, B, grad, saved):
+        x, weight = saved["x"], saved["weight"]
+        n, c, length = x.shape
+        out_c, c_per_group, k = weight.shape
+        x4 = B.float_reshape(x, (n, c, 1, length))
+        w4 = B.float_reshape(weight, (out_c, c_per_group, 1, k))
+        g4 = B.float_reshape(grad, (n, out_c, 1, grad.shape[-1]))
+        end = self.padding if self.padding_end is None else self.padding_end
+        options = ConvOptions(stride=(1, self.stride), padding=(0, self.padding), dilation=(1, self.dilation),
+                              groups=self.groups, padding_end=(0, end))
+        d_x = d_w = None
+        if self.tracked[0]:
+            d_x = B.float_reshape(B.conv2d_x_backward(x4, w4, g4, options), x.shape)
+        if self.tracked[1]:
+            d_w = B.float_reshape(B.conv2d_weight_backward(x4, w4, g4, options), weight.shape)
+        if len(self.tracked) == 2:
+            return d_x, d_w
+        return d_x, d_w, B.conv2d_bias_backward(g4) if self.tracked[2] else None
+
+
+class Conv1dNoBias(Conv1dWithBias):
+    """conv1d without a bias."""
+
+    def forward(self, B, x, weight):
+        return B.conv1d(x, weight, None, self.stride, self.padding, self.dilation, self.groups, self.padding_end)
+
+
+class ConvTranspose2dWithBias(Step):
+    """Transposed conv2d with a bias. It is the adjoint of a conv2d with the same weight, so
+    the input gradient is that conv2d of ``grad`` and the weight gradient is that conv2d's
+    weight gradient with the roles of input and output swapped. Keeps ``x`` and ``weight``."""
+
+    memory_bound = False
+    saves = ("x", "weight")
+
+    def __init__(self, options: ConvTransposeOptions):
+        super().__init__()
+        self.options = options
+
+    def forward(self, B, x, weight, bias):
+        return B.conv_transpose2d(x, weight, bias, self.options)
+
+    def _conv(self) -> ConvOptions:
+        o = self.options
+        return ConvOptions(stride=o.stride, padding=o.padding, dilation=o.dilation, groups=o.groups)
+
+    def backward(self, B, grad, saved):
+        x, weight = saved["x"], saved["weight"]
+        conv = self._conv()
+        d_x = B.conv2d(grad, weight, None, conv) if self.tracked[0] else None
+        d_w = B.conv2d_weight_backward(grad, weight, x, conv) if self.tracked[1] else None
+        if len(self.tracked) == 2:
+            return d_x, d_w
+        return d_x, d_w, B.conv2d_bias_backward(grad) if self.tracked[2] else None
+
+
+class ConvTranspose2dNoBias(ConvTranspose2dWithBias):
+    """Transposed conv2d without a bias."""
+
+    def forward(self, B, x, weight):
+        return B.conv_transpose2d(x, weight, None, self.options)
+
+
+class MaxPool2d(Step):
+    """Max pool: the gradient goes back to each window's arg-max. Keeps ``x`` and the indices."""
+
+    memory_bound = False
+    saves = ("x",)
+
+    def __init__(self, options: PoolOptions, indices):
+        super().__init__(indices=indices)
+        self.options = options
+
+    def forward(self, B, x):
+        return B.max_pool2d(x, self.options)
+
+    def backward(self, B, grad, saved):
+        return (B.max_pool2d_with_indices_backward(saved["x"], self.options, grad, saved["indices"]),)
+
+
+class AvgPool2d(Step):
+    """Average pool: each output gradient is spread over its window. Keeps ``x``."""
+
+    memory_bound = False
+    saves = ("x",)
+
+    def __init__(self, options: PoolOptions):
+        super().__init__()
+        self.options = options
+
+    def forward(self, B, x):
+        return B.avg_pool2d(x, self.options)
+
+    def backward(self, B, grad, saved):
+        return (B.avg_pool2d_backward(saved["x"], self.options, grad),)
+
+
+class AdaptiveAvgPool2d(Step):
+    """Adaptive average pool to ``output_size``. Keeps ``x``."""
+
+    memory_bound = False
+    saves = ("x",)
+
+    def __init__(self, output_size: tuple[int, int]):
+        super().__init__()
+        self.output_size = tuple(output_size)
+
+    def forward(self, B, x):
+        return B.adaptive_avg_pool2d(x, self.output_size)
+
+    def backward(self, B, grad, saved):
+        return (B.adaptive_avg_pool2d_backward(saved["x"], grad),)
+
+
+class Interpolate(Step):
+    """Resize to ``output_size`` (nearest or bilinear). Keeps ``x``."""
+
+    memory_bound = False
+    saves = ("x",)
+
+    def __init__(self, output_size: tuple[int, int], options: InterpolateOptions):
+        super().__init__()
+        self.output_size = tuple(output_size)
+        self.options = options
+
+    def forward(self, B, x):
+        return B.interpolate(x, self.output_size, self.options)
+
+    def backward(self, B, grad, saved):
+        return (B.interpolate_backward(saved["x"], grad, self.output_size, self.options),)
+
+
+class Embedding(Step):
+    """Rows of ``weights`` picked by ``indices``: the gradient is added into the picked rows.
+    Keeps ``weights`` and the indices (burn's ``Embedding`` state)."""
+
+    memory_bound = False
+    saves = ("weights",)
+
+    def __init__(self, indices):
+        super().__init__(indices=indices)
+
+    def forward(self, B, weights):
+        return B.embedding(weights, self.saved["indices"])
+
+    def backward(self, B, grad, saved):
+        return (B.embedding_backward(saved["weights"], grad, saved["indices"]),)
+
+
+class LinearWithBias(Step):
+    """``x @ weight + bias`` as ONE step (burn's ``LinearWithBias``). It keeps ``x`` only when
+    the weight is tracked and the weight only when ``x`` is — a frozen layer keeps nothing of
+    its input. Backward: the inner backend's ``linear_{x,weight,bias}_backward``."""
+
+    memory_bound = False
+
+    def forward(self, B, x, weight, bias):
+        return B.linear(x, weight, bias)
+
+    def keeps(self, tracked):
+        return tuple(name for name, other in (("x", tracked[1]), ("weight", tracked[0])) if other)
+
+    def backward(self, B, grad, saved):
+        d_x = B.linear_x_backward(saved["weight"], grad) if self.tracked[0] else None
+        d_w = B.linear_weight_backward(saved["x"], grad) if self.tracked[1] else None
+        if len(self.tracked) == 2:
+            return d_x, d_w
+        return d_x, d_w, B.linear_bias_backward(grad) if self.tracked[2] else None
+
+
+class LinearNoBias(LinearWithBias):
+    """``x @ weight`` as one step (burn's ``LinearNoBias``); keeps like ``LinearWithBias``."""
+
+    def forward(self, B, x, weight):
+        return B.linear(x, weight, None)

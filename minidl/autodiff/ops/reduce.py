@@ -1,0 +1,99 @@
+"""Steps of the reductions: sum, mean (whole and along a dim), prod_dim, max/min along a dim.
+
+Reductions keep the reduced dim with size 1 (whole-tensor ones return shape ``[1]``), so
+their backward only has to reshape and expand the gradient back to the input's shape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from minidl.autodiff.step import Step, zeros_like
+
+
+def _expand(B, grad, shape):
+    """Broadcast a reduced gradient (size-1 dims, or shape ``[1]``) back to ``shape``."""
+    if len(grad.shape) != len(shape):
+        grad = B.float_reshape(grad, (1,) * len(shape))
+    return B.float_expand(grad, tuple(shape))
+
+
+class Sum(Step):
+    """Sum of all elements: the gradient is spread to every element."""
+
+    def forward(self, B, tensor):
+        return B.float_sum(tensor)
+
+    def backward(self, B, grad, saved):
+        return (_expand(B, grad, self.shapes[0]),)
+
+
+class SumDim(Step):
+    """Sum along ``dim``: the gradient is expanded along ``dim``."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, B, tensor):
+        return B.float_sum_dim(tensor, self.dim)
+
+    def backward(self, B, grad, saved):
+        return (_expand(B, grad, self.shapes[0]),)
+
+
+class Mean(Step):
+    """Mean of all elements: ``grad / n`` to every element."""
+
+    def forward(self, B, tensor):
+        return B.float_mean(tensor)
+
+    def backward(self, B, grad, saved):
+        n = float(np.prod(self.shapes[0]))
+        return (_expand(B, B.float_div_scalar(grad, n), self.shapes[0]),)
+
+
+class MeanDim(SumDim):
+    """Mean along ``dim``: ``grad / size(dim)`` expanded along ``dim``."""
+
+    def forward(self, B, tensor):
+        return B.float_mean_dim(tensor, self.dim)
+
+    def backward(self, B, grad, saved):
+        size = float(self.shapes[0][self.dim])
+        return (_expand(B, B.float_div_scalar(grad, size), self.shapes[0]),)
+
+
+class ProdDim(SumDim):
+    """Product along ``dim``: ``grad * out / x`` (undefined where an element is 0)."""
+
+    saves = ("tensor", "out")
+
+    def forward(self, B, tensor):
+        return B.float_prod_dim(tensor, self.dim)
+
+    def backward(self, B, grad, saved):
+        ratio = B.float_div(saved["out"], saved["tensor"])
+        return (B.float_mul(_expand(B, grad, self.shapes[0]), ratio),)
+
+
+class MaxDim(Step):
+    """Maximum along ``dim``: the gradient goes to the arg-max position. Keeps the indices."""
+
+    def __init__(self, dim: int, indices):
+        super().__init__(indices=indices)
+        self.dim = dim
+
+    def forward(self, B, tensor):
+        return B.float_max_dim(tensor, self.dim)
+
+    def backward(self, B, grad, saved):
+        zeros = zeros_like(B, grad, self.shapes[0])
+        return (B.float_scatter(self.dim, zeros, saved["indices"], grad),)
+
+
+class MinDim(MaxDim):
+    """Minimum along ``dim``: the gradient goes to the arg-min position. Keeps the indices."""
+
+    def forward(self, B, tensor):
+        return B.float_min_dim(tensor, self.dim)

@@ -208,8 +208,9 @@ class FloatTensorOps:
 
     @default
     def float_sign(cls, tensor):
-        pos = cls.bool_into_float(cls.float_greater_elem(tensor, 0.0))
-        neg = cls.bool_into_float(cls.float_lower_elem(tensor, 0.0))
+        dtype = DType.of(tensor.dtype)  # keep the input's float dtype (not bool_into_float's F32)
+        pos = cls.bool_into_float(cls.float_greater_elem(tensor, 0.0), dtype)
+        neg = cls.bool_into_float(cls.float_lower_elem(tensor, 0.0), dtype)
         return cls.float_sub(pos, neg)
 
     # ----- comparisons (return bool primitives) -------------------------------------------

@@ -1,0 +1,63 @@
+"""Shared helpers of the autodiff tests: the inner backends and leaf/loss plumbing."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+from minidl.autodiff import Autodiff
+
+
+def _flex_available() -> bool:
+    try:
+        return hasattr(importlib.import_module("minidl.backends.flex"), "Flex")
+    except Exception:  # a half-landed Flex must not break collection
+        return False
+
+
+FLEX_AVAILABLE = _flex_available()
+
+#: Parametrize a test over the inner backends. Flex is an expected (strict) failure while it
+#: has not landed, so the suite says so instead of skipping it silently.
+INNER = [
+    pytest.param("ndarray", id="ndarray"),
+    pytest.param(
+        "flex",
+        id="flex",
+        marks=pytest.mark.xfail(
+            not FLEX_AVAILABLE, strict=True,
+            reason="the Flex backend has not landed yet (minidl.backends.flex.Flex is missing)",
+        ),
+    ),
+]
+
+
+def inner_backend(name: str) -> type:
+    """``NdArray`` or ``Flex`` (raises ImportError/AttributeError while Flex is missing)."""
+    module = importlib.import_module(f"minidl.backends.{name}")
+    return getattr(module, {"ndarray": "NdArray", "flex": "Flex"}[name])
+
+
+def ad(name: str, checkpointing: str | None = None) -> type:
+    """``Autodiff[B]`` for an inner backend name."""
+    inner = inner_backend(name)
+    return Autodiff[inner] if checkpointing is None else Autodiff[inner, checkpointing]
+
+
+def leaf(AD: type, array, grad: bool = True):
+    """An autodiff leaf holding a copy of ``array`` (tracked when ``grad``)."""
+    tensor = AD.from_inner(np.array(array, copy=True))
+    return AD.float_require_grad(tensor) if grad else tensor
+
+
+def weighted_loss(AD: type, out, weights: np.ndarray):
+    """``sum(out * weights)``: a scalar whose gradient is ``weights`` (tests full Jacobians,
+    not only their column sums)."""
+    return AD.float_sum(AD.float_mul(out, AD.from_inner(weights.astype(out.dtype))))
+
+
+def value(AD: type, tensor) -> np.ndarray:
+    """The host array of an autodiff tensor."""
+    return np.asarray(AD.float_into_data(tensor).array)

@@ -1,0 +1,33 @@
+"""burn-core's module system: ``Module``, ``Param`` (lazy, with ``Flag``), ``RunningState``,
+``Initializer`` and ``@config`` (DESIGN.md §3).
+
+Imports point down: ``minidl.module`` uses ``minidl.tensor`` and ``minidl.dispatch``; the
+layers in ``minidl.nn`` and the optimizers in ``minidl.optim`` build on it.
+"""
+
+from __future__ import annotations
+
+from minidl.module.base import Module
+from minidl.module.config import ConfigEnum, config, is_config, unit, variant
+from minidl.module.initializer import Initializer
+from minidl.module.param import Flag, Param, new_param_id
+from minidl.module.record import RecordError
+from minidl.module.running import RunningState
+from minidl.module.visitor import ModuleMapper, ModuleVisitor
+
+__all__ = [
+    "ConfigEnum",
+    "Flag",
+    "Initializer",
+    "Module",
+    "ModuleMapper",
+    "ModuleVisitor",
+    "Param",
+    "RecordError",
+    "RunningState",
+    "config",
+    "is_config",
+    "new_param_id",
+    "unit",
+    "variant",
+]

@@ -58,8 +58,12 @@ serve:
 	$(PY) -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
 
 # JupyterLab is not part of the lock: installed on demand, constrained to the locked versions.
+# The override makes a double-click on a chapter (.md) open it as a notebook (jupytext).
+LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 lab: setup
 	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install jupyterlab -c requirements.lock
+	@test -f $(LAB_OVERRIDES) || { mkdir -p $(dir $(LAB_OVERRIDES)) && \
+	  echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook"}}}' > $(LAB_OVERRIDES); }
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR)/chapters $(LAB_ARGS)
 
 lint: setup

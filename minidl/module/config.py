@@ -80,6 +80,7 @@ class ConfigEnum:
             return
         cls._enum = cls
         cls._variants = {}
+        _REGISTRY.setdefault(cls.__name__, cls)
         for name, spec in list(vars(cls).items()):
             if isinstance(spec, _VariantSpec):
                 built = _build_variant(cls, name, spec)
@@ -180,9 +181,18 @@ def _encode(value: Any) -> Any:
     return value
 
 
+#: Configs and config enums by class name: the fallback namespace for annotations naming a
+#: class its module's globals can't see (a config defined inside a function).
+_REGISTRY: dict[str, type] = {}
+
+
 def _hints(cls: type) -> dict[str, Any]:
     try:
         return typing.get_type_hints(cls)
+    except Exception:
+        pass
+    try:
+        return typing.get_type_hints(cls, localns=dict(_REGISTRY))
     except Exception:  # annotations naming something unavailable: decode loosely
         return {f.name: Any for f in dataclasses.fields(cls)}
 
@@ -257,6 +267,7 @@ def config(cls: type[T]) -> type[T]:
     cls.__post_init__ = __post_init__
     cls = dataclasses.dataclass(frozen=True, repr=False)(cls)
     setattr(cls, _IS_CONFIG, True)
+    _REGISTRY.setdefault(cls.__name__, cls)
     for field in dataclasses.fields(cls):
         name = f"with_{field.name}"
         if name not in cls.__dict__:

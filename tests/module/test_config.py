@@ -1,0 +1,165 @@
+"""Config: dataclass with builders, JSON round trip, tagged enums, validation at init."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from minidl.dispatch import Device
+from minidl.module import ConfigEnum, Initializer, config, unit, variant
+from minidl.nn import (
+    BatchNormConfig,
+    Conv1dConfig,
+    Conv2dConfig,
+    DropoutConfig,
+    EmbeddingConfig,
+    LayerNormConfig,
+    LinearConfig,
+    LinearLayout,
+    PaddingConfig2d,
+)
+
+
+@config
+class _Inner:
+    width: int
+    scale: float = 2.0
+
+
+@config
+class _Outer:
+    name: str
+    inner: _Inner
+    sizes: tuple[int, int] = (3, 3)
+    maybe: _Inner | None = None
+    init: Initializer = Initializer.Zeros
+
+
+def test_required_fields_are_positional_and_defaults_fill_the_rest():
+    cfg = LinearConfig(4, 2)
+    assert (cfg.d_input, cfg.d_output, cfg.bias, cfg.layout) == (4, 2, True, LinearLayout.Row)
+    assert cfg.initializer == Initializer.KaimingUniform(gain=1 / math.sqrt(3), fan_out_only=False)
+    with pytest.raises(TypeError):
+        LinearConfig(4)  # d_output is required
+
+
+def test_with_builders_return_a_new_config_and_leave_the_old_one():
+    cfg = LinearConfig(4, 2)
+    other = cfg.with_bias(False).with_layout(LinearLayout.Col)
+    assert (other.bias, other.layout) == (False, LinearLayout.Col)
+    assert (cfg.bias, cfg.layout) == (True, LinearLayout.Row)
+    with pytest.raises(AttributeError):
+        cfg.bias = False  # configs are values
+
+
+def test_str_prints_json_with_the_initializer_tagged():
+    data = json.loads(str(LinearConfig(256, 64)))
+    assert data["initializer"] == {"KaimingUniform": {"gain": pytest.approx(1 / math.sqrt(3)), "fan_out_only": False}}
+    assert data["layout"] == "Row"
+    assert json.loads(repr(LinearConfig(256, 64))) == data
+
+
+@pytest.mark.parametrize("cfg", [
+    LinearConfig(3, 5).with_initializer(Initializer.XavierNormal(gain=2.0)).with_layout(LinearLayout.Col),
+    Conv2dConfig((3, 8), (3, 3)).with_padding(PaddingConfig2d.Explicit(1, 2, 3, 4)).with_groups(1),
+    Conv2dConfig((2, 4), (5, 5)).with_padding(PaddingConfig2d.Same).with_initializer(Initializer.Constant(0.25)),
+    Conv1dConfig(2, 4, 3),
+    BatchNormConfig(7).with_momentum(0.2),
+    LayerNormConfig(16, epsilon=1e-6),
+    DropoutConfig(0.25),
+    EmbeddingConfig(10, 4),
+    _Outer("x", _Inner(3), maybe=_Inner(5, 0.5), init=Initializer.Uniform(-1.0, 2.0)),
+    _Outer("y", _Inner(1)),
+], ids=lambda c: type(c).__name__)
+def test_json_round_trip_gives_an_equal_config(cfg, tmp_path):
+    assert type(cfg).from_json(cfg.to_json()) == cfg
+    path = tmp_path / "config.json"
+    cfg.save(path)
+    loaded = type(cfg).load(path)
+    assert loaded == cfg and type(loaded) is type(cfg)
+
+
+def test_tuple_fields_accept_lists_like_burns_arrays():
+    assert Conv2dConfig([3, 8], [3, 3]) == Conv2dConfig((3, 8), (3, 3))
+    assert Conv2dConfig([3, 8], [3, 3]).kernel_size == (3, 3)
+
+
+def test_tuple_variant_serializes_as_a_json_array():
+    data = json.loads(Conv2dConfig((3, 8), (3, 3)).with_padding(PaddingConfig2d.Explicit(1, 1, 2, 2)).to_json())
+    assert data["padding"] == {"Explicit": [1, 1, 2, 2]}
+
+
+def test_unit_variants_are_values_and_calling_them_returns_the_same_value():
+    assert LinearLayout.Col() is LinearLayout.Col
+    assert LinearLayout.Col != LinearLayout.Row
+    assert isinstance(Initializer.Ones, Initializer)
+    assert Initializer.Ones.variant == "Ones"
+
+
+def test_decoding_rejects_unknown_variants_and_fields():
+    with pytest.raises(ValueError, match="unknown variant"):
+        Initializer.from_json_value("Kaiming")
+    with pytest.raises(ValueError, match="unknown field"):
+        LinearConfig.from_dict({"d_input": 1, "d_output": 2, "colour": "red"})
+    with pytest.raises(ValueError, match="expected int"):
+        LinearConfig.from_dict({"d_input": "1", "d_output": 2})
+
+
+def test_an_enum_field_may_not_shadow_an_enum_method():
+    with pytest.raises(TypeError, match="clashes"):
+        class _Bad(ConfigEnum):
+            A = variant(describe=int)
+
+            def describe(self):
+                return "x"
+
+
+def test_custom_enums_round_trip():
+    class Mode(ConfigEnum):
+        Off = unit()
+        Fixed = variant(level=int)
+
+    @config
+    class _Holder:
+        mode: Mode = Mode.Off
+
+    assert _Holder.from_json(_Holder(Mode.Fixed(3)).to_json()) == _Holder(Mode.Fixed(3))
+
+
+@pytest.mark.parametrize("prob", [-0.1, 1.0, 1.5, math.nan, math.inf])
+def test_dropout_config_rejects_prob_outside_unit_interval_at_init(prob):
+    cfg = DropoutConfig(prob)  # building the config is fine; init refuses
+    with pytest.raises(ValueError, match="Dropout probability should be between 0 and 1") as err:
+        cfg.init()
+    assert str(prob) in str(err.value)
+
+
+def test_dropout_config_accepts_zero_and_just_below_one():
+    assert DropoutConfig(0.0).init().prob == 0.0
+    assert DropoutConfig(0.999).init().prob == 0.999
+
+
+@pytest.mark.parametrize("make", [
+    lambda d: LinearConfig(0, 3).init(d),
+    lambda d: LinearConfig(3, -1).init(d),
+    lambda d: Conv2dConfig((3, 0), (3, 3)).init(d),
+    lambda d: Conv2dConfig((3, 8), (0, 3)).init(d),
+    lambda d: BatchNormConfig(0).init(d),
+    lambda d: LayerNormConfig(0).init(d),
+    lambda d: EmbeddingConfig(0, 3).init(d),
+])
+def test_sizes_that_are_not_positive_are_rejected_at_init(make):
+    with pytest.raises(ValueError, match="must be a positive integer"):
+        make(Device.ndarray())
+
+
+def test_conv_groups_must_divide_both_channel_counts():
+    with pytest.raises(ValueError) as err:
+        Conv2dConfig((4, 6), (3, 3)).with_groups(4).init(Device.ndarray())
+    assert str(err.value) == ("Both channels must be divisible by the number of groups. "
+                              "Got channels_in=4, channels_out=6, groups=4")
+    with pytest.raises(ValueError, match="divisible by the number of groups"):
+        Conv1dConfig(3, 6, 3, groups=2).init(Device.ndarray())
+    Conv2dConfig((4, 6), (3, 3)).with_groups(2).init(Device.ndarray())  # fine

@@ -1,0 +1,83 @@
+"""RunningState: per-thread updates folded at the next update or value_sync; value() can be one
+update stale; clones share it; two threads average."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from minidl.dispatch import Device
+from minidl.module import RunningState
+from minidl.tensor import Tensor
+
+from .support import T, arr
+
+DEV = Device.ndarray()
+
+
+def test_value_is_one_update_stale_until_synced():
+    state = RunningState.new(T([0.0, 0.0], DEV))
+    state.update(T([1.0, 2.0], DEV))
+    np.testing.assert_array_equal(arr(state.value()), [0.0, 0.0])  # not folded yet
+    np.testing.assert_array_equal(arr(state.value_sync()), [1.0, 2.0])
+    np.testing.assert_array_equal(arr(state.value()), [1.0, 2.0])
+
+
+def test_a_second_update_on_the_same_thread_folds_the_first():
+    state = RunningState.new(T([0.0], DEV))
+    state.update(T([1.0], DEV))
+    state.update(T([5.0], DEV))
+    np.testing.assert_array_equal(arr(state.value()), [1.0])  # the first one, folded
+    np.testing.assert_array_equal(arr(state.value_sync()), [5.0])
+
+
+def test_value_sync_on_a_thread_without_pending_update_does_not_fold():
+    state = RunningState.new(T([0.0], DEV))
+    worker = threading.Thread(target=state.update, args=(T([3.0], DEV),))
+    worker.start()
+    worker.join()
+    np.testing.assert_array_equal(arr(state.value_sync()), [0.0])  # this thread had nothing pending
+    state.sync()
+    np.testing.assert_array_equal(arr(state.value()), [3.0])
+
+
+def test_updates_from_two_threads_are_averaged():
+    state = RunningState.new(T([0.0, 0.0], DEV))
+    barrier = threading.Barrier(2)
+
+    def work(values):
+        state.update(T(values, DEV))
+        barrier.wait()  # both pending before either folds
+
+    threads = [threading.Thread(target=work, args=(v,)) for v in ([2.0, 4.0], [4.0, 8.0])]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert state.has_pending()
+    state.sync()
+    np.testing.assert_allclose(arr(state.value()), [3.0, 6.0])
+
+
+def test_the_next_update_on_a_thread_averages_the_other_threads_in():
+    state = RunningState.new(T([0.0], DEV))
+    state.update(T([1.0], DEV))
+    other = threading.Thread(target=state.update, args=(T([3.0], DEV),))
+    other.start()
+    other.join()
+    state.update(T([10.0], DEV))  # folds (1 + 3) / 2, then holds 10 for this thread
+    np.testing.assert_allclose(arr(state.value()), [2.0])
+    np.testing.assert_allclose(arr(state.value_sync()), [10.0])
+
+
+def test_clone_is_the_same_state_and_fresh_is_not():
+    state = RunningState.new(Tensor.zeros((2,), device=DEV))
+    assert state.clone() is state
+    state.update(T([1.0, 1.0], DEV))
+    fresh = state.fresh()
+    assert fresh is not state and fresh.id == state.id
+    np.testing.assert_array_equal(arr(fresh.value()), [1.0, 1.0])
+    state.update(T([7.0, 7.0], DEV))
+    state.sync()
+    np.testing.assert_array_equal(arr(fresh.value()), [1.0, 1.0])

@@ -64,6 +64,8 @@ class _Node:
     shape: str
     align: str = "center"
     virtual: bool = False
+    fill: str | None = None  # None: the theme's colours
+    stroke: str | None = None
     layer: int = 0
     order: float = 0.0
     w: float = 0.0
@@ -110,19 +112,21 @@ class Flowchart:
     # -- building -------------------------------------------------------------------------
 
     def node(
-        self, id: str, label: str | None = None, shape: str = "box", align: str = "center"
+        self, id: str, label: str | None = None, shape: str = "box", align: str = "center",
+        fill: str | None = None, stroke: str | None = None,
     ) -> Flowchart:
         """Add (or relabel) node ``id``.
 
         ``shape`` is ``"box"``, ``"round"`` or ``"diamond"``; ``align="left"`` keeps the
-        lines of a multi-line label flush left (for columns of monospace text).
+        lines of a multi-line label flush left (for columns of monospace text); ``fill`` and
+        ``stroke`` override the theme's colours for this node (path diagrams colour by layer).
         """
         if shape not in SHAPES:
             raise ValueError(f"shape must be one of {SHAPES}, got {shape!r}")
         if align not in ("center", "left"):
             raise ValueError(f"align must be 'center' or 'left', got {align!r}")
         text = str(id) if label is None else str(label)
-        self._nodes[str(id)] = _Node(str(id), text, shape, align)
+        self._nodes[str(id)] = _Node(str(id), text, shape, align, fill=fill, stroke=stroke)
         return self
 
     def edge(self, a: str, b: str, label: str | None = None, dashed: bool = False) -> Flowchart:
@@ -369,7 +373,7 @@ class Flowchart:
 
     def _key(self) -> str:
         parts = [self.direction]
-        parts += [f"{n.id}|{n.label}|{n.shape}" for n in self._nodes.values()]
+        parts += [f"{n.id}|{n.label}|{n.shape}|{n.fill}|{n.stroke}" for n in self._nodes.values()]
         parts += [f"{e.a}>{e.b}|{e.label}|{e.dashed}" for e in self._edges]
         return "\n".join(parts)
 
@@ -483,7 +487,7 @@ class Flowchart:
 
     def _node_svg(self, n: _Node) -> str:
         cx, cy, w, h = self._box(n)
-        style = f'fill="{NODE_FILL}" stroke="{NODE_STROKE}" stroke-width="1.3"'
+        style = f'fill="{n.fill or NODE_FILL}" stroke="{n.stroke or NODE_STROKE}" stroke-width="1.3"'
         if n.shape == "diamond":
             pts = f"{cx:.1f},{cy - h / 2:.1f} {cx + w / 2:.1f},{cy:.1f} {cx:.1f},{cy + h / 2:.1f} {cx - w / 2:.1f},{cy:.1f}"
             shape = f'<polygon points="{pts}" {style}/>'

@@ -1,4 +1,62 @@
-"""Seeing inside minidl: the lldb and nm of this book (see DESIGN.md §4).
+"""Seeing inside minidl: the lldb and nm of this book (DESIGN.md §4).
+
+- :func:`trace` — regex breakpoints over qualified names (``Flex\\.float_matmul``,
+  ``Autodiff.*\\.linear$``), backtraces printed like lldb's ``bt``, numba kernels as frames.
+- :func:`implementations` / :func:`module_ops_table` — which backend class defines an op and
+  which inherits the protocol default (seed 000's ``nm -C`` count); :func:`coverage` — which
+  bodies actually ran.
+- :func:`graph` — the autodiff steps behind a tensor, as a table and an SVG.
+- :func:`debug_level` / ``MINIDL_DEBUG`` — leveled output: routes, kernels and times, compiles.
+- :func:`path_diagram` / :func:`merge_paths` — a backtrace drawn as the seeds' flowcharts.
+- :func:`pdb_session` — a genuine, non-interactive ``pdb`` transcript.
 
 ``minidl.debug.flowchart`` draws call paths and decision diagrams as SVG, in pure Python.
+Nothing in minidl imports this package; importing it costs no hook until a tool runs (or
+``MINIDL_DEBUG`` asks for output).
 """
+
+from minidl.debug.catalog import backend_classes, known_locations
+from minidl.debug.diagram import PathDiagram, merge_paths, path_diagram
+from minidl.debug.flowchart import Flowchart
+from minidl.debug.graph import GraphView, graph
+from minidl.debug.implementations import (
+    Coverage,
+    Implementations,
+    coverage,
+    default_recipe,
+    implementations,
+    module_ops_table,
+)
+from minidl.debug.levels import DebugLog, debug_level, get_level, set_level
+from minidl.debug.pdbrun import pdb_command, pdb_session
+from minidl.debug.table import Table
+from minidl.debug.trace import Breakpoint, Frame, Hit, Trace, trace
+
+__all__ = [
+    "Breakpoint",
+    "Coverage",
+    "DebugLog",
+    "Flowchart",
+    "Frame",
+    "GraphView",
+    "Hit",
+    "Implementations",
+    "PathDiagram",
+    "Table",
+    "Trace",
+    "backend_classes",
+    "coverage",
+    "debug_level",
+    "default_recipe",
+    "get_level",
+    "graph",
+    "implementations",
+    "known_locations",
+    "merge_paths",
+    "module_ops_table",
+    "path_diagram",
+    "pdb_command",
+    "pdb_session",
+    "set_level",
+    "trace",
+]

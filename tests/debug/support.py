@@ -1,0 +1,50 @@
+"""Helpers for the debug tools' tests: devices by backend name, small inputs.
+
+Each test that needs a backend piece asks for it through :func:`need`, which marks the test
+as an expected failure naming the missing piece (never a silent skip) until it lands.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+INNER = {"flex": ("minidl.backends.flex", "Flex"), "ndarray": ("minidl.backends.ndarray", "NdArray")}
+
+
+def need(module: str, attr: str | None = None):
+    """Import ``module`` (and ``attr``), or xfail the test naming what is missing."""
+    try:
+        mod = importlib.import_module(module)
+        return getattr(mod, attr) if attr else mod
+    except (ImportError, AttributeError) as err:
+        pytest.xfail(f"{module}{'.' + attr if attr else ''} has not landed yet: {err}")
+
+
+def device(kind: str, autodiff: bool = False):
+    """``Device.flex()`` / ``Device.ndarray()`` (``.autodiff()``), with its backend imported."""
+    need(*INNER[kind])
+    from minidl.dispatch import Device
+
+    dev = Device.flex() if kind == "flex" else Device.ndarray()
+    return dev.autodiff() if autodiff else dev
+
+
+def backend_name(kind: str) -> str:
+    """``Flex`` or ``NdArray``."""
+    return INNER[kind][1]
+
+
+def tensor(shape, dev, seed: int = 0):
+    """A float32 Tensor of ``shape`` on ``dev`` with reproducible values."""
+    Tensor = need("minidl.tensor", "Tensor")
+    data = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    return Tensor.from_numpy(data, device=dev)
+
+
+def is_subsequence(needle: list[str], hay: list[str]) -> bool:
+    """Whether ``needle`` appears in ``hay`` in order (gaps allowed)."""
+    it = iter(hay)
+    return all(any(n == h for h in it) for n in needle)

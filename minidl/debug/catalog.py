@@ -171,17 +171,28 @@ def _module_functions(module: types.ModuleType, classes: list[type]) -> list[Loc
     return out
 
 
-def _methods(module: types.ModuleType, only: str | None = None) -> list[Location]:
+def _methods(modules: list[types.ModuleType], only: str | None = None) -> list[Location]:
+    """``Class.method`` for the leaf classes of ``modules``, named as frames are: by the
+    runtime class, so ``Tensor.exp`` even when ``exp`` is written in a mixin."""
+    classes = {
+        cls for module in modules for cls in vars(module).values()
+        if inspect.isclass(cls) and cls.__module__ == module.__name__
+    }
+    leaves = [c for c in classes if not any(o is not c and issubclass(o, c) for o in classes)]
     out: list[Location] = []
-    for cname, cls in vars(module).items():
-        if not inspect.isclass(cls) or cls.__module__ != module.__name__:
-            continue
-        for key, member in cls.__dict__.items():
-            if only is not None and key != only:
+    for cls in sorted(leaves, key=lambda c: c.__name__):
+        seen: set[str] = set()
+        for klass in cls.__mro__:
+            if not klass.__module__.startswith("minidl."):
                 continue
-            if key.startswith("__") and key not in ("__call__",) or not inspect.isfunction(member):
-                continue
-            out.append(Location(f"{cname}.{key}", member.__code__))
+            for key, member in klass.__dict__.items():
+                if key in seen or (only is not None and key != only):
+                    continue
+                func = getattr(member, "__func__", member)
+                if (key.startswith("__") and key != "__call__") or not inspect.isfunction(func):
+                    continue
+                seen.add(key)
+                out.append(Location(f"{cls.__name__}.{key}", func.__code__))
     return out
 
 
@@ -223,10 +234,7 @@ def known_locations() -> dict[str, Location]:
             found.extend(_module_functions(module, classes))
     if "minidl.tensor.module" in sys.modules:
         found.extend(_module_functions(sys.modules["minidl.tensor.module"], classes))
-    for module in _submodules("minidl.tensor"):
-        if module.__name__ != "minidl.tensor.module":
-            found.extend(_methods(module))
-    for module in _submodules("minidl.nn"):
-        found.extend(_methods(module, only="forward"))
+    found.extend(_methods([m for m in _submodules("minidl.tensor") if m.__name__ != "minidl.tensor.module"]))
+    found.extend(_methods(_submodules("minidl.nn"), only="forward"))
     found.extend(_kernels())
     return {loc.name: loc for loc in found}

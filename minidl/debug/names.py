@@ -199,7 +199,9 @@ def _classify(code: types.CodeType, frame: types.FrameType) -> CodeInfo:
         return CodeInfo("cls", code.co_name, owner, path, line, in_package)
     if in_class and params and params[0] == "self":
         return CodeInfo("self", code.co_name, owner, path, line, in_package)
-    if not in_class and params and params[0] == "B" and in_package:
+    if in_class:  # a static method: the class names it well enough
+        return CodeInfo("func", qual, owner, path, line, in_package)
+    if params and params[0] == "B" and in_package:
         return CodeInfo("generic", f"{short}.{qual}", short, path, line, in_package)
     return CodeInfo("func", f"{short}.{qual}" if short and short != "__main__" else qual, short, path, line, in_package)
 

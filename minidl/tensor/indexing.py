@@ -160,7 +160,7 @@ class IndexingOps:
             dim, index = picked
             out = out.select(dim, index.flatten() if index.rank != 1 else index)
             sizes = out.shape[:dim] + tuple(index.shape) + out.shape[dim + 1:]
-            plan = [p if p == "new" or p < dim else p + index.rank - 1 for p in plan]
+            plan = [p if p == "new" or p <= dim else p + index.rank - 1 for p in plan]
             at = plan.index(dim)
             plan[at:at + 1] = list(range(dim, dim + index.rank))
         final = tuple(1 if p == "new" else sizes[p] for p in plan)

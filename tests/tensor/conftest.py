@@ -1,0 +1,23 @@
+"""Fixtures of the Tensor-layer tests: ``device`` runs a test once per device in
+:data:`support.DEVICES` (plain and autodiff, NdArray and Flex)."""
+
+from __future__ import annotations
+
+import pytest
+
+from minidl import Device
+
+from .support import DEVICES, load_device
+
+
+@pytest.fixture(scope="session", params=DEVICES, ids=[d[0] for d in DEVICES])
+def device(request) -> Device:
+    """A device to create tensors on."""
+    _, make, pending = request.param
+    return load_device(make, pending)
+
+
+@pytest.fixture(scope="session")
+def plain() -> Device:
+    """The NdArray device, for tests about the Tensor layer itself rather than a backend."""
+    return load_device(Device.ndarray, DEVICES[0][2])

@@ -1,0 +1,73 @@
+"""Helpers of the Tensor-layer tests: the devices under test, data, and comparison with PyTorch.
+
+Tensor tests run on every device in :data:`DEVICES`; a device whose backend is not written yet
+is reported as xfail with the reason, never skipped silently.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, settings
+
+from minidl import Device, Tensor
+from minidl.dispatch import backend_for
+
+#: (id, device factory, reason while its backend is missing). One line adds a device.
+DEVICES = [
+    ("ndarray", lambda: Device.ndarray(), "NdArray backend not written yet (minidl.backends.ndarray)"),
+    ("ndarray-autodiff", lambda: Device.ndarray().autodiff(), "Autodiff decorator not written yet (minidl.autodiff)"),
+    ("flex", lambda: Device.flex(), "Flex backend not written yet (minidl.backends.flex.Flex)"),
+    ("flex-autodiff", lambda: Device.flex().autodiff(), "Flex or Autodiff not written yet"),
+]
+
+SETTINGS = settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow,
+                    HealthCheck.function_scoped_fixture])
+
+
+def load_device(make, pending: str) -> Device:
+    """The device, or an xfail naming what is missing when its backend can't load yet."""
+    device = make()
+    try:
+        backend_for(device)
+    except (ModuleNotFoundError, AttributeError) as err:
+        pytest.xfail(f"{pending}: {err}")
+    return device
+
+
+def randn(shape, seed: int = 0, dtype=np.float32, scale: float = 1.0) -> np.ndarray:
+    """Reproducible standard-normal values."""
+    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(dtype)
+
+
+def ints(shape, low: int, high: int, seed: int = 0, dtype=np.int64) -> np.ndarray:
+    """Reproducible integers in ``[low, high)``."""
+    return np.random.default_rng(seed).integers(low, high, shape).astype(dtype)
+
+
+def T(array, device: Device, dtype=None) -> Tensor:
+    """A minidl tensor holding ``array``."""
+    return Tensor.from_data(np.asarray(array), device, dtype)
+
+
+def tt(array) -> torch.Tensor:
+    """The torch twin of a NumPy array."""
+    return torch.tensor(np.ascontiguousarray(array))
+
+
+def close(actual: Tensor, expected, rtol: float = 1e-5, atol: float = 1e-6, dtype=None) -> None:
+    """Same shape, the expected dtype, values within tolerance (ints and bools exactly)."""
+    assert isinstance(actual, Tensor), f"expected a minidl Tensor, found {type(actual)}"
+    if isinstance(expected, torch.Tensor):
+        expected = expected.detach().numpy()
+    expected = np.asarray(expected)
+    got = actual.to_numpy()
+    assert got.shape == expected.shape, f"shape {got.shape} != expected {expected.shape}"
+    want = np.dtype(dtype) if dtype is not None else expected.dtype
+    assert got.dtype == want, f"dtype {got.dtype} != expected {want}"
+    assert actual.dtype.numpy == want
+    if got.dtype.kind in "biu":
+        np.testing.assert_array_equal(got, expected)
+    else:
+        np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol, equal_nan=True)

@@ -34,7 +34,10 @@ def config_path(path: str | Path) -> Path:
 
 def save_module(module: Module, path: str | Path, config: Any = None) -> Path:
     """Save ``module``'s record to ``path`` (safetensors) and, if given, its ``config`` as
-    JSON at :func:`config_path` ``(path)``. Returns the record's path."""
+    JSON at :func:`config_path` ``(path)``. Returns the record's path.
+
+    Saving needs values, so lazy params of ``module`` are initialized by it (as in burn);
+    a ``LinearLayout.Col`` weight then reports its materialized shape from ``lazy_shape()``."""
     path = Path(path)
     if config is not None:
         if not is_config(config):

@@ -72,7 +72,26 @@ class ApplyResult:
             lines.append(f"  Unexpected keys (in the file, not in the module): {_names(unused)}")
         return "\n".join(lines)
 
-    def __str__(self) -> str:
+    def summary(self) -> str:
+        """A boxed summary, the way burn's ``ApplyResult`` prints itself."""
+        lines = ["┌─ Tensor Loading Summary", "│",
+                 f"│ ✓ Matched and checked:    {len(self.applied)} tensors",
+                 f"│ ✗ Missing in the file:    {len(self.missing)} tensors",
+                 f"│ ? Unused from the file:   {len(self.unused)} tensors",
+                 f"│ - Ignored by the adapter: {len(self.ignored)} tensors",
+                 f"│ ! Errors:                 {len(self.errors)}"]
+        for title, items in (("Missing", self.missing), ("Unused", self.unused),
+                             ("Errors", [str(e) for e in self.errors])):
+            if items:
+                lines += ["│", f"├─ {title}"] + [f"│    • {item}" for item in items[:_LIST_LIMIT]]
+                if len(items) > _LIST_LIMIT:
+                    lines.append(f"│    ... and {len(items) - _LIST_LIMIT} more")
+        lines.append("└─")
+        return "\n".join(lines)
+
+    __str__ = summary
+
+    def __repr__(self) -> str:
         return (f"ApplyResult(applied={len(self.applied)}, missing={self.missing}, "
                 f"unused={self.unused}, ignored={self.ignored}, errors={[str(e) for e in self.errors]})")
 

@@ -208,14 +208,15 @@ class _Crafter(pickle.Pickler):
         return NotImplemented
 
 
-def craft_torch_file(path: Path, size, stride, numel: int, storage_bytes: bytes, offset: int = 0) -> Path:
+def craft_torch_file(path: Path, size, stride, numel: int, storage_bytes: bytes, offset: int = 0,
+                     byteorder: str = "little") -> Path:
     """A zip archive laid out like ``torch.save``'s holding one tensor ``"w"`` whose view
     (``size``, ``stride``, ``offset``) and announced ``numel`` may lie about its storage."""
     buf = io.BytesIO()
     _Crafter(buf, numel).dump(OrderedDict(w=_FakeTensor(size, stride, offset)))
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("archive/data.pkl", buf.getvalue())
-        archive.writestr("archive/byteorder", "little")
+        archive.writestr("archive/byteorder", byteorder)
         archive.writestr("archive/data/0", storage_bytes)
         archive.writestr("archive/version", "3\n")
     return path

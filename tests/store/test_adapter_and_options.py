@@ -45,6 +45,7 @@ def test_plan_transposes_linear_weight_and_finds_norm_params_under_torch_names()
     np.testing.assert_array_equal(result.values["norm.gamma"], gamma)
     assert result.applied == ["fc.weight", "norm.gamma", "norm.beta"]
     assert result.ignored == ["norm.num_batches_tracked"] and result.unused == []
+    assert "Matched and checked:    3 tensors" in result.summary()
 
 
 def test_only_linear_weights_are_transposed():

@@ -85,6 +85,15 @@ def test_view_reaching_past_its_storage_is_refused(tmp_path):
         read_torch_file(offset)
 
 
+def test_big_endian_archive_is_read_in_native_order(tmp_path):
+    values = np.array([1.5, -2.0, 3.25, 1e-3], dtype=">f4")
+    path = craft_torch_file(tmp_path / "big.pt", size=(4,), stride=(1,), numel=4,
+                            storage_bytes=values.tobytes(), byteorder="big")
+    got = read_torch_file(path)["w"]
+    assert got.dtype == np.dtype("float32") and got.dtype.isnative
+    np.testing.assert_array_equal(got, values.astype(np.float32))
+
+
 def test_storage_shorter_than_announced_is_refused(tmp_path):
     short = craft_torch_file(tmp_path / "short.pt", size=(4,), stride=(1,), numel=4,
                              storage_bytes=np.zeros(3, np.float32).tobytes())

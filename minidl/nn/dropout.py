@@ -1,0 +1,60 @@
+"""``Dropout``: zero each element with probability ``prob`` while training (burn-nn ``dropout.rs``).
+
+burn 0.22 drops only when THREE things hold — the layer's ``training`` flag is on, the input
+is on an autodiff device, and ``prob != 0`` — otherwise the input comes back unchanged.
+Kept elements are scaled by ``1 / (1 - prob)`` so the expectation is unchanged (inverted
+dropout). Seed 000's puzzle and seed 003's table are this ``if``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from minidl.backend.distribution import Distribution
+from minidl.module import Module, Param, config
+from minidl.tensor import Tensor
+
+
+@config
+class DropoutConfig:
+    """Config of :class:`Dropout`. ``prob`` must be finite and in ``[0, 1)``: 1 would divide by
+    zero in ``1 / (1 - prob)`` (burn #5860 tightened the old ``[0, 1]``)."""
+
+    prob: float
+
+    def init(self) -> Dropout:
+        """The layer (no params, so no device), its training flag on."""
+        prob = self.prob
+        if isinstance(prob, bool) or not isinstance(prob, int | float) or not math.isfinite(prob) \
+                or not 0.0 <= prob < 1.0:
+            raise ValueError(
+                f"Dropout probability should be between 0 and 1 (0 included, 1 excluded) and "
+                f"finite, but got {prob!r}"
+            )
+        return Dropout(float(prob), Param.flag(True))
+
+
+class Dropout(Module):
+    """Inverted dropout with a ``training: Param[Flag]`` (burn's ``Dropout``)."""
+
+    def __init__(self, prob: float, training: Param):
+        self.prob = prob
+        self.training = training
+
+    def forward(self, input: Tensor) -> Tensor:
+        """``input`` unchanged unless the flag is on, the input is on an autodiff device and
+        ``prob != 0``; else ``input * mask / (1 - prob)`` with a Bernoulli(1 - prob) mask."""
+        # Both, and for different reasons (burn's comment): the device says a backward is
+        # possible at all; the flag says this layer takes part in one, which a subtree frozen
+        # in place on the training device does not.
+        if not self.training.is_enabled() or not input.device.is_autodiff() or self.prob == 0.0:
+            return input
+
+        prob_keep = 1.0 - self.prob
+        random = input.random_like(Distribution.bernoulli(prob_keep))
+        x = input * random
+
+        return x * (1.0 / prob_keep)
+
+    def _display_attrs(self) -> dict:
+        return {"prob": self.prob, "training": str(self.training.val())}

@@ -1,0 +1,61 @@
+"""``PaddingConfig1d`` / ``PaddingConfig2d``: how much a conv or pool pads (burn-nn ``padding.rs``).
+
+``Valid`` pads nothing; ``Same`` pads so that a stride-1 layer keeps the input size — computed
+from the input size at forward time, with an odd total putting the extra pad at the END
+(bottom/right), the ONNX convention burn follows; ``Explicit`` gives the pads:
+``Explicit(left, right)`` in 1-D, ``Explicit(top, left, bottom, right)`` in 2-D.
+"""
+
+from __future__ import annotations
+
+from minidl.module import ConfigEnum, unit, variant
+
+
+def same_padding(kernel_size: int, stride: int, size_in: int, dilation: int = 1) -> tuple[int, int]:
+    """``(start, end)`` pads so the output has ``ceil(size_in / stride)`` positions; an odd
+    total puts the extra one at the end."""
+    size_out = -(-size_in // stride)
+    effective_kernel = dilation * (kernel_size - 1) + 1
+    total = max((size_out - 1) * stride + effective_kernel - size_in, 0) if size_out > 0 else 0
+    start = total // 2
+    return start, total - start
+
+
+class PaddingConfig1d(ConfigEnum):
+    """Padding of a 1-D layer: ``Valid``, ``Same`` or ``Explicit(left, right)``."""
+
+    Same = unit()
+    Valid = unit()
+    Explicit = variant(int, int)
+
+    def pads(self, length: int, kernel_size: int, stride: int, dilation: int = 1) -> tuple[int, int]:
+        """``(left, right)`` for an input of ``length``."""
+        if self.variant == "Valid":
+            return 0, 0
+        if self.variant == "Same":
+            return same_padding(kernel_size, stride, length, dilation)
+        return int(self[0]), int(self[1])
+
+
+class PaddingConfig2d(ConfigEnum):
+    """Padding of a 2-D layer: ``Valid``, ``Same`` or ``Explicit(top, left, bottom, right)``."""
+
+    Same = unit()
+    Valid = unit()
+    Explicit = variant(int, int, int, int)
+
+    def pads(self, height: int, width: int, kernel_size: tuple[int, int], stride: tuple[int, int],
+             dilation: tuple[int, int] = (1, 1)) -> tuple[int, int, int, int]:
+        """``(top, left, bottom, right)`` for an input of ``height`` x ``width``."""
+        if self.variant == "Valid":
+            return 0, 0, 0, 0
+        if self.variant == "Same":
+            top, bottom = same_padding(kernel_size[0], stride[0], height, dilation[0])
+            left, right = same_padding(kernel_size[1], stride[1], width, dilation[1])
+            return top, left, bottom, right
+        return int(self[0]), int(self[1]), int(self[2]), int(self[3])
+
+    def check(self, owner: str) -> None:
+        """Reject negative explicit pads."""
+        if self.variant == "Explicit" and min(self) < 0:
+            raise ValueError(f"{owner}: padding must be >= 0, got {self}")

@@ -1,0 +1,27 @@
+"""Fixtures: ``kind`` runs a test on each device kind (NdArray, Flex — xfail while missing)."""
+
+from __future__ import annotations
+
+import pytest
+
+from minidl.dispatch import Device
+
+from .support import plain_device
+
+
+@pytest.fixture(params=["ndarray", "flex"])
+def kind(request) -> str:
+    """A device kind."""
+    return request.param
+
+
+@pytest.fixture
+def plain(kind) -> Device:
+    """The plain device of the kind under test."""
+    return plain_device(kind)
+
+
+@pytest.fixture
+def ad(plain) -> Device:
+    """Its autodiff twin."""
+    return plain.autodiff()

@@ -26,14 +26,24 @@ _previous: Callable | None = None
 
 
 def _dispatch(frame, event: str, arg) -> None:
+    seen = event
+    # numba's synthesized frame is reported but never pushed: the thread's current frame (our
+    # caller) is still the Python frame that called the kernel
+    if frame.f_back is None and event in ("call", "return") and sys._getframe(1) is not frame:
+        seen = "kernel_" + event
     for callback in tuple(_callbacks):
-        callback(frame, event, arg)
+        callback(frame, seen, arg)
     if _previous is not None:
         _previous(frame, event, arg)
 
 
 def add(callback: Callback) -> None:
-    """Start delivering profile events of this thread to ``callback(frame, event, arg)``."""
+    """Start delivering profile events of this thread to ``callback(frame, event, arg)``.
+
+    Events are Python's (``"call"``, ``"return"``, ``"c_call"``, ...), except that the call
+    into and the return from a numba kernel arrive as ``"kernel_call"`` / ``"kernel_return"``
+    with the kernel's synthesized frame.
+    """
     global _previous
     if not _callbacks:
         current = sys.getprofile()

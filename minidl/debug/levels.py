@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from minidl.debug import _hooks
-from minidl.debug.names import code_info, describe, short_dtype
+from minidl.debug.names import describe, kernel_info, short_dtype
 from minidl.dispatch import ROUTE_LISTENERS
 from minidl.dispatch import route as _route_module
 
@@ -173,20 +173,15 @@ def _on_profile(frame, event: str, arg) -> None:
             how = "compiled" if new_misses > misses else "loaded from numba's cache" if new_hits > hits else "resolved"
             _emit(f"numba: first call of {disp.py_func.__name__}: {how} in {_us(time.perf_counter_ns() - t0)}")
         return
-    if event not in ("call", "return"):
-        return
-    info = code_info(code, frame)
-    if info.kind != "kernel":
-        return
-    if event == "call":
-        _kernels.append((frame, info.func, time.perf_counter_ns()))
-    elif _kernels and _kernels[-1][0] is frame:
+    if event == "kernel_call":
+        _kernels.append((frame, kernel_info(code, frame).func, time.perf_counter_ns()))
+    elif event == "kernel_return" and _kernels and _kernels[-1][0] is frame:
         _, name, t0 = _kernels.pop()
-        entry = f"{name} {_us(time.perf_counter_ns() - t0)}"
+        took = _us(time.perf_counter_ns() - t0)
         if _pending:
-            _pending[-1].kernels.append(entry)
+            _pending[-1].kernels.append(f"{name} {took}")
         else:
-            _emit(f"kernel {name}  {_us(time.perf_counter_ns() - t0)}")
+            _emit(f"kernel {name}  {took}")
 
 
 class _CompileListener:

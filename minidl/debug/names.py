@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import linecache
 import os
-import sys
 import sysconfig
 import types
 from dataclasses import dataclass
@@ -131,11 +130,6 @@ def def_line(code: types.CodeType) -> int:
     return line
 
 
-def _dispatcher_type():
-    module = sys.modules.get("numba.core.dispatcher")
-    return getattr(module, "Dispatcher", None)
-
-
 def kernel_name(name: str) -> str:
     """The frame name of a numba kernel: ``kernel gemm_f32 [numba]``."""
     return f"kernel {name} [numba]"
@@ -175,17 +169,28 @@ def code_info(code: types.CodeType, frame: types.FrameType) -> CodeInfo:
     return info
 
 
+_KERNELS: dict[types.CodeType, CodeInfo] = {}
+
+
+def kernel_info(code: types.CodeType, frame: types.FrameType) -> CodeInfo:
+    """The :class:`CodeInfo` of a numba kernel entered through its dispatcher (the Python
+    code of the jitted function, seen on numba's synthesized frame)."""
+    info = _KERNELS.get(code)
+    if info is None:
+        full = os.path.realpath(code.co_filename)
+        module = (frame.f_globals.get("__name__") or "").rsplit(".", 1)[-1]
+        info = CodeInfo("kernel", code.co_name, module, display_path(code.co_filename), def_line(code),
+                        full.startswith(str(PACKAGE_DIR) + os.sep))
+        _KERNELS[code] = info
+    return info
+
+
 def _classify(code: types.CodeType, frame: types.FrameType) -> CodeInfo:
     filename = code.co_filename
     full = os.path.realpath(filename) if not filename.startswith("<") else filename
     in_package = full.startswith(str(PACKAGE_DIR) + os.sep)
     path, line = display_path(filename), def_line(code)
     glob = frame.f_globals
-    dispatcher = _dispatcher_type()
-    entry = glob.get(code.co_name)
-    if dispatcher is not None and isinstance(entry, dispatcher) and getattr(entry, "py_func", None) is not None \
-            and entry.py_func.__code__ is code:
-        return CodeInfo("kernel", code.co_name, glob.get("__name__", "").rsplit(".", 1)[-1], path, line, in_package)
     if glob.get("__trace_hide__") or (not in_package and full.startswith(_EXTERNAL_PREFIXES)) \
             or filename.startswith("<frozen"):
         return CodeInfo("skip", code.co_name, "", path, line, in_package)

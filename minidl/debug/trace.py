@@ -37,6 +37,8 @@ from minidl.debug.names import (
     describe,
     frame_args,
     frame_name,
+    kernel_info,
+    kernel_name,
     layer_of,
 )
 
@@ -249,32 +251,35 @@ class _Recorder:
             if info.kind == "skip":
                 return
             name, cls = frame_name(frame, info)
-            if info.kind == "kernel":
-                for _, hits in self.active:
-                    for hit in hits:
-                        if name not in hit.kernels:
-                            hit.kernels.append(name)
-            bps = self._match(name)
-            if not bps:
-                return
-            if info.kind == "kernel":  # synthesized frame: not on the stack, its caller is
-                head = [(frame, info, name, cls)]
-                start = sys._getframe(1)
-            else:
-                head, start = [], frame
-            frames = self._backtrace(head, start)
-            new = []
-            for bp in bps:
-                bp.hits += 1
-                if name not in bp.hit_names:
-                    bp.hit_names.append(name)
-                if bp.hits <= MAX_HITS:
-                    new.append(Hit(bp.id, frames))
-            self.hits.extend(new)
-            if new and info.kind != "kernel":
-                self.active.append((frame, new))
-        elif event == "return" and self.active and frame is self.active[-1][0]:
-            self.active.pop()
+            head: list = []
+            start: types.FrameType | None = frame
+        elif event == "kernel_call":
+            info = kernel_info(frame.f_code, frame)
+            name, cls = kernel_name(info.func), None
+            for _, hits in self.active:
+                for hit in hits:
+                    if name not in hit.kernels:
+                        hit.kernels.append(name)
+            # the synthesized frame is not on the stack; the frame that called the kernel is
+            head, start = [(frame, info, name, cls)], sys._getframe(1)
+        else:
+            if event == "return" and self.active and frame is self.active[-1][0]:
+                self.active.pop()
+            return
+        bps = self._match(name)
+        if not bps:
+            return
+        frames = self._backtrace(head, start)
+        new = []
+        for bp in bps:
+            bp.hits += 1
+            if name not in bp.hit_names:
+                bp.hit_names.append(name)
+            if bp.hits <= MAX_HITS:
+                new.append(Hit(bp.id, frames))
+        self.hits.extend(new)
+        if new and event == "call":
+            self.active.append((frame, new))
 
     def _backtrace(self, head: list, start: types.FrameType | None) -> list[Frame]:
         rows: list[tuple[types.FrameType, CodeInfo, str, object]] = list(head)

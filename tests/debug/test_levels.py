@@ -102,3 +102,19 @@ def test_environment_variable_sets_the_level_at_import():
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "float_add → NdArray" in out.stderr.splitlines()
+
+
+def test_level_two_times_a_kernel_called_outside_any_route():
+    numba = need("numba")
+    import numpy as np
+
+    @numba.njit(cache=False)
+    def tripled(a):
+        return a * 3.0
+
+    data = np.ones(4)
+    tripled(data)
+    with debug_level(2, capture=True) as log:
+        tripled(data)
+    (line,) = log.lines
+    assert line.startswith("kernel tripled  ") and line.endswith("µs")

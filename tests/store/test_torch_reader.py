@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from minidl.store import CorruptFileError, PytorchStore, StoreError
 from minidl.store.torch_reader import read_torch_file
@@ -108,3 +110,23 @@ def test_state_dict_in_memory_is_copied(plain):
     assert np.all(store.get("weight") == 0.0)
     with pytest.raises(StoreError, match="expects a mapping"):
         PytorchStore.from_state_dict([weight])
+
+
+_TORCH_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.bool]
+
+
+@settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(dtype=st.sampled_from(_TORCH_DTYPES), shape=st.lists(st.integers(1, 5), min_size=1, max_size=3),
+       transpose=st.booleans(), start=st.integers(0, 2), seed=st.integers(0, 2**16))
+def test_random_views_read_like_torch_load(tmp_path, dtype, shape, transpose, start, seed):
+    gen = torch.Generator().manual_seed(seed)
+    full = (torch.randn([s + start for s in shape], generator=gen) * 50).to(dtype)
+    view = full[tuple(slice(start, None) for _ in shape)]  # an offset into the storage
+    if transpose and view.dim() > 1:
+        view = view.transpose(0, -1)
+    path = tmp_path / "view.pt"
+    torch.save({"v": view}, path)
+    got = read_torch_file(path)["v"]
+    want = _as_numpy(torch.load(path, weights_only=True)["v"])
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)

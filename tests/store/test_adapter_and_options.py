@@ -149,3 +149,19 @@ def test_builders_return_new_stores(plain):
     remapped = store.with_key_remapping("a", "b")
     assert store.keys() == ["a"] and remapped.keys() == ["b"]
     assert store.allow_partial(True).partial and not store.partial
+
+
+def test_torch_sequential_loads_into_minidl_sequential_with_the_same_indices(plain):
+    from minidl.nn import Relu, Sequential
+    from minidl.tensor import Tensor
+
+    torch.manual_seed(1)
+    seq = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2), torch.nn.LayerNorm(2))
+    model = Sequential(LinearConfig(3, 4).init(plain), Relu(), LinearConfig(4, 2).init(plain),
+                       LayerNormConfig(2).init(plain))
+    # torch names "0.weight", "2.weight", "3.weight"; minidl's paths are "layers.<i>.<name>"
+    store = PytorchStore.from_state_dict(seq.state_dict()).with_key_remapping(r"^", "layers.")
+    loaded = store.load_into(model)
+    x = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    np.testing.assert_allclose(loaded(Tensor.from_numpy(x, plain)).to_numpy(),
+                               seq(torch.from_numpy(x)).detach().numpy(), rtol=1e-5, atol=1e-6)

@@ -61,8 +61,10 @@ def backward(AD: type, root: AutodiffTensor, retain_graph: bool = False) -> Grad
             continue
         if grad is not None:
             input_grads = step.backward(B, grad, State(step, node, checkpointer))
-            for parent, tracked, g in zip(step.inputs, step.tracked, input_grads):
+            for parent, tracked, dtype, g in zip(step.inputs, step.tracked, step.dtypes, input_grads):
                 if tracked and g is not None:
+                    if g.dtype != dtype:  # a mixed-dtype op returns lhs's dtype; grads keep each input's
+                        g = B.float_cast(g, DType.of(dtype))
                     current = pending.get(parent.id)
                     pending[parent.id] = g if current is None else B.float_add(current, g)
         checkpointer.release(node)

@@ -46,6 +46,7 @@ def finish(AD: type, step: Step, inputs: list[AutodiffTensor], out: Any) -> Auto
     step.inputs = nodes
     step.tracked = tracked
     step.shapes = tuple(t.shape for t in inputs)
+    step.dtypes = tuple(t.dtype for t in inputs)
     names = step.input_names(len(inputs))
     if AD.checkpointing == "balanced" and step.memory_bound:
         # keep nothing computed: an input made by another recomputable step is recomputed in

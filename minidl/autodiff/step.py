@@ -22,7 +22,7 @@ from minidl.autodiff.node import Node
 from minidl.backend.dtype import DType
 
 #: Attributes every step has; everything else set in ``__init__`` is an op parameter.
-_BOOKKEEPING = frozenset({"saved", "inputs", "tracked", "shapes", "recomputable", "consumed"})
+_BOOKKEEPING = frozenset({"saved", "inputs", "tracked", "shapes", "dtypes", "recomputable", "consumed"})
 
 
 class Recompute:
@@ -55,6 +55,7 @@ class Step:
         self.inputs: tuple[Node, ...] = ()
         self.tracked: tuple[bool, ...] = ()
         self.shapes: tuple[tuple[int, ...], ...] = ()
+        self.dtypes: tuple = ()
         self.recomputable = False
         self.consumed = False
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from minidl.autodiff import Autodiff
+from minidl.autodiff.decorator.module import AutodiffModuleOps
 
 
 def _flex_available() -> bool:
@@ -61,3 +62,15 @@ def weighted_loss(AD: type, out, weights: np.ndarray):
 def value(AD: type, tensor) -> np.ndarray:
     """The host array of an autodiff tensor."""
     return np.asarray(AD.float_into_data(tensor).array)
+
+
+def spy_linear(monkeypatch, AD: type) -> list:
+    """Replace ``AD.linear`` by a spy that records each call (and still computes)."""
+    calls: list = []
+
+    def spy(cls, x, weight, bias=None):
+        calls.append(cls)
+        return AutodiffModuleOps.linear.__func__(cls, x, weight, bias)
+
+    monkeypatch.setattr(AD, "linear", classmethod(spy))
+    return calls

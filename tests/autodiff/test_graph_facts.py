@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from ad_helpers import INNER, ad, leaf, value
+from ad_helpers import INNER, ad, leaf, spy_linear, value
 
 from minidl.autodiff import (
     Autodiff,
@@ -20,7 +20,6 @@ from minidl.autodiff import (
     graph,
     graph_memory,
 )
-from minidl.autodiff.decorator.module import AutodiffModuleOps
 from minidl.backend import PRIMITIVE_TYPES, DType, ModuleOps, defines, defining_class
 from minidl.dispatch import Device, Dispatch, DispatchTensor, backend_for
 
@@ -32,17 +31,6 @@ def device(inner: str) -> Device:
 def dispatch_leaf(array, dev, grad=True) -> DispatchTensor:
     tensor = Dispatch.float_from_data(np.asarray(array, dtype=np.float32), dev)
     return Dispatch.float_require_grad(tensor) if grad else tensor
-
-
-def spy_linear(monkeypatch, AD) -> list:
-    calls: list = []
-
-    def spy(cls, x, weight, bias=None):
-        calls.append(cls)
-        return AutodiffModuleOps.linear.__func__(cls, x, weight, bias)
-
-    monkeypatch.setattr(AD, "linear", classmethod(spy))
-    return calls
 
 
 # ----- the class the factory makes -----------------------------------------------------------
@@ -327,3 +315,15 @@ def test_graph_lists_steps_parents_requirements_and_saved_shapes(inner):
         assert needle in text
     assert "<table" in g._repr_html_() and "Matmul" in g._repr_html_()
     assert graph_memory(y) == x.primitive.nbytes + w.primitive.nbytes + 2 * 4 * 4
+
+
+@pytest.mark.parametrize("inner", INNER)
+def test_mixed_dtype_op_gives_each_input_a_gradient_of_its_own_dtype(inner):
+    AD = ad(inner)
+    a = leaf(AD, np.full(3, 3.0, dtype=np.float32))
+    b = leaf(AD, np.full(3, 2.0, dtype=np.float64))
+    out = AD.float_mul(a, b)
+    assert out.dtype == np.float32  # the lhs's dtype, as the protocol says
+    grads = AD.backward(AD.float_sum(out))
+    assert AD.grad(a, grads).dtype == np.float32 and AD.grad(b, grads).dtype == np.float64
+    np.testing.assert_array_equal(AD.grad(b, grads), [3.0, 3.0, 3.0])

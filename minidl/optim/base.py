@@ -1,0 +1,73 @@
+"""The optimizer machinery (burn-optim ``SimpleOptimizer`` + ``OptimizerAdaptor``).
+
+A :class:`SimpleOptimizer` knows how to update ONE tensor: ``step(lr, tensor, grad, state)``
+returns the new tensor and the new state, all on the inner (non-autodiff) device. The
+:class:`Optimizer` adaptor walks a module, finds each parameter's gradient by id, clips it,
+calls the simple optimizer, and puts the result back as a new leaf that requires grad.
+``step(lr, model, grads)`` returns a NEW model and never touches the old one (param values
+are immutable); the per-parameter state is kept in the optimizer, keyed by ``Param.id``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from minidl.module import Module, ModuleMapper, Param
+from minidl.optim.clipping import GradientClippingConfig
+from minidl.optim.grads import GradientsParams
+from minidl.tensor import Tensor
+
+
+class SimpleOptimizer:
+    """Updates one tensor (burn's ``SimpleOptimizer``)."""
+
+    def step(self, lr: float, tensor: Tensor, grad: Tensor, state: Any | None) -> tuple[Tensor, Any]:
+        """``(new tensor, new state)``; ``state`` is ``None`` at the first step."""
+        raise NotImplementedError
+
+
+class Optimizer:
+    """A :class:`SimpleOptimizer` applied to every parameter of a module (burn's
+    ``OptimizerAdaptor``)."""
+
+    def __init__(self, optim: SimpleOptimizer, grad_clipping: GradientClippingConfig | None = None):
+        self.optim = optim
+        self.grad_clipping = grad_clipping.init() if grad_clipping is not None else None
+        self.states: dict[str, Any] = {}
+
+    def step(self, lr: float, module: Module, grads: Any) -> Module:
+        """The module after one update with learning rate ``lr``. ``grads`` is what
+        ``backward()`` returned, or a :class:`GradientsParams`."""
+        if not isinstance(grads, GradientsParams):
+            grads = GradientsParams.from_grads(grads, module)
+        return module.map(_StepMapper(self, float(lr), grads))
+
+    def update(self, lr: float, param: Param, grad: Tensor) -> Param:
+        """One parameter's update (what the walk does for each param with a gradient)."""
+        tensor = param.val()
+        device = tensor.device
+        inner = tensor.inner()
+        grad = grad.inner()
+        if self.grad_clipping is not None:
+            grad = self.grad_clipping.clip_gradient(grad)
+        new, state = self.optim.step(lr, inner, grad, self.states.get(param.id))
+        self.states[param.id] = state
+        new = new.inner().detach()
+        if device.is_autodiff():
+            new = Tensor.from_inner(new, device)
+            if param.require_grad:
+                new = new.require_grad()
+        return param.with_value(new)
+
+
+class _StepMapper(ModuleMapper):
+    def __init__(self, optimizer: Optimizer, lr: float, grads: GradientsParams):
+        self.optimizer = optimizer
+        self.lr = lr
+        self.grads = grads
+
+    def map_param(self, path: str, param: Param) -> Param:
+        grad = self.grads.remove(param.id)
+        if grad is None:
+            return param
+        return self.optimizer.update(self.lr, param, grad)

@@ -29,8 +29,9 @@ class ArithmeticOps:
     # ----- shared checks ------------------------------------------------------------------
     def _binary(self, ops: str, other: Tensor) -> None:
         """Kinds match, the kind is numeric, and the shapes broadcast."""
-        self._require(ops, *_NUMERIC)
-        self._same_kind(ops, other, "rhs")
+        if self.kind is Kind.BOOL or not isinstance(other, TensorBase) or other.kind is not self.kind:
+            self._require(ops, *_NUMERIC)
+            self._same_kind(ops, other, "rhs")
         ls, rs = self.primitive.primitive.shape, other.primitive.primitive.shape
         if ls != rs:
             broadcast_shape(ops, tuple(ls), tuple(rs))

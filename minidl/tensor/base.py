@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 _PREFIX = {Kind.FLOAT: "float", Kind.INT: "int", Kind.BOOL: "bool"}
 _KIND_NAME = {Kind.FLOAT: "Float", Kind.INT: "Int", Kind.BOOL: "Bool"}
+# Dispatch ops looked up by name once per kind (a small cache: the lookup is on every call)
+_OPS: dict[Kind, dict[str, object]] = {kind: {} for kind in Kind}
 
 
 def kind_name(kind: Kind) -> str:
@@ -87,7 +89,11 @@ class TensorBase:
     # ----- plumbing shared by the mixins --------------------------------------------------
     def _op(self, name: str):
         """``Dispatch.<kind>_<name>``: the Dispatch op of this tensor's kind."""
-        return getattr(Dispatch, f"{_PREFIX[self.kind]}_{name}")
+        ops = _OPS[self.kind]
+        fn = ops.get(name)
+        if fn is None:
+            fn = ops[name] = getattr(Dispatch, f"{_PREFIX[self.kind]}_{name}")
+        return fn
 
     def _wrap(self, primitive: DispatchTensor, kind: Kind | None = None) -> Tensor:
         return type(self)(primitive, self.kind if kind is None else kind)

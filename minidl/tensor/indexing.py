@@ -138,6 +138,9 @@ class IndexingOps:
                 plan.append("new")
                 continue
             if isinstance(k, TensorBase):
+                if k.kind is not Kind.INT:
+                    raise TypeError(f"Tensor[...]: a tensor index must be an Int tensor, found a {k._describe()}; "
+                                    "for a Bool mask use mask_where / mask_fill")
                 picked = (d, k)
                 ranges.append(None)
                 plan.append(d)

@@ -77,3 +77,11 @@ def test_detach_inner_from_inner(ad):
 def test_set_require_grad_false_stops_tracking(ad):
     x = T(randn((2,), 77), ad).require_grad().set_require_grad(False)
     assert not x.is_require_grad()
+
+
+def test_plain_float_inputs_join_an_autodiff_graph_as_constants(ad):
+    x = T(randn((2, 3), 78), ad).require_grad()
+    data = T(randn((2, 3), 79), ad.inner())  # created on the plain twin of the device
+    out = (x * data).sum()
+    assert out.device.is_autodiff()
+    close(x.grad(out.backward()), randn((2, 3), 79))

@@ -93,3 +93,8 @@ def test_repr_shows_values_shape_dtype_device(device):
     assert "1.5" in text and "shape:  [1, 2]" in text and '"float32"' in text and str(device) in text
     assert '"Float"' in text
     assert '"Int"' in repr(Tensor.arange(3, device=device))
+
+
+def test_cast_to_an_unsupported_dtype_names_the_choices(plain):
+    with pytest.raises(TensorKindError, match="(?s)Operation: 'cast'.*complex64.*float32"):
+        T([1.0], plain).cast("complex64")

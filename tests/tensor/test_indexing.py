@@ -171,3 +171,9 @@ def test_pad_errors(plain):
         T(randn((2, 2)), plain).pad((1, -1, 0, 0))
     with pytest.raises(TensorCheckError, match="at least 2 dims"):
         Tensor.ones([3], plain).pad((0, 0, 1, 1))
+
+
+def test_getitem_rejects_a_bool_mask_with_a_hint(plain):
+    x = T(randn((2, 3)), plain)
+    with pytest.raises(TypeError, match="Int tensor.*mask_where"):
+        x[x > 0]

@@ -197,3 +197,12 @@ def test_attention_checks(plain):
         F.attention(q, T(randn((2, 5, 7)), plain), T(randn((2, 5, 6)), plain))
     with pytest.raises(TensorKindError, match="mask must be a Bool tensor"):
         F.attention(q, q, q, T(randn((4, 4)), plain))
+
+
+def test_functional_ops_surface_device_mismatches_from_dispatch(plain):
+    from minidl import Device
+
+    x = T(randn((1, 2, 4, 4)), plain)
+    w = T(randn((3, 2, 3, 3)), Device.ndarray(1))
+    with pytest.raises(ValueError, match="conv2d: Input tensor weight is on the wrong device"):
+        F.conv2d(x, w)

@@ -34,9 +34,10 @@ def _inner(tensor: Tensor) -> Tensor:
 
 
 def lift(tensor: Tensor, require_grad: bool) -> Tensor:
-    """``tensor`` as a fresh leaf on the autodiff twin of its device, tracked if asked."""
-    inner = _inner(tensor)
-    lifted = Tensor.from_inner(inner, inner.device.autodiff())
+    """``tensor`` as a fresh leaf on the autodiff twin of its device (its own device when it is
+    already autodiff, so a checkpointing device stays one), tracked if asked."""
+    target = tensor.device if tensor.device.is_autodiff() else tensor.device.autodiff()
+    lifted = Tensor.from_inner(_inner(tensor), target)
     return lifted.require_grad() if require_grad else lifted
 
 

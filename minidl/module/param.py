@@ -78,7 +78,7 @@ class _Lazy:
         self.dtype = dtype
         self.init_mappers: list[Callable] = []
         self.value: Any = None
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
 
     def base(self) -> Any:
         with self.lock:
@@ -147,10 +147,12 @@ class Param(Generic[T]):
         if self._value is None:
             if self._lazy is None:
                 raise RuntimeError(f"Param {self.id} has neither a value nor an initializer")
-            value = self._lazy.base()
-            if self.require_grad and self._lazy.device.is_autodiff() and not value.is_require_grad():
-                value = value.require_grad()
-            self._value = value
+            with self._lazy.lock:  # two threads racing to the first val() get one tensor
+                if self._value is None:
+                    value = self._lazy.base()
+                    if self.require_grad and self._lazy.device.is_autodiff() and not value.is_require_grad():
+                        value = value.require_grad()
+                    self._value = value
         return self._value
 
     def is_initialized(self) -> bool:

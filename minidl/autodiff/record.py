@@ -18,6 +18,9 @@ from minidl.autodiff.tensor import AutodiffTensor
 #: memory-bound steps keep no computed array (burn's ``BalancedCheckpointing``).
 STRATEGIES = (None, "balanced")
 
+_NONE = Requirement.NONE
+_GRAD_IN_BACKWARD = Requirement.GRAD_IN_BACKWARD
+
 
 def lift(value: Any) -> AutodiffTensor:
     """An ``AutodiffTensor`` as is; an inner float primitive as an untracked constant."""
@@ -39,25 +42,26 @@ def finish(AD: type, step: Step, inputs: list[AutodiffTensor], out: Any) -> Auto
     Nothing is recorded when no input is tracked or inside ``no_grad()``: the result is then an
     untracked tensor and ``step`` (with whatever it saved) is dropped.
     """
-    tracked = tuple(t.node.tracked for t in inputs)
-    if not any(tracked) or not is_grad_enabled():
+    nodes = tuple([t.node for t in inputs])
+    tracked = tuple([n.requirement is not _NONE for n in nodes])
+    if True not in tracked or not is_grad_enabled():
         return AutodiffTensor.untracked(out)
-    nodes = tuple(t.node for t in inputs)
     step.inputs = nodes
     step.tracked = tracked
-    step.shapes = tuple(t.shape for t in inputs)
-    step.dtypes = tuple(t.dtype for t in inputs)
+    step.shapes = tuple([tuple(t.primitive.shape) for t in inputs])
+    step.dtypes = tuple([t.primitive.dtype for t in inputs])
     names = step.input_names(len(inputs))
-    if AD.checkpointing == "balanced" and step.memory_bound:
+    saved = step.saved
+    if step.memory_bound and AD.checkpointing == "balanced":
         # keep nothing computed: an input made by another recomputable step is recomputed in
         # backward; leaves, constants and outputs of compute-bound steps are kept (as burn).
         step.recomputable = True
         for name, tensor in zip(names, inputs):
             parent = tensor.node.step
             recompute = parent is not None and parent.recomputable
-            step.saved[name] = Recompute(tensor.node) if recompute else tensor.primitive
+            saved[name] = Recompute(tensor.node) if recompute else tensor.primitive
     else:
         for name in step.keeps(tracked):
-            step.saved[name] = out if name == "out" else inputs[names.index(name)].primitive
-    parents = tuple(n for n, t in zip(nodes, tracked) if t)
-    return AutodiffTensor(out, Node(Requirement.GRAD_IN_BACKWARD, parents, step))
+            saved[name] = out if name == "out" else inputs[names.index(name)].primitive
+    parents = tuple([n for n, t in zip(nodes, tracked) if t])
+    return AutodiffTensor(out, Node(_GRAD_IN_BACKWARD, parents, step))

@@ -331,7 +331,14 @@ def _load(cls, path: str | Path):
     return cls.from_json(Path(path).read_text(encoding="utf-8"))
 
 
+@classmethod  # type: ignore[misc]
+def _new(cls, *args: Any, **kwargs: Any):
+    """``XxxConfig.new(a, b)``: burn's constructor spelling, the same as ``XxxConfig(a, b)``."""
+    return cls(*args, **kwargs)
+
+
 _CONFIG_METHODS: dict[str, Any] = {
+    "new": _new,
     "to_dict": _to_dict,
     "from_dict": _from_dict,
     "to_json": _to_json,

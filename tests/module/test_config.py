@@ -163,3 +163,8 @@ def test_conv_groups_must_divide_both_channel_counts():
     with pytest.raises(ValueError, match="divisible by the number of groups"):
         Conv1dConfig(3, 6, 3, groups=2).init(Device.ndarray())
     Conv2dConfig((4, 6), (3, 3)).with_groups(2).init(Device.ndarray())  # fine
+
+
+def test_new_is_burns_spelling_of_the_constructor():
+    assert LinearConfig.new(4, 2) == LinearConfig(4, 2)
+    assert DropoutConfig.new(0.5).with_prob(0.25) == DropoutConfig(0.25)

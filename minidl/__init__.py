@@ -15,6 +15,7 @@ from pathlib import Path as _Path
 _os.environ.setdefault("NUMBA_CACHE_DIR", str(_Path(__file__).resolve().parent.parent / ".numba_cache"))
 
 # ----- the user-facing names (burn's prelude) ------------------------------------------------
+from minidl.autodiff import no_grad  # noqa: E402
 from minidl.backend.distribution import Distribution  # noqa: E402
 from minidl.backend.dtype import (  # noqa: E402
     DType,
@@ -46,4 +47,5 @@ __all__ = [
     "functional",
     "int32",
     "int64",
+    "no_grad",
 ]

@@ -104,3 +104,9 @@ def test_inner_device_and_no_grad_both_run_without_a_graph(inner):
     assert quiet.device.is_autodiff() and graph(quiet).ops == []
     np.testing.assert_allclose(quiet.to_numpy(), plain.to_numpy())
     assert graph(x.exp()).ops == ["Exp"]
+
+
+def test_no_grad_is_exported_at_the_top_level_for_pytorch_habits():
+    import minidl
+
+    assert minidl.no_grad is no_grad

@@ -49,3 +49,8 @@ __all__ = [
     "int64",
     "no_grad",
 ]
+
+# The debug switch (tinygrad's DEBUG): `MINIDL_DEBUG=1 python script.py` logs every route.
+# minidl.debug is imported only when asked for, so nothing in minidl depends on it.
+if _os.environ.get("MINIDL_DEBUG", "0").strip() not in ("", "0"):
+    import minidl.debug  # noqa: E402, F401

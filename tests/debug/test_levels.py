@@ -91,9 +91,9 @@ def test_uncaptured_output_goes_to_stderr(capsys):
     assert capsys.readouterr().err == "float_mul → NdArray\n"
 
 
-def test_environment_variable_sets_the_level_at_import():
+def test_environment_variable_turns_debug_output_on_without_importing_debug():
     code = (
-        "import numpy as np, minidl.debug\n"
+        "import numpy as np\n"
         "from minidl import Tensor, Device\n"
         "x = Tensor.from_numpy(np.ones((2, 2), np.float32), device=Device.ndarray())\n"
         "x + x\n"

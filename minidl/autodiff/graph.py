@@ -75,6 +75,7 @@ class Graph:
 
     root: int
     records: list[StepRecord]
+    memory: int = 0  # bytes of the distinct arrays the steps keep (see graph_memory)
 
     @property
     def steps(self) -> list[StepRecord]:
@@ -107,7 +108,7 @@ class Graph:
         header = ("node", "step", "parents", "requirement", "saved")
         rows = [header, *self._rows()]
         widths = [max(len(row[i]) for row in rows) for i in range(4)]
-        lines = [f"graph of #{self.root}: {len(self.steps)} steps"]
+        lines = [f"graph of #{self.root}: {len(self.steps)} steps, keeping {_bytes(self.memory)}"]
         for row in rows:
             lines.append("  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + "  " + row[4])
         return "\n".join(line.rstrip() for line in lines)
@@ -121,7 +122,7 @@ class Graph:
             "<tr>" + "".join(f"<td style='text-align:left'>{escape(c)}</td>" for c in row) + "</tr>"
             for row in self._rows()
         )
-        caption = f"<caption>graph of #{self.root}: {len(self.steps)} steps</caption>"
+        caption = f"<caption>graph of #{self.root}: {len(self.steps)} steps, keeping {_bytes(self.memory)}</caption>"
         return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
@@ -145,7 +146,7 @@ def graph(tensor: Any) -> Graph:
             saved_bytes=sum(getattr(v, "nbytes", 0) for v in step.saved.values()),
             consumed=step.consumed,
         ))
-    return Graph(root.id, records)
+    return Graph(root.id, records, graph_memory(tensor))
 
 
 def graph_memory(tensor: Any) -> int:

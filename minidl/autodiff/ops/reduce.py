@@ -78,7 +78,9 @@ class ProdDim(SumDim):
 
 
 class MaxDim(Step):
-    """Maximum along ``dim``: the gradient goes to the arg-max position. Keeps the indices."""
+    """Maximum along ``dim``: the gradient goes to the arg-max position. Keeps the indices.
+    On ties the arg-max (first) position gets it all (burn too; torch's ``max_dim`` also
+    picks one, its whole-tensor ``max()`` spreads it evenly)."""
 
     def __init__(self, dim: int, indices):
         super().__init__(indices=indices)

@@ -83,6 +83,7 @@ class Hit:
     breakpoint: int
     frames: list[Frame]
     kernels: list[str] = field(default_factory=list)
+    location: int = 1  # lldb's "breakpoint 1.2": which resolved location stopped
 
     @property
     def name(self) -> str:
@@ -108,7 +109,7 @@ class Hit:
     def bt(self, n: int | None = None) -> str:
         """The backtrace as lldb's ``bt n`` prints it."""
         frames = self.frames if n is None else self.frames[:n]
-        lines = [f"* thread #1, stop reason = breakpoint {self.breakpoint}.1"]
+        lines = [f"* thread #1, stop reason = breakpoint {self.breakpoint}.{self.location}"]
         for f in frames:
             lines.append(("  * " if f.index == 0 else "    ") + str(f))
         if self.kernels:
@@ -276,7 +277,8 @@ class _Recorder:
             if name not in bp.hit_names:
                 bp.hit_names.append(name)
             if bp.hits <= MAX_HITS:
-                new.append(Hit(bp.id, frames))
+                where = bp.locations.index(name) + 1 if name in bp.locations else 1
+                new.append(Hit(bp.id, frames, location=where))
         self.hits.extend(new)
         if new and event == "call":
             self.active.append((frame, new))
@@ -329,7 +331,7 @@ def resolve(patterns: list[str]) -> list[Breakpoint]:
     return out
 
 
-def trace(fn, *args, breakpoints: list[str] | tuple[str, ...] = (), depth: int = 12,
+def trace(fn, *args, breakpoints: str | list[str] | tuple[str, ...] = (), depth: int = 12,
           echo: bool = True, **kwargs) -> Trace:
     """Run ``fn(*args, **kwargs)`` once and record a backtrace at every breakpoint hit.
 
@@ -345,7 +347,7 @@ def trace(fn, *args, breakpoints: list[str] | tuple[str, ...] = (), depth: int =
         a :class:`Trace` (``hits``, ``bt()``, ``chain()``, ``diagram()``); ``trace.result`` is
         what ``fn`` returned. Exceptions from ``fn`` propagate.
     """
-    bps = resolve(list(breakpoints))
+    bps = resolve([breakpoints] if isinstance(breakpoints, str) else list(breakpoints))
     if echo:
         for bp in bps:
             print(bp.resolution())

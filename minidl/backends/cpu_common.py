@@ -1,0 +1,430 @@
+"""What the two CPU backends share: host data and devices, the random streams, and NumPy
+implementations of every int and bool op.
+
+burn's ndarray and flex crates each write their own int and bool ops; here both CPU backends
+inherit one NumPy version, because int and bool tensors (indices, masks) are not what the book
+teaches. A CPU backend is assembled from these mixins plus its own float and module ops::
+
+    class NdArray(CpuHostOps, CpuIntOps, CpuBoolOps, NdArrayFloatOps, NdArrayModuleOps, Backend)
+
+The mixins are plain classes (they do not subclass the protocol families), so the protocol's
+required-op check still finds each op in the backend's own classes.
+
+Conventions (shared by every CPU backend, so Dispatch can mix them):
+
+- Primitives are plain ``np.ndarray``s, treated as immutable values: an op may return a view of
+  its input (reshape, slice, expand), and never writes into an input.
+- A binary op's result has the dtype of ``lhs``; a scalar operand takes ``lhs``'s dtype.
+- Reductions keep the reduced dim with size 1; whole-tensor reductions return shape ``(1,)``.
+  An int reduction keeps the input's int dtype (as burn; torch widens sums to int64);
+  ``argmax``/``argmin`` return int64.
+- ``scatter`` and ``select_assign`` *add* ``value`` (burn's scatter sums duplicates).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from minidl.backend import DType, TensorData
+
+Shape = tuple[int, ...]
+INDEX_DTYPE = np.int64
+
+
+def cpu_device(kind: str, index: int = 0):
+    """The ``Device`` of a CPU backend: every primitive of ``kind`` lives on its device 0."""
+    # The one place a backend reaches up into dispatch: minidl has a single Device type (burn
+    # gives each backend its own and converts in burn-dispatch). device.py imports nothing of
+    # minidl, so this cannot form a cycle; importing it lazily keeps ``backends`` importable alone.
+    from minidl.dispatch.device import Device
+
+    return Device(kind, index)
+
+
+def host_copy(data: np.ndarray, kinds: str, op: str) -> np.ndarray:
+    """A C-contiguous copy of ``data``, after checking its dtype is one minidl has and belongs
+    to the tensor kind (``kinds``: NumPy dtype kind letters, e.g. ``"f"`` for float)."""
+    array = np.asarray(data)
+    if array.dtype.kind not in kinds:
+        raise TypeError(f"{op}: expected an array of kind {kinds!r}, found dtype {array.dtype}")
+    DType.of(array.dtype)  # refuses dtypes minidl does not have (e.g. uint8), naming them
+    return np.array(array, copy=True, order="C")
+
+
+def into_data(tensor: np.ndarray) -> TensorData:
+    """A C-contiguous copy of a primitive, read back to the host (so the caller may write to it)."""
+    return TensorData(np.array(tensor, copy=True, order="C"))
+
+
+# ----- NumPy helpers shared by the float, int and bool ops of both CPU backends -----------------
+
+
+def whole(value, dtype) -> np.ndarray:
+    """A whole-tensor reduction result: shape ``(1,)``, as burn returns it."""
+    return np.asarray(value, dtype=dtype).reshape(1)
+
+
+def slice_assign(tensor: np.ndarray, slices: Sequence[slice], value: np.ndarray) -> np.ndarray:
+    """A copy of ``tensor`` with the region ``slices`` replaced by ``value``."""
+    out = tensor.copy()
+    out[tuple(slices)] = value
+    return out
+
+
+def gather(dim: int, tensor: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """``out[i][j][k] = tensor[i][indices[i][j][k]][k]`` for ``dim = 1`` (torch.gather).
+
+    ``indices`` has the rank of ``tensor`` and may be smaller than it in every dim but ``dim``.
+    """
+    region = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(indices.shape))
+    return np.take_along_axis(tensor[region], indices.astype(INDEX_DTYPE, copy=False), axis=dim)
+
+
+def scatter_add(dim: int, tensor: np.ndarray, indices: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """A copy of ``tensor`` with ``out[i][indices[i][j]] += value[i][j]`` along ``dim``.
+
+    Duplicated indices accumulate (``np.add.at``), as torch's ``scatter_add`` and burn's scatter.
+    """
+    out = tensor.copy()
+    where = list(np.indices(indices.shape, sparse=True))
+    where[dim] = indices.astype(INDEX_DTYPE, copy=False)
+    region = tuple(slice(0, n) for n in indices.shape)
+    np.add.at(out, tuple(where), value[region])
+    return out
+
+
+def select_add(tensor: np.ndarray, dim: int, indices: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """A copy of ``tensor`` with ``value`` added into the slices ``indices`` along ``dim``
+    (torch's ``index_add``); repeated indices accumulate."""
+    out = tensor.copy()
+    where: list[Any] = [slice(None)] * tensor.ndim
+    where[dim] = indices.astype(INDEX_DTYPE, copy=False)
+    np.add.at(out, tuple(where), value)
+    return out
+
+
+# ----- host data, devices, random streams ---------------------------------------------------------
+
+
+class CpuHostOps:
+    """Data in and out, devices, and the seeded random streams of a CPU backend.
+
+    Mirrors what burn-ndarray's ``NdArrayDevice`` and its seeded ``StdRng`` do: one device per
+    backend (index 0), one ``np.random.Generator`` (PCG64) per device, restarted by ``seed``.
+    Unseeded, a device's stream starts from fresh OS entropy. The autodiff twin of a device
+    shares its stream (the key ignores autodiff).
+    """
+
+    name: ClassVar[str]
+    _generators: ClassVar[dict[tuple[str, int], np.random.Generator]] = {}
+
+    @classmethod
+    def _device(cls):
+        return cpu_device(cls.name)
+
+    @classmethod
+    def _same_memory(cls, tensor, device, op: str):
+        # every device of a CPU backend shares one memory: moving is a check, not a copy
+        if getattr(device, "kind", None) != cls.name:
+            raise ValueError(f"{op}: {cls.__name__} cannot place a tensor on {device!r}")
+        return tensor
+
+    @classmethod
+    def generator(cls, device) -> np.random.Generator:
+        """The random stream of ``device`` (created from OS entropy on first use)."""
+        key = (cls.name, getattr(device, "index", 0))
+        if key not in CpuHostOps._generators:
+            CpuHostOps._generators[key] = np.random.Generator(np.random.PCG64())
+        return CpuHostOps._generators[key]
+
+    @classmethod
+    def seed(cls, device, seed: int) -> None:
+        key = (cls.name, getattr(device, "index", 0))
+        CpuHostOps._generators[key] = np.random.Generator(np.random.PCG64(int(seed)))
+
+    @classmethod
+    def float_from_data(cls, data: np.ndarray, device):
+        return host_copy(data, "f", "float_from_data")
+
+    @classmethod
+    def float_into_data(cls, tensor) -> TensorData:
+        return into_data(tensor)
+
+    @classmethod
+    def float_device(cls, tensor):
+        return cls._device()
+
+    @classmethod
+    def float_to_device(cls, tensor, device):
+        return cls._same_memory(tensor, device, "float_to_device")
+
+    @classmethod
+    def int_from_data(cls, data: np.ndarray, device):
+        return host_copy(data, "iu", "int_from_data")
+
+    @classmethod
+    def int_into_data(cls, tensor) -> TensorData:
+        return into_data(tensor)
+
+    @classmethod
+    def int_device(cls, tensor):
+        return cls._device()
+
+    @classmethod
+    def int_to_device(cls, tensor, device):
+        return cls._same_memory(tensor, device, "int_to_device")
+
+    @classmethod
+    def bool_from_data(cls, data: np.ndarray, device):
+        return host_copy(data, "b", "bool_from_data")
+
+    @classmethod
+    def bool_into_data(cls, tensor) -> TensorData:
+        return into_data(tensor)
+
+    @classmethod
+    def bool_device(cls, tensor):
+        return cls._device()
+
+    @classmethod
+    def bool_to_device(cls, tensor, device):
+        return cls._same_memory(tensor, device, "bool_to_device")
+
+    @classmethod
+    def int_random(cls, shape: Shape, low: int, high: int, dtype: DType, device):
+        """Uniform integers in ``[low, high)`` from the device's stream."""
+        return cls.generator(device).integers(low, high, size=tuple(shape), dtype=dtype.numpy)
+
+
+# ----- int ops ----------------------------------------------------------------------------------
+
+
+class CpuIntOps:
+    """Every int op of the protocol in NumPy (burn-ndarray's ``int_tensor.rs``, in spirit)."""
+
+    @classmethod
+    def int_cast(cls, tensor, dtype: DType):
+        return tensor.astype(dtype.numpy)
+
+    @classmethod
+    def int_into_float(cls, tensor, dtype: DType):
+        return tensor.astype(dtype.numpy)
+
+    # arithmetic: the result keeps lhs's dtype
+    @classmethod
+    def int_add(cls, lhs, rhs):
+        return np.add(lhs, rhs).astype(lhs.dtype, copy=False)
+
+    @classmethod
+    def int_sub(cls, lhs, rhs):
+        return np.subtract(lhs, rhs).astype(lhs.dtype, copy=False)
+
+    @classmethod
+    def int_mul(cls, lhs, rhs):
+        return np.multiply(lhs, rhs).astype(lhs.dtype, copy=False)
+
+    @classmethod
+    def int_div(cls, lhs, rhs):
+        """Division rounding toward zero (burn, C, torch's ``rounding_mode='trunc'``).
+
+        NumPy's ``//`` rounds toward minus infinity: where the signs differ and the division is
+        not exact, step the floor quotient one up. (Going through floats would lose int64 digits.)
+        """
+        lhs, rhs = np.broadcast_arrays(lhs, rhs)
+        floor = np.floor_divide(lhs, rhs)
+        inexact = np.remainder(lhs, rhs) != 0
+        return (floor + (inexact & ((lhs < 0) != (rhs < 0)))).astype(lhs.dtype, copy=False)
+
+    @classmethod
+    def int_remainder(cls, lhs, rhs):
+        """Remainder with the sign of the divisor: NumPy's ``remainder`` is torch.remainder."""
+        return np.remainder(lhs, rhs).astype(lhs.dtype, copy=False)
+
+    @classmethod
+    def int_add_scalar(cls, lhs, rhs: int):
+        return np.add(lhs, rhs).astype(lhs.dtype, copy=False)
+
+    @classmethod
+    def int_mul_scalar(cls, lhs, rhs: int):
+        return np.multiply(lhs, rhs).astype(lhs.dtype, copy=False)
+
+    @classmethod
+    def int_abs(cls, tensor):
+        return np.abs(tensor)
+
+    # comparisons → bool primitives
+    @classmethod
+    def int_equal(cls, lhs, rhs):
+        return np.equal(lhs, rhs)
+
+    @classmethod
+    def int_greater(cls, lhs, rhs):
+        return np.greater(lhs, rhs)
+
+    @classmethod
+    def int_lower(cls, lhs, rhs):
+        return np.less(lhs, rhs)
+
+    @classmethod
+    def int_equal_elem(cls, lhs, rhs: int):
+        return np.equal(lhs, rhs)
+
+    @classmethod
+    def int_greater_elem(cls, lhs, rhs: int):
+        return np.greater(lhs, rhs)
+
+    @classmethod
+    def int_lower_elem(cls, lhs, rhs: int):
+        return np.less(lhs, rhs)
+
+    # reductions: keep the dtype and the reduced dim
+    @classmethod
+    def int_sum(cls, tensor):
+        return whole(np.sum(tensor, dtype=tensor.dtype), tensor.dtype)
+
+    @classmethod
+    def int_sum_dim(cls, tensor, dim: int):
+        return np.sum(tensor, axis=dim, keepdims=True, dtype=tensor.dtype)
+
+    @classmethod
+    def int_max_dim(cls, tensor, dim: int):
+        return np.max(tensor, axis=dim, keepdims=True)
+
+    @classmethod
+    def int_min_dim(cls, tensor, dim: int):
+        return np.min(tensor, axis=dim, keepdims=True)
+
+    @classmethod
+    def int_argmax(cls, tensor, dim: int):
+        return np.argmax(tensor, axis=dim, keepdims=True).astype(INDEX_DTYPE, copy=False)
+
+    @classmethod
+    def int_argmin(cls, tensor, dim: int):
+        return np.argmin(tensor, axis=dim, keepdims=True).astype(INDEX_DTYPE, copy=False)
+
+    # layout
+    @classmethod
+    def int_reshape(cls, tensor, shape: Shape):
+        return np.reshape(tensor, tuple(shape))
+
+    @classmethod
+    def int_swap_dims(cls, tensor, dim1: int, dim2: int):
+        return np.swapaxes(tensor, dim1, dim2)
+
+    @classmethod
+    def int_permute(cls, tensor, axes: Sequence[int]):
+        return np.transpose(tensor, tuple(axes))
+
+    @classmethod
+    def int_flip(cls, tensor, axes: Sequence[int]):
+        return np.flip(tensor, axis=tuple(axes))
+
+    @classmethod
+    def int_expand(cls, tensor, shape: Shape):
+        return np.broadcast_to(tensor, tuple(shape))
+
+    @classmethod
+    def int_slice(cls, tensor, slices: Sequence[slice]):
+        return tensor[tuple(slices)]
+
+    @classmethod
+    def int_slice_assign(cls, tensor, slices: Sequence[slice], value):
+        return slice_assign(tensor, slices, value)
+
+    @classmethod
+    def int_cat(cls, tensors: Sequence, dim: int):
+        return np.concatenate(list(tensors), axis=dim).astype(tensors[0].dtype, copy=False)
+
+    @classmethod
+    def int_gather(cls, dim: int, tensor, indices):
+        return gather(dim, tensor, indices)
+
+    @classmethod
+    def int_scatter(cls, dim: int, tensor, indices, value):
+        return scatter_add(dim, tensor, indices, value)
+
+    @classmethod
+    def int_select(cls, tensor, dim: int, indices):
+        return np.take(tensor, indices.astype(INDEX_DTYPE, copy=False), axis=dim)
+
+    @classmethod
+    def int_select_assign(cls, tensor, dim: int, indices, value):
+        return select_add(tensor, dim, indices, value)
+
+    @classmethod
+    def int_mask_where(cls, tensor, mask, value):
+        return np.where(mask, value, tensor).astype(tensor.dtype, copy=False)
+
+    @classmethod
+    def int_mask_fill(cls, tensor, mask, value: int):
+        return np.where(mask, value, tensor).astype(tensor.dtype, copy=False)
+
+
+# ----- bool ops ---------------------------------------------------------------------------------
+
+
+class CpuBoolOps:
+    """Every bool op of the protocol in NumPy (burn-ndarray's ``bool_tensor.rs``, in spirit)."""
+
+    @classmethod
+    def bool_into_int(cls, tensor, dtype: DType):
+        return tensor.astype(dtype.numpy)
+
+    @classmethod
+    def bool_into_float(cls, tensor, dtype: DType = DType.F32):
+        return tensor.astype(dtype.numpy)
+
+    @classmethod
+    def bool_not(cls, tensor):
+        return np.logical_not(tensor)
+
+    @classmethod
+    def bool_and(cls, lhs, rhs):
+        return np.logical_and(lhs, rhs)
+
+    @classmethod
+    def bool_or(cls, lhs, rhs):
+        return np.logical_or(lhs, rhs)
+
+    @classmethod
+    def bool_equal(cls, lhs, rhs):
+        return np.equal(lhs, rhs)
+
+    @classmethod
+    def bool_reshape(cls, tensor, shape: Shape):
+        return np.reshape(tensor, tuple(shape))
+
+    @classmethod
+    def bool_swap_dims(cls, tensor, dim1: int, dim2: int):
+        return np.swapaxes(tensor, dim1, dim2)
+
+    @classmethod
+    def bool_permute(cls, tensor, axes: Sequence[int]):
+        return np.transpose(tensor, tuple(axes))
+
+    @classmethod
+    def bool_flip(cls, tensor, axes: Sequence[int]):
+        return np.flip(tensor, axis=tuple(axes))
+
+    @classmethod
+    def bool_expand(cls, tensor, shape: Shape):
+        return np.broadcast_to(tensor, tuple(shape))
+
+    @classmethod
+    def bool_slice(cls, tensor, slices: Sequence[slice]):
+        return tensor[tuple(slices)]
+
+    @classmethod
+    def bool_cat(cls, tensors: Sequence, dim: int):
+        return np.concatenate(list(tensors), axis=dim)
+
+    @classmethod
+    def bool_any(cls, tensor):
+        return whole(np.any(tensor), np.bool_)
+
+    @classmethod
+    def bool_all(cls, tensor):
+        return whole(np.all(tensor), np.bool_)

@@ -1,0 +1,23 @@
+"""Fixtures of the backend conformance suite: every test taking ``B`` runs once per backend in
+:data:`support.BACKENDS` (a backend that is not written yet is reported as xfail)."""
+
+from __future__ import annotations
+
+import pytest
+
+from minidl.dispatch import Device
+
+from .support import BACKENDS, load_backend
+
+
+@pytest.fixture(scope="session", params=BACKENDS, ids=[b[0] for b in BACKENDS])
+def B(request) -> type:
+    """The backend class under test."""
+    _, module, name, pending = request.param
+    return load_backend(module, name, pending)
+
+
+@pytest.fixture(scope="session")
+def device(B) -> Device:
+    """The plain device of the backend under test."""
+    return Device(B.name)

@@ -1,0 +1,118 @@
+"""Shared helpers of the backend conformance suite: the backends under test, hypothesis
+strategies, memory layouts, and comparison against PyTorch.
+
+Primitive-level tests hand the backend plain NumPy arrays (the primitives of every CPU backend)
+and read its results back with ``np.asarray``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import array_shapes
+
+#: The backends the suite runs against: (id, module, class, reason while it is not written).
+#: A new backend joins the suite with one line here.
+BACKENDS = [
+    ("ndarray", "minidl.backends.ndarray", "NdArray", None),
+    ("flex", "minidl.backends.flex", "Flex", "Flex class not written yet"),
+]
+
+#: hypothesis settings for every property here: no deadline (numba compiles on first call) and
+#: a modest number of examples so the suite stays quick. For a deep run, raise it:
+#: ``MINIDL_CONFORMANCE_EXAMPLES=500 pytest tests/backend``.
+EXAMPLES = int(os.environ.get("MINIDL_CONFORMANCE_EXAMPLES", "25"))
+SETTINGS = settings(deadline=None, max_examples=EXAMPLES, suppress_health_check=[HealthCheck.too_slow])
+
+F32_RTOL = 1e-5
+EPS = {np.float16: 1e-3, np.float32: 1.2e-7, np.float64: 2.3e-16}
+
+
+def load_backend(module: str, name: str, pending: str | None) -> type:
+    """Import a backend class; a backend that is not written yet is an expected failure."""
+    try:
+        return getattr(importlib.import_module(module), name)
+    except ModuleNotFoundError as err:
+        if pending and err.name and (err.name == module or err.name.startswith(module + ".")):
+            pytest.xfail(pending)
+        raise
+    except AttributeError:
+        if pending and not hasattr(importlib.import_module(module), name):
+            pytest.xfail(pending)
+        raise
+
+
+# ----- data --------------------------------------------------------------------------------------
+
+seeds = st.integers(0, 2**32 - 1)
+shapes = array_shapes(min_dims=1, max_dims=4, min_side=1, max_side=5)
+LAYOUTS = ("contiguous", "transposed", "strided", "flipped")
+layouts = st.sampled_from(LAYOUTS)
+
+
+def randn(seed: int, shape, dtype=np.float32, scale: float = 1.0) -> np.ndarray:
+    """Standard normal values (times ``scale``) of ``dtype``, reproducible from ``seed``."""
+    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(dtype)
+
+
+def coarse(seed: int, shape, dtype=np.float32) -> np.ndarray:
+    """Values on a grid of halves in [-2, 2], so that ties and equal elements are common."""
+    return (np.random.default_rng(seed).integers(-4, 5, shape) / 2).astype(dtype)
+
+
+def as_layout(values: np.ndarray, layout: str) -> np.ndarray:
+    """An array equal to ``values`` whose memory is laid out as ``layout`` says:
+    ``transposed`` (F order), ``strided`` (every other element of a wider buffer) or
+    ``flipped`` (negative strides in every dim)."""
+    if layout == "contiguous" or values.ndim == 0:
+        return np.ascontiguousarray(values)
+    if layout == "transposed":
+        return np.ascontiguousarray(values.T).T
+    if layout == "strided":
+        wide = np.zeros(values.shape[:-1] + (2 * values.shape[-1],), dtype=values.dtype)
+        wide[..., ::2] = values
+        return wide[..., ::2]
+    if layout == "flipped":
+        return np.flip(np.flip(values).copy())
+    raise ValueError(layout)
+
+
+# ----- comparison --------------------------------------------------------------------------------
+
+
+def tt(array: np.ndarray, requires_grad: bool = False) -> torch.Tensor:
+    """The torch twin of a NumPy array (a copy; torch refuses negative strides)."""
+    out = torch.tensor(np.ascontiguousarray(array))
+    return out.requires_grad_(True) if requires_grad else out
+
+
+def to_numpy(value) -> np.ndarray:
+    if isinstance(value, torch.Tensor):
+        return value.detach().numpy()
+    return np.asarray(value)
+
+
+def assert_close(actual, expected, rtol: float = F32_RTOL, atol: float = 1e-6, dtype=None) -> None:
+    """Same shape, the expected dtype (``dtype``, else the expected value's), values within
+    ``rtol``/``atol`` (NaNs must match NaNs)."""
+    assert isinstance(actual, np.ndarray), f"expected a NumPy primitive, found {type(actual)}"
+    expected = to_numpy(expected)
+    assert actual.shape == expected.shape, f"shape {actual.shape} != expected {expected.shape}"
+    want = np.dtype(dtype) if dtype is not None else expected.dtype
+    assert actual.dtype == want, f"dtype {actual.dtype} != expected {want}"
+    if actual.dtype.kind in "biu":
+        np.testing.assert_array_equal(actual, expected)
+    else:
+        np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def sum_atol(terms: int, magnitude: float = 1.0, dtype=np.float32) -> float:
+    """An absolute tolerance for a sum of ``terms`` values of about ``magnitude``: rounding
+    grows with the length of the reduction."""
+    return 4 * EPS[np.dtype(dtype).type] * max(terms, 1) * max(magnitude, 1.0)

@@ -1,0 +1,51 @@
+"""Shared helpers for the Flex kernels: fastmath flags, size thresholds, dtype handling.
+
+Nothing here compiles anything; it is imported by every kernel module.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+# The fastmath subset that lets LLVM vectorize reductions (reassociation) and fuse
+# multiply-adds, while keeping NaN/Inf semantics (no "nnan"/"ninf"): a NaN in the input must
+# still come out as NaN (DESIGN §7: reductions 8x faster with "reassoc").
+FASTMATH = {"reassoc", "contract", "arcp", "nsz"}
+
+# Parallel element-wise work only pays from about 64K elements on this machine (DESIGN §7):
+# a parallel region costs 2-3 us awake and milliseconds after an idle spell.
+PARALLEL_MIN_ELEMS = 1 << 16
+
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def compute_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype a kernel computes in: float16 is computed in float32 (numba has no f16 math)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.float16:
+        return np.dtype(np.float32)
+    return dtype
+
+
+def as_compute(x: np.ndarray) -> np.ndarray:
+    """``x`` as a C-contiguous array in its compute dtype (a no-op for contiguous f32/f64)."""
+    return np.ascontiguousarray(x, dtype=compute_dtype(x.dtype))
+
+
+def aligned_empty(shape: tuple[int, ...], dtype: np.dtype, align: int = 64) -> np.ndarray:
+    """``np.empty`` whose data starts on an ``align``-byte boundary (a cache line).
+
+    Packed gemm panels are read with 64-byte vector loads; a load that straddles two cache
+    lines costs twice, so the packing buffers are aligned.
+    """
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    buf = np.empty(nbytes + align, np.uint8)
+    off = (-buf.ctypes.data) % align
+    return buf[off : off + nbytes].view(dtype).reshape(shape)
+
+
+def check_float(name: str, x: np.ndarray) -> None:
+    """Raise a clear error unless ``x`` is a float32/float64 array."""
+    if x.dtype not in FLOAT_DTYPES:
+        raise TypeError(f"{name}: expected a float32 or float64 array, found {x.dtype}")

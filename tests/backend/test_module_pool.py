@@ -134,3 +134,13 @@ def test_a_window_of_only_padding_gets_torchs_index_and_no_gradient(B):
     grad = np.ones(out.shape, np.float32)
     dx = B.max_pool2d_with_indices_backward(x=x, options=o, output_grad=grad, indices=indices)
     assert_close(dx, np.zeros_like(x))
+
+
+def test_max_pool_indices_follow_torch_on_ties_and_nans(B):
+    # ties keep the first maximum; NaN wins its window and the last NaN is reported
+    x = np.array([[[[1, np.nan, 5, np.nan, 2, 3, 7, 7, 0, 7]]]], dtype=np.float32)
+    o = PoolOptions(kernel_size=(1, 5))
+    out, indices = B.max_pool2d_with_indices(x=x, options=o)
+    expected, expected_idx = F.max_pool2d(tt(x), (1, 5), return_indices=True)
+    assert_close(out, expected)
+    assert_close(indices, expected_idx)

@@ -52,9 +52,10 @@ class NdArrayPoolOps:
         """``(output, indices)``; an index is the flat position ``row * W + col`` of the maximum
         in its input plane (torch's ``return_indices`` convention), int64.
 
-        As in torch, the index is the first *real* element (never padding) equal to the
-        maximum, or the first NaN. A window made only of padding has no such element; torch then
-        reports the first window position past the top/left padding, and so do we.
+        torch scans each window keeping ``val > max or isnan(val)``, over real elements only
+        (never padding); so the index is the first maximum, or the last NaN of the window. A
+        window made only of padding has neither; torch then reports the first window position
+        past the top/left padding, and so do we.
         """
         n, c, h, w = x.shape
         (sh, sw), (ph, pw), (dh, dw) = options.stride, options.padding, options.dilation
@@ -64,11 +65,15 @@ class NdArrayPoolOps:
         flat = flat_windows.reshape(n, c, oh, ow, kh * kw)
         out = flat.max(axis=-1)
         real = unfold(pad2d(np.ones((1, 1, h, w), dtype=bool), pads, False), *window)
-        hits = real.reshape(1, 1, oh, ow, kh * kw) & ((flat == out[..., None]) | np.isnan(flat))
+        real = real.reshape(1, 1, oh, ow, kh * kw)
+        first_max = real & (flat == out[..., None])
+        nans = real & np.isnan(flat)
+        last_nan = kh * kw - 1 - nans[..., ::-1].argmax(axis=-1)
         started = np.zeros((1, 1, h + 2 * ph, w + 2 * pw), dtype=bool)
         started[..., ph:, pw:] = True  # torch's fallback: past the top and left padding
         fallback = unfold(started, *window).reshape(1, 1, oh, ow, kh * kw).argmax(axis=-1)
-        ki, kj = np.divmod(np.where(hits.any(axis=-1), hits.argmax(axis=-1), fallback), kw)
+        k = np.where(nans.any(axis=-1), last_nan, np.where(first_max.any(axis=-1), first_max.argmax(axis=-1), fallback))
+        ki, kj = np.divmod(k, kw)
         rows = np.arange(oh).reshape(oh, 1) * sh - ph + ki * dh
         cols = np.arange(ow).reshape(1, ow) * sw - pw + kj * dw
         return out, (rows * w + cols).astype(INDEX_DTYPE)

@@ -19,6 +19,7 @@ from minidl.backend.base import (
     signature,
 )
 from minidl.backend.bool_ops import BoolTensorOps
+from minidl.backend.device import Device
 from minidl.backend.distribution import Distribution
 from minidl.backend.dtype import DType, Kind
 from minidl.backend.float_ops import FloatTensorOps
@@ -53,6 +54,7 @@ __all__ = [
     "ConvOptions",
     "ConvTransposeOptions",
     "DType",
+    "Device",
     "Distribution",
     "FloatTensorOps",
     "IntTensorOps",

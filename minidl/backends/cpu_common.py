@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from minidl.backend import DType, TensorData
+from minidl.backend import Device, DType, TensorData
 
 Shape = tuple[int, ...]
 INDEX_DTYPE = np.int64
@@ -36,11 +36,6 @@ INDEX_DTYPE = np.int64
 
 def cpu_device(kind: str, index: int = 0):
     """The ``Device`` of a CPU backend: every primitive of ``kind`` lives on its device 0."""
-    # The one place a backend reaches up into dispatch: minidl has a single Device type (burn
-    # gives each backend its own and converts in burn-dispatch). device.py imports nothing of
-    # minidl, so this cannot form a cycle; importing it lazily keeps ``backends`` importable alone.
-    from minidl.dispatch.device import Device
-
     return Device(kind, index)
 
 

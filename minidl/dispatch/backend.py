@@ -8,7 +8,7 @@ except ``linear`` and its backward helpers, which it leaves to the ModuleOps def
 from __future__ import annotations
 
 from minidl.backend import Backend, TensorData
-from minidl.dispatch.device import Device
+from minidl.backend.device import Device
 from minidl.dispatch.ops.activation import ActivationForwarding
 from minidl.dispatch.ops.bool_tensor import BoolForwarding
 from minidl.dispatch.ops.float_tensor import FloatForwarding

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import numpy as np
 
 from minidl.backend import PRIMITIVE_TYPES
-from minidl.dispatch.device import Device
+from minidl.backend.device import Device
 from minidl.dispatch.tensor import DispatchTensor
 
 #: Modules and class names of the inner backends, imported on first use (numba loads lazily).

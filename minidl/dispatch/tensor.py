@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from minidl.dispatch.device import Device
+from minidl.backend.device import Device
 
 
 class DispatchTensor:

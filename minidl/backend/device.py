@@ -1,9 +1,14 @@
-"""``Device``: where a tensor lives, and whether it records a graph (burn-dispatch's ``DispatchDevice``)."""
+"""``Device``: where a tensor lives, and whether it records a graph (burn-dispatch's ``DispatchDevice``).
+
+It lives at the bottom layer because every backend hands devices out (``float_device``);
+burn gives each backend its own device type and converts them in burn-dispatch, minidl has
+one. ``minidl.dispatch`` re-exports it and installs the hook that ``seed`` calls.
+"""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 _KINDS = ("flex", "ndarray")
 
@@ -64,9 +69,9 @@ class Device:
 
     def seed(self, seed: int) -> None:
         """Restart this device's random stream (shared by the device and its autodiff twin)."""
-        from minidl.dispatch.backend import Dispatch
-
-        Dispatch.seed(self, int(seed))
+        if _SEEDER is None:
+            raise RuntimeError("Device.seed needs minidl.dispatch: import minidl first")
+        _SEEDER(self, int(seed))
 
     @contextlib.contextmanager
     def memory_persistent_allocations(self) -> Iterator[Device]:
@@ -102,3 +107,13 @@ class Device:
 
 
 _PERSISTENT: dict[str, int] = {}
+
+#: Set by ``minidl.dispatch`` at import: routes ``seed`` to the device's backend (an upward
+#: call the bottom layer must not import).
+_SEEDER: Callable[[Device, int], None] | None = None
+
+
+def install_seeder(seeder) -> None:
+    """Let ``Device.seed`` reach the backends (called once by ``minidl.dispatch``)."""
+    global _SEEDER
+    _SEEDER = seeder

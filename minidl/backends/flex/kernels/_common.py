@@ -12,6 +12,15 @@ import numpy as np
 # still come out as NaN (DESIGN §7: reductions 8x faster with "reassoc").
 FASTMATH = {"reassoc", "contract", "arcp", "nsz"}
 
+# Keyword sets for ``@njit``. ``error_model="numpy"``: a float division by zero gives inf/nan
+# as in NumPy instead of raising, and, measured, lets LLVM vectorize loops that divide (with
+# Python's error model every division carries a zero check: 0.92 ms vs 0.16 ms for 1M floats).
+JIT = {"cache": True, "error_model": "numpy"}
+JIT_FAST = {"cache": True, "error_model": "numpy", "fastmath": FASTMATH}
+# Element-wise kernels have no reductions to reassociate: only fused multiply-adds, so each
+# result stays within one rounding of the unfused one (no approximate reciprocals).
+JIT_EW = {"cache": True, "error_model": "numpy", "fastmath": {"contract"}}
+
 # Parallel element-wise work only pays from about 64K elements on this machine (DESIGN §7):
 # a parallel region costs 2-3 us awake and milliseconds after an idle spell.
 PARALLEL_MIN_ELEMS = 1 << 16

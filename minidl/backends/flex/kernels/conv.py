@@ -29,7 +29,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._common import FASTMATH, PARALLEL_MIN_ELEMS, as_compute, compute_dtype
+from ._common import JIT, JIT_FAST, PARALLEL_MIN_ELEMS, as_compute, compute_dtype
 from .gemm import batched_matmul
 
 MRC = 4  # output channels per accumulator block
@@ -45,7 +45,7 @@ Pad4 = tuple[int, int, int, int]
 # ---------------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(**JIT)
 def _pad_plane(x, xpad, t, pt, pl, wp):
     # xpad[n, c, (i + pt) * wp + j + pl] = x[n, c, i, j]; everything else 0.
     cin = x.shape[1]
@@ -55,28 +55,30 @@ def _pad_plane(x, xpad, t, pt, pl, wp):
     for i in range(dst.shape[0]):
         dst[i] = 0
     plane = x[n, c]
+    w = plane.shape[1]
     for i in range(plane.shape[0]):
         row = plane[i]
-        base = (i + pt) * wp + pl
-        for j in range(row.shape[0]):
-            dst[base + j] = row[j]
+        # Slices indexed from 0: numba checks possibly-negative indices, which blocks SIMD.
+        d = dst[(i + pt) * wp + pl : (i + pt) * wp + pl + w]
+        for j in range(w):
+            d[j] = row[j]
 
 
-@njit(cache=True)
+@njit(**JIT)
 def pad_serial(x, xpad, pt, pl, wp):
     """Copy every plane of x [N, C, H, W] into the zero-padded flat planes xpad [N, C, L]."""
     for t in range(x.shape[0] * x.shape[1]):
         _pad_plane(x, xpad, t, pt, pl, wp)
 
 
-@njit(cache=True, parallel=True)
+@njit(parallel=True, **JIT)
 def pad_parallel(x, xpad, pt, pl, wp):
     """``pad_serial`` with the planes spread over threads."""
     for t in prange(x.shape[0] * x.shape[1]):
         _pad_plane(x, xpad, t, pt, pl, wp)
 
 
-@njit(cache=True)
+@njit(**JIT)
 def _im2col(xpad, cols, t, kh, kw, sh, sw, dh, dw, oh_n, ow_n, wp):
     # cols[n, g, r*Q + oh*OW + ow] = padded x[n, g*Cg + c, oh*sh + dy*dh, ow*sw + dx*dw],
     # r = (c*kh + dy)*kw + dx, Q = OH*OW.
@@ -93,19 +95,20 @@ def _im2col(xpad, cols, t, kh, kw, sh, sw, dh, dw, oh_n, ow_n, wp):
                 base = ((c * kh + dy) * kw + dx) * q_n
                 for oh in range(oh_n):
                     start = (oh * sh + dy * dh) * wp + dx * dw
-                    out0 = base + oh * ow_n
+                    s_row = src[start : start + (ow_n - 1) * sw + 1 : sw]
+                    d_row = dst[base + oh * ow_n : base + oh * ow_n + ow_n]
                     for ow in range(ow_n):
-                        dst[out0 + ow] = src[start + ow * sw]
+                        d_row[ow] = s_row[ow]
 
 
-@njit(cache=True)
+@njit(**JIT)
 def im2col_serial(xpad, cols, kh, kw, sh, sw, dh, dw, oh_n, ow_n, wp):
     """Fill cols [N, G, R*Q] with the im2col rows of the padded input (see ``_im2col``)."""
     for t in range(cols.shape[0] * cols.shape[1]):
         _im2col(xpad, cols, t, kh, kw, sh, sw, dh, dw, oh_n, ow_n, wp)
 
 
-@njit(cache=True, parallel=True)
+@njit(parallel=True, **JIT)
 def im2col_parallel(xpad, cols, kh, kw, sh, sw, dh, dw, oh_n, ow_n, wp):
     """``im2col_serial`` with the (image, group) pairs spread over threads."""
     for t in prange(cols.shape[0] * cols.shape[1]):
@@ -117,7 +120,7 @@ def im2col_parallel(xpad, cols, kh, kw, sh, sw, dh, dw, oh_n, ow_n, wp):
 # ---------------------------------------------------------------------------------------------
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(**JIT_FAST)
 def _accumulate(src, offs, w, k0, acc, q0, qb):
     """acc[i, :qb] = sum_r w[k0 + i, r] * src[q0 + offs[r] : q0 + offs[r] + qb], i < 4.
 
@@ -169,7 +172,7 @@ def _accumulate(src, offs, w, k0, acc, q0, qb):
         r += 1
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(**JIT_FAST)
 def _conv_task(src_all, offs, w3, bias, out, u, q_rows, wrow, acc):
     # Task u = (image n, group g, block of MRC output channels).
     n_img, k_out, oh_n, ow_n = out.shape
@@ -191,12 +194,12 @@ def _conv_task(src_all, offs, w3, bias, out, u, q_rows, wrow, acc):
             arow = acc[i]
             for r in range(nrows):
                 orow = out[n, k, oh0 + r]
-                base = r * wrow
+                a_row = arow[r * wrow : r * wrow + ow_n]
                 for j in range(ow_n):
-                    orow[j] = arow[base + j] + bk
+                    orow[j] = a_row[j] + bk
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(**JIT_FAST)
 def conv_serial(src_all, offs, w3, bias, out, q_rows, wrow):
     """out[n, k] = bias[k] + sum_r w[k, r] * (shifted source rows), on one thread.
 
@@ -210,7 +213,7 @@ def conv_serial(src_all, offs, w3, bias, out, q_rows, wrow):
         _conv_task(src_all, offs, w3, bias, out, u, q_rows, wrow, acc)
 
 
-@njit(cache=True, fastmath=FASTMATH, parallel=True)
+@njit(parallel=True, **JIT_FAST)
 def conv_parallel(src_all, offs, w3, bias, out, q_rows, wrow):
     """``conv_serial`` with the (image, group, channel block) tasks spread over threads."""
     nkb = (w3.shape[1] + MRC - 1) // MRC
@@ -219,7 +222,7 @@ def conv_parallel(src_all, offs, w3, bias, out, q_rows, wrow):
         _conv_task(src_all, offs, w3, bias, out, u, q_rows, wrow, acc)
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(**JIT_FAST)
 def bias_grad(grad_out, out):
     """out[k] = sum over n, h, w of grad_out[n, k, h, w] (conv2d's bias gradient)."""
     n_img, k_n = grad_out.shape[0], grad_out.shape[1]

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._common import FASTMATH, aligned_empty, compute_dtype
+from ._common import JIT, JIT_FAST, aligned_empty, compute_dtype
 
 MR = 6  # rows of a micro tile
 NR = 4  # columns of a micro tile
@@ -46,7 +46,7 @@ PARALLEL_MIN_WORK = 100**3  # m*n*k above which two threads pay for their wake-u
 # ---------------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(**JIT)
 def _ikj(a, b, c):
     m, k = a.shape
     n = b.shape[1]
@@ -62,14 +62,14 @@ def _ikj(a, b, c):
                 crow[j] += aip * brow[j]
 
 
-@njit(cache=True)
+@njit(**JIT)
 def ikj_serial(a, b, c):
     """C[t] = A[t] @ B[t] for each batch entry t by the i-k-j loop (used for integers)."""
     for t in range(a.shape[0]):
         _ikj(a[t], b[t], c[t])
 
 
-@njit(cache=True, parallel=True)
+@njit(parallel=True, **JIT)
 def ikj_parallel(a, b, c):
     """C[t] = A[t] @ B[t] by the i-k-j loop, (batch entry, row block) pairs over threads."""
     batch, m = a.shape[0], a.shape[1]
@@ -86,7 +86,7 @@ def ikj_parallel(a, b, c):
 # ---------------------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+@njit(**JIT)
 def _transpose_strip(b, bt, j0, j1):
     # bt[j, :k] = b[:, j] for j in [j0, j1): a narrow strip keeps the destination rows in cache.
     k = b.shape[0]
@@ -96,7 +96,7 @@ def _transpose_strip(b, bt, j0, j1):
             bt[j, p] = brow[j]
 
 
-@njit(cache=True)
+@njit(**JIT)
 def transpose_serial(b, bt):
     """``bt[t, :n, :k] = b[t].T`` for each batch entry of ``b`` [batch, k, n] (one thread)."""
     n = b.shape[2]
@@ -105,7 +105,7 @@ def transpose_serial(b, bt):
             _transpose_strip(b[bi], bt[bi], j0, min(j0 + 16, n))
 
 
-@njit(cache=True, parallel=True)
+@njit(parallel=True, **JIT)
 def transpose_parallel(b, bt):
     """``bt[t, :n, :k] = b[t].T`` for each batch entry, 16-column strips over threads."""
     n = b.shape[2]
@@ -121,7 +121,7 @@ def transpose_parallel(b, bt):
 # ---------------------------------------------------------------------------------------------
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(**JIT_FAST)
 def block_task(a, bt, c, t, k, zero, tile):
     """Compute the (MC x NC) block number ``t`` of C = A @ Bt.T.
 
@@ -208,7 +208,7 @@ def block_task(a, bt, c, t, k, zero, tile):
                                 crow[j0 + s] += tile[r, s]
 
 
-@njit(cache=True, fastmath=FASTMATH)
+@njit(**JIT_FAST)
 def gemm_serial(a, bt, c, k):
     """C[t] = A[t] @ Bt[t].T over the first ``k`` columns of A and Bt, on the calling thread.
 
@@ -223,7 +223,7 @@ def gemm_serial(a, bt, c, k):
             block_task(a[bi], bt[bi], c[bi], t, k, zero, tile)
 
 
-@njit(cache=True, fastmath=FASTMATH, parallel=True)
+@njit(parallel=True, **JIT_FAST)
 def gemm_parallel(a, bt, c, k):
     """C[t] = A[t] @ Bt[t].T like ``gemm_serial``, (batch entry, C block) tasks over threads."""
     batch, m, n = c.shape

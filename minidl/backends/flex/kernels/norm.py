@@ -1,0 +1,94 @@
+"""Fused layer normalization over the last dimension.
+
+Mirrors burn-flex's ``layer_norm`` override (burn's ``ModuleOps::layer_norm`` default computes
+``mean_dim``, centre, biased ``var = mean(c*c)``, ``c / sqrt(var + eps)``, ``* gamma``,
+``+ beta`` as separate ops; Flex replaces them with this one kernel).
+
+Each row is read twice and written once: pass 1 sums for the mean, pass 2 sums the squared
+deviations (the biased variance, exactly the default's formula), and the output pass
+normalises, scales and shifts. ``fastmath`` with ``reassoc`` lets the two sums vectorize
+(DESIGN §7: 1.11 ms vs 4.28 ms without; a one-pass Welford loop carries a division per
+element and measured 0.09x torch).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ._common import JIT_FAST, PARALLEL_MIN_ELEMS, compute_dtype
+
+
+@njit(**JIT_FAST)
+def _ln_rows(x, gamma, beta, eps, out, lo, hi):
+    d = x.shape[1]
+    zero = np.zeros(1, out.dtype)[0]
+    inv_d = (zero + 1) / d
+    for i in range(lo, hi):
+        row = x[i]
+        orow = out[i]
+        s = zero
+        for j in range(d):
+            s += row[j]
+        mean = s * inv_d
+        v = zero
+        for j in range(d):
+            c = row[j] - mean
+            v += c * c
+        rstd = 1 / np.sqrt(v * inv_d + eps)
+        if gamma.shape[0] and beta.shape[0]:
+            for j in range(d):
+                orow[j] = (row[j] - mean) * rstd * gamma[j] + beta[j]
+        elif gamma.shape[0]:
+            for j in range(d):
+                orow[j] = (row[j] - mean) * rstd * gamma[j]
+        elif beta.shape[0]:
+            for j in range(d):
+                orow[j] = (row[j] - mean) * rstd + beta[j]
+        else:
+            for j in range(d):
+                orow[j] = (row[j] - mean) * rstd
+
+
+@njit(**JIT_FAST)
+def layer_norm_serial(x, gamma, beta, eps, out):
+    """out[i] = (x[i] - mean) / sqrt(var + eps) * gamma + beta for each row of x [rows, d].
+
+    ``gamma``/``beta`` are [d] or empty (absent); ``eps`` has x's dtype.
+    """
+    _ln_rows(x, gamma, beta, eps, out, 0, x.shape[0])
+
+
+@njit(parallel=True, **JIT_FAST)
+def layer_norm_parallel(x, gamma, beta, eps, out):
+    """``layer_norm_serial`` with blocks of rows spread over threads."""
+    n = x.shape[0]
+    blk = max(1, 16384 // max(1, x.shape[1]))
+    for t in prange((n + blk - 1) // blk):
+        _ln_rows(x, gamma, beta, eps, out, t * blk, min(t * blk + blk, n))
+
+
+def layer_norm(
+    x: np.ndarray,
+    gamma: np.ndarray | None = None,
+    beta: np.ndarray | None = None,
+    eps: float = 1e-5,
+) -> np.ndarray:
+    """Layer norm over the last dimension of x (any rank), biased variance, as burn and torch.
+
+    float16 is computed in float32 and cast back; gamma/beta, when given, have shape [d].
+    """
+    d = x.shape[-1] if x.ndim else 1
+    for name, p in (("gamma", gamma), ("beta", beta)):
+        if p is not None and p.shape != (d,):
+            raise ValueError(f"layer_norm: {name} must have shape ({d},), found {p.shape}")
+    cdt = compute_dtype(x.dtype)
+    x2 = np.ascontiguousarray(x, dtype=cdt).reshape(-1, d)
+    empty = np.zeros(0, cdt)
+    g = empty if gamma is None else np.ascontiguousarray(gamma, dtype=cdt)
+    b = empty if beta is None else np.ascontiguousarray(beta, dtype=cdt)
+    out = np.empty(x2.shape, cdt)
+    if out.size:
+        kernel = layer_norm_parallel if out.size >= PARALLEL_MIN_ELEMS else layer_norm_serial
+        kernel(x2, g, b, cdt.type(eps), out)
+    return out.reshape(x.shape).astype(x.dtype, copy=False)

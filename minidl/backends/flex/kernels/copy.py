@@ -1,16 +1,13 @@
-"""Copies, casts and fills over strided views: the element-wise moves of data that layout ops
-need (make a view contiguous, cast between dtypes, write a tensor into a region of another for
-``cat`` and ``slice_assign``).
+"""Copies that move elements: contiguous copies of strided views, casts, broadcasting copies
+into (possibly strided) destinations, concatenation, and fills.
 
-Mirrors the copy loops of burn-flex's layout ops (``float_cat``, ``float_slice_assign``,
-``float_cast``, making a strided tensor contiguous).
+Mirrors burn-flex's layout kernels (``float_cat``, ``float_cast``, the copy behind
+``into_contiguous``, ``float_full``). Views (reshape, transpose, slice, expand) cost nothing
+and are not here: only what has to touch every element.
 
-Source and destination are viewed as 3-D arrays whose dimensions are merged wherever both
-allow it (a contiguous copy is one flat row), and the kernel runs an inner loop over the last
-dimension; numba casts on assignment (float to int truncates toward zero, as Rust's ``as``).
-numba has no float16 type: a float16 -> float16 copy moves the bits as ``uint16``, and a cast
-from or to float16 is done by NumPy on the host (as the other kernels' wrappers do).
-Above ``PARALLEL_MIN_ELEMS`` elements, chunks of rows are spread over threads.
+Both sides are viewed as 3-D with dimensions merged where the strides of the source and of
+the destination allow it (:func:`views3`), so a contiguous copy is one flat loop and a
+transposed one a 2-D loop. float16 on either side goes through NumPy (numba has no f16).
 """
 
 from __future__ import annotations
@@ -22,14 +19,7 @@ from numba import njit, prange
 
 from ._common import JIT, PARALLEL_MIN_ELEMS
 
-CHUNK = 8192  # elements of the last dimension per parallel task
-
-_F16 = np.dtype(np.float16)
-
-
-# ---------------------------------------------------------------------------------------------
-# Kernels
-# ---------------------------------------------------------------------------------------------
+CHUNK = 8192
 
 
 @njit(**JIT)
@@ -37,18 +27,17 @@ def _copy_task(src, dst, t, nch):
     d1 = dst.shape[1]
     row = t // nch
     lo = (t - row * nch) * CHUNK
-    hi = min(lo + CHUNK, dst.shape[2])
     i0 = row // d1
     i1 = row - i0 * d1
-    s = src[i0, i1]
-    d = dst[i0, i1]
-    for j in range(lo, hi):
-        d[j] = s[j]
+    s = src[i0, i1, lo : lo + CHUNK]
+    d = dst[i0, i1, lo : lo + CHUNK]
+    for j in range(d.shape[0]):
+        d[j] = s[j]  # converts when the dtypes differ (float -> int truncates)
 
 
 @njit(**JIT)
 def copy_serial(src, dst):
-    """dst[i, j, k] = src[i, j, k] for 3-D views of one shape (any strides; numba casts)."""
+    """dst[...] = src for 3-D views of equal shape (either may be strided or broadcast)."""
     nch = (dst.shape[2] + CHUNK - 1) // CHUNK
     for t in range(dst.shape[0] * dst.shape[1] * nch):
         _copy_task(src, dst, t, nch)
@@ -56,7 +45,7 @@ def copy_serial(src, dst):
 
 @njit(parallel=True, **JIT)
 def copy_parallel(src, dst):
-    """``copy_serial`` with (row, chunk) tasks spread over threads."""
+    """``copy_serial`` with chunks spread over threads."""
     nch = (dst.shape[2] + CHUNK - 1) // CHUNK
     for t in prange(dst.shape[0] * dst.shape[1] * nch):
         _copy_task(src, dst, t, nch)
@@ -64,131 +53,115 @@ def copy_parallel(src, dst):
 
 @njit(**JIT)
 def fill_serial(out, value):
-    """out[:] = value for a flat contiguous array."""
+    """out[:] = value for a flat array."""
     for i in range(out.shape[0]):
         out[i] = value
 
 
 @njit(parallel=True, **JIT)
 def fill_parallel(out, value):
-    """``fill_serial`` with chunks spread over threads."""
-    n = out.shape[0]
-    for t in prange((n + CHUNK - 1) // CHUNK):
-        for i in range(t * CHUNK, min(t * CHUNK + CHUNK, n)):
-            out[i] = value
+    """``fill_serial`` over threads."""
+    for i in prange(out.shape[0]):
+        out[i] = value
 
 
-# ---------------------------------------------------------------------------------------------
-# 3-D views with merged dimensions
-# ---------------------------------------------------------------------------------------------
-
-
-def _merged3(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``src`` (broadcast to ``dst``'s shape) and ``dst`` as 3-D views, dims merged where both
-    allow it. Above three stride patterns the caller loops over the leading dims."""
-    shape = dst.shape
-    pair = (src, dst)
+def views3(shape: tuple[int, ...], arrays: Sequence[np.ndarray], writable: int = -1):
+    """Each array broadcast to ``shape`` and viewed as 3-D with dims merged where every array's
+    strides allow it; ``arrays[writable]`` (a destination) is not broadcast and stays writable.
+    """
+    views = [
+        a if i == writable % len(arrays) and writable >= 0 else np.broadcast_to(a, shape)
+        for i, a in enumerate(arrays)
+    ]
     dims = [i for i, s in enumerate(shape) if s != 1]
     groups: list[list[int]] = []
     for i in dims:
         if groups:
             j = groups[-1][-1]
-            if all(v.strides[j] == v.strides[i] * shape[i] for v in pair):
+            if all(v.strides[j] == v.strides[i] * shape[i] for v in views):
                 groups[-1].append(i)
                 continue
         groups.append([i])
-    lead = 3 - len(groups)
-    shape3 = [1] * lead + [int(np.prod([shape[i] for i in g])) for g in groups]
-    views = []
-    for v, writeable in ((src, False), (dst, True)):
-        strides = [0] * lead + [v.strides[g[-1]] for g in groups]
-        views.append(np.lib.stride_tricks.as_strided(v, shape3, strides, writeable=writeable))
-    return views[0], views[1]
-
-
-def _groups_needed(src: np.ndarray, dst: np.ndarray) -> int:
-    shape, count, prev = dst.shape, 0, None
-    for i, n in enumerate(shape):
-        if n == 1:
-            continue
-        if prev is None or not all(v.strides[prev] == v.strides[i] * n for v in (src, dst)):
-            count += 1
-        prev = i
-    return count
-
-
-def _bits(x: np.ndarray) -> np.ndarray:
-    # float16 has no numba type: move its bits as uint16 (same itemsize, so any view works)
-    return x.view(np.uint16) if x.dtype == _F16 else x
+    if len(groups) > 3:
+        return None
+    shape3 = [1] * (3 - len(groups)) + [int(np.prod([shape[i] for i in g])) for g in groups]
+    out = []
+    for k, v in enumerate(views):
+        strides = [0] * (3 - len(groups)) + [v.strides[g[-1]] for g in groups]
+        w = writable >= 0 and k == writable % len(arrays)
+        out.append(np.lib.stride_tricks.as_strided(v, shape3, strides, writeable=w))
+    return out
 
 
 def copy_into(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
-    """Write ``src`` (broadcast to ``dst``'s shape) into the (possibly strided) view ``dst``,
-    converting to ``dst``'s dtype. Returns ``dst``."""
+    """``dst[...] = src`` (src broadcasts to dst's shape; dst may be a strided view)."""
+    src = np.asarray(src)
     if dst.size == 0:
         return dst
-    src = np.broadcast_to(src, dst.shape)
-    if (src.dtype == _F16) != (dst.dtype == _F16):
-        src = src.astype(dst.dtype)  # numba has no float16: the host converts
-    src, dst_k = _bits(src), _bits(dst)
-    if _groups_needed(src, dst_k) > 3:
-        for i in range(dst.shape[0]):
-            copy_into(src[i], dst[i])
+    np.broadcast_shapes(src.shape, dst.shape)  # raises a clear error on mismatch
+    if np.float16 in (src.dtype, dst.dtype) or src.dtype.kind not in "biuf":
+        dst[...] = src
         return dst
-    s3, d3 = _merged3(src, dst_k)
-    (copy_parallel if dst.size >= PARALLEL_MIN_ELEMS else copy_serial)(s3, d3)
+    v = views3(dst.shape, [src, dst], writable=1)
+    if v is None:  # more than three stride patterns: peel off the leading dimension
+        for i in range(dst.shape[0]):
+            copy_into(src if src.ndim < dst.ndim else src[i if src.shape[0] > 1 else 0], dst[i])
+        return dst
+    (copy_parallel if dst.size >= PARALLEL_MIN_ELEMS else copy_serial)(v[0], v[1])
     return dst
+
+
+def cast(x: np.ndarray, dtype) -> np.ndarray:
+    """A new C-contiguous copy of ``x`` in ``dtype`` (always a copy, even for the same dtype).
+
+    float -> int truncates toward zero (Rust's ``as``); -> bool is ``x != 0``.
+    """
+    out = np.empty(x.shape, np.dtype(dtype))
+    if np.dtype(dtype) == np.bool_ and x.dtype != np.bool_:
+        out[...] = x != 0
+        return out
+    return copy_into(x, out)
 
 
 def contiguous(x: np.ndarray) -> np.ndarray:
     """``x`` itself when C-contiguous, else a C-contiguous copy made by the copy kernel."""
+    x = np.asarray(x)
     if x.flags.c_contiguous:
         return x
     return copy_into(x, np.empty(x.shape, x.dtype))
 
 
-def cast(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """A C-contiguous copy of ``x`` converted to ``dtype`` (float to int truncates toward zero).
-
-    A cast from or to float16 is NumPy's ``astype`` (numba has no float16 type).
-    """
-    dtype = np.dtype(dtype)
-    if x.dtype == _F16 or dtype == _F16:
-        return np.ascontiguousarray(x.astype(dtype))
-    return copy_into(x, np.empty(x.shape, dtype))
-
-
-def full(shape: tuple[int, ...], value: float | int | bool, dtype: np.dtype) -> np.ndarray:
-    """A new C-contiguous array of ``shape`` and ``dtype`` holding ``value`` everywhere."""
-    dtype = np.dtype(dtype)
-    out = np.empty(shape, dtype)
-    if out.size == 0:
-        return out
-    flat = _bits(out).reshape(-1)
-    scalar = np.array(value, dtype).view(flat.dtype)[()]
-    (fill_parallel if out.size >= PARALLEL_MIN_ELEMS else fill_serial)(flat, scalar)
+def cat(tensors: Sequence[np.ndarray], dim: int, dtype=None) -> np.ndarray:
+    """Concatenate along ``dim`` (all other dims equal) into a new C-contiguous array."""
+    if not tensors:
+        raise ValueError("cat: expected at least one array")
+    first = tensors[0]
+    dim = dim % first.ndim
+    for t in tensors:
+        if t.ndim != first.ndim or t.shape[:dim] + t.shape[dim + 1 :] != (
+            first.shape[:dim] + first.shape[dim + 1 :]
+        ):
+            raise ValueError(f"cat: shapes differ outside dim {dim}: {first.shape} and {t.shape}")
+    shape = list(first.shape)
+    shape[dim] = sum(t.shape[dim] for t in tensors)
+    out = np.empty(shape, np.dtype(dtype) if dtype is not None else first.dtype)
+    pos = 0
+    for t in tensors:
+        n = t.shape[dim]
+        index = (slice(None),) * dim + (slice(pos, pos + n),)
+        copy_into(t, out[index])
+        pos += n
     return out
 
 
-def cat(arrays: Sequence[np.ndarray], dim: int, dtype: np.dtype | None = None) -> np.ndarray:
-    """Concatenate ``arrays`` along ``dim`` into a new array (of ``dtype``, default the first
-    array's), each one copied into its region by the copy kernel."""
-    first = arrays[0]
-    dtype = first.dtype if dtype is None else np.dtype(dtype)
-    for a in arrays:
-        if a.ndim != first.ndim or any(
-            a.shape[d] != first.shape[d] for d in range(first.ndim) if d != dim
-        ):
-            raise ValueError(
-                f"cat: every tensor must match {first.shape} except in dim {dim}, found {a.shape}"
-            )
-    shape = list(first.shape)
-    shape[dim] = sum(a.shape[dim] for a in arrays)
-    out = np.empty(tuple(shape), dtype)
-    start = 0
-    for a in arrays:
-        stop = start + a.shape[dim]
-        region = (slice(None),) * dim + (slice(start, stop),)
-        copy_into(a, out[region])
-        start = stop
+def full(shape: tuple[int, ...], value, dtype) -> np.ndarray:
+    """A new array of ``shape`` filled with ``value`` (fill kernel; float16 by NumPy)."""
+    dtype = np.dtype(dtype)
+    out = np.empty(shape, dtype)
+    flat = out.reshape(-1)
+    if dtype == np.float16 or dtype.kind not in "biuf":
+        flat[:] = value
+    elif flat.size:
+        v = np.asarray(value).astype(dtype)[()]
+        (fill_parallel if flat.size >= PARALLEL_MIN_ELEMS else fill_serial)(flat, v)
     return out

@@ -1,224 +1,185 @@
-"""Index kernels: gather, scatter (adding), index select, and select-assign (adding).
+"""Index kernels: gather / scatter-add along a dimension, select (index_select) / select-add
+(index_add), and the embedding lookup with its backward.
 
-Mirrors burn-flex's ``float_gather`` / ``float_scatter`` / ``float_select`` /
-``float_select_assign`` (burn's scatter and select_assign *sum* into the target, as torch's
-``scatter_add`` and ``index_add``).
+Mirrors burn-flex's ``float_gather``, ``float_scatter`` (which adds, as burn's does),
+``float_select``, ``float_select_assign`` (adds too) and the ``embedding`` /
+``embedding_backward`` module defaults built from them.
 
-``gather`` and ``scatter`` work on any rank: the kernel walks the index tensor in row-major
-order keeping a coordinate counter, and replaces the coordinate along ``dim`` by the index
-value (the other coordinates address the source directly, so an index tensor smaller than the
-source in the other dims is fine, as in torch). ``select`` and ``select_assign`` view the
-tensor as ``[outer, dim, inner]``. The adding kernels run on one thread: repeated indices
-write the same element. Indices are checked in the kernel; the wrapper raises a clear error
-naming the bad index. float16 is gathered/selected as raw bits and summed in float32.
+Every array is viewed as [outer, n, inner] around the indexed dimension. Indices are checked
+in the wrapper (numba does no bounds checks: a bad index would read or write out of bounds).
+The adding kernels run on one thread: two indices may name the same row.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
-from ._common import JIT, compute_dtype
-from .copy import cast, contiguous, copy_into
-
-_F16 = np.dtype(np.float16)
-
-
-# ---------------------------------------------------------------------------------------------
-# Kernels
-# ---------------------------------------------------------------------------------------------
+from ._common import JIT, PARALLEL_MIN_ELEMS
+from .copy import cast
 
 
 @njit(**JIT)
-def gather_kernel(src, src_strides, idx, shape, dim, size, out):
-    """out[p] = src[offset of p with coordinate ``dim`` replaced by idx[p]] for every p in the
-    row-major walk of ``shape`` (the index tensor's). ``src`` and ``out`` are flat; returns the
-    flat position of the first index outside ``[0, size)``, or -1."""
-    rank = shape.shape[0]
-    coord = np.zeros(rank, np.int64)
-    for p in range(out.shape[0]):
-        k = idx[p]
-        if k < 0 or k >= size:
-            return p
-        off = 0
-        for d in range(rank):
-            off += (k if d == dim else coord[d]) * src_strides[d]
-        out[p] = src[off]
-        d = rank - 1
-        while d >= 0:
-            coord[d] += 1
-            if coord[d] < shape[d]:
-                break
-            coord[d] = 0
-            d -= 1
-    return -1
+def _gather_rows(x, idx, out, lo, hi):
+    m, inner = idx.shape[1], idx.shape[2]
+    for o in range(lo, hi):
+        for a in range(m):
+            irow = idx[o, a]
+            orow = out[o, a]
+            for k in range(inner):
+                orow[k] = x[o, irow[k], k]
 
 
 @njit(**JIT)
-def scatter_add_kernel(dst, dst_strides, idx, value, value_strides, shape, dim, size):
-    """dst[offset of p with coordinate ``dim`` = idx[p]] += value[p's offset in ``value``] over
-    the row-major walk of ``shape``; returns the first bad position or -1 (nothing after it is
-    written)."""
-    rank = shape.shape[0]
-    coord = np.zeros(rank, np.int64)
-    for p in range(idx.shape[0]):
-        k = idx[p]
-        if k < 0 or k >= size:
-            return p
-        off = 0
-        voff = 0
-        for d in range(rank):
-            off += (k if d == dim else coord[d]) * dst_strides[d]
-            voff += coord[d] * value_strides[d]
-        dst[off] += value[voff]
-        d = rank - 1
-        while d >= 0:
-            coord[d] += 1
-            if coord[d] < shape[d]:
-                break
-            coord[d] = 0
-            d -= 1
-    return -1
+def gather_serial(x, idx, out):
+    """out[o, a, k] = x[o, idx[o, a, k], k] (torch.gather along axis 1 of 3-D views)."""
+    _gather_rows(x, idx, out, 0, x.shape[0])
+
+
+@njit(parallel=True, **JIT)
+def gather_parallel(x, idx, out):
+    """``gather_serial`` with the outer rows spread over threads."""
+    for o in prange(x.shape[0]):
+        _gather_rows(x, idx, out, o, o + 1)
 
 
 @njit(**JIT)
-def select_kernel(src, idx, out):
-    """out[o, j, i] = src[o, idx[j], i] for src [outer, n, inner]; returns the first bad j or -1."""
-    n = src.shape[1]
-    for j in range(idx.shape[0]):
-        if idx[j] < 0 or idx[j] >= n:
-            return j
-    for o in range(src.shape[0]):
-        for j in range(idx.shape[0]):
-            s = src[o, idx[j]]
-            d = out[o, j]
-            for i in range(s.shape[0]):
-                d[i] = s[i]
-    return -1
+def scatter_add_kernel(out, idx, value):
+    """out[o, idx[o, a, k], k] += value[o, a, k], in order (repeated indices accumulate)."""
+    outer, m, inner = idx.shape
+    for o in range(outer):
+        for a in range(m):
+            irow = idx[o, a]
+            vrow = value[o, a]
+            for k in range(inner):
+                out[o, irow[k], k] += vrow[k]
 
 
 @njit(**JIT)
-def select_add_kernel(dst, idx, value):
-    """dst[o, idx[j], i] += value[o, j, i] for dst [outer, n, inner]; returns the first bad j or -1."""
-    n = dst.shape[1]
-    for j in range(idx.shape[0]):
-        if idx[j] < 0 or idx[j] >= n:
-            return j
-    for o in range(dst.shape[0]):
-        for j in range(idx.shape[0]):
-            d = dst[o, idx[j]]
-            v = value[o, j]
-            for i in range(d.shape[0]):
-                d[i] += v[i]
-    return -1
+def _select_rows(x, idx, out, lo, hi):
+    for o in range(lo, hi):
+        for a in range(idx.shape[0]):
+            src = x[o, idx[a]]
+            dst = out[o, a]
+            for k in range(dst.shape[0]):
+                dst[k] = src[k]
 
 
-# ---------------------------------------------------------------------------------------------
-# Python wrappers
-# ---------------------------------------------------------------------------------------------
+@njit(**JIT)
+def select_serial(x, idx, out):
+    """out[o, a, :] = x[o, idx[a], :] (index_select along axis 1 of 3-D views)."""
+    _select_rows(x, idx, out, 0, x.shape[0])
 
 
-def _elem_strides(x: np.ndarray) -> np.ndarray:
-    return np.array([s // x.itemsize for s in x.strides], dtype=np.int64)
+@njit(parallel=True, **JIT)
+def select_parallel(x, idx, out):
+    """``select_serial`` with blocks of selected rows spread over threads."""
+    outer, m = x.shape[0], idx.shape[0]
+    blk = max(1, 256)
+    nb = (m + blk - 1) // blk
+    for t in prange(outer * nb):
+        o = t // nb
+        a0 = (t - o * nb) * blk
+        a1 = min(a0 + blk, m)
+        _select_rows(x[o : o + 1], idx[a0:a1], out[o : o + 1, a0:a1], 0, 1)
 
 
-def _indices(indices: np.ndarray) -> np.ndarray:
-    idx = np.asarray(indices)
-    if idx.dtype.kind not in "iu":
-        raise TypeError(f"indices must be integers, found {idx.dtype}")
-    return contiguous(idx) if idx.dtype == np.int64 else cast(idx, np.int64)
+@njit(**JIT)
+def select_add_kernel(out, idx, value):
+    """out[o, idx[a], :] += value[o, a, :], in order (index_add along axis 1)."""
+    for o in range(out.shape[0]):
+        for a in range(idx.shape[0]):
+            dst = out[o, idx[a]]
+            src = value[o, a]
+            for k in range(dst.shape[0]):
+                dst[k] += src[k]
 
 
-def _bad(op: str, bad: int, idx: np.ndarray, dim: int, size: int) -> None:
-    if bad >= 0:
-        where = np.unravel_index(bad, idx.shape) if idx.ndim > 1 else bad
-        raise IndexError(
-            f"{op}: index {int(idx.reshape(-1)[bad])} at {where} is out of range for dim {dim} "
-            f"of size {size}"
-        )
+def _split(shape: tuple[int, ...], dim: int) -> tuple[int, int, int]:
+    return (
+        int(np.prod(shape[:dim], dtype=np.int64)),
+        shape[dim],
+        int(np.prod(shape[dim + 1 :], dtype=np.int64)),
+    )
 
 
-def _bits(x: np.ndarray) -> np.ndarray:
-    return x.view(np.uint16) if x.dtype == _F16 else x
+def _check_indices(name: str, idx: np.ndarray, n: int) -> np.ndarray:
+    idx = np.ascontiguousarray(idx, dtype=np.int64)
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise IndexError(f"{name}: index out of range [0, {n}): found {idx.min()}..{idx.max()}")
+    return idx
 
 
-def _check_rank(op: str, tensor: np.ndarray, indices: np.ndarray, dim: int) -> None:
-    if indices.ndim != tensor.ndim:
-        raise ValueError(
-            f"{op}: indices must have the rank of the tensor ({tensor.ndim}), found {indices.shape}"
-        )
-    for d in range(tensor.ndim):
-        if d != dim and indices.shape[d] > tensor.shape[d]:
-            raise ValueError(
-                f"{op}: indices {indices.shape} are larger than the tensor {tensor.shape} in dim {d}"
-            )
+def _check_same_outside(name: str, a: tuple[int, ...], b: tuple[int, ...], dim: int) -> None:
+    if len(a) != len(b) or a[:dim] + a[dim + 1 :] != b[:dim] + b[dim + 1 :]:
+        raise ValueError(f"{name}: shapes {a} and {b} must match outside dim {dim}")
 
 
-def gather(dim: int, tensor: np.ndarray, indices: np.ndarray) -> np.ndarray:
-    """``out[i][j][k] = tensor[i][indices[i][j][k]][k]`` for ``dim = 1`` (torch.gather).
-
-    ``indices`` has the rank of ``tensor``, may be smaller in every dim but ``dim``; the result
-    has the shape of ``indices`` and the dtype of ``tensor``.
-    """
-    _check_rank("gather", tensor, indices, dim)
-    src = _bits(contiguous(tensor))
-    idx = _indices(indices)
-    out = np.empty(idx.shape, src.dtype)
+def gather(dim: int, x: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """``torch.gather(x, dim, indices)``: indices has x's shape except along ``dim``."""
+    dim = dim % x.ndim
+    _check_same_outside("gather", x.shape, indices.shape, dim)
+    outer, n, inner = _split(x.shape, dim)
+    idx = _check_indices("gather", indices, n).reshape(outer, indices.shape[dim], inner)
+    xc = np.ascontiguousarray(x).reshape(outer, n, inner)
+    out = np.empty(idx.shape, x.dtype)
     if out.size:
-        shape = np.array(idx.shape, np.int64)
-        bad = gather_kernel(src.reshape(-1), _elem_strides(src), idx.reshape(-1), shape, dim,
-                            tensor.shape[dim], out.reshape(-1))
-        _bad("gather", bad, idx, dim, tensor.shape[dim])
-    return out.view(tensor.dtype)
+        (gather_parallel if out.size >= PARALLEL_MIN_ELEMS else gather_serial)(xc, idx, out)
+    return out.reshape(indices.shape)
 
 
-def scatter_add(dim: int, tensor: np.ndarray, indices: np.ndarray, value: np.ndarray) -> np.ndarray:
-    """A copy of ``tensor`` with ``out[i][indices[i][j]] += value[i][j]`` along ``dim`` (torch's
-    ``scatter_add``; repeated indices accumulate). ``value`` covers at least ``indices``' shape."""
-    _check_rank("scatter", tensor, indices, dim)
-    cdt = compute_dtype(tensor.dtype)
-    out = cast(tensor, cdt)
-    idx = _indices(indices)
+def scatter_add(dim: int, x: np.ndarray, indices: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """A copy of x with ``value`` added at ``indices`` along ``dim`` (burn's ``scatter``)."""
+    dim = dim % x.ndim
+    _check_same_outside("scatter", x.shape, indices.shape, dim)
+    if value.shape != indices.shape:
+        raise ValueError(
+            f"scatter: value {value.shape} must have the indices' shape {indices.shape}"
+        )
+    outer, n, inner = _split(x.shape, dim)
+    idx = _check_indices("scatter", indices, n).reshape(outer, indices.shape[dim], inner)
+    out = cast(x, x.dtype).reshape(outer, n, inner)
     if idx.size:
-        val = cast(value, cdt) if value.dtype != cdt else contiguous(value)
-        shape = np.array(idx.shape, np.int64)
-        bad = scatter_add_kernel(out.reshape(-1), _elem_strides(out), idx.reshape(-1),
-                                 val.reshape(-1), _elem_strides(val), shape, dim, tensor.shape[dim])
-        _bad("scatter", bad, idx, dim, tensor.shape[dim])
-    return out if out.dtype == tensor.dtype else out.astype(tensor.dtype)
+        scatter_add_kernel(out, idx, np.ascontiguousarray(value, dtype=x.dtype).reshape(idx.shape))
+    return out.reshape(x.shape)
 
 
-def _outer_inner(shape: tuple[int, ...], dim: int) -> tuple[int, int]:
-    return int(np.prod(shape[:dim], dtype=np.int64)), int(np.prod(shape[dim + 1 :], dtype=np.int64))
+def select(x: np.ndarray, dim: int, indices: np.ndarray) -> np.ndarray:
+    """``torch.index_select(x, dim, indices)`` with 1-D ``indices``."""
+    dim = dim % x.ndim
+    outer, n, inner = _split(x.shape, dim)
+    idx = _check_indices("select", np.asarray(indices).reshape(-1), n)
+    xc = np.ascontiguousarray(x).reshape(outer, n, inner)
+    out = np.empty((outer, idx.shape[0], inner), x.dtype)
+    if out.size:
+        (select_parallel if out.size >= PARALLEL_MIN_ELEMS else select_serial)(xc, idx, out)
+    return out.reshape(x.shape[:dim] + (idx.shape[0],) + x.shape[dim + 1 :])
 
 
-def select(tensor: np.ndarray, dim: int, indices: np.ndarray) -> np.ndarray:
-    """Whole slices of ``tensor`` picked along ``dim`` by the 1-D ``indices`` (index_select)."""
-    idx = _indices(indices).reshape(-1)
-    src = _bits(contiguous(tensor))
-    outer, inner = _outer_inner(tensor.shape, dim)
-    shape = tensor.shape[:dim] + (idx.shape[0],) + tensor.shape[dim + 1 :]
-    out = np.empty(shape, src.dtype)
-    if out.size or idx.size:
-        n = tensor.shape[dim]
-        bad = select_kernel(src.reshape(outer, n, inner), idx, out.reshape(outer, idx.shape[0], inner))
-        _bad("select", bad, idx, dim, n)
-    return out.view(tensor.dtype)
+def select_add(x: np.ndarray, dim: int, indices: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """A copy of x with ``value`` added at the rows ``indices`` of ``dim`` (index_add; burn's
+    ``select_assign``). ``value`` has x's shape with ``len(indices)`` along ``dim``."""
+    dim = dim % x.ndim
+    outer, n, inner = _split(x.shape, dim)
+    idx = _check_indices("select_assign", np.asarray(indices).reshape(-1), n)
+    expected = x.shape[:dim] + (idx.shape[0],) + x.shape[dim + 1 :]
+    if value.shape != expected:
+        raise ValueError(f"select_assign: value must have shape {expected}, found {value.shape}")
+    out = cast(x, x.dtype).reshape(outer, n, inner)
+    if idx.size:
+        v = np.ascontiguousarray(value, dtype=x.dtype).reshape(outer, idx.shape[0], inner)
+        select_add_kernel(out, idx, v)
+    return out.reshape(x.shape)
 
 
-def select_add(tensor: np.ndarray, dim: int, indices: np.ndarray, value: np.ndarray) -> np.ndarray:
-    """A copy of ``tensor`` with ``value`` added into the slices ``indices`` along ``dim``
-    (torch's ``index_add``; repeated indices accumulate)."""
-    idx = _indices(indices).reshape(-1)
-    cdt = compute_dtype(tensor.dtype)
-    out = cast(tensor, cdt)
-    outer, inner = _outer_inner(tensor.shape, dim)
-    n = tensor.shape[dim]
-    want = tensor.shape[:dim] + (idx.shape[0],) + tensor.shape[dim + 1 :]
-    if value.shape != want:
-        raise ValueError(f"select_assign: value must have shape {want}, found {value.shape}")
-    val = np.empty(want, cdt)
-    copy_into(value, val)
-    bad = select_add_kernel(out.reshape(outer, n, inner), idx, val.reshape(outer, idx.shape[0], inner))
-    _bad("select_assign", bad, idx, dim, n)
-    return out if out.dtype == tensor.dtype else out.astype(tensor.dtype)
+def embedding(weight: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Rows of ``weight`` [vocab, d] picked by integer ``ids`` (any shape) -> ids.shape + (d,)."""
+    return select(weight, 0, ids.reshape(-1)).reshape(ids.shape + (weight.shape[1],))
+
+
+def embedding_backward(
+    weight_shape: tuple[int, int], ids: np.ndarray, grad: np.ndarray
+) -> np.ndarray:
+    """Gradient of ``embedding`` for the weight: ``grad`` rows added at their ids (index_add)."""
+    zeros = np.zeros(weight_shape, grad.dtype)
+    return select_add(zeros, 0, ids.reshape(-1), grad.reshape(-1, weight_shape[1]))

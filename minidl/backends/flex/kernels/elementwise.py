@@ -34,7 +34,8 @@ BINARY_OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3, "pow": 4, "maximum": 5, "m
 COMPARE_OPS = {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5}
 UNARY_OPS = {
     "exp": 0, "log": 1, "sqrt": 2, "abs": 3, "neg": 4, "recip": 5, "tanh": 6,
-    "sigmoid": 7, "relu": 8, "gelu": 9, "sin": 10, "cos": 11,
+    "sigmoid": 7, "relu": 8, "gelu": 9, "sin": 10, "cos": 11, "erf": 12, "floor": 13,
+    "ceil": 14, "round": 15, "log1p": 16, "expm1": 17,
 }  # fmt: skip
 _WHERE, _RELU_AFFINE, _CLAMP = 0, 1, 2
 
@@ -125,7 +126,19 @@ def _un(op, v):
         return 0.5 * v * (1 + math.erf(v * 0.7071067811865476))
     if op == 10:
         return np.sin(v)
-    return np.cos(v)
+    if op == 11:
+        return np.cos(v)
+    if op == 12:
+        return math.erf(v)
+    if op == 13:
+        return np.floor(v)
+    if op == 14:
+        return np.ceil(v)
+    if op == 15:
+        return np.round(v)  # half to even, as torch.round
+    if op == 16:
+        return np.log1p(v)
+    return np.expm1(v)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -358,7 +371,7 @@ def compare(op: str, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:
 
 def unary(op: str, x: np.ndarray) -> np.ndarray:
     """``f(x)`` element-wise; op in exp, log, sqrt, abs, neg, recip, tanh, sigmoid, relu, gelu
-    (exact erf form), sin, cos. Any layout in, a C-contiguous array out, of x's dtype (integer
+    (exact erf form), sin, cos, erf, floor, ceil, round (half to even), log1p, expm1. Any layout in, a C-contiguous array out, of x's dtype (integer
     ``abs``/``neg`` stay integer; other ops on integers give float32, as torch)."""
     code = UNARY_OPS[op]
     if np.issubdtype(x.dtype, np.integer) or x.dtype == np.bool_:
@@ -448,6 +461,5 @@ def _unary_fn(op: str):
 
 add, sub, mul, div, pow, maximum, minimum = (_binary_fn(o) for o in BINARY_OPS)  # noqa: A001
 eq, ne, lt, le, gt, ge = (_compare_fn(o) for o in COMPARE_OPS)
-exp, log, sqrt, abs, neg, recip, tanh, sigmoid, relu, gelu, sin, cos = (  # noqa: A001
-    _unary_fn(o) for o in UNARY_OPS
-)
+(exp, log, sqrt, abs, neg, recip, tanh, sigmoid, relu, gelu, sin, cos, erf, floor, ceil, round,
+ log1p, expm1) = (_unary_fn(o) for o in UNARY_OPS)  # noqa: A001  # fmt: skip

@@ -1,0 +1,316 @@
+"""2-D pools over NCHW planes: max (values and flat indices, as torch's ``return_indices``)
+with its backward, average (``count_include_pad``) with its backward, adaptive average with
+its backward.
+
+Mirrors burn-flex's ``max_pool2d_with_indices`` (+ ``_backward``), ``avg_pool2d``
+(+ ``_backward``), ``adaptive_avg_pool2d`` (+ ``_backward``). One task per (image, channel)
+plane; planes are spread over threads when the work is large. Padding is virtual: windows
+are clipped to the real input, nothing is copied.
+
+Max pool follows torch exactly: each window is scanned keeping ``v > max or isnan(v)`` over
+real elements, so the index is that of the first maximum or of the last NaN; a window that
+holds only padding gives -inf and the first window position past the top/left padding.
+An index is the flat position ``row * W + col`` in the input plane (int64).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ._common import JIT_FAST, PARALLEL_MIN_ELEMS, compute_dtype
+
+Pair = tuple[int, int]
+
+
+@njit(**JIT_FAST)
+def _max_plane(x, out, idx, p, kh, kw, sh, sw, ph, pw, dh, dw):
+    n_c = x.shape[1]
+    n = p // n_c
+    c = p - n * n_c
+    h, w = x.shape[2], x.shape[3]
+    plane = x[n, c]
+    oplane = out[n, c]
+    iplane = idx[n, c]
+    for oy in range(out.shape[2]):
+        y0 = oy * sh - ph
+        while y0 < 0:
+            y0 += dh
+        for ox in range(out.shape[3]):
+            x0 = ox * sw - pw
+            while x0 < 0:
+                x0 += dw
+            m = -np.inf
+            best = y0 * w + x0
+            for ky in range(kh):
+                yy = oy * sh - ph + ky * dh
+                if yy < 0 or yy >= h:
+                    continue
+                row = plane[yy]
+                for kx in range(kw):
+                    xx = ox * sw - pw + kx * dw
+                    if xx < 0 or xx >= w:
+                        continue
+                    v = row[xx]
+                    if v > m or v != v:
+                        m = v
+                        best = yy * w + xx
+            oplane[oy, ox] = m
+            iplane[oy, ox] = best
+
+
+@njit(**JIT_FAST)
+def max_pool_serial(x, out, idx, kh, kw, sh, sw, ph, pw, dh, dw):
+    """Max pool of x [N, C, H, W] into out [N, C, OH, OW] with flat input indices idx."""
+    for p in range(x.shape[0] * x.shape[1]):
+        _max_plane(x, out, idx, p, kh, kw, sh, sw, ph, pw, dh, dw)
+
+
+@njit(parallel=True, **JIT_FAST)
+def max_pool_parallel(x, out, idx, kh, kw, sh, sw, ph, pw, dh, dw):
+    """``max_pool_serial`` with the planes spread over threads."""
+    for p in prange(x.shape[0] * x.shape[1]):
+        _max_plane(x, out, idx, p, kh, kw, sh, sw, ph, pw, dh, dw)
+
+
+@njit(**JIT_FAST)
+def scatter_by_index(grad_out, idx, grad_in):
+    """grad_in[n, c, idx[n, c, i]] += grad_out[n, c, i] (planes flattened), from zero."""
+    for n in range(grad_out.shape[0]):
+        for c in range(grad_out.shape[1]):
+            g = grad_out[n, c]
+            ii = idx[n, c]
+            dst = grad_in[n, c]
+            for i in range(dst.shape[0]):
+                dst[i] = 0
+            for i in range(g.shape[0]):
+                dst[ii[i]] += g[i]
+
+
+@njit(**JIT_FAST)
+def _avg_plane(x, out, p, kh, kw, sh, sw, ph, pw, include_pad, backward):
+    # Forward: out = window means of x. Backward (x is grad_out, out is grad_in): each
+    # gradient is spread evenly over its window.
+    n_c = x.shape[1]
+    n = p // n_c
+    c = p - n * n_c
+    if backward:
+        h, w = out.shape[2], out.shape[3]
+        oh_n, ow_n = x.shape[2], x.shape[3]
+        gin = out[n, c]
+        for i in range(h):
+            for j in range(w):
+                gin[i, j] = 0
+    else:
+        h, w = x.shape[2], x.shape[3]
+        oh_n, ow_n = out.shape[2], out.shape[3]
+    for oy in range(oh_n):
+        y0 = oy * sh - ph
+        y1 = y0 + kh
+        ya, yb = max(y0, 0), min(y1, h)
+        for ox in range(ow_n):
+            x0 = ox * sw - pw
+            x1 = x0 + kw
+            xa, xb = max(x0, 0), min(x1, w)
+            if include_pad:
+                cnt = (min(y1, h + ph) - y0) * (min(x1, w + pw) - x0)
+            else:
+                cnt = (yb - ya) * (xb - xa)
+            if backward:
+                g = x[n, c, oy, ox] / cnt
+                for yy in range(ya, yb):
+                    for xx in range(xa, xb):
+                        out[n, c, yy, xx] += g
+            else:
+                s = 0.0  # float64 accumulator: windows are short, exactness is cheap
+                for yy in range(ya, yb):
+                    for xx in range(xa, xb):
+                        s += x[n, c, yy, xx]
+                out[n, c, oy, ox] = s / cnt
+
+
+@njit(**JIT_FAST)
+def avg_pool_serial(x, out, kh, kw, sh, sw, ph, pw, include_pad, backward):
+    """Average pool (or its backward, then x is the output gradient) plane by plane."""
+    for p in range(x.shape[0] * x.shape[1]):
+        _avg_plane(x, out, p, kh, kw, sh, sw, ph, pw, include_pad, backward)
+
+
+@njit(parallel=True, **JIT_FAST)
+def avg_pool_parallel(x, out, kh, kw, sh, sw, ph, pw, include_pad, backward):
+    """``avg_pool_serial`` with the planes spread over threads."""
+    for p in prange(x.shape[0] * x.shape[1]):
+        _avg_plane(x, out, p, kh, kw, sh, sw, ph, pw, include_pad, backward)
+
+
+@njit(**JIT_FAST)
+def _adaptive_plane(x, out, p, backward):
+    # Bin i of an axis of size s into o bins covers [floor(i*s/o), ceil((i+1)*s/o)).
+    n_c = x.shape[1]
+    n = p // n_c
+    c = p - n * n_c
+    if backward:
+        h, w = out.shape[2], out.shape[3]
+        oh_n, ow_n = x.shape[2], x.shape[3]
+        for i in range(h):
+            for j in range(w):
+                out[n, c, i, j] = 0
+    else:
+        h, w = x.shape[2], x.shape[3]
+        oh_n, ow_n = out.shape[2], out.shape[3]
+    for oy in range(oh_n):
+        ya = (oy * h) // oh_n
+        yb = -((-(oy + 1) * h) // oh_n)
+        for ox in range(ow_n):
+            xa = (ox * w) // ow_n
+            xb = -((-(ox + 1) * w) // ow_n)
+            cnt = (yb - ya) * (xb - xa)
+            if backward:
+                g = x[n, c, oy, ox] / cnt
+                for yy in range(ya, yb):
+                    for xx in range(xa, xb):
+                        out[n, c, yy, xx] += g
+            else:
+                s = 0.0  # float64 accumulator
+                for yy in range(ya, yb):
+                    for xx in range(xa, xb):
+                        s += x[n, c, yy, xx]
+                out[n, c, oy, ox] = s / cnt
+
+
+@njit(**JIT_FAST)
+def adaptive_avg_serial(x, out, backward):
+    """Adaptive average pool (or its backward, x then the output gradient), plane by plane."""
+    for p in range(x.shape[0] * x.shape[1]):
+        _adaptive_plane(x, out, p, backward)
+
+
+@njit(parallel=True, **JIT_FAST)
+def adaptive_avg_parallel(x, out, backward):
+    """``adaptive_avg_serial`` with the planes spread over threads."""
+    for p in prange(x.shape[0] * x.shape[1]):
+        _adaptive_plane(x, out, p, backward)
+
+
+# ---------------------------------------------------------------------------------------------
+# Python wrappers
+# ---------------------------------------------------------------------------------------------
+
+
+def _pair(v: int | Pair | None, default: Pair | None = None) -> Pair:
+    if v is None:
+        assert default is not None
+        return default
+    return (v, v) if isinstance(v, int) else (int(v[0]), int(v[1]))
+
+
+def _out_size(size: int, k: int, s: int, p: int, d: int = 1) -> int:
+    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+
+
+def _prep(x: np.ndarray, name: str) -> np.ndarray:
+    if x.ndim != 4:
+        raise ValueError(f"{name}: expected a 4-D NCHW array, found shape {x.shape}")
+    return np.ascontiguousarray(x, dtype=compute_dtype(x.dtype))
+
+
+def max_pool2d(
+    x: np.ndarray,
+    kernel: int | Pair,
+    stride: int | Pair | None = None,
+    padding: int | Pair = 0,
+    dilation: int | Pair = 1,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, indices)`` of a 2-D max pool (stride defaults to the kernel, as torch)."""
+    kh, kw = _pair(kernel)
+    sh, sw = _pair(stride, (kh, kw))
+    ph, pw = _pair(padding)
+    dh, dw = _pair(dilation)
+    if 2 * ph > kh or 2 * pw > kw:
+        raise ValueError(f"max_pool2d: padding {(ph, pw)} must be at most half the kernel")
+    xc = _prep(x, "max_pool2d")
+    n, c, h, w = xc.shape
+    oh, ow = _out_size(h, kh, sh, ph, dh), _out_size(w, kw, sw, pw, dw)
+    out = np.empty((n, c, max(oh, 0), max(ow, 0)), xc.dtype)
+    idx = np.empty(out.shape, np.int64)
+    if out.size:
+        kern = max_pool_parallel if out.size * kh * kw >= PARALLEL_MIN_ELEMS else max_pool_serial
+        kern(xc, out, idx, kh, kw, sh, sw, ph, pw, dh, dw)
+    return out.astype(x.dtype, copy=False), idx
+
+
+def max_pool2d_backward(
+    grad_out: np.ndarray, indices: np.ndarray, x_shape: tuple[int, ...]
+) -> np.ndarray:
+    """Gradient of max_pool2d for its input: each output gradient added at its index."""
+    n, c, h, w = x_shape
+    g = np.ascontiguousarray(grad_out, dtype=compute_dtype(grad_out.dtype)).reshape(n, c, -1)
+    ii = np.ascontiguousarray(indices, dtype=np.int64).reshape(n, c, -1)
+    if ii.size and (ii.min() < 0 or ii.max() >= h * w):
+        raise IndexError(f"max_pool2d_backward: index out of range [0, {h * w})")
+    out = np.empty((n, c, h * w), g.dtype)
+    scatter_by_index(g, ii, out)
+    return out.reshape(x_shape).astype(grad_out.dtype, copy=False)
+
+
+def avg_pool2d(
+    x: np.ndarray,
+    kernel: int | Pair,
+    stride: int | Pair | None = None,
+    padding: int | Pair = 0,
+    count_include_pad: bool = True,
+) -> np.ndarray:
+    """2-D average pool; ``count_include_pad`` divides by the whole window, else by the number
+    of real elements in it (torch's flag)."""
+    kh, kw = _pair(kernel)
+    sh, sw = _pair(stride, (kh, kw))
+    ph, pw = _pair(padding)
+    xc = _prep(x, "avg_pool2d")
+    n, c, h, w = xc.shape
+    out = np.empty((n, c, _out_size(h, kh, sh, ph), _out_size(w, kw, sw, pw)), xc.dtype)
+    if out.size:
+        kern = avg_pool_parallel if out.size * kh * kw >= PARALLEL_MIN_ELEMS else avg_pool_serial
+        kern(xc, out, kh, kw, sh, sw, ph, pw, count_include_pad, False)
+    return out.astype(x.dtype, copy=False)
+
+
+def avg_pool2d_backward(
+    grad_out: np.ndarray,
+    x_shape: tuple[int, ...],
+    kernel: int | Pair,
+    stride: int | Pair | None = None,
+    padding: int | Pair = 0,
+    count_include_pad: bool = True,
+) -> np.ndarray:
+    """Gradient of avg_pool2d for its input: each output gradient spread over its window."""
+    kh, kw = _pair(kernel)
+    sh, sw = _pair(stride, (kh, kw))
+    ph, pw = _pair(padding)
+    g = _prep(grad_out, "avg_pool2d_backward")
+    out = np.empty(tuple(x_shape), g.dtype)
+    if out.size:
+        work = g.size * kh * kw
+        kern = avg_pool_parallel if work >= PARALLEL_MIN_ELEMS else avg_pool_serial
+        kern(g, out, kh, kw, sh, sw, ph, pw, count_include_pad, True)
+    return out.astype(grad_out.dtype, copy=False)
+
+
+def adaptive_avg_pool2d(x: np.ndarray, output_size: int | Pair) -> np.ndarray:
+    """Adaptive average pool to ``output_size``: torch's bins (floor start, ceil end)."""
+    oh, ow = _pair(output_size)
+    xc = _prep(x, "adaptive_avg_pool2d")
+    out = np.empty((xc.shape[0], xc.shape[1], oh, ow), xc.dtype)
+    if out.size:
+        kern = adaptive_avg_parallel if xc.size >= PARALLEL_MIN_ELEMS else adaptive_avg_serial
+        kern(xc, out, False)
+    return out.astype(x.dtype, copy=False)
+
+
+def adaptive_avg_pool2d_backward(grad_out: np.ndarray, x_shape: tuple[int, ...]) -> np.ndarray:
+    """Gradient of adaptive_avg_pool2d for its input (shape ``x_shape``)."""
+    g = _prep(grad_out, "adaptive_avg_pool2d_backward")
+    out = np.empty(tuple(x_shape), g.dtype)
+    if out.size:
+        kern = adaptive_avg_parallel if out.size >= PARALLEL_MIN_ELEMS else adaptive_avg_serial
+        kern(g, out, True)
+    return out.astype(grad_out.dtype, copy=False)

@@ -62,6 +62,16 @@ def pdb_command(line: str) -> str:
     return f"{parts[0]} {loc.code.co_filename}:{loc.body_line}{cond}"
 
 
+def stdlib_pdb() -> type:
+    """The standard library's ``pdb.Pdb`` class.
+
+    A Jupyter kernel (ipykernel) replaces ``pdb.Pdb`` with IPython's interruptible debugger,
+    which prints ``ipdb>`` prompts in colour to the real stdout instead of the buffer; the
+    stdlib class is still in its MRO, and that is the one a transcript needs.
+    """
+    return next(c for c in pdb.Pdb.__mro__ if c.__module__ == "pdb" and c.__name__ == "Pdb")
+
+
 class _EchoInput(io.StringIO):
     """Reads commands one line at a time and echoes each after the prompt, like a terminal."""
 
@@ -85,7 +95,7 @@ def pdb_session(fn, commands: Sequence[str], *args, relative_paths: bool = True,
     out = io.StringIO()
     lines = [pdb_command(c) for c in commands]
     stdin = _EchoInput("\n".join(lines) + "\n", out)
-    debugger = pdb.Pdb(stdin=stdin, stdout=out, nosigint=True, readrc=False)
+    debugger = stdlib_pdb()(stdin=stdin, stdout=out, nosigint=True, readrc=False)
     debugger.use_rawinput = False
     old_trace = sys.gettrace()
     try:

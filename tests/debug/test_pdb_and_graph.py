@@ -38,6 +38,24 @@ def test_pdb_stops_at_the_flex_matmul_and_where_shows_the_stack():
     assert "(4, 4)" in text.split("(Pdb) p lhs.shape", 1)[1]
 
 
+def test_pdb_session_uses_the_stdlib_pdb_where_a_kernel_replaced_pdb_Pdb(monkeypatch):
+    import pdb
+
+    class KernelPdb(pdb.Pdb):  # what ipykernel installs: IPython's debugger, a Pdb subclass
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.prompt = "ipdb> "
+
+    monkeypatch.setattr(pdb, "Pdb", KernelPdb)
+
+    def add(a, b):
+        return a + b
+
+    text = pdb_session(lambda: add(1, 2), ["s", "p a + b", "c"])
+    assert "(Pdb) p a + b" in text and "ipdb>" not in text
+    assert "3" in text.split("(Pdb) p a + b", 1)[1]
+
+
 def test_pdb_command_turns_a_shared_default_into_a_conditional_breakpoint():
     need("minidl.backends.ndarray", "NdArray")
     from minidl.dispatch import Dispatch

@@ -1,1 +1,66 @@
-"""Flex compute kernels (numba). Filled in as the kernel modules land; see the table below."""
+"""Flex's compute kernels: numba functions over NumPy arrays, and thin Python wrappers that
+check shapes, allocate outputs and choose a serial or a parallel kernel by size.
+
+Every kernel is ``@njit(cache=True)`` and none is compiled at import: the first call of a
+kernel for a dtype compiles it (seconds) or loads it from numba's cache (milliseconds).
+Inputs are made C-contiguous by the wrappers; float16 is computed in float32 and cast back.
+
+==================  ============================================================================
+module              wrappers (burn-flex piece)
+==================  ============================================================================
+``gemm``            ``matmul(a, b, out=None)``, ``batched_matmul(a, b)`` (``float_matmul``)
+``conv``            ``conv2d``, ``conv2d_x_backward``, ``conv2d_weight_backward``,
+                    ``conv2d_bias_backward``, ``conv_transpose2d`` (``conv2d`` & backward)
+``pool``            ``max_pool2d`` (+ indices), ``avg_pool2d``, ``adaptive_avg_pool2d`` and
+                    their ``*_backward`` (the pool module ops)
+``norm``            ``layer_norm(x, gamma, beta, eps)`` (Flex's fused ``layer_norm``)
+``softmax``         ``softmax(x, dim)``, ``log_softmax(x, dim)`` (activation ops)
+``reduce``          ``sum``, ``mean``, ``prod``, ``max``, ``min``, ``var``, ``argmax``,
+                    ``argmin``, ``max_with_indices``, ``min_with_indices`` (``*_dim`` ops)
+``elementwise``     ``binary(op, a, b)``, ``compare(op, a, b)``, ``unary(op, x)``, ``where``,
+                    ``clamp``, ``relu_affine`` and one function per op (``add``, ``exp``, ...)
+``rng``             ``RngState(seed)``: ``uniform``, ``normal``, ``bernoulli``, ``seed(n)``
+``copy``            ``contiguous``, ``cast``, ``copy_into``, ``cat``, ``full``
+``indexing``        ``gather``, ``scatter_add``, ``select``, ``select_add``, ``embedding``,
+                    ``embedding_backward``
+==================  ============================================================================
+
+The modules are imported lazily (``kernels.gemm`` ... on first attribute access), and the
+wrappers are re-exported by name (``kernels.matmul``), so importing this package is cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_MODULES = (
+    "gemm", "conv", "pool", "norm", "softmax", "reduce", "elementwise", "rng", "copy",
+    "indexing",
+)  # fmt: skip
+
+_EXPORTS = {
+    "matmul": "gemm", "batched_matmul": "gemm",
+    "conv2d": "conv", "conv2d_x_backward": "conv", "conv2d_weight_backward": "conv",
+    "conv2d_bias_backward": "conv", "conv_transpose2d": "conv",
+    "max_pool2d": "pool", "max_pool2d_backward": "pool", "avg_pool2d": "pool",
+    "avg_pool2d_backward": "pool", "adaptive_avg_pool2d": "pool",
+    "adaptive_avg_pool2d_backward": "pool",
+    "layer_norm": "norm",
+    "binary": "elementwise", "compare": "elementwise", "unary": "elementwise",
+    "where": "elementwise", "clamp": "elementwise", "relu_affine": "elementwise",
+    "RngState": "rng",
+    "contiguous": "copy", "cast": "copy", "copy_into": "copy", "cat": "copy", "full": "copy",
+    "gather": "indexing", "scatter_add": "indexing", "select": "indexing",
+    "select_add": "indexing", "embedding": "indexing", "embedding_backward": "indexing",
+}  # fmt: skip
+
+__all__ = [*_MODULES, *_EXPORTS]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MODULES:
+        return importlib.import_module(f".{name}", __name__)
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

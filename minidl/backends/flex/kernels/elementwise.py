@@ -123,7 +123,8 @@ def _un(op, v):
     if op == 8:
         return v if (v > 0 or v != v) else np.float32(0)  # NaN stays NaN, as torch
     if op == 9:
-        return 0.5 * v * (1 + math.erf(v * 0.7071067811865476))
+        # 1 + erf(z) written as erfc(-z): no cancellation for negative v (erf -> -1)
+        return 0.5 * v * math.erfc(-v * 0.7071067811865476)
     if op == 10:
         return np.sin(v)
     if op == 11:

@@ -46,6 +46,8 @@ __trace_hide__ = True
 
 #: How many hits of one breakpoint keep their backtrace (the count goes on).
 MAX_HITS = 200
+#: Frames recorded per hit, whatever ``depth`` prints, so ``chain()`` sees the whole path.
+MAX_FRAMES = 64
 
 
 @dataclass(frozen=True)
@@ -339,7 +341,8 @@ def trace(fn, *args, breakpoints: str | list[str] | tuple[str, ...] = (), depth:
         fn: the callable to run (a lambda around a forward pass, say).
         breakpoints: regexes searched in qualified names (``r"Flex\\.float_matmul"``,
             ``r"Autodiff.*\\.linear$"``), as lldb's ``breakpoint set -r``.
-        depth: frames kept per backtrace, innermost first (lldb's ``bt 12``).
+        depth: frames printed per backtrace, innermost first (lldb's ``bt 12``); up to
+            ``max(depth, 64)`` are recorded, so :meth:`Trace.chain` sees the whole path.
         echo: print the resolution lines before running and the outcome lines after, the way
             an lldb session shows them.
 
@@ -353,7 +356,7 @@ def trace(fn, *args, breakpoints: str | list[str] | tuple[str, ...] = (), depth:
             print(bp.resolution())
             if not bp.resolved:
                 print("WARNING:  Unable to resolve breakpoint to any actual locations.")
-    recorder = _Recorder(bps, depth)
+    recorder = _Recorder(bps, max(depth, MAX_FRAMES))
     result = _run(recorder, fn, args, kwargs)
     if echo:
         for bp in bps:

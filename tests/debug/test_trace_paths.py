@@ -86,6 +86,10 @@ def test_numba_kernel_appears_below_the_flex_op():
     kernel_hit = next(h for h in t.hits_of(2) if "Flex.float_matmul" in h.chain())
     assert kernel_hit.frames[0].layer == "kernel"
     assert kernel_hit.chain()[-2:] == ["Flex.float_matmul", kernel_hit.name]
+    assert kernel_hit.chain()[0] == "Linear.forward"  # recorded beyond the 12 frames bt prints
+    index = t.hits.index(kernel_hit)
+    printed = [ln for ln in t.bt_text(hit=index).splitlines() if "frame #" in ln]
+    assert len(printed) == min(12, len(kernel_hit.frames))
 
 
 def test_conv2d_on_autodiff_passes_through_autodiffs_own_conv2d(kind):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from minidl.dispatch import Device
+from minidl.dispatch import Device, backend_for
 from minidl.module import Module
 from minidl.nn import (
     AdaptiveAvgPool2dConfig,
@@ -199,15 +199,27 @@ class SmallCnn(Module):
         return self.head(x.reshape((x.shape[0], 16)))
 
 
+def _device(kind: str) -> Device:
+    if kind == "flex":
+        try:
+            backend_for(Device.flex())
+        except (ModuleNotFoundError, AttributeError, ImportError):
+            pytest.xfail("Flex backend not written yet (minidl.backends.flex.Flex)")
+        return Device.flex().autodiff()
+    return AD
+
+
+@pytest.mark.parametrize("kind", ["ndarray", "flex"])
 @pytest.mark.parametrize("make, data, steps, lr", [
     (lambda d: Sequential(LinearConfig(2, 16).init(d), Relu(), LinearConfig(16, 2).init(d)), _blobs, 40, 0.05),
     (SmallCnn, _bars, 40, 0.05),
 ], ids=["mlp", "cnn"])
-def test_small_model_learns_with_adam(make, data, steps, lr):
-    AD.seed(0)
-    model = make(AD)
+def test_small_model_learns_with_adam(kind, make, data, steps, lr):
+    device = _device(kind)
+    device.seed(0)
+    model = make(device)
     inputs, labels = data()
-    x, y = _T(inputs), Tensor.from_numpy(labels, device=AD)
+    x, y = _T(inputs, device), Tensor.from_numpy(labels, device=device)
     loss_fn = CrossEntropyLossConfig().init()
     optimizer = AdamConfig().init()
     losses = []

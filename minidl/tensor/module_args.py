@@ -54,6 +54,9 @@ def conv_padding(ops: str, padding: Any, kernel: Sequence[int], dilation: Any, s
         if min(top, bottom, left, right) < 0:
             fail(ops, "Argument padding must be >= 0.", f"Found {tuple(padding)}.")
         return {"padding": (top, left), "padding_end": (bottom, right)}
+    if isinstance(padding, str) or (isinstance(padding, Sequence) and len(padding) != 2):
+        fail(ops, "Argument padding must be an int, (h, w), (top, bottom, left, right), 'valid' or 'same'.",
+             f"Found {padding!r}.")
     p = pair(ops, padding, "padding")
     if min(p) < 0:
         fail(ops, "Argument padding must be >= 0.", f"Found {padding!r}.")

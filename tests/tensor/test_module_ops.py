@@ -206,3 +206,10 @@ def test_functional_ops_surface_device_mismatches_from_dispatch(plain):
     w = T(randn((3, 2, 3, 3)), Device.ndarray(1))
     with pytest.raises(ValueError, match="conv2d: Input tensor weight is on the wrong device"):
         F.conv2d(x, w)
+
+
+def test_conv2d_names_every_padding_form_it_accepts(plain):
+    x, w = T(randn((1, 2, 5, 5)), plain), T(randn((3, 2, 3, 3)), plain)
+    with pytest.raises(TensorCheckError, match="\\(top, bottom, left, right\\), 'valid' or 'same'.*\\(1, 2, 3\\)"):
+        F.conv2d(x, w, padding=(1, 2, 3))
+    close(F.conv2d(x, w, padding="valid"), TF.conv2d(tt(randn((1, 2, 5, 5))), tt(randn((3, 2, 3, 3)))), atol=1e-5)

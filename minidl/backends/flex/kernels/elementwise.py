@@ -156,18 +156,36 @@ def _locate(shape, t, nch):
     return i0, row - i0 * d1, lo, min(lo + CHUNK, shape[2])
 
 
+@njit(inline="always", **JIT_EW)
+def _row(x, i0, i1, lo, hi):
+    # Row (i0, i1) of a 3-D operand, chunk lo..hi; size-1 axes broadcast. Returns the slice and
+    # whether it is a single value (size-1 last axis, or a stride-0 broadcast view).
+    r = x[i0 if x.shape[0] > 1 else 0, i1 if x.shape[1] > 1 else 0]
+    if r.shape[0] == 1:
+        return r[0:1], True
+    return r[lo:hi], r.strides[0] == 0
+
+
 @njit(**JIT_EW)
 def _binary_task(a, b, out, op, t, nch):
     # Loops run over slices from 0: an index that may be negative makes numba add a
     # wraparound check per access, and that alone stops LLVM from vectorizing (measured 5x).
     i0, i1, lo, hi = _locate(out.shape, t, nch)
-    ar = a[i0, i1, lo:hi]
-    br = b[i0, i1, lo:hi]
+    ar, a_one = _row(a, i0, i1, lo, hi)
+    br, b_one = _row(b, i0, i1, lo, hi)
     orow = out[i0, i1, lo:hi]
-    if br.strides[0] == 0:
+    if b_one and not a_one:
         y = br[0]
         for j in range(orow.shape[0]):
             orow[j] = _bin(op, ar[j], y)
+    elif a_one and not b_one:
+        x = ar[0]
+        for j in range(orow.shape[0]):
+            orow[j] = _bin(op, x, br[j])
+    elif a_one:
+        v = _bin(op, ar[0], br[0])
+        for j in range(orow.shape[0]):
+            orow[j] = v
     else:
         for j in range(orow.shape[0]):
             orow[j] = _bin(op, ar[j], br[j])
@@ -192,11 +210,18 @@ def binary_parallel(a, b, out, op):
 @njit(**JIT_EW)
 def _compare_task(a, b, out, op, t, nch):
     i0, i1, lo, hi = _locate(out.shape, t, nch)
-    ar = a[i0, i1, lo:hi]
-    br = b[i0, i1, lo:hi]
+    ar, a_one = _row(a, i0, i1, lo, hi)
+    br, b_one = _row(b, i0, i1, lo, hi)
     orow = out[i0, i1, lo:hi]
-    for j in range(orow.shape[0]):
-        orow[j] = _cmp(op, ar[j], br[j])
+    if b_one and not a_one:
+        y = br[0]
+        for j in range(orow.shape[0]):
+            orow[j] = _cmp(op, ar[j], y)
+    else:
+        sa = 0 if a_one else 1
+        sb = 0 if b_one else 1
+        for j in range(orow.shape[0]):
+            orow[j] = _cmp(op, ar[j * sa], br[j * sb])
 
 
 @njit(**JIT_EW)
@@ -217,23 +242,29 @@ def compare_parallel(a, b, out, op):
 
 @njit(**JIT_EW)
 def _ternary_task(c, a, b, out, op, t, nch):
+    # A size-1 operand is read at index 0 (stride 0): these loops are not the hot ones.
     i0, i1, lo, hi = _locate(out.shape, t, nch)
-    cr = c[i0, i1, lo:hi]
-    ar = a[i0, i1, lo:hi]
-    br = b[i0, i1, lo:hi]
+    cr, c_one = _row(c, i0, i1, lo, hi)
+    ar, a_one = _row(a, i0, i1, lo, hi)
+    br, b_one = _row(b, i0, i1, lo, hi)
+    sc = 0 if c_one else 1
+    sa = 0 if a_one else 1
+    sb = 0 if b_one else 1
     orow = out[i0, i1, lo:hi]
     if op == 0:  # where(c, a, b)
         for j in range(orow.shape[0]):
-            orow[j] = ar[j] if cr[j] else br[j]
+            orow[j] = ar[j * sa] if cr[j * sc] else br[j * sb]
     elif op == 1:  # relu(c * a + b)
         for j in range(orow.shape[0]):
-            v = cr[j] * ar[j] + br[j]
+            v = cr[j * sc] * ar[j * sa] + br[j * sb]
             orow[j] = v if (v > 0 or v != v) else np.float32(0)
     else:  # clamp(c, a, b)
         for j in range(orow.shape[0]):
-            v = cr[j]
-            v = ar[j] if v < ar[j] else v
-            orow[j] = br[j] if v > br[j] else v
+            v = cr[j * sc]
+            lo_v = ar[j * sa]
+            hi_v = br[j * sb]
+            v = lo_v if v < lo_v else v
+            orow[j] = hi_v if v > hi_v else v
 
 
 @njit(**JIT_EW)
@@ -302,8 +333,16 @@ def relu_affine_parallel(x, a, b, out):
 # ---------------------------------------------------------------------------------------------
 
 
-def _views3(shape: tuple[int, ...], arrays: list[np.ndarray]) -> list[np.ndarray]:
-    """Each array broadcast to ``shape`` and viewed as 3-D, dims merged where all allow it."""
+def _views3(shape: tuple[int, ...], arrays: list[np.ndarray]):
+    """``(shape3, views)``: each array viewed as 3-D (broadcast to ``shape``, dims merged where
+    all allow it; a single value stays [1, 1, 1]), and the 3-D shape of the output."""
+    n = 1
+    for s in shape:
+        n *= s
+    if all((a.shape == shape and a.flags.c_contiguous) or a.size == 1 for a in arrays):
+        # The common cases, in about a microsecond: same-shape operands and single values
+        # (the kernels broadcast size-1 axes themselves).
+        return (1, 1, n), [a.reshape(1, 1, n) if a.shape == shape else a.reshape(1, 1, 1) for a in arrays]
     views = [np.broadcast_to(a, shape) for a in arrays]
     dims = [i for i, s in enumerate(shape) if s != 1]
     groups: list[list[int]] = []
@@ -316,22 +355,29 @@ def _views3(shape: tuple[int, ...], arrays: list[np.ndarray]) -> list[np.ndarray
         groups.append([i])
     if len(groups) > 3:
         # Too many distinct stride patterns: materialize, then everything is one flat dimension.
-        views = [np.ascontiguousarray(v) for v in views]
-        groups = [dims]
-    shape3 = [1] * (3 - len(groups)) + [int(np.prod([shape[i] for i in g])) for g in groups]
-    out = []
-    for v in views:
-        strides = [0] * (3 - len(groups)) + [v.strides[g[-1]] for g in groups]
-        out.append(np.lib.stride_tricks.as_strided(v, shape3, strides, writeable=False))
-    return out
+        return (1, 1, n), [np.ascontiguousarray(v).reshape(1, 1, n) for v in views]
+    shape3 = tuple([1] * (3 - len(groups)) + [int(np.prod([shape[i] for i in g])) for g in groups])
+    # The merge rule above is NumPy's own, so these reshapes are views, never copies.
+    return shape3, [v.reshape(shape3) for v in views]
+
+
+def _shape_of(*arrays: np.ndarray) -> tuple[int, ...]:
+    first = arrays[0].shape
+    if all(a.shape == first for a in arrays):
+        return first
+    return np.broadcast_shapes(*(a.shape for a in arrays))
 
 
 def _as_operand(x: ArrayOrScalar, dtype: np.dtype) -> np.ndarray:
+    if isinstance(x, np.ndarray) and x.dtype == dtype:
+        return x
     return np.asarray(x, dtype=dtype)
 
 
 def _result_dtype(a: ArrayOrScalar, b: ArrayOrScalar) -> np.dtype:
     # A Python scalar takes the array's dtype (as torch and burn do); two arrays promote.
+    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype:
+        return a.dtype
     if not isinstance(a, np.ndarray):
         return np.asarray(b).dtype if isinstance(b, np.ndarray) else np.result_type(a, b)
     if not isinstance(b, np.ndarray):
@@ -342,10 +388,26 @@ def _result_dtype(a: ArrayOrScalar, b: ArrayOrScalar) -> np.dtype:
 def _run3(serial, parallel, arrays: list[np.ndarray], out: np.ndarray, *extra) -> np.ndarray:
     if out.size == 0:
         return out
-    views = _views3(out.shape, arrays)
-    out3 = out.reshape(views[0].shape)
+    shape3, views = _views3(out.shape, arrays)
+    out3 = out.reshape(shape3)
     (parallel if out.size >= PARALLEL_MIN_ELEMS else serial)(*views, out3, *extra)
     return out
+
+
+_NATIVE = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
+
+
+def _fast_pair(a, b) -> bool:
+    # Same dtype and shape, both C-contiguous: the tiny-op path (about 2 us in all).
+    return (
+        type(a) is np.ndarray
+        and type(b) is np.ndarray
+        and a.dtype == b.dtype
+        and a.shape == b.shape
+        and a.dtype in _NATIVE
+        and a.flags.c_contiguous
+        and b.flags.c_contiguous
+    )
 
 
 def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:
@@ -353,20 +415,34 @@ def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:
 
     Integer ``div`` truncates toward zero (Rust's and burn's integer division).
     """
+    if _fast_pair(a, b):
+        n = a.size
+        out = np.empty(a.shape, a.dtype)
+        if n:
+            kernel = binary_parallel if n >= PARALLEL_MIN_ELEMS else binary_serial
+            kernel(a.reshape(1, 1, n), b.reshape(1, 1, n), out.reshape(1, 1, n), BINARY_OPS[op])
+        return out
     dtype = _result_dtype(a, b)
     cdt = compute_dtype(dtype)
     code = BINARY_OPS[op]
     av, bv = _as_operand(a, cdt), _as_operand(b, cdt)
-    out = np.empty(np.broadcast_shapes(av.shape, bv.shape), cdt)
+    out = np.empty(_shape_of(av, bv), cdt)
     _run3(binary_serial, binary_parallel, [av, bv], out, code)
     return out.astype(dtype, copy=False)
 
 
 def compare(op: str, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:
     """Element-wise comparison with broadcasting, a bool array; op in eq, ne, lt, le, gt, ge."""
+    if _fast_pair(a, b):
+        n = a.size
+        out = np.empty(a.shape, np.bool_)
+        if n:
+            kernel = compare_parallel if n >= PARALLEL_MIN_ELEMS else compare_serial
+            kernel(a.reshape(1, 1, n), b.reshape(1, 1, n), out.reshape(1, 1, n), COMPARE_OPS[op])
+        return out
     cdt = compute_dtype(_result_dtype(a, b))
     av, bv = _as_operand(a, cdt), _as_operand(b, cdt)
-    out = np.empty(np.broadcast_shapes(av.shape, bv.shape), np.bool_)
+    out = np.empty(_shape_of(av, bv), np.bool_)
     return _run3(compare_serial, compare_parallel, [av, bv], out, COMPARE_OPS[op])
 
 
@@ -382,11 +458,12 @@ def unary(op: str, x: np.ndarray) -> np.ndarray:
             return binary("maximum", x, binary("sub", 0, x))
         x = x.astype(np.float32)
     cdt = compute_dtype(x.dtype)
-    xc = np.ascontiguousarray(x, dtype=cdt).reshape(-1)
-    out = np.empty(xc.shape, cdt)
+    xc = x if x.dtype == cdt and x.flags.c_contiguous else np.ascontiguousarray(x, dtype=cdt)
+    out = np.empty(x.shape, cdt)
     if xc.size:
-        (unary_parallel if xc.size >= PARALLEL_MIN_ELEMS else unary_serial)(xc, out, code)
-    return out.reshape(x.shape).astype(x.dtype, copy=False)
+        kernel = unary_parallel if xc.size >= PARALLEL_MIN_ELEMS else unary_serial
+        kernel(xc.reshape(-1), out.reshape(-1), code)
+    return out if cdt == x.dtype else out.astype(x.dtype)
 
 
 def where(mask: np.ndarray, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:
@@ -395,7 +472,7 @@ def where(mask: np.ndarray, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:
     cdt = compute_dtype(dtype)
     m = np.asarray(mask, dtype=np.bool_)
     av, bv = _as_operand(a, cdt), _as_operand(b, cdt)
-    out = np.empty(np.broadcast_shapes(m.shape, av.shape, bv.shape), cdt)
+    out = np.empty(_shape_of(m, av, bv), cdt)
     _run3(ternary_serial, ternary_parallel, [m, av, bv], out, _WHERE)
     return out.astype(dtype, copy=False)
 
@@ -428,7 +505,7 @@ def relu_affine(x: np.ndarray, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray
             kernel(xc, cdt.type(a), cdt.type(b), out)
         return out.reshape(x.shape).astype(x.dtype, copy=False)
     av, bv = _as_operand(a, cdt), _as_operand(b, cdt)
-    out = np.empty(np.broadcast_shapes(x.shape, av.shape, bv.shape), cdt)
+    out = np.empty(_shape_of(x, av, bv), cdt)
     _run3(ternary_serial, ternary_parallel, [x.astype(cdt, copy=False), av, bv], out, _RELU_AFFINE)
     return out.astype(x.dtype, copy=False)
 

@@ -1,0 +1,61 @@
+"""The house rules of the Flex kernels (DESIGN §7), checked on the code itself."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import minidl.backends.flex.kernels as kernels
+
+KERNEL_DIR = Path(kernels.__file__).parent
+MODULES = kernels._MODULES
+
+_PROBE = r"""
+import importlib, json
+from numba.core.registry import CPUDispatcher
+out = {}
+for name in %r:
+    mod = importlib.import_module("minidl.backends.flex.kernels." + name)
+    for attr, obj in vars(mod).items():
+        if isinstance(obj, CPUDispatcher) and obj.__module__ == mod.__name__:
+            out[name + "." + attr] = {
+                "compiled": len(obj.signatures),
+                "cached": type(obj._cache).__name__ != "NullCache",
+            }
+print(json.dumps(out))
+"""
+
+
+def test_importing_the_kernels_compiles_nothing_and_every_kernel_is_cached():
+    probe = _PROBE % (list(MODULES),)
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    info = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert len(info) > 50
+    compiled = [k for k, v in info.items() if v["compiled"]]
+    assert not compiled, f"compiled at import: {compiled}"
+    uncached = [k for k, v in info.items() if not v["cached"]]
+    assert not uncached, f"kernels without cache=True: {uncached}"
+
+
+def test_no_blas_and_no_thread_count_queries_inside_the_kernels():
+    # np.dot / matmul / @ would call OpenBLAS (its pool fights numba's); get_num_threads()
+    # inside njit silently disables caching; nnan/ninf would break NaN semantics.
+    blas = {"dot", "matmul", "einsum", "inner", "vdot", "tensordot"}
+    for path in KERNEL_DIR.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            where = f"{path.name}:{getattr(node, 'lineno', '?')}"
+            assert not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult)), where
+            if isinstance(node, ast.Attribute):
+                assert node.attr not in blas | {"get_num_threads"}, where
+            if isinstance(node, ast.Constant):
+                assert node.value not in ("nnan", "ninf", "fast"), where
+
+
+def test_every_njit_decorator_uses_the_shared_cached_options():
+    for path in KERNEL_DIR.glob("*.py"):
+        for line in path.read_text().splitlines():
+            if line.startswith("@njit"):
+                assert "**JIT" in line, f"{path.name}: {line}"

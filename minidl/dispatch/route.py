@@ -9,6 +9,7 @@ still flows through an autodiff model (seed 003's ``mixed`` experiment).
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable
 
@@ -28,20 +29,32 @@ ROUTE_LISTENERS: list[Callable] = []
 __trace_hide__ = True
 
 
-def inner_backend(device: Device) -> type:
-    """The backend class that owns a device kind (``Flex`` or ``NdArray``)."""
-    module, name = _BACKENDS[device.kind]
+@functools.cache
+def _inner_backend(kind: str) -> type:
+    module, name = _BACKENDS[kind]
     return getattr(importlib.import_module(module), name)
 
 
-def backend_for(device: Device) -> type:
-    """``Flex``/``NdArray`` for a plain device, ``Autodiff[B]`` for an autodiff one."""
-    inner = inner_backend(device)
-    if not device.is_autodiff():
+def inner_backend(device: Device) -> type:
+    """The backend class that owns a device kind (``Flex`` or ``NdArray``)."""
+    return _inner_backend(device.kind)
+
+
+@functools.cache
+def _backend(kind: str, autodiff: bool, checkpointing: str | None) -> type:
+    inner = _inner_backend(kind)
+    if not autodiff:
         return inner
     from minidl.autodiff import autodiff_backend
 
-    return autodiff_backend(inner, device.checkpointing)
+    return autodiff_backend(inner, checkpointing)
+
+
+def backend_for(device: Device) -> type:
+    """``Flex``/``NdArray`` for a plain device, ``Autodiff[B]`` for an autodiff one.
+
+    Cached per (kind, autodiff, checkpointing): an op pays one dict lookup, not an import."""
+    return _backend(device.kind, device.is_autodiff(), device.checkpointing)
 
 
 def _tensors(name: str, value):

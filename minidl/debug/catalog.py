@@ -224,10 +224,21 @@ def _kernels() -> list[Location]:
     return out
 
 
+_cache: tuple[tuple, dict[str, Location]] | None = None
+
+
 def known_locations() -> dict[str, Location]:
-    """Every name a breakpoint can resolve to, mapped to its :class:`Location`."""
+    """Every name a breakpoint can resolve to, mapped to its :class:`Location`.
+
+    Recomputed when a backend class or a module appeared since the last call (a new
+    ``Autodiff[...]``, a lazily imported kernel module), otherwise served from a cache.
+    """
+    global _cache
     ensure_loaded()
     classes = backend_classes()
+    key = (tuple(id(c) for c in classes), len(sys.modules))
+    if _cache is not None and _cache[0] == key:
+        return dict(_cache[1])
     found: list[Location] = _backend_locations(classes)
     for package in ("minidl.backend.modules",):
         for module in _submodules(package):
@@ -237,4 +248,6 @@ def known_locations() -> dict[str, Location]:
     found.extend(_methods([m for m in _submodules("minidl.tensor") if m.__name__ != "minidl.tensor.module"]))
     found.extend(_methods(_submodules("minidl.nn"), only="forward"))
     found.extend(_kernels())
-    return {loc.name: loc for loc in found}
+    names = {loc.name: loc for loc in found}
+    _cache = (key, names)
+    return dict(names)

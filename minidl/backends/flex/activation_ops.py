@@ -1,0 +1,38 @@
+"""Flex's activations (burn-flex's activation overrides): ``relu``, ``gelu`` and ``sigmoid`` as one
+element-wise kernel each, and ``softmax``/``log_softmax`` as one fused kernel (max, exp-sum
+and normalisation per row, no intermediate tensors).
+
+The backward helpers (``relu_backward``, ``gelu_backward``, ``sigmoid_backward``) and
+``leaky_relu`` stay the ``ActivationOps`` defaults, written with Flex's own float ops.
+"""
+
+from __future__ import annotations
+
+from minidl.backends.flex.kernels import elementwise as ew
+from minidl.backends.flex.kernels import softmax as sm
+from minidl.backends.flex.kernels.copy import contiguous
+
+
+class FlexActivationOps:
+    """Activations of Flex on numba kernels."""
+
+    @classmethod
+    def relu(cls, tensor):
+        return ew.unary("relu", contiguous(tensor))
+
+    @classmethod
+    def gelu(cls, tensor):
+        """The exact (erf) GELU, torch's default."""
+        return ew.unary("gelu", contiguous(tensor))
+
+    @classmethod
+    def sigmoid(cls, tensor):
+        return ew.unary("sigmoid", contiguous(tensor))
+
+    @classmethod
+    def softmax(cls, tensor, dim: int):
+        return sm.softmax(contiguous(tensor), dim)
+
+    @classmethod
+    def log_softmax(cls, tensor, dim: int):
+        return sm.log_softmax(contiguous(tensor), dim)

@@ -21,7 +21,7 @@ from hypothesis.extra.numpy import array_shapes
 #: A new backend joins the suite with one line here.
 BACKENDS = [
     ("ndarray", "minidl.backends.ndarray", "NdArray", None),
-    ("flex", "minidl.backends.flex", "Flex", "Flex class not written yet"),
+    ("flex", "minidl.backends.flex", "Flex", None),
 ]
 
 #: hypothesis settings for every property here: no deadline (numba compiles on first call) and

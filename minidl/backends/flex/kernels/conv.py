@@ -20,8 +20,8 @@ Forward, without an im2col matrix for stride 1 (DESIGN §7: im2col followed by a
 
 A strided convolution builds real im2col rows (one per weight position) and runs the same
 kernel over them. The transposed convolution is a stride-1 convolution of the zero-stuffed
-input with the flipped, transposed weight (so it is also conv2d's input gradient); the weight
-gradient is a batched gemm of the output gradient with the im2col rows.
+input with the flipped, transposed weight, so it is also conv2d's input gradient (the backward
+pieces are in :mod:`.conv_backward`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ import numpy as np
 from numba import njit, prange
 
 from ._common import JIT, JIT_FAST, PARALLEL_MIN_ELEMS, as_compute, compute_dtype
-from .gemm import batched_matmul
 
 MRC = 4  # output channels per accumulator block
 Q_TARGET = 1024  # output positions per accumulator row (4 rows x 1024 floats stay in L1)
@@ -222,21 +221,6 @@ def conv_parallel(src_all, offs, w3, bias, out, q_rows, wrow):
         _conv_task(src_all, offs, w3, bias, out, u, q_rows, wrow, acc)
 
 
-@njit(**JIT_FAST)
-def bias_grad(grad_out, out):
-    """out[k] = sum over n, h, w of grad_out[n, k, h, w] (conv2d's bias gradient)."""
-    n_img, k_n = grad_out.shape[0], grad_out.shape[1]
-    for k in range(k_n):
-        s = out[k] * 0
-        for n in range(n_img):
-            plane = grad_out[n, k]
-            for i in range(plane.shape[0]):
-                row = plane[i]
-                for j in range(row.shape[0]):
-                    s += row[j]
-        out[k] = s
-
-
 # ---------------------------------------------------------------------------------------------
 # Python wrappers
 # ---------------------------------------------------------------------------------------------
@@ -414,69 +398,18 @@ def conv_transpose2d(
     return y.astype(x.dtype, copy=False)
 
 
-def conv2d_x_backward(
-    grad_out: np.ndarray,
-    weight: np.ndarray,
-    x_shape: tuple[int, ...],
-    stride: int | Pair = 1,
-    padding: int | Pair | Pad4 = 0,
-    dilation: int | Pair = 1,
-    groups: int = 1,
-) -> np.ndarray:
-    """Gradient of conv2d with respect to its input x (shape ``x_shape``): a transposed conv."""
-    sh, sw = _pair(stride)
-    dh, dw = _pair(dilation)
-    pt, pb, pl, pr = _pad4(padding)
-    kh, kw = weight.shape[2], weight.shape[3]
-    oh, ow = grad_out.shape[2], grad_out.shape[3]
-    # Rows of x that the forward never reached (stride remainder) get output padding.
-    oph = x_shape[2] - ((oh - 1) * sh - pt - pb + dh * (kh - 1) + 1)
-    opw = x_shape[3] - ((ow - 1) * sw - pl - pr + dw * (kw - 1) + 1)
-    return conv_transpose2d(
-        grad_out, weight, None, (sh, sw), (pt, pb, pl, pr), (oph, opw), (dh, dw), groups
-    )
+# The backward pieces live in conv_backward.py; re-exported so ``conv`` is the one entry point.
+from .conv_backward import (  # noqa: E402
+    conv2d_bias_backward,
+    conv2d_weight_backward,
+    conv2d_x_backward,
+)
 
-
-def conv2d_weight_backward(
-    x: np.ndarray,
-    grad_out: np.ndarray,
-    weight_shape: tuple[int, ...],
-    stride: int | Pair = 1,
-    padding: int | Pair | Pad4 = 0,
-    dilation: int | Pair = 1,
-    groups: int = 1,
-) -> np.ndarray:
-    """Gradient of conv2d with respect to its weight [K, C/groups, kh, kw].
-
-    Per image and group, ``grad_out[n, g] [Kg, OH*OW] @ cols[n, g].T`` with the im2col rows
-    ``cols[n, g]`` [R, OH*OW] (used transposed without a copy), summed over the images.
-    """
-    k_out, cg, kh, kw = weight_shape
-    n_img = x.shape[0]
-    sh, sw = _pair(stride)
-    dh, dw = _pair(dilation)
-    xpad, oh, ow, wp, parallel = _prepare(x, (kh, kw), (sh, sw), _pad4(padding), (dh, dw), groups)
-    if grad_out.shape != (n_img, k_out, oh, ow):
-        raise ValueError(
-            f"conv2d_weight_backward: grad_out must have shape {(n_img, k_out, oh, ow)}, "
-            f"found {grad_out.shape}"
-        )
-    r = cg * kh * kw
-    kg = k_out // groups
-    go = as_compute(grad_out).reshape(n_img, groups, kg, oh * ow)
-    cols = _im2col_all(xpad, (kh, kw), (sh, sw), (dh, dw), oh, ow, wp, groups, parallel)
-    cols = cols.reshape(n_img, groups, r, oh * ow)
-    gw = np.empty((groups, kg, r), xpad.dtype)
-    for g in range(groups):
-        go_g = np.ascontiguousarray(go[:, g])
-        cols_g = np.ascontiguousarray(cols[:, g])
-        gw[g] = batched_matmul(go_g, cols_g.transpose(0, 2, 1)).sum(axis=0)
-    return gw.reshape(weight_shape).astype(x.dtype, copy=False)
-
-
-def conv2d_bias_backward(grad_out: np.ndarray) -> np.ndarray:
-    """Gradient of conv2d with respect to its bias: grad_out summed over N, H and W."""
-    go = as_compute(grad_out)
-    out = np.empty(go.shape[1], go.dtype)
-    bias_grad(go, out)
-    return out.astype(grad_out.dtype, copy=False)
+__all__ = [
+    "conv2d",
+    "conv2d_bias_backward",
+    "conv2d_out_hw",
+    "conv2d_weight_backward",
+    "conv2d_x_backward",
+    "conv_transpose2d",
+]

@@ -5,6 +5,8 @@ Nothing here compiles anything; it is imported by every kernel module.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 # The fastmath subset that lets LLVM vectorize reductions (reassociation) and fuse
@@ -48,9 +50,11 @@ def aligned_empty(shape: tuple[int, ...], dtype: np.dtype, align: int = 64) -> n
     lines costs twice, so the packing buffers are aligned.
     """
     dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize
+    if nbytes < 4096:
+        return np.empty(shape, dtype)  # a few cache lines: alignment does not matter
     buf = np.empty(nbytes + align, np.uint8)
-    off = (-buf.ctypes.data) % align
+    off = (-buf.__array_interface__["data"][0]) % align  # (.ctypes.data costs microseconds)
     return buf[off : off + nbytes].view(dtype).reshape(shape)
 
 

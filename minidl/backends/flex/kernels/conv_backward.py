@@ -27,7 +27,7 @@ def bias_grad(grad_out, out):
     """out[k] = sum over n, h, w of grad_out[n, k, h, w] (conv2d's bias gradient)."""
     n_img, k_n = grad_out.shape[0], grad_out.shape[1]
     for k in range(k_n):
-        s = out[k] * 0
+        s = out[k]  # the wrapper passes zeros (np.empty garbage could be NaN: NaN * 0 = NaN)
         for n in range(n_img):
             plane = grad_out[n, k]
             for i in range(plane.shape[0]):
@@ -100,6 +100,6 @@ def conv2d_weight_backward(
 def conv2d_bias_backward(grad_out: np.ndarray) -> np.ndarray:
     """Gradient of conv2d with respect to its bias: grad_out summed over N, H and W."""
     go = as_compute(grad_out)
-    out = np.empty(go.shape[1], go.dtype)
+    out = np.zeros(go.shape[1], go.dtype)
     bias_grad(go, out)
     return out.astype(grad_out.dtype, copy=False)

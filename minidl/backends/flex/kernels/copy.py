@@ -12,6 +12,7 @@ transposed one a 2-D loop. float16 on either side goes through NumPy (numba has 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -84,7 +85,7 @@ def views3(shape: tuple[int, ...], arrays: Sequence[np.ndarray], writable: int =
         groups.append([i])
     if len(groups) > 3:
         return None
-    shape3 = [1] * (3 - len(groups)) + [int(np.prod([shape[i] for i in g])) for g in groups]
+    shape3 = [1] * (3 - len(groups)) + [math.prod(shape[i] for i in g) for g in groups]
     out = []
     for k, v in enumerate(views):
         strides = [0] * (3 - len(groups)) + [v.strides[g[-1]] for g in groups]

@@ -20,6 +20,8 @@ Float16 is computed in float32 and cast back (numba has no f16 arithmetic). Abov
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
@@ -263,7 +265,7 @@ def _views3(shape: tuple[int, ...], arrays: list[np.ndarray]):
     if len(groups) > 3:
         # Too many distinct stride patterns: materialize, then everything is one flat dimension.
         return (1, 1, n), [np.ascontiguousarray(v).reshape(1, 1, n) for v in views]
-    shape3 = tuple([1] * (3 - len(groups)) + [int(np.prod([shape[i] for i in g])) for g in groups])
+    shape3 = tuple([1] * (3 - len(groups)) + [math.prod(shape[i] for i in g) for g in groups])
     # The merge rule above is NumPy's own, so these reshapes are views, never copies.
     return shape3, [v.reshape(shape3) for v in views]
 

@@ -258,7 +258,7 @@ def _gemm3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
         c[...] = 0
         return
     parallel = batch * m * n * k >= PARALLEL_MIN_WORK
-    if not np.issubdtype(c.dtype, np.floating):
+    if c.dtype.kind != "f":
         b = np.ascontiguousarray(b)
         (ikj_parallel if parallel else ikj_serial)(a, b, c)
         return

@@ -12,6 +12,8 @@ The adding kernels run on one thread: two indices may name the same row.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -97,9 +99,9 @@ def select_add_kernel(out, idx, value):
 
 def _split(shape: tuple[int, ...], dim: int) -> tuple[int, int, int]:
     return (
-        int(np.prod(shape[:dim], dtype=np.int64)),
+        math.prod(shape[:dim]),
         shape[dim],
-        int(np.prod(shape[dim + 1 :], dtype=np.int64)),
+        math.prod(shape[dim + 1 :]),
     )
 
 

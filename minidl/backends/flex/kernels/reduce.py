@@ -21,6 +21,8 @@ the first NaN.
 
 from __future__ import annotations
 
+import math
+
 # This module's public names sum/max/min shadow the builtins: the kernels below never call
 # those builtins (numba would find the wrappers instead).
 import numpy as np
@@ -181,15 +183,26 @@ def _view(x: np.ndarray, dim: int | None):
     if x.ndim == 0:
         raise ValueError("reduce: a 0-d array has no dimension to reduce")
     dim = dim % x.ndim
-    outer = int(np.prod(x.shape[:dim], dtype=np.int64))
-    inner = int(np.prod(x.shape[dim + 1 :], dtype=np.int64))
+    outer = math.prod(x.shape[:dim])
+    inner = math.prod(x.shape[dim + 1 :])
     return xc.reshape(outer, x.shape[dim], inner), dim
+
+
+_NONE: dict = {}
+
+
+def _none(dtype: np.dtype, ndim: int) -> np.ndarray:
+    """An empty array standing for "no centers" (kernel arguments cannot be None)."""
+    key = (dtype, ndim)
+    if key not in _NONE:
+        _NONE[key] = np.zeros((0,) * ndim, dtype)
+    return _NONE[key]
 
 
 def _reduce3(x3: np.ndarray, op: int, centers: np.ndarray | None = None) -> np.ndarray:
     """Reduce axis 1 of x3 [outer, n, inner] -> [outer, inner]."""
     outer, n, inner = x3.shape
-    zero = np.zeros(1, x3.dtype)[0]
+    zero = x3.dtype.type(0)
     par = x3.size >= PARALLEL_MIN_ELEMS
     if n == 0:
         if op in (MAX, MIN):
@@ -197,7 +210,7 @@ def _reduce3(x3: np.ndarray, op: int, centers: np.ndarray | None = None) -> np.n
         return np.full((outer, inner), 1 if op == PROD else 0, x3.dtype)
     if inner == 1:
         x2 = x3[:, :, 0]
-        c = np.zeros(0, x3.dtype) if centers is None else centers.reshape(outer)
+        c = _none(x3.dtype, 1) if centers is None else centers.reshape(outer)
         if outer == 1 and n >= 2 * ROW_CHUNK and par:
             # One long row (a whole tensor): partial results per chunk, then reduce those.
             rows = n // ROW_CHUNK
@@ -209,13 +222,13 @@ def _reduce3(x3: np.ndarray, op: int, centers: np.ndarray | None = None) -> np.n
             row_reduce_serial(tail, part[rows:], op, zero, c)
             final = SUM if op in (SUM, SQDEV) else op
             out = np.empty(1, x3.dtype)
-            row_reduce_serial(part.reshape(1, -1), out, final, zero, np.zeros(0, x3.dtype))
+            row_reduce_serial(part.reshape(1, -1), out, final, zero, _none(x3.dtype, 1))
             return out.reshape(1, 1)
         out = np.empty(outer, x3.dtype)
         (row_reduce_parallel if par else row_reduce_serial)(x2, out, op, zero, c)
         return out.reshape(outer, 1)
     out = np.empty((outer, inner), x3.dtype)
-    c = np.zeros((0, 0), x3.dtype) if centers is None else centers
+    c = _none(x3.dtype, 2) if centers is None else centers
     (col_reduce_parallel if par else col_reduce_serial)(x3, out, op, zero, c)
     return out
 

@@ -109,7 +109,7 @@ class RngState:
     def _draw(self, shape, kind: int, a: float, b: float, dtype, count: int) -> np.ndarray:
         dtype = np.dtype(dtype)
         cdt = np.float32 if dtype == np.float16 else dtype
-        out = np.empty(int(np.prod(shape, dtype=np.int64)), cdt)
+        out = np.empty(math.prod(shape), cdt)
         if out.size:
             kernel = fill_parallel if out.size >= PARALLEL_MIN_ELEMS else fill_serial
             kernel(out, kind, self.key, np.uint64(self.counter), a, b)
@@ -118,15 +118,15 @@ class RngState:
 
     def uniform(self, shape, low: float = 0.0, high: float = 1.0, dtype=np.float32) -> np.ndarray:
         """Uniform numbers in [low, high)."""
-        n = int(np.prod(shape, dtype=np.int64))
+        n = math.prod(shape)
         return self._draw(shape, UNIFORM, float(low), float(high), dtype, n)
 
     def normal(self, shape, mean: float = 0.0, std: float = 1.0, dtype=np.float32) -> np.ndarray:
         """Normal numbers by Box-Muller."""
-        n = int(np.prod(shape, dtype=np.int64))
+        n = math.prod(shape)
         return self._draw(shape, NORMAL, float(mean), float(std), dtype, n + (n & 1))
 
     def bernoulli(self, shape, p: float, dtype=np.float32) -> np.ndarray:
         """1 with probability ``p``, else 0 (``dtype`` may be bool)."""
-        n = int(np.prod(shape, dtype=np.int64))
+        n = math.prod(shape)
         return self._draw(shape, BERNOULLI, float(p), 0.0, dtype, n)

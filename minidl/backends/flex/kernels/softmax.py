@@ -10,6 +10,8 @@ slabs with the inner dimension as the vectorized loop.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numba import njit, prange
 
@@ -110,16 +112,16 @@ def _run(x: np.ndarray, dim: int, log: bool) -> np.ndarray:
     dim = dim % x.ndim
     shape = x.shape
     cdt = compute_dtype(x.dtype)
-    if not np.issubdtype(cdt, np.floating):
+    if cdt.kind != "f":
         cdt = np.dtype(np.float32)
-    outer = int(np.prod(shape[:dim], dtype=np.int64))
-    inner = int(np.prod(shape[dim + 1 :], dtype=np.int64))
+    outer = math.prod(shape[:dim])
+    inner = math.prod(shape[dim + 1 :])
     x3 = np.ascontiguousarray(x, dtype=cdt).reshape(outer, shape[dim], inner)
     out = np.empty(x3.shape, cdt)
     if out.size:
         kernel = softmax_parallel if out.size >= PARALLEL_MIN_ELEMS else softmax_serial
         kernel(x3, out, log)
-    dt = x.dtype if np.issubdtype(x.dtype, np.floating) else cdt
+    dt = x.dtype if x.dtype.kind == "f" else cdt
     return out.reshape(shape).astype(dt, copy=False)
 
 

@@ -125,7 +125,7 @@ def unary(op: str, x: np.ndarray) -> np.ndarray:
     (exact erf form), sin, cos, erf, floor, ceil, round (half to even), log1p, expm1. Any layout in, a C-contiguous array out, of x's dtype (integer
     ``abs``/``neg`` stay integer; other ops on integers give float32, as torch)."""
     code = UNARY_OPS[op]
-    if np.issubdtype(x.dtype, np.integer) or x.dtype == np.bool_:
+    if x.dtype.kind in "biu":
         from .elementwise import binary  # the integer forms are binary ops
 
         if op == "neg":

@@ -57,3 +57,15 @@ def test_known_names_cover_each_layer():
     assert "Linear.forward" in known_locations()
     shared = names["Dispatch.linear"]
     assert shared.condition == "cls.__name__ == 'Dispatch'"  # one body, several names
+
+
+def test_int_and_bool_ops_on_an_autodiff_device_are_named_after_the_autodiff_backend():
+    # Autodiff's int/bool forwarders are built in a loop; their frames must still read
+    # Autodiff[NdArray].bool_not (a layer of the path), not a closure's local name.
+    dev = device("ndarray", autodiff=True)
+    mask = tensor((2, 3), dev) > 0
+    t = trace(lambda: mask.bool_not(), breakpoints=[r"^NdArray\.bool_not$"], echo=False)
+    names = [f.name for f in t.first().frames]
+    assert names[:3] == ["NdArray.bool_not", "Autodiff[NdArray].bool_not", "Dispatch.bool_not"]
+    assert t.first().frames[1].layer == "autodiff" and t.first().frames[1].hop
+    assert "Autodiff[NdArray].bool_not" in t.chain()

@@ -33,6 +33,9 @@ def _forwarder(name: str, proto: type):
 
     op.__name__ = name
     op.__qualname__ = f"AutodiffIntBoolOps.{name}"
+    # the code object carries the name too: tracebacks and minidl.debug name frames from
+    # the code, so a hit reads Autodiff[Flex].bool_not, not _forwarder.<locals>.op
+    op.__code__ = op.__code__.replace(co_name=name, co_qualname=op.__qualname__)
     op.__signature__ = sig
     op.__doc__ = f"``{name}`` of the inner backend."
     return classmethod(op)

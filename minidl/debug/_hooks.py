@@ -8,7 +8,8 @@ the tools nest and cost nothing when none is active.
 Why ``setprofile`` and not ``settrace``: numba's dispatcher reports a call into compiled code
 to the *profile* function only, as a ``"call"`` event on a synthesized frame carrying the
 kernel's Python code object (its ``f_back`` is ``None``). That is how a numba kernel shows up
-as the innermost frame of a backtrace.
+as the innermost frame of a backtrace. (A ``@vectorize`` ufunc is called without any event,
+so it cannot appear; Flex's kernels are ``@njit`` functions.)
 """
 
 from __future__ import annotations

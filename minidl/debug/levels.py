@@ -13,8 +13,10 @@ level what is printed (to stderr, or captured)
 ===== =====================================================================================
 
 Level 1 listens on :data:`minidl.dispatch.ROUTE_LISTENERS`; levels 2–3 add a profile hook
-(numba reports kernel calls to it) and a ``numba.core.event`` listener. ``MINIDL_DEBUG`` is
-read when :mod:`minidl.debug` is imported.
+(numba reports kernel calls to it) and a ``numba.core.event`` listener. The times of level 2
+include that hook's own cost (a 4×4 matmul reads hundreds of µs): they show where time goes
+inside one op, not how fast it is — ``bench/`` measures that. ``MINIDL_DEBUG`` is read when
+:mod:`minidl.debug` is imported, which ``import minidl`` does when the variable is set.
 
 A chapter shows the output with ``capture=True``::
 

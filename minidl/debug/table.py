@@ -64,5 +64,6 @@ class Table:
         )
         caption = f"<caption>{escape(self.title)}</caption>" if self.title else ""
         notes = "".join(f"<p>{escape(n)}</p>" for n in self.notes)
-        return (f'<table class="minidl-table">{caption}<thead><tr>{head}</tr></thead>'
+        # "table" picks up the book theme's table style (cell padding, rules between rows)
+        return (f'<table class="minidl-table table">{caption}<thead><tr>{head}</tr></thead>'
                 f"<tbody>{body}</tbody></table>{notes}")

@@ -24,12 +24,15 @@ def need(module: str, attr: str | None = None):
 
 
 def device(kind: str, autodiff: bool = False):
-    """``Device.flex()`` / ``Device.ndarray()`` (``.autodiff()``), with its backend imported."""
+    """``Device.flex()`` / ``Device.ndarray()`` (``.autodiff()``), with its backend class made
+    (``Autodiff[B]`` included), so a test run alone sees the same classes as the whole suite."""
     need(*INNER[kind])
-    from minidl.dispatch import Device
+    from minidl.dispatch import Device, backend_for
 
     dev = Device.flex() if kind == "flex" else Device.ndarray()
-    return dev.autodiff() if autodiff else dev
+    dev = dev.autodiff() if autodiff else dev
+    backend_for(dev)
+    return dev
 
 
 def backend_name(kind: str) -> str:

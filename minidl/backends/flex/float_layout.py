@@ -68,7 +68,7 @@ class FlexLayoutOps:
     def float_gather(cls, dim: int, tensor, indices):
         """torch.gather; ``indices`` may be smaller than ``tensor`` outside ``dim`` (the tensor is
         then read through a cropped view)."""
-        src = tensor[_region(indices.shape, dim)]
+        src = contiguous(tensor[_region(indices.shape, dim)])
         return _in_compute_dtype(indexing.gather, dim, src, contiguous(indices))
 
     @classmethod
@@ -85,7 +85,7 @@ class FlexLayoutOps:
 
     @classmethod
     def float_select(cls, tensor, dim: int, indices):
-        return _in_compute_dtype(lambda x: indexing.select(x, dim, indices), tensor)
+        return _in_compute_dtype(lambda x: indexing.select(x, dim, indices), contiguous(tensor))
 
     @classmethod
     def float_select_assign(cls, tensor, dim: int, indices, value):

@@ -331,6 +331,8 @@ def threading_report() -> None:
 
     ew.relu_affine(np.ones(1 << 17, np.float32), 1.0, 0.0)  # start numba's pool
     print("## threads\n")
+    print("contenders are timed in separate blocks with pauses between them (never interleaved")
+    print("inside a timed loop): the pools of numba, OpenBLAS and torch each spin after a call")
     print(f"numba {numba.__version__}: threading layer {numba.threading_layer()!r}, "
           f"{numba.get_num_threads()} threads (NUMBA_NUM_THREADS={numba.config.NUMBA_NUM_THREADS})")  # fmt: skip
     print(f"torch {torch.__version__}: {torch.get_num_threads()} intra-op threads")
@@ -348,10 +350,24 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer repeats, no compile probe")
     ap.add_argument("--probe", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--json", type=Path, help="also write the results as JSON here")
+    ap.add_argument(
+        "--threads",
+        type=int,
+        help="limit numba, torch and BLAS to this many threads (1: a like-for-like single-core "
+        "comparison that a busy neighbour on the other core barely disturbs)",
+    )
     args = ap.parse_args()
     if args.probe:
         probe()
         return
+    if args.threads:
+        import numba
+        import threadpoolctl
+        import torch
+
+        numba.set_num_threads(args.threads)
+        torch.set_num_threads(args.threads)
+        threadpoolctl.threadpool_limits(args.threads, user_api="blas")
     t_start = time.perf_counter()
     scale = 0.4 if args.quick else 1.0
     print("# Flex kernel benchmarks (median (best) over repeats; ratio > 1: Flex faster)\n")

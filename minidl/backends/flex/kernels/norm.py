@@ -22,8 +22,10 @@ from ._common import JIT_FAST, PARALLEL_MIN_ELEMS, compute_dtype
 @njit(**JIT_FAST)
 def _ln_rows(x, gamma, beta, eps, out, lo, hi):
     d = x.shape[1]
+    # Typed constants: a bare ``1 / d`` would be float64 and drag float32 rows into float64.
     zero = np.zeros(1, out.dtype)[0]
-    inv_d = (zero + 1) / d
+    one = zero + 1
+    inv_d = one / (zero + d)
     for i in range(lo, hi):
         row = x[i]
         orow = out[i]
@@ -35,7 +37,7 @@ def _ln_rows(x, gamma, beta, eps, out, lo, hi):
         for j in range(d):
             c = row[j] - mean
             v += c * c
-        rstd = 1 / np.sqrt(v * inv_d + eps)
+        rstd = one / np.sqrt(v * inv_d + eps)
         if gamma.shape[0] and beta.shape[0]:
             for j in range(d):
                 orow[j] = (row[j] - mean) * rstd * gamma[j] + beta[j]

@@ -42,7 +42,7 @@ def _rows(x, out, log, lo, hi):
                 e = np.exp(row[j] - m)
                 orow[j] = e
                 s += e
-            r = 1 / s
+            r = (zero + 1) / s  # typed 1: ``1 / s`` would be float64
             for j in range(n):
                 orow[j] *= r
 
@@ -53,6 +53,7 @@ def _slab(x, out, log, o, acc):
     n, inner = x.shape[1], x.shape[2]
     mx = acc[0]
     sm = acc[1]
+    one = np.ones(1, out.dtype)[0]
     first = x[o, 0]
     for k in range(inner):
         mx[k] = first[k]
@@ -70,7 +71,7 @@ def _slab(x, out, log, o, acc):
             orow[k] = e
             sm[k] += e
     for k in range(inner):
-        sm[k] = (mx[k] + np.log(sm[k])) if log else 1 / sm[k]
+        sm[k] = (mx[k] + np.log(sm[k])) if log else one / sm[k]
     for a in range(n):
         r = x[o, a]
         orow = out[o, a]

@@ -40,18 +40,33 @@ def test_importing_the_kernels_compiles_nothing_and_every_kernel_is_cached():
     assert not uncached, f"kernels without cache=True: {uncached}"
 
 
+def _is_njit(fn: ast.FunctionDef) -> bool:
+    for d in fn.decorator_list:
+        target = d.func if isinstance(d, ast.Call) else d
+        if isinstance(target, ast.Name) and target.id == "njit":
+            return True
+    return False
+
+
 def test_no_blas_and_no_thread_count_queries_inside_the_kernels():
-    # np.dot / matmul / @ would call OpenBLAS (its pool fights numba's); get_num_threads()
-    # inside njit silently disables caching; nnan/ninf would break NaN semantics.
+    # np.dot / matmul / @ would call OpenBLAS (its pool fights numba's), in a kernel or in a
+    # wrapper; get_num_threads() inside an njit function silently disables caching (a
+    # wrapper may ask it); nnan/ninf would break NaN semantics.
     blas = {"dot", "matmul", "einsum", "inner", "vdot", "tensordot"}
     for path in KERNEL_DIR.glob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
             where = f"{path.name}:{getattr(node, 'lineno', '?')}"
             assert not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult)), where
             if isinstance(node, ast.Attribute):
-                assert node.attr not in blas | {"get_num_threads"}, where
+                assert node.attr not in blas, where
             if isinstance(node, ast.Constant):
                 assert node.value not in ("nnan", "ninf", "fast"), where
+        for fn in ast.walk(tree):
+            if isinstance(fn, ast.FunctionDef) and _is_njit(fn):
+                for node in ast.walk(fn):
+                    name = getattr(node, "attr", getattr(node, "id", None))
+                    assert name != "get_num_threads", f"{path.name}:{fn.name}"
 
 
 def test_every_njit_decorator_uses_the_shared_cached_options():

@@ -43,7 +43,9 @@ def as_compute(x: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(x, dtype=compute_dtype(x.dtype))
 
 
-def aligned_empty(shape: tuple[int, ...], dtype: np.dtype, align: int = 64) -> np.ndarray:
+def aligned_empty(
+    shape: tuple[int, ...], dtype: np.dtype, align: int = 64, force: bool = False
+) -> np.ndarray:
     """``np.empty`` whose data starts on an ``align``-byte boundary (a cache line).
 
     Packed gemm panels are read with 64-byte vector loads; a load that straddles two cache
@@ -51,7 +53,7 @@ def aligned_empty(shape: tuple[int, ...], dtype: np.dtype, align: int = 64) -> n
     """
     dtype = np.dtype(dtype)
     nbytes = math.prod(shape) * dtype.itemsize
-    if nbytes < 4096:
+    if nbytes < 4096 and not force:
         return np.empty(shape, dtype)  # a few cache lines: alignment does not matter
     buf = np.empty(nbytes + align, np.uint8)
     off = (-buf.__array_interface__["data"][0]) % align  # (.ctypes.data costs microseconds)

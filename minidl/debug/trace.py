@@ -150,7 +150,8 @@ class Breakpoint:
             where = ", ".join(self.hit_names)
             times = "time" if self.hits == 1 else "times"
             late = "" if self.resolved else " (resolved during the run)"
-            return f"Breakpoint {self.id}: hit {self.hits} {times}{late} at {where}."
+            kept = f" (backtraces kept for the first {MAX_HITS} only)" if self.hits > MAX_HITS else ""
+            return f"Breakpoint {self.id}: hit {self.hits} {times}{late} at {where}.{kept}"
         if self.resolved:
             return f"Breakpoint {self.id}: resolved, never hit ({', '.join(self.locations[:4])}{', …' if len(self.locations) > 4 else ''})."
         return f"Breakpoint {self.id}: no locations (pending), never hit."

@@ -182,3 +182,22 @@ def test_user_functions_are_named_by_module_and_qualified_name():
     assert hit.name.endswith("helper") and "<locals>" in hit.name
     assert hit.frames[0].args == "a=1, b=3"
     assert t.chain(library_only=False)[-1] == hit.name
+
+
+def test_a_breakpoint_hit_more_often_than_kept_says_how_many_backtraces_were_kept():
+    from minidl.debug.trace import MAX_HITS
+
+    dev = device("ndarray")
+    x = tensor((2, 2), dev)
+
+    def many_adds():
+        y = x
+        for _ in range(MAX_HITS + 5):
+            y = y + x
+        return y
+
+    t = trace(many_adds, breakpoints=[r"NdArray\.float_add$"], echo=False)
+    bp = t.breakpoints[0]
+    assert bp.hits == MAX_HITS + 5
+    assert len(t.hits_of(1)) == MAX_HITS
+    assert f"backtraces kept for the first {MAX_HITS} only" in bp.outcome()

@@ -15,6 +15,9 @@ JB_FLAGS := -W -n --keep-going
 export NUMBA_CACHE_DIR := $(CURDIR)/.numba_cache
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 export PYDEVD_DISABLE_FILE_VALIDATION := 1
+# This checkout's minidl wins over whatever the venv's editable install points at (a second
+# checkout or git worktree sharing one .venv runs its own code, kernels included).
+export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 
 help:
 	@echo "make book    build the site into _build/html (executes every chapter)"

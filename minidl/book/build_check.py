@@ -66,12 +66,16 @@ class Rules:
         must_reach: ``{regex: what it means}``; the run must hit each at least once.
         no_data: forbid pulling a tensor's values out (``to_numpy``, ``tolist``, ``float(t)``,
             iterating...): everything stays inside the framework.
+        no_numpy: forbid NumPy in the reader's code (a step or a backend op computing on a
+            primitive's array with ``np.exp`` instead of the backend's ops). A NumPy ufunc
+            call leaves no trace event, so this one is read from the code's global names.
     """
 
     allowed: Sequence[str] | None = None
     forbidden: Mapping[str, str] = field(default_factory=dict)
     must_reach: Mapping[str, str] = field(default_factory=dict)
     no_data: bool = False
+    no_numpy: bool = False
 
     def patterns(self) -> list[str]:
         """The breakpoints one traced run needs."""
@@ -88,6 +92,8 @@ class Rules:
             lines.append(f"Allowed Tensor ops: {ops} (shape queries are always allowed).")
         if self.no_data:
             lines.append("No values out of a tensor: no to_numpy, tolist, float(t), loops over elements.")
+        if self.no_numpy:
+            lines.append("No NumPy in your code: compute with the backend's ops.")
         lines += [f"Must not: {why}." for why in self.forbidden.values()]
         lines += [f"Must: {what}." for what in self.must_reach.values()]
         return "\n".join(lines)
@@ -131,6 +137,56 @@ def solution_files(solution: Any) -> dict[str, str]:
         elif callable(solution) and hasattr(type(solution).__call__, "__code__"):
             codes.append(type(solution).__call__.__code__)
     return {display_path(c.co_filename): c.co_filename for c in codes}
+
+
+def _codes(solution: Any) -> list:
+    """The code objects of the reader's function or class methods, nested ones included."""
+    roots = []
+    klasses = [k for k in getattr(solution, "__mro__", ())
+               if not k.__module__.startswith("minidl.") or k.__module__.startswith("minidl.book.")]
+    for klass in klasses[:-1] if klasses and klasses[-1] is object else klasses:
+        for value in vars(klass).values():
+            fn = getattr(value, "__func__", value)
+            if hasattr(fn, "__code__"):
+                roots.append((fn.__code__, fn.__globals__))
+    if not roots and hasattr(getattr(solution, "__func__", solution), "__code__"):
+        fn = getattr(solution, "__func__", solution)
+        roots.append((fn.__code__, fn.__globals__))
+    out, stack = [], list(roots)
+    while stack:
+        code, glob = stack.pop()
+        out.append((code, glob))
+        stack += [(c, glob) for c in code.co_consts if hasattr(c, "co_code")]
+    return out
+
+
+def numpy_uses(solution: Any) -> list[tuple[str, str]]:
+    """``[("np.exp", "at line 7 of forward: `...`")]``: NumPy names the reader's code loads."""
+    import dis
+    import linecache
+    import types
+
+    found = []
+    for code, glob in _codes(solution):
+        line = code.co_firstlineno
+        instructions = list(dis.get_instructions(code))
+        for k, ins in enumerate(instructions):
+            if ins.starts_line:
+                line = ins.starts_line
+            if ins.opname not in ("LOAD_GLOBAL", "LOAD_NAME"):
+                continue
+            value = glob.get(ins.argval)
+            module = value.__name__ if isinstance(value, types.ModuleType) else \
+                getattr(value, "__module__", None) or ""
+            if module == "numpy" or module.startswith("numpy."):
+                text = linecache.getline(code.co_filename, line).strip()
+                name = ins.argval
+                after = instructions[k + 1] if k + 1 < len(instructions) else None
+                if after is not None and after.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                    name = f"{name}.{after.argval}"
+                found.append((f"{name} (NumPy)",
+                              f"at line {line} of {code.co_name}" + (f": `{text}`" if text else "")))
+    return found
 
 
 def _reader_frame(tb, files: Mapping[str, str]):
@@ -197,9 +253,14 @@ class BuildExercise:
     # ----- one case -------------------------------------------------------------------------
     def verdict_for(self, solution: Any, case: dict) -> Verdict | None:
         """Run one case; ``None`` when it passes, else the verdict."""
+        verdict = self._verdict_for(solution, case, "")
+        if verdict is not None:
+            verdict.inputs = describe_inputs(case, self.order)
+        return verdict
+
+    def _verdict_for(self, solution: Any, case: dict, inputs: str) -> Verdict | None:
         files = solution_files(solution)
         patterns = self.rules.patterns()
-        inputs = describe_inputs(case, self.order)
         try:
             t = trace(self.run, solution, case, breakpoints=patterns, echo=False)
         except Exception as err:  # the reader's code raised: report it at the reader's line
@@ -277,6 +338,12 @@ class BuildExercise:
     # ----- the whole check ------------------------------------------------------------------
     def find_failure(self, solution: Any) -> Verdict | None:
         """Run the explicit examples, then the generated cases; the first failure, shrunk."""
+        if self.rules.no_numpy:
+            uses = numpy_uses(solution)
+            if uses:
+                name, where = uses[0]
+                return Verdict(False, "rule", f"Rule broken: no NumPy in your code; it uses "
+                               f"{name} {where}", "", rule="no NumPy", call=where)
         for case in self.examples:
             verdict = self.verdict_for(solution, case)
             if verdict is not None:

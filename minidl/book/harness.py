@@ -50,3 +50,48 @@ def is_placeholder(fn: Any) -> bool:
     body = [ln.split("#", 1)[0].strip() for ln in lines[1:]]
     body = [ln for ln in body if ln and not ln.startswith(('"""', "'''"))]
     return body == ["..."]
+
+
+# ----- a backward Step, recorded and run the way Autodiff runs its own -----------------------
+def attach_step(AD: type, step: Any, *inputs: Any) -> Any:
+    """Run ``step.forward`` on ``AD``'s inner backend and put the step in the graph.
+
+    burn's ``OpsPrep`` for a custom op: the inputs' nodes become the parents, ``keeps`` says
+    what to save given which inputs are tracked, and the result carries a new node whose step
+    the engine will call in backward (with a ``State`` that reads ``saved``).
+    """
+    from minidl.autodiff import AutodiffTensor, Node, Requirement
+
+    tensors = [t if isinstance(t, AutodiffTensor) else AD.from_inner(t) for t in inputs]
+    inner = AD.inner_backend()
+    out = step.forward(inner, *[AD.inner(t) for t in tensors])
+    nodes = tuple(t.node for t in tensors)
+    tracked = tuple(n.requirement is not Requirement.NONE for n in nodes)
+    step.inputs, step.tracked = nodes, tracked
+    step.shapes = tuple(tuple(AD.inner(t).shape) for t in tensors)
+    step.dtypes = tuple(AD.inner(t).dtype for t in tensors)
+    names = step.input_names(len(tensors))
+    for name in step.keeps(tracked):
+        if name != "out" and name not in names:
+            raise ValueError(f"{type(step).__name__} keeps {name!r}, but forward's inputs are {names} "
+                             "(or 'out' for the output)")
+        step.saved[name] = out if name == "out" else AD.inner(tensors[names.index(name)])
+    parents = tuple(n for n, t in zip(nodes, tracked) if t)
+    return AutodiffTensor(out, Node(Requirement.GRAD_IN_BACKWARD, parents, step))
+
+
+def unary_step_run(solution: Any, case: dict) -> dict:
+    """Record ``solution()`` (a unary ``Step`` class) on ``case["x"]`` under ``Autodiff[Flex]``,
+    backward from ``sum(out * case["w"])``; outputs ``out``, ``grad`` and ``_saved`` (the
+    names the step kept)."""
+    from minidl.autodiff import Autodiff
+    from minidl.backends.flex import Flex
+
+    AD, dev = Autodiff[Flex], Device.flex()
+    x = AD.float_require_grad(AD.from_inner(Flex.float_from_data(case["x"], dev)))
+    w = AD.from_inner(Flex.float_from_data(case["w"], dev))
+    step = solution()
+    y = attach_step(AD, step, x)
+    saved = sorted(step.saved)
+    grads = AD.backward(AD.float_sum(AD.float_mul(y, w)))
+    return {"out": AD.inner(y), "grad": AD.grad(x, grads), "_saved": saved}

@@ -103,12 +103,14 @@ class Rules:
 class Reference:
     """An independent answer: ``fn(case)`` returns ``{output name: expected}`` (any subset of
     the outputs); ``label`` names it in verdicts (``"PyTorch"``, ``"float64 central
-    differences"``); ``rtol``/``atol`` are its tolerances."""
+    differences"``); ``rtol``/``atol`` are its tolerances; ``dtype=True`` also asks for
+    the reference's exact dtype (float32 stays float32)."""
 
     label: str
     fn: Callable[[dict], Mapping[str, Any]]
     rtol: float = 1e-5
     atol: float = 1e-6
+    dtype: bool = False
 
 
 class _Failed(Exception):
@@ -120,44 +122,39 @@ class _Failed(Exception):
 def solution_files(solution: Any) -> dict[str, str]:
     """The files of the reader's code (display path → file name): the function's, or every
     method's of a class. Frames in these files are "the reader's frames"."""
-    codes = []
-    if inspect.isclass(solution):
-        for klass in solution.__mro__:
-            if klass.__module__.startswith("minidl.") and klass.__module__.count(".") > 1 \
-                    and not klass.__module__.startswith("minidl.book."):
-                break  # stop at the library's base classes
-            for value in vars(klass).values():
-                fn = getattr(value, "__func__", value)
-                if hasattr(fn, "__code__"):
-                    codes.append(fn.__code__)
-    else:
-        fn = getattr(solution, "__func__", solution)
-        if hasattr(fn, "__code__"):
-            codes.append(fn.__code__)
-        elif callable(solution) and hasattr(type(solution).__call__, "__code__"):
-            codes.append(type(solution).__call__.__code__)
-    return {display_path(c.co_filename): c.co_filename for c in codes}
+    return {display_path(code.co_filename): code.co_filename for code, _ in _codes(solution)}
 
 
 def _codes(solution: Any) -> list:
-    """The code objects of the reader's function or class methods, nested ones included."""
+    """The code objects of the reader's function, or of the methods of the reader's class and
+    of its bases written outside the library (nested functions included). Code copied from
+    the library's own files (a base made of NdArray's ops, say) is not the reader's."""
     roots = []
-    klasses = [k for k in getattr(solution, "__mro__", ())
-               if not k.__module__.startswith("minidl.") or k.__module__.startswith("minidl.book.")]
-    for klass in klasses[:-1] if klasses and klasses[-1] is object else klasses:
-        for value in vars(klass).values():
-            fn = getattr(value, "__func__", value)
-            if hasattr(fn, "__code__"):
-                roots.append((fn.__code__, fn.__globals__))
-    if not roots and hasattr(getattr(solution, "__func__", solution), "__code__"):
+    if inspect.isclass(solution):
+        for klass in solution.__mro__:
+            if klass is not solution and (klass.__module__.startswith("minidl.") or klass is object):
+                continue
+            for value in vars(klass).values():
+                fn = getattr(value, "__func__", value)
+                if hasattr(fn, "__code__"):
+                    roots.append((fn.__code__, fn.__globals__))
+    else:
         fn = getattr(solution, "__func__", solution)
-        roots.append((fn.__code__, fn.__globals__))
-    out, stack = [], list(roots)
+        if not hasattr(fn, "__code__"):
+            fn = type(solution).__call__
+        if hasattr(fn, "__code__"):
+            roots.append((fn.__code__, fn.__globals__))
+    out, stack = [], [r for r in roots if not _library_file(r[0].co_filename)]
     while stack:
         code, glob = stack.pop()
         out.append((code, glob))
         stack += [(c, glob) for c in code.co_consts if hasattr(c, "co_code")]
     return out
+
+
+def _library_file(filename: str) -> bool:
+    path = display_path(filename).replace("\\", "/")
+    return path.startswith("minidl/") and not path.startswith("minidl/book/")
 
 
 def numpy_uses(solution: Any) -> list[tuple[str, str]]:
@@ -271,11 +268,14 @@ class BuildExercise:
             return broken
         for ref in self.references:
             expected = ref.fn(case)
-            diff = compare_outputs(outputs, expected, ref.rtol, ref.atol, ref.label)
+            diff = compare_outputs(outputs, expected, ref.rtol, ref.atol, ref.label, ref.dtype)
             if diff is not None:
-                return Verdict(False, "value" if not diff.shape else "shape", diff.text,
+                return Verdict(False, diff.kind, diff.text,
                                inputs, index=diff.index, expected=diff.expected, found=diff.found,
                                output=diff.output)
+        broken = self._reach_verdict(t, inputs)
+        if broken is not None:
+            return broken
         for check in self.checks:
             text = check(solution, case, outputs, t)
             if text:
@@ -285,11 +285,14 @@ class BuildExercise:
     def _raised(self, err: Exception, files: Mapping[str, str], inputs: str) -> Verdict:
         entry = _reader_frame(err.__traceback__, files)
         message = f"{type(err).__name__}: {err}".strip()
-        if entry is None:
+        last = traceback.extract_tb(err.__traceback__)[-1] if err.__traceback__ else None
+        if entry is None and last is not None:
+            where = (f"inside minidl, in {last.name} ({display_path(last.filename)}:{last.lineno}), "
+                     "not in a line of your code: look at what your code returned")
+        elif entry is None:
             where = "before any line of your code ran"
         else:
             where = f"at line {entry.lineno} of {entry.name}: `{(entry.line or '').strip()}`"
-        last = traceback.extract_tb(err.__traceback__)[-1] if err.__traceback__ else None
         inside = last is not None and entry is not None and last is not entry \
             and display_path(last.filename) not in files
         text = f"Your code raised {message}\n  {where}"
@@ -328,11 +331,15 @@ class BuildExercise:
                 site = _site(frame, files) if frame else "(below your code)"
                 return Verdict(False, "rule", f"Rule broken: must not {why}; the run reached "
                                f"{hit.name} {site}", inputs, rule=why, call=site)
-        offset += len(rules.forbidden)
-        for i, (pattern, what) in enumerate(rules.must_reach.items()):
+        return None
+
+    def _reach_verdict(self, t, inputs: str) -> Verdict | None:
+        rules = self.rules
+        offset = (1 if (rules.allowed is not None or rules.no_data) else 0) + len(rules.forbidden)
+        for i, what in enumerate(rules.must_reach.values()):
             if not t.hits_of(i + 1 + offset):
-                return Verdict(False, "rule", f"Rule broken: the run must {what}, and it never "
-                               f"reached a call matching {pattern!r}", inputs, rule=what)
+                return Verdict(False, "rule", f"Rule broken: the run must {what}, and it never did",
+                               inputs, rule=what)
         return None
 
     # ----- the whole check ------------------------------------------------------------------

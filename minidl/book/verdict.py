@@ -40,7 +40,7 @@ def op_label(op: str) -> str:
 
 @dataclass
 class Verdict:
-    """The checker's answer. ``ok``; ``kind`` (``ok``, ``value``, ``shape``, ``rule``,
+    """The checker's answer. ``ok``; ``kind`` (``ok``, ``value``, ``shape``, ``dtype``, ``rule``,
     ``error``, ``check``, ``todo``); ``text`` (the one-paragraph reason); ``inputs`` (the
     failing case, printed); and, when they apply, ``output``/``index``/``expected``/``found``
     (the first differing element), ``rule`` and ``call`` (the broken rule and the reader's
@@ -91,7 +91,7 @@ class Difference:
     index: tuple[int, ...] | None = None
     expected: Any = None
     found: Any = None
-    shape: bool = False
+    kind: str = "value"  # or "shape", "dtype"
 
 
 def _array(value: Any) -> np.ndarray:
@@ -115,8 +115,9 @@ def _kind(a: np.ndarray) -> str:
 
 
 def compare_outputs(outputs: Mapping[str, Any], expected: Mapping[str, Any], rtol: float,
-                    atol: float, label: str) -> Difference | None:
-    """The first output (in ``expected``'s order) that differs from the reference ``label``."""
+                    atol: float, label: str, dtype: bool = False) -> Difference | None:
+    """The first output (in ``expected``'s order) that differs from the reference ``label``
+    (in shape, kind of values, dtype when ``dtype``, then value)."""
     for name, want in expected.items():
         if name not in outputs:
             return Difference(name, f"{name}: the run produced no {name!r}")
@@ -130,11 +131,14 @@ def compare_outputs(outputs: Mapping[str, Any], expected: Mapping[str, Any], rto
         if w.shape != g.shape:
             return Difference(name, f"{name}: wrong shape: expected {list(w.shape)} ({label}), "
                               f"found {list(g.shape)}", expected=list(w.shape), found=list(g.shape),
-                              shape=True)
+                              kind="shape")
         if _kind(w) != _kind(g):
             return Difference(name, f"{name}: wrong kind: expected {_kind(w)} values ({w.dtype}, "
                               f"{label}), found {_kind(g)} ({g.dtype})", expected=str(w.dtype),
-                              found=str(g.dtype))
+                              found=str(g.dtype), kind="dtype")
+        if dtype and w.dtype != g.dtype:
+            return Difference(name, f"{name}: wrong dtype: expected {w.dtype} ({label}), found "
+                              f"{g.dtype}", expected=str(w.dtype), found=str(g.dtype), kind="dtype")
         if _kind(w) == "float":
             wf, gf = w.astype(np.float64), g.astype(np.float64)
             with np.errstate(invalid="ignore"):

@@ -1,0 +1,61 @@
+"""The chapters' build exercises: each reference solution passes; each planted wrong one fails
+with the verdict a reader should see (wrong value, wrong gradient, forbidden op, wrong shape)."""
+
+from __future__ import annotations
+
+import pytest
+
+from minidl.book import build_backend, build_softplus
+
+EXERCISES = {"softplus": build_softplus, "backend": build_backend}
+REFERENCES = {"softplus": build_softplus.Softplus, "backend": build_backend.Complete}
+
+
+@pytest.mark.parametrize("name", sorted(EXERCISES))
+def test_reference_solution_passes(name):
+    assert EXERCISES[name].exercise(max_examples=10).find_failure(REFERENCES[name]) is None
+
+
+PLANTED = [(name, planted) for name, module in sorted(EXERCISES.items()) for planted in module.PLANTED]
+
+
+@pytest.mark.parametrize(("name", "planted"), PLANTED)
+def test_planted_wrong_solution_gets_its_verdict(name, planted):
+    wrong, kind = EXERCISES[name].PLANTED[planted]
+    verdict = EXERCISES[name].exercise(max_examples=10).find_failure(wrong)
+    assert verdict is not None and verdict.kind == kind, verdict
+    assert "Traceback" not in verdict.render()
+
+
+def test_softplus_wrong_gradient_is_caught_by_both_references():
+    ex = build_softplus.exercise(10)
+    verdict = ex.find_failure(build_softplus.SoftplusWrongGrad)
+    assert verdict.output == "grad" and "(PyTorch)" in verdict.text
+    ex.references = ex.references[1:]  # central differences alone catch it too
+    verdict = ex.find_failure(build_softplus.SoftplusWrongGrad)
+    assert verdict.output == "grad" and "float64 central differences" in verdict.text
+
+
+def test_softplus_self_consistent_wrong_forward_does_not_pass():
+    verdict = build_softplus.exercise(10).find_failure(build_softplus.SoftplusSelfConsistent)
+    assert verdict.kind == "value" and verdict.output in ("out", "grad")
+
+
+def test_softplus_keeping_two_arrays_is_named():
+    verdict = build_softplus.exercise(5).find_failure(build_softplus.SoftplusKeepsBoth)
+    assert "['out', 'tensor']" in verdict.text
+
+
+def test_softplus_numpy_is_named_with_its_line():
+    verdict = build_softplus.exercise(5).find_failure(build_softplus.SoftplusNumpy)
+    assert verdict.rule == "no NumPy" and "np.log1p" in verdict.text and "forward" in verdict.call
+
+
+def test_backend_borrowed_op_names_the_other_backend_and_the_line():
+    verdict = build_backend.exercise(5).find_failure(build_backend.Borrowed)
+    assert "NdArray.float_exp" in verdict.text and "return NdArray.float_exp(tensor)" in verdict.call
+
+
+def test_forgetful_backend_is_refused_without_float_exp():
+    with pytest.raises(TypeError, match="required op\\(s\\): float_exp"):
+        type("Incomplete", (build_backend.ForgetfulNdArray,), {})

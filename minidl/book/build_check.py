@@ -311,12 +311,13 @@ class BuildExercise:
                 op = hit.name.split(".", 1)[1]
                 site = _site(hit.frames[1], files)
                 if rules.no_data and op in DATA_OUT:
+                    label = "" if op_label(op) == op else f" ({op_label(op)})"
                     return Verdict(False, "rule", f"Rule broken: no values out of a tensor; "
-                                   f"your code called {hit.name} ({op_label(op)}) {site}",
+                                   f"your code called {hit.name}{label}\n  {site}",
                                    inputs, rule="no data out", call=site)
                 if allowed is not None and op not in allowed:
                     return Verdict(False, "rule", f"Rule broken: {op_label(op)} is not an allowed op; "
-                                   f"your code called {hit.name} {site}",
+                                   f"your code called {hit.name}\n  {site}",
                                    inputs, rule=f"allowed ops (not {op})", call=site)
             if bp.hits > 200:
                 return Verdict(False, "rule", "Rule broken: over 200 Tensor calls for one small case; "
@@ -330,7 +331,7 @@ class BuildExercise:
                 frame = next((f for f in hit.frames if f.path in files), None)
                 site = _site(frame, files) if frame else "(below your code)"
                 return Verdict(False, "rule", f"Rule broken: must not {why}; the run reached "
-                               f"{hit.name} {site}", inputs, rule=why, call=site)
+                               f"{hit.name}\n  {site}", inputs, rule=why, call=site)
         return None
 
     def _reach_verdict(self, t, inputs: str) -> Verdict | None:
@@ -350,7 +351,7 @@ class BuildExercise:
             if uses:
                 name, where = uses[0]
                 return Verdict(False, "rule", f"Rule broken: no NumPy in your code; it uses "
-                               f"{name} {where}", "", rule="no NumPy", call=where)
+                               f"{name}\n  {where}", "", rule="no NumPy", call=where)
         for case in self.examples:
             verdict = self.verdict_for(solution, case)
             if verdict is not None:
@@ -392,12 +393,16 @@ class BuildExercise:
         print(verdict.render(len(self.hints)))
         return verdict
 
-    def solution(self) -> Any:
-        """Print the reference solution's source and check it; return it."""
+    def solution(self, name: str | None = None) -> Any:
+        """Print the reference solution's source (its ``def`` renamed to ``name`` when given)
+        and check it; return it."""
         sol = self.reference_solution
         if sol is None:
             raise ValueError(f"{self.title}: no reference solution")
-        print(inspect.getsource(sol).rstrip())
+        source = inspect.getsource(sol).rstrip()
+        if name:
+            source = source.replace(f"def {sol.__name__}(", f"def {name}(", 1)
+        print(source)
         verdict = self.find_failure(sol)
         assert verdict is None, f"the reference solution fails: {verdict.text}"
         print("\n✓ The reference solution passes every case.")

@@ -22,8 +22,9 @@ import torch
 from hypothesis import strategies as st
 
 from minidl import Tensor
-from minidl.book.build_check import BuildExercise, Reference, Rules
+from minidl.book.build_check import BuildExercise, Reference, Rules, Verdict
 from minidl.book.harness import tensor_call
+from minidl.book.verdict import op_label
 
 #: What every puzzle may use: creating a range, broadcasting, arithmetic, comparisons, where.
 BASE = (
@@ -119,12 +120,8 @@ def _cases_with(builder: Callable[[int, int], dict]) -> st.SearchStrategy:
 
 
 # ----- the reference solutions (hidden in the appendix) ----------------------------------------
-def _range_like(a: Tensor, dim: int = 0) -> Tensor:
-    return Tensor.arange(0, a.shape[dim], device=a.device)
-
-
 def ones_sol(a: Tensor) -> Tensor:
-    return (_range_like(a) * 0 + 1).float()
+    return (Tensor.arange(0, a.shape[0], device=a.device) * 0 + 1).float()
 
 
 def sum_sol(a: Tensor) -> Tensor:
@@ -137,30 +134,30 @@ def outer_sol(a: Tensor, b: Tensor) -> Tensor:
 
 
 def diag_sol(a: Tensor) -> Tensor:
-    i = _range_like(a)
+    i = Tensor.arange(0, a.shape[0], device=a.device)
     on_diagonal = i.unsqueeze_dim(1) == i.unsqueeze_dim(0)
     return a.mask_fill(~on_diagonal, 0.0).sum_dim(1).reshape([a.shape[0]])
 
 
 def eye_sol(a: Tensor) -> Tensor:
-    i = _range_like(a)
+    i = Tensor.arange(0, a.shape[0], device=a.device)
     return (i.unsqueeze_dim(1) == i.unsqueeze_dim(0)).float()
 
 
 def triu_sol(a: Tensor) -> Tensor:
-    i, j = _range_like(a, 0), _range_like(a, 1)
+    i, j = Tensor.arange(0, a.shape[0], device=a.device), Tensor.arange(0, a.shape[1], device=a.device)
     below = i.unsqueeze_dim(1) > j.unsqueeze_dim(0)
     return a.mask_fill(below, 0.0)
 
 
 def cumsum_sol(a: Tensor) -> Tensor:
-    i = _range_like(a)
+    i = Tensor.arange(0, a.shape[0], device=a.device)
     upper = (i.unsqueeze_dim(1) <= i.unsqueeze_dim(0)).float()
     return (a.unsqueeze_dim(0) @ upper).reshape([a.shape[0]])
 
 
 def diff_sol(a: Tensor) -> Tensor:
-    i = _range_like(a)
+    i = Tensor.arange(0, a.shape[0], device=a.device)
     # out[k] = a[k] - a[k-1]: +1 on the diagonal, -1 just above it (row k-1, column k)
     shift = (i.unsqueeze_dim(1) == i.unsqueeze_dim(0)).float() \
         - (i.unsqueeze_dim(1) + 1 == i.unsqueeze_dim(0)).float()
@@ -174,11 +171,11 @@ def vstack_sol(a: Tensor, b: Tensor) -> Tensor:
 
 
 def roll_sol(a: Tensor) -> Tensor:
-    return a[(_range_like(a) + 1) % a.shape[0]]
+    return a[(Tensor.arange(0, a.shape[0], device=a.device) + 1) % a.shape[0]]
 
 
 def flip_sol(a: Tensor) -> Tensor:
-    return a[(_range_like(a) * -1) + (a.shape[0] - 1)]
+    return a[(Tensor.arange(0, a.shape[0], device=a.device) * -1) + (a.shape[0] - 1)]
 
 
 def heaviside_sol(a: Tensor, b: Tensor) -> Tensor:
@@ -192,7 +189,7 @@ def repeat_sol(a: Tensor, d: int) -> Tensor:
 
 
 def sequence_mask_sol(values: Tensor, length: Tensor) -> Tensor:
-    j = _range_like(values, 1)
+    j = Tensor.arange(0, values.shape[1], device=values.device)
     return values.mask_fill(j.unsqueeze_dim(0) >= length.unsqueeze_dim(1), 0.0)
 
 
@@ -208,13 +205,13 @@ def scatter_add_sol(values: Tensor, link: Tensor, j: int) -> Tensor:
 
 
 def pad_to_sol(a: Tensor, j: int) -> Tensor:
-    i, k = _range_like(a), Tensor.arange(0, j, device=a.device)
+    i, k = Tensor.arange(0, a.shape[0], device=a.device), Tensor.arange(0, j, device=a.device)
     place = (i.unsqueeze_dim(1) == k.unsqueeze_dim(0)).float()
     return (a.unsqueeze_dim(0) @ place).reshape([j])
 
 
 def compress_sol(g: Tensor, v: Tensor) -> Tensor:
-    i = _range_like(v)
+    i = Tensor.arange(0, v.shape[0], device=v.device)
     upper = (i.unsqueeze_dim(1) <= i.unsqueeze_dim(0)).float()
     position = (g.float().unsqueeze_dim(0) @ upper).reshape([v.shape[0]]) - 1  # cumsum - 1
     target = (position.unsqueeze_dim(1) == i.float().unsqueeze_dim(0)) & g.unsqueeze_dim(1)
@@ -332,7 +329,7 @@ def outer_wrong_shape(a: Tensor, b: Tensor) -> Tensor:
 
 
 def cumsum_forbidden(a: Tensor) -> Tensor:
-    i = _range_like(a)
+    i = Tensor.arange(0, a.shape[0], device=a.device)
     upper = (i.unsqueeze_dim(1) <= i.unsqueeze_dim(0)).float()
     return (a.unsqueeze_dim(1) * upper).sum_dim(0).reshape([a.shape[0]])  # sum_dim: not allowed here
 
@@ -342,7 +339,7 @@ def flip_data_out(a: Tensor) -> Tensor:
 
 
 def diag_wrong_value(a: Tensor) -> Tensor:
-    i = _range_like(a)
+    i = Tensor.arange(0, a.shape[0], device=a.device)
     return a.mask_fill(i.unsqueeze_dim(1) > i.unsqueeze_dim(0), 0.0).sum_dim(1).reshape([a.shape[0]])
 
 
@@ -355,4 +352,42 @@ PLANTED = {
     "diag_wrong_value": ("diag", diag_wrong_value, "value"),
 }
 
-__all__ = ["BASE", "PLANTED", "PUZZLES", "Puzzle"]
+# ----- what the appendix calls -----------------------------------------------------------------
+#: Generated cases per check in the appendix: enough to find a wrong solution, and the whole
+#: page stays a few seconds.
+PAGE_EXAMPLES = 10
+
+_CHECKERS: dict[str, BuildExercise] = {}
+
+
+def checker(name: str) -> BuildExercise:
+    """The appendix's checker of puzzle ``name`` (one per puzzle, so its hint ladder
+    remembers the reader's attempts)."""
+    if name not in _CHECKERS:
+        _CHECKERS[name] = PUZZLES[name].exercise(PAGE_EXAMPLES)
+    return _CHECKERS[name]
+
+
+def allowed_text(name: str) -> str:
+    """``Allowed: the base ops and @, sum_dim``."""
+    extra = [op_label(op) for op in PUZZLES[name].extra]
+    return "Allowed: the base ops" + (f" and {', '.join(extra)}" if extra else " only")
+
+
+def check(solution, name: str | None = None) -> Verdict:
+    """Check the reader's function for the puzzle of the same name (or ``name``)."""
+    name = name or solution.__name__
+    if name not in PUZZLES:
+        raise KeyError(f"no puzzle named {name!r}: name your function after the puzzle "
+                       f"({', '.join(PUZZLES)})")
+    print(allowed_text(name) + ".")
+    return checker(name).check(solution)
+
+
+def solution(name: str) -> None:
+    """Print the hidden reference solution of ``name`` (and check it passes)."""
+    checker(name).solution(name)
+
+
+__all__ = ["BASE", "PAGE_EXAMPLES", "PLANTED", "PUZZLES", "Puzzle", "allowed_text", "check",
+           "checker", "solution"]

@@ -108,3 +108,16 @@ def backend_run(solution: Any, case: dict) -> dict:
     if getattr(exp, "shape", None) != x.shape:  # the defaults would fail on it: report the op
         return {"exp": exp}
     return {"exp": exp, "sigmoid": B.sigmoid(x), "softmax": B.softmax(x, x.ndim - 1)}
+
+
+# ----- a running statistic, updated batch after batch ---------------------------------------------
+def running_var_run(solution: Any, case: dict) -> dict:
+    """Start from ones (a fresh BatchNorm's ``running_var``) and fold each ``[n, C]`` batch of
+    ``case["batches"]`` in with ``solution(running_var, batch, momentum)``; output the final
+    ``running_var``."""
+    dev = Device.flex()
+    batches = case["batches"]
+    running = Tensor.ones([batches.shape[2]], dev)
+    for batch in batches:
+        running = solution(running, Tensor.from_numpy(np.ascontiguousarray(batch), dev), case["momentum"])
+    return {"running_var": running}

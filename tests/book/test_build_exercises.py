@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from minidl.book import build_backend, build_softplus
+from minidl.book import build_backend, build_running_var, build_softplus
 
-EXERCISES = {"softplus": build_softplus, "backend": build_backend}
-REFERENCES = {"softplus": build_softplus.Softplus, "backend": build_backend.Complete}
+EXERCISES = {"softplus": build_softplus, "backend": build_backend, "running_var": build_running_var}
+REFERENCES = {"softplus": build_softplus.Softplus, "backend": build_backend.Complete,
+              "running_var": build_running_var.running_var_update}
 
 
 @pytest.mark.parametrize("name", sorted(EXERCISES))
@@ -59,3 +60,9 @@ def test_backend_borrowed_op_names_the_other_backend_and_the_line():
 def test_forgetful_backend_is_refused_without_float_exp():
     with pytest.raises(TypeError, match="required op\\(s\\): float_exp"):
         type("Incomplete", (build_backend.ForgetfulNdArray,), {})
+
+
+def test_running_var_biased_convention_is_a_value_difference_against_torch():
+    verdict = build_running_var.exercise(10).find_failure(build_running_var.biased)
+    assert verdict.output == "running_var" and "torch.nn.BatchNorm1d" in verdict.text
+    assert verdict.found < verdict.expected  # n - 1 < n: the biased estimate is the smaller one

@@ -121,3 +121,28 @@ def running_var_run(solution: Any, case: dict) -> dict:
     for batch in batches:
         running = solution(running, Tensor.from_numpy(np.ascontiguousarray(batch), dev), case["momentum"])
     return {"running_var": running}
+
+
+# ----- a forwarder installed on Dispatch for the length of one run --------------------------------
+def dispatch_linear_run(solution: Any, case: dict) -> dict:
+    """Install ``solution`` as ``Dispatch.linear`` (removed again afterwards), run
+    ``functional.linear`` on ``Autodiff[Flex]`` and backward from ``sum(out * g)``; outputs
+    the value, the gradients, and ``_ops`` (the graph's step names)."""
+    from minidl import functional
+    from minidl.autodiff import graph
+    from minidl.dispatch import Dispatch
+
+    if "linear" in vars(Dispatch):
+        raise RuntimeError("Dispatch already forwards linear: the exercise adds that forwarder")
+    ad = Device.flex().autodiff()
+    x, w = (Tensor.from_numpy(case[k], ad).require_grad() for k in ("x", "w"))
+    b = Tensor.from_numpy(case["b"], ad).require_grad() if case["b"] is not None else None
+    Dispatch.linear = classmethod(solution)
+    try:
+        out = functional.linear(x, w, b)
+    finally:
+        del Dispatch.linear
+    ops = graph(out).ops
+    grads = (out * Tensor.from_numpy(case["g"], ad)).sum().backward()
+    return {"out": out.inner(), "grad x": x.grad(grads), "grad w": w.grad(grads),
+            "grad b": None if b is None else b.grad(grads), "_ops": ops}

@@ -146,3 +146,29 @@ def dispatch_linear_run(solution: Any, case: dict) -> dict:
     grads = (out * Tensor.from_numpy(case["g"], ad)).sum().backward()
     return {"out": out.inner(), "grad x": x.grad(grads), "grad w": w.grad(grads),
             "grad b": None if b is None else b.grad(grads), "_ops": ops}
+
+
+# ----- a layer: Config → Module, walked, recorded, trained and made valid ------------------------
+def layer_run(solution: Any, case: dict) -> dict:
+    """``solution(d_model).init(autodiff device)``, then: the module walk (fields, params,
+    record keys), ``load_record`` with the case's ``gamma``, forward + backward from
+    ``sum(out * g)``, and the ``valid()`` copy's forward on the plain device."""
+    ad = Device.flex().autodiff()
+    x_np = case["x"]
+    layer = solution(x_np.shape[-1]).init(ad)
+    out: dict = {"_fields": [name for name, _ in layer.named_fields()], "_num_params": layer.num_params(),
+                 "_record": sorted(layer.into_record())}
+    if out["_record"] != ["gamma"]:
+        return out
+    layer = layer.load_record({"gamma": Tensor.from_numpy(case["gamma"], ad)})
+    x = Tensor.from_numpy(x_np, ad).require_grad()
+    y = layer(x)
+    grads = (y * Tensor.from_numpy(case["g"], ad)).sum().backward()
+    gamma = layer.parameters()["gamma"].val()
+    valid = layer.valid()
+    out.update({
+        "out": y.inner(), "grad x": x.grad(grads), "grad gamma": gamma.grad(grads),
+        "valid out": valid(Tensor.from_numpy(x_np, Device.flex())),
+        "_valid_autodiff": valid.parameters()["gamma"].val().device.is_autodiff(),
+    })
+    return out

@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import pytest
 
-from minidl.book import build_backend, build_dispatch, build_running_var, build_softplus
+from minidl.book import (
+    build_backend,
+    build_dispatch,
+    build_layer,
+    build_running_var,
+    build_softplus,
+)
 
 EXERCISES = {"softplus": build_softplus, "backend": build_backend, "running_var": build_running_var,
-             "dispatch": build_dispatch}
+             "dispatch": build_dispatch, "layer": build_layer}
 REFERENCES = {"softplus": build_softplus.Softplus, "backend": build_backend.Complete,
-              "running_var": build_running_var.running_var_update, "dispatch": build_dispatch.linear}
+              "running_var": build_running_var.running_var_update, "dispatch": build_dispatch.linear,
+              "layer": build_layer.RmsNormConfig}
 
 
 @pytest.mark.parametrize("name", sorted(EXERCISES))
@@ -79,3 +86,18 @@ def test_dispatch_forwarder_is_removed_after_every_run_even_a_failing_one():
 def test_dispatch_default_again_is_caught_by_the_matmul_it_dispatches():
     verdict = build_dispatch.exercise(5).find_failure(build_dispatch.linear_by_default)
     assert "Dispatch.float_matmul" in verdict.text and "linear_by_default" in verdict.call
+
+
+def test_layer_hidden_from_the_module_walk_is_named_before_any_value():
+    verdict = build_layer.exercise(5).find_failure(build_layer.TensorFieldConfig)
+    assert verdict.kind == "check" and "found params []" in verdict.text
+
+
+def test_layer_reference_matches_burns_documented_example():
+    # burn's rms.rs test: arange(0..9) as [3, 3], epsilon 1e-5, gamma ones
+    from minidl import Device, Tensor
+
+    layer = build_layer.RmsNormConfig(3).init(Device.flex())
+    out = layer(Tensor.arange(0, 9, device=Device.flex()).float().reshape([3, 3])).to_numpy()
+    expected = [[0.0, 0.7746, 1.5492], [0.7348, 0.9798, 1.2247], [0.8514, 0.9933, 1.1352]]
+    assert abs(out - expected).max() < 1e-4

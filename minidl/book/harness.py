@@ -172,3 +172,24 @@ def layer_run(solution: Any, case: dict) -> dict:
         "_valid_autodiff": valid.parameters()["gamma"].val().device.is_autodiff(),
     })
     return out
+
+
+# ----- a PyTorch checkpoint with other names, loaded through the reader's remapping -------------
+def remap_run(solution: Any, case: dict) -> dict:
+    """Save ``case["torch_model"]()``'s ``state_dict`` with ``torch.save``, open it with
+    ``PytorchStore``, let ``solution(store)`` add its renaming rules, load into
+    ``case["target"](device)`` and run it on ``case["x"]``."""
+    import tempfile
+    from pathlib import Path
+
+    import torch
+
+    from minidl.store import PytorchStore
+
+    dev = Device.flex()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "checkpoint.pt"
+        torch.save(case["_torch"].state_dict(), path)
+        store = solution(PytorchStore.from_file(path))
+        model = store.load_into(case["_target"](dev))
+    return {"out": model(Tensor.from_numpy(case["x"], dev))}

@@ -9,15 +9,16 @@ from minidl.book import (
     build_backend,
     build_dispatch,
     build_layer,
+    build_remap,
     build_running_var,
     build_softplus,
 )
 
 EXERCISES = {"softplus": build_softplus, "backend": build_backend, "running_var": build_running_var,
-             "dispatch": build_dispatch, "layer": build_layer}
+             "dispatch": build_dispatch, "layer": build_layer, "remap": build_remap}
 REFERENCES = {"softplus": build_softplus.Softplus, "backend": build_backend.Complete,
               "running_var": build_running_var.running_var_update, "dispatch": build_dispatch.linear,
-              "layer": build_layer.RmsNormConfig}
+              "layer": build_layer.RmsNormConfig, "remap": build_remap.remap}
 
 
 @pytest.mark.parametrize("name", sorted(EXERCISES))
@@ -101,3 +102,9 @@ def test_layer_reference_matches_burns_documented_example():
     out = layer(Tensor.arange(0, 9, device=Device.flex()).float().reshape([3, 3])).to_numpy()
     expected = [[0.0, 0.7746, 1.5492], [0.7348, 0.9798, 1.2247], [0.8514, 0.9933, 1.1352]]
     assert abs(out - expected).max() < 1e-4
+
+
+def test_remap_missing_rule_reports_the_stores_missing_keys():
+    verdict = build_remap.exercise(5).find_failure(build_remap.remap_weights_only)
+    assert verdict.kind == "error" and "Missing keys" in verdict.text and "'fc1.bias'" in verdict.text
+    assert "model = 'TorchMlp(" in verdict.inputs

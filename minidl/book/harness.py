@@ -37,19 +37,30 @@ def tensor_call(params: Sequence[str], device: Device | None = None) -> Callable
 
 
 def is_placeholder(fn: Any) -> bool:
-    """Whether ``fn`` is the page's unfinished ``def f(...): ...`` (its body only ``...``)."""
-    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
-    if code is None:
+    """Whether ``fn`` is the page's unfinished ``def f(...): ...`` (its body only ``...``), or
+    a class with such a method (the page's ``class MyStep(Step)`` before the reader fills it)."""
+    if isinstance(fn, type):
+        return any(is_placeholder(v) for v in vars(fn).values()
+                   if hasattr(getattr(v, "__func__", v), "__code__"))
+    fn = getattr(fn, "__func__", fn)
+    if getattr(fn, "__code__", None) is None:
         return False
+    import ast
     import inspect
+    import textwrap
 
     try:
-        lines = inspect.getsource(fn).splitlines()
-    except (OSError, TypeError):
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
         return False
-    body = [ln.split("#", 1)[0].strip() for ln in lines[1:]]
-    body = [ln for ln in body if ln and not ln.startswith(('"""', "'''"))]
-    return body == ["..."]
+    func = tree.body[0] if tree.body else None
+    if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+        return False
+    body = [node for node in func.body
+            if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+                    and isinstance(node.value.value, str))]  # a docstring does not count
+    return len(body) == 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+        and body[0].value.value is Ellipsis
 
 
 # ----- a backward Step, recorded and run the way Autodiff runs its own -----------------------

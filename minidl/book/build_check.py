@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from minidl.book.harness import is_placeholder
+from minidl.book.reader_code import numpy_uses, reader_frame, solution_files
+from minidl.book.reader_code import site as call_site
 from minidl.book.verdict import (
     TODO,
     Verdict,
@@ -117,82 +119,6 @@ class _Failed(Exception):
     def __init__(self, verdict: Verdict):
         super().__init__(verdict.text)
         self.verdict = verdict
-
-
-def solution_files(solution: Any) -> dict[str, str]:
-    """The files of the reader's code (display path → file name): the function's, or every
-    method's of a class. Frames in these files are "the reader's frames"."""
-    return {display_path(code.co_filename): code.co_filename for code, _ in _codes(solution)}
-
-
-def _codes(solution: Any) -> list:
-    """The code objects of the reader's function, or of the methods of the reader's class and
-    of its bases written outside the library (nested functions included). Code copied from
-    the library's own files (a base made of NdArray's ops, say) is not the reader's."""
-    roots = []
-    if inspect.isclass(solution):
-        for klass in solution.__mro__:
-            if klass is not solution and (klass.__module__.startswith("minidl.") or klass is object):
-                continue
-            for value in vars(klass).values():
-                fn = getattr(value, "__func__", value)
-                if hasattr(fn, "__code__"):
-                    roots.append((fn.__code__, fn.__globals__))
-    else:
-        fn = getattr(solution, "__func__", solution)
-        if not hasattr(fn, "__code__"):
-            fn = type(solution).__call__
-        if hasattr(fn, "__code__"):
-            roots.append((fn.__code__, fn.__globals__))
-    out, stack = [], [r for r in roots if not _library_file(r[0].co_filename)]
-    while stack:
-        code, glob = stack.pop()
-        out.append((code, glob))
-        stack += [(c, glob) for c in code.co_consts if hasattr(c, "co_code")]
-    return out
-
-
-def _library_file(filename: str) -> bool:
-    path = display_path(filename).replace("\\", "/")
-    return path.startswith("minidl/") and not path.startswith("minidl/book/")
-
-
-def numpy_uses(solution: Any) -> list[tuple[str, str]]:
-    """``[("np.exp", "at line 7 of forward: `...`")]``: NumPy names the reader's code loads."""
-    import dis
-    import linecache
-    import types
-
-    found = []
-    for code, glob in _codes(solution):
-        line = code.co_firstlineno
-        instructions = list(dis.get_instructions(code))
-        for k, ins in enumerate(instructions):
-            if ins.starts_line:
-                line = ins.starts_line
-            if ins.opname not in ("LOAD_GLOBAL", "LOAD_NAME"):
-                continue
-            value = glob.get(ins.argval)
-            module = value.__name__ if isinstance(value, types.ModuleType) else \
-                getattr(value, "__module__", None) or ""
-            if module == "numpy" or module.startswith("numpy."):
-                text = linecache.getline(code.co_filename, line).strip()
-                name = ins.argval
-                after = instructions[k + 1] if k + 1 < len(instructions) else None
-                if after is not None and after.opname in ("LOAD_ATTR", "LOAD_METHOD"):
-                    name = f"{name}.{after.argval}"
-                found.append((f"{name} (NumPy)",
-                              f"at line {line} of {code.co_name}" + (f": `{text}`" if text else "")))
-    return found
-
-
-def _reader_frame(tb, files: Mapping[str, str]):
-    """The innermost traceback entry in the reader's code, or ``None``."""
-    found = None
-    for entry in traceback.extract_tb(tb):
-        if display_path(entry.filename) in files:
-            found = entry
-    return found
 
 
 class BuildExercise:
@@ -283,7 +209,7 @@ class BuildExercise:
         return None
 
     def _raised(self, err: Exception, files: Mapping[str, str], inputs: str) -> Verdict:
-        entry = _reader_frame(err.__traceback__, files)
+        entry = reader_frame(err.__traceback__, files)
         message = f"{type(err).__name__}: {err}".strip()
         last = traceback.extract_tb(err.__traceback__)[-1] if err.__traceback__ else None
         if entry is None and last is not None:
@@ -309,7 +235,7 @@ class BuildExercise:
                 if len(hit.frames) < 2 or hit.frames[1].path not in files:
                     continue  # called by the library itself, not by the reader
                 op = hit.name.split(".", 1)[1]
-                site = _site(hit.frames[1], files)
+                site = call_site(hit.frames[1], files)
                 if rules.no_data and op in DATA_OUT:
                     label = "" if op_label(op) == op else f" ({op_label(op)})"
                     return Verdict(False, "rule", f"Rule broken: no values out of a tensor; "
@@ -329,7 +255,7 @@ class BuildExercise:
             if hits:
                 hit = hits[0]
                 frame = next((f for f in hit.frames if f.path in files), None)
-                site = _site(frame, files) if frame else "(below your code)"
+                site = call_site(frame, files) if frame else "(below your code)"
                 return Verdict(False, "rule", f"Rule broken: must not {why}; the run reached "
                                f"{hit.name}\n  {site}", inputs, rule=why, call=site)
         return None
@@ -414,12 +340,3 @@ class BuildExercise:
 
     def __repr__(self) -> str:
         return f"BuildExercise({self.title!r})"
-
-
-def _site(frame, files: Mapping[str, str]) -> str:
-    """``at line 4 of outer: `return a * b```: where the reader's code made a call."""
-    import linecache
-
-    text = linecache.getline(files.get(frame.path, frame.path), frame.line).strip()
-    name = frame.name.rsplit(".", 1)[-1]
-    return f"at line {frame.line} of {name}" + (f": `{text}`" if text else "")

@@ -45,7 +45,7 @@ from minidl.debug.names import display_path
 
 __trace_hide__ = True
 
-__all__ = ["BuildExercise", "Reference", "Rules", "Verdict", "solution_files"]
+__all__ = ["BuildExercise", "Reference", "Rules", "Verdict"]
 
 #: Tensor-level calls (methods, classmethods and dunders of ``Tensor``) a rule can see.
 TENSOR_OPS = r"^Tensor\.(?!(_[a-z]\w*|__init__|__repr__|__format__)$)\w+$"

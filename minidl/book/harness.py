@@ -204,3 +204,18 @@ def remap_run(solution: Any, case: dict) -> dict:
         store = solution(PytorchStore.from_file(path))
         model = store.load_into(case["_target"](dev))
     return {"out": model(Tensor.from_numpy(case["x"], dev))}
+
+
+# ----- a random op: dropout, on a plain or an autodiff device --------------------------------------
+def dropout_run(solution: Any, case: dict) -> dict:
+    """``solution(x, prob, training)`` on Flex, autodiff or plain as the case says; on an
+    autodiff device also the gradient of ``sum(out * g)``."""
+    dev = Device.flex().autodiff() if case["autodiff"] else Device.flex()
+    x = Tensor.from_numpy(case["x"], dev)
+    if case["autodiff"]:
+        x = x.require_grad()
+    out = solution(x, case["prob"], case["training"])
+    grad = None
+    if case["autodiff"] and out is not None and out is not x and getattr(out, "shape", None) == x.shape:
+        grad = x.grad((out * Tensor.from_numpy(case["g"], dev)).sum().backward())
+    return {"out": out, "_grad": grad}

@@ -8,6 +8,7 @@ import pytest
 from minidl.book import (
     build_backend,
     build_dispatch,
+    build_dropout,
     build_layer,
     build_remap,
     build_running_var,
@@ -15,10 +16,12 @@ from minidl.book import (
 )
 
 EXERCISES = {"softplus": build_softplus, "backend": build_backend, "running_var": build_running_var,
-             "dispatch": build_dispatch, "layer": build_layer, "remap": build_remap}
+             "dispatch": build_dispatch, "layer": build_layer, "remap": build_remap,
+             "dropout": build_dropout}
 REFERENCES = {"softplus": build_softplus.Softplus, "backend": build_backend.Complete,
               "running_var": build_running_var.running_var_update, "dispatch": build_dispatch.linear,
-              "layer": build_layer.RmsNormConfig, "remap": build_remap.remap}
+              "layer": build_layer.RmsNormConfig, "remap": build_remap.remap,
+              "dropout": build_dropout.dropout_forward}
 
 
 @pytest.mark.parametrize("name", sorted(EXERCISES))
@@ -108,3 +111,8 @@ def test_remap_missing_rule_reports_the_stores_missing_keys():
     verdict = build_remap.exercise(5).find_failure(build_remap.remap_weights_only)
     assert verdict.kind == "error" and "Missing keys" in verdict.text and "'fc1.bias'" in verdict.text
     assert "model = 'TorchMlp(" in verdict.inputs
+
+
+def test_dropout_by_pytorchs_rule_is_refused_on_a_plain_device():
+    verdict = build_dropout.exercise(10).find_failure(build_dropout.drops_on_any_device)
+    assert verdict.kind == "value" and "autodiff = False" in verdict.inputs

@@ -9,9 +9,9 @@ Flex also overrides several ``FloatTensorOps`` *defaults* (scalar forms, ``neg``
 ``*_with_indices`` pairs): the default would build a scalar tensor or chain two or three kernels
 where one does (``log(x + 1)`` loses tiny ``x``; ``prod_dim``'s default, ``exp(sum(log x))``,
 is wrong for negative values). Results take the dtype of ``lhs`` (the protocol's rule); when a
-kernel promoted (``lhs`` f32, ``rhs`` f64) the result is cast back. Not here: the pure views (``swap_dims``, ``permute``, ``flip``, ``expand``, ``slice``:
-``CpuViewOps``, shared with NdArray), data in and out (``CpuHostOps``: not compute) and
-``float_random``, which lives with the random streams and ``seed`` on ``Flex`` itself.
+kernel promoted (``lhs`` f32, ``rhs`` f64) the result is cast back. Not here: the pure views
+(``CpuViewOps``, shared with NdArray), data in and out (``CpuHostOps``) and ``float_random``
+(on ``Flex`` itself, with the random streams and ``seed``).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from minidl.backends.flex.kernels import reduce as r
 from minidl.backends.flex.kernels.broadcast import binary, clamp, where
 from minidl.backends.flex.kernels.copy import cast, contiguous
 from minidl.backends.flex.kernels.elementwise import compare
+from minidl.backends.flex.kernels.indexing import in_compute_dtype, region
 from minidl.backends.flex.kernels.unary import unary
 
 Shape = tuple[int, ...]
@@ -231,14 +232,13 @@ class FlexFloatOps:
     # ----- matmul ---------------------------------------------------------------------------------
     @classmethod
     def float_matmul(cls, lhs, rhs):
-        """``lhs @ rhs`` over the last two dims, batch dims broadcast (NumPy's rules), lhs's dtype,
-        on the packed numba gemm. No BLAS: ``np.matmul``/``@`` would run OpenBLAS, whose thread
-        pool fights numba's on a 2-core machine (DESIGN §7). Three shapes of call:
+        """``lhs @ rhs`` over the last two dims, batch dims broadcast (NumPy's rules), lhs's
+        dtype, on the packed numba gemm. No BLAS: OpenBLAS's thread pool fights numba's on a
+        2-core machine (DESIGN §7). Three shapes of call:
 
-        - the right side has no batch (a ``Linear`` weight): every batch row of the left side is
-          one row of a single 2-D gemm, ``[batch*m, k] @ [k, n]``: one kernel call, and a
-          transposed weight (``linear_x_backward``) is read in place, not copied;
-        - both sides carry the same batch: one ``batched_matmul`` call;
+        - no batch on the right (a ``Linear`` weight): one 2-D gemm ``[batch*m, k] @ [k, n]``,
+          and a transposed weight (``linear_x_backward``) is read in place, not copied;
+        - the same batch on both sides: one ``batched_matmul`` call;
         - batch dims broadcast: the broadcast operand is materialized by the copy kernel first.
         """
         if lhs.ndim < 2 or rhs.ndim < 2:
@@ -336,31 +336,28 @@ class FlexFloatOps:
     def float_gather(cls, dim: int, tensor, indices):
         """torch.gather; ``indices`` may be smaller than ``tensor`` outside ``dim`` (the tensor is
         then read through a cropped view)."""
-        src = contiguous(tensor[indexing.region(indices.shape, dim)])
-        return indexing.in_compute_dtype(indexing.gather, dim, src, contiguous(indices))
+        src = contiguous(tensor[region(indices.shape, dim)])
+        return in_compute_dtype(indexing.gather, dim, src, contiguous(indices))
 
     @classmethod
     def float_scatter(cls, dim: int, tensor, indices, value):
         """``value`` added at ``indices`` along ``dim`` (torch's scatter_add, burn's scatter)."""
-        region = indexing.region(indices.shape, dim)
+        addressed = region(indices.shape, dim)
         value = contiguous(value[tuple(slice(0, n) for n in indices.shape)])
-        if all(s == slice(None) for s in region):
-            return indexing.in_compute_dtype(indexing.scatter_add, dim, tensor, indices, value)
-        part = indexing.in_compute_dtype(indexing.scatter_add, dim, tensor[region], indices, value)
+        if all(s == slice(None) for s in addressed):
+            return in_compute_dtype(indexing.scatter_add, dim, tensor, indices, value)
+        part = in_compute_dtype(indexing.scatter_add, dim, tensor[addressed], indices, value)
         out = copy.cast(tensor, tensor.dtype)
-        copy.copy_into(part, out[region])
+        copy.copy_into(part, out[addressed])
         return out
 
     @classmethod
     def float_select(cls, tensor, dim: int, indices):
-        return indexing.in_compute_dtype(lambda x: indexing.select(x, dim, indices), contiguous(tensor))
+        return in_compute_dtype(lambda x: indexing.select(x, dim, indices), contiguous(tensor))
 
     @classmethod
     def float_select_assign(cls, tensor, dim: int, indices, value):
-        return indexing.in_compute_dtype(lambda x, v: indexing.select_add(x, dim, indices, v), tensor, value)
-
-
-# ----- helpers ------------------------------------------------------------------------------------
+        return in_compute_dtype(lambda x, v: indexing.select_add(x, dim, indices, v), tensor, value)
 
 
 def _like(out: np.ndarray, dtype: np.dtype) -> np.ndarray:

@@ -1,21 +1,21 @@
 """``Flex``: the CPU backend whose every compute op is a numba kernel (burn's ``burn-flex``).
 
 Flex is assembled the way burn-flex splits its ``impl ...Ops for Flex`` blocks, each class one
-file a reader can open:
+file a reader can open (``cpu_*`` files are in ``minidl/backends/``):
 
-======================  ==========================================  ============================
-class                   file                                        burn-flex
-======================  ==========================================  ============================
-``Flex`` (this class)   ``flex/backend.py``: ``seed``, the random   ``backend.rs`` (``seed``),
-                        streams, ``float_random``                   ``float_random``
-``FlexFloatOps``        ``flex/float_ops.py``                       ``ops/float.rs``
-``FlexActivationOps``   ``flex/activation_ops.py``                  ``ops/activation.rs``
-``FlexModuleOps``       ``flex/module_ops.py``                      ``ops/module.rs``
-``CpuHostOps``          ``backends/cpu_common.py``: data, devices   ``tensor.rs``, ``backend.rs``
-``CpuViewOps``          ``backends/cpu_views.py``: views, all kinds  ``layout.rs``
-``CpuIntOps``           ``backends/cpu_common.py``                  ``ops/int.rs``
-``CpuBoolOps``          ``backends/cpu_common.py``                  ``ops/bool.rs``
-======================  ==========================================  ============================
+=====================  ==========================================  =============================
+class                  file: what                                  burn-flex
+=====================  ==========================================  =============================
+``Flex``               ``flex/backend.py``: seed, random streams,  ``backend.rs`` (``seed``),
+                       ``float_random``                            ``ops/float.rs``
+``FlexFloatOps``       ``flex/float_ops.py``: float ops            ``ops/float.rs``
+``FlexActivationOps``  ``flex/activation_ops.py``                  ``ops/activation.rs``
+``FlexModuleOps``      ``flex/module_ops.py``                      ``ops/module.rs``
+``CpuHostOps``         ``cpu_common.py``: data, devices            ``backend.rs``, ``tensor.rs``
+``CpuViewOps``         ``cpu_views.py``: views of every kind       ``layout.rs``
+``CpuIntOps``          ``cpu_common.py``                           ``ops/int.rs``
+``CpuBoolOps``         ``cpu_common.py``                           ``ops/bool.rs``
+=====================  ==========================================  =============================
 
 The ``Cpu*`` classes are shared with NdArray (int and bool tensors are indices and masks, not
 what the book teaches). Flex's own classes come first, so where both have an op (only

@@ -1,5 +1,7 @@
-"""What conv2d's forward and backward share: the input's zero-padded planes and its im2col rows
-(burn-flex's ``ops/conv_common.rs``), and the argument forms (an int, a pair, four paddings).
+"""What conv2d's forward and backward share: the input's zero-padded planes and its im2col rows,
+and the argument forms (an int, a pair, four paddings). Named after burn-flex's
+``ops/conv_common.rs``, the helpers its forward and transposed convolutions share (there: dtype
+wrappers and the bias addition; the padding and patch gathering here are this module's own).
 
 * padded planes: each input plane copied into a zero-padded flat plane of width ``Wp``, with a
   little slack at the end (shifted views of the border columns read past the last row);

@@ -19,12 +19,12 @@ module              wrappers (burn-flex piece)
 ``softmax``         ``softmax(x, dim)``, ``log_softmax(x, dim)`` (activation ops)
 ``reduce``          ``sum``, ``mean``, ``prod``, ``max``, ``min``, ``var``, ``argmax``,
                     ``argmin``, ``max_with_indices``, ``min_with_indices`` (``*_dim`` ops)
-``elementwise``     the entry point: ``compare(op, a, b)``, and re-exported from ``broadcast``
-                    (``binary(op, a, b)``, ``where``, ``clamp``) and ``unary``
-                    (``unary(op, x)``, ``relu_affine``); one function per op (``add``,
-                    ``lt``, ``exp``, ...) (element-wise ops)
-``broadcast``       binary and ternary kernels over broadcast 3-D views, and the machinery
-``unary``           unary math on flat arrays, the fused ``relu_affine``
+``elementwise``     ``compare(op, a, b)``; the one entry point for every element-wise op:
+                    re-exports ``broadcast``'s and ``unary``'s wrappers and has one function
+                    per op (``add``, ``lt``, ``exp``, ...) (element-wise ops)
+``broadcast``       ``binary(op, a, b)``, ``where``, ``clamp``: the kernels over broadcast
+                    3-D views, and the machinery ``elementwise`` and ``unary`` share
+``unary``           ``unary(op, x)`` on flat arrays, the fused ``relu_affine``
 ``rng``             ``RngState(seed)``: ``uniform``, ``normal``, ``bernoulli``, ``seed(n)``
 ``copy``            ``contiguous``, ``cast``, ``copy_into``, ``cat``, ``full``
 ``indexing``        ``gather``, ``scatter_add``, ``select``, ``select_add``, ``embedding``,
@@ -53,8 +53,8 @@ _EXPORTS = {
     "avg_pool2d_backward": "pool", "adaptive_avg_pool2d": "pool",
     "adaptive_avg_pool2d_backward": "pool",
     "layer_norm": "norm",
-    "binary": "elementwise", "compare": "elementwise", "unary": "elementwise",
-    "where": "elementwise", "clamp": "elementwise", "relu_affine": "elementwise",
+    "binary": "broadcast", "compare": "elementwise", "unary": "unary",
+    "where": "broadcast", "clamp": "broadcast", "relu_affine": "unary",
     "RngState": "rng",
     "contiguous": "copy", "cast": "copy", "copy_into": "copy", "cat": "copy", "full": "copy",
     "gather": "indexing", "scatter_add": "indexing", "select": "indexing",

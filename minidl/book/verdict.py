@@ -78,8 +78,8 @@ class Verdict:
     def __str__(self) -> str:
         return self.render()
 
-    def _repr_pretty_(self, p, cycle) -> None:  # IPython: a cell ending in check(...) prints once
-        p.text("")
+    def __repr__(self) -> str:  # short: check() has printed the text already
+        return f"Verdict(ok={self.ok}, kind={self.kind!r})"
 
 
 @dataclass

@@ -111,3 +111,8 @@ def test_numpy_names_in_the_readers_code_are_found_with_their_line():
     uses = numpy_uses(uses_numpy)
     assert uses and uses[0][0] == "np.square (NumPy)" and "np.square(a.to_numpy())" in uses[0][1]
     assert numpy_uses(square_right) == []
+
+
+def test_verdict_repr_is_short_because_check_already_printed_the_text():
+    verdict = _square_exercise().find_failure(square_off_by_one_at_the_end)
+    assert repr(verdict) == "Verdict(ok=False, kind='value')" and not verdict

@@ -16,13 +16,12 @@ import numpy as np
 import torch
 from hypothesis import strategies as st
 
-from minidl import Device, Tensor
+from minidl import Device, Tensor, functional
 from minidl.book.build_check import BuildExercise, Reference, Rules
 from minidl.book.harness import remap_run
 from minidl.module import Module
 from minidl.nn import LinearConfig
 from minidl.store import PytorchStore
-from minidl.tensor.functional import relu
 
 __all__ = ["PLANTED", "Mlp", "TorchMlp", "exercise", "remap"]
 
@@ -47,7 +46,7 @@ class Mlp(Module):
         self.fc2 = LinearConfig(d_hidden, d_output).init(device)
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.fc2(relu(self.fc1(x)))
+        return self.fc2(functional.relu(self.fc1(x)))
 
 
 def remap(store: PytorchStore) -> PytorchStore:

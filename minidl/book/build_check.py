@@ -52,6 +52,21 @@ TENSOR_OPS = r"^Tensor\.(?!(_[a-z]\w*|__init__|__repr__|__format__)$)\w+$"
 #: Reading the values out of a tensor: "no NumPy on the tensor's data".
 DATA_OUT = ("to_numpy", "tolist", "into_data", "into_scalar", "__array__", "__float__",
             "__int__", "__bool__", "__iter__", "__index__")
+#: Below the Tensor methods: backend ops called directly, and minidl's functional ops (named
+#: after the minidl/tensor module that defines them: ``activation.relu``, ``module.linear``).
+BACKEND_OPS = r"^(Dispatch|Flex|NdArray|Autodiff\[[^\]]*\])\.\w+$"
+
+
+def _functional_ops() -> str:
+    import pkgutil
+
+    import minidl.tensor
+
+    names = sorted(m.name for m in pkgutil.iter_modules(minidl.tensor.__path__))
+    return r"^(" + "|".join(names) + r")\.[a-z]\w*$"
+
+
+OTHER_OPS = f"{BACKEND_OPS}|{_functional_ops()}"
 #: Asking about a tensor's structure is always allowed.
 ALWAYS = frozenset({"shape", "dims", "rank", "device", "dtype", "kind", "numel", "__len__"})
 
@@ -79,12 +94,14 @@ class Rules:
     no_data: bool = False
     no_numpy: bool = False
 
+    def leading(self) -> list[str]:
+        """The built-in breakpoints that come before ``forbidden`` and ``must_reach``."""
+        out = [TENSOR_OPS] if self.allowed is not None or self.no_data else []
+        return out + ([OTHER_OPS] if self.allowed is not None else [])
+
     def patterns(self) -> list[str]:
         """The breakpoints one traced run needs."""
-        out = list(self.forbidden) + list(self.must_reach)
-        if self.allowed is not None or self.no_data:
-            out.insert(0, TENSOR_OPS)
-        return out
+        return self.leading() + list(self.forbidden) + list(self.must_reach)
 
     def describe(self) -> str:
         """One line per rule, for the page."""
@@ -249,7 +266,14 @@ class BuildExercise:
                 return Verdict(False, "rule", "Rule broken: over 200 Tensor calls for one small case; "
                                "solve it with whole-tensor ops, not a Python loop over elements",
                                inputs, rule="no loops")
-        offset = 1 if (rules.allowed is not None or rules.no_data) else 0
+        if rules.allowed is not None:  # a functional or backend op called directly
+            for hit in t.hits_of(2):
+                if len(hit.frames) >= 2 and hit.frames[1].path in files:
+                    site = call_site(hit.frames[1], files)
+                    return Verdict(False, "rule", f"Rule broken: {hit.name} is not an allowed op "
+                                   f"(only the Tensor ops listed)\n  {site}", inputs,
+                                   rule=f"allowed ops (not {hit.name})", call=site)
+        offset = len(rules.leading())
         for i, why in enumerate(rules.forbidden.values()):
             hits = t.hits_of(i + 1 + offset)
             if hits:
@@ -262,7 +286,7 @@ class BuildExercise:
 
     def _reach_verdict(self, t, inputs: str) -> Verdict | None:
         rules = self.rules
-        offset = (1 if (rules.allowed is not None or rules.no_data) else 0) + len(rules.forbidden)
+        offset = len(rules.leading()) + len(rules.forbidden)
         for i, what in enumerate(rules.must_reach.values()):
             if not t.hits_of(i + 1 + offset):
                 return Verdict(False, "rule", f"Rule broken: the run must {what}, and it never did",

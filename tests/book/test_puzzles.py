@@ -46,3 +46,15 @@ def test_pulling_values_out_breaks_the_no_data_rule():
 def test_base_ops_are_enough_for_the_base_only_puzzles():
     for name in ("outer", "eye", "triu", "vstack", "heaviside", "repeat", "sequence_mask"):
         assert PUZZLES[name].allowed == BASE
+
+
+def test_a_functional_or_backend_op_called_directly_is_not_allowed():
+    from minidl import functional
+    from minidl.book.puzzles import checker
+
+    def ones(a):
+        return functional.relu(a * 0 + 1)  # relu is not a puzzle op
+
+    verdict = checker("ones").find_failure(ones)
+    assert verdict.kind == "rule" and "relu is not an allowed op" in verdict.text
+    assert "functional.relu(a * 0 + 1)" in verdict.call

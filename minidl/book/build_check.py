@@ -368,8 +368,11 @@ class BuildExercise:
         return sol
 
     def _repr_markdown_(self) -> str:
-        rules = self.rules.describe().replace("\n", "  \n")
-        return f"**Build it.** {self.title}" + (f"  \n{rules}" if rules else "")
+        title = self.title[:1].upper() + self.title[1:]
+        against = "; ".join(ref.label for ref in self.references)
+        lines = [f"**Build it.** {title}.", f"Checked against: {against}, on generated cases."]
+        lines += [line for line in self.rules.describe().splitlines() if line]
+        return "  \n".join(lines)
 
     def __repr__(self) -> str:
         return f"BuildExercise({self.title!r})"

@@ -127,3 +127,9 @@ def test_a_failure_that_does_not_replay_is_still_reported():
 
     verdict = _square_exercise().find_failure(sometimes)
     assert verdict is not None and verdict.kind == "value"
+
+
+def test_the_exercise_shows_its_references_and_rules_as_markdown():
+    text = _square_exercise(rules=Rules(allowed=["__mul__"], no_data=True))._repr_markdown_()
+    assert text.startswith("**Build it.** Square.") and "Checked against: PyTorch" in text
+    assert "Allowed Tensor ops: *" in text and "No values out of a tensor" in text

@@ -16,9 +16,9 @@ Nothing in minidl imports this package; importing it costs no hook until a tool 
 ``MINIDL_DEBUG`` asks for output).
 """
 
+from minidl.book.flowchart import Flowchart
 from minidl.debug.catalog import backend_classes, known_locations
 from minidl.debug.diagram import PathDiagram, merge_paths, path_diagram
-from minidl.book.flowchart import Flowchart
 from minidl.debug.graph import GraphView, graph
 from minidl.debug.implementations import (
     Coverage,

@@ -13,8 +13,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from minidl.debug.diagram import COLORS
 from minidl.book.flowchart import Flowchart
+from minidl.debug.diagram import COLORS
 
 __trace_hide__ = True
 

@@ -52,30 +52,30 @@ class TensorBase:
     @property
     def shape(self) -> tuple[int, ...]:
         """The sizes of the dims, as a tuple."""
-        return tuple(self.primitive.primitive.shape)
+        return tuple(self.primitive.backend_tensor.shape)
 
     def dims(self) -> list[int]:
         """The sizes of the dims, as a list (burn's ``dims()``)."""
-        return list(self.primitive.primitive.shape)
+        return list(self.primitive.backend_tensor.shape)
 
     @property
     def rank(self) -> int:
         """The number of dims (burn's const ``D``)."""
-        return len(self.primitive.primitive.shape)
+        return len(self.primitive.backend_tensor.shape)
 
     ndim = rank
 
     def numel(self) -> int:
         """The number of elements."""
         n = 1
-        for s in self.primitive.primitive.shape:
+        for s in self.primitive.backend_tensor.shape:
             n *= s
         return int(n)
 
     @property
     def dtype(self) -> DType:
         """The element type."""
-        return DType.of(self.primitive.primitive.dtype)
+        return DType.of(self.primitive.backend_tensor.dtype)
 
     @property
     def device(self) -> Device:

@@ -34,7 +34,7 @@ class ComparisonOps:
         if not isinstance(other, TensorBase):
             return self._compare_elem(op, other)
         self._same_kind(op, other, "rhs")
-        ls, rs = self.primitive.primitive.shape, other.primitive.primitive.shape
+        ls, rs = self.primitive.backend_tensor.shape, other.primitive.backend_tensor.shape
         if ls != rs:
             broadcast_shape(op, tuple(ls), tuple(rs))
         lhs, rhs = self, other
@@ -131,7 +131,7 @@ class ComparisonOps:
     def _bool_operand(self, ops: str, other: Tensor) -> None:
         self._require(ops, Kind.BOOL)
         self._same_kind(ops, other, "rhs")
-        ls, rs = self.primitive.primitive.shape, other.primitive.primitive.shape
+        ls, rs = self.primitive.backend_tensor.shape, other.primitive.backend_tensor.shape
         if ls != rs:
             broadcast_shape(ops, tuple(ls), tuple(rs))
 

@@ -11,11 +11,10 @@ the picture shows inline in a notebook and in the built site without any JavaScr
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
 from html import escape
 
 from minidl.book.flowchart import FONT_FAMILY, Flowchart
-from minidl.debug.trace import Frame, Hit, Trace
+from minidl.debug.frames import Frame, Hit
 
 __trace_hide__ = True
 
@@ -68,7 +67,7 @@ def _steps_of_hit(hit: Hit, kernels: bool, library_only: bool, hops_only: bool =
 
 def _paths(source, hit: int, kernels: bool, library_only: bool, hops_only: bool) -> list[list[_Step]]:
     """Normalize what :func:`path_diagram` accepts into lists of steps (outermost first)."""
-    if isinstance(source, Trace):
+    if isinstance(getattr(source, "hits", None), list):  # a Trace (which imports this module)
         if not source.hits:
             raise ValueError("the trace has no hits: nothing to draw")
         return [_steps_of_hit(source.hits[hit], kernels, library_only, hops_only)]
@@ -142,7 +141,7 @@ class PathDiagram:
         return f"<PathDiagram: {' → '.join(self.names)}>"
 
 
-def path_diagram(source: Trace | Hit | Sequence | Iterable, hit: int = 0, detail: bool = False,
+def path_diagram(source: object, hit: int = 0, detail: bool = False,
                  kernels: bool = True, library_only: bool = True, hops_only: bool = True,
                  title: str | None = None, legend: bool = True) -> PathDiagram:
     """Draw call paths top to bottom, one box per frame, coloured by layer.

@@ -47,28 +47,32 @@ class ArithmeticOps(ShapeOps, CreationOps):
         if not isinstance(other, TensorBase):
             return self.add_scalar(other)
         self._binary("add", other)
-        return self._wrap(self._by_kind(float=Dispatch.float_add, int=Dispatch.int_add)(self.primitive, other.primitive))
+        op = self._by_kind(float=Dispatch.float_add, int=Dispatch.int_add)
+        return self._wrap(op(self.primitive, other.primitive))
 
     def sub(self, other: Self | float) -> Self:
         """``self - other``, broadcasting."""
         if not isinstance(other, TensorBase):
             return self.sub_scalar(other)
         self._binary("sub", other)
-        return self._wrap(self._by_kind(float=Dispatch.float_sub, int=Dispatch.int_sub)(self.primitive, other.primitive))
+        op = self._by_kind(float=Dispatch.float_sub, int=Dispatch.int_sub)
+        return self._wrap(op(self.primitive, other.primitive))
 
     def mul(self, other: Self | float) -> Self:
         """``self * other``, broadcasting."""
         if not isinstance(other, TensorBase):
             return self.mul_scalar(other)
         self._binary("mul", other)
-        return self._wrap(self._by_kind(float=Dispatch.float_mul, int=Dispatch.int_mul)(self.primitive, other.primitive))
+        op = self._by_kind(float=Dispatch.float_mul, int=Dispatch.int_mul)
+        return self._wrap(op(self.primitive, other.primitive))
 
     def div(self, other: Self | float) -> Self:
         """``self / other``, broadcasting (Int: division rounding toward zero, as burn)."""
         if not isinstance(other, TensorBase):
             return self.div_scalar(other)
         self._binary("div", other)
-        return self._wrap(self._by_kind(float=Dispatch.float_div, int=Dispatch.int_div)(self.primitive, other.primitive))
+        op = self._by_kind(float=Dispatch.float_div, int=Dispatch.int_div)
+        return self._wrap(op(self.primitive, other.primitive))
 
     def remainder(self, other: Self | float) -> Self:
         """``self % other`` with the sign of the divisor (Python's and torch.remainder's rule)."""
@@ -93,17 +97,20 @@ class ArithmeticOps(ShapeOps, CreationOps):
     def add_scalar(self, value: float) -> Self:
         """``self + value``."""
         self._require("add_scalar", *_NUMERIC)
-        return self._wrap(self._by_kind(float=Dispatch.float_add_scalar, int=Dispatch.int_add_scalar)(self.primitive, self._scalar("add_scalar", value)))
+        op = self._by_kind(float=Dispatch.float_add_scalar, int=Dispatch.int_add_scalar)
+        return self._wrap(op(self.primitive, self._scalar("add_scalar", value)))
 
     def sub_scalar(self, value: float) -> Self:
         """``self - value``."""
         self._require("sub_scalar", *_NUMERIC)
-        return self._wrap(self._by_kind(float=Dispatch.float_sub_scalar, int=Dispatch.int_sub_scalar)(self.primitive, self._scalar("sub_scalar", value)))
+        op = self._by_kind(float=Dispatch.float_sub_scalar, int=Dispatch.int_sub_scalar)
+        return self._wrap(op(self.primitive, self._scalar("sub_scalar", value)))
 
     def mul_scalar(self, value: float) -> Self:
         """``self * value``."""
         self._require("mul_scalar", *_NUMERIC)
-        return self._wrap(self._by_kind(float=Dispatch.float_mul_scalar, int=Dispatch.int_mul_scalar)(self.primitive, self._scalar("mul_scalar", value)))
+        op = self._by_kind(float=Dispatch.float_mul_scalar, int=Dispatch.int_mul_scalar)
+        return self._wrap(op(self.primitive, self._scalar("mul_scalar", value)))
 
     def div_scalar(self, value: float) -> Self:
         """``self / value`` (Int: rounding toward zero)."""
@@ -147,7 +154,8 @@ class ArithmeticOps(ShapeOps, CreationOps):
     def neg(self) -> Self:
         """``-self``."""
         self._require("neg", *_NUMERIC)
-        return self._wrap(self._by_kind(float=Dispatch.float_neg, int=Dispatch.int_neg)(self.primitive))
+        op = self._by_kind(float=Dispatch.float_neg, int=Dispatch.int_neg)
+        return self._wrap(op(self.primitive))
 
     # ----- matmul ---------------------------------------------------------------------------
     def matmul(self, other: Self) -> Self:

@@ -65,7 +65,9 @@ class AutodiffOps(TensorBase):
             return self
         if self.kind is Kind.FLOAT:
             return self._wrap(Dispatch.float_inner(self.primitive))
-        return self._wrap(self._by_kind(float=Dispatch.float_to_device, int=Dispatch.int_to_device, bool=Dispatch.bool_to_device)(self.primitive, self.device.inner()))
+        op = self._by_kind(float=Dispatch.float_to_device, int=Dispatch.int_to_device,
+                           bool=Dispatch.bool_to_device)
+        return self._wrap(op(self.primitive, self.device.inner()))
 
     @classmethod
     def from_inner(cls, tensor: Self, device: Device | None = None) -> Self:
@@ -82,4 +84,6 @@ class AutodiffOps(TensorBase):
             fail("from_inner", "Argument device must be an autodiff device.", f"Found {device}.")
         if tensor.kind is Kind.FLOAT:
             return cls(Dispatch.float_from_inner(tensor.primitive, device), Kind.FLOAT)
-        return cls(tensor._by_kind(float=Dispatch.float_to_device, int=Dispatch.int_to_device, bool=Dispatch.bool_to_device)(tensor.primitive, device), tensor.kind)
+        op = tensor._by_kind(float=Dispatch.float_to_device, int=Dispatch.int_to_device,
+                             bool=Dispatch.bool_to_device)
+        return cls(op(tensor.primitive, device), tensor.kind)

@@ -23,7 +23,9 @@ class ConversionOps(TensorBase):
     # ----- host data ------------------------------------------------------------------------
     def into_data(self) -> TensorData:
         """The values on the host (burn's ``into_data``)."""
-        return self._by_kind(float=Dispatch.float_into_data, int=Dispatch.int_into_data, bool=Dispatch.bool_into_data)(self.primitive)
+        op = self._by_kind(float=Dispatch.float_into_data, int=Dispatch.int_into_data,
+                           bool=Dispatch.bool_into_data)
+        return op(self.primitive)
 
     to_data = into_data
 
@@ -123,7 +125,9 @@ class ConversionOps(TensorBase):
         """The tensor on ``device`` (between a device and its autodiff twin only the graph changes)."""
         if not isinstance(device, Device):
             fail("to_device", "Argument device must be a Device.", f"Found {device!r}.", kind=True)
-        return self._wrap(self._by_kind(float=Dispatch.float_to_device, int=Dispatch.int_to_device, bool=Dispatch.bool_to_device)(self.primitive, device))
+        op = self._by_kind(float=Dispatch.float_to_device, int=Dispatch.int_to_device,
+                           bool=Dispatch.bool_to_device)
+        return self._wrap(op(self.primitive, device))
 
     # ----- printing -------------------------------------------------------------------------
     def __repr__(self) -> str:

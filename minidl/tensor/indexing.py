@@ -113,7 +113,8 @@ class IndexingOps(ShapeOps, CreationOps, ConversionOps):
         slices, flips, region = self._slices("slice", ranges)
         out = self
         if region != self.shape or any(s.step != 1 for s in slices):
-            out = self._wrap(self._by_kind(float=Dispatch.float_slice, int=Dispatch.int_slice, bool=Dispatch.bool_slice)(self.primitive, slices))
+            op = self._by_kind(float=Dispatch.float_slice, int=Dispatch.int_slice, bool=Dispatch.bool_slice)
+            out = self._wrap(op(self.primitive, slices))
         return out.flip(flips) if flips else out
 
     def __getitem__(self, key: Any) -> Self:
@@ -190,7 +191,8 @@ class IndexingOps(ShapeOps, CreationOps, ConversionOps):
             values = values.flip(flips)
         if self.kind is Kind.BOOL:
             return self.int().slice_assign(slices, values.int()).bool()
-        return self._wrap(self._by_kind(float=Dispatch.float_slice_assign, int=Dispatch.int_slice_assign)(self.primitive, slices, values.primitive))
+        op = self._by_kind(float=Dispatch.float_slice_assign, int=Dispatch.int_slice_assign)
+        return self._wrap(op(self.primitive, slices, values.primitive))
 
     def slice_fill(self, ranges: Sequence[Any], value: float) -> Self:
         """A copy with the region ``ranges`` set to ``value``."""
@@ -216,7 +218,8 @@ class IndexingOps(ShapeOps, CreationOps, ConversionOps):
                  f"found {fmt_shape(indices.shape)}.")
         if self.kind is Kind.BOOL:
             return self.int().gather(d, indices).bool()
-        return self._wrap(self._by_kind(float=Dispatch.float_gather, int=Dispatch.int_gather)(d, self.primitive, indices.primitive))
+        op = self._by_kind(float=Dispatch.float_gather, int=Dispatch.int_gather)
+        return self._wrap(op(d, self.primitive, indices.primitive))
 
     def scatter(self, dim: int, indices: Self, values: Self) -> Self:
         """A copy with ``values`` *added* at ``indices`` along ``dim`` (burn's scatter sums);
@@ -236,7 +239,8 @@ class IndexingOps(ShapeOps, CreationOps, ConversionOps):
         if self.kind is Kind.BOOL:
             fail("scatter", "Argument self must be a Float or Int tensor (scatter adds).",
                  f"Found a {self._describe()}.", kind=True)
-        return self._wrap(self._by_kind(float=Dispatch.float_scatter, int=Dispatch.int_scatter)(d, self.primitive, indices.primitive, values.primitive))
+        op = self._by_kind(float=Dispatch.float_scatter, int=Dispatch.int_scatter)
+        return self._wrap(op(d, self.primitive, indices.primitive, values.primitive))
 
     def select(self, dim: int, indices: Self) -> Self:
         """Whole slices along ``dim`` picked by the 1-D Int ``indices`` (index_select)."""
@@ -246,7 +250,8 @@ class IndexingOps(ShapeOps, CreationOps, ConversionOps):
             fail("select", "Argument indices must have 1 dim.", f"Found shape {fmt_shape(indices.shape)}.")
         if self.kind is Kind.BOOL:
             return self.int().select(d, indices).bool()
-        return self._wrap(self._by_kind(float=Dispatch.float_select, int=Dispatch.int_select)(self.primitive, d, indices.primitive))
+        op = self._by_kind(float=Dispatch.float_select, int=Dispatch.int_select)
+        return self._wrap(op(self.primitive, d, indices.primitive))
 
     def select_assign(self, dim: int, indices: Self, values: Self) -> Self:
         """A copy with ``values`` *added* into the slices ``indices`` along ``dim``."""
@@ -262,7 +267,8 @@ class IndexingOps(ShapeOps, CreationOps, ConversionOps):
         if self.kind is Kind.BOOL:
             fail("select_assign", "Argument self must be a Float or Int tensor (select_assign adds).",
                  f"Found a {self._describe()}.", kind=True)
-        return self._wrap(self._by_kind(float=Dispatch.float_select_assign, int=Dispatch.int_select_assign)(self.primitive, d, indices.primitive, values.primitive))
+        op = self._by_kind(float=Dispatch.float_select_assign, int=Dispatch.int_select_assign)
+        return self._wrap(op(self.primitive, d, indices.primitive, values.primitive))
 
     # ----- masks ----------------------------------------------------------------------------
     def _mask(self, ops: str, mask: Any) -> None:
@@ -278,7 +284,8 @@ class IndexingOps(ShapeOps, CreationOps, ConversionOps):
         broadcast_shape("mask_where", shape, value.shape, ("self and mask", "value"))
         if self.kind is Kind.BOOL:
             return self.int().mask_where(mask, value.int()).bool()
-        return self._wrap(self._by_kind(float=Dispatch.float_mask_where, int=Dispatch.int_mask_where)(self.primitive, mask.primitive, value.primitive))
+        op = self._by_kind(float=Dispatch.float_mask_where, int=Dispatch.int_mask_where)
+        return self._wrap(op(self.primitive, mask.primitive, value.primitive))
 
     def mask_fill(self, mask: Self, value: float) -> Self:
         """``value`` where ``mask`` is true, else ``self``; ``mask`` broadcasts to the tensor."""
@@ -286,7 +293,8 @@ class IndexingOps(ShapeOps, CreationOps, ConversionOps):
         check_broadcast_to("mask_fill", mask.shape, self.shape, "mask")
         if self.kind is Kind.BOOL:
             return self.int().mask_fill(mask, int(bool(value))).bool()
-        return self._wrap(self._by_kind(float=Dispatch.float_mask_fill, int=Dispatch.int_mask_fill)(self.primitive, mask.primitive, self._scalar("mask_fill", value)))
+        op = self._by_kind(float=Dispatch.float_mask_fill, int=Dispatch.int_mask_fill)
+        return self._wrap(op(self.primitive, mask.primitive, self._scalar("mask_fill", value)))
 
     def pad(self, padding: Sequence[int], value: float = 0.0) -> Self:
         """Pad the last two dims with ``value``: ``padding`` is ``(left, right, top, bottom)``

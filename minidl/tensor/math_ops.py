@@ -81,7 +81,8 @@ class MathOps(IndexingOps, ComparisonOps, ArithmeticOps):
     def abs(self) -> Self:
         """Absolute value (Float or Int)."""
         self._require("abs", _F, Kind.INT)
-        return self._wrap(self._by_kind(float=Dispatch.float_abs, int=Dispatch.int_abs)(self.primitive))
+        op = self._by_kind(float=Dispatch.float_abs, int=Dispatch.int_abs)
+        return self._wrap(op(self.primitive))
 
     def sign(self) -> Self:
         """-1, 0 or 1 by the sign of each element (Float or Int)."""

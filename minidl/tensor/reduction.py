@@ -45,12 +45,14 @@ class ReductionOps(ArithmeticOps, ConversionOps):
         """Sum of every element, shape ``[1]`` (a Bool tensor counts its trues as Int)."""
         if self.kind is Kind.BOOL:
             return self.int().sum()
-        return self._wrap(self._by_kind(float=Dispatch.float_sum, int=Dispatch.int_sum)(self.primitive))
+        op = self._by_kind(float=Dispatch.float_sum, int=Dispatch.int_sum)
+        return self._wrap(op(self.primitive))
 
     def sum_dim(self, dim: int) -> Self:
         """Sum along ``dim``, kept with size 1."""
         dim = self._reduce_dim("sum_dim", dim)
-        return self._wrap(self._by_kind(float=Dispatch.float_sum_dim, int=Dispatch.int_sum_dim)(self.primitive, dim))
+        op = self._by_kind(float=Dispatch.float_sum_dim, int=Dispatch.int_sum_dim)
+        return self._wrap(op(self.primitive, dim))
 
     def mean(self) -> Self:
         """Mean of every element, shape ``[1]`` (Float tensors)."""
@@ -84,13 +86,15 @@ class ReductionOps(ArithmeticOps, ConversionOps):
         """The largest element along ``dim``, kept with size 1."""
         dim = self._reduce_dim("max_dim", dim)
         self._non_empty("max_dim")
-        return self._wrap(self._by_kind(float=Dispatch.float_max_dim, int=Dispatch.int_max_dim)(self.primitive, dim))
+        op = self._by_kind(float=Dispatch.float_max_dim, int=Dispatch.int_max_dim)
+        return self._wrap(op(self.primitive, dim))
 
     def min_dim(self, dim: int) -> Self:
         """The smallest element along ``dim``, kept with size 1."""
         dim = self._reduce_dim("min_dim", dim)
         self._non_empty("min_dim")
-        return self._wrap(self._by_kind(float=Dispatch.float_min_dim, int=Dispatch.int_min_dim)(self.primitive, dim))
+        op = self._by_kind(float=Dispatch.float_min_dim, int=Dispatch.int_min_dim)
+        return self._wrap(op(self.primitive, dim))
 
     def max_dim_with_indices(self, dim: int) -> tuple[Self, Self]:
         """``(max_dim(dim), argmax(dim))``."""
@@ -117,7 +121,8 @@ class ReductionOps(ArithmeticOps, ConversionOps):
             return self._flat().argmax(0)
         dim = self._reduce_dim("argmax", dim)
         self._non_empty("argmax")
-        return self._wrap(self._by_kind(float=Dispatch.float_argmax, int=Dispatch.int_argmax)(self.primitive, dim), Kind.INT)
+        op = self._by_kind(float=Dispatch.float_argmax, int=Dispatch.int_argmax)
+        return self._wrap(op(self.primitive, dim), Kind.INT)
 
     def argmin(self, dim: int | None = None) -> Self:
         """Index (Int) of the smallest element along ``dim`` (or of the flattened tensor)."""
@@ -125,7 +130,8 @@ class ReductionOps(ArithmeticOps, ConversionOps):
             return self._flat().argmin(0)
         dim = self._reduce_dim("argmin", dim)
         self._non_empty("argmin")
-        return self._wrap(self._by_kind(float=Dispatch.float_argmin, int=Dispatch.int_argmin)(self.primitive, dim), Kind.INT)
+        op = self._by_kind(float=Dispatch.float_argmin, int=Dispatch.int_argmin)
+        return self._wrap(op(self.primitive, dim), Kind.INT)
 
     # ----- variance: composed, as burn's stats::var ----------------------------------------
     def var(self, dim: int | None = None, correction: int = 1) -> Self:

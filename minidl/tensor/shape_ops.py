@@ -59,7 +59,8 @@ class ShapeOps(TensorBase):
             fail("reshape", "The given shape doesn't have the same number of elements as the current tensor.",
                  f"Expected a shape with {numel} elements (current shape {fmt_shape(current)}), "
                  f"found target shape {fmt_shape(target)} with {count}.")
-        return self._wrap(self._by_kind(float=Dispatch.float_reshape, int=Dispatch.int_reshape, bool=Dispatch.bool_reshape)(self.primitive, tuple(target)))
+        op = self._by_kind(float=Dispatch.float_reshape, int=Dispatch.int_reshape, bool=Dispatch.bool_reshape)
+        return self._wrap(op(self.primitive, tuple(target)))
 
     def transpose(self) -> Self:
         """Swap the last two dims (a tensor of rank < 2 is returned as is)."""
@@ -68,7 +69,9 @@ class ShapeOps(TensorBase):
             return self
         if self.kind is Kind.FLOAT:
             return self._wrap(Dispatch.float_transpose(self.primitive))
-        return self._wrap(self._by_kind(float=Dispatch.float_swap_dims, int=Dispatch.int_swap_dims, bool=Dispatch.bool_swap_dims)(self.primitive, rank - 2, rank - 1))
+        op = self._by_kind(float=Dispatch.float_swap_dims, int=Dispatch.int_swap_dims,
+                           bool=Dispatch.bool_swap_dims)
+        return self._wrap(op(self.primitive, rank - 2, rank - 1))
 
     @property
     def T(self) -> Self:  # noqa: N802 - NumPy's and torch's name
@@ -82,7 +85,9 @@ class ShapeOps(TensorBase):
         d2 = norm_dim("swap_dims", dim2, rank, "dim2", shape=shape)
         if d1 == d2:
             return self
-        return self._wrap(self._by_kind(float=Dispatch.float_swap_dims, int=Dispatch.int_swap_dims, bool=Dispatch.bool_swap_dims)(self.primitive, d1, d2))
+        op = self._by_kind(float=Dispatch.float_swap_dims, int=Dispatch.int_swap_dims,
+                           bool=Dispatch.bool_swap_dims)
+        return self._wrap(op(self.primitive, d1, d2))
 
     def permute(self, *axes: Any) -> Self:
         """Reorder the dims: dim ``i`` of the result is dim ``axes[i]`` of ``self``."""
@@ -95,7 +100,8 @@ class ShapeOps(TensorBase):
         normalized = norm_dims("permute", axes, rank, "axes", shape=self.shape)
         if normalized == list(range(rank)):
             return self
-        return self._wrap(self._by_kind(float=Dispatch.float_permute, int=Dispatch.int_permute, bool=Dispatch.bool_permute)(self.primitive, normalized))
+        op = self._by_kind(float=Dispatch.float_permute, int=Dispatch.int_permute, bool=Dispatch.bool_permute)
+        return self._wrap(op(self.primitive, normalized))
 
     def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Self:
         """Merge dims ``start_dim..=end_dim`` (inclusive, as burn's ``flatten``) into one."""
@@ -178,7 +184,8 @@ class ShapeOps(TensorBase):
                      f"expected {size}. Shape {fmt_shape(current)}, target {fmt_shape(target)}.")
         if tuple(target) == current:
             return self
-        return self._wrap(self._by_kind(float=Dispatch.float_expand, int=Dispatch.int_expand, bool=Dispatch.bool_expand)(self.primitive, tuple(target)))
+        op = self._by_kind(float=Dispatch.float_expand, int=Dispatch.int_expand, bool=Dispatch.bool_expand)
+        return self._wrap(op(self.primitive, tuple(target)))
 
     def repeat_dim(self, dim: int, times: int) -> Self:
         """Concatenate ``times`` copies along ``dim``."""
@@ -187,7 +194,8 @@ class ShapeOps(TensorBase):
             fail("repeat_dim", "Argument times must be an int >= 0.", f"Found {times!r}.")
         if times == 1:
             return self
-        return self._wrap(self._by_kind(float=Dispatch.float_repeat_dim, int=Dispatch.int_repeat_dim)(self.primitive, d, times))
+        op = self._by_kind(float=Dispatch.float_repeat_dim, int=Dispatch.int_repeat_dim)
+        return self._wrap(op(self.primitive, d, times))
 
     def repeat(self, *sizes: Any) -> Self:
         """Tile the tensor: dim ``i`` repeated ``sizes[i]`` times (torch's ``repeat``; extra
@@ -207,7 +215,8 @@ class ShapeOps(TensorBase):
         ds = norm_dims("flip", axes, self.rank, "axes", shape=self.shape)
         if not ds:
             return self
-        return self._wrap(self._by_kind(float=Dispatch.float_flip, int=Dispatch.int_flip, bool=Dispatch.bool_flip)(self.primitive, ds))
+        op = self._by_kind(float=Dispatch.float_flip, int=Dispatch.int_flip, bool=Dispatch.bool_flip)
+        return self._wrap(op(self.primitive, ds))
 
     # ----- joining ------------------------------------------------------------------------
     @staticmethod
@@ -233,7 +242,8 @@ class ShapeOps(TensorBase):
                      f"found {fmt_shape(t.shape)}.")
         if len(tensors) == 1:
             return first
-        return first._wrap(first._by_kind(float=Dispatch.float_cat, int=Dispatch.int_cat, bool=Dispatch.bool_cat)([t.primitive for t in tensors], d))
+        op = first._by_kind(float=Dispatch.float_cat, int=Dispatch.int_cat, bool=Dispatch.bool_cat)
+        return first._wrap(op([t.primitive for t in tensors], d))
 
     @staticmethod
     def stack(tensors: Sequence[TensorBase], dim: int = 0) -> TensorBase:

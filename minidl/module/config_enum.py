@@ -95,7 +95,7 @@ class ConfigEnum:
             raise ValueError(f"{enum.__name__}.{name}: unknown field(s) {sorted(unknown)}")
         return target(**{n: decode(hints[n], v, f"{enum.__name__}.{name}.{n}") for n, v in payload.items()})
 
-    # ----- tuple-like access and burn's unit-variant call ---------------------------------------
+    # ----- tuple-like access ------------------------------------------------------------------------
     def __getitem__(self, index: int) -> Any:
         """The ``index``-th field of a ``tuple_like`` variant (``Explicit(1, 2)[0]`` is 1)."""
         if not self._tuple_like:
@@ -107,12 +107,6 @@ class ConfigEnum:
             raise TypeError(f"{self!r} is not a tuple variant: read its fields by name")
         return iter(getattr(self, f.name) for f in dataclasses.fields(self))
 
-    def __call__(self) -> ConfigEnum:
-        """A unit variant called returns itself: ``LinearLayout.Col()`` is ``LinearLayout.Col``."""
-        if dataclasses.fields(self):
-            raise TypeError(f"{self!r} is a value, not a constructor: call {self._enum.__name__}.{self.variant}(...)")
-        return self
-
     def __repr__(self) -> str:
         fields = dataclasses.fields(self) if dataclasses.is_dataclass(self) else ()
         name = f"{self._enum.__name__}.{self.variant}"
@@ -123,6 +117,13 @@ class ConfigEnum:
         return f"{name}({', '.join(f'{f.name}={getattr(self, f.name)!r}' for f in fields)})"
 
     __str__ = __repr__
+
+
+def unit_call(self: ConfigEnum) -> ConfigEnum:
+    """A unit variant called returns itself: ``LinearLayout.Col()`` is ``LinearLayout.Col``
+    (burn's spelling). It is the ``__call__`` of unit variant classes only, so a variant with
+    fields is not callable."""
+    return self
 
 
 def _register_variant(cls: type, name: str, tuple_like: bool) -> None:
@@ -141,6 +142,9 @@ def _register_variant(cls: type, name: str, tuple_like: bool) -> None:
     cls.__qualname__ = f"{enum.__qualname__}.{name}"
     dataclasses.dataclass(frozen=True, repr=False)(cls)
     # the dataclass machinery writes __eq__ and __hash__ but keeps the enum's __repr__
-    value = cls() if not dataclasses.fields(cls) else cls
+    value = cls
+    if not dataclasses.fields(cls):
+        cls.__call__ = unit_call
+        value = cls()
     enum._variants[name] = value
     setattr(enum, name, value)

@@ -199,6 +199,7 @@ def test_variants_are_classes_deriving_their_enum():
     assert type(PaddingConfig2d.Same) is padding.Same2d and PaddingConfig2d.Same.variant == "Same"
     with pytest.raises(TypeError, match="not a tuple variant"):
         Initializer.Uniform(-1.0, 1.0)[0]
+    assert callable(LinearLayout.Col) and not callable(Initializer.Uniform(-1.0, 1.0))
     with pytest.raises(TypeError, match="already has a variant named 'Same'"):
         class Same(PaddingConfig2d):
             pass

@@ -23,6 +23,7 @@ from minidl.dispatch import Device, DispatchTensor
 from minidl.tensor.check import fail
 
 _KIND_NAME = {Kind.FLOAT: "Float", Kind.INT: "Int", Kind.BOOL: "Bool"}
+_FLOAT, _INT = Kind.FLOAT, Kind.INT  # read on every op: a module global is the cheapest lookup
 
 
 def kind_name(kind: Kind) -> str:
@@ -34,7 +35,7 @@ def by_kind(kind: Kind, float: Callable | None = None, int: Callable | None = No
             bool: Callable | None = None) -> Callable:
     """The one of the Dispatch ops given (``float=Dispatch.float_add, int=Dispatch.int_add``)
     that serves ``kind``. Callers check the kind first, so a kind without an op is a bug."""
-    op = float if kind is Kind.FLOAT else int if kind is Kind.INT else bool
+    op = float if kind is _FLOAT else int if kind is _INT else bool
     if op is None:
         raise TypeError(f"no Dispatch op for a {_KIND_NAME[kind]} tensor among those given")
     return op
@@ -100,7 +101,9 @@ class TensorBase:
     def _by_kind(self, float: Callable | None = None, int: Callable | None = None,
                  bool: Callable | None = None) -> Callable:
         """The Dispatch op for this tensor's kind among those given (see :func:`by_kind`)."""
-        return by_kind(self.kind, float, int, bool)
+        kind = self.kind
+        op = float if kind is _FLOAT else int if kind is _INT else bool
+        return by_kind(kind, float, int, bool) if op is None else op  # by_kind raises
 
     def _wrap(self, primitive: DispatchTensor, kind: Kind | None = None) -> Self:
         return type(self)(primitive, self.kind if kind is None else kind)

@@ -10,6 +10,7 @@ from minidl.book import (
     build_dispatch,
     build_dropout,
     build_layer,
+    build_linear,
     build_remap,
     build_running_var,
     build_softplus,
@@ -17,11 +18,11 @@ from minidl.book import (
 
 EXERCISES = {"softplus": build_softplus, "backend": build_backend, "running_var": build_running_var,
              "dispatch": build_dispatch, "layer": build_layer, "remap": build_remap,
-             "dropout": build_dropout}
+             "dropout": build_dropout, "linear": build_linear}
 REFERENCES = {"softplus": build_softplus.Softplus, "backend": build_backend.Complete,
               "running_var": build_running_var.running_var_update, "dispatch": build_dispatch.linear,
               "layer": build_layer.RmsNormConfig, "remap": build_remap.remap,
-              "dropout": build_dropout.dropout_forward}
+              "dropout": build_dropout.dropout_forward, "linear": build_linear.linear}
 
 
 @pytest.mark.parametrize("name", sorted(EXERCISES))
@@ -116,3 +117,9 @@ def test_remap_missing_rule_reports_the_stores_missing_keys():
 def test_dropout_by_pytorchs_rule_is_refused_on_a_plain_device():
     verdict = build_dropout.exercise(10).find_failure(build_dropout.drops_on_any_device)
     assert verdict.kind == "value" and "autodiff = False" in verdict.inputs
+
+
+def test_linear_in_pytorchs_layout_fails_at_the_readers_matmul_with_minidls_message():
+    verdict = build_linear.exercise(10).find_failure(build_linear.linear_torch_layout)
+    assert verdict.kind == "error" and "weight.transpose()" in verdict.text
+    assert "inner dimension" in verdict.text and "Traceback" not in verdict.render()

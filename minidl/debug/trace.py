@@ -76,6 +76,60 @@ class Frame:
         note = f"  [{self.note}]" if self.note else ""
         return f"frame #{self.index}: {self.path}:{self.line} {self.name}({self.args}){note}"
 
+    def text(self, width: int | None = None, wrap: bool = False, indent: str = "") -> str:
+        """This frame as a backtrace line of at most ``width`` characters (``indent`` included).
+
+        A longer line keeps its location and name whole and shortens the argument list the way
+        the book this library follows elides lldb's arguments: whole arguments while they fit,
+        then ``...``. With ``wrap`` the arguments are kept and continue on further lines,
+        indented under the first one, instead.
+        """
+        full = indent + str(self)
+        if width is None or len(full) <= width:
+            return full
+        note = f"  [{self.note}]" if self.note else ""
+        head = f"{indent}frame #{self.index}: {self.path}:{self.line} {self.name}("
+        args = split_args(self.args)
+        if wrap:
+            pad = " " * (len(indent) + 4)
+            lines, line, fresh = [], head, True
+            for i, arg in enumerate(args):
+                piece = arg + ("," if i < len(args) - 1 else ")" + note)
+                if len(line) + (0 if fresh else 1) + len(piece) > width and line != pad:
+                    lines.append(line)
+                    line, fresh = pad + piece, False
+                else:
+                    line, fresh = line + ("" if fresh else " ") + piece, False
+            lines.append(line if args else head + ")" + note)
+            return "\n".join(lines)
+        kept: list[str] = []
+        for arg in args:
+            trial = head + ", ".join([*kept, arg, "..."]) + ")" + note
+            if len(trial) > width:
+                break
+            kept.append(arg)
+        if len(kept) == len(args):
+            return full
+        return head + ", ".join([*kept, "..."]) + ")" + note
+
+
+def split_args(args: str) -> list[str]:
+    """``"a=<f32[4,4] flex>, b=None"`` → ``["a=<f32[4,4] flex>", "b=None"]``: commas inside
+    brackets (``()[]{}<>``) do not split."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(args):
+        if ch in "([{<":
+            depth += 1
+        elif ch in ")]}>":
+            depth = max(depth - 1, 0)
+        elif ch == "," and depth == 0:
+            out.append(args[start:i].strip())
+            start = i + 1
+    tail = args[start:].strip()
+    if tail:
+        out.append(tail)
+    return out
+
 
 @dataclass
 class Hit:
@@ -108,12 +162,16 @@ class Hit:
             names.extend(k for k in self.kernels if k not in names)
         return names
 
-    def bt(self, n: int | None = None) -> str:
-        """The backtrace as lldb's ``bt n`` prints it."""
+    def bt(self, n: int | None = None, width: int | None = None, wrap: bool = False) -> str:
+        """The backtrace as lldb's ``bt n`` prints it.
+
+        ``width`` keeps every line within that many characters: argument lists are shortened
+        to ``...`` (or, with ``wrap``, continued on indented lines); see :meth:`Frame.text`.
+        """
         frames = self.frames if n is None else self.frames[:n]
         lines = [f"* thread #1, stop reason = breakpoint {self.breakpoint}.{self.location}"]
         for f in frames:
-            lines.append(("  * " if f.index == 0 else "    ") + str(f))
+            lines.append(f.text(width, wrap, "  * " if f.index == 0 else "    "))
         if self.kernels:
             lines.append(f"    (then called: {', '.join(self.kernels)})")
         return "\n".join(lines)
@@ -190,15 +248,21 @@ class Trace:
             raise LookupError("no hits: the breakpoints never stopped")
         return self.hits[hit].chain(kernels=kernels, hops_only=hops_only, library_only=library_only)
 
-    def bt(self, n: int | None = None, hit: int = 0) -> None:
-        """Print the backtrace of a hit like lldb's ``bt n`` (``n`` frames, innermost first)."""
-        print(self.bt_text(n, hit))
+    def bt(self, n: int | None = None, hit: int = 0, width: int | None = None,
+           wrap: bool = False) -> None:
+        """Print the backtrace of a hit like lldb's ``bt n`` (``n`` frames, innermost first).
 
-    def bt_text(self, n: int | None = None, hit: int = 0) -> str:
+        ``width`` shortens (or, with ``wrap``, wraps) argument lists so that every line fits
+        in that many characters, e.g. ``width=88`` for a page's text column.
+        """
+        print(self.bt_text(n, hit, width, wrap))
+
+    def bt_text(self, n: int | None = None, hit: int = 0, width: int | None = None,
+                wrap: bool = False) -> str:
         """The text :meth:`bt` prints."""
         if not self.hits:
             return "(no hits)"
-        return self.hits[hit].bt(self.depth if n is None else n)
+        return self.hits[hit].bt(self.depth if n is None else n, width, wrap)
 
     def diagram(self, **kw):
         """The path of the first hit as an SVG flowchart (see :func:`path_diagram`)."""
@@ -365,4 +429,4 @@ def trace(fn, *args, breakpoints: str | list[str] | tuple[str, ...] = (), depth:
     return Trace(bps, recorder.hits, result, depth)
 
 
-__all__ = ["Breakpoint", "Frame", "Hit", "Trace", "describe", "resolve", "trace"]
+__all__ = ["Breakpoint", "Frame", "Hit", "Trace", "describe", "resolve", "split_args", "trace"]

@@ -79,16 +79,32 @@ class Frame:
     def text(self, width: int | None = None, wrap: bool = False, indent: str = "") -> str:
         """This frame as a backtrace line of at most ``width`` characters (``indent`` included).
 
-        A longer line keeps its location and name whole and shortens the argument list the way
-        the book this library follows elides lldb's arguments: whole arguments while they fit,
-        then ``...``. With ``wrap`` the arguments are kept and continue on further lines,
-        indented under the first one, instead.
+        A longer line keeps its location and name and shortens the argument list the way the
+        book this library follows elides lldb's arguments: whole arguments while they fit,
+        then ``...`` (a long path loses its leading folders first, and a caller outside the
+        library its name's qualifiers). With ``wrap`` the arguments are kept and continue on
+        further, indented lines instead.
         """
         full = indent + str(self)
         if width is None or len(full) <= width:
             return full
         note = f"  [{self.note}]" if self.note else ""
-        head = f"{indent}frame #{self.index}: {self.path}:{self.line} {self.name}("
+        path, name = self.path, self.name
+        parts = path.split("/")
+
+        def head_of(path: str, name: str) -> str:
+            return f"{indent}frame #{self.index}: {path}:{self.line} {name}("
+
+        head = head_of(path, name)
+        keep = len(parts) - 1
+        while len(head) + len("...)") + len(note) > width and keep > 1:
+            path = ".../" + "/".join(parts[-keep:])  # drop the path's leading folders
+            head, keep = head_of(path, name), keep - 1
+        if len(head) + len("...)") + len(note) > width and not self.library:
+            name = name.rsplit(".", 1)[-1]  # a caller's long qualified name: its last part
+            head = head_of(path, name)
+        if not self.args:
+            return head + ")" + note
         args = split_args(self.args)
         if wrap:
             pad = " " * (len(indent) + 4)

@@ -325,17 +325,20 @@ ANSWER_LEAKS = r"""() => {
   const parts = [];
   const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
-    const el = n.parentElement;
-    if (!el || el.closest('div.solution') || !shown(el)) continue;
+    const el = n.parentElement;  // prose and outputs; a cell's code is not an answer
+    if (!el || el.closest('div.solution, .cell_input') || !shown(el)) continue;
     parts.push(n.textContent);
   }
   const visible = parts.join(' ').replace(/\s+/g, ' ');
+  const seen = new Set();
   for (const sol of solutions) {
     const link = sol.querySelector('a[href^="#"]');
     const exercise = link ? link.getAttribute('href').slice(1) : sol.id;
     for (const span of sol.querySelectorAll('.pasted-text')) {
       const answer = span.textContent.trim();
       if (answer.length < 3 || !/\d/.test(answer)) continue;  // 0, 1, True: too common
+      if (seen.has(exercise + answer)) continue;
+      seen.add(exercise + answer);
       const esc = answer.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
       const m = new RegExp(`(?<![\\w.])${esc}(?![\\w]|\\.\\d)`).exec(visible);
       if (m) {

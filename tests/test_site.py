@@ -392,8 +392,26 @@ def _listing(docname: str, rows: list[dict], keys: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
-def _visit_file(browser, html: Path, docname: str) -> Visit:
-    return Visit(browser, (html / f"{docname}.html").as_uri())
+_READINGS: dict[str, dict] = {}
+
+
+def reading(browser, html: Path, docname: str) -> dict:
+    """The three reading checks of a page, from one visit (file://), cached per page.
+
+    Exercises and answer leaks are read first, as the page loads; the overflow check opens
+    every fold, so it runs last.
+    """
+    if docname not in _READINGS:
+        visit = Visit(browser, (html / f"{docname}.html").as_uri())
+        try:
+            _READINGS[docname] = {
+                "exercises": exercise_problems(visit.page),
+                "leaks": visit.page.evaluate(ANSWER_LEAKS),
+                "wide": visit.page.evaluate(OVERFLOWS),
+            }
+        finally:
+            visit.close()
+    return _READINGS[docname]
 
 
 def exercise_problems(page) -> list[str]:
@@ -412,29 +430,17 @@ def exercise_problems(page) -> list[str]:
 
 @pytest.mark.parametrize("docname", DOCNAMES)
 def test_every_chapter_has_four_exercises_with_folded_solutions(docname, browser, html):
-    visit = _visit_file(browser, html, docname)
-    try:
-        problems = exercise_problems(visit.page)
-    finally:
-        visit.close()
+    problems = reading(browser, html, docname)["exercises"]
     assert problems == [], f"{docname}.html:\n  - " + "\n  - ".join(problems)
 
 
 @pytest.mark.parametrize("docname", DOCNAMES)
 def test_no_exercise_answer_is_visible_on_load(docname, browser, html):
-    visit = _visit_file(browser, html, docname)
-    try:
-        leaks = visit.page.evaluate(ANSWER_LEAKS)
-    finally:
-        visit.close()
+    leaks = reading(browser, html, docname)["leaks"]
     assert leaks == [], _listing(docname, leaks, ("exercise", "kind", "text"))
 
 
 @pytest.mark.parametrize("docname", DOCNAMES)
 def test_no_block_overflows_the_text_column(docname, browser, html):
-    visit = _visit_file(browser, html, docname)
-    try:
-        wide = visit.page.evaluate(OVERFLOWS)
-    finally:
-        visit.close()
+    wide = reading(browser, html, docname)["wide"]
     assert wide == [], _listing(docname, wide, ("kind", "why", "text"))

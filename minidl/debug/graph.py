@@ -116,11 +116,12 @@ def _node_id(value: Any) -> int | None:
     """The autodiff node id behind a Tensor, DispatchTensor, AutodiffTensor or Param."""
     if hasattr(value, "val") and hasattr(value, "lazy_shape"):  # a Param: its current value
         value = value.val()
-    for _ in range(8):
+    for _ in range(8):  # Tensor → DispatchTensor → AutodiffTensor, duck-typed
         node = getattr(value, "node", None)
         if node is not None and hasattr(node, "id"):
             return node.id
-        value = getattr(value, "primitive", None)
+        inner = getattr(value, "backend_tensor", None)
+        value = inner if inner is not None else getattr(value, "primitive", None)
         if value is None:
             return None
     return None

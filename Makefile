@@ -22,7 +22,7 @@ export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 help:
 	@echo "make book    build the site into _build/html (executes every chapter)"
 	@echo "make test    run the whole test suite (library, chapters, site in headless Chromium)"
-	@echo "make serve   serve _build/html on http://127.0.0.1:$(PORT)/"
+	@echo "make serve   serve _build/html on http://127.0.0.1:$(PORT)/ with live code (a local Jupyter kernel)"
 	@echo "make lab     open the chapters in JupyterLab (installs jupyterlab on first use)"
 	@echo "make clean   remove build output and caches (make distclean also removes .venv)"
 
@@ -55,10 +55,13 @@ chromium:
 	  $$SUDO apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium; }
 
+# The site and, beside it, a Jupyter server for the pages' "Live code" control (both on
+# 127.0.0.1; random token; CORS only from the site). Builds first when the site is missing
+# or predates Live code. SITE=... serves another build (the tests use PORT=0: a free port).
+SITE ?= _build/html
 serve:
-	@test -f _build/html/index.html || $(MAKE) book
-	@echo "Serving the book on http://127.0.0.1:$(PORT)/  (Ctrl-C to stop)"
-	$(PY) -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
+	@test -f $(SITE)/index.html -a -f $(SITE)/_live/thebe/index.js || $(MAKE) book
+	@$(PY) book_ext/serve.py --html $(SITE) --port $(PORT)
 
 # JupyterLab is not part of the lock: installed on demand, constrained to the locked versions.
 # The override makes a double-click on a chapter (.md) open it as a notebook (jupytext).

@@ -37,9 +37,7 @@ logger = logging.getLogger(__name__)
 
 THEBE_VERSION = "0.9.3"
 # `npm view thebe@0.9.3 dist.integrity`: the tarball must match before anything is copied.
-THEBE_INTEGRITY = (
-    "sha512-Rb/7kVhtlffXra3kIe7OuIGE7awsm2/fGWxw21DiNfnWLnUQiDl9AWqYdshPwZPG/5DzLpsJRPix2xtCPtJmQQ=="
-)
+THEBE_INTEGRITY = "sha512-Rb/7kVhtlffXra3kIe7OuIGE7awsm2/fGWxw21DiNfnWLnUQiDl9AWqYdshPwZPG/5DzLpsJRPix2xtCPtJmQQ=="
 HERE = Path(__file__).resolve().parent
 VENDOR = HERE.parent / ".live_vendor" / f"thebe-{THEBE_VERSION}"
 TARGET = Path("_live") / "thebe"  # below the HTML output
@@ -142,9 +140,7 @@ def _page_context(
         "vendored": (VENDOR / "index.js").is_file(),
     }
     payload = json.dumps(config).replace("<", "\\u003c")  # no "</script>" inside the JSON
-    context["body"] += (
-        f'\n<script type="application/json" id="{CONFIG_ID}">{payload}</script>\n'
-    )
+    context["body"] += f'\n<script type="application/json" id="{CONFIG_ID}">{payload}</script>\n'
 
 
 def _copy(app: Sphinx, exception: Exception | None) -> None:

@@ -64,6 +64,7 @@ def start_jupyter(site_port: int, port: int, token: str, log: Path) -> subproces
         "--ServerApp.port_retries=0",
         f"--ServerApp.root_dir={ROOT}",
         f"--ServerApp.allow_origin_pat={origin}",
+        "--ServerApp.identity_provider_class=site_origin.SiteOriginIdentityProvider",
         "--ServerApp.allow_remote_access=False",
         "--ServerApp.allow_credentials=False",
         "--ServerApp.log_level=WARN",
@@ -72,7 +73,8 @@ def start_jupyter(site_port: int, port: int, token: str, log: Path) -> subproces
         cmd.append("--allow-root")
     env = dict(os.environ)
     env["JUPYTER_TOKEN"] = token  # not on the command line, where `ps` would show it
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
+    paths = [str(ROOT), str(ROOT / "book_ext")]  # minidl for the kernels; site_origin
+    env["PYTHONPATH"] = os.pathsep.join(paths + [p for p in [env.get("PYTHONPATH")] if p])
     env.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".numba_cache"))
     env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
@@ -151,9 +153,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--html", type=Path, default=ROOT / "_build" / "html")
     ap.add_argument("--port", type=int, default=8000, help="the site's port (0: a free one)")
     ap.add_argument("--jupyter-port", type=int, default=0, help="the kernel server's (0: free)")
-    ap.add_argument("--log", type=Path, default=ROOT / "_build" / "live-jupyter.log")
+    ap.add_argument("--log", type=Path, help="the Jupyter log (default: beside the site)")
     args = ap.parse_args(argv)
     html = args.html.resolve()
+    args.log = args.log or html.parent / "live-jupyter.log"
     if not (html / "index.html").is_file():
         print(f"serve: no site in {html} (make book builds it)", file=sys.stderr)
         return 2
@@ -175,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, on_term)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with it ignored
     proc = start_jupyter(site_port, jport, token, args.log)
     serving = False
     try:

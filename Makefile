@@ -23,7 +23,7 @@ help:
 	@echo "make book    build the site into _build/html (executes every chapter)"
 	@echo "make test    run the whole test suite (library, chapters, site in headless Chromium)"
 	@echo "make serve   serve _build/html on http://127.0.0.1:$(PORT)/ with live code (a local Jupyter kernel)"
-	@echo "make lab     open the chapters in JupyterLab (installs jupyterlab on first use)"
+	@echo "make lab     open the chapters in JupyterLab (MyST rendered, solutions folded)"
 	@echo "make clean   remove build output and caches (make distclean also removes .venv)"
 
 # Create the venv, install the pinned dependencies and the package (editable). The stamp
@@ -63,14 +63,14 @@ serve:
 	@test -f $(SITE)/index.html -a -f $(SITE)/_live/thebe/index.js || $(MAKE) book
 	@$(PY) book_ext/serve.py --html $(SITE) --port $(PORT)
 
-# JupyterLab is not part of the lock: installed on demand, constrained to the locked versions.
-# The override makes a double-click on a chapter (.md) open it as a notebook (jupytext).
+# JupyterLab (pinned in the lock) with the chapters as notebooks: jupytext opens the .md files,
+# jupyterlab-myst renders MyST, book_ext/jupyter_lab_config.py folds what the site folds and
+# never rewrites a chapter that was only read; --allow-root is set there when run as root.
+# overrides.json: a double-click on a chapter opens it as a notebook; no news from the web.
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 lab: setup
-	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install jupyterlab -c requirements.lock
-	@test -f $(LAB_OVERRIDES) || { mkdir -p $(dir $(LAB_OVERRIDES)) && \
-	  echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook"}}}' > $(LAB_OVERRIDES); }
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR)/chapters $(LAB_ARGS)
+	@mkdir -p $(dir $(LAB_OVERRIDES)) && cp book_ext/lab_overrides.json $(LAB_OVERRIDES)
+	$(VENV)/bin/jupyter lab --config=$(CURDIR)/book_ext/jupyter_lab_config.py $(LAB_ARGS)
 
 lint: setup
 	$(VENV)/bin/ruff check .

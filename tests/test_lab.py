@@ -1,0 +1,180 @@
+"""``make lab`` (as root, as CI runs it), driven in headless Chromium through JupyterLab.
+
+The intro opens as a notebook (jupytext): MyST rendered by jupyterlab-myst, its exercise's
+solution folded until clicked, the cell tagged ``hide-input`` collapsed; *Run All* finishes
+with every code cell run and no error; the prose's glue roles show the values the kernel
+just glued; a save after reading leaves the chapter byte for byte as it was and
+``git status`` unchanged.
+
+``make -o setup``: ``make test`` has run ``setup`` already; a test must not reinstall the venv.
+Cost: one JupyterLab server and one kernel running the intro (~30 s with the browser).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from booktools import ROOT
+from test_live import _offsite
+from test_site import Visit, browser  # noqa: F401 (fixture)
+
+CHAPTER = "intro.md"
+START_TIMEOUT = 120
+RUN_TIMEOUT = 180
+STOP_TIMEOUT = 30
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _git_status() -> str:
+    return subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all", "--", "chapters"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+
+
+class Lab:
+    """``make lab`` on a free port with a known token, in its own process group."""
+
+    def __init__(self, log: Path) -> None:
+        self.port = free_port()
+        self.token = secrets.token_hex(16)
+        self.url = f"http://127.0.0.1:{self.port}"
+        args = f"--no-browser --ServerApp.port={self.port} --IdentityProvider.token={self.token}"
+        env = dict(os.environ)
+        env.pop("MAKEFLAGS", None)
+        self.log = log
+        self.proc = subprocess.Popen(
+            ["make", "-s", "-C", str(ROOT), "-o", "setup", "lab", f"LAB_ARGS={args}"],
+            stdin=subprocess.DEVNULL,
+            stdout=open(log, "wb"),  # noqa: SIM115
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            req = urllib.request.Request(
+                f"{self.url}/api/status", headers={"Authorization": f"token {self.token}"}
+            )
+            try:
+                with urllib.request.urlopen(req, timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.5)
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def stop(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                os.killpg(self.proc.pid, sig)
+                self.proc.wait(STOP_TIMEOUT)
+                return
+            except ProcessLookupError:
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    before = _git_status()
+    lab = Lab(tmp_path_factory.mktemp("lab") / "lab.log")
+    try:
+        assert lab.proc.poll() is None, f"make lab stopped:\n{lab.output()[-3000:]}"
+        lab.git_before = before
+        yield lab
+    finally:
+        lab.stop()
+
+
+def test_make_lab_runs_as_root_and_shows_what_the_site_shows(browser, lab):  # noqa: F811
+    if os.geteuid() == 0:
+        assert "Running as root is not recommended" not in lab.output()
+    chapter = ROOT / "chapters" / CHAPTER
+    original = chapter.read_bytes()
+    visit = Visit(browser, f"{lab.url}/lab/tree/{CHAPTER}?token={lab.token}")
+    page = visit.page
+    try:
+        nb = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook")
+        nb.locator(".jp-CodeCell").first.wait_for(timeout=START_TIMEOUT * 1000)
+        n_code = nb.locator(".jp-CodeCell").count()
+        assert n_code >= 4, "the chapter did not open as a notebook"
+
+        # MyST rendered: the exercise is a box, not ":label:" text; its solution is folded
+        raw = page.evaluate(
+            """() => [...document.querySelectorAll('.jp-MarkdownCell')]
+                 .filter(c => /:label:|\\{solution\\}|\\{glue:/.test(c.innerText)).length"""
+        )
+        assert raw == 0, "MyST shown as raw text"
+        assert nb.locator(".myst-exercise", has_text="The bound of a wider layer").count() == 1
+        solution = nb.locator("details.myst-exercise", has_text="Solution to").first
+        solution.wait_for(timeout=30000)
+        assert solution.get_attribute("open") is None, "the solution is open"
+        assert not solution.locator(".details-body").is_visible()
+
+        # the cell tagged hide-input is collapsed to a placeholder
+        folded = nb.locator(".jp-CodeCell", has_text="from minidl.book import Exercise").first
+        assert folded.locator(".jp-InputPlaceholder").count() == 1, "hide-input is not folded"
+
+        # Run All: every code cell gets an execution count, none shows an error
+        nb.locator(".jp-Cell").first.click()
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        # (a collapsed input shows no prompt: count the prompts that are shown)
+        page.wait_for_function(
+            """(n) => {
+                 const p = [...document.querySelectorAll(
+                   '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')]
+                   .map(e => e.textContent.trim()).filter(t => t);
+                 return p.length >= n && p.every(t => /^\\[\\d+\\]:?$/.test(t));
+               }""",
+            arg=n_code - nb.locator(".jp-CodeCell .jp-InputPlaceholder").count(),
+            timeout=RUN_TIMEOUT * 1000,
+        )
+        errors = nb.locator(".jp-OutputArea-output", has_text="Traceback")
+        assert errors.count() == 0, errors.first.inner_text()
+        assert nb.locator(".jp-OutputArea-output", has_text="✓ Right").count() >= 1
+
+        # glue roles show what the kernel glued (the site shows the build's value)
+        bound = f"{1 / math.sqrt(4):.2f}"  # {glue:text}`intro_a_small:.2f`
+        page.wait_for_function(
+            """(b) => [...document.querySelectorAll('.jp-MarkdownCell')].some(c =>
+                 c.innerText.includes('every weight printed above') && c.innerText.includes(b))""",
+            arg=bound,
+            timeout=30000,
+        )
+        solution.locator("summary").click()
+        solution.locator(".details-body").wait_for(state="visible", timeout=5000)
+        assert f"{1 / math.sqrt(256):.4f}" in solution.inner_text()
+
+        page.keyboard.press("Control+s")  # what autosave would do
+        page.wait_for_timeout(2000)
+        assert visit.errors == [], "a script raised"
+        assert _offsite(visit) == [], "a request left 127.0.0.1"
+    finally:
+        visit.close()
+    assert "unchanged, not rewritten" in lab.output(), "the save was not seen"
+    assert chapter.read_bytes() == original, "reading the chapter rewrote it"
+    assert _git_status() == lab.git_before, "git status changed"
+    assert not list((ROOT / "chapters").glob("*.ipynb")), "a notebook was written"

@@ -48,12 +48,18 @@ test: setup chromium
 	exit $$rc
 
 # The site test drives the Debian chromium; install it where it is missing (CI runs as root).
+# npm fetches thebe for the pages' Live code when the site is built (tests/test_live.py).
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "chromium is missing: installing the Debian package"; \
 	  SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium; }
+	@command -v npm >/dev/null 2>&1 || { \
+	  echo "npm is missing: installing the Debian package"; \
+	  SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q npm; }
 
 # The site and, beside it, a Jupyter server for the pages' "Live code" control (both on
 # 127.0.0.1; random token; CORS only from the site). Builds first when the site is missing

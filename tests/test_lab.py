@@ -178,3 +178,61 @@ def test_make_lab_runs_as_root_and_shows_what_the_site_shows(browser, lab):  # n
     assert chapter.read_bytes() == original, "reading the chapter rewrote it"
     assert _git_status() == lab.git_before, "git status changed"
     assert not list((ROOT / "chapters").glob("*.ipynb")), "a notebook was written"
+
+
+# The contents manager alone, on a copy of the intro (no server, no browser: fast).
+
+
+@pytest.fixture()
+def contents(tmp_path: Path) -> tuple[object, Path]:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "book_ext"))
+    from lab_contents import BookContentsManager
+
+    chapter = tmp_path / CHAPTER
+    chapter.write_bytes((ROOT / "chapters" / CHAPTER).read_bytes())
+    return BookContentsManager(root_dir=str(tmp_path)), chapter
+
+
+def test_contents_manager_folds_on_read_and_never_rewrites_a_read_chapter(contents):
+    import asyncio
+
+    cm, chapter = contents
+    original = chapter.read_bytes()
+    model = asyncio.run(cm.get(CHAPTER))
+    cells = model["content"]["cells"]
+    hidden = [c for c in cells if "hide-input" in c["metadata"].get("tags", [])]
+    assert hidden and all(c["metadata"]["jupyter"]["source_hidden"] for c in hidden)
+    prose = "".join(c["source"] for c in cells if c["cell_type"] == "markdown")
+    assert "{glue:" not in prose and "lab_glue.show(" in prose
+    # run in the Lab: outputs, execution counts, the Lab's kernelspec -> not written
+    for c in cells:
+        if c["cell_type"] == "code":
+            c["execution_count"] = 1
+            c["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "x\n"}]
+    model["content"]["metadata"]["kernelspec"]["display_name"] = "Python 3 (minidl book)"
+    asyncio.run(
+        cm.save({"type": "notebook", "format": "json", "content": model["content"]}, CHAPTER)
+    )
+    assert chapter.read_bytes() == original
+
+
+def test_contents_manager_saves_a_real_edit_with_the_chapters_own_header(contents):
+    import asyncio
+
+    cm, chapter = contents
+    original = chapter.read_text(encoding="utf-8")
+    model = asyncio.run(cm.get(CHAPTER))
+    cell = next(c for c in model["content"]["cells"] if "prediction = ..." in c["source"])
+    cell["source"] = cell["source"].replace("prediction = ...", "prediction = 0.0625")
+    asyncio.run(
+        cm.save({"type": "notebook", "format": "json", "content": model["content"]}, CHAPTER)
+    )
+    text = chapter.read_text(encoding="utf-8")
+    assert "prediction = 0.0625" in text and "prediction = ..." not in text
+    header = original.split("\n---\n", 1)[0]
+    assert text.split("\n---\n", 1)[0] == header, "the front matter changed"
+    assert "jupytext_version" not in text and "source_hidden" not in text
+    assert text.count("{glue:text}") == original.count("{glue:text}")
+    assert "{eval}" not in text and "lab_glue" not in text

@@ -67,6 +67,7 @@ def start_jupyter(site_port: int, port: int, token: str, log: Path) -> subproces
         "--ServerApp.identity_provider_class=site_origin.SiteOriginIdentityProvider",
         "--ServerApp.allow_remote_access=False",
         "--ServerApp.allow_credentials=False",
+        "--ServerApp.terminals_enabled=False",  # kernels for the pages, no shell
         "--ServerApp.log_level=WARN",
     ]
     if os.geteuid() == 0:  # a container or CI: jupyter refuses root without this

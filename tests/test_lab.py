@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 from booktools import ROOT
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from test_live import _offsite
 from test_site import Visit, browser  # noqa: F401 (fixture)
 
@@ -164,8 +165,15 @@ def test_make_lab_runs_as_root_and_shows_what_the_site_shows(browser, lab):  # n
             arg=bound,
             timeout=30000,
         )
-        solution.locator("summary").click()
-        solution.locator(".details-body").wait_for(state="visible", timeout=5000)
+        body = solution.locator(".details-body")
+        for _ in range(3):  # the cell may re-render while its expressions come back
+            solution.locator("summary").click()
+            try:
+                body.wait_for(state="visible", timeout=5000)
+                break
+            except PlaywrightTimeout:
+                continue
+        assert body.is_visible(), "the solution does not open"
         assert f"{1 / math.sqrt(256):.4f}" in solution.inner_text()
 
         page.keyboard.press("Control+s")  # what autosave would do
@@ -183,6 +191,15 @@ def test_make_lab_runs_as_root_and_shows_what_the_site_shows(browser, lab):  # n
 # The contents manager alone, on a copy of the intro (no server, no browser: fast).
 
 
+def _run(coro: object) -> object:
+    """Await ``coro`` in a thread of its own (Playwright's loop may run in this one)."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
 @pytest.fixture()
 def contents(tmp_path: Path) -> tuple[object, Path]:
     import sys
@@ -196,11 +213,9 @@ def contents(tmp_path: Path) -> tuple[object, Path]:
 
 
 def test_contents_manager_folds_on_read_and_never_rewrites_a_read_chapter(contents):
-    import asyncio
-
     cm, chapter = contents
     original = chapter.read_bytes()
-    model = asyncio.run(cm.get(CHAPTER))
+    model = _run(cm.get(CHAPTER))
     cells = model["content"]["cells"]
     hidden = [c for c in cells if "hide-input" in c["metadata"].get("tags", [])]
     assert hidden and all(c["metadata"]["jupyter"]["source_hidden"] for c in hidden)
@@ -212,23 +227,17 @@ def test_contents_manager_folds_on_read_and_never_rewrites_a_read_chapter(conten
             c["execution_count"] = 1
             c["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "x\n"}]
     model["content"]["metadata"]["kernelspec"]["display_name"] = "Python 3 (minidl book)"
-    asyncio.run(
-        cm.save({"type": "notebook", "format": "json", "content": model["content"]}, CHAPTER)
-    )
+    _run(cm.save({"type": "notebook", "format": "json", "content": model["content"]}, CHAPTER))
     assert chapter.read_bytes() == original
 
 
 def test_contents_manager_saves_a_real_edit_with_the_chapters_own_header(contents):
-    import asyncio
-
     cm, chapter = contents
     original = chapter.read_text(encoding="utf-8")
-    model = asyncio.run(cm.get(CHAPTER))
+    model = _run(cm.get(CHAPTER))
     cell = next(c for c in model["content"]["cells"] if "prediction = ..." in c["source"])
     cell["source"] = cell["source"].replace("prediction = ...", "prediction = 0.0625")
-    asyncio.run(
-        cm.save({"type": "notebook", "format": "json", "content": model["content"]}, CHAPTER)
-    )
+    _run(cm.save({"type": "notebook", "format": "json", "content": model["content"]}, CHAPTER))
     text = chapter.read_text(encoding="utf-8")
     assert "prediction = 0.0625" in text and "prediction = ..." not in text
     header = original.split("\n---\n", 1)[0]

@@ -20,5 +20,9 @@ c.ServerApp.contents_manager_class = "lab_contents.BookContentsManager"
 c.ContentsManager.allow_hidden = False
 # the python3 kernel, plus book_ext/lab_glue.py imported first (glue values for the prose)
 c.ServerApp.kernel_spec_manager_class = "lab_contents.BookKernelSpecManager"
+# offline: no announcements feed, no update check, no PyPI listing of extensions
+c.LabApp.news_url = None
+c.LabApp.check_for_updates_class = "jupyterlab.handlers.announcements.NeverCheckForUpdate"
+c.LabApp.extension_manager = "readonly"
 if os.geteuid() == 0:  # a container or CI: JupyterLab refuses root without this
     c.ServerApp.allow_root = True

@@ -147,6 +147,7 @@ def served(site: Path) -> Iterator[Served]:
     s = Served(site)
     try:
         assert s.url and s.jupyter, f"make serve printed no address:\n{s.output()}"
+        assert len(re.findall(r"\bhttps?://", s.output())) == 1, "not one address to open"
         yield s
     finally:
         if s.proc.poll() is None:

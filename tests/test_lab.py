@@ -167,7 +167,7 @@ def test_make_lab_runs_as_root_and_shows_what_the_site_shows(browser, lab):  # n
         )
         body = solution.locator(".details-body")
         for _ in range(3):  # the cell may re-render while its expressions come back
-            solution.locator("summary").click()
+            solution.locator("summary .details-toggle").click()  # not its link
             try:
                 body.wait_for(state="visible", timeout=5000)
                 break

@@ -9,8 +9,8 @@ notebooks):
   metadata; never outputs) equal the file on disk writes nothing. A real edit is saved, and
   the file keeps its own front matter (header) as it was.
 * **Folded as on the site.** Cells tagged ``hide-input`` open with their source collapsed,
-  ``hide-output`` with their outputs collapsed (JupyterLab's ``jupyter.source_hidden`` /
-  ``outputs_hidden``), and a ``{solution}`` with ``:class: dropdown`` opens as a folded
+  ``hide-output`` with their outputs collapsed, ``hide-cell`` both (JupyterLab's
+  ``jupyter.source_hidden`` / ``outputs_hidden``; ``remove-*`` tags collapse the same way), and a ``{solution}`` with ``:class: dropdown`` opens as a folded
   dropdown in jupyterlab-myst. Glue roles in the prose become ``{eval}`` roles that show the
   values the kernel glued (book_ext/lab_glue.py). None of this reaches the file: it is
   taken out again on save.
@@ -31,7 +31,14 @@ from jupytext.async_contentsmanager import AsyncTextFileContentsManager
 
 # cell metadata the Lab writes that the book does not own
 LAB_KEYS = {"jupyter", "collapsed", "scrolled", "execution", "trusted", "user_expressions"}
-FOLD = {"hide-input": "source_hidden", "hide-output": "outputs_hidden"}
+FOLD = {  # myst-nb tag -> what JupyterLab collapses
+    "hide-input": ["source_hidden"],
+    "hide-output": ["outputs_hidden"],
+    "hide-cell": ["source_hidden", "outputs_hidden"],
+    "remove-input": ["source_hidden"],
+    "remove-output": ["outputs_hidden"],
+    "remove-cell": ["source_hidden", "outputs_hidden"],
+}
 HEADER = re.compile(r"\A---\n.*?\n---\n", re.S)
 GLUE = re.compile(r"\{glue:(text|md)\}`([^`:]+)(?::([^`]*))?`")
 EVAL = re.compile(
@@ -60,9 +67,10 @@ def fold(nb: dict[str, Any]) -> None:
         if cell.get("cell_type") == "markdown" and "{glue:" in cell.get("source", ""):
             cell["source"] = glue_to_eval(cell["source"])
         tags = set(cell.get("metadata", {}).get("tags", []))
-        for tag, key in FOLD.items():
+        for tag, keys in FOLD.items():
             if tag in tags:
-                cell["metadata"].setdefault("jupyter", {})[key] = True
+                for key in keys:
+                    cell["metadata"].setdefault("jupyter", {})[key] = True
 
 
 def book_cells(nb: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:

@@ -154,6 +154,15 @@ def served(site: Path) -> Iterator[Served]:
             s.kill()
 
 
+PLOT_AND_TABLE = (
+    "import matplotlib.pyplot as plt\n"
+    "from IPython.display import HTML, display\n"
+    "display(HTML('<table class=\"live-check\"><tr><td>live</td></tr></table>'))\n"
+    "plt.plot([0, 1], [1, 0])\n"
+    "plt.show()"
+)
+
+
 def _is_open(url: str) -> bool:
     parts = urlsplit(url)
     with socket.socket() as sock:
@@ -174,10 +183,12 @@ def _offsite(visit: Visit) -> list[str]:
 
 
 def _cell_with(page: object, text: str) -> object:
-    """The live (thebe) cell whose source contains ``text``."""
-    cell = page.locator(".thebe-cell", has_text=text)
-    assert cell.count() == 1, f"{cell.count()} live cells contain {text!r}"
-    return cell.first
+    """The live (thebe) cell whose source contains ``text`` now (pinned by position, so it
+    stays the same cell after an edit)."""
+    cells = page.locator(".thebe-cell")
+    found = [i for i in range(cells.count()) if text in cells.nth(i).inner_text()]
+    assert len(found) == 1, f"{len(found)} live cells contain {text!r}"
+    return cells.nth(found[0])
 
 
 def _edit(page: object, cell: object, source: str) -> None:
@@ -232,6 +243,16 @@ def test_live_code_runs_in_the_page(browser, served):  # noqa: F811
         page.keyboard.press("Shift+Enter")
         result.locator(".jp-OutputArea", has_text="✓").wait_for(timeout=RUN_TIMEOUT * 1000)
         assert "Right" in result.inner_text() and "Hint" not in result.inner_text()
+
+        # any cell can be rewritten: an HTML table and a matplotlib image render in place
+        last = _cell_with(page, "ex_small = Exercise(")
+        _edit(page, last, PLOT_AND_TABLE)
+        page.keyboard.press("Shift+Enter")
+        out = _output_of(last)
+        out.locator(".jp-OutputArea table.live-check").wait_for(timeout=RUN_TIMEOUT * 1000)
+        out.locator(".jp-OutputArea img[src^='data:image/png']").wait_for(
+            timeout=RUN_TIMEOUT * 1000
+        )
 
         assert _offsite(visit) == [], "a request left 127.0.0.1"
         kernel_ws = [u for u in visit.external if u.startswith("ws://127.0.0.1")]

@@ -93,7 +93,7 @@
       }
       pre.setAttribute("data-executable", "true");
       pre.setAttribute("data-language", "python");
-      let out = cell.querySelector(":scope > .cell_output");
+      let out = cell.querySelector(".cell_output"); // inside a <details> when hide-output
       if (!out) {
         out = document.createElement("div");
         out.className = "cell_output minidl-live-output";

@@ -164,7 +164,14 @@ def main(argv: list[str] | None = None) -> int:
 
     token = secrets.token_hex(24)
     handler = functools.partial(SiteHandler, directory=str(html))
-    site = http.server.ThreadingHTTPServer((HOST, args.port), handler)
+    try:
+        site = http.server.ThreadingHTTPServer((HOST, args.port), handler)
+    except OSError as err:
+        print(
+            f"serve: cannot listen on {HOST}:{args.port} ({err}); PORT=... picks another",
+            file=sys.stderr,
+        )
+        return 2
     site_port = site.server_address[1]
     jport = args.jupyter_port or free_port()
     SiteHandler.hosts = {f"{HOST}:{site_port}", f"localhost:{site_port}"}

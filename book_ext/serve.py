@@ -3,10 +3,12 @@
 Both listen on 127.0.0.1 only. The Jupyter server runs from this project's ``.venv`` (the
 interpreter running this script) with a fresh random token, accepts cross-origin requests
 only from the site's own origin, and starts kernels in the chapters' folder. The site
-answers ``/_live/server.json`` with the Jupyter address and token, for pages of this site
+answers ``/_live/server.json`` with the Jupyter address and token, to pages of this site
 only (the Host header must be the site's own, which defeats DNS rebinding; a page of any
-other origin cannot read it, as no CORS header is sent). One address is printed; Ctrl-C
-(SIGINT) or SIGTERM stops both servers.
+other origin cannot read it, as no CORS header is sent), and ``POST /_live/end?session=ID``
+(a beacon from a page being left) by ending that page's kernel session; kernels idle for
+10 minutes with no page connected are ended too. One address is printed; Ctrl-C (SIGINT)
+or SIGTERM stops both servers.
 
     python book_ext/serve.py --html _build/html --port 8000 [--jupyter-port 0]
 
@@ -21,6 +23,7 @@ import functools
 import http.server
 import json
 import os
+import re
 import secrets
 import signal
 import socket
@@ -29,12 +32,14 @@ import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 HOST = "127.0.0.1"
 READY_TIMEOUT = 90.0  # seconds for the Jupyter server to answer /api/status
+SESSION_ID = re.compile(r"[0-9a-f-]{8,64}")
 
 
 def free_port() -> int:
@@ -68,6 +73,10 @@ def start_jupyter(site_port: int, port: int, token: str, log: Path) -> subproces
         "--ServerApp.allow_remote_access=False",
         "--ServerApp.allow_credentials=False",
         "--ServerApp.terminals_enabled=False",  # kernels for the pages, no shell
+        # a kernel whose page is gone (no websocket) and idle for 10 min is ended
+        "--MappingKernelManager.cull_idle_timeout=600",
+        "--MappingKernelManager.cull_interval=60",
+        "--MappingKernelManager.cull_connected=False",
         "--ServerApp.log_level=WARN",
     ]
     if os.geteuid() == 0:  # a container or CI: jupyter refuses root without this
@@ -132,6 +141,29 @@ class SiteHandler(http.server.SimpleHTTPRequestHandler):
 
     def log_message(self, *args: object) -> None:  # quiet: one address is all we print
         pass
+
+    def do_POST(self) -> None:
+        """``/_live/end?session=ID``: a page that is left ends its kernel session."""
+        url = urllib.parse.urlsplit(self.path)
+        session = urllib.parse.parse_qs(url.query).get("session", [""])[0]
+        if url.path != "/_live/end" or self.headers.get("Host", "") not in self.hosts:
+            self.send_error(403)
+            return
+        if not SESSION_ID.fullmatch(session):
+            self.send_error(400, "bad session id")
+            return
+        req = urllib.request.Request(
+            f"{self.live['baseUrl']}/api/sessions/{session}",
+            method="DELETE",
+            headers={"Authorization": f"token {self.live['token']}"},
+        )
+        try:
+            with urllib.request.urlopen(req, timeout=10):
+                pass
+        except (urllib.error.URLError, OSError):
+            pass  # already gone, or the server is stopping
+        self.send_response(204)
+        self.end_headers()
 
     def do_GET(self) -> None:
         if self.path.split("?", 1)[0] == "/_live/server.json":

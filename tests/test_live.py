@@ -258,8 +258,30 @@ def test_live_code_runs_in_the_page(browser, served):  # noqa: F811
         kernel_ws = [u for u in visit.external if u.startswith("ws://127.0.0.1")]
         assert kernel_ws, "no kernel websocket was opened"
         assert visit.errors == [], "a script raised"
+
+        # leaving the page shuts its kernel down
+        page.goto(f"{served.url}/", wait_until="load")
+        assert _wait_for(lambda: _sessions(served) == [], 15), "the page's kernel kept running"
     finally:
         visit.close()
+
+
+def _sessions(served: Served) -> list[dict]:
+    token = json.loads(urllib.request.urlopen(f"{served.url}/_live/server.json").read())["token"]
+    req = urllib.request.Request(
+        f"{served.jupyter}/api/sessions", headers={"Authorization": f"token {token}"}
+    )
+    with urllib.request.urlopen(req, timeout=5) as r:
+        return json.loads(r.read())
+
+
+def _wait_for(condition: object, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.25)
+    return False
 
 
 def test_kernel_server_trusts_only_the_site(served):

@@ -216,6 +216,10 @@
         reset();
         ui.say("kernel restarted: running a cell runs the cells above it first", "ready");
       };
+      // leaving the page ends its kernel (make serve would otherwise keep one per visit):
+      // a beacon to the site itself, which asks the Jupyter server (no CORS at unload time)
+      const end = `${cfg.root}_live/end?session=${encodeURIComponent(live.session.id)}`;
+      window.addEventListener("pagehide", () => navigator.sendBeacon(end));
       document.body.classList.add("minidl-live-on");
       ui.button.textContent = "Live code: on";
       ui.bar.dataset.kernel = "ready";

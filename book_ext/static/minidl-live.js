@@ -148,7 +148,8 @@
           ui.say("running…", "busy");
           const r = await original[i](source === undefined ? cell.source : source);
           done.add(i);
-          ui.say(r && r.error ? "the cell raised (see its output)" : "ready: edit a cell, then Shift-Enter or run", r && r.error ? "error" : "ready");
+          if (r && r.error) ui.say("the cell raised (see its output)", "error");
+          else ui.say("ready: edit a cell, then Shift-Enter or run", "ready");
           return r;
         };
         chain = chain.then(run, run);
@@ -226,8 +227,9 @@
       ui.say("ready: edit a cell, then Shift-Enter or run", "ready");
     } catch (e) {
       console.error("minidl-live", e);
-      ui.button.disabled = false;
-      ui.say(`Could not start live code (${e && e.message ? e.message : e}). ${MAKE_SERVE}`, "error");
+      const why = e && e.message ? e.message : String(e);
+      ui.say(`Could not start live code (${why}). Is <code>make serve</code> still running? ` +
+        "Reload the page to try again.", "error"); // the cells were rebuilt: no second try here
     }
   }
 

@@ -41,23 +41,38 @@ FOLD = {  # myst-nb tag -> what JupyterLab collapses
 }
 HEADER = re.compile(r"\A---\n.*?\n---\n", re.S)
 GLUE = re.compile(r"\{glue:(text|md)\}`([^`:]+)(?::([^`]*))?`")
+GLUE_BLOCK = re.compile(r"^```\{glue:md\} (\S+)\n:format: (\w+)\n```$", re.M)
 EVAL = re.compile(
-    r'\{eval\}`__import__\("book_ext\.lab_glue"\)\.lab_glue\.show\("([^"]*)", "([^"]*)", "(text|md)"\)`'
+    r'\{eval\}`__import__\("book_ext\.lab_glue"\)\.lab_glue\.show\("([^"]*)", "([^"]*)", "(text|md|block)"\)`'
 )
 
 
 def glue_to_eval(source: str) -> str:
     """``{glue:text}`name:fmt``` -> an ``{eval}`` of ``lab_glue.show`` (jupyterlab-myst runs it)."""
+    source = GLUE_BLOCK.sub(
+        lambda m: (
+            f'{{eval}}`__import__("book_ext.lab_glue").lab_glue.show("{m[1]}", "{m[2]}", "block")`'
+        ),
+        source,
+    )
     return GLUE.sub(
-        lambda m: '{eval}`__import__("book_ext.lab_glue").lab_glue.show('
-        f'"{m[2]}", "{m[3] or ""}", "{m[1]}")`',
+        lambda m: (
+            '{eval}`__import__("book_ext.lab_glue").lab_glue.show('
+            f'"{m[2]}", "{m[3] or ""}", "{m[1]}")`'
+        ),
         source,
     )
 
 
 def eval_to_glue(source: str) -> str:
     """The inverse of :func:`glue_to_eval`."""
-    return EVAL.sub(lambda m: f"{{glue:{m[3]}}}`{m[1]}{':' + m[2] if m[2] else ''}`", source)
+
+    def back(m: re.Match) -> str:
+        if m[3] == "block":  # the ```{glue:md} name / :format: f``` directive
+            return f"```{{glue:md}} {m[1]}\n:format: {m[2]}\n```"
+        return f"{{glue:{m[3]}}}`{m[1]}{':' + m[2] if m[2] else ''}`"
+
+    return EVAL.sub(back, source)
 
 
 def fold(nb: dict[str, Any]) -> None:

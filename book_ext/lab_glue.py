@@ -43,6 +43,6 @@ def show(name: str, fmt: str = "", kind: str = "text") -> Any:
     if name not in _glued:
         return _Text(f"[{name}: run the cells above]")
     value = _glued[name]
-    if kind == "md":
+    if kind in ("md", "block"):  # a Markdown object: shown as Markdown
         return value
     return _Text(format(value, fmt) if fmt else str(value))

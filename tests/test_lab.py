@@ -245,3 +245,21 @@ def test_contents_manager_saves_a_real_edit_with_the_chapters_own_header(content
     assert "jupytext_version" not in text and "source_hidden" not in text
     assert text.count("{glue:text}") == original.count("{glue:text}")
     assert "{eval}" not in text and "lab_glue" not in text
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "chapters").glob("*.md")), ids=lambda p: p.stem)
+def test_what_the_lab_shows_maps_back_to_each_chapter_exactly(path):
+    """fold (on open) then unfold (on save) gives every chapter's cells back unchanged."""
+    import sys
+
+    import jupytext
+
+    sys.path.insert(0, str(ROOT / "book_ext"))
+    from lab_contents import GLUE, book_cells, fold, unfold
+
+    nb = jupytext.read(path)
+    shown = jupytext.read(path)
+    fold(shown)
+    prose = "".join(c.source for c in shown.cells if c.cell_type == "markdown")
+    assert not GLUE.search(prose) and "{glue:md}" not in prose, "a glue role left raw"
+    assert book_cells(unfold(shown)) == book_cells(nb)

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from minidl.backend.dtype import DEFAULT_INT, Kind
 from minidl.dispatch import Dispatch
 from minidl.tensor.base import TensorBase
-from minidl.tensor.check import broadcast_shape, norm_dim
+from minidl.tensor.check import broadcast_shape, check_same_rank, norm_dim
 
 if TYPE_CHECKING:
     from minidl.tensor.tensor import Tensor
@@ -36,6 +36,7 @@ class ComparisonOps:
         self._same_kind(op, other, "rhs")
         ls, rs = self.primitive.primitive.shape, other.primitive.primitive.shape
         if ls != rs:
+            check_same_rank(op, tuple(ls), tuple(rs))
             broadcast_shape(op, tuple(ls), tuple(rs))
         lhs, rhs = self, other
         if self.kind is Kind.BOOL and op != "equal" and op != "not_equal":
@@ -133,6 +134,7 @@ class ComparisonOps:
         self._same_kind(ops, other, "rhs")
         ls, rs = self.primitive.primitive.shape, other.primitive.primitive.shape
         if ls != rs:
+            check_same_rank(ops, tuple(ls), tuple(rs))
             broadcast_shape(ops, tuple(ls), tuple(rs))
 
     def bool_not(self) -> Tensor:

@@ -108,12 +108,18 @@ class Hit:
             names.extend(k for k in self.kernels if k not in names)
         return names
 
-    def bt(self, n: int | None = None) -> str:
-        """The backtrace as lldb's ``bt n`` prints it."""
+    def bt(self, n: int | None = None, width: int | None = None) -> str:
+        """The backtrace as lldb's ``bt n`` prints it; with ``width``, a frame line longer
+        than that has its argument list shortened to fit (``…``), so no line scrolls."""
         frames = self.frames if n is None else self.frames[:n]
         lines = [f"* thread #1, stop reason = breakpoint {self.breakpoint}.{self.location}"]
         for f in frames:
-            lines.append(("  * " if f.index == 0 else "    ") + str(f))
+            line = ("  * " if f.index == 0 else "    ") + str(f)
+            if width is not None and len(line) > width and f.args:
+                fixed = len(line) - len(f.args)  # everything but the arguments
+                keep = max(width - fixed - 1, 0)
+                line = line.replace(f"({f.args})", f"({f.args[:keep]}…)", 1)
+            lines.append(line)
         if self.kernels:
             lines.append(f"    (then called: {', '.join(self.kernels)})")
         return "\n".join(lines)
@@ -190,15 +196,16 @@ class Trace:
             raise LookupError("no hits: the breakpoints never stopped")
         return self.hits[hit].chain(kernels=kernels, hops_only=hops_only, library_only=library_only)
 
-    def bt(self, n: int | None = None, hit: int = 0) -> None:
-        """Print the backtrace of a hit like lldb's ``bt n`` (``n`` frames, innermost first)."""
-        print(self.bt_text(n, hit))
+    def bt(self, n: int | None = None, hit: int = 0, width: int | None = None) -> None:
+        """Print the backtrace of a hit like lldb's ``bt n`` (``n`` frames, innermost first);
+        ``width`` shortens each frame's arguments so that no line is longer."""
+        print(self.bt_text(n, hit, width))
 
-    def bt_text(self, n: int | None = None, hit: int = 0) -> str:
+    def bt_text(self, n: int | None = None, hit: int = 0, width: int | None = None) -> str:
         """The text :meth:`bt` prints."""
         if not self.hits:
             return "(no hits)"
-        return self.hits[hit].bt(self.depth if n is None else n)
+        return self.hits[hit].bt(self.depth if n is None else n, width)
 
     def diagram(self, **kw):
         """The path of the first hit as an SVG flowchart (see :func:`path_diagram`)."""

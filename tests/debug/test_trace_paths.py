@@ -72,21 +72,6 @@ def test_backtrace_prints_like_lldb_with_shortened_arguments():
     assert "dispatch/route.py" not in text  # route is plumbing, marked __trace_hide__
 
 
-
-def test_backtrace_width_shortens_arguments_only():
-    dev = device("flex")
-    layer, x = _linear_layer(dev), tensor((4, 4), dev)
-    t = trace(lambda: layer.forward(x), breakpoints=[r"^Flex\.float_matmul$"], echo=False)
-    full, narrow = t.bt_text(), t.bt_text(width=60)
-    assert len(full.splitlines()) == len(narrow.splitlines())
-    for wide, short in zip(full.splitlines()[1:], narrow.splitlines()[1:]):
-        if len(wide) <= 60 or "()" in wide or "frame #" not in wide:  # nothing to cut
-            assert short == wide
-        else:  # the frame's place and name survive; only the argument list is cut
-            assert short.endswith("…)") or "…)  [" in short
-            assert short.split("(", 1)[0] == wide.split("(", 1)[0]
-            assert len(short) <= 60 or "(…)" in short  # the place alone is wider
-
 def test_numba_kernel_appears_below_the_flex_op():
     dev = device("flex", autodiff=True)
     layer, x = _linear_layer(dev), tensor((4, 4), dev)

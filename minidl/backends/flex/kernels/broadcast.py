@@ -168,7 +168,7 @@ def _ternary_task(c, a, b, out, op, t, nch):
     elif op == RELU_AFFINE:  # relu(c * a + b)
         for j in range(orow.shape[0]):
             v = cr[j * sc] * ar[j * sa] + br[j * sb]
-            orow[j] = v if (v > 0 or v != v) else np.float32(0)
+            orow[j] = np.float32(0) if v < 0 else v  # NaN and -0.0 stay, as torch
     else:  # CLAMP: clamp(c, a, b)
         for j in range(orow.shape[0]):
             v = cr[j * sc]

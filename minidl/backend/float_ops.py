@@ -298,6 +298,11 @@ class FloatTensorOps:
         return cls.float_div_scalar(cls.float_sum_dim(tensor, dim), float(tensor.shape[dim]))
 
     @default
+    def float_prod(cls, tensor):
+        flat = cls.float_reshape(tensor, (int(np.prod(tensor.shape)),))
+        return cls.float_prod_dim(flat, 0)
+
+    @default
     def float_prod_dim(cls, tensor, dim: int):
         # one multiply per slice along `dim`, in order: exact, and right for negative values,
         # zeros and NaN (exp(sum(log x)) is NaN for any negative x)

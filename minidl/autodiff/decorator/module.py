@@ -81,6 +81,16 @@ class AutodiffModuleOps:
         return record(cls, mod.AdaptiveAvgPool2d(output_size), x)
 
     @classmethod
+    def adaptive_max_pool2d(cls, x, output_size):
+        return cls.adaptive_max_pool2d_with_indices(x, output_size)[0]
+
+    @classmethod
+    def adaptive_max_pool2d_with_indices(cls, x, output_size):
+        x = lift(x)
+        out, indices = cls._inner.adaptive_max_pool2d_with_indices(x.primitive, output_size)
+        return finish(cls, mod.AdaptiveMaxPool2d(output_size, indices), [x], out), indices
+
+    @classmethod
     def interpolate(cls, x, output_size, options):
         return record(cls, mod.Interpolate(output_size, options), x)
 
@@ -110,6 +120,11 @@ class AutodiffModuleOps:
     @classmethod
     def adaptive_avg_pool2d_backward(cls, x, output_grad):
         return cls._first_order("adaptive_avg_pool2d_backward", x=x, output_grad=output_grad)
+
+    @classmethod
+    def adaptive_max_pool2d_with_indices_backward(cls, x, output_grad, indices):
+        return cls._first_order("adaptive_max_pool2d_with_indices_backward", x=x,
+                                output_grad=output_grad, indices=indices)
 
     @classmethod
     def interpolate_backward(cls, x, output_grad, output_size, options):

@@ -173,6 +173,24 @@ class AdaptiveAvgPool2d(Step):
         return (B.adaptive_avg_pool2d_backward(saved["x"], grad),)
 
 
+class AdaptiveMaxPool2d(Step):
+    """Adaptive max pool: the gradient goes back to each bin's arg-max. Keeps ``x`` and the
+    indices (torch's ``adaptive_max_pool2d``; burn has none)."""
+
+    memory_bound = False
+    saves = ("x",)
+
+    def __init__(self, output_size: tuple[int, int], indices):
+        super().__init__(indices=indices)
+        self.output_size = tuple(output_size)
+
+    def forward(self, B, x):
+        return B.adaptive_max_pool2d(x, self.output_size)
+
+    def backward(self, B, grad, saved):
+        return (B.adaptive_max_pool2d_with_indices_backward(saved["x"], grad, saved["indices"]),)
+
+
 class Interpolate(Step):
     """Resize to ``output_size`` (nearest or bilinear). Keeps ``x``."""
 

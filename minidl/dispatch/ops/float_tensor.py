@@ -245,6 +245,10 @@ class FloatForwarding(FloatTensorOps):
         return route('float_mean_dim', {'tensor': tensor, 'dim': dim})
 
     @classmethod
+    def float_prod(cls, tensor):
+        return route('float_prod', {'tensor': tensor})
+
+    @classmethod
     def float_prod_dim(cls, tensor, dim):
         return route('float_prod_dim', {'tensor': tensor, 'dim': dim})
 

@@ -71,6 +71,54 @@ class ModuleForwarding(ModuleOps):
         return route('adaptive_avg_pool2d_backward', {'x': x, 'output_grad': output_grad})
 
     @classmethod
+    def adaptive_max_pool2d(cls, x, output_size):
+        return route('adaptive_max_pool2d', {'x': x, 'output_size': output_size})
+
+    @classmethod
+    def adaptive_max_pool2d_with_indices(cls, x, output_size):
+        return route('adaptive_max_pool2d_with_indices', {'x': x, 'output_size': output_size})
+
+    @classmethod
+    def adaptive_max_pool2d_with_indices_backward(cls, x, output_grad, indices):
+        return route('adaptive_max_pool2d_with_indices_backward', {'x': x, 'output_grad': output_grad, 'indices': indices})
+
+    @classmethod
+    def max_pool1d(cls, x, kernel_size, stride, padding=0, dilation=1, ceil_mode=False):
+        return route('max_pool1d', {'x': x, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode})
+
+    @classmethod
+    def max_pool1d_with_indices(cls, x, kernel_size, stride, padding=0, dilation=1, ceil_mode=False):
+        return route('max_pool1d_with_indices', {'x': x, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode})
+
+    @classmethod
+    def max_pool1d_with_indices_backward(cls, x, kernel_size, stride, padding, dilation, ceil_mode, output_grad, indices):
+        return route('max_pool1d_with_indices_backward', {'x': x, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode, 'output_grad': output_grad, 'indices': indices})
+
+    @classmethod
+    def avg_pool1d(cls, x, kernel_size, stride, padding=0, count_include_pad=True, ceil_mode=False):
+        return route('avg_pool1d', {'x': x, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'count_include_pad': count_include_pad, 'ceil_mode': ceil_mode})
+
+    @classmethod
+    def avg_pool1d_backward(cls, x, output_grad, kernel_size, stride, padding, count_include_pad, ceil_mode):
+        return route('avg_pool1d_backward', {'x': x, 'output_grad': output_grad, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'count_include_pad': count_include_pad, 'ceil_mode': ceil_mode})
+
+    @classmethod
+    def adaptive_avg_pool1d(cls, x, output_size):
+        return route('adaptive_avg_pool1d', {'x': x, 'output_size': output_size})
+
+    @classmethod
+    def adaptive_avg_pool1d_backward(cls, x, output_grad):
+        return route('adaptive_avg_pool1d_backward', {'x': x, 'output_grad': output_grad})
+
+    @classmethod
+    def adaptive_max_pool1d_with_indices(cls, x, output_size):
+        return route('adaptive_max_pool1d_with_indices', {'x': x, 'output_size': output_size})
+
+    @classmethod
+    def adaptive_max_pool1d_with_indices_backward(cls, x, output_grad, indices):
+        return route('adaptive_max_pool1d_with_indices_backward', {'x': x, 'output_grad': output_grad, 'indices': indices})
+
+    @classmethod
     def interpolate(cls, x, output_size, options):
         return route('interpolate', {'x': x, 'output_size': output_size, 'options': options})
 

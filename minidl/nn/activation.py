@@ -82,3 +82,45 @@ class Softmax(Module):
 
     def _display_attrs(self) -> dict:
         return {"dim": self.dim}
+
+
+class Silu(Module):
+    """``x * sigmoid(x)`` (burn's ``Silu``, torch's ``nn.SiLU``)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        """Same shape as ``input``."""
+        return act.silu(input)
+
+
+@config
+class SoftplusConfig:
+    """Config of :class:`Softplus`: ``beta`` 1.0 and ``threshold`` 20.0, as burn and PyTorch."""
+
+    beta: float = 1.0
+    threshold: float = 20.0
+
+    def init(self) -> Softplus:
+        """The activation (no params, so no device)."""
+        for name in ("beta", "threshold"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+                raise ValueError(f"SoftplusConfig: {name} must be a finite number, got {value!r}")
+        if self.beta == 0:
+            raise ValueError("SoftplusConfig: beta must be non-zero, got 0")
+        return Softplus(float(self.beta), float(self.threshold))
+
+
+class Softplus(Module):
+    """``log(1 + exp(beta * x)) / beta``, ``x`` where ``beta * x > threshold`` (burn's
+    ``Softplus``, torch's ``nn.Softplus``)."""
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0):
+        self.beta = float(beta)
+        self.threshold = float(threshold)
+
+    def forward(self, input: Tensor) -> Tensor:
+        """Same shape as ``input``."""
+        return act.softplus(input, self.beta, self.threshold)
+
+    def _display_attrs(self) -> dict:
+        return {"beta": self.beta, "threshold": self.threshold}

@@ -151,11 +151,12 @@ def test_bilinear_align_corners_matches_torch_forward_and_backward(make, dtype):
 def test_pools_with_ceil_mode_match_torch_forward_and_backward(make, dtype):
     a = randn((2, 3, 7, 6), 6, dtype)
     for k, s, p in [(2, 2, 0), (3, 2, 1), (3, 3, 0), (2, 3, 1)]:
-        _check(make, dtype, lambda x: F.max_pool2d(x, k, s, p, ceil_mode=True),
-               lambda t: TF.max_pool2d(t, k, s, p, ceil_mode=True), a)
-        for include in (True, False):
-            _check(make, dtype, lambda x: F.avg_pool2d(x, k, s, p, include, ceil_mode=True),
-                   lambda t: TF.avg_pool2d(t, k, s, p, ceil_mode=True, count_include_pad=include), a)
+        _check(make, dtype, lambda x, k=k, s=s, p=p: F.max_pool2d(x, k, s, p, ceil_mode=True),
+               lambda t, k=k, s=s, p=p: TF.max_pool2d(t, k, s, p, ceil_mode=True), a)
+        for inc in (True, False):
+            _check(make, dtype, lambda x, k=k, s=s, p=p, inc=inc: F.avg_pool2d(x, k, s, p, inc, ceil_mode=True),
+                   lambda t, k=k, s=s, p=p, inc=inc: TF.avg_pool2d(t, k, s, p, ceil_mode=True, count_include_pad=inc),
+                   a)
     pool = nn.MaxPool2dConfig((3, 3), (2, 2), ceil_mode=True).init()
     _check(make, dtype, pool.forward, lambda t: TF.max_pool2d(t, 3, 2, ceil_mode=True), a)
     pool = nn.AvgPool2dConfig((2, 2), (2, 2), ceil_mode=True).init()

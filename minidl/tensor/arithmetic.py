@@ -31,6 +31,7 @@ class ArithmeticOps(ShapeOps, CreationOps):
         if self.kind is Kind.BOOL or not isinstance(other, TensorBase) or other.kind is not self.kind:
             self._require(ops, *_NUMERIC)
             self._same_kind(ops, other, "rhs")
+        self._same_float_dtype(ops, other, "rhs")
         ls, rs = self.primitive.backend_tensor.shape, other.primitive.backend_tensor.shape
         if ls != rs:
             broadcast_shape(ops, tuple(ls), tuple(rs))

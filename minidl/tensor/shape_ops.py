@@ -232,6 +232,7 @@ class ShapeOps(TensorBase):
             if t.kind is not first.kind:
                 fail("cat", f"Argument tensors[{i}] must have the kind of tensors[0] ({kind_name(first.kind)}).",
                      f"Found a {t._describe()}.", kind=True)
+            first._same_float_dtype("cat", t, f"tensors[{i}]")
         rank = first.rank
         d = norm_dim("cat", dim, rank, shape=first.shape)
         ref = first.shape[:d] + first.shape[d + 1:]

@@ -4,9 +4,8 @@
 
 from __future__ import annotations
 
-import math
-
 from minidl.module import Module, config
+from minidl.module.config import Rule
 from minidl.tensor import Tensor
 from minidl.tensor import activation as act
 
@@ -51,8 +50,6 @@ class LeakyReluConfig:
 
     def init(self) -> LeakyRelu:
         """The activation (no params, so no device)."""
-        if not isinstance(self.negative_slope, int | float) or not math.isfinite(self.negative_slope):
-            raise ValueError(f"LeakyReluConfig: negative_slope must be a finite number, got {self.negative_slope!r}")
         return LeakyRelu(float(self.negative_slope))
 
 
@@ -96,17 +93,13 @@ class Silu(Module):
 class SoftplusConfig:
     """Config of :class:`Softplus`: ``beta`` 1.0 and ``threshold`` 20.0, as burn and PyTorch."""
 
+    field_rules = {"beta": Rule("!= 0", lambda b: b != 0)}
+
     beta: float = 1.0
     threshold: float = 20.0
 
     def init(self) -> Softplus:
         """The activation (no params, so no device)."""
-        for name in ("beta", "threshold"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-                raise ValueError(f"SoftplusConfig: {name} must be a finite number, got {value!r}")
-        if self.beta == 0:
-            raise ValueError("SoftplusConfig: beta must be non-zero, got 0")
         return Softplus(float(self.beta), float(self.threshold))
 
 

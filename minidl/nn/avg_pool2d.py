@@ -28,9 +28,6 @@ class AvgPool2dConfig:
         """The pool (no params, so no device)."""
         check_positive("AvgPool2dConfig", kernel_size=tuple(self.kernel_size), strides=tuple(self.strides))
         self.padding.check("AvgPool2dConfig")
-        for name in ("count_include_pad", "ceil_mode"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"AvgPool2dConfig: {name} must be a bool, got {getattr(self, name)!r}")
         return AvgPool2d(tuple(self.kernel_size), tuple(self.strides), self.padding, self.count_include_pad,
                          self.ceil_mode)
 

@@ -3,9 +3,8 @@ optional class weights and label smoothing), ``NllLoss`` (torch's) and ``MseLoss
 
 from __future__ import annotations
 
-import math
-
 from minidl.module import Module, config
+from minidl.module.config import interval, non_negative, one_of
 from minidl.tensor import Tensor
 from minidl.tensor import loss as loss_ops
 
@@ -18,23 +17,15 @@ class CrossEntropyLossConfig:
     ``"sum"``; ``weights`` (one per class, burn's field, torch's ``weight``) and ``smoothing``
     (in ``[0, 1]``, burn's field, torch's ``label_smoothing``) are off by default."""
 
+    field_rules = {"reduction": one_of("mean", "sum"), "weights": non_negative, "smoothing": interval(0, 1)}
+
     reduction: str = "mean"
     weights: tuple[float, ...] | None = None
     smoothing: float | None = None
 
     def init(self) -> CrossEntropyLoss:
         """The loss (no params)."""
-        if self.reduction not in _REDUCTIONS:
-            raise ValueError(f"CrossEntropyLossConfig: reduction must be 'mean' or 'sum', got {self.reduction!r}")
-        if self.weights is not None:
-            bad = [w for w in self.weights if isinstance(w, bool) or not isinstance(w, int | float)
-                   or not math.isfinite(w) or w < 0]
-            if bad or not self.weights:
-                raise ValueError(f"CrossEntropyLossConfig: weights must be finite numbers >= 0, one per "
-                                 f"class, got {self.weights!r}")
         s = self.smoothing
-        if s is not None and (isinstance(s, bool) or not isinstance(s, int | float) or not 0.0 <= s <= 1.0):
-            raise ValueError(f"CrossEntropyLossConfig: smoothing must be a number in [0, 1], got {s!r}")
         weights = None if self.weights is None else tuple(float(w) for w in self.weights)
         return CrossEntropyLoss(self.reduction, weights, None if s is None else float(s))
 

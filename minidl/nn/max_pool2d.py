@@ -39,8 +39,6 @@ class MaxPool2dConfig:
         check_positive("MaxPool2dConfig", kernel_size=tuple(self.kernel_size), strides=tuple(self.strides),
                        dilation=tuple(self.dilation))
         self.padding.check("MaxPool2dConfig")
-        if not isinstance(self.ceil_mode, bool):
-            raise TypeError(f"MaxPool2dConfig: ceil_mode must be a bool, got {self.ceil_mode!r}")
         return MaxPool2d(tuple(self.kernel_size), tuple(self.strides), self.padding, tuple(self.dilation),
                          self.ceil_mode)
 

@@ -15,12 +15,6 @@ def _check_padding(owner: str, padding: int, kernel_size: int, dilation: int = 1
         raise ValueError(f"{owner}: padding must be an int in [0, kernel_size // 2], got {padding!r}")
 
 
-def _check_flag(owner: str, **flags) -> None:
-    for name, value in flags.items():
-        if not isinstance(value, bool):
-            raise TypeError(f"{owner}: {name} must be a bool, got {value!r}")
-
-
 @config
 class MaxPool1dConfig:
     """Config of :class:`MaxPool1d` (burn's fields; ``stride`` defaults to 1 as in burn)."""
@@ -35,7 +29,6 @@ class MaxPool1dConfig:
         """The pool (no params, so no device)."""
         check_positive("MaxPool1dConfig", kernel_size=self.kernel_size, stride=self.stride, dilation=self.dilation)
         _check_padding("MaxPool1dConfig", self.padding, self.kernel_size, self.dilation)
-        _check_flag("MaxPool1dConfig", ceil_mode=self.ceil_mode)
         return MaxPool1d(self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode)
 
 
@@ -70,7 +63,6 @@ class AvgPool1dConfig:
         """The pool (no params, so no device)."""
         check_positive("AvgPool1dConfig", kernel_size=self.kernel_size, stride=self.stride)
         _check_padding("AvgPool1dConfig", self.padding, self.kernel_size)
-        _check_flag("AvgPool1dConfig", count_include_pad=self.count_include_pad, ceil_mode=self.ceil_mode)
         return AvgPool1d(self.kernel_size, self.stride, self.padding, self.count_include_pad, self.ceil_mode)
 
 

@@ -204,11 +204,25 @@ class ShapeOps(TensorBase):
         if len(sizes) < self.rank:
             fail("repeat", "Argument sizes must give one count per dim.",
                  f"Expected at least {self.rank} counts for shape {fmt_shape(self.shape)}, found {sizes}.")
-        out = self.reshape((1,) * (len(sizes) - self.rank) + self.shape)
-        for d, times in enumerate(sizes):
-            if times != 1:
-                out = out.repeat_dim(d, times)
-        return out
+        if any(t < 0 for t in sizes):
+            fail("repeat", "Argument sizes must be >= 0.", f"Found {sizes}.")
+        shape = (1,) * (len(sizes) - self.rank) + self.shape
+        if all(t == 1 for t in sizes):
+            return self.reshape(shape)
+        # one copy, not one per dim: [s0, s1] viewed as [1, s0, 1, s1], expanded (stride 0, the
+        # size checked before any work) to [r0, s0, r1, s1], reshaped — the copy — to [r0*s0, r1*s1]
+        interleaved = tuple(x for size in shape for x in (1, size))
+        grown = tuple(x for times, size in zip(sizes, shape) for x in (times, size))
+        final = tuple(times * size for times, size in zip(sizes, shape))
+        if 0 in final:  # an empty result (reshape reads a 0 as "keep this dim", as burn's does)
+            if self.kind is Kind.BOOL:
+                return self.int().repeat(*sizes).bool()
+            out = self.reshape(shape)
+            for d, times in enumerate(sizes):
+                if times != 1:
+                    out = out.repeat_dim(d, times)
+            return out
+        return self.reshape(interleaved).expand(grown).reshape(final)
 
     def flip(self, axes: int | Sequence[int]) -> Self:
         """Reverse the order of elements along ``axes``."""

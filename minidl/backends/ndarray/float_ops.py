@@ -119,12 +119,6 @@ class NdArrayFloatOps:
         return _unary(np.log, tensor)
 
     @classmethod
-    def float_log1p(cls, tensor):
-        """``np.log1p``: exact for tiny ``x`` and keeps ``log1p(-0.0) = -0.0`` (the default,
-        ``log(x + 1)``, rounds both away)."""
-        return _unary(np.log1p, tensor)
-
-    @classmethod
     def float_sqrt(cls, tensor):
         return _unary(np.sqrt, tensor)
 
@@ -180,10 +174,6 @@ class NdArrayFloatOps:
     def float_sum_dim(cls, tensor, dim: int):
         with np.errstate(all="ignore"):
             return like(np.sum(compute(tensor), axis=dim, keepdims=True), tensor.dtype)
-
-    @classmethod
-    def float_prod_dim(cls, tensor, dim: int):
-        return like(np.prod(compute(tensor), axis=dim, keepdims=True), tensor.dtype)
 
     @classmethod
     def float_max_dim(cls, tensor, dim: int):

@@ -198,3 +198,12 @@ def test_pool_arguments_are_checked_by_name(plain):
     with pytest.raises(TypeError, match=r"MaxPool1dConfig\.ceil_mode: expected a bool \(True or False\), found 1 \(int\)"):
         nn.MaxPool1dConfig(2, ceil_mode=1).init()
     assert isinstance(F.adaptive_max_pool2d(T(randn((1, 1, 3, 3)), plain), 2), Tensor)
+
+
+@pytest.mark.parametrize("make", AD_DEVICES)
+def test_prod_gradient_with_zeros_is_the_product_of_the_others_like_torch(make):
+    a = np.array([[2.0, 0.0, 3.0], [0.0, 0.0, 4.0], [1.0, 2.0, 3.0]], np.float32)
+    _check(make, np.float32, lambda x: x.prod(), lambda t: t.prod().reshape(1), a)
+    for dim in (0, 1):
+        _check(make, np.float32, lambda x, d=dim: x.prod_dim(d), lambda t, d=dim: t.prod(d, keepdim=True), a)
+    _check(make, np.float32, lambda x: x.prod_dim(1), lambda t: t.prod(1, keepdim=True), a[:, :1].copy())

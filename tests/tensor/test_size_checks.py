@@ -62,3 +62,10 @@ def test_huge_results_are_refused_before_any_work(device, call):
         call(x)
     assert time.perf_counter() - start < 1.0
     assert isinstance(err.value, MemoryError) and isinstance(err.value, ValueError)
+
+
+def test_a_huge_broadcast_is_refused_before_the_backend_allocates_it(device):
+    a, b = Tensor.zeros((10**6, 1), device), Tensor.zeros((1, 10**6), device)
+    for op in (lambda: a + b, lambda: a * b, lambda: a > b, lambda: a.max_pair(b)):
+        with pytest.raises(TensorTooLargeError, match=r"broadcast result.*\(1000000, 1000000\)"):
+            op()

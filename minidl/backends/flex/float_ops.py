@@ -7,9 +7,9 @@ reductions (``reduce``) and the layout ops that move elements (``copy``, ``index
 Flex also overrides several ``FloatTensorOps`` *defaults* (scalar forms, ``neg``, ``recip``,
 ``log1p``, the ``_elem`` comparisons, clamps, ``max_pair``, ``mean``, ``prod_dim``, the
 ``*_with_indices`` pairs): the default would build a scalar tensor or chain two or three kernels
-where one does (``log(x + 1)`` loses tiny ``x``; ``prod_dim``'s default, ``exp(sum(log x))``,
-is wrong for negative values). Results take the dtype of ``lhs`` (the protocol's rule); when a
-kernel promoted (``lhs`` f32, ``rhs`` f64) the result is cast back. Not here: the pure views
+where one does (``log(x + 1)`` loses tiny ``x``; ``prod_dim``'s default multiplies one slice
+at a time). Results take the dtype of ``lhs`` (the protocol's rule; the Tensor layer refuses two
+float dtypes in one op, as burn does); when a kernel promoted the result is cast back. Not here: the pure views
 (``CpuViewOps``, shared with NdArray), data in and out (``CpuHostOps``) and ``float_random``
 (on ``Flex`` itself, with the random streams and ``seed``).
 """

@@ -214,15 +214,11 @@ class ShapeOps(TensorBase):
         interleaved = tuple(x for size in shape for x in (1, size))
         grown = tuple(x for times, size in zip(sizes, shape) for x in (times, size))
         final = tuple(times * size for times, size in zip(sizes, shape))
-        if 0 in final:  # an empty result (reshape reads a 0 as "keep this dim", as burn's does)
-            if self.kind is Kind.BOOL:
-                return self.int().repeat(*sizes).bool()
-            out = self.reshape(shape)
-            for d, times in enumerate(sizes):
-                if times != 1:
-                    out = out.repeat_dim(d, times)
-            return out
-        return self.reshape(interleaved).expand(grown).reshape(final)
+        grown_view = self.reshape(interleaved).expand(grown)
+        # the backend's reshape, not Tensor.reshape: that one reads a 0 as "keep this dim" (as
+        # burn's does), and an empty repeat has 0s in its final shape
+        op = self._by_kind(float=Dispatch.float_reshape, int=Dispatch.int_reshape, bool=Dispatch.bool_reshape)
+        return self._wrap(op(grown_view.primitive, final))
 
     def flip(self, axes: int | Sequence[int]) -> Self:
         """Reverse the order of elements along ``axes``."""

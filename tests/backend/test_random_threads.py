@@ -9,6 +9,7 @@ after the same seed, in some order — no range of the stream used twice, none s
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import numpy as np
@@ -34,10 +35,15 @@ def _threaded(B, device, distribution) -> list[bytes]:
             errors.append(err)
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(THREADS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads often: a race shows up in every run
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+    finally:
+        sys.setswitchinterval(interval)
     assert not errors, errors
     return [draw for slot in results for draw in slot]
 

@@ -237,6 +237,10 @@ def check_config(cfg: Any, owner: str | None = None) -> None:
         check_field(owner, name, value, tp, rules.get(name))
         if is_config(value):
             check_config(value, f"{owner}.{name}")
+        elif isinstance(value, ConfigEnum) and dataclasses.is_dataclass(value):
+            # a variant with fields (Initializer.Normal(mean, std), PaddingConfig2d.Explicit(...))
+            for inner, inner_tp in field_types(type(value)).items():
+                check_field(f"{owner}.{name}.{value.variant}", inner, getattr(value, inner), inner_tp)
 
 
 def config(cls: type[T]) -> type[T]:

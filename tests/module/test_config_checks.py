@@ -154,3 +154,10 @@ def test_config_errors_are_value_and_type_errors():
         nn.BatchNormConfig(3, momentum=2.0).init(Device.ndarray())
     with pytest.raises(TypeError):
         nn.LinearConfig(3, 2, bias="no").init(Device.ndarray())
+
+
+def test_the_fields_of_a_config_enum_variant_are_checked_too():
+    with pytest.raises(ConfigError, match=r"^LinearConfig\.initializer\.Normal\.mean: expected a finite float, found 'a'"):
+        nn.LinearConfig(3, 2, initializer=nn.Initializer.Normal(mean="a", std=1.0)).init(Device.ndarray())
+    with pytest.raises(ConfigError, match=r"^Conv2dConfig\.padding\.Explicit\.left: expected an int, found 'x'"):
+        nn.Conv2dConfig((2, 4), (3, 3), padding=nn.PaddingConfig2d.Explicit(1, "x", 0, 0)).init(Device.ndarray())

@@ -312,6 +312,10 @@ def embedding(weights: Tensor, indices: Tensor) -> Tensor:
     if not isinstance(indices, Tensor) or indices.kind is not Kind.INT:
         found = indices._describe() if isinstance(indices, Tensor) else type(indices).__name__
         fail("embedding", "Argument indices must be an Int tensor.", f"Found {found}.", kind=True)
+    n = weights.shape[0]
+    if indices.numel() and (indices.lower_elem(0).any().into_scalar() or indices.greater_equal_elem(n).any().into_scalar()):
+        fail("embedding", "Every index must name a row of weights, in [0, n_embedding) (torch refuses too).",
+             f"Expected 0 <= indices < {n}, found min {indices.min().into_scalar()}, max {indices.max().into_scalar()}.")
     return Tensor(Dispatch.embedding(weights.primitive, indices.primitive), _F)
 
 

@@ -207,3 +207,12 @@ def test_prod_gradient_with_zeros_is_the_product_of_the_others_like_torch(make):
     for dim in (0, 1):
         _check(make, np.float32, lambda x, d=dim: x.prod_dim(d), lambda t, d=dim: t.prod(d, keepdim=True), a)
     _check(make, np.float32, lambda x: x.prod_dim(1), lambda t: t.prod(1, keepdim=True), a[:, :1].copy())
+
+
+@pytest.mark.parametrize("bad", [-1, 5])
+def test_embedding_layer_refuses_an_id_outside_the_vocabulary_naming_it(device, bad):
+    layer = nn.EmbeddingConfig(5, 3).init(device)
+    with pytest.raises(TensorCheckError, match=rf"(?s)'embedding'.*0 <= indices < 5, found min {min(bad, 0)}, max {max(bad, 1)}"):
+        layer.forward(T(np.array([[0, bad, 1]]), device))
+    with pytest.raises(IndexError):
+        torch.nn.Embedding(5, 3)(torch.tensor([[0, bad, 1]]))

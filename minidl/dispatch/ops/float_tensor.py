@@ -492,6 +492,10 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_prod(cls, tensor):
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+            device = tensor.device
+            out = (device.routed_backend or backend_for(device)).float_prod(tensor.backend_tensor)
+            return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_prod', {'tensor': tensor})
 
     @classmethod

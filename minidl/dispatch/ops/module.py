@@ -137,50 +137,106 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def adaptive_max_pool2d(cls, x, output_size):
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+            device = x.device
+            out = (device.routed_backend or backend_for(device)).adaptive_max_pool2d(x.backend_tensor, output_size)
+            return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('adaptive_max_pool2d', {'x': x, 'output_size': output_size})
 
     @classmethod
     def adaptive_max_pool2d_with_indices(cls, x, output_size):
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+            device = x.device
+            out = (device.routed_backend or backend_for(device)).adaptive_max_pool2d_with_indices(x.backend_tensor, output_size)
+            return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('adaptive_max_pool2d_with_indices', {'x': x, 'output_size': output_size})
 
     @classmethod
     def adaptive_max_pool2d_with_indices_backward(cls, x, output_grad, indices):
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+            device = x.device
+            if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device:
+                out = (device.routed_backend or backend_for(device)).adaptive_max_pool2d_with_indices_backward(x.backend_tensor, output_grad.backend_tensor, indices.backend_tensor)
+                return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('adaptive_max_pool2d_with_indices_backward', {'x': x, 'output_grad': output_grad, 'indices': indices})
 
     @classmethod
     def max_pool1d(cls, x, kernel_size, stride, padding=0, dilation=1, ceil_mode=False):
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+            device = x.device
+            if type(kernel_size) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
+                out = (device.routed_backend or backend_for(device)).max_pool1d(x.backend_tensor, kernel_size, stride, padding, dilation, ceil_mode)
+                return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('max_pool1d', {'x': x, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode})
 
     @classmethod
     def max_pool1d_with_indices(cls, x, kernel_size, stride, padding=0, dilation=1, ceil_mode=False):
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+            device = x.device
+            if type(kernel_size) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
+                out = (device.routed_backend or backend_for(device)).max_pool1d_with_indices(x.backend_tensor, kernel_size, stride, padding, dilation, ceil_mode)
+                return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('max_pool1d_with_indices', {'x': x, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode})
 
     @classmethod
     def max_pool1d_with_indices_backward(cls, x, kernel_size, stride, padding, dilation, ceil_mode, output_grad, indices):
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+            device = x.device
+            if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device and type(kernel_size) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
+                out = (device.routed_backend or backend_for(device)).max_pool1d_with_indices_backward(x.backend_tensor, kernel_size, stride, padding, dilation, ceil_mode, output_grad.backend_tensor, indices.backend_tensor)
+                return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('max_pool1d_with_indices_backward', {'x': x, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode, 'output_grad': output_grad, 'indices': indices})
 
     @classmethod
     def avg_pool1d(cls, x, kernel_size, stride, padding=0, count_include_pad=True, ceil_mode=False):
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+            device = x.device
+            if type(kernel_size) is not DispatchTensor and type(count_include_pad) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
+                out = (device.routed_backend or backend_for(device)).avg_pool1d(x.backend_tensor, kernel_size, stride, padding, count_include_pad, ceil_mode)
+                return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('avg_pool1d', {'x': x, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'count_include_pad': count_include_pad, 'ceil_mode': ceil_mode})
 
     @classmethod
     def avg_pool1d_backward(cls, x, output_grad, kernel_size, stride, padding, count_include_pad, ceil_mode):
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+            device = x.device
+            if type(output_grad) is DispatchTensor and output_grad.device is device and type(kernel_size) is not DispatchTensor and type(count_include_pad) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
+                out = (device.routed_backend or backend_for(device)).avg_pool1d_backward(x.backend_tensor, output_grad.backend_tensor, kernel_size, stride, padding, count_include_pad, ceil_mode)
+                return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('avg_pool1d_backward', {'x': x, 'output_grad': output_grad, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'count_include_pad': count_include_pad, 'ceil_mode': ceil_mode})
 
     @classmethod
     def adaptive_avg_pool1d(cls, x, output_size):
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+            device = x.device
+            out = (device.routed_backend or backend_for(device)).adaptive_avg_pool1d(x.backend_tensor, output_size)
+            return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('adaptive_avg_pool1d', {'x': x, 'output_size': output_size})
 
     @classmethod
     def adaptive_avg_pool1d_backward(cls, x, output_grad):
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+            device = x.device
+            if type(output_grad) is DispatchTensor and output_grad.device is device:
+                out = (device.routed_backend or backend_for(device)).adaptive_avg_pool1d_backward(x.backend_tensor, output_grad.backend_tensor)
+                return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('adaptive_avg_pool1d_backward', {'x': x, 'output_grad': output_grad})
 
     @classmethod
     def adaptive_max_pool1d_with_indices(cls, x, output_size):
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+            device = x.device
+            out = (device.routed_backend or backend_for(device)).adaptive_max_pool1d_with_indices(x.backend_tensor, output_size)
+            return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('adaptive_max_pool1d_with_indices', {'x': x, 'output_size': output_size})
 
     @classmethod
     def adaptive_max_pool1d_with_indices_backward(cls, x, output_grad, indices):
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+            device = x.device
+            if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device:
+                out = (device.routed_backend or backend_for(device)).adaptive_max_pool1d_with_indices_backward(x.backend_tensor, output_grad.backend_tensor, indices.backend_tensor)
+                return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('adaptive_max_pool1d_with_indices_backward', {'x': x, 'output_grad': output_grad, 'indices': indices})
 
     @classmethod

@@ -127,7 +127,7 @@ class TensorBase:
         ``lhs``'s dtype (f32 + f64 → f32, f64 + f32 → f64): a result that depends on the order
         of the operands. Here the choice is the caller's, made visible with a cast."""
         if (self.kind is Kind.FLOAT and isinstance(other, TensorBase) and other.kind is Kind.FLOAT
-                and other.dtype is not self.dtype):
+                and other.primitive.backend_tensor.dtype != self.primitive.backend_tensor.dtype):
             fail(ops, f"Argument {arg} must have the dtype of self ({self.dtype.value}): minidl, like "
                  "burn 0.22, has no float type promotion.",
                  f"Found self {self.dtype.value} and {arg} {other.dtype.value}; cast one of them first, "

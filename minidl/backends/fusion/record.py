@@ -86,7 +86,7 @@ class FusionRecordedOps:
         return cls.stream.record("bool_not", "bool_not", [tensor], _shape(tensor), np.bool_, kwargs={"tensor": tensor})
 
     @classmethod
-    def bool_into_float(cls, tensor, dtype: DType):
+    def bool_into_float(cls, tensor, dtype: DType = DType.F32):
         """Record the conversion of a mask to 0/1 floats."""
         return cls.stream.record("bool_into_float", "bool_into_float", [tensor], _shape(tensor), dtype.numpy,
                                  static=(dtype.value,), kwargs={"tensor": tensor, "dtype": dtype})

@@ -50,6 +50,11 @@ class FusionTensor:
                 raise RuntimeError(f"fusion: t{self.id} was not produced by the stream's execution")
         return self._value
 
+    def __array__(self, dtype=None, copy=None):
+        """``np.asarray(handle)``: the value as a NumPy array (a sync point)."""
+        value = np.asarray(self.value)
+        return value if dtype is None else value.astype(dtype)
+
     def __repr__(self) -> str:
         state = "pending" if self.pending else "ready"
         return f"FusionTensor(t{self.id}, {self.dtype.name}{list(self.shape)}, {state})"

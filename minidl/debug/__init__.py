@@ -8,6 +8,8 @@
 - :func:`graph` — the autodiff steps behind a tensor, as a table and an SVG.
 - :func:`debug_level` / ``MINIDL_DEBUG`` — leveled output: routes, kernels and times, compiles.
 - :func:`path_diagram` / :func:`merge_paths` — a backtrace drawn as the seeds' flowcharts.
+- :func:`fusion_plan` / :func:`fusion_history` — what a fusion stream recorded, the blocks
+  its search chose, the generated kernels' sources, bytes moved with and without fusion.
 - :func:`pdb_session` — a genuine, non-interactive ``pdb`` transcript.
 
 ``minidl.debug.flowchart`` draws call paths and decision diagrams as SVG, in pure Python.
@@ -18,6 +20,7 @@ Nothing in minidl imports this package; importing it costs no hook until a tool 
 from minidl.debug.catalog import backend_classes, known_locations
 from minidl.debug.diagram import PathDiagram, merge_paths, path_diagram
 from minidl.debug.flowchart import Flowchart
+from minidl.debug.fusion import BlockView, FusionPlan, fusion_history, fusion_plan
 from minidl.debug.graph import GraphView, graph
 from minidl.debug.implementations import (
     Coverage,
@@ -33,11 +36,13 @@ from minidl.debug.table import Table
 from minidl.debug.trace import Breakpoint, Frame, Hit, Trace, trace
 
 __all__ = [
+    "BlockView",
     "Breakpoint",
     "Coverage",
     "DebugLog",
     "Flowchart",
     "Frame",
+    "FusionPlan",
     "GraphView",
     "Hit",
     "Implementations",
@@ -48,6 +53,8 @@ __all__ = [
     "coverage",
     "debug_level",
     "default_recipe",
+    "fusion_history",
+    "fusion_plan",
     "get_level",
     "graph",
     "implementations",

@@ -5,8 +5,10 @@
 level what is printed (to stderr, or captured)
 ===== =====================================================================================
 0     nothing (the default; no hook is installed, so nothing is paid)
-1     each op Dispatch routes, as ``float_matmul → Autodiff[Flex]``
-2     plus, when the op returns: its tensor arguments (dtype and shape), the result, the
+1     each op Dispatch routes, as ``float_matmul → Autodiff[Flex]``; on a fusion device
+      also the stream's events (sync, plan searched or reused, block fused, kernel
+      generated or loaded, launched, op run on ``B``)
+2     plus every op a fusion stream records, and, when the op returns: its tensor arguments (dtype and shape), the result, the
       numba kernels it ran with their times, and the op's wall time
 3     plus numba compile events: a kernel's first call loading from numba's cache or
       compiling, with the signature and the time it took
@@ -219,6 +221,9 @@ _compile_listener: _CompileListener | None = None
 
 def _apply(level: int) -> None:
     global _compile_listener
+    from minidl.debug import fusion as _fusion
+
+    _fusion.listen(level >= 1)
     if level >= 1 and _on_route not in ROUTE_LISTENERS:
         ROUTE_LISTENERS.append(_on_route)
     if level < 1 and _on_route in ROUTE_LISTENERS:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ad_helpers import INNER, ad, inner_backend, leaf
+from ad_helpers import INNER, ad, leaf
 
 from minidl.autodiff import Autodiff, Recompute, graph, graph_memory
 from minidl.dispatch import Device, backend_for

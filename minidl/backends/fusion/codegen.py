@@ -177,7 +177,8 @@ def loop_kernel(ops: list[OperationIr], full: tuple[int, ...], reduced: tuple[in
             is_full[f"v{j}"] = False
             level[f"v{j}"] = level[ins[0]] + 1
         else:
-            is_full[f"v{j}"] = bool(reduced) and tuple(op.out.shape) != row_shape
+            # in a reduce block a result is either full-size or one value per row
+            is_full[f"v{j}"] = bool(reduced) and int(np.prod(op.out.shape)) == int(np.prod(full))
             level[f"v{j}"] = max(level[i] for i in ins)
     # ----- operands, strides, coalesced dims ----------------------------------------------
     operand_strides = [_broadcast_strides(t.shape, full) for t in vals.ext]

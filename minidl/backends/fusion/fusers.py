@@ -72,28 +72,29 @@ class ElementwiseFuser(OperationFuser):
 
 
 class ReduceFuser(OperationFuser):
-    """Reductions along one dim with the element-wise ops that feed them (fuse on read), the ops
-    on their results, and the element-wise ops that broadcast those results back over the
-    rows (burn's ``ReduceBroadcastedFuser``): ``layer_norm``'s default becomes one kernel."""
+    """Reductions (along one dim, or of every element) with the element-wise ops that feed them
+    (fuse on read), the ops on their results, and the element-wise ops that broadcast those
+    results back over the rows (burn's ``ReduceBroadcastedFuser``): ``layer_norm``'s default
+    becomes one kernel."""
 
     name = "reduce"
 
     def reset(self) -> None:
         super().reset()
         self.full: tuple[int, ...] | None = None
-        self.dim: int | None = None
+        self.dims: tuple[int, ...] | None = None
 
-    @property
-    def row(self) -> tuple[int, ...]:
-        return tuple(1 if d == self.dim else s for d, s in enumerate(self.full))
+    @staticmethod
+    def _dims(op: OperationIr) -> tuple[int, ...]:
+        rank = len(op.inputs[0].shape)
+        return tuple(range(rank)) if op.static[0] == "all" else (op.static[0],)
 
-    def _fits(self, op: OperationIr, full: tuple[int, ...], row: tuple[int, ...]) -> bool:
+    def _fits(self, op: OperationIr, full: tuple[int, ...], dims: tuple[int, ...]) -> bool:
         if op.kind in REDUCE:
-            return op.inputs[0].shape == full and op.static[0] == self.dim_for(op)
-        return op.out.shape in (full, row) and all(_broadcasts_to(t.shape, full) for t in op.inputs)
-
-    def dim_for(self, op: OperationIr) -> int:
-        return self.dim if self.dim is not None else op.static[0]
+            return op.inputs[0].shape == full and self._dims(op) == dims
+        row = tuple(1 if d in dims else s for d, s in enumerate(full))
+        scalar = len(dims) == len(full) and op.out.shape == (1,)
+        return (op.out.shape in (full, row) or scalar) and all(_broadcasts_to(t.shape, full) for t in op.inputs)
 
     def fuse(self, op: OperationIr) -> bool:
         if not _dtypes_ok(op) or (op.kind not in ELEMENTWISE and op.kind not in REDUCE):
@@ -102,17 +103,13 @@ class ReduceFuser(OperationFuser):
             if op.kind not in REDUCE:
                 self.ops.append(op)  # checked when the first reduction fixes the shapes
                 return True
-            full, dim = op.inputs[0].shape, op.static[0]
-            if full[dim] == 1:
+            full, dims = op.inputs[0].shape, self._dims(op)
+            if all(full[d] == 1 for d in dims) or not all(self._fits(prev, full, dims) for prev in self.ops):
                 return False
-            row = tuple(1 if d == dim else s for d, s in enumerate(full))
-            self.full, self.dim = full, dim
-            if not all(self._fits(prev, full, row) for prev in self.ops):
-                self.full = self.dim = None
-                return False
+            self.full, self.dims = full, dims
             self.ops.append(op)
             return True
-        if not self._fits(op, self.full, self.row):
+        if not self._fits(op, self.full, self.dims):
             return False
         self.ops.append(op)
         return True
@@ -122,7 +119,7 @@ class ReduceFuser(OperationFuser):
         return self.full is not None and len(self.ops) >= 2
 
     def finish(self, ops, writes):
-        return loop_kernel(ops, self.full, (self.dim,), writes, "reduce")
+        return loop_kernel(ops, self.full, self.dims, writes, "reduce")
 
 
 class MatmulFuser(OperationFuser):

@@ -82,6 +82,7 @@ ELEMENTWISE = {**UNARY, **BINARY, **SCALAR, **COMPARE, **OTHER}
 #: max/min propagate NaN, as torch does.
 REDUCE = {
     "sum_dim": ("0", "{acc} + {x}"),
+    "sum": ("0", "{acc} + {x}"),  # every dim: shape [1]
     "max_dim": ("-np.inf", "{x} if ({x} > {acc} or {x} != {x}) else {acc}"),
     "min_dim": ("np.inf", "{x} if ({x} < {acc} or {x} != {x}) else {acc}"),
 }

@@ -64,6 +64,8 @@ class Processor:
         return ExecutionRecord(ops, plan, searched, written, seconds=time.perf_counter() - start), env
 
     def _run(self, block: Block, ops: list[OperationIr], env: dict, back: dict[int, int]) -> None:
+        if not block.writes:
+            return  # dead: nothing it computes is read
         if block.fused:
             block.kernel.launch(ops[block.start:block.end], env, [back[r] for r in block.writes])
             return

@@ -112,6 +112,12 @@ class FusionRecordedOps:
                                  scalars=(float(value),), kwargs={"tensor": tensor, "mask": mask, "value": value})
 
     @classmethod
+    def float_sum(cls, tensor):
+        """Record the sum of every element (shape ``[1]``)."""
+        return cls.stream.record("sum", "float_sum", [tensor], (1,), _dtype(tensor), static=("all",),
+                                 kwargs={"tensor": tensor})
+
+    @classmethod
     def float_matmul(cls, lhs, rhs):
         """Record a matmul (fusable with its element-wise epilogue)."""
         a, b = _shape(lhs), _shape(rhs)

@@ -5,7 +5,8 @@ From the first op not yet placed, every fuser is offered the ops one after anoth
 refuses; the fuser that took the most ops (and can build a kernel from them) gets the block.
 An op that no fuser takes, or that would be a block of one, runs alone on ``B`` (burn's
 ``ExecutionStrategy::Operations``). Blocks are consecutive ops of the stream: an op no fuser
-takes closes the block before it.
+takes closes the block before it. A block none of whose results is needed (nobody holds
+them, no later op reads them) is kept in the plan but not run.
 """
 
 from __future__ import annotations
@@ -35,7 +36,9 @@ class Explorer:
                 if fuser.ready and len(fuser.ops) > best_len:
                     best, best_len = fuser, len(fuser.ops)
             if best is None:
-                blocks.append(Block(i, i + 1))
+                later = {t.id for op in ops[i + 1:] for t in op.inputs}
+                out = ops[i].out.id
+                blocks.append(Block(i, i + 1, writes=(rel[out],) if out in alive or out in later else ()))
                 i += 1
                 continue
             end = i + best_len

@@ -53,6 +53,12 @@ def _expr(op: OperationIr, args: list[str], scalars: list[str]) -> str:
     return text if op.out.dtype == np.bool_ else f"{_np(op.out.dtype)}({text})"
 
 
+def _at(array: str, index: str) -> str:
+    """``array[index]`` with an unsigned index: numba then skips the negative-index wraparound
+    check, which otherwise stops LLVM from vectorizing ``a[base + k]`` (measured 20x on layer_norm)."""
+    return f"{array}[np.uint64({index})]" if index not in ("0",) else f"{array}[0]"
+
+
 def _contiguous(shape: tuple[int, ...]) -> list[int]:
     strides, acc = [], 1
     for size in reversed(shape):
@@ -248,13 +254,13 @@ def loop_kernel(ops: list[OperationIr], full: tuple[int, ...], reduced: tuple[in
                     continue
                 for i in ins:
                     if i.startswith("x") and i not in done:
-                        lines.append(f"{row_ind}{i} = a{i[1:]}[b{int(i[1:])}]")
+                        lines.append(f"{row_ind}{i} = {_at(f'a{i[1:]}', f'b{int(i[1:])}')}")
                         done.add(i)
                 lines.append(f"{row_ind}{v} = {_expr(op, ins, vals.scalar_args(j))}")
                 done.add(v)
                 if v in out_of:
                     q = out_of[v]
-                    lines.append(f"{row_ind}o{q - len(vals.ext)}[b{q}] = {v}")
+                    lines.append(f"{row_ind}{_at(f'o{q - len(vals.ext)}', f'b{q}')} = {v}")
                 progress = True
 
     max_level = max(level.values(), default=0)
@@ -279,7 +285,7 @@ def loop_kernel(ops: list[OperationIr], full: tuple[int, ...], reduced: tuple[in
             if v.startswith("x"):
                 p = int(v[1:])
                 idx = " + ".join([f"b{p}", *inner_terms[p]])
-                lines.append(f"{deep}{v} = a{p}[{idx}]")
+                lines.append(f"{deep}{v} = {_at(f'a{p}', idx)}")
             else:
                 j = int(v[1:])
                 ins = [need(name_of(t)) for t in ops[j].inputs]
@@ -295,13 +301,13 @@ def loop_kernel(ops: list[OperationIr], full: tuple[int, ...], reduced: tuple[in
             v = need(f"v{j}")
             q = out_of[v]
             idx = " + ".join([f"b{q}", *inner_terms[q]])
-            lines.append(f"{deep}o{q - len(vals.ext)}[{idx}] = {v}")
+            lines.append(f"{deep}{_at(f'o{q - len(vals.ext)}', idx)} = {v}")
         for j in reds:
             lines.append(f"{row_ind}v{j} = acc{j}")
             done.add(f"v{j}")
             if f"v{j}" in out_of:
                 q = out_of[f"v{j}"]
-                lines.append(f"{row_ind}o{q - len(vals.ext)}[b{q}] = v{j}")
+                lines.append(f"{row_ind}{_at(f'o{q - len(vals.ext)}', f'b{q}')} = v{j}")
     row_emit()
     if not lines or lines[-1].strip().endswith(":"):
         lines.append(f"{row_ind}pass")
@@ -361,13 +367,13 @@ def matmul_kernel(ops: list[OperationIr], writes: list[int]) -> Kernel:
         st = _broadcast_strides(t.shape, full)
         idx = " + ".join([term for term in (("i" if st[0] == 1 else f"i * {st[0]}") if st[0] else None,
                                              ("j" if st[1] == 1 else f"j * {st[1]}") if st[1] else None) if term]) or "0"
-        lines.append(f"{deep}x{p} = a{p}[{idx}]")
+        lines.append(f"{deep}x{p} = {_at(f'a{p}', idx)}")
         done.add(f"x{p}")
     for j, op in enumerate(ops[1:], start=1):
         ins = [name_of(t) for t in op.inputs]
         lines.append(f"{deep}v{j} = {_expr(op, ins, vals.scalar_args(j))}")
     for q, j in enumerate(writes):
-        lines.append(f"{deep}o{q}[i * N + j] = v{j}")
+        lines.append(f"{deep}{_at(f'o{q}', 'i * N + j')} = v{j}")
     body = "\n".join(lines) + "\n"
     kinds = [op.kind for op in ops]
     name, source, module = _finish("matmul", "matmul with epilogue", body, params, kinds)

@@ -42,6 +42,7 @@ class FusionPlan:
         self.ops = [repr(op) for op in record.ops]
         self.searched = record.searched
         self.reason = record.reason
+        self.index = record.index
         self.blocks: list[BlockView] = []
         for block in record.plan.blocks:
             ops = record.ops[block.start:block.end]
@@ -106,9 +107,11 @@ def fusion_plan(index: int = -1, backend: type | None = None) -> FusionPlan:
     return FusionPlan(cls.stream.history[index])
 
 
-def fusion_history(backend: type | None = None) -> list[FusionPlan]:
-    """The plans of the last executions (up to 8), oldest first."""
-    return [FusionPlan(r) for r in _backend(backend).stream.history]
+def fusion_history(since: int | None = None, backend: type | None = None) -> list[FusionPlan]:
+    """The plans of the last executions (up to 64), oldest first; with ``since``, only those
+    from execution number ``since`` on (take ``stream.executions`` before running something)."""
+    records = _backend(backend).stream.history
+    return [FusionPlan(r) for r in records if since is None or r.index >= since]
 
 
 # ----- MINIDL_DEBUG stream events ------------------------------------------------------------

@@ -31,6 +31,7 @@ class ExecutionRecord:
     written: set[int] = field(default_factory=set)
     reason: str = ""
     seconds: float = 0.0
+    index: int = 0
 
 
 class Processor:

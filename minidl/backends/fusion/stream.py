@@ -51,8 +51,10 @@ class Stream:
         self.lock = threading.RLock()
         self.processor = Processor(backend)
         self._ids = itertools.count()
-        #: the last executions (newest last), for minidl.debug.fusion_plan
+        #: the last executions (newest last, up to 64), for minidl.debug.fusion_plan
         self.history: list = []
+        #: how many executions (drains that ran something) this stream has had
+        self.executions = 0
 
     # ----- handles ------------------------------------------------------------------------
     def new_id(self) -> int:
@@ -112,7 +114,9 @@ class Stream:
                 emit("drain", reason=reason, ops=len(ops))
             record, env = self.processor.process(ops, leaves, set(alive))
             record.reason = reason
+            record.index = self.executions
+            self.executions += 1
             for tid, handle in alive.items():
                 handle._value = env[tid]
             self.history.append(record)
-            del self.history[:-8]
+            del self.history[:-64]

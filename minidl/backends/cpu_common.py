@@ -3,9 +3,11 @@ implementations of every int and bool op.
 
 burn's ndarray and flex crates each write their own int and bool ops; here both CPU backends
 inherit one NumPy version, because int and bool tensors (indices, masks) are not what the book
-teaches. A CPU backend is assembled from these mixins plus its own float and module ops::
+teaches. A CPU backend is assembled from these mixins, the pure layout ops of every kind
+(``CpuViewOps``, :mod:`minidl.backends.cpu_views`) and its own float and module ops::
 
-    class NdArray(CpuHostOps, CpuIntOps, CpuBoolOps, NdArrayFloatOps, NdArrayModuleOps, Backend)
+    class NdArray(CpuHostOps, CpuViewOps, CpuIntOps, CpuBoolOps, NdArrayFloatOps, NdArrayModuleOps,
+                  Backend)
 
 The mixins are plain classes (they do not subclass the protocol families), so the protocol's
 required-op check still finds each op in the backend's own classes.
@@ -300,31 +302,7 @@ class CpuIntOps:
     def int_argmin(cls, tensor, dim: int):
         return np.argmin(tensor, axis=dim, keepdims=True).astype(INDEX_DTYPE, copy=False)
 
-    # layout
-    @classmethod
-    def int_reshape(cls, tensor, shape: Shape):
-        return np.reshape(tensor, tuple(shape))
-
-    @classmethod
-    def int_swap_dims(cls, tensor, dim1: int, dim2: int):
-        return np.swapaxes(tensor, dim1, dim2)
-
-    @classmethod
-    def int_permute(cls, tensor, axes: Sequence[int]):
-        return np.transpose(tensor, tuple(axes))
-
-    @classmethod
-    def int_flip(cls, tensor, axes: Sequence[int]):
-        return np.flip(tensor, axis=tuple(axes))
-
-    @classmethod
-    def int_expand(cls, tensor, shape: Shape):
-        return np.broadcast_to(tensor, tuple(shape))
-
-    @classmethod
-    def int_slice(cls, tensor, slices: Sequence[slice]):
-        return tensor[tuple(slices)]
-
+    # layout that moves elements (the views are CpuViewOps')
     @classmethod
     def int_slice_assign(cls, tensor, slices: Sequence[slice], value):
         return slice_assign(tensor, slices, value)
@@ -387,30 +365,6 @@ class CpuBoolOps:
     @classmethod
     def bool_equal(cls, lhs, rhs):
         return np.equal(lhs, rhs)
-
-    @classmethod
-    def bool_reshape(cls, tensor, shape: Shape):
-        return np.reshape(tensor, tuple(shape))
-
-    @classmethod
-    def bool_swap_dims(cls, tensor, dim1: int, dim2: int):
-        return np.swapaxes(tensor, dim1, dim2)
-
-    @classmethod
-    def bool_permute(cls, tensor, axes: Sequence[int]):
-        return np.transpose(tensor, tuple(axes))
-
-    @classmethod
-    def bool_flip(cls, tensor, axes: Sequence[int]):
-        return np.flip(tensor, axis=tuple(axes))
-
-    @classmethod
-    def bool_expand(cls, tensor, shape: Shape):
-        return np.broadcast_to(tensor, tuple(shape))
-
-    @classmethod
-    def bool_slice(cls, tensor, slices: Sequence[slice]):
-        return tensor[tuple(slices)]
 
     @classmethod
     def bool_cat(cls, tensors: Sequence, dim: int):

@@ -16,6 +16,7 @@ forward on clones of one model feed the same statistics. The semantics are burn'
 
 from __future__ import annotations
 
+import itertools
 import threading
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,27 @@ from minidl.module.param import new_param_id
 
 if TYPE_CHECKING:
     from minidl.tensor import Tensor
+
+
+_THREAD_IDS = itertools.count(1)
+_THREAD_IDS_LOCK = threading.Lock()
+_THIS_THREAD = threading.local()
+
+
+def current_thread_id() -> int:
+    """An id for the calling thread that no other thread ever gets, for the life of the process.
+
+    burn keys pending updates by ``std::thread::ThreadId``, which is never reused. CPython's
+    ``threading.get_ident()`` is: a thread started after another one exited often gets the dead
+    thread's ident, and would then fold that thread's pending update as if it were its own. A
+    counter handed out once per thread (kept in a ``threading.local``) has burn's guarantee.
+    """
+    ident = getattr(_THIS_THREAD, "id", None)
+    if ident is None:
+        with _THREAD_IDS_LOCK:
+            ident = next(_THREAD_IDS)
+        _THIS_THREAD.id = ident
+    return ident
 
 
 class RunningState:
@@ -48,7 +70,7 @@ class RunningState:
 
     def update(self, value: Tensor) -> None:
         """Store ``value`` for this thread; fold first if this thread already had one."""
-        thread = threading.get_ident()
+        thread = current_thread_id()
         with self._lock:
             if thread in self._pending:
                 self._fold()
@@ -62,7 +84,7 @@ class RunningState:
     def value_sync(self) -> Tensor:
         """Fold this thread's pending update (with the other threads'), then return the value."""
         with self._lock:
-            if threading.get_ident() in self._pending:
+            if current_thread_id() in self._pending:
                 self._fold()
             return self._value
 

@@ -18,6 +18,7 @@ the same idea; this reader needs no torch at all.
 from __future__ import annotations
 
 import io
+import math
 import pickle
 from collections import OrderedDict
 from collections.abc import Callable
@@ -65,22 +66,32 @@ class Storage:
         self.array = array
 
 
+# A view may repeat its storage's elements (stride 0, as an expanded tensor has): allow that up to
+# this many elements per tensor, and up to this budget for the whole file, then call it hostile.
+MAX_EXPANDED_ELEMENTS = 1 << 22
+MAX_MATERIALIZED_BYTES_OVER_STORAGES = 64 << 20
+
+
 def rebuild_tensor(storage: Storage, storage_offset: int, size: tuple, stride: tuple,
                    requires_grad: bool = False, backward_hooks: Any = None,
                    metadata: Any = None) -> np.ndarray:
     """Our ``torch._utils._rebuild_tensor_v2``: the view ``(offset, size, stride)`` of a
     storage, copied into a contiguous array. Bounds are checked first: a hostile file must
-    not make ``as_strided`` read memory outside the storage."""
+    not make ``as_strided`` read memory outside the storage, nor make a one-element storage
+    viewed with stride 0 as ``[60000, 60000]`` allocate gigabytes."""
     if not isinstance(storage, Storage):
         raise UnsafeFileError(f"tensor rebuilt from {type(storage).__name__}, not a storage")
-    size = tuple(int(s) for s in size)
-    stride = tuple(int(s) for s in stride)
-    offset = int(storage_offset)
+    size, stride, offset = _view_args(storage, storage_offset, size, stride)
     flat = storage.array
-    if len(size) != len(stride) or offset < 0 or any(s < 0 for s in size) or any(s < 0 for s in stride):
-        raise CorruptFileError(f"storage {storage.key}: invalid view offset={offset} size={size} stride={stride}")
     if 0 in size:
         return np.zeros(size, dtype=flat.dtype)
+    numel = math.prod(size)
+    if numel > max(flat.size, MAX_EXPANDED_ELEMENTS):
+        raise CorruptFileError(
+            f"storage {storage.key}: a view of {numel} elements (size={list(size)}, "
+            f"stride={list(stride)}) over a storage of {flat.size}: refused, it would repeat "
+            "the storage's elements into more memory than the file holds"
+        )
     last = offset + sum((n - 1) * s for n, s in zip(size, stride))
     if last >= flat.size:
         raise CorruptFileError(
@@ -91,6 +102,22 @@ def rebuild_tensor(storage: Storage, storage_offset: int, size: tuple, stride: t
         flat[offset:], shape=size, strides=tuple(s * item for s in stride), writeable=False
     )
     return np.array(view, copy=True, order="C")
+
+
+def _view_args(storage: Storage, storage_offset: Any, size: Any, stride: Any) -> tuple[tuple, tuple, int]:
+    """``(size, stride, offset)`` as ints, or :class:`CorruptFileError` naming the storage."""
+    try:
+        size = tuple(int(s) for s in size)
+        stride = tuple(int(s) for s in stride)
+        offset = int(storage_offset)
+    except (TypeError, ValueError, OverflowError):
+        raise CorruptFileError(
+            f"storage {storage.key}: the view's offset/size/stride are not integers "
+            f"({storage_offset!r}, {size!r}, {stride!r})"
+        ) from None
+    if len(size) != len(stride) or offset < 0 or any(s < 0 for s in size) or any(s < 0 for s in stride):
+        raise CorruptFileError(f"storage {storage.key}: invalid view offset={offset} size={size} stride={stride}")
+    return size, stride, offset
 
 
 def rebuild_parameter(data: Any, requires_grad: bool = False, backward_hooks: Any = None) -> Any:
@@ -120,8 +147,11 @@ class SafeUnpickler(pickle.Unpickler):
         super().__init__(io.BytesIO(data))
         self._load_storage = load_storage
         self._storages: dict[str, Storage] = {}
+        self._materialized = 0  # bytes of rebuilt tensors so far
 
     def find_class(self, module: str, name: str) -> Any:
+        if (module, name) == ("torch._utils", "_rebuild_tensor_v2"):
+            return self._rebuild_tensor
         if (module, name) in _ALLOWED:
             return _ALLOWED[(module, name)]
         if module == "torch" and name in STORAGE_DTYPES:
@@ -132,12 +162,27 @@ class SafeUnpickler(pickle.Unpickler):
             "(torch.save(model.state_dict(), path)) rather than a model or other objects."
         )
 
+    def _rebuild_tensor(self, storage: Any, *args: Any) -> np.ndarray:
+        """:func:`rebuild_tensor`, within a budget for the whole file: many views of one large
+        storage must not add up to more memory than the storages hold (plus a margin)."""
+        array = rebuild_tensor(storage, *args)
+        self._materialized += array.nbytes
+        held = sum(s.array.nbytes for s in self._storages.values())
+        if self._materialized > 4 * held + MAX_MATERIALIZED_BYTES_OVER_STORAGES:
+            raise CorruptFileError(
+                f"the file's tensors would take {self._materialized} bytes, far more than its "
+                f"storages hold ({held} bytes): refused"
+            )
+        return array
+
     def persistent_load(self, pid: Any) -> Storage:
         if not (isinstance(pid, tuple) and len(pid) >= 5 and pid[0] == "storage"):
             raise UnsafeFileError(f"unexpected persistent reference {pid!r}; refused as unsafe")
         _, storage_type, key, _location, numel = pid[:5]
         if not isinstance(storage_type, StorageType):
             raise UnsafeFileError(f"storage {key!r} has type {storage_type!r}; refused as unsafe")
+        if not isinstance(key, str | int) or not isinstance(numel, int) or numel < 0:
+            raise CorruptFileError(f"storage reference {pid[:5]!r}: the key or element count is invalid")
         key = str(key)
         if key not in self._storages:
             self._storages[key] = Storage(key, self._load_storage(key, storage_type.dtype, int(numel)))
@@ -152,5 +197,5 @@ def safe_unpickle(data: bytes, load_storage: Callable[[str, str, int], np.ndarra
     except (UnsafeFileError, CorruptFileError):
         raise
     except (pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError, KeyError,
-            AttributeError, MemoryError, OverflowError) as err:
+            AttributeError, MemoryError, OverflowError, RecursionError) as err:
         raise CorruptFileError(f"the pickled state dict is damaged: {type(err).__name__}: {err}") from None

@@ -24,12 +24,20 @@ from typing import Any
 
 import numpy as np
 
-from minidl.store.errors import CorruptFileError, StoreError
-from minidl.store.torch_pickle import safe_unpickle
+from minidl.store.errors import CorruptFileError, StoreError, UnsafeFileError
+from minidl.store.torch_pickle import STORAGE_DTYPES, safe_unpickle
 
-# zip members are compressed at most by this ratio before we call the file hostile (a "zip
-# bomb" would otherwise allocate whatever the header claims).
+# What a hostile file may not make the reader do, checked before the work is done:
+# a zip member compressed by more than this ratio is a "zip bomb" (it would allocate whatever
+# its header claims);
 _MAX_RATIO = 1000
+# data.pkl describes tensors, it does not hold them (~100 bytes per tensor): bigger is hostile;
+MAX_PICKLE_BYTES = 64 << 20
+# flattening walks the unpickled containers: a pickle whose lists share each other (a DAG, a few
+# bytes long) would make a recursive walk visit 2**depth paths; dicts 20,000 deep would blow the
+# stack. A state dict is a shallow tree of at most a few hundred thousand entries.
+MAX_NESTING = 100
+MAX_ENTRIES = 250_000
 
 
 def _storage_dtype(name: str, byteorder: str) -> np.dtype:
@@ -64,7 +72,7 @@ def read_torch_file(path: str | Path, top_level_key: str | None = None) -> dict[
         raise FileNotFoundError(f"PyTorch file not found: {path}")
     try:
         archive = zipfile.ZipFile(path)
-    except zipfile.BadZipFile:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError, NotImplementedError):
         raise CorruptFileError(
             f"{path}: not a PyTorch zip archive (the file is truncated or damaged, or was written "
             "by torch.save's legacy format, _use_new_zipfile_serialization=False, which minidl "
@@ -75,17 +83,42 @@ def read_torch_file(path: str | Path, top_level_key: str | None = None) -> dict[
     return flatten_tensors(obj, top_level_key, source=str(path))
 
 
+def _check_member_names(names: list[str], path: Path) -> None:
+    """Refuse member names that point outside the archive (``../x``, ``/etc/x``, ``C:\\x``).
+
+    minidl never extracts an archive, but a file with such names was not written by
+    ``torch.save``: it is refused rather than half-trusted."""
+    for name in names:
+        parts = name.replace("\\", "/").split("/")
+        if name.startswith(("/", "\\")) or ".." in parts or "\0" in name or (len(name) > 1 and name[1] == ":"):
+            raise UnsafeFileError(f"{path}: the zip member name {name!r} points outside the archive; refused")
+
+
+def _check_size(info: zipfile.ZipInfo, path: Path, what: str, limit: int | None = None) -> None:
+    """Refuse a member whose uncompressed size is implausible, before it is decompressed."""
+    if info.file_size > _MAX_RATIO * max(info.compress_size, 1) and info.file_size > (1 << 20):
+        raise CorruptFileError(
+            f"{path}: {what} claims {info.file_size} bytes from {info.compress_size} compressed "
+            f"(ratio over {_MAX_RATIO}): refused as a zip bomb"
+        )
+    if limit is not None and info.file_size > limit:
+        raise CorruptFileError(f"{path}: {what} is {info.file_size} bytes, more than the {limit} a state dict needs")
+
+
 def _read_archive(archive: zipfile.ZipFile, path: Path) -> Any:
     names = archive.namelist()
+    _check_member_names(names, path)
     pickles = [n for n in names if n.endswith("data.pkl") and n.count("/") == 1]
     if len(pickles) != 1:
         raise CorruptFileError(f"{path}: expected one '<archive>/data.pkl' in the zip, found {pickles}")
     prefix = pickles[0][: -len("data.pkl")]
+    _check_size(archive.getinfo(pickles[0]), path, "data.pkl", MAX_PICKLE_BYTES)
     try:
         byteorder_raw = archive.read(prefix + "byteorder") if prefix + "byteorder" in names else b"little"
         byteorder = {"little": "<", "big": ">"}[byteorder_raw.decode().strip()]
         pickled = archive.read(pickles[0])
-    except (zipfile.BadZipFile, KeyError, UnicodeDecodeError, OSError, EOFError) as err:
+    except (zipfile.BadZipFile, KeyError, UnicodeDecodeError, OSError, EOFError, ValueError,
+            NotImplementedError, RuntimeError) as err:  # RuntimeError: an encrypted member
         raise CorruptFileError(f"{path}: damaged archive ({type(err).__name__}: {err})") from None
 
     def load_storage(key: str, dtype_name: str, numel: int) -> np.ndarray:
@@ -94,11 +127,16 @@ def _read_archive(archive: zipfile.ZipFile, path: Path) -> Any:
             info = archive.getinfo(member)
         except KeyError:
             raise CorruptFileError(f"{path}: storage {key} is missing from the archive") from None
-        if info.compress_size and info.file_size > _MAX_RATIO * max(info.compress_size, 1):
-            raise CorruptFileError(f"{path}: storage {key} claims an implausible size")
+        _check_size(info, path, f"storage {key}")
+        itemsize = 2 if dtype_name == "bfloat16" else np.dtype(STORAGE_DTYPES.get(dtype_name, dtype_name)).itemsize
+        if info.file_size != numel * itemsize:
+            raise CorruptFileError(
+                f"{path}: storage {key}: expected {numel} {dtype_name} elements "
+                f"({numel * itemsize} bytes), found {info.file_size} bytes"
+            )
         try:
             raw = archive.read(member)
-        except (zipfile.BadZipFile, OSError, EOFError) as err:
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError) as err:
             raise CorruptFileError(f"{path}: storage {key} is damaged ({err})") from None
         return _decode_storage(raw, dtype_name, byteorder, key, numel)
 
@@ -114,19 +152,39 @@ def flatten_tensors(obj: Any, top_level_key: str | None = None, source: str = "s
             keys = sorted(map(str, obj)) if isinstance(obj, Mapping) else type(obj).__name__
             raise StoreError(f"{source}: top-level key {top_level_key!r} not found (found {keys})")
         obj = obj[top_level_key]
-    out: dict[str, np.ndarray] = {}
-
-    def walk(value: Any, prefix: str) -> None:
-        if isinstance(value, np.ndarray):
-            out[prefix] = value
-        elif isinstance(value, Mapping):
-            for k, v in value.items():
-                walk(v, f"{prefix}.{k}" if prefix else str(k))
-        elif isinstance(value, list | tuple):
-            for i, v in enumerate(value):
-                walk(v, f"{prefix}.{i}" if prefix else str(i))
-
     if isinstance(obj, np.ndarray):
         raise StoreError(f"{source}: holds a single tensor, not a state dict of named tensors")
-    walk(obj, "")
+    return _walk(obj, source)
+
+
+def _walk(obj: Any, source: str) -> dict[str, np.ndarray]:
+    """The arrays under ``obj`` by dotted path, walked iteratively within
+    :data:`MAX_NESTING` levels and :data:`MAX_ENTRIES` entries (see their comment)."""
+    out: dict[str, np.ndarray] = {}
+    stack: list[tuple[Any, str, int]] = [(obj, "", 0)]
+    visited = 0
+    while stack:
+        value, prefix, depth = stack.pop()
+        visited += 1
+        if visited > MAX_ENTRIES:
+            raise CorruptFileError(
+                f"{source}: more than {MAX_ENTRIES} entries to walk; its containers reference "
+                "each other (a state dict is a tree of tensors): refused"
+            )
+        if isinstance(value, np.ndarray):
+            out[prefix] = value
+            continue
+        if isinstance(value, Mapping):
+            items = [(str(k), v) for k, v in value.items()]
+        elif isinstance(value, list | tuple):
+            items = [(str(i), v) for i, v in enumerate(value)]
+        else:
+            continue  # numbers, strings, None: not tensors
+        if depth >= MAX_NESTING:
+            raise CorruptFileError(
+                f"{source}: containers nested deeper than {MAX_NESTING} levels (or containing "
+                f"themselves) at '{prefix[:200]}': refused"
+            )
+        for key, child in reversed(items):
+            stack.append((child, f"{prefix}.{key}" if prefix else key, depth + 1))
     return out

@@ -81,3 +81,45 @@ def test_clone_is_the_same_state_and_fresh_is_not():
     state.update(T([7.0, 7.0], DEV))
     state.sync()
     np.testing.assert_array_equal(arr(fresh.value()), [1.0, 1.0])
+
+
+def test_threads_started_one_after_another_never_share_a_pending_slot():
+    # CPython hands a new thread the ident of one that exited; burn's ThreadId is never reused.
+    # Three threads updating 1, 3, 10 in turn leave three pending values: their mean.
+    state = RunningState(T([0.0], DEV))
+    for v in (1.0, 3.0, 10.0):
+        worker = threading.Thread(target=state.update, args=(T([v], DEV),))
+        worker.start()
+        worker.join()
+    state.sync()
+    np.testing.assert_allclose(arr(state.value()), [14.0 / 3.0], rtol=1e-6)
+
+
+def test_a_batch_norm_trained_by_a_fresh_thread_each_step_averages_every_step():
+    from minidl.nn.batch_norm import BatchNormConfig
+
+    ad = DEV.autodiff()
+    bn = BatchNormConfig(2).init(ad)
+    batches = [np.full((4, 2), float(k), dtype=np.float32) for k in (1, 2, 3)]
+    for batch in batches:
+        worker = threading.Thread(target=lambda b=batch: bn.forward(Tensor.from_numpy(b, ad)))
+        worker.start()
+        worker.join()
+    # three pending per-thread updates from the same stale value 0, averaged when folded
+    # (with reused idents each thread would fold the last one's update as its own: 0.561)
+    bn.running_mean.sync()
+    expected = 0.9 * 0.0 + 0.1 * np.mean([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(arr(bn.running_mean.value()), [expected, expected], rtol=1e-6)
+
+
+def test_current_thread_id_is_stable_within_a_thread_and_unique_across_threads():
+    from minidl.module.running import current_thread_id
+
+    here = current_thread_id()
+    assert current_thread_id() == here
+    seen = []
+    for _ in range(5):
+        worker = threading.Thread(target=lambda: seen.append(current_thread_id()))
+        worker.start()
+        worker.join()
+    assert len(set(seen + [here])) == 6

@@ -1,4 +1,4 @@
-"""Flex's activations (burn-flex's activation overrides): ``relu``, ``gelu`` and ``sigmoid`` as one
+"""``FlexActivationOps``: Flex's activations (burn-flex's ``ops/activation.rs``): ``relu``, ``gelu`` and ``sigmoid`` as one
 element-wise kernel each, and ``softmax``/``log_softmax`` as one fused kernel (max, exp-sum
 and normalisation per row, no intermediate tensors).
 
@@ -8,9 +8,9 @@ The backward helpers (``relu_backward``, ``gelu_backward``, ``sigmoid_backward``
 
 from __future__ import annotations
 
-from minidl.backends.flex.kernels import elementwise as ew
 from minidl.backends.flex.kernels import softmax as sm
 from minidl.backends.flex.kernels.copy import contiguous
+from minidl.backends.flex.kernels.unary import unary
 
 
 class FlexActivationOps:
@@ -18,16 +18,16 @@ class FlexActivationOps:
 
     @classmethod
     def relu(cls, tensor):
-        return ew.unary("relu", contiguous(tensor))
+        return unary("relu", contiguous(tensor))
 
     @classmethod
     def gelu(cls, tensor):
         """The exact (erf) GELU, torch's default."""
-        return ew.unary("gelu", contiguous(tensor))
+        return unary("gelu", contiguous(tensor))
 
     @classmethod
     def sigmoid(cls, tensor):
-        return ew.unary("sigmoid", contiguous(tensor))
+        return unary("sigmoid", contiguous(tensor))
 
     @classmethod
     def softmax(cls, tensor, dim: int):

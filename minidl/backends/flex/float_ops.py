@@ -1,39 +1,42 @@
-"""``FlexFloatOps``: every float op of Flex, assembled from one mixin per family
-(burn-flex's ``ops/tensor.rs``).
+"""``FlexFloatOps``: every float op Flex writes itself (burn-flex's ``ops/float.rs``), each one
+call of a numba kernel from :mod:`minidl.backends.flex.kernels`: creation and casts (``copy``:
+fill, converting copy), arithmetic, unary math, comparisons and masks (``broadcast``, ``unary``,
+``elementwise``), matmul (``gemm``; the batch dims are handled here, no BLAS: DESIGN §7),
+reductions (``reduce``) and the layout ops that move elements (``copy``, ``indexing``).
 
-=========================  ==================================================================
-family                     file
-=========================  ==================================================================
-creation and casts         here (fill and copy kernels)
-element-wise math          :mod:`minidl.backends.flex.float_math`
-matmul                     :mod:`minidl.backends.flex.float_matmul`
-reductions                 :mod:`minidl.backends.flex.float_reduce`
-layout and indexing        :mod:`minidl.backends.flex.float_layout`
-random                     :mod:`minidl.backends.flex.float_random`
-=========================  ==================================================================
-
-Data in and out and devices are not here: they come from ``CpuHostOps`` in
-:mod:`minidl.backends.cpu_common`, shared with NdArray (host copies are not compute).
+Flex also overrides several ``FloatTensorOps`` *defaults* (scalar forms, ``neg``, ``recip``,
+``log1p``, the ``_elem`` comparisons, clamps, ``max_pair``, ``mean``, ``prod_dim``, the
+``*_with_indices`` pairs): the default would build a scalar tensor or chain two or three kernels
+where one does (``log(x + 1)`` loses tiny ``x``; ``prod_dim``'s default, ``exp(sum(log x))``,
+is wrong for negative values). Results take the dtype of ``lhs`` (the protocol's rule); when a
+kernel promoted (``lhs`` f32, ``rhs`` f64) the result is cast back. Not here: the pure views
+(``CpuViewOps``, shared with NdArray), data in and out (``CpuHostOps``) and ``float_random``
+(on ``Flex`` itself, with the random streams and ``seed``).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
 from minidl.backend import DType
-from minidl.backends.flex.float_layout import FlexLayoutOps
-from minidl.backends.flex.float_math import FlexMathOps
-from minidl.backends.flex.float_matmul import matmul
-from minidl.backends.flex.float_random import FlexRandomOps
-from minidl.backends.flex.float_reduce import FlexReduceOps
-from minidl.backends.flex.kernels import copy
+from minidl.backends.flex.kernels import copy, gemm, indexing
+from minidl.backends.flex.kernels import reduce as r
+from minidl.backends.flex.kernels.broadcast import binary, clamp, where
+from minidl.backends.flex.kernels.copy import cast, contiguous
+from minidl.backends.flex.kernels.elementwise import compare
+from minidl.backends.flex.kernels.indexing import in_compute_dtype, region
+from minidl.backends.flex.kernels.unary import unary
 
 Shape = tuple[int, ...]
 
 
-class FlexFloatOps(FlexMathOps, FlexReduceOps, FlexLayoutOps, FlexRandomOps):
-    """Float tensor ops of Flex: each one a call of a numba kernel, or a NumPy view for the
-    pure layout ops (see :mod:`minidl.backends.flex.float_layout`)."""
+class FlexFloatOps:
+    """Float tensor ops of Flex, each one call of a numba kernel."""
 
-    # ----- creation (the fill kernel; the defaults would build a NumPy array and copy it) -------
+    # ----- creation and casts (fill and copy kernels) --------------------------------------------
     @classmethod
     def float_zeros(cls, shape: Shape, dtype: DType, device):
         return copy.full(tuple(shape), 0.0, dtype.numpy)
@@ -46,7 +49,6 @@ class FlexFloatOps(FlexMathOps, FlexReduceOps, FlexLayoutOps, FlexRandomOps):
     def float_full(cls, shape: Shape, fill_value: float, dtype: DType, device):
         return copy.full(tuple(shape), fill_value, dtype.numpy)
 
-    # ----- casts ----------------------------------------------------------------------------------
     @classmethod
     def float_cast(cls, tensor, dtype: DType):
         """A copy in ``dtype`` (float16 on either side is converted by NumPy: numba has none)."""
@@ -57,8 +59,341 @@ class FlexFloatOps(FlexMathOps, FlexReduceOps, FlexLayoutOps, FlexRandomOps):
         """Truncation toward zero (Rust's ``as``), by the copy kernel."""
         return copy.cast(tensor, dtype.numpy)
 
-    # ----- matmul -----------------------------------------------------------------------------
+    # ----- arithmetic (NumPy broadcasting; a Python scalar takes lhs's dtype) --------------------
+    @classmethod
+    def float_add(cls, lhs, rhs):
+        return _binary("add", lhs, rhs)
+
+    @classmethod
+    def float_sub(cls, lhs, rhs):
+        return _binary("sub", lhs, rhs)
+
+    @classmethod
+    def float_mul(cls, lhs, rhs):
+        return _binary("mul", lhs, rhs)
+
+    @classmethod
+    def float_div(cls, lhs, rhs):
+        return _binary("div", lhs, rhs)
+
+    @classmethod
+    def float_powf(cls, lhs, rhs):
+        return _binary("pow", lhs, rhs)
+
+    @classmethod
+    def float_add_scalar(cls, lhs, rhs: float):
+        return binary("add", lhs, float(rhs))
+
+    @classmethod
+    def float_sub_scalar(cls, lhs, rhs: float):
+        return binary("sub", lhs, float(rhs))
+
+    @classmethod
+    def float_mul_scalar(cls, lhs, rhs: float):
+        return binary("mul", lhs, float(rhs))
+
+    @classmethod
+    def float_div_scalar(cls, lhs, rhs: float):
+        return binary("div", lhs, float(rhs))
+
+    @classmethod
+    def float_powf_scalar(cls, lhs, rhs: float):
+        return binary("pow", lhs, float(rhs))
+
+    @classmethod
+    def float_max_pair(cls, lhs, rhs):
+        """NaN-propagating maximum (torch.maximum)."""
+        return _binary("maximum", lhs, rhs)
+
+    @classmethod
+    def float_min_pair(cls, lhs, rhs):
+        """NaN-propagating minimum (torch.minimum)."""
+        return _binary("minimum", lhs, rhs)
+
+    @classmethod
+    def float_clamp_min(cls, tensor, min: float):
+        return clamp(tensor, float(min), math.inf)
+
+    @classmethod
+    def float_clamp_max(cls, tensor, max: float):
+        return clamp(tensor, -math.inf, float(max))
+
+    @classmethod
+    def float_clamp(cls, tensor, min: float, max: float):
+        return clamp(tensor, float(min), float(max))
+
+    # ----- unary math (a flat loop: a strided view is made contiguous by the copy kernel) --------
+    @classmethod
+    def float_neg(cls, tensor):
+        return unary("neg", contiguous(tensor))
+
+    @classmethod
+    def float_recip(cls, tensor):
+        return unary("recip", contiguous(tensor))
+
+    @classmethod
+    def float_exp(cls, tensor):
+        return unary("exp", contiguous(tensor))
+
+    @classmethod
+    def float_log(cls, tensor):
+        return unary("log", contiguous(tensor))
+
+    @classmethod
+    def float_log1p(cls, tensor):
+        """``log(1 + x)`` accurate for tiny ``x`` (the default, ``log(x + 1)``, rounds ``1 + x``)."""
+        return unary("log1p", contiguous(tensor))
+
+    @classmethod
+    def float_sqrt(cls, tensor):
+        return unary("sqrt", contiguous(tensor))
+
+    @classmethod
+    def float_abs(cls, tensor):
+        return unary("abs", contiguous(tensor))
+
+    @classmethod
+    def float_tanh(cls, tensor):
+        return unary("tanh", contiguous(tensor))
+
+    @classmethod
+    def float_sin(cls, tensor):
+        return unary("sin", contiguous(tensor))
+
+    @classmethod
+    def float_cos(cls, tensor):
+        return unary("cos", contiguous(tensor))
+
+    @classmethod
+    def float_erf(cls, tensor):
+        return unary("erf", contiguous(tensor))
+
+    @classmethod
+    def float_floor(cls, tensor):
+        return unary("floor", contiguous(tensor))
+
+    # ----- comparisons → bool primitives, masks ---------------------------------------------------
+    @classmethod
+    def float_equal(cls, lhs, rhs):
+        return compare("eq", lhs, rhs)
+
+    @classmethod
+    def float_not_equal(cls, lhs, rhs):
+        return compare("ne", lhs, rhs)
+
+    @classmethod
+    def float_greater(cls, lhs, rhs):
+        return compare("gt", lhs, rhs)
+
+    @classmethod
+    def float_greater_equal(cls, lhs, rhs):
+        return compare("ge", lhs, rhs)
+
+    @classmethod
+    def float_lower(cls, lhs, rhs):
+        return compare("lt", lhs, rhs)
+
+    @classmethod
+    def float_lower_equal(cls, lhs, rhs):
+        return compare("le", lhs, rhs)
+
+    @classmethod
+    def float_equal_elem(cls, lhs, rhs: float):
+        return compare("eq", lhs, float(rhs))
+
+    @classmethod
+    def float_not_equal_elem(cls, lhs, rhs: float):
+        return compare("ne", lhs, float(rhs))
+
+    @classmethod
+    def float_greater_elem(cls, lhs, rhs: float):
+        return compare("gt", lhs, float(rhs))
+
+    @classmethod
+    def float_greater_equal_elem(cls, lhs, rhs: float):
+        return compare("ge", lhs, float(rhs))
+
+    @classmethod
+    def float_lower_elem(cls, lhs, rhs: float):
+        return compare("lt", lhs, float(rhs))
+
+    @classmethod
+    def float_lower_equal_elem(cls, lhs, rhs: float):
+        return compare("le", lhs, float(rhs))
+
+    @classmethod
+    def float_mask_where(cls, tensor, mask, value):
+        return _like(where(mask, value, tensor), tensor.dtype)
+
+    @classmethod
+    def float_mask_fill(cls, tensor, mask, value: float):
+        return where(mask, float(value), tensor)
+
+    # ----- matmul ---------------------------------------------------------------------------------
     @classmethod
     def float_matmul(cls, lhs, rhs):
-        """Batched product over the last two dims (batch dims broadcast) on the packed gemm."""
-        return matmul(lhs, rhs)
+        """``lhs @ rhs`` over the last two dims, batch dims broadcast (NumPy's rules), lhs's
+        dtype, on the packed numba gemm. No BLAS: OpenBLAS's thread pool fights numba's on a
+        2-core machine (DESIGN §7). Three shapes of call:
+
+        - no batch on the right (a ``Linear`` weight): one 2-D gemm ``[batch*m, k] @ [k, n]``,
+          and a transposed weight (``linear_x_backward``) is read in place, not copied;
+        - the same batch on both sides: one ``batched_matmul`` call;
+        - batch dims broadcast: the broadcast operand is materialized by the copy kernel first.
+        """
+        if lhs.ndim < 2 or rhs.ndim < 2:
+            raise ValueError(f"float_matmul: expected rank >= 2, found {lhs.shape} @ {rhs.shape}")
+        m, k = lhs.shape[-2:]
+        if rhs.shape[-2] != k:
+            raise ValueError(f"float_matmul: inner dims differ: {lhs.shape} @ {rhs.shape}")
+        if rhs.dtype != lhs.dtype:
+            rhs = cast(rhs, lhs.dtype)
+        n = rhs.shape[-1]
+        batch = tuple(np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2]))
+        if all(b == 1 for b in rhs.shape[:-2]) and lhs.shape[:-2] == batch:
+            rows = int(np.prod(batch, dtype=np.int64)) * m
+            out = gemm.matmul(contiguous(_reshape(lhs, (rows, k))), _gemm_rhs(rhs.reshape(k, n)))
+        else:
+            a3 = contiguous(_batched(lhs, batch))
+            out = gemm.batched_matmul(a3, _gemm_rhs(_batched(rhs, batch)))
+        return out.reshape(batch + (m, n))
+
+    # ----- reductions (reduced dim kept with size 1; whole tensor: shape (1,); f16 sums in f32) --
+    @classmethod
+    def float_sum(cls, tensor):
+        return r.sum(contiguous(tensor))
+
+    @classmethod
+    def float_sum_dim(cls, tensor, dim: int):
+        return r.sum(contiguous(tensor), dim)
+
+    @classmethod
+    def float_mean(cls, tensor):
+        return r.mean(contiguous(tensor))
+
+    @classmethod
+    def float_mean_dim(cls, tensor, dim: int):
+        return r.mean(contiguous(tensor), dim)
+
+    @classmethod
+    def float_prod_dim(cls, tensor, dim: int):
+        return r.prod(contiguous(tensor), dim)
+
+    @classmethod
+    def float_max(cls, tensor):
+        return r.max(contiguous(tensor))
+
+    @classmethod
+    def float_min(cls, tensor):
+        return r.min(contiguous(tensor))
+
+    @classmethod
+    def float_max_dim(cls, tensor, dim: int):
+        return r.max(contiguous(tensor), dim)
+
+    @classmethod
+    def float_min_dim(cls, tensor, dim: int):
+        return r.min(contiguous(tensor), dim)
+
+    @classmethod
+    def float_argmax(cls, tensor, dim: int):
+        """int64 index of the first maximum (a NaN counts as the maximum, as torch)."""
+        return r.argmax(contiguous(tensor), dim)
+
+    @classmethod
+    def float_argmin(cls, tensor, dim: int):
+        return r.argmin(contiguous(tensor), dim)
+
+    @classmethod
+    def float_max_dim_with_indices(cls, tensor, dim: int):
+        return r.max_with_indices(contiguous(tensor), dim)
+
+    @classmethod
+    def float_min_dim_with_indices(cls, tensor, dim: int):
+        return r.min_with_indices(contiguous(tensor), dim)
+
+    # ----- layout that moves elements (the pure views are CpuViewOps') ---------------------------
+    @classmethod
+    def float_reshape(cls, tensor, shape: Shape):
+        """A view when the strides allow it, else a contiguous copy (copy kernel) reshaped."""
+        return _reshape(tensor, tuple(shape))
+
+    @classmethod
+    def float_slice_assign(cls, tensor, slices: Sequence[slice], value):
+        out = copy.cast(tensor, tensor.dtype)
+        copy.copy_into(value, out[tuple(slices)])
+        return out
+
+    @classmethod
+    def float_cat(cls, tensors: Sequence, dim: int):
+        return copy.cat(list(tensors), dim, tensors[0].dtype)
+
+    @classmethod
+    def float_repeat_dim(cls, tensor, dim: int, times: int):
+        return copy.cat([tensor] * times, dim)
+
+    @classmethod
+    def float_gather(cls, dim: int, tensor, indices):
+        """torch.gather; ``indices`` may be smaller than ``tensor`` outside ``dim`` (the tensor is
+        then read through a cropped view)."""
+        src = contiguous(tensor[region(indices.shape, dim)])
+        return in_compute_dtype(indexing.gather, dim, src, contiguous(indices))
+
+    @classmethod
+    def float_scatter(cls, dim: int, tensor, indices, value):
+        """``value`` added at ``indices`` along ``dim`` (torch's scatter_add, burn's scatter)."""
+        addressed = region(indices.shape, dim)
+        value = contiguous(value[tuple(slice(0, n) for n in indices.shape)])
+        if all(s == slice(None) for s in addressed):
+            return in_compute_dtype(indexing.scatter_add, dim, tensor, indices, value)
+        part = in_compute_dtype(indexing.scatter_add, dim, tensor[addressed], indices, value)
+        out = copy.cast(tensor, tensor.dtype)
+        copy.copy_into(part, out[addressed])
+        return out
+
+    @classmethod
+    def float_select(cls, tensor, dim: int, indices):
+        return in_compute_dtype(lambda x: indexing.select(x, dim, indices), contiguous(tensor))
+
+    @classmethod
+    def float_select_assign(cls, tensor, dim: int, indices, value):
+        return in_compute_dtype(lambda x, v: indexing.select_add(x, dim, indices, v), tensor, value)
+
+
+def _like(out: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    return out if out.dtype == dtype else cast(out, dtype)
+
+
+def _binary(op: str, lhs: np.ndarray, rhs) -> np.ndarray:
+    return _like(binary(op, lhs, rhs), lhs.dtype)
+
+
+def _reshape(tensor: np.ndarray, shape: Shape) -> np.ndarray:
+    """``tensor`` with a new shape: a view if NumPy can make one, else copy first (numba)."""
+    try:
+        return np.reshape(tensor, shape, copy=False)
+    except ValueError:
+        if int(np.prod(shape, dtype=np.int64)) != tensor.size:
+            raise ValueError(f"reshape: cannot reshape {tensor.shape} into {shape}") from None
+        return copy.contiguous(tensor).reshape(shape)
+
+
+def _batched(x: np.ndarray, batch: Shape) -> np.ndarray:
+    """``x`` [..., r, c] broadcast to ``batch + (r, c)`` as a 3-D array [prod(batch), r, c]."""
+    rows, cols = x.shape[-2:]
+    nb = int(np.prod(batch, dtype=np.int64))
+    if x.shape[:-2] == batch:
+        if x.ndim == 3:
+            return x  # the gemm wrapper keeps a transposed (F-ordered) rhs as it is
+        return _reshape(x, (nb, rows, cols))
+    out = np.empty(batch + (rows, cols), x.dtype)
+    copy.copy_into(x, out)
+    return out.reshape(nb, rows, cols)
+
+
+def _gemm_rhs(b: np.ndarray) -> np.ndarray:
+    # The gemm reads B transposed: a C-ordered B is packed by a numba kernel, a transposed view
+    # is used as it is; any other layout is made contiguous here by the copy kernel.
+    if b.flags.c_contiguous or b.swapaxes(-1, -2).flags.c_contiguous:
+        return b
+    return contiguous(b)

@@ -52,7 +52,8 @@ _erf = np.frompyfunc(math.erf, 1, 1)
 
 class NdArrayFloatOps:
     """Float tensor ops of the NdArray backend. Scalar forms, ``neg``, ``mean``, clamps and the
-    other default methods of ``FloatTensorOps`` are inherited from the protocol, as in burn."""
+    other default methods of ``FloatTensorOps`` are inherited from the protocol, as in burn; the
+    pure layout ops (views) come from ``CpuViewOps``."""
 
     # ----- creation and conversion --------------------------------------------------------
     @classmethod
@@ -182,31 +183,7 @@ class NdArrayFloatOps:
     def float_argmin(cls, tensor, dim: int):
         return np.argmin(tensor, axis=dim, keepdims=True).astype(INDEX_DTYPE, copy=False)
 
-    # ----- layout: views where NumPy can, copies where it must ------------------------------
-    @classmethod
-    def float_reshape(cls, tensor, shape: Shape):
-        return np.reshape(tensor, tuple(shape))
-
-    @classmethod
-    def float_swap_dims(cls, tensor, dim1: int, dim2: int):
-        return np.swapaxes(tensor, dim1, dim2)
-
-    @classmethod
-    def float_permute(cls, tensor, axes: Sequence[int]):
-        return np.transpose(tensor, tuple(axes))
-
-    @classmethod
-    def float_flip(cls, tensor, axes: Sequence[int]):
-        return np.flip(tensor, axis=tuple(axes))
-
-    @classmethod
-    def float_expand(cls, tensor, shape: Shape):
-        return np.broadcast_to(tensor, tuple(shape))
-
-    @classmethod
-    def float_slice(cls, tensor, slices: Sequence[slice]):
-        return tensor[tuple(slices)]
-
+    # ----- layout that moves elements (the views are CpuViewOps', shared with Flex) ------------
     @classmethod
     def float_slice_assign(cls, tensor, slices: Sequence[slice], value):
         return slice_assign(tensor, slices, value)

@@ -9,18 +9,22 @@ Inputs are made C-contiguous by the wrappers; float16 is computed in float32 and
 module              wrappers (burn-flex piece)
 ==================  ============================================================================
 ``gemm``            ``matmul(a, b, out=None)``, ``batched_matmul(a, b)`` (``float_matmul``)
-``conv``            ``conv2d``, ``conv_transpose2d``, and re-exported from
-                    ``conv_backward``: ``conv2d_x_backward``, ``conv2d_weight_backward``,
-                    ``conv2d_bias_backward`` (``conv2d``, ``conv_transpose2d`` & backward)
+``conv``            ``conv2d``, ``conv_transpose2d``, ``conv2d_x_backward``,
+                    ``conv2d_weight_backward``, ``conv2d_bias_backward`` (``conv2d``,
+                    ``conv_transpose2d`` & backward)
+``conv_common``     the padded planes and im2col rows both directions of conv share
 ``pool``            ``max_pool2d`` (+ indices), ``avg_pool2d``, ``adaptive_avg_pool2d`` and
                     their ``*_backward`` (the pool module ops)
 ``norm``            ``layer_norm(x, gamma, beta, eps)`` (Flex's fused ``layer_norm``)
 ``softmax``         ``softmax(x, dim)``, ``log_softmax(x, dim)`` (activation ops)
 ``reduce``          ``sum``, ``mean``, ``prod``, ``max``, ``min``, ``var``, ``argmax``,
                     ``argmin``, ``max_with_indices``, ``min_with_indices`` (``*_dim`` ops)
-``elementwise``     ``binary(op, a, b)``, ``compare(op, a, b)``, ``where``, ``clamp``, and
-                    re-exported from ``unary``: ``unary(op, x)``, ``relu_affine``; one
-                    function per op (``add``, ``lt``, ``exp``, ...) (element-wise ops)
+``elementwise``     ``compare(op, a, b)``; the one entry point for every element-wise op:
+                    re-exports ``broadcast``'s and ``unary``'s wrappers and has one function
+                    per op (``add``, ``lt``, ``exp``, ...) (element-wise ops)
+``broadcast``       ``binary(op, a, b)``, ``where``, ``clamp``: the kernels over broadcast
+                    3-D views, and the machinery ``elementwise`` and ``unary`` share
+``unary``           ``unary(op, x)`` on flat arrays, the fused ``relu_affine``
 ``rng``             ``RngState(seed)``: ``uniform``, ``normal``, ``bernoulli``, ``seed(n)``
 ``copy``            ``contiguous``, ``cast``, ``copy_into``, ``cat``, ``full``
 ``indexing``        ``gather``, ``scatter_add``, ``select``, ``select_add``, ``embedding``,
@@ -37,8 +41,8 @@ import importlib
 from typing import Any
 
 _MODULES = (
-    "gemm", "conv", "conv_backward", "pool", "norm", "softmax", "reduce", "elementwise",
-    "unary", "rng", "copy", "indexing",
+    "gemm", "conv", "conv_common", "pool", "norm", "softmax", "reduce", "elementwise",
+    "broadcast", "unary", "rng", "copy", "indexing",
 )  # fmt: skip
 
 _EXPORTS = {
@@ -49,8 +53,8 @@ _EXPORTS = {
     "avg_pool2d_backward": "pool", "adaptive_avg_pool2d": "pool",
     "adaptive_avg_pool2d_backward": "pool",
     "layer_norm": "norm",
-    "binary": "elementwise", "compare": "elementwise", "unary": "elementwise",
-    "where": "elementwise", "clamp": "elementwise", "relu_affine": "elementwise",
+    "binary": "broadcast", "compare": "elementwise", "unary": "unary",
+    "where": "broadcast", "clamp": "broadcast", "relu_affine": "unary",
     "RngState": "rng",
     "contiguous": "copy", "cast": "copy", "copy_into": "copy", "cat": "copy", "full": "copy",
     "gather": "indexing", "scatter_add": "indexing", "select": "indexing",

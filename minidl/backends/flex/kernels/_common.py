@@ -64,3 +64,28 @@ def check_float(name: str, x: np.ndarray) -> None:
     """Raise a clear error unless ``x`` is a float32/float64 array."""
     if x.dtype not in FLOAT_DTYPES:
         raise TypeError(f"{name}: expected a float32 or float64 array, found {x.dtype}")
+
+
+def merge_dims(shape: tuple[int, ...], arrays) -> tuple[list[int], list[list[int]]] | None:
+    """The 3-D form of ``arrays`` (each already of ``shape``, e.g. broadcast views): the 3-D
+    shape and, per array, its three strides in bytes; None when more than three dims remain.
+
+    Adjacent dims merge where *every* array's strides allow it (``stride[j] == stride[i] *
+    shape[i]``, NumPy's own rule, so a reshape to this form is a view); size-1 dims drop out.
+    Same-shape contiguous operands merge to one dim, a bias row to two, a per-channel scale of
+    an NCHW tensor to three. The copy and the broadcasting element-wise kernels share this.
+    """
+    groups: list[list[int]] = []
+    for i in (d for d, s in enumerate(shape) if s != 1):
+        if groups:
+            j = groups[-1][-1]
+            if all(a.strides[j] == a.strides[i] * shape[i] for a in arrays):
+                groups[-1].append(i)
+                continue
+        groups.append([i])
+    if len(groups) > 3:
+        return None
+    lead = [1] * (3 - len(groups))
+    shape3 = lead + [math.prod(shape[i] for i in g) for g in groups]
+    strides3 = [[0] * len(lead) + [a.strides[g[-1]] for g in groups] for a in arrays]
+    return shape3, strides3

@@ -19,9 +19,18 @@ Forward, without an im2col matrix for stride 1 (DESIGN §7: im2col followed by a
 4. the ``Wp - OW`` columns that straddle the border are dropped when the rows are written out.
 
 A strided convolution builds real im2col rows (one per weight position) and runs the same
-kernel over them. The transposed convolution is a stride-1 convolution of the zero-stuffed
-input with the flipped, transposed weight, so it is also conv2d's input gradient (the backward
-pieces are in :mod:`.conv_backward`).
+kernel over them. The padded planes and the im2col rows come from :mod:`.conv_common`. The
+transposed convolution is a stride-1 convolution of the zero-stuffed input with the flipped,
+transposed weight, so it is also conv2d's input gradient.
+
+Backward (called by burn-autodiff's ``Conv2dWithBias`` / ``Conv2dNoBias`` backward step):
+
+* input: a transposed convolution of the output gradient (what reached each input pixel),
+  with the output padding that restores rows the strided forward never read;
+* weight: per image and group, ``grad_out[n, g] [Kg, OH*OW] @ cols[n, g].T`` with the im2col
+  rows of the input (a reduction over pixels, so the dot-product gemm runs long rows), summed
+  over the images;
+* bias: the output gradient summed over images and pixels, one kernel.
 """
 
 from __future__ import annotations
@@ -30,90 +39,13 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ._common import JIT, JIT_FAST, PARALLEL_MIN_ELEMS, aligned_empty, as_compute, compute_dtype
+from ._common import JIT_FAST, aligned_empty, as_compute, compute_dtype
+from .conv_common import Pad4, Pair, conv2d_out_hw, im2col_all, pad4, pair, prepare
+from .gemm import batched_matmul
 
 MRC = 4  # output channels per accumulator block
 Q_TARGET = 1024  # output positions per accumulator row (4 rows x 1024 floats stay in L1)
 PARALLEL_MIN_WORK = 100**3  # multiply-adds above which the conv runs on all threads
-
-Pair = tuple[int, int]
-Pad4 = tuple[int, int, int, int]
-
-
-# ---------------------------------------------------------------------------------------------
-# Input preparation: padded planes, im2col rows
-# ---------------------------------------------------------------------------------------------
-
-
-@njit(**JIT)
-def _pad_plane(x, xpad, t, pt, pl, wp):
-    # xpad[n, c, (i + pt) * wp + j + pl] = x[n, c, i, j]; everything else 0.
-    cin = x.shape[1]
-    n = t // cin
-    c = t - n * cin
-    dst = xpad[n, c]
-    for i in range(dst.shape[0]):
-        dst[i] = 0
-    plane = x[n, c]
-    w = plane.shape[1]
-    for i in range(plane.shape[0]):
-        row = plane[i]
-        # Slices indexed from 0: numba checks possibly-negative indices, which blocks SIMD.
-        d = dst[(i + pt) * wp + pl : (i + pt) * wp + pl + w]
-        for j in range(w):
-            d[j] = row[j]
-
-
-@njit(**JIT)
-def pad_serial(x, xpad, pt, pl, wp):
-    """Copy every plane of x [N, C, H, W] into the zero-padded flat planes xpad [N, C, L]."""
-    for t in range(x.shape[0] * x.shape[1]):
-        _pad_plane(x, xpad, t, pt, pl, wp)
-
-
-@njit(parallel=True, **JIT)
-def pad_parallel(x, xpad, pt, pl, wp):
-    """``pad_serial`` with the planes spread over threads."""
-    for t in prange(x.shape[0] * x.shape[1]):
-        _pad_plane(x, xpad, t, pt, pl, wp)
-
-
-@njit(**JIT)
-def _im2col(xpad, cols, t, kh, kw, sh, sw, dh, dw, oh_n, ow_n, wp):
-    # cols[n, g, r*Q + oh*OW + ow] = padded x[n, g*Cg + c, oh*sh + dy*dh, ow*sw + dx*dw],
-    # r = (c*kh + dy)*kw + dx, Q = OH*OW.
-    groups = cols.shape[1]
-    n = t // groups
-    g = t - n * groups
-    cg = xpad.shape[1] // groups
-    q_n = oh_n * ow_n
-    dst = cols[n, g]
-    for c in range(cg):
-        src = xpad[n, g * cg + c]
-        for dy in range(kh):
-            for dx in range(kw):
-                base = ((c * kh + dy) * kw + dx) * q_n
-                for oh in range(oh_n):
-                    start = (oh * sh + dy * dh) * wp + dx * dw
-                    s_row = src[start : start + (ow_n - 1) * sw + 1 : sw]
-                    d_row = dst[base + oh * ow_n : base + oh * ow_n + ow_n]
-                    for ow in range(ow_n):
-                        d_row[ow] = s_row[ow]
-
-
-@njit(**JIT)
-def im2col_serial(xpad, cols, kh, kw, sh, sw, dh, dw, oh_n, ow_n, wp):
-    """Fill cols [N, G, R*Q] with the im2col rows of the padded input (see ``_im2col``)."""
-    for t in range(cols.shape[0] * cols.shape[1]):
-        _im2col(xpad, cols, t, kh, kw, sh, sw, dh, dw, oh_n, ow_n, wp)
-
-
-@njit(parallel=True, **JIT)
-def im2col_parallel(xpad, cols, kh, kw, sh, sw, dh, dw, oh_n, ow_n, wp):
-    """``im2col_serial`` with the (image, group) pairs spread over threads."""
-    for t in prange(cols.shape[0] * cols.shape[1]):
-        _im2col(xpad, cols, t, kh, kw, sh, sw, dh, dw, oh_n, ow_n, wp)
-
 
 # ---------------------------------------------------------------------------------------------
 # The accumulation kernel
@@ -230,27 +162,6 @@ def conv_parallel(src_all, offs, w3, bias, out, q_rows, wrow, accs):
 # ---------------------------------------------------------------------------------------------
 
 
-def _pair(v: int | Pair) -> Pair:
-    return (v, v) if isinstance(v, int) else (int(v[0]), int(v[1]))
-
-
-def _pad4(v: int | Pair | Pad4) -> Pad4:
-    if isinstance(v, int):
-        return (v, v, v, v)
-    if len(v) == 2:
-        return (int(v[0]), int(v[0]), int(v[1]), int(v[1]))
-    return (int(v[0]), int(v[1]), int(v[2]), int(v[3]))
-
-
-def conv2d_out_hw(
-    h: int, w: int, kernel: Pair, stride: Pair, padding: Pad4, dilation: Pair
-) -> Pair:
-    """Output (height, width) of a conv2d; ``padding`` is (top, bottom, left, right)."""
-    oh = (h + padding[0] + padding[1] - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1
-    ow = (w + padding[2] + padding[3] - dilation[1] * (kernel[1] - 1) - 1) // stride[1] + 1
-    return oh, ow
-
-
 def conv2d(
     x: np.ndarray,
     weight: np.ndarray,
@@ -275,9 +186,9 @@ def conv2d(
         )
     if bias is not None and bias.shape != (k_out,):
         raise ValueError(f"conv2d: bias must have shape ({k_out},), found {bias.shape}")
-    sh, sw = _pair(stride)
-    dh, dw = _pair(dilation)
-    prep = _prepare(x, (kh, kw), (sh, sw), _pad4(padding), (dh, dw), groups)
+    sh, sw = pair(stride)
+    dh, dw = pair(dilation)
+    prep = prepare(x, (kh, kw), (sh, sw), pad4(padding), (dh, dw), groups)
     xpad, oh, ow, wp, parallel_prep = prep
     dt = xpad.dtype
     out = np.empty((n_img, k_out, oh, ow), dt)
@@ -297,7 +208,7 @@ def conv2d(
         offs = (c * plane + dy * dh * wp + dx * dw).reshape(-1).astype(np.int64)
         wrow = wp
     else:
-        src = _im2col_all(xpad, (kh, kw), (sh, sw), (dh, dw), oh, ow, wp, groups, parallel_prep)
+        src = im2col_all(xpad, (kh, kw), (sh, sw), (dh, dw), oh, ow, wp, groups, parallel_prep)
         offs = np.arange(r, dtype=np.int64) * (oh * ow)
         wrow = ow
     q_rows = max(1, Q_TARGET // wrow)
@@ -309,52 +220,6 @@ def conv2d(
     parts = numba.get_num_threads() if kernel is conv_parallel else 1
     kernel(src, offs, w3, b, out, q_rows, wrow, aligned_empty((parts, MRC, row), dt, force=True))
     return out.astype(x.dtype, copy=False)
-
-
-def _prepare(
-    x: np.ndarray, kernel: Pair, stride: Pair, padding: Pad4, dilation: Pair, groups: int
-) -> tuple[np.ndarray, int, int, int, bool]:
-    """Zero-padded flat planes of x (negative padding crops), output size, padded width."""
-    n_img, cin, h, w = x.shape
-    pt, pb, pl, pr = padding
-    xc = as_compute(x)
-    if min(padding) < 0:
-        xc = xc[:, :, max(-pt, 0) : h - max(-pb, 0), max(-pl, 0) : w - max(-pr, 0)]
-        xc = np.ascontiguousarray(xc)
-        pt, pb, pl, pr = max(pt, 0), max(pb, 0), max(pl, 0), max(pr, 0)
-    hp, wp = xc.shape[2] + pt + pb, xc.shape[3] + pl + pr
-    oh, ow = conv2d_out_hw(xc.shape[2], xc.shape[3], kernel, stride, (pt, pb, pl, pr), dilation)
-    if oh <= 0 or ow <= 0:
-        raise ValueError(
-            f"conv2d: kernel {kernel} (dilation {dilation}) larger than the padded input {(hp, wp)}"
-        )
-    # Slack after the last row: shifted views of the border columns read past it.
-    xpad = np.empty((n_img, cin, hp * wp + dilation[1] * (kernel[1] - 1)), xc.dtype)
-    parallel = xpad.size >= PARALLEL_MIN_ELEMS
-    if xpad.size:
-        (pad_parallel if parallel else pad_serial)(xc, xpad, pt, pl, wp)
-    return xpad, oh, ow, wp, parallel
-
-
-def _im2col_all(
-    xpad: np.ndarray,
-    kernel: Pair,
-    stride: Pair,
-    dilation: Pair,
-    oh: int,
-    ow: int,
-    wp: int,
-    groups: int,
-    parallel: bool,
-) -> np.ndarray:
-    n_img, cin = xpad.shape[0], xpad.shape[1]
-    r = cin // groups * kernel[0] * kernel[1]
-    cols = np.empty((n_img, groups, r * oh * ow), xpad.dtype)
-    args = (*kernel, *stride, *dilation, oh, ow, wp)
-    (im2col_parallel if parallel or cols.size >= PARALLEL_MIN_ELEMS else im2col_serial)(
-        xpad, cols, *args
-    )
-    return cols
 
 
 def conv_transpose2d(
@@ -383,10 +248,10 @@ def conv_transpose2d(
             f"with groups={groups}"
         )
     _, cout_g, kh, kw = weight.shape
-    sh, sw = _pair(stride)
-    dh, dw = _pair(dilation)
-    oph, opw = _pair(output_padding)
-    pt, pb, pl, pr = _pad4(padding)
+    sh, sw = pair(stride)
+    dh, dw = pair(dilation)
+    oph, opw = pair(output_padding)
+    pt, pb, pl, pr = pad4(padding)
     dt = compute_dtype(x.dtype)
     xc = as_compute(x)
     if sh > 1 or sw > 1:
@@ -406,12 +271,93 @@ def conv_transpose2d(
     return y.astype(x.dtype, copy=False)
 
 
-# The backward pieces live in conv_backward.py; re-exported so ``conv`` is the one entry point.
-from .conv_backward import (  # noqa: E402
-    conv2d_bias_backward,
-    conv2d_weight_backward,
-    conv2d_x_backward,
-)
+# ---------------------------------------------------------------------------------------------
+# Backward: the gradients with respect to the input, the weight and the bias
+# ---------------------------------------------------------------------------------------------
+
+
+@njit(**JIT_FAST)
+def bias_grad(grad_out, out):
+    """out[k] = sum over n, h, w of grad_out[n, k, h, w] (conv2d's bias gradient)."""
+    n_img, k_n = grad_out.shape[0], grad_out.shape[1]
+    for k in range(k_n):
+        s = out[k]  # the wrapper passes zeros (np.empty garbage could be NaN: NaN * 0 = NaN)
+        for n in range(n_img):
+            plane = grad_out[n, k]
+            for i in range(plane.shape[0]):
+                row = plane[i]
+                for j in range(row.shape[0]):
+                    s += row[j]
+        out[k] = s
+
+
+def conv2d_x_backward(
+    grad_out: np.ndarray,
+    weight: np.ndarray,
+    x_shape: tuple[int, ...],
+    stride: int | Pair = 1,
+    padding: int | Pair | Pad4 = 0,
+    dilation: int | Pair = 1,
+    groups: int = 1,
+) -> np.ndarray:
+    """Gradient of conv2d with respect to its input x (shape ``x_shape``): a transposed conv."""
+    sh, sw = pair(stride)
+    dh, dw = pair(dilation)
+    pt, pb, pl, pr = pad4(padding)
+    kh, kw = weight.shape[2], weight.shape[3]
+    oh, ow = grad_out.shape[2], grad_out.shape[3]
+    # Rows of x that the forward never reached (stride remainder) get output padding.
+    oph = x_shape[2] - ((oh - 1) * sh - pt - pb + dh * (kh - 1) + 1)
+    opw = x_shape[3] - ((ow - 1) * sw - pl - pr + dw * (kw - 1) + 1)
+    return conv_transpose2d(
+        grad_out, weight, None, (sh, sw), (pt, pb, pl, pr), (oph, opw), (dh, dw), groups
+    )
+
+
+def conv2d_weight_backward(
+    x: np.ndarray,
+    grad_out: np.ndarray,
+    weight_shape: tuple[int, ...],
+    stride: int | Pair = 1,
+    padding: int | Pair | Pad4 = 0,
+    dilation: int | Pair = 1,
+    groups: int = 1,
+) -> np.ndarray:
+    """Gradient of conv2d with respect to its weight [K, C/groups, kh, kw].
+
+    Per image and group, ``grad_out[n, g] [Kg, OH*OW] @ cols[n, g].T`` with the im2col rows
+    ``cols[n, g]`` [R, OH*OW] (used transposed without a copy), summed over the images.
+    """
+    k_out, cg, kh, kw = weight_shape
+    n_img = x.shape[0]
+    sh, sw = pair(stride)
+    dh, dw = pair(dilation)
+    xpad, oh, ow, wp, parallel = prepare(x, (kh, kw), (sh, sw), pad4(padding), (dh, dw), groups)
+    if grad_out.shape != (n_img, k_out, oh, ow):
+        raise ValueError(
+            f"conv2d_weight_backward: grad_out must have shape {(n_img, k_out, oh, ow)}, "
+            f"found {grad_out.shape}"
+        )
+    r = cg * kh * kw
+    kg = k_out // groups
+    go = as_compute(grad_out).reshape(n_img, groups, kg, oh * ow)
+    cols = im2col_all(xpad, (kh, kw), (sh, sw), (dh, dw), oh, ow, wp, groups, parallel)
+    cols = cols.reshape(n_img, groups, r, oh * ow)
+    gw = np.empty((groups, kg, r), xpad.dtype)
+    for g in range(groups):
+        go_g = np.ascontiguousarray(go[:, g])
+        cols_g = np.ascontiguousarray(cols[:, g])
+        gw[g] = batched_matmul(go_g, cols_g.transpose(0, 2, 1)).sum(axis=0)
+    return gw.reshape(weight_shape).astype(x.dtype, copy=False)
+
+
+def conv2d_bias_backward(grad_out: np.ndarray) -> np.ndarray:
+    """Gradient of conv2d with respect to its bias: grad_out summed over N, H and W."""
+    go = as_compute(grad_out)
+    out = np.zeros(go.shape[1], go.dtype)
+    bias_grad(go, out)
+    return out.astype(grad_out.dtype, copy=False)
+
 
 __all__ = [
     "conv2d",

@@ -6,19 +6,18 @@ Mirrors burn-flex's layout kernels (``float_cat``, ``float_cast``, the copy behi
 and are not here: only what has to touch every element.
 
 Both sides are viewed as 3-D with dimensions merged where the strides of the source and of
-the destination allow it (:func:`views3`), so a contiguous copy is one flat loop and a
+the destination allow it (:func:`views3`, on the merge rule of :func:`._common.merge_dims`), so a contiguous copy is one flat loop and a
 transposed one a 2-D loop. float16 on either side goes through NumPy (numba has no f16).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 from numba import njit, prange
 
-from ._common import JIT, PARALLEL_MIN_ELEMS
+from ._common import JIT, PARALLEL_MIN_ELEMS, merge_dims
 
 CHUNK = 8192
 
@@ -68,30 +67,23 @@ def fill_parallel(out, value):
 
 def views3(shape: tuple[int, ...], arrays: Sequence[np.ndarray], writable: int = -1):
     """Each array broadcast to ``shape`` and viewed as 3-D with dims merged where every array's
-    strides allow it; ``arrays[writable]`` (a destination) is not broadcast and stays writable.
+    strides allow it (:func:`._common.merge_dims`); ``arrays[writable]`` (a destination) is not
+    broadcast and stays writable. None when more than three stride patterns remain.
     """
     views = [
         a if i == writable % len(arrays) and writable >= 0 else np.broadcast_to(a, shape)
         for i, a in enumerate(arrays)
     ]
-    dims = [i for i, s in enumerate(shape) if s != 1]
-    groups: list[list[int]] = []
-    for i in dims:
-        if groups:
-            j = groups[-1][-1]
-            if all(v.strides[j] == v.strides[i] * shape[i] for v in views):
-                groups[-1].append(i)
-                continue
-        groups.append([i])
-    if len(groups) > 3:
+    merged = merge_dims(shape, views)
+    if merged is None:
         return None
-    shape3 = [1] * (3 - len(groups)) + [math.prod(shape[i] for i in g) for g in groups]
-    out = []
-    for k, v in enumerate(views):
-        strides = [0] * (3 - len(groups)) + [v.strides[g[-1]] for g in groups]
-        w = writable >= 0 and k == writable % len(arrays)
-        out.append(np.lib.stride_tricks.as_strided(v, shape3, strides, writeable=w))
-    return out
+    shape3, strides3 = merged
+    return [
+        np.lib.stride_tricks.as_strided(
+            v, shape3, strides, writeable=writable >= 0 and k == writable % len(arrays)
+        )
+        for k, (v, strides) in enumerate(zip(views, strides3, strict=True))
+    ]
 
 
 def copy_into(src: np.ndarray, dst: np.ndarray) -> np.ndarray:

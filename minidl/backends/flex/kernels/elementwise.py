@@ -1,171 +1,88 @@
-"""Element-wise kernels: binary ops with broadcasting, comparisons, where, clamp (and, re-exported
-from :mod:`.unary`, unary math and the fused ``relu_affine``).
+"""The one entry point for every element-wise kernel: comparisons (here), and re-exported from
+below, the binary and ternary ops with broadcasting (:mod:`.broadcast`: ``binary``, ``where``,
+``clamp``), unary math and the fused ``relu_affine`` (:mod:`.unary`); one function per op
+(``add``, ``lt``, ``exp``, ...).
 
-Mirrors burn-flex's element-wise ops (``float_add`` ... ``float_powf``, ``float_equal`` ...,
-``float_exp`` ..., ``float_mask_where``, ``float_clamp``, the activations ``relu``, ``gelu``,
-``sigmoid``).
+Mirrors burn-flex's element-wise ops (``float_add`` ... ``float_powf``, ``float_equal`` ...
+(``ops/comparison.rs``), ``float_exp`` ..., ``float_mask_where``, ``float_clamp``, the
+activations ``relu``, ``gelu``, ``sigmoid``).
 
-Broadcasting: the wrapper broadcasts every operand to the output shape (zero strides, no
-copy), then merges adjacent dimensions wherever all operands allow it. Same-shape operands
-collapse to one dimension, a bias row to two, a per-channel scale of an NCHW tensor to three.
-The kernels take 3-D views (the rare case that stays above three dimensions is copied first)
-and run an inner loop over the last one; LLVM versions that loop for unit strides, so the
-common cases vectorize and a stride-0 operand still works. One kernel per family, the op a
-small integer: a branch on a loop-invariant value, which LLVM hoists out of the loop
-(measured: same speed as a dedicated loop).
-
-Float16 is computed in float32 and cast back (numba has no f16 arithmetic). Above
-``PARALLEL_MIN_ELEMS`` elements the work is split in chunks over threads.
+The comparison kernel runs on the broadcasting machinery of :mod:`.broadcast` (3-D views with
+merged dimensions, chunks over threads above ``PARALLEL_MIN_ELEMS``) and writes a bool array;
+its op is a named constant (``EQ`` ... ``GE``), like every element-wise kernel's.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
-from numba import njit, prange, types
-from numba.extending import overload
+from numba import njit, prange
 
 from ._common import JIT_EW, PARALLEL_MIN_ELEMS, compute_dtype
+from .broadcast import (
+    BINARY_OPS,
+    CHUNK,
+    ArrayOrScalar,
+    as_operand,
+    binary,
+    clamp,
+    fast_pair,
+    locate,
+    result_dtype,
+    row_of,
+    run3,
+    shape_of,
+    where,
+)
+from .unary import (
+    UNARY_OPS,
+    abs,
+    ceil,
+    cos,
+    erf,
+    exp,
+    expm1,
+    floor,
+    gelu,
+    log,
+    log1p,
+    neg,
+    recip,
+    relu,
+    relu_affine,
+    round,
+    sigmoid,
+    sin,
+    sqrt,
+    tanh,
+    unary,
+)
 
-CHUNK = 8192  # elements of the last dimension per parallel task
-
-BINARY_OPS = {"add": 0, "sub": 1, "mul": 2, "div": 3, "pow": 4, "maximum": 5, "minimum": 6}
-COMPARE_OPS = {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5}
-_WHERE, _RELU_AFFINE, _CLAMP = 0, 1, 2  # ops of the ternary kernel
-Scalar = int | float
-ArrayOrScalar = np.ndarray | Scalar
-
-
-# ---------------------------------------------------------------------------------------------
-# Scalar ops (inlined into the loops)
-# ---------------------------------------------------------------------------------------------
-
-
-def _div(x, y):
-    """x / y; for integers truncating toward zero, as Rust's ``/`` (burn's ``int_div``)."""
-
-
-@overload(_div, jit_options={"inline": "always"})
-def _div_impl(x, y):
-    # Chosen when the kernel is typed, so an integer kernel never promotes to float.
-    if isinstance(x, types.Integer):
-
-        def int_div(x, y):
-            if y == 0:
-                return x * 0
-            q = x // y
-            if (x % y != 0) and ((x < 0) != (y < 0)):
-                q += 1
-            return q
-
-        return int_div
-    return lambda x, y: x / y
-
-
-@njit(inline="always", **JIT_EW)
-def _bin(op, x, y):
-    if op == 0:
-        return x + y
-    if op == 1:
-        return x - y
-    if op == 2:
-        return x * y
-    if op == 3:
-        return _div(x, y)
-    if op == 4:
-        return x**y
-    if op == 5:
-        # NaN-propagating maximum, like torch.maximum / np.maximum
-        return x if (x > y or x != x) else y
-    return x if (x < y or x != x) else y
+# The comparison kernel's ops
+EQ, NE, LT, LE, GT, GE = range(6)
+COMPARE_OPS = {"eq": EQ, "ne": NE, "lt": LT, "le": LE, "gt": GT, "ge": GE}
 
 
 @njit(inline="always", **JIT_EW)
 def _cmp(op, x, y):
-    if op == 0:
+    if op == EQ:
         return x == y
-    if op == 1:
+    if op == NE:
         return x != y
-    if op == 2:
+    if op == LT:
         return x < y
-    if op == 3:
+    if op == LE:
         return x <= y
-    if op == 4:
+    if op == GT:
         return x > y
+    # GE
     return x >= y
-
-
-# ---------------------------------------------------------------------------------------------
-# Tasks over 3-D views: task t = (row i0, row i1, chunk of the last dimension)
-# ---------------------------------------------------------------------------------------------
-
-
-@njit(inline="always", **JIT_EW)
-def _locate(shape, t, nch):
-    d1 = shape[1]
-    row = t // nch
-    lo = (t - row * nch) * CHUNK
-    i0 = row // d1
-    return i0, row - i0 * d1, lo, min(lo + CHUNK, shape[2])
-
-
-@njit(inline="always", **JIT_EW)
-def _row(x, i0, i1, lo, hi):
-    # Row (i0, i1) of a 3-D operand, chunk lo..hi; size-1 axes broadcast. Returns the slice and
-    # whether it is a single value (size-1 last axis, or a stride-0 broadcast view).
-    r = x[i0 if x.shape[0] > 1 else 0, i1 if x.shape[1] > 1 else 0]
-    if r.shape[0] == 1:
-        return r[0:1], True
-    return r[lo:hi], r.strides[0] == 0
-
-
-@njit(**JIT_EW)
-def _binary_task(a, b, out, op, t, nch):
-    # Loops run over slices from 0: an index that may be negative makes numba add a
-    # wraparound check per access, and that alone stops LLVM from vectorizing (measured 5x).
-    i0, i1, lo, hi = _locate(out.shape, t, nch)
-    ar, a_one = _row(a, i0, i1, lo, hi)
-    br, b_one = _row(b, i0, i1, lo, hi)
-    orow = out[i0, i1, lo:hi]
-    if b_one and not a_one:
-        y = br[0]
-        for j in range(orow.shape[0]):
-            orow[j] = _bin(op, ar[j], y)
-    elif a_one and not b_one:
-        x = ar[0]
-        for j in range(orow.shape[0]):
-            orow[j] = _bin(op, x, br[j])
-    elif a_one:
-        v = _bin(op, ar[0], br[0])
-        for j in range(orow.shape[0]):
-            orow[j] = v
-    else:
-        for j in range(orow.shape[0]):
-            orow[j] = _bin(op, ar[j], br[j])
-
-
-@njit(**JIT_EW)
-def binary_serial(a, b, out, op):
-    """out = a <op> b over 3-D views (a, b broadcast to out's shape); ``op`` from BINARY_OPS."""
-    nch = (out.shape[2] + CHUNK - 1) // CHUNK
-    for t in range(out.shape[0] * out.shape[1] * nch):
-        _binary_task(a, b, out, op, t, nch)
-
-
-@njit(parallel=True, **JIT_EW)
-def binary_parallel(a, b, out, op):
-    """``binary_serial`` with the chunks spread over threads."""
-    nch = (out.shape[2] + CHUNK - 1) // CHUNK
-    for t in prange(out.shape[0] * out.shape[1] * nch):
-        _binary_task(a, b, out, op, t, nch)
 
 
 @njit(**JIT_EW)
 def _compare_task(a, b, out, op, t, nch):
-    i0, i1, lo, hi = _locate(out.shape, t, nch)
-    ar, a_one = _row(a, i0, i1, lo, hi)
-    br, b_one = _row(b, i0, i1, lo, hi)
+    i0, i1, lo, hi = locate(out.shape, t, nch)
+    ar, a_one = row_of(a, i0, i1, lo, hi)
+    br, b_one = row_of(b, i0, i1, lo, hi)
     orow = out[i0, i1, lo:hi]
     if b_one and not a_one:
         y = br[0]
@@ -194,190 +111,20 @@ def compare_parallel(a, b, out, op):
         _compare_task(a, b, out, op, t, nch)
 
 
-@njit(**JIT_EW)
-def _ternary_task(c, a, b, out, op, t, nch):
-    # A size-1 operand is read at index 0 (stride 0): these loops are not the hot ones.
-    i0, i1, lo, hi = _locate(out.shape, t, nch)
-    cr, c_one = _row(c, i0, i1, lo, hi)
-    ar, a_one = _row(a, i0, i1, lo, hi)
-    br, b_one = _row(b, i0, i1, lo, hi)
-    sc = 0 if c_one else 1
-    sa = 0 if a_one else 1
-    sb = 0 if b_one else 1
-    orow = out[i0, i1, lo:hi]
-    if op == 0:  # where(c, a, b)
-        for j in range(orow.shape[0]):
-            orow[j] = ar[j * sa] if cr[j * sc] else br[j * sb]
-    elif op == 1:  # relu(c * a + b)
-        for j in range(orow.shape[0]):
-            v = cr[j * sc] * ar[j * sa] + br[j * sb]
-            orow[j] = v if (v > 0 or v != v) else np.float32(0)
-    else:  # clamp(c, a, b)
-        for j in range(orow.shape[0]):
-            v = cr[j * sc]
-            lo_v = ar[j * sa]
-            hi_v = br[j * sb]
-            v = lo_v if v < lo_v else v
-            orow[j] = hi_v if v > hi_v else v
-
-
-@njit(**JIT_EW)
-def ternary_serial(c, a, b, out, op):
-    """where(c, a, b) (op 0), relu(c*a + b) (op 1) or clamp(c, a, b) (op 2) over 3-D views."""
-    nch = (out.shape[2] + CHUNK - 1) // CHUNK
-    for t in range(out.shape[0] * out.shape[1] * nch):
-        _ternary_task(c, a, b, out, op, t, nch)
-
-
-@njit(parallel=True, **JIT_EW)
-def ternary_parallel(c, a, b, out, op):
-    """``ternary_serial`` with the chunks spread over threads."""
-    nch = (out.shape[2] + CHUNK - 1) // CHUNK
-    for t in prange(out.shape[0] * out.shape[1] * nch):
-        _ternary_task(c, a, b, out, op, t, nch)
-
-
-# ---------------------------------------------------------------------------------------------
-# Broadcasting: 3-D views with merged dimensions
-# ---------------------------------------------------------------------------------------------
-
-
-def _views3(shape: tuple[int, ...], arrays: list[np.ndarray]):
-    """``(shape3, views)``: each array viewed as 3-D (broadcast to ``shape``, dims merged where
-    all allow it; a single value stays [1, 1, 1]), and the 3-D shape of the output."""
-    n = 1
-    for s in shape:
-        n *= s
-    if all((a.shape == shape and a.flags.c_contiguous) or a.size == 1 for a in arrays):
-        # The common cases, in about a microsecond: same-shape operands and single values
-        # (the kernels broadcast size-1 axes themselves).
-        return (1, 1, n), [a.reshape(1, 1, n) if a.shape == shape else a.reshape(1, 1, 1) for a in arrays]
-    views = [np.broadcast_to(a, shape) for a in arrays]
-    dims = [i for i, s in enumerate(shape) if s != 1]
-    groups: list[list[int]] = []
-    for i in dims:
-        if groups:
-            j = groups[-1][-1]
-            if all(v.strides[j] == v.strides[i] * shape[i] for v in views):
-                groups[-1].append(i)
-                continue
-        groups.append([i])
-    if len(groups) > 3:
-        # Too many distinct stride patterns: materialize, then everything is one flat dimension.
-        return (1, 1, n), [np.ascontiguousarray(v).reshape(1, 1, n) for v in views]
-    shape3 = tuple([1] * (3 - len(groups)) + [math.prod(shape[i] for i in g) for g in groups])
-    # The merge rule above is NumPy's own, so these reshapes are views, never copies.
-    return shape3, [v.reshape(shape3) for v in views]
-
-
-def _shape_of(*arrays: np.ndarray) -> tuple[int, ...]:
-    first = arrays[0].shape
-    if all(a.shape == first for a in arrays):
-        return first
-    return np.broadcast_shapes(*(a.shape for a in arrays))
-
-
-def _as_operand(x: ArrayOrScalar, dtype: np.dtype) -> np.ndarray:
-    if isinstance(x, np.ndarray) and x.dtype == dtype:
-        return x
-    return np.asarray(x, dtype=dtype)
-
-
-def _result_dtype(a: ArrayOrScalar, b: ArrayOrScalar) -> np.dtype:
-    # A Python scalar takes the array's dtype (as torch and burn do); two arrays promote.
-    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype:
-        return a.dtype
-    if not isinstance(a, np.ndarray):
-        return np.asarray(b).dtype if isinstance(b, np.ndarray) else np.result_type(a, b)
-    if not isinstance(b, np.ndarray):
-        return a.dtype
-    return np.result_type(a.dtype, b.dtype)
-
-
-def _run3(serial, parallel, arrays: list[np.ndarray], out: np.ndarray, *extra) -> np.ndarray:
-    if out.size == 0:
-        return out
-    shape3, views = _views3(out.shape, arrays)
-    out3 = out.reshape(shape3)
-    (parallel if out.size >= PARALLEL_MIN_ELEMS else serial)(*views, out3, *extra)
-    return out
-
-
-_NATIVE = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
-
-
-def _fast_pair(a, b) -> bool:
-    # Same dtype and shape, both C-contiguous: the tiny-op path (about 2 us in all).
-    return (
-        type(a) is np.ndarray
-        and type(b) is np.ndarray
-        and a.dtype == b.dtype
-        and a.shape == b.shape
-        and a.dtype in _NATIVE
-        and a.flags.c_contiguous
-        and b.flags.c_contiguous
-    )
-
-
-def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:
-    """``a <op> b`` with NumPy broadcasting; op in add, sub, mul, div, pow, maximum, minimum.
-
-    Integer ``div`` truncates toward zero (Rust's and burn's integer division).
-    """
-    if _fast_pair(a, b):
-        n = a.size
-        out = np.empty(a.shape, a.dtype)
-        if n:
-            kernel = binary_parallel if n >= PARALLEL_MIN_ELEMS else binary_serial
-            kernel(a.reshape(1, 1, n), b.reshape(1, 1, n), out.reshape(1, 1, n), BINARY_OPS[op])
-        return out
-    dtype = _result_dtype(a, b)
-    cdt = compute_dtype(dtype)
-    code = BINARY_OPS[op]
-    av, bv = _as_operand(a, cdt), _as_operand(b, cdt)
-    out = np.empty(_shape_of(av, bv), cdt)
-    _run3(binary_serial, binary_parallel, [av, bv], out, code)
-    return out.astype(dtype, copy=False)
-
-
 def compare(op: str, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:
     """Element-wise comparison with broadcasting, a bool array; op in eq, ne, lt, le, gt, ge."""
-    if _fast_pair(a, b):
+    code = COMPARE_OPS[op]
+    if fast_pair(a, b):
         n = a.size
         out = np.empty(a.shape, np.bool_)
         if n:
             kernel = compare_parallel if n >= PARALLEL_MIN_ELEMS else compare_serial
-            kernel(a.reshape(1, 1, n), b.reshape(1, 1, n), out.reshape(1, 1, n), COMPARE_OPS[op])
+            kernel(a.reshape(1, 1, n), b.reshape(1, 1, n), out.reshape(1, 1, n), code)
         return out
-    cdt = compute_dtype(_result_dtype(a, b))
-    av, bv = _as_operand(a, cdt), _as_operand(b, cdt)
-    out = np.empty(_shape_of(av, bv), np.bool_)
-    return _run3(compare_serial, compare_parallel, [av, bv], out, COMPARE_OPS[op])
-
-
-def where(mask: np.ndarray, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:
-    """``a`` where ``mask`` is true, else ``b``; all three broadcast together."""
-    dtype = _result_dtype(a, b)
-    cdt = compute_dtype(dtype)
-    m = np.asarray(mask, dtype=np.bool_)
-    av, bv = _as_operand(a, cdt), _as_operand(b, cdt)
-    out = np.empty(_shape_of(m, av, bv), cdt)
-    _run3(ternary_serial, ternary_parallel, [m, av, bv], out, _WHERE)
-    return out.astype(dtype, copy=False)
-
-
-def clamp(x: np.ndarray, lo: ArrayOrScalar, hi: ArrayOrScalar) -> np.ndarray:
-    """``min(max(x, lo), hi)`` element-wise (NaN stays NaN); bounds broadcast against x."""
-    cdt = compute_dtype(x.dtype)
-    out = np.empty(x.shape, cdt)
-    _run3(
-        ternary_serial,
-        ternary_parallel,
-        [x.astype(cdt, copy=False), _as_operand(lo, cdt), _as_operand(hi, cdt)],
-        out,
-        _CLAMP,
-    )
-    return out.astype(x.dtype, copy=False)
+    cdt = compute_dtype(result_dtype(a, b))
+    av, bv = as_operand(a, cdt), as_operand(b, cdt)
+    out = np.empty(shape_of(av, bv), np.bool_)
+    return run3(compare_serial, compare_parallel, [av, bv], out, code)
 
 
 def _binary_fn(op: str):
@@ -401,28 +148,9 @@ def _compare_fn(op: str):
 add, sub, mul, div, pow, maximum, minimum = (_binary_fn(o) for o in BINARY_OPS)  # noqa: A001
 eq, ne, lt, le, gt, ge = (_compare_fn(o) for o in COMPARE_OPS)
 
-# Unary math and the fused relu_affine live in unary.py; re-exported so ``elementwise`` is the
-# one entry point for every element-wise op.
-from .unary import (  # noqa: E402, F401
-    UNARY_OPS,
-    abs,
-    ceil,
-    cos,
-    erf,
-    exp,
-    expm1,
-    floor,
-    gelu,
-    log,
-    log1p,
-    neg,
-    recip,
-    relu,
-    relu_affine,
-    round,
-    sigmoid,
-    sin,
-    sqrt,
-    tanh,
-    unary,
-)
+__all__ = [
+    "BINARY_OPS", "COMPARE_OPS", "UNARY_OPS", "binary", "compare", "unary", "where", "clamp",
+    "relu_affine", "add", "sub", "mul", "div", "pow", "maximum", "minimum", "eq", "ne", "lt",
+    "le", "gt", "ge", "abs", "ceil", "cos", "erf", "exp", "expm1", "floor", "gelu", "log",
+    "log1p", "neg", "recip", "relu", "round", "sigmoid", "sin", "sqrt", "tanh",
+]  # fmt: skip

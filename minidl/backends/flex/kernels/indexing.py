@@ -105,6 +105,24 @@ def _split(shape: tuple[int, ...], dim: int) -> tuple[int, int, int]:
     )
 
 
+def region(index_shape: tuple[int, ...], dim: int) -> tuple[slice, ...]:
+    """The part of a tensor an index tensor of ``index_shape`` addresses (all of ``dim``)."""
+    return tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index_shape))
+
+
+def in_compute_dtype(fn, *args):
+    """Run an index kernel. numba has no float16: float16 arrays go in as float32, and when the
+    tensor (the first array argument) is float16 the result comes back as float16 (exact for
+    the copies, one rounding for the sums)."""
+    arrays = [a for a in args if isinstance(a, np.ndarray)]
+    if not any(a.dtype == np.float16 for a in arrays):
+        return fn(*args)
+    lifted = [cast(a, np.float32) if isinstance(a, np.ndarray) and a.dtype == np.float16 else a
+              for a in args]
+    out = fn(*lifted)
+    return cast(out, np.float16) if arrays[0].dtype == np.float16 else out
+
+
 def _check_indices(name: str, idx: np.ndarray, n: int) -> np.ndarray:
     idx = np.ascontiguousarray(idx, dtype=np.int64)
     if idx.size and (idx.min() < 0 or idx.max() >= n):

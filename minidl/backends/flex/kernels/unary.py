@@ -1,9 +1,11 @@
 """Unary element-wise kernels (exp, log, sqrt, tanh, sigmoid, relu, exact gelu, ...) and the
 fused ``relu_affine(x, a, b) = relu(x * a + b)``; re-exported by :mod:`.elementwise`.
+Integer ``neg``/``abs`` and ``relu_affine`` with array ``a``, ``b`` run the broadcasting
+kernels of :mod:`.broadcast`, the module below this one.
 
 Mirrors burn-flex's ``float_exp``, ``float_log``, ... and the activations ``relu``, ``gelu``,
-``sigmoid``. One flat loop over a contiguous array, the op a small integer whose branch LLVM
-hoists out of the loop; above ``PARALLEL_MIN_ELEMS`` elements, chunks over threads.
+``sigmoid``. One flat loop over a contiguous array, the op a named integer constant (``EXP``,
+``SIGMOID``, ...: compile-time constants to numba) whose branch LLVM hoists out of the loop; above ``PARALLEL_MIN_ELEMS`` elements, chunks over threads.
 
 ``relu_affine`` is the fusion lesson: torch eager runs ``x * a``, ``+ b`` and ``relu`` as three
 passes over memory with two temporaries; one numba loop reads x once and writes once.
@@ -17,56 +19,68 @@ import numpy as np
 from numba import njit, prange
 
 from ._common import JIT_EW, PARALLEL_MIN_ELEMS, compute_dtype
+from .broadcast import (
+    RELU_AFFINE,
+    as_operand,
+    binary,
+    run3,
+    shape_of,
+    ternary_parallel,
+    ternary_serial,
+)
 
 CHUNK = 8192
 Scalar = int | float
 ArrayOrScalar = np.ndarray | Scalar
 
+# The unary kernel's ops
+(EXP, LOG, SQRT, ABS, NEG, RECIP, TANH, SIGMOID, RELU, GELU, SIN, COS, ERF, FLOOR, CEIL, ROUND,
+ LOG1P, EXPM1) = range(18)  # fmt: skip
 UNARY_OPS = {
-    "exp": 0, "log": 1, "sqrt": 2, "abs": 3, "neg": 4, "recip": 5, "tanh": 6,
-    "sigmoid": 7, "relu": 8, "gelu": 9, "sin": 10, "cos": 11, "erf": 12, "floor": 13,
-    "ceil": 14, "round": 15, "log1p": 16, "expm1": 17,
+    "exp": EXP, "log": LOG, "sqrt": SQRT, "abs": ABS, "neg": NEG, "recip": RECIP, "tanh": TANH,
+    "sigmoid": SIGMOID, "relu": RELU, "gelu": GELU, "sin": SIN, "cos": COS, "erf": ERF,
+    "floor": FLOOR, "ceil": CEIL, "round": ROUND, "log1p": LOG1P, "expm1": EXPM1,
 }  # fmt: skip
-
 
 
 @njit(inline="always", **JIT_EW)
 def _un(op, v):
-    if op == 0:
+    if op == EXP:
         return np.exp(v)
-    if op == 1:
+    if op == LOG:
         return np.log(v)
-    if op == 2:
+    if op == SQRT:
         return np.sqrt(v)
-    if op == 3:
+    if op == ABS:
         return np.abs(v)
-    if op == 4:
+    if op == NEG:
         return -v
-    if op == 5:
+    if op == RECIP:
         return 1 / v
-    if op == 6:
+    if op == TANH:
         return np.tanh(v)
-    if op == 7:
+    if op == SIGMOID:
         return 1 / (1 + np.exp(-v))
-    if op == 8:
+    if op == RELU:
         return v if (v > 0 or v != v) else np.float32(0)  # NaN stays NaN, as torch
-    if op == 9:
+    if op == GELU:
         # 1 + erf(z) written as erfc(-z): no cancellation for negative v (erf -> -1)
         return 0.5 * v * math.erfc(-v * 0.7071067811865476)
-    if op == 10:
+    if op == SIN:
         return np.sin(v)
-    if op == 11:
+    if op == COS:
         return np.cos(v)
-    if op == 12:
+    if op == ERF:
         return math.erf(v)
-    if op == 13:
+    if op == FLOOR:
         return np.floor(v)
-    if op == 14:
+    if op == CEIL:
         return np.ceil(v)
-    if op == 15:
+    if op == ROUND:
         return np.round(v)  # half to even, as torch.round
-    if op == 16:
+    if op == LOG1P:
         return np.log1p(v)
+    # EXPM1
     return np.expm1(v)
 
 
@@ -122,12 +136,12 @@ def relu_affine_parallel(x, a, b, out):
 
 def unary(op: str, x: np.ndarray) -> np.ndarray:
     """``f(x)`` element-wise; op in exp, log, sqrt, abs, neg, recip, tanh, sigmoid, relu, gelu
-    (exact erf form), sin, cos, erf, floor, ceil, round (half to even), log1p, expm1. Any layout in, a C-contiguous array out, of x's dtype (integer
-    ``abs``/``neg`` stay integer; other ops on integers give float32, as torch)."""
+    (exact erf form), sin, cos, erf, floor, ceil, round (half to even), log1p, expm1. Any
+    layout in, a C-contiguous array out, of x's dtype (integer ``abs``/``neg`` stay integer;
+    other ops on integers give float32, as torch)."""
     code = UNARY_OPS[op]
     if x.dtype.kind in "biu":
-        from .elementwise import binary  # the integer forms are binary ops
-
+        # the integer forms are binary ops
         if op == "neg":
             return binary("sub", 0, x)
         if op == "abs":
@@ -155,12 +169,11 @@ def relu_affine(x: np.ndarray, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray
             kernel = relu_affine_parallel if xc.size >= PARALLEL_MIN_ELEMS else relu_affine_serial
             kernel(xc, cdt.type(a), cdt.type(b), out)
         return out.reshape(x.shape).astype(x.dtype, copy=False)
-    from . import elementwise as ew  # array a, b: the broadcasting ternary kernel
-
-    av, bv = ew._as_operand(a, cdt), ew._as_operand(b, cdt)
-    out = np.empty(ew._shape_of(x, av, bv), cdt)
+    # array a, b: the broadcasting ternary kernel
+    av, bv = as_operand(a, cdt), as_operand(b, cdt)
+    out = np.empty(shape_of(x, av, bv), cdt)
     xc = x.astype(cdt, copy=False)
-    ew._run3(ew.ternary_serial, ew.ternary_parallel, [xc, av, bv], out, ew._RELU_AFFINE)
+    run3(ternary_serial, ternary_parallel, [xc, av, bv], out, RELU_AFFINE)
     return out.astype(x.dtype, copy=False)
 
 

@@ -253,10 +253,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="smaller budgets, no first-call section")
     ap.add_argument("--only", choices=["chain", "layer_norm", "training", "first_call"], default=None)
+    ap.add_argument("--threads", type=int, default=None, help="limit numba and torch to N threads")
     args = ap.parse_args()
     budget, rounds = (1.0, 2) if args.quick else (4.0, 4)
+    if args.threads:
+        os.environ["NUMBA_NUM_THREADS"] = str(args.threads)  # before numba is imported
     import numba
     import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
 
     print(f"# fusion benchmarks: instruction set {instruction_set()}, numba {numba.__version__} "
           f"({numba.config.NUMBA_NUM_THREADS} threads), torch {torch.__version__} "

@@ -9,7 +9,8 @@ generated kernel.
 
 from __future__ import annotations
 
-from minidl.backends.fusion.codegen import Kernel, loop_kernel, matmul_kernel
+from minidl.backends.fusion.codegen import Kernel, loop_kernel
+from minidl.backends.fusion.codegen_matmul import matmul_kernel
 from minidl.backends.fusion.ir import ELEMENTWISE, FUSABLE_DTYPES, REDUCE, OperationIr
 
 

@@ -28,7 +28,7 @@ from minidl.backends.fusion.tensor import FusionTensor
 #: ``plan``, ``kernel``, ``launch``, ``operation``); minidl.debug installs one at MINIDL_DEBUG>=1.
 STREAM_LISTENERS: list[Callable[..., None]] = []
 
-# trace tools skip frames of this module: it is plumbing between Fusion's ops and the kernels
+# not hidden from trace: a kernel's backtrace shows the drain that launched it (a read, a sync)
 __trace_hide__ = False
 
 

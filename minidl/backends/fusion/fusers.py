@@ -73,7 +73,7 @@ class ElementwiseFuser(OperationFuser):
 
 
 class ReduceFuser(OperationFuser):
-    """Reductions (along one dim, or of every element) with the element-wise ops that feed them
+    """Reductions (along the last non-trivial dim, or of every element) with the element-wise ops that feed them
     (fuse on read), the ops on their results, and the element-wise ops that broadcast those
     results back over the rows (burn's ``ReduceBroadcastedFuser``): ``layer_norm``'s default
     becomes one kernel."""
@@ -105,7 +105,11 @@ class ReduceFuser(OperationFuser):
                 self.ops.append(op)  # checked when the first reduction fixes the shapes
                 return True
             full, dims = op.inputs[0].shape, self._dims(op)
-            if all(full[d] == 1 for d in dims) or not all(self._fits(prev, full, dims) for prev in self.ops):
+            if all(full[d] == 1 for d in dims) or any(s != 1 for s in full[max(dims) + 1:]):
+                # a reduction across rows (bias gradients: sum over the batch dim) would walk
+                # memory with a stride; it is left to B, whose kernel reads rows in order
+                return False
+            if not all(self._fits(prev, full, dims) for prev in self.ops):
                 return False
             self.full, self.dims = full, dims
             self.ops.append(op)

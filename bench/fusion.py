@@ -83,7 +83,7 @@ def report(title: str, res: dict, base: str, targets: dict[str, str] | None = No
 
 def force(t) -> None:
     """Make sure ``t``'s value exists (a fusion handle is synced, an eager tensor already is)."""
-    prim = t.primitive.primitive
+    prim = t.primitive.backend_tensor
     if hasattr(prim, "pending"):
         prim.value  # noqa: B018 - the read is the sync point
 

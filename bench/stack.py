@@ -62,7 +62,7 @@ def tiny_add(scale: float) -> dict:
     a = Tensor.from_numpy(data, device=Device.flex())
     b = Tensor.from_numpy(data, device=Device.flex())
     da, db = a.primitive, b.primitive  # DispatchTensors
-    pa, pb = da.primitive, db.primitive  # Flex primitives (NumPy arrays)
+    pa, pb = da.backend_tensor, db.backend_tensor  # Flex primitives (NumPy arrays)
     ta, tb = torch.from_numpy(data.copy()), torch.from_numpy(data.copy())
     res = compare(
         {

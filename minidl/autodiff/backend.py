@@ -9,32 +9,49 @@ ops that each record a step (``layer_norm`` becomes mean_dim, sub, mul, ...).
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
 from minidl.autodiff import engine
-from minidl.autodiff.decorator import prim
-from minidl.autodiff.decorator.float import AutodiffFloatOps
-from minidl.autodiff.decorator.int_bool import AutodiffIntBoolOps
-from minidl.autodiff.decorator.layout import AutodiffLayoutOps
-from minidl.autodiff.decorator.module import AutodiffModuleOps
+from minidl.autodiff.checkpoint import STRATEGIES
 from minidl.autodiff.gradients import Gradients
-from minidl.autodiff.record import STRATEGIES
+from minidl.autodiff.ops.activation import AutodiffActivationOps
+from minidl.autodiff.ops.arithmetic import AutodiffArithmeticOps
+from minidl.autodiff.ops.base import prim
+from minidl.autodiff.ops.bool_tensor import AutodiffBoolOps
+from minidl.autodiff.ops.int_tensor import AutodiffIntOps
+from minidl.autodiff.ops.layout import AutodiffLayoutOps
+from minidl.autodiff.ops.math import AutodiffMathOps
+from minidl.autodiff.ops.module import AutodiffModuleOps
+from minidl.autodiff.ops.reduce import AutodiffReduceOps
+from minidl.autodiff.ops.tensor import AutodiffTensorOps
 from minidl.autodiff.tensor import AutodiffTensor
 from minidl.backend import Backend
 
 
-class Autodiff(AutodiffFloatOps, AutodiffLayoutOps, AutodiffModuleOps, AutodiffIntBoolOps, Backend):
+class Autodiff(
+    AutodiffTensorOps,
+    AutodiffArithmeticOps,
+    AutodiffMathOps,
+    AutodiffReduceOps,
+    AutodiffLayoutOps,
+    AutodiffActivationOps,
+    AutodiffModuleOps,
+    AutodiffIntOps,
+    AutodiffBoolOps,
+    Backend,
+):
     """The autodiff decorator. ``Autodiff[Flex]`` (or ``Autodiff[Flex, "balanced"]`` for
     balanced gradient checkpointing) is the concrete backend for an inner backend.
 
-    Besides the protocol ops it has burn's ``AutodiffBackend`` methods: :meth:`from_inner`,
-    :meth:`inner`, :meth:`backward`, :meth:`grad`, :meth:`grad_remove`.
+    Its ops come from the families in :mod:`minidl.autodiff.ops` (one file each, the step
+    classes beside the overrides that record them); an op none of them overrides runs the
+    protocol default of ``Backend`` with ``cls = Autodiff[B]``. Besides the protocol ops it
+    has burn's ``AutodiffBackend`` methods: :meth:`from_inner`, :meth:`inner`,
+    :meth:`backward`, :meth:`grad`, :meth:`grad_remove`.
     """
 
     abstract = True
     name = "autodiff"
-    _inner: ClassVar[type]
-    checkpointing: ClassVar[str | None] = None
 
     def __class_getitem__(cls, item: Any) -> type:
         if isinstance(item, tuple):

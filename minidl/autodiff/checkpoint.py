@@ -14,6 +14,10 @@ from typing import Any
 from minidl.autodiff.node import Node
 from minidl.autodiff.step import Recompute
 
+#: The checkpointing strategies: ``None`` keeps what each step declares; ``"balanced"`` makes
+#: memory-bound steps keep no computed array (burn's ``BalancedCheckpointing``).
+STRATEGIES = (None, "balanced")
+
 
 class Checkpointer:
     """Resolves saved entries during one backward pass; ``recomputed`` counts forward re-runs."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from minidl.autodiff.checkpoint import Checkpointer
 from minidl.autodiff.gradients import Gradients
-from minidl.autodiff.node import Node, Requirement
+from minidl.autodiff.node import Node, Requirement, walk
 from minidl.autodiff.step import State
 from minidl.autodiff.tensor import AutodiffTensor
 from minidl.backend.dtype import DType
@@ -25,21 +25,16 @@ CONSUMED = (
 
 
 def reachable(root: Node) -> list[Node]:
-    """Every tracked node the root depends on, root included, in decreasing id order.
+    """Every tracked node the root depends on, root included, in decreasing id order (the
+    order backward runs them: :func:`~minidl.autodiff.node.walk` reversed).
 
     Raises ``RuntimeError`` when one of their steps was consumed by an earlier backward.
     """
-    seen: dict[int, Node] = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.id in seen:
-            continue
+    order = walk(root)[::-1]
+    for node in order:
         if node.step is not None and node.step.consumed:
             raise RuntimeError(CONSUMED.format(step=type(node.step).__name__, node=node.id))
-        seen[node.id] = node
-        stack.extend(node.parents)
-    return sorted(seen.values(), key=lambda n: n.id, reverse=True)
+    return order
 
 
 def backward(AD: type, root: AutodiffTensor, retain_graph: bool = False) -> Gradients:
@@ -49,7 +44,7 @@ def backward(AD: type, root: AutodiffTensor, retain_graph: bool = False) -> Grad
         return grads
     B = AD._inner
     order = reachable(root.node)
-    prim = root.primitive
+    prim = root.inner
     pending = {root.node.id: B.float_ones(root.shape, DType.of(prim.dtype), B.float_device(prim))}
     checkpointer = Checkpointer(B)
     for node in order:

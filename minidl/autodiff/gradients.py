@@ -5,18 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from minidl.autodiff.tensor import AutodiffTensor
+from minidl.autodiff.tensor import autodiff_tensor_of
 
 
 def node_id(tensor: Any) -> int:
-    """The node id of an ``AutodiffTensor``, of anything wrapping one in ``.primitive`` (a
-    DispatchTensor, a Tensor), or an id given as an int."""
-    while not isinstance(tensor, AutodiffTensor | int):
-        inner = getattr(tensor, "primitive", None)
-        if inner is None:
-            raise TypeError(f"expected an autodiff tensor or a node id, found {type(tensor).__name__}")
-        tensor = inner
-    return tensor if isinstance(tensor, int) else tensor.node.id
+    """The node id of an ``AutodiffTensor``, of anything wrapping one (a DispatchTensor, a
+    Tensor), or an id given as an int."""
+    if isinstance(tensor, int):
+        return tensor
+    return autodiff_tensor_of(tensor, "expected an autodiff tensor or a node id").node.id
 
 
 class Gradients:

@@ -11,33 +11,17 @@ from dataclasses import dataclass, field
 from html import escape
 from typing import Any
 
-from minidl.autodiff.node import Node, Requirement
+from minidl.autodiff.node import Requirement, walk
 from minidl.autodiff.step import Recompute
-from minidl.autodiff.tensor import AutodiffTensor
+from minidl.autodiff.tensor import AutodiffTensor, autodiff_tensor_of
 
 
 def _autodiff_tensor(tensor: Any) -> AutodiffTensor:
     """Unwrap ``Tensor`` → ``DispatchTensor`` → ``AutodiffTensor`` (duck-typed: no upward import)."""
-    while not isinstance(tensor, AutodiffTensor):
-        inner = getattr(tensor, "primitive", None)
-        if inner is None:
-            raise TypeError(
-                f"graph: expected a float tensor on an autodiff device, found {type(tensor).__name__} "
-                "(tensors on a plain device record no graph)"
-            )
-        tensor = inner
-    return tensor
-
-
-def _nodes(root: Node) -> list[Node]:
-    seen: dict[int, Node] = {}
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if node.id not in seen:
-            seen[node.id] = node
-            stack.extend(node.parents)
-    return sorted(seen.values(), key=lambda n: n.id)
+    try:
+        return autodiff_tensor_of(tensor, "graph: expected a float tensor on an autodiff device")
+    except TypeError as err:
+        raise TypeError(f"{err} (tensors on a plain device record no graph)") from None
 
 
 def _describe(value: Any) -> str:
@@ -131,7 +115,7 @@ def graph(tensor: Any) -> Graph:
     or anything wrapping one: a ``DispatchTensor``, a ``Tensor``)."""
     root = _autodiff_tensor(tensor).node
     records = []
-    for node in _nodes(root):
+    for node in walk(root):
         step = node.step
         if step is None:
             records.append(StepRecord(node.id, "leaf", (), node.requirement))
@@ -154,7 +138,7 @@ def graph_memory(tensor: Any) -> int:
     several steps counts once; ``Recompute`` entries count nothing)."""
     root = _autodiff_tensor(tensor).node
     arrays: dict[int, int] = {}
-    for node in _nodes(root):
+    for node in walk(root):
         if node.step is not None:
             for value in node.step.saved.values():
                 if not isinstance(value, Recompute):

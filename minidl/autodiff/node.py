@@ -1,4 +1,5 @@
-"""Graph nodes: an id, the tracked parents and a requirement (burn-autodiff ``graph/node.rs``).
+"""Graph nodes: an id, the tracked parents and a requirement (burn-autodiff ``graph/node.rs``),
+and :func:`walk`, the one traversal of the graph (burn's ``graph/traversal.rs``).
 
 Every float tensor on an autodiff device carries a :class:`Node`. Leaves have no step; the
 output of a recorded op has the :class:`~minidl.autodiff.step.Step` that made it, which is
@@ -9,10 +10,7 @@ from __future__ import annotations
 
 import enum
 import itertools
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from minidl.autodiff.step import Step
+from typing import Any
 
 #: Node ids grow with creation order, so a parent always has a smaller id than its children:
 #: sorting by id is a topological order (burn keeps an ``order`` field for the same reason).
@@ -44,12 +42,13 @@ class Node:
     """One vertex of the graph: ``id``, tracked ``parents`` (nodes), ``requirement``, ``step``.
 
     ``step`` is ``None`` for leaves (and untracked tensors); it is the recorded backward step
-    for the output of a tracked op.
+    (a :class:`~minidl.autodiff.step.Step`) for the output of a tracked op. It is typed
+    ``Any`` here because ``step.py`` imports this module: a step holds its input nodes.
     """
 
     __slots__ = ("id", "parents", "requirement", "step")
 
-    def __init__(self, requirement: Requirement, parents: tuple[Node, ...] = (), step: Step | None = None,
+    def __init__(self, requirement: Requirement, parents: tuple[Node, ...] = (), step: Any = None,
                  id: int | None = None):
         self.id = next_id() if id is None else id
         self.parents = parents
@@ -65,3 +64,19 @@ class Node:
         step = type(self.step).__name__ if self.step is not None else "leaf"
         parents = ", ".join(str(p.id) for p in self.parents)
         return f"Node(#{self.id} {step} [{parents}] {self.requirement})"
+
+
+def walk(root: Node) -> list[Node]:
+    """Every node ``root`` depends on (``root`` included), each once, in increasing id order.
+
+    Ids grow with creation, so this is a topological order (leaves first); backward runs it
+    reversed. Iterative, so a chain of thousands of steps does not hit the recursion limit.
+    """
+    seen: dict[int, Node] = {}
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.id not in seen:
+            seen[node.id] = node
+            stack.extend(node.parents)
+    return sorted(seen.values(), key=lambda n: n.id)

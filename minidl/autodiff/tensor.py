@@ -8,16 +8,17 @@ from minidl.autodiff.node import Node, Requirement
 
 
 class AutodiffTensor:
-    """The float primitive of ``Autodiff[B]``: the inner backend's ``primitive`` and a ``node``.
+    """The float primitive of ``Autodiff[B]``: ``inner``, the inner backend's primitive (a
+    Flex or NdArray array; burn's field ``primitive``), and its graph ``node``.
 
     ``shape`` and ``dtype`` are the inner primitive's. Int and bool tensors on an autodiff
     device are not wrapped: they stay the inner backend's primitives, as in burn.
     """
 
-    __slots__ = ("primitive", "node")
+    __slots__ = ("inner", "node")
 
-    def __init__(self, primitive: Any, node: Node):
-        self.primitive = primitive
+    def __init__(self, inner: Any, node: Node):
+        self.inner = inner
         self.node = node
 
     @staticmethod
@@ -27,11 +28,11 @@ class AutodiffTensor:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return tuple(self.primitive.shape)
+        return tuple(self.inner.shape)
 
     @property
     def dtype(self):
-        return self.primitive.dtype
+        return self.inner.dtype
 
     @property
     def id(self) -> int:
@@ -41,3 +42,17 @@ class AutodiffTensor:
     def __repr__(self) -> str:
         dtype = getattr(self.dtype, "name", self.dtype)
         return f"AutodiffTensor(#{self.node.id} {dtype}{list(self.shape)} {self.node.requirement})"
+
+
+def autodiff_tensor_of(value: Any, what: str = "expected a float tensor on an autodiff device") -> AutodiffTensor:
+    """The ``AutodiffTensor`` inside ``value``: itself, or unwrapped from a ``DispatchTensor``
+    (``.backend_tensor``) or a ``Tensor`` (``.primitive``). Duck-typed, so autodiff does not
+    import the layers above it. ``TypeError`` (starting with ``what``) for anything else."""
+    while not isinstance(value, AutodiffTensor):
+        inner = getattr(value, "backend_tensor", None)
+        if inner is None:
+            inner = getattr(value, "primitive", None)
+        if inner is None:
+            raise TypeError(f"{what}, found {type(value).__name__}")
+        value = inner
+    return value

@@ -1,23 +1,14 @@
 """The backend protocol (burn-backend): op families as mixins of classmethods.
 
 ``Backend`` combines every family. Required ops are abstract; the rest are default methods
-written with other ops of the same backend ``cls`` — see :mod:`minidl.backend.base`.
+written with other ops of the same backend ``cls`` — see :mod:`minidl.backend.base`;
+:mod:`minidl.backend.protocol` reads the families back (``op_names``, ``is_required``, ...).
 """
 
 from __future__ import annotations
 
 from minidl.backend.activation_ops import ActivationOps
-from minidl.backend.base import (
-    PRIMITIVE_TYPES,
-    BackendBase,
-    TensorData,
-    defines,
-    defining_class,
-    is_required,
-    op_names,
-    protocol_of,
-    signature,
-)
+from minidl.backend.base import PRIMITIVE_TYPES, TensorData
 from minidl.backend.bool_ops import BoolTensorOps
 from minidl.backend.device import Device
 from minidl.backend.distribution import Distribution
@@ -31,11 +22,16 @@ from minidl.backend.options import (
     InterpolateOptions,
     PoolOptions,
 )
-
-
-def ops_protocols() -> tuple[type, ...]:
-    """The op families, in the order the book's tables list them."""
-    return (FloatTensorOps, IntTensorOps, BoolTensorOps, ActivationOps, ModuleOps)
+from minidl.backend.protocol import (
+    BackendBase,
+    defines,
+    defining_class,
+    is_required,
+    op_names,
+    ops_protocols,
+    protocol_of,
+    signature,
+)
 
 
 class Backend(FloatTensorOps, IntTensorOps, BoolTensorOps, ActivationOps, ModuleOps, BackendBase):

@@ -4,18 +4,17 @@ One box per frame, outermost at the top, arrows downwards; boxes are coloured by
 they belong to (nn, tensor, dispatch, autodiff, backend, kernel — DESIGN.md §1), protocol
 default bodies are drawn with round corners, and a legend names the colours. Several traces
 (Linear, Conv2d, LayerNorm) merge into one picture like seed 000's first flowchart: frames with
-the same name become one box. Rendering is :mod:`minidl.debug.flowchart` (pure Python SVG), so
+the same name become one box. Rendering is :mod:`minidl.book.flowchart` (pure Python SVG), so
 the picture shows inline in a notebook and in the built site without any JavaScript.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
 from html import escape
 
-from minidl.debug.flowchart import FONT_FAMILY, Flowchart
-from minidl.debug.trace import Frame, Hit, Trace
+from minidl.book.flowchart import FONT_FAMILY, Flowchart
+from minidl.debug.frames import Frame, Hit
 
 __trace_hide__ = True
 
@@ -68,7 +67,7 @@ def _steps_of_hit(hit: Hit, kernels: bool, library_only: bool, hops_only: bool =
 
 def _paths(source, hit: int, kernels: bool, library_only: bool, hops_only: bool) -> list[list[_Step]]:
     """Normalize what :func:`path_diagram` accepts into lists of steps (outermost first)."""
-    if isinstance(source, Trace):
+    if isinstance(getattr(source, "hits", None), list):  # a Trace (which imports this module)
         if not source.hits:
             raise ValueError("the trace has no hits: nothing to draw")
         return [_steps_of_hit(source.hits[hit], kernels, library_only, hops_only)]
@@ -142,7 +141,7 @@ class PathDiagram:
         return f"<PathDiagram: {' → '.join(self.names)}>"
 
 
-def path_diagram(source: Trace | Hit | Sequence | Iterable, hit: int = 0, detail: bool = False,
+def path_diagram(source: object, hit: int = 0, detail: bool = False,
                  kernels: bool = True, library_only: bool = True, hops_only: bool = True,
                  title: str | None = None, legend: bool = True) -> PathDiagram:
     """Draw call paths top to bottom, one box per frame, coloured by layer.

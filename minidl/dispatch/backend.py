@@ -64,16 +64,16 @@ class Dispatch(FloatForwarding, IntForwarding, BoolForwarding, ActivationForward
     def _move_plain(cls, tensor: DispatchTensor, device: Device, kind: str) -> DispatchTensor:
         # int and bool primitives always live on the inner backend, even on an autodiff device
         if tensor.device == device:
-            return DispatchTensor(tensor.primitive, device)
-        data = getattr(inner_backend(tensor.device), f"{kind}_into_data")(tensor.primitive)
+            return DispatchTensor(tensor.backend_tensor, device)
+        data = getattr(inner_backend(tensor.device), f"{kind}_into_data")(tensor.backend_tensor)
         prim = getattr(inner_backend(device), f"{kind}_from_data")(data.array, device.inner())
         return DispatchTensor(prim, device)
 
     @classmethod
     def _inner_float(cls, tensor: DispatchTensor):
         if tensor.device.is_autodiff():
-            return backend_for(tensor.device).inner(tensor.primitive)
-        return tensor.primitive
+            return backend_for(tensor.device).inner(tensor.backend_tensor)
+        return tensor.backend_tensor
 
     # ----- autodiff entry points (burn's AutodiffBackend, reached through Dispatch) -------
     @classmethod
@@ -94,14 +94,14 @@ class Dispatch(FloatForwarding, IntForwarding, BoolForwarding, ActivationForward
                 "Requires autodiff tensor: backward() was called on a tensor on "
                 f"{tensor.device}; create it (or the module) on {tensor.device}.autodiff()"
             )
-        return backend_for(tensor.device).backward(tensor.primitive)
+        return backend_for(tensor.device).backward(tensor.backend_tensor)
 
     @classmethod
     def grad(cls, tensor: DispatchTensor, grads) -> DispatchTensor | None:
         """The gradient of ``tensor`` in ``grads``, on the inner device (or ``None``)."""
         if not tensor.device.is_autodiff():
             raise RuntimeError("Requires autodiff tensor: grad() of a tensor on a plain device")
-        prim = backend_for(tensor.device).grad(tensor.primitive, grads)
+        prim = backend_for(tensor.device).grad(tensor.backend_tensor, grads)
         return None if prim is None else DispatchTensor(prim, tensor.device.inner())
 
     @classmethod
@@ -109,5 +109,5 @@ class Dispatch(FloatForwarding, IntForwarding, BoolForwarding, ActivationForward
         """Take the gradient of ``tensor`` out of ``grads``."""
         if not tensor.device.is_autodiff():
             raise RuntimeError("Requires autodiff tensor: grad_remove() of a tensor on a plain device")
-        prim = backend_for(tensor.device).grad_remove(tensor.primitive, grads)
+        prim = backend_for(tensor.device).grad_remove(tensor.backend_tensor, grads)
         return None if prim is None else DispatchTensor(prim, tensor.device.inner())

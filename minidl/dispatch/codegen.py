@@ -19,6 +19,7 @@ from minidl.backend import (
     FloatTensorOps,
     IntTensorOps,
     ModuleOps,
+    op_names,
 )
 
 #: Ops Dispatch does not forward, so the ModuleOps default runs with B = Dispatch.
@@ -84,10 +85,8 @@ def render(module: str) -> str:
         f'    """Forwards every {proto.__name__} op to the backend of its first input\'s device."""',
     ]
     body = []
-    for name, member in proto.__dict__.items():
-        func = getattr(member, "__func__", None)
-        if not (isinstance(member, classmethod) and (hasattr(func, "__required__") or hasattr(func, "__default__"))):
-            continue
+    for name in op_names(proto):  # the protocol's own ops, in declaration order
+        func = proto.__dict__[name].__func__
         if name in NOT_FORWARDED:
             if name == "linear":
                 body.append(TODO_LINEAR)

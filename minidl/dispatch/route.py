@@ -93,7 +93,7 @@ def _routing_device(op: str, args: dict) -> Device:
 
 def _unwrap(value, lift: Callable | None):
     if isinstance(value, DispatchTensor):
-        prim = value.primitive
+        prim = value.backend_tensor
         if lift is not None and not value.device.is_autodiff() and np.dtype(prim.dtype).kind == "f":
             return lift(prim)
         return prim

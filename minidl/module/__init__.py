@@ -8,7 +8,7 @@ layers in ``minidl.nn`` and the optimizers in ``minidl.optim`` build on it.
 from __future__ import annotations
 
 from minidl.module.base import Module
-from minidl.module.config import ConfigEnum, config, is_config, unit, variant
+from minidl.module.config import Config, ConfigEnum, config, is_config
 from minidl.module.initializer import Initializer
 from minidl.module.param import Flag, Param, new_param_id
 from minidl.module.record import RecordError
@@ -16,6 +16,7 @@ from minidl.module.running import RunningState
 from minidl.module.visitor import ModuleMapper, ModuleVisitor
 
 __all__ = [
+    "Config",
     "ConfigEnum",
     "Flag",
     "Initializer",
@@ -28,6 +29,4 @@ __all__ = [
     "config",
     "is_config",
     "new_param_id",
-    "unit",
-    "variant",
 ]

@@ -19,7 +19,7 @@ import html
 import math
 from typing import Any
 
-from minidl.module.config import ConfigEnum
+from minidl.module.config_enum import ConfigEnum
 from minidl.module.param import Param
 from minidl.module.running import RunningState
 from minidl.module.visitor import ModuleNode, is_module_value

@@ -26,7 +26,7 @@ import numpy as np
 
 from minidl.backend.distribution import Distribution
 from minidl.dispatch import Device
-from minidl.module.config import ConfigEnum, unit, variant
+from minidl.module.config_enum import ConfigEnum
 from minidl.module.param import Param, new_param_id
 from minidl.tensor import Tensor
 
@@ -37,18 +37,8 @@ XAVIER_NO_FAN = "Can't use Xavier initialization without specifying fan. Use ini
 class Initializer(ConfigEnum):
     """The initializer enum. Unit variants are values (``Initializer.Ones``); the others are
     built with their fields (``Initializer.KaimingUniform(gain=1/sqrt(3), fan_out_only=False)``).
+    The variants are the classes below the enum's methods.
     """
-
-    Constant = variant(value=float)
-    Ones = unit()
-    Zeros = unit()
-    Uniform = variant(min=float, max=float)
-    Normal = variant(mean=float, std=float)
-    KaimingUniform = variant(gain=float, fan_out_only=bool)
-    KaimingNormal = variant(gain=float, fan_out_only=bool)
-    XavierUniform = variant(gain=float)
-    XavierNormal = variant(gain=float)
-    Orthogonal = variant(gain=float)
 
     def init(self, shape: Sequence[int], device: Device) -> Param:
         """A lazy param of ``shape`` on ``device`` (no fans: Kaiming and Xavier refuse)."""
@@ -129,6 +119,67 @@ class Initializer(ConfigEnum):
         if name == "Orthogonal":
             return _orthogonal(shape, self.gain, device)
         raise AssertionError(name)
+
+
+# ----- the variants (burn's enum arms): each a frozen dataclass deriving Initializer ------------
+class Constant(Initializer):
+    """Every element is ``value``."""
+
+    value: float
+
+
+class Ones(Initializer):
+    """Every element is 1."""
+
+
+class Zeros(Initializer):
+    """Every element is 0."""
+
+
+class Uniform(Initializer):
+    """Drawn from ``U(min, max)``."""
+
+    min: float
+    max: float
+
+
+class Normal(Initializer):
+    """Drawn from ``N(mean, std²)``."""
+
+    mean: float
+    std: float
+
+
+class KaimingUniform(Initializer):
+    """``U(-a, a)`` with ``a = sqrt(3) * gain / sqrt(fan)`` (``fan_out`` if ``fan_out_only``)."""
+
+    gain: float
+    fan_out_only: bool
+
+
+class KaimingNormal(Initializer):
+    """``N(0, std²)`` with ``std = gain / sqrt(fan)`` (``fan_out`` if ``fan_out_only``)."""
+
+    gain: float
+    fan_out_only: bool
+
+
+class XavierUniform(Initializer):
+    """``U(-a, a)`` with ``a = sqrt(3) * gain * sqrt(2 / (fan_in + fan_out))``."""
+
+    gain: float
+
+
+class XavierNormal(Initializer):
+    """``N(0, std²)`` with ``std = gain * sqrt(2 / (fan_in + fan_out))``."""
+
+    gain: float
+
+
+class Orthogonal(Initializer):
+    """A (semi-)orthogonal matrix (QR of a normal draw, signs fixed as PyTorch) times ``gain``."""
+
+    gain: float
 
 
 def kaiming_std(fan_out_only: bool, fan_in: int | None, fan_out: int | None) -> float:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from minidl.dispatch import Device
-from minidl.module import ConfigEnum, Initializer, Module, Param, config, unit
+from minidl.module import ConfigEnum, Initializer, Module, Param, config
 from minidl.module.config import check_positive
 from minidl.tensor import Tensor, assert_shape
 from minidl.tensor.module import linear
@@ -26,8 +26,13 @@ class LinearLayout(ConfigEnum):
     """How a Linear weight is initialized and stored: ``Row`` (``[d_input, d_output]``) or
     ``Col`` (``[d_output, d_input]``, PyTorch's layout, transposed by the param mappers)."""
 
-    Row = unit()
-    Col = unit()
+
+class Row(LinearLayout):
+    """The weight is ``[d_input, d_output]``, as burn stores it."""
+
+
+class Col(LinearLayout):
+    """The weight is initialized and saved as ``[d_output, d_input]`` (PyTorch's layout)."""
 
 
 def _transpose(tensor: Tensor) -> Tensor:

@@ -8,7 +8,7 @@ from the input size at forward time, with an odd total putting the extra pad at 
 
 from __future__ import annotations
 
-from minidl.module import ConfigEnum, unit, variant
+from minidl.module import ConfigEnum
 
 
 def same_padding(kernel_size: int, stride: int, size_in: int, dilation: int = 1) -> tuple[int, int]:
@@ -24,10 +24,6 @@ def same_padding(kernel_size: int, stride: int, size_in: int, dilation: int = 1)
 class PaddingConfig1d(ConfigEnum):
     """Padding of a 1-D layer: ``Valid``, ``Same`` or ``Explicit(left, right)``."""
 
-    Same = unit()
-    Valid = unit()
-    Explicit = variant(int, int)
-
     def pads(self, length: int, kernel_size: int, stride: int, dilation: int = 1) -> tuple[int, int]:
         """``(left, right)`` for an input of ``length``."""
         if self.variant == "Valid":
@@ -37,12 +33,23 @@ class PaddingConfig1d(ConfigEnum):
         return int(self[0]), int(self[1])
 
 
+class Same1d(PaddingConfig1d, variant="Same"):
+    """Pad so that a stride-1 layer keeps the input length."""
+
+
+class Valid1d(PaddingConfig1d, variant="Valid"):
+    """No padding."""
+
+
+class Explicit1d(PaddingConfig1d, variant="Explicit", tuple_like=True):
+    """``left`` and ``right`` pads (JSON: ``{"Explicit": [left, right]}``)."""
+
+    left: int
+    right: int
+
+
 class PaddingConfig2d(ConfigEnum):
     """Padding of a 2-D layer: ``Valid``, ``Same`` or ``Explicit(top, left, bottom, right)``."""
-
-    Same = unit()
-    Valid = unit()
-    Explicit = variant(int, int, int, int)
 
     def pads(self, height: int, width: int, kernel_size: tuple[int, int], stride: tuple[int, int],
              dilation: tuple[int, int] = (1, 1)) -> tuple[int, int, int, int]:
@@ -59,3 +66,20 @@ class PaddingConfig2d(ConfigEnum):
         """Reject negative explicit pads."""
         if self.variant == "Explicit" and min(self) < 0:
             raise ValueError(f"{owner}: padding must be >= 0, got {self}")
+
+
+class Same2d(PaddingConfig2d, variant="Same"):
+    """Pad so that a stride-1 layer keeps the input height and width."""
+
+
+class Valid2d(PaddingConfig2d, variant="Valid"):
+    """No padding."""
+
+
+class Explicit2d(PaddingConfig2d, variant="Explicit", tuple_like=True):
+    """The four pads (JSON: ``{"Explicit": [top, left, bottom, right]}``)."""
+
+    top: int
+    left: int
+    bottom: int
+    right: int

@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import math
 
-from minidl.module import ConfigEnum, variant
+from minidl.module import ConfigEnum
 from minidl.tensor import Tensor
 
 
 class GradientClippingConfig(ConfigEnum):
     """``Value(threshold)`` clamps every element to ``[-threshold, threshold]``;
     ``Norm(threshold)`` rescales a gradient whose L2 norm exceeds ``threshold``."""
-
-    Value = variant(float)
-    Norm = variant(float)
 
     def init(self) -> GradientClippingConfig:
         """The clipping itself (burn builds a ``GradientClipping``; here the config does it)."""
@@ -35,3 +32,15 @@ class GradientClippingConfig(ConfigEnum):
         norm = grad.square().sum().sqrt()  # [1]
         coefficient = (norm.add_scalar(1e-6).recip() * threshold).clamp_max(1.0)
         return grad * coefficient.reshape((1,) * grad.rank)
+
+
+class Value(GradientClippingConfig, tuple_like=True):
+    """Clamp every element to ``[-threshold, threshold]`` (JSON: ``{"Value": [threshold]}``)."""
+
+    threshold: float
+
+
+class Norm(GradientClippingConfig, tuple_like=True):
+    """Rescale a gradient whose L2 norm exceeds ``threshold`` (JSON: ``{"Norm": [threshold]}``)."""
+
+    threshold: float

@@ -8,70 +8,73 @@ tensors ``/`` is burn's integer division (rounding toward zero), not Python's tr
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING, Any
+from typing import Any, Self
 
 from minidl.backend.dtype import Kind
 from minidl.dispatch import Dispatch
 from minidl.tensor.base import TensorBase
 from minidl.tensor.check import broadcast_shape, fail, fmt_shape
-
-if TYPE_CHECKING:
-    from minidl.tensor.tensor import Tensor
+from minidl.tensor.creation import CreationOps
+from minidl.tensor.shape_ops import ShapeOps
 
 _NUMERIC = (Kind.FLOAT, Kind.INT)
 
 
-class ArithmeticOps:
+class ArithmeticOps(ShapeOps, CreationOps):
     """``add``/``sub``/``mul``/``div``/``remainder``/``pow*``/``neg``/``matmul`` and operators."""
 
     __slots__ = ()
 
     # ----- shared checks ------------------------------------------------------------------
-    def _binary(self, ops: str, other: Tensor) -> None:
+    def _binary(self, ops: str, other: Self) -> None:
         """Kinds match, the kind is numeric, and the shapes broadcast."""
         if self.kind is Kind.BOOL or not isinstance(other, TensorBase) or other.kind is not self.kind:
             self._require(ops, *_NUMERIC)
             self._same_kind(ops, other, "rhs")
-        ls, rs = self.primitive.primitive.shape, other.primitive.primitive.shape
+        ls, rs = self.primitive.backend_tensor.shape, other.primitive.backend_tensor.shape
         if ls != rs:
             broadcast_shape(ops, tuple(ls), tuple(rs))
 
-    def _int_scalar_tensor(self, value: int) -> Tensor:
+    def _int_scalar_tensor(self, value: int) -> Self:
         """A ``[1, ..., 1]`` Int tensor holding ``value`` (the Int protocol has no ``*_scalar``
         for every op, so some scalar forms go through a broadcast tensor)."""
         zeros = Dispatch.int_zeros((1,) * max(self.rank, 1), self.dtype, self.device)
         return self._wrap(Dispatch.int_add_scalar(zeros, value))
 
     # ----- tensor ∘ tensor ------------------------------------------------------------------
-    def add(self, other: Tensor | float) -> Tensor:
+    def add(self, other: Self | float) -> Self:
         """``self + other``, broadcasting (a number calls :meth:`add_scalar`)."""
         if not isinstance(other, TensorBase):
             return self.add_scalar(other)
         self._binary("add", other)
-        return self._wrap(self._op("add")(self.primitive, other.primitive))
+        op = self._by_kind(float=Dispatch.float_add, int=Dispatch.int_add)
+        return self._wrap(op(self.primitive, other.primitive))
 
-    def sub(self, other: Tensor | float) -> Tensor:
+    def sub(self, other: Self | float) -> Self:
         """``self - other``, broadcasting."""
         if not isinstance(other, TensorBase):
             return self.sub_scalar(other)
         self._binary("sub", other)
-        return self._wrap(self._op("sub")(self.primitive, other.primitive))
+        op = self._by_kind(float=Dispatch.float_sub, int=Dispatch.int_sub)
+        return self._wrap(op(self.primitive, other.primitive))
 
-    def mul(self, other: Tensor | float) -> Tensor:
+    def mul(self, other: Self | float) -> Self:
         """``self * other``, broadcasting."""
         if not isinstance(other, TensorBase):
             return self.mul_scalar(other)
         self._binary("mul", other)
-        return self._wrap(self._op("mul")(self.primitive, other.primitive))
+        op = self._by_kind(float=Dispatch.float_mul, int=Dispatch.int_mul)
+        return self._wrap(op(self.primitive, other.primitive))
 
-    def div(self, other: Tensor | float) -> Tensor:
+    def div(self, other: Self | float) -> Self:
         """``self / other``, broadcasting (Int: division rounding toward zero, as burn)."""
         if not isinstance(other, TensorBase):
             return self.div_scalar(other)
         self._binary("div", other)
-        return self._wrap(self._op("div")(self.primitive, other.primitive))
+        op = self._by_kind(float=Dispatch.float_div, int=Dispatch.int_div)
+        return self._wrap(op(self.primitive, other.primitive))
 
-    def remainder(self, other: Tensor | float) -> Tensor:
+    def remainder(self, other: Self | float) -> Self:
         """``self % other`` with the sign of the divisor (Python's and torch.remainder's rule)."""
         if not isinstance(other, TensorBase):
             return self.remainder_scalar(other)
@@ -82,7 +85,7 @@ class ArithmeticOps:
         quotient = Dispatch.float_floor(Dispatch.float_div(self.primitive, other.primitive))
         return self._wrap(Dispatch.float_sub(self.primitive, Dispatch.float_mul(quotient, other.primitive)))
 
-    def powf(self, other: Tensor | float) -> Tensor:
+    def powf(self, other: Self | float) -> Self:
         """``self ** other`` element-wise for Float tensors."""
         if not isinstance(other, TensorBase):
             return self.powf_scalar(other)
@@ -91,22 +94,25 @@ class ArithmeticOps:
         return self._wrap(Dispatch.float_powf(self.primitive, other.primitive))
 
     # ----- tensor ∘ scalar ------------------------------------------------------------------
-    def add_scalar(self, value: float) -> Tensor:
+    def add_scalar(self, value: float) -> Self:
         """``self + value``."""
         self._require("add_scalar", *_NUMERIC)
-        return self._wrap(self._op("add_scalar")(self.primitive, self._scalar("add_scalar", value)))
+        op = self._by_kind(float=Dispatch.float_add_scalar, int=Dispatch.int_add_scalar)
+        return self._wrap(op(self.primitive, self._scalar("add_scalar", value)))
 
-    def sub_scalar(self, value: float) -> Tensor:
+    def sub_scalar(self, value: float) -> Self:
         """``self - value``."""
         self._require("sub_scalar", *_NUMERIC)
-        return self._wrap(self._op("sub_scalar")(self.primitive, self._scalar("sub_scalar", value)))
+        op = self._by_kind(float=Dispatch.float_sub_scalar, int=Dispatch.int_sub_scalar)
+        return self._wrap(op(self.primitive, self._scalar("sub_scalar", value)))
 
-    def mul_scalar(self, value: float) -> Tensor:
+    def mul_scalar(self, value: float) -> Self:
         """``self * value``."""
         self._require("mul_scalar", *_NUMERIC)
-        return self._wrap(self._op("mul_scalar")(self.primitive, self._scalar("mul_scalar", value)))
+        op = self._by_kind(float=Dispatch.float_mul_scalar, int=Dispatch.int_mul_scalar)
+        return self._wrap(op(self.primitive, self._scalar("mul_scalar", value)))
 
-    def div_scalar(self, value: float) -> Tensor:
+    def div_scalar(self, value: float) -> Self:
         """``self / value`` (Int: rounding toward zero)."""
         self._require("div_scalar", *_NUMERIC)
         value = self._scalar("div_scalar", value)
@@ -114,7 +120,7 @@ class ArithmeticOps:
             return self._wrap(Dispatch.float_div_scalar(self.primitive, value))
         return self._wrap(Dispatch.int_div(self.primitive, self._int_scalar_tensor(value).primitive))
 
-    def remainder_scalar(self, value: float) -> Tensor:
+    def remainder_scalar(self, value: float) -> Self:
         """``self % value`` with the sign of ``value``."""
         self._require("remainder_scalar", *_NUMERIC)
         value = self._scalar("remainder_scalar", value)
@@ -122,12 +128,12 @@ class ArithmeticOps:
             return self._wrap(Dispatch.float_remainder_scalar(self.primitive, value))
         return self._wrap(Dispatch.int_remainder(self.primitive, self._int_scalar_tensor(value).primitive))
 
-    def powf_scalar(self, value: float) -> Tensor:
+    def powf_scalar(self, value: float) -> Self:
         """``self ** value`` for a float exponent (Float tensors)."""
         self._require("powf_scalar", Kind.FLOAT)
         return self._wrap(Dispatch.float_powf_scalar(self.primitive, float(value)))
 
-    def powi_scalar(self, value: int) -> Tensor:
+    def powi_scalar(self, value: int) -> Self:
         """``self ** value`` for an int exponent; on Int tensors by repeated squaring (exact)."""
         self._require("powi_scalar", *_NUMERIC)
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
@@ -145,13 +151,14 @@ class ArithmeticOps:
                 base = base.mul(base)
         return result
 
-    def neg(self) -> Tensor:
+    def neg(self) -> Self:
         """``-self``."""
         self._require("neg", *_NUMERIC)
-        return self._wrap(self._op("neg")(self.primitive))
+        op = self._by_kind(float=Dispatch.float_neg, int=Dispatch.int_neg)
+        return self._wrap(op(self.primitive))
 
     # ----- matmul ---------------------------------------------------------------------------
-    def matmul(self, other: Tensor) -> Tensor:
+    def matmul(self, other: Self) -> Self:
         """Matrix product over the last two dims; batch dims broadcast. 1-D operands follow
         torch (a vector on the left gets a row dim, on the right a column dim, both removed
         afterwards); vector @ vector gives shape ``[1]`` (burn has no rank-0 tensors)."""
@@ -189,38 +196,38 @@ class ArithmeticOps:
         return out
 
     # ----- operators ------------------------------------------------------------------------
-    def __add__(self, other: Any) -> Tensor:
+    def __add__(self, other: Any) -> Self:
         return self.add(other) if _operand(other) else NotImplemented
 
-    def __radd__(self, other: Any) -> Tensor:
+    def __radd__(self, other: Any) -> Self:
         return self.add_scalar(other) if _is_number(other) else NotImplemented
 
-    def __sub__(self, other: Any) -> Tensor:
+    def __sub__(self, other: Any) -> Self:
         return self.sub(other) if _operand(other) else NotImplemented
 
-    def __rsub__(self, other: Any) -> Tensor:
+    def __rsub__(self, other: Any) -> Self:
         return self.neg().add_scalar(other) if _is_number(other) else NotImplemented
 
-    def __mul__(self, other: Any) -> Tensor:
+    def __mul__(self, other: Any) -> Self:
         return self.mul(other) if _operand(other) else NotImplemented
 
-    def __rmul__(self, other: Any) -> Tensor:
+    def __rmul__(self, other: Any) -> Self:
         return self.mul_scalar(other) if _is_number(other) else NotImplemented
 
-    def __truediv__(self, other: Any) -> Tensor:
+    def __truediv__(self, other: Any) -> Self:
         return self.div(other) if _operand(other) else NotImplemented
 
-    def __rtruediv__(self, other: Any) -> Tensor:
+    def __rtruediv__(self, other: Any) -> Self:
         if not _is_number(other):
             return NotImplemented
         if self.kind is Kind.FLOAT:
             return self._wrap(Dispatch.float_recip(self.primitive)).mul_scalar(other)
         return self.full_like(self._scalar("div", other)).div(self)
 
-    def __mod__(self, other: Any) -> Tensor:
+    def __mod__(self, other: Any) -> Self:
         return self.remainder(other) if _operand(other) else NotImplemented
 
-    def __pow__(self, other: Any) -> Tensor:
+    def __pow__(self, other: Any) -> Self:
         if isinstance(other, TensorBase):
             return self.powf(other)
         if not _is_number(other):
@@ -230,19 +237,19 @@ class ArithmeticOps:
                 return self.powi_scalar(int(other))
         return self.powf_scalar(other)
 
-    def __rpow__(self, other: Any) -> Tensor:
+    def __rpow__(self, other: Any) -> Self:
         if not _is_number(other):
             return NotImplemented
         self._require("pow", Kind.FLOAT)
         return self.full_like(float(other)).powf(self)
 
-    def __matmul__(self, other: Any) -> Tensor:
+    def __matmul__(self, other: Any) -> Self:
         return self.matmul(other) if isinstance(other, TensorBase) else NotImplemented
 
-    def __neg__(self) -> Tensor:
+    def __neg__(self) -> Self:
         return self.neg()
 
-    def __pos__(self) -> Tensor:
+    def __pos__(self) -> Self:
         return self
 
 

@@ -7,18 +7,15 @@ Gradients live on the *inner* device: ``x.grad(grads)`` is a plain tensor.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Self
 
 from minidl.backend.dtype import Kind
 from minidl.dispatch import Device, Dispatch
 from minidl.tensor.base import TensorBase
 from minidl.tensor.check import fail
 
-if TYPE_CHECKING:
-    from minidl.tensor.tensor import Tensor
 
-
-class AutodiffOps:
+class AutodiffOps(TensorBase):
     """``backward``, ``grad``, ``grad_remove``, ``require_grad``, ``inner``, ``from_inner``, ``detach``."""
 
     __slots__ = ()
@@ -29,23 +26,23 @@ class AutodiffOps:
         self._require("backward", Kind.FLOAT)
         return Dispatch.backward(self.primitive)
 
-    def grad(self, grads: Any) -> Tensor | None:
+    def grad(self, grads: Any) -> Self | None:
         """This tensor's gradient in ``grads``, on the inner device, or ``None``."""
         self._require("grad", Kind.FLOAT)
         prim = Dispatch.grad(self.primitive, grads)
         return None if prim is None else self._wrap(prim)
 
-    def grad_remove(self, grads: Any) -> Tensor | None:
+    def grad_remove(self, grads: Any) -> Self | None:
         """Take this tensor's gradient out of ``grads`` (burn's ``grad_remove``)."""
         self._require("grad_remove", Kind.FLOAT)
         prim = Dispatch.grad_remove(self.primitive, grads)
         return None if prim is None else self._wrap(prim)
 
-    def require_grad(self) -> Tensor:
+    def require_grad(self) -> Self:
         """Mark as a leaf whose gradient backward keeps (no-op off an autodiff device)."""
         return self.set_require_grad(True)
 
-    def set_require_grad(self, require_grad: bool) -> Tensor:
+    def set_require_grad(self, require_grad: bool) -> Self:
         """Track (``True``) or stop tracking (``False``) this leaf's gradient."""
         self._require("set_require_grad", Kind.FLOAT)
         return self._wrap(Dispatch.float_set_require_grad(self.primitive, bool(require_grad)))
@@ -56,22 +53,24 @@ class AutodiffOps:
             return False
         return bool(Dispatch.float_is_require_grad(self.primitive))
 
-    def detach(self) -> Tensor:
+    def detach(self) -> Self:
         """The same values cut off from the graph (Int and Bool tensors are never in one)."""
         if self.kind is not Kind.FLOAT:
             return self
         return self._wrap(Dispatch.float_detach(self.primitive))
 
-    def inner(self) -> Tensor:
+    def inner(self) -> Self:
         """The same values on the inner (non-autodiff) device, outside any graph."""
         if not self.device.is_autodiff():
             return self
         if self.kind is Kind.FLOAT:
             return self._wrap(Dispatch.float_inner(self.primitive))
-        return self._wrap(self._op("to_device")(self.primitive, self.device.inner()))
+        op = self._by_kind(float=Dispatch.float_to_device, int=Dispatch.int_to_device,
+                           bool=Dispatch.bool_to_device)
+        return self._wrap(op(self.primitive, self.device.inner()))
 
     @classmethod
-    def from_inner(cls, tensor: Tensor, device: Device | None = None) -> Tensor:
+    def from_inner(cls, tensor: Self, device: Device | None = None) -> Self:
         """Lift a plain tensor onto an autodiff device as a new leaf (``device`` defaults to
         ``tensor.device.autodiff()``)."""
         if not isinstance(tensor, TensorBase):
@@ -85,4 +84,6 @@ class AutodiffOps:
             fail("from_inner", "Argument device must be an autodiff device.", f"Found {device}.")
         if tensor.kind is Kind.FLOAT:
             return cls(Dispatch.float_from_inner(tensor.primitive, device), Kind.FLOAT)
-        return cls(tensor._op("to_device")(tensor.primitive, device), tensor.kind)
+        op = tensor._by_kind(float=Dispatch.float_to_device, int=Dispatch.int_to_device,
+                             bool=Dispatch.bool_to_device)
+        return cls(op(tensor.primitive, device), tensor.kind)

@@ -3,31 +3,42 @@
 A Tensor is a handle on a :class:`~minidl.dispatch.DispatchTensor` (``.primitive``) plus its
 kind (Float, Int or Bool). burn encodes rank and kind in the type (``Tensor<B, D, K>``); here
 the rank is read from the shape and the kind is a field, so every op starts by checking what a
-Rust compiler would have checked, then calls ``Dispatch.<kind>_<op>``. No array math happens
-in this layer: it only checks and normalizes arguments.
+Rust compiler would have checked, then calls the ``Dispatch`` op for its kind, named in full at
+the call site (``Dispatch.float_add``, or ``self._by_kind(float=Dispatch.float_add,
+int=Dispatch.int_add)`` for an op every kind has). No array math happens in this layer: it only
+checks and normalizes arguments.
+
+Every op mixin (``ArithmeticOps``, ``ShapeOps``, ...) inherits this class, and inherits the
+mixins whose methods it calls, so the class a method comes from is where it is defined.
 """
 
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any, Self
 
 from minidl.backend.dtype import DType, Kind
-from minidl.dispatch import Device, Dispatch, DispatchTensor
+from minidl.dispatch import Device, DispatchTensor
 from minidl.tensor.check import fail
 
-if TYPE_CHECKING:
-    from minidl.tensor.tensor import Tensor
-
-_PREFIX = {Kind.FLOAT: "float", Kind.INT: "int", Kind.BOOL: "bool"}
 _KIND_NAME = {Kind.FLOAT: "Float", Kind.INT: "Int", Kind.BOOL: "Bool"}
-# Dispatch ops looked up by name once per kind (a small cache: the lookup is on every call)
-_OPS: dict[Kind, dict[str, object]] = {kind: {} for kind in Kind}
+_FLOAT, _INT = Kind.FLOAT, Kind.INT  # read on every op: a module global is the cheapest lookup
 
 
 def kind_name(kind: Kind) -> str:
     """``Float``/``Int``/``Bool``, as burn names the kinds."""
     return _KIND_NAME[kind]
+
+
+def by_kind(kind: Kind, float: Callable | None = None, int: Callable | None = None,
+            bool: Callable | None = None) -> Callable:
+    """The one of the Dispatch ops given (``float=Dispatch.float_add, int=Dispatch.int_add``)
+    that serves ``kind``. Callers check the kind first, so a kind without an op is a bug."""
+    op = float if kind is _FLOAT else int if kind is _INT else bool
+    if op is None:
+        raise TypeError(f"no Dispatch op for a {_KIND_NAME[kind]} tensor among those given")
+    return op
 
 
 class TensorBase:
@@ -52,30 +63,30 @@ class TensorBase:
     @property
     def shape(self) -> tuple[int, ...]:
         """The sizes of the dims, as a tuple."""
-        return tuple(self.primitive.primitive.shape)
+        return tuple(self.primitive.backend_tensor.shape)
 
     def dims(self) -> list[int]:
         """The sizes of the dims, as a list (burn's ``dims()``)."""
-        return list(self.primitive.primitive.shape)
+        return list(self.primitive.backend_tensor.shape)
 
     @property
     def rank(self) -> int:
         """The number of dims (burn's const ``D``)."""
-        return len(self.primitive.primitive.shape)
+        return len(self.primitive.backend_tensor.shape)
 
     ndim = rank
 
     def numel(self) -> int:
         """The number of elements."""
         n = 1
-        for s in self.primitive.primitive.shape:
+        for s in self.primitive.backend_tensor.shape:
             n *= s
         return int(n)
 
     @property
     def dtype(self) -> DType:
         """The element type."""
-        return DType.of(self.primitive.primitive.dtype)
+        return DType.of(self.primitive.backend_tensor.dtype)
 
     @property
     def device(self) -> Device:
@@ -87,15 +98,14 @@ class TensorBase:
         return self.kind is Kind.FLOAT
 
     # ----- plumbing shared by the mixins --------------------------------------------------
-    def _op(self, name: str):
-        """``Dispatch.<kind>_<name>``: the Dispatch op of this tensor's kind."""
-        ops = _OPS[self.kind]
-        fn = ops.get(name)
-        if fn is None:
-            fn = ops[name] = getattr(Dispatch, f"{_PREFIX[self.kind]}_{name}")
-        return fn
+    def _by_kind(self, float: Callable | None = None, int: Callable | None = None,
+                 bool: Callable | None = None) -> Callable:
+        """The Dispatch op for this tensor's kind among those given (see :func:`by_kind`)."""
+        kind = self.kind
+        op = float if kind is _FLOAT else int if kind is _INT else bool
+        return by_kind(kind, float, int, bool) if op is None else op  # by_kind raises
 
-    def _wrap(self, primitive: DispatchTensor, kind: Kind | None = None) -> Tensor:
+    def _wrap(self, primitive: DispatchTensor, kind: Kind | None = None) -> Self:
         return type(self)(primitive, self.kind if kind is None else kind)
 
     def _describe(self) -> str:

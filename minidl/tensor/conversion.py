@@ -4,21 +4,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Self
 
 import numpy as np
 
 from minidl.backend.base import TensorData
 from minidl.backend.dtype import DEFAULT_FLOAT, DEFAULT_INT, DType, Kind
 from minidl.dispatch import Device, Dispatch, backend_for
-from minidl.tensor.base import kind_name
+from minidl.tensor.base import TensorBase, kind_name
 from minidl.tensor.check import fail, fmt_shape
 
-if TYPE_CHECKING:
-    from minidl.tensor.tensor import Tensor
 
-
-class ConversionOps:
+class ConversionOps(TensorBase):
     """Host read-back, dtype and kind conversion, device moves, printing."""
 
     __slots__ = ()
@@ -26,7 +23,9 @@ class ConversionOps:
     # ----- host data ------------------------------------------------------------------------
     def into_data(self) -> TensorData:
         """The values on the host (burn's ``into_data``)."""
-        return self._op("into_data")(self.primitive)
+        op = self._by_kind(float=Dispatch.float_into_data, int=Dispatch.int_into_data,
+                           bool=Dispatch.bool_into_data)
+        return op(self.primitive)
 
     to_data = into_data
 
@@ -66,15 +65,8 @@ class ConversionOps:
             )
         return bool(self.into_scalar())
 
-    def __len__(self) -> int:
-        return self.shape[0]
-
-    def __iter__(self):
-        for i in range(self.shape[0]):
-            yield self[i]
-
     # ----- dtype and kind -------------------------------------------------------------------
-    def cast(self, dtype: DType | str) -> Tensor:
+    def cast(self, dtype: DType | str) -> Self:
         """The values as ``dtype``: within a kind (float32 → float16) or across kinds
         (float → int truncates, non-zero → true)."""
         try:
@@ -89,7 +81,7 @@ class ConversionOps:
             return self.int(dtype)
         return self.bool()
 
-    def float(self, dtype: DType | str | None = None) -> Tensor:
+    def float(self, dtype: DType | str | None = None) -> Self:
         """A Float tensor (float32 unless ``dtype``); a Float tensor is returned as is."""
         target = DEFAULT_FLOAT if dtype is None else DType.of(dtype)
         if target.kind is not Kind.FLOAT:
@@ -102,7 +94,7 @@ class ConversionOps:
             return self._wrap(Dispatch.int_into_float(self.primitive, target), Kind.FLOAT)
         return self._wrap(Dispatch.bool_into_float(self.primitive, target), Kind.FLOAT)
 
-    def int(self, dtype: DType | str | None = None) -> Tensor:
+    def int(self, dtype: DType | str | None = None) -> Self:
         """An Int tensor (int64 unless ``dtype``); floats are truncated toward zero."""
         target = DEFAULT_INT if dtype is None else DType.of(dtype)
         if target.kind is not Kind.INT:
@@ -115,23 +107,27 @@ class ConversionOps:
             return self._wrap(Dispatch.float_into_int(self.primitive, target), Kind.INT)
         return self._wrap(Dispatch.bool_into_int(self.primitive, target), Kind.INT)
 
-    def bool(self) -> Tensor:
+    def bool(self) -> Self:
         """A Bool tensor: non-zero is true."""
         if self.kind is Kind.BOOL:
             return self
-        return self.not_equal_elem(0)
+        if self.kind is Kind.FLOAT:
+            return self._wrap(Dispatch.float_not_equal_elem(self.primitive, 0.0), Kind.BOOL)
+        return self._wrap(Dispatch.bool_not(Dispatch.int_equal_elem(self.primitive, 0)), Kind.BOOL)
 
     # ----- identity and devices -------------------------------------------------------------
-    def clone(self) -> Tensor:
+    def clone(self) -> Self:
         """Another handle on the same values (tensors are immutable, so nothing is copied: burn's
         ``clone`` is a reference-count bump too)."""
         return self._wrap(self.primitive)
 
-    def to_device(self, device: Device) -> Tensor:
+    def to_device(self, device: Device) -> Self:
         """The tensor on ``device`` (between a device and its autodiff twin only the graph changes)."""
         if not isinstance(device, Device):
             fail("to_device", "Argument device must be a Device.", f"Found {device!r}.", kind=True)
-        return self._wrap(self._op("to_device")(self.primitive, device))
+        op = self._by_kind(float=Dispatch.float_to_device, int=Dispatch.int_to_device,
+                           bool=Dispatch.bool_to_device)
+        return self._wrap(op(self.primitive, device))
 
     # ----- printing -------------------------------------------------------------------------
     def __repr__(self) -> str:

@@ -9,7 +9,7 @@ the right dtype); the backend makes the primitive.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -17,11 +17,8 @@ from minidl.backend.base import TensorData
 from minidl.backend.distribution import Distribution
 from minidl.backend.dtype import DEFAULT_FLOAT, DEFAULT_INT, DType, Kind
 from minidl.dispatch import Device, Dispatch
-from minidl.tensor.base import TensorBase
+from minidl.tensor.base import TensorBase, by_kind
 from minidl.tensor.check import as_shape, check_sizes, fail
-
-if TYPE_CHECKING:
-    from minidl.tensor.tensor import Tensor
 
 
 def _device(device: Device | None) -> Device:
@@ -60,14 +57,14 @@ def _infer_dtype(ops: str, array: np.ndarray, from_python: bool) -> DType:
     raise AssertionError
 
 
-class CreationOps:
+class CreationOps(TensorBase):
     """Constructors (classmethods) and ``*_like`` methods of Tensor."""
 
     __slots__ = ()
 
     # ----- from host data -----------------------------------------------------------------
     @classmethod
-    def from_data(cls, data: Any, device: Device | None, dtype: DType | str | None = None) -> Tensor:
+    def from_data(cls, data: Any, device: Device | None, dtype: DType | str | None = None) -> Self:
         """A tensor holding ``data`` (nested lists, a NumPy array, ``TensorData``, or a scalar,
         which becomes shape ``[1]``: burn has no rank-0 tensors) on ``device``.
 
@@ -88,11 +85,13 @@ class CreationOps:
             array = array.reshape(1)
         array = np.ascontiguousarray(array, dtype=target.numpy)
         device = _device(device)
-        prim = getattr(Dispatch, f"{target.kind.value}_from_data")(array, device)
+        from_data = by_kind(target.kind, float=Dispatch.float_from_data, int=Dispatch.int_from_data,
+                            bool=Dispatch.bool_from_data)
+        prim = from_data(array, device)
         return cls(prim, target.kind)
 
     @classmethod
-    def from_numpy(cls, array: np.ndarray, device: Device | None, dtype: DType | str | None = None) -> Tensor:
+    def from_numpy(cls, array: np.ndarray, device: Device | None, dtype: DType | str | None = None) -> Self:
         """A tensor holding a copy of the NumPy ``array`` (its dtype kept unless ``dtype`` is given)."""
         if not isinstance(array, np.ndarray):
             fail("from_numpy", "Argument array must be a NumPy array.", f"Found {type(array).__name__}.", kind=True)
@@ -100,7 +99,7 @@ class CreationOps:
 
     # ----- filled tensors -----------------------------------------------------------------
     @classmethod
-    def zeros(cls, shape: Any, device: Device | None, dtype: DType | str | None = None) -> Tensor:
+    def zeros(cls, shape: Any, device: Device | None, dtype: DType | str | None = None) -> Self:
         """A tensor of zeros (float32 unless ``dtype`` says otherwise)."""
         shape = check_sizes("zeros", as_shape("zeros", shape))
         dtype, device = _dtype("zeros", dtype, DEFAULT_FLOAT), _device(device)
@@ -112,7 +111,7 @@ class CreationOps:
         return cls(Dispatch.int_greater_elem(ints, 0), Kind.BOOL)
 
     @classmethod
-    def ones(cls, shape: Any, device: Device | None, dtype: DType | str | None = None) -> Tensor:
+    def ones(cls, shape: Any, device: Device | None, dtype: DType | str | None = None) -> Self:
         """A tensor of ones."""
         shape = check_sizes("ones", as_shape("ones", shape))
         dtype, device = _dtype("ones", dtype, DEFAULT_FLOAT), _device(device)
@@ -122,7 +121,7 @@ class CreationOps:
 
     @classmethod
     def full(cls, shape: Any, fill_value: float | int | bool, device: Device | None,
-             dtype: DType | str | None = None) -> Tensor:
+             dtype: DType | str | None = None) -> Self:
         """A tensor filled with ``fill_value`` (float32 unless ``dtype`` says otherwise, as burn)."""
         shape = check_sizes("full", as_shape("full", shape))
         dtype, device = _dtype("full", dtype, DEFAULT_FLOAT), _device(device)
@@ -139,7 +138,7 @@ class CreationOps:
 
     @classmethod
     def arange(cls, start: int, end: int | None = None, step: int = 1, *, device: Device | None,
-               dtype: DType | str | None = None) -> Tensor:
+               dtype: DType | str | None = None) -> Self:
         """``[start, start + step, ...]`` below ``end`` as an Int tensor (burn's ``arange`` /
         ``arange_step``); ``arange(n)`` counts from 0. A float ``dtype`` converts the result."""
         if end is None:
@@ -156,7 +155,7 @@ class CreationOps:
 
     @classmethod
     def random(cls, shape: Any, distribution: Distribution, device: Device | None,
-               dtype: DType | str | None = None) -> Tensor:
+               dtype: DType | str | None = None) -> Self:
         """A tensor sampled from ``distribution`` with the device's seeded stream.
 
         Float: any distribution. Int: ``uniform(low, high)`` (integers in ``[low, high)``) or
@@ -182,18 +181,18 @@ class CreationOps:
         return coins.cast(dtype)
 
     # ----- *_like -------------------------------------------------------------------------
-    def zeros_like(self) -> Tensor:
+    def zeros_like(self) -> Self:
         """Zeros with this tensor's shape, dtype and device."""
         return type(self).zeros(self.shape, self.device, self.dtype)
 
-    def ones_like(self) -> Tensor:
+    def ones_like(self) -> Self:
         """Ones with this tensor's shape, dtype and device."""
         return type(self).ones(self.shape, self.device, self.dtype)
 
-    def full_like(self, fill_value: float | int | bool) -> Tensor:
+    def full_like(self, fill_value: float | int | bool) -> Self:
         """``fill_value`` everywhere, with this tensor's shape, dtype and device."""
         return type(self).full(self.shape, fill_value, self.device, self.dtype)
 
-    def random_like(self, distribution: Distribution) -> Tensor:
+    def random_like(self, distribution: Distribution) -> Self:
         """Samples with this tensor's shape, dtype and device (Dropout's Bernoulli mask)."""
         return type(self).random(self.shape, distribution, self.device, self.dtype)

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Self
 
 from minidl.backend.dtype import Kind
+from minidl.dispatch import Dispatch
 from minidl.tensor.base import TensorBase
 from minidl.tensor.check import (
     broadcast_shape,
@@ -25,9 +26,9 @@ from minidl.tensor.check import (
     fmt_shape,
     norm_dim,
 )
-
-if TYPE_CHECKING:
-    from minidl.tensor.tensor import Tensor
+from minidl.tensor.conversion import ConversionOps
+from minidl.tensor.creation import CreationOps
+from minidl.tensor.shape_ops import ShapeOps
 
 
 def _bound(ops: str, value: Any, size: int, dim: int, what: str) -> int:
@@ -85,7 +86,7 @@ def _length(s: slice) -> int:
     return len(range(s.start, s.stop, s.step))
 
 
-class IndexingOps:
+class IndexingOps(ShapeOps, CreationOps, ConversionOps):
     """Slicing, gathering, scattering and masking."""
 
     __slots__ = ()
@@ -107,15 +108,16 @@ class IndexingOps:
         region = tuple(_length(s) for s in slices) + shape[len(slices):]
         return slices, flips, region
 
-    def slice(self, ranges: Sequence[Any]) -> Tensor:
+    def slice(self, ranges: Sequence[Any]) -> Self:
         """A sub-tensor: one burn-style range per leading dim (see the module docstring)."""
         slices, flips, region = self._slices("slice", ranges)
         out = self
         if region != self.shape or any(s.step != 1 for s in slices):
-            out = self._wrap(self._op("slice")(self.primitive, slices))
+            op = self._by_kind(float=Dispatch.float_slice, int=Dispatch.int_slice, bool=Dispatch.bool_slice)
+            out = self._wrap(op(self.primitive, slices))
         return out.flip(flips) if flips else out
 
-    def __getitem__(self, key: Any) -> Tensor:
+    def __getitem__(self, key: Any) -> Self:
         key = key if isinstance(key, tuple) else (key,)
         shape, tensor_keys = self.shape, [k for k in key if isinstance(k, TensorBase)]
         if key.count(Ellipsis) > 1:
@@ -131,7 +133,7 @@ class IndexingOps:
             raise TypeError("Tensor[...]: at most one Int tensor index is supported; use gather/select")
         ranges: list[Any] = []
         plan: list[Any] = []  # per output dim: an input dim, "new" (None) — ints are dropped
-        picked: tuple[int, Tensor] | None = None
+        picked: tuple[int, TensorBase] | None = None
         d = 0
         for k in key:
             if k is None:
@@ -173,7 +175,7 @@ class IndexingOps:
         raise TypeError("minidl tensors are immutable, as burn's: use t = t.slice_assign(ranges, values) "
                         "or t.slice_fill(ranges, value)")
 
-    def slice_assign(self, ranges: Sequence[Any], values: Tensor) -> Tensor:
+    def slice_assign(self, ranges: Sequence[Any], values: Self) -> Self:
         """A copy with the region ``ranges`` replaced by ``values`` (broadcast to the region)."""
         self._same_kind("slice_assign", values, "values")
         slices, flips, region = self._slices("slice_assign", ranges)
@@ -189,9 +191,10 @@ class IndexingOps:
             values = values.flip(flips)
         if self.kind is Kind.BOOL:
             return self.int().slice_assign(slices, values.int()).bool()
-        return self._wrap(self._op("slice_assign")(self.primitive, slices, values.primitive))
+        op = self._by_kind(float=Dispatch.float_slice_assign, int=Dispatch.int_slice_assign)
+        return self._wrap(op(self.primitive, slices, values.primitive))
 
-    def slice_fill(self, ranges: Sequence[Any], value: float) -> Tensor:
+    def slice_fill(self, ranges: Sequence[Any], value: float) -> Self:
         """A copy with the region ``ranges`` set to ``value``."""
         _, _, region = self._slices("slice_fill", ranges)
         return self.slice_assign(ranges, type(self).full(region, value, self.device, self.dtype))
@@ -202,7 +205,7 @@ class IndexingOps:
             found = indices._describe() if isinstance(indices, TensorBase) else type(indices).__name__
             fail(ops, f"Argument {arg} must be an Int tensor.", f"Found {found}.", kind=True)
 
-    def gather(self, dim: int, indices: Tensor) -> Tensor:
+    def gather(self, dim: int, indices: Self) -> Self:
         """``out[..., i, ...] = self[..., indices[..., i, ...], ...]`` along ``dim`` (torch.gather);
         ``indices`` has the tensor's rank and its sizes outside ``dim``."""
         d = norm_dim("gather", dim, self.rank, shape=self.shape)
@@ -215,9 +218,10 @@ class IndexingOps:
                  f"found {fmt_shape(indices.shape)}.")
         if self.kind is Kind.BOOL:
             return self.int().gather(d, indices).bool()
-        return self._wrap(self._op("gather")(d, self.primitive, indices.primitive))
+        op = self._by_kind(float=Dispatch.float_gather, int=Dispatch.int_gather)
+        return self._wrap(op(d, self.primitive, indices.primitive))
 
-    def scatter(self, dim: int, indices: Tensor, values: Tensor) -> Tensor:
+    def scatter(self, dim: int, indices: Self, values: Self) -> Self:
         """A copy with ``values`` *added* at ``indices`` along ``dim`` (burn's scatter sums);
         ``indices`` and ``values`` share a shape, which matches the tensor's outside ``dim``."""
         d = norm_dim("scatter", dim, self.rank, shape=self.shape)
@@ -235,9 +239,10 @@ class IndexingOps:
         if self.kind is Kind.BOOL:
             fail("scatter", "Argument self must be a Float or Int tensor (scatter adds).",
                  f"Found a {self._describe()}.", kind=True)
-        return self._wrap(self._op("scatter")(d, self.primitive, indices.primitive, values.primitive))
+        op = self._by_kind(float=Dispatch.float_scatter, int=Dispatch.int_scatter)
+        return self._wrap(op(d, self.primitive, indices.primitive, values.primitive))
 
-    def select(self, dim: int, indices: Tensor) -> Tensor:
+    def select(self, dim: int, indices: Self) -> Self:
         """Whole slices along ``dim`` picked by the 1-D Int ``indices`` (index_select)."""
         d = norm_dim("select", dim, self.rank, shape=self.shape)
         self._indices("select", indices)
@@ -245,9 +250,10 @@ class IndexingOps:
             fail("select", "Argument indices must have 1 dim.", f"Found shape {fmt_shape(indices.shape)}.")
         if self.kind is Kind.BOOL:
             return self.int().select(d, indices).bool()
-        return self._wrap(self._op("select")(self.primitive, d, indices.primitive))
+        op = self._by_kind(float=Dispatch.float_select, int=Dispatch.int_select)
+        return self._wrap(op(self.primitive, d, indices.primitive))
 
-    def select_assign(self, dim: int, indices: Tensor, values: Tensor) -> Tensor:
+    def select_assign(self, dim: int, indices: Self, values: Self) -> Self:
         """A copy with ``values`` *added* into the slices ``indices`` along ``dim``."""
         d = norm_dim("select_assign", dim, self.rank, shape=self.shape)
         self._indices("select_assign", indices)
@@ -261,7 +267,8 @@ class IndexingOps:
         if self.kind is Kind.BOOL:
             fail("select_assign", "Argument self must be a Float or Int tensor (select_assign adds).",
                  f"Found a {self._describe()}.", kind=True)
-        return self._wrap(self._op("select_assign")(self.primitive, d, indices.primitive, values.primitive))
+        op = self._by_kind(float=Dispatch.float_select_assign, int=Dispatch.int_select_assign)
+        return self._wrap(op(self.primitive, d, indices.primitive, values.primitive))
 
     # ----- masks ----------------------------------------------------------------------------
     def _mask(self, ops: str, mask: Any) -> None:
@@ -269,7 +276,7 @@ class IndexingOps:
             found = mask._describe() if isinstance(mask, TensorBase) else type(mask).__name__
             fail(ops, "Argument mask must be a Bool tensor.", f"Found {found}.", kind=True)
 
-    def mask_where(self, mask: Tensor, value: Tensor) -> Tensor:
+    def mask_where(self, mask: Self, value: Self) -> Self:
         """``value`` where ``mask`` is true, else ``self``; the three shapes broadcast."""
         self._mask("mask_where", mask)
         self._same_kind("mask_where", value, "value")
@@ -277,17 +284,19 @@ class IndexingOps:
         broadcast_shape("mask_where", shape, value.shape, ("self and mask", "value"))
         if self.kind is Kind.BOOL:
             return self.int().mask_where(mask, value.int()).bool()
-        return self._wrap(self._op("mask_where")(self.primitive, mask.primitive, value.primitive))
+        op = self._by_kind(float=Dispatch.float_mask_where, int=Dispatch.int_mask_where)
+        return self._wrap(op(self.primitive, mask.primitive, value.primitive))
 
-    def mask_fill(self, mask: Tensor, value: float) -> Tensor:
+    def mask_fill(self, mask: Self, value: float) -> Self:
         """``value`` where ``mask`` is true, else ``self``; ``mask`` broadcasts to the tensor."""
         self._mask("mask_fill", mask)
         check_broadcast_to("mask_fill", mask.shape, self.shape, "mask")
         if self.kind is Kind.BOOL:
             return self.int().mask_fill(mask, int(bool(value))).bool()
-        return self._wrap(self._op("mask_fill")(self.primitive, mask.primitive, self._scalar("mask_fill", value)))
+        op = self._by_kind(float=Dispatch.float_mask_fill, int=Dispatch.int_mask_fill)
+        return self._wrap(op(self.primitive, mask.primitive, self._scalar("mask_fill", value)))
 
-    def pad(self, padding: Sequence[int], value: float = 0.0) -> Tensor:
+    def pad(self, padding: Sequence[int], value: float = 0.0) -> Self:
         """Pad the last two dims with ``value``: ``padding`` is ``(left, right, top, bottom)``
         as burn's ``pad`` (``(left, right)`` pads the last dim only). Built from ``full`` and
         ``slice_assign``, as burn does."""
@@ -310,3 +319,31 @@ class IndexingOps:
         else:
             new_shape, ranges = (shape[0] + left + right,), [(left, left + shape[0])]
         return type(self).full(new_shape, value, self.device, self.dtype).slice_assign(ranges, self)
+
+    # ----- pieces along a dim ---------------------------------------------------------------
+    def narrow(self, dim: int, start: int, length: int) -> Self:
+        """``length`` elements along ``dim`` from ``start`` (burn's and torch's ``narrow``)."""
+        d = norm_dim("narrow", dim, self.rank, shape=self.shape)
+        size = self.shape[d]
+        start = start + size if start < 0 else start
+        if start < 0 or length < 0 or start + length > size:
+            fail("narrow", "The range doesn't fit in the dim.",
+                 f"Expected 0 <= start and start + length <= {size} on dim {dim}, found start={start}, length={length}.")
+        ranges: list[Any] = [None] * d + [(start, start + length)]
+        return self.slice(ranges)
+
+    def chunk(self, chunks: int, dim: int = 0) -> list[Self]:
+        """Split into ``chunks`` pieces along ``dim`` (the last may be smaller), as torch."""
+        d = norm_dim("chunk", dim, self.rank, shape=self.shape)
+        if chunks < 1:
+            fail("chunk", "Argument chunks must be at least 1.", f"Found {chunks}.")
+        size = self.shape[d]
+        step = -(-size // chunks) if size else 1
+        return [self.narrow(d, s, min(step, size - s)) for s in range(0, size, step)] or [self]
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __iter__(self):
+        for i in range(self.shape[0]):
+            yield self[i]

@@ -6,84 +6,85 @@ Transcendental ops (``exp``, ``log``, ``tanh``, ...) exist for Float tensors onl
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Self
 
 from minidl.backend.dtype import Kind
 from minidl.dispatch import Dispatch
+from minidl.tensor.arithmetic import ArithmeticOps
 from minidl.tensor.check import fail
-
-if TYPE_CHECKING:
-    from minidl.tensor.tensor import Tensor
+from minidl.tensor.comparison import ComparisonOps
+from minidl.tensor.indexing import IndexingOps
 
 _F = Kind.FLOAT
 
 
-class MathOps:
+class MathOps(IndexingOps, ComparisonOps, ArithmeticOps):
     """Element-wise unary ops: ``exp log log1p sqrt abs recip tanh sin cos erf floor sign``,
     activations ``sigmoid relu gelu leaky_relu``, and ``clamp``/``clamp_min``/``clamp_max``."""
 
     __slots__ = ()
 
-    def exp(self) -> Tensor:
+    def exp(self) -> Self:
         """``e ** self``."""
         self._require("exp", _F)
         return self._wrap(Dispatch.float_exp(self.primitive))
 
-    def log(self) -> Tensor:
+    def log(self) -> Self:
         """Natural logarithm."""
         self._require("log", _F)
         return self._wrap(Dispatch.float_log(self.primitive))
 
-    def log1p(self) -> Tensor:
+    def log1p(self) -> Self:
         """``log(1 + self)``."""
         self._require("log1p", _F)
         return self._wrap(Dispatch.float_log1p(self.primitive))
 
-    def sqrt(self) -> Tensor:
+    def sqrt(self) -> Self:
         """Square root."""
         self._require("sqrt", _F)
         return self._wrap(Dispatch.float_sqrt(self.primitive))
 
-    def recip(self) -> Tensor:
+    def recip(self) -> Self:
         """``1 / self``."""
         self._require("recip", _F)
         return self._wrap(Dispatch.float_recip(self.primitive))
 
-    def tanh(self) -> Tensor:
+    def tanh(self) -> Self:
         """Hyperbolic tangent."""
         self._require("tanh", _F)
         return self._wrap(Dispatch.float_tanh(self.primitive))
 
-    def sin(self) -> Tensor:
+    def sin(self) -> Self:
         """Sine."""
         self._require("sin", _F)
         return self._wrap(Dispatch.float_sin(self.primitive))
 
-    def cos(self) -> Tensor:
+    def cos(self) -> Self:
         """Cosine."""
         self._require("cos", _F)
         return self._wrap(Dispatch.float_cos(self.primitive))
 
-    def erf(self) -> Tensor:
+    def erf(self) -> Self:
         """The error function."""
         self._require("erf", _F)
         return self._wrap(Dispatch.float_erf(self.primitive))
 
-    def floor(self) -> Tensor:
+    def floor(self) -> Self:
         """Round down."""
         self._require("floor", _F)
         return self._wrap(Dispatch.float_floor(self.primitive))
 
-    def square(self) -> Tensor:
+    def square(self) -> Self:
         """``self * self``."""
         return self.mul(self)
 
-    def abs(self) -> Tensor:
+    def abs(self) -> Self:
         """Absolute value (Float or Int)."""
         self._require("abs", _F, Kind.INT)
-        return self._wrap(self._op("abs")(self.primitive))
+        op = self._by_kind(float=Dispatch.float_abs, int=Dispatch.int_abs)
+        return self._wrap(op(self.primitive))
 
-    def sign(self) -> Tensor:
+    def sign(self) -> Self:
         """-1, 0 or 1 by the sign of each element (Float or Int)."""
         self._require("sign", _F, Kind.INT)
         if self.kind is _F:
@@ -93,28 +94,28 @@ class MathOps:
         return pos.sub(neg)
 
     # ----- activations (the ActivationOps of the backend) ----------------------------------
-    def sigmoid(self) -> Tensor:
+    def sigmoid(self) -> Self:
         """``1 / (1 + e^-x)``."""
         self._require("sigmoid", _F)
         return self._wrap(Dispatch.sigmoid(self.primitive))
 
-    def relu(self) -> Tensor:
+    def relu(self) -> Self:
         """``max(x, 0)``."""
         self._require("relu", _F)
         return self._wrap(Dispatch.relu(self.primitive))
 
-    def gelu(self) -> Tensor:
+    def gelu(self) -> Self:
         """The exact GELU ``x Φ(x)`` (torch's default)."""
         self._require("gelu", _F)
         return self._wrap(Dispatch.gelu(self.primitive))
 
-    def leaky_relu(self, negative_slope: float = 0.01) -> Tensor:
+    def leaky_relu(self, negative_slope: float = 0.01) -> Self:
         """``x`` where positive, ``negative_slope * x`` elsewhere."""
         self._require("leaky_relu", _F)
         return self._wrap(Dispatch.leaky_relu(self.primitive, float(negative_slope)))
 
     # ----- clamps ---------------------------------------------------------------------------
-    def clamp(self, min: float, max: float) -> Tensor:
+    def clamp(self, min: float, max: float) -> Self:
         """Every element limited to ``[min, max]``."""
         self._require("clamp", _F, Kind.INT)
         lo, hi = self._scalar("clamp", min, "min"), self._scalar("clamp", max, "max")
@@ -124,7 +125,7 @@ class MathOps:
             return self._wrap(Dispatch.float_clamp(self.primitive, lo, hi))
         return self.clamp_min(lo).clamp_max(hi)
 
-    def clamp_min(self, min: float) -> Tensor:
+    def clamp_min(self, min: float) -> Self:
         """Every element at least ``min``."""
         self._require("clamp_min", _F, Kind.INT)
         lo = self._scalar("clamp_min", min, "min")
@@ -132,7 +133,7 @@ class MathOps:
             return self._wrap(Dispatch.float_clamp_min(self.primitive, lo))
         return self.mask_fill(self.lower_elem(lo), lo)
 
-    def clamp_max(self, max: float) -> Tensor:
+    def clamp_max(self, max: float) -> Self:
         """Every element at most ``max``."""
         self._require("clamp_max", _F, Kind.INT)
         hi = self._scalar("clamp_max", max, "max")
@@ -140,14 +141,14 @@ class MathOps:
             return self._wrap(Dispatch.float_clamp_max(self.primitive, hi))
         return self.mask_fill(self.greater_elem(hi), hi)
 
-    def max_pair(self, other: Tensor) -> Tensor:
+    def max_pair(self, other: Self) -> Self:
         """Element-wise maximum of two tensors, broadcasting (torch's ``maximum``)."""
         self._binary("max_pair", other)
         if self.kind is _F:
             return self._wrap(Dispatch.float_max_pair(self.primitive, other.primitive))
         return self.mask_where(self.lower(other), other)
 
-    def min_pair(self, other: Tensor) -> Tensor:
+    def min_pair(self, other: Self) -> Self:
         """Element-wise minimum of two tensors, broadcasting (torch's ``minimum``)."""
         self._binary("min_pair", other)
         if self.kind is _F:

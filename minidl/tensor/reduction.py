@@ -8,19 +8,18 @@ a ``*_dim`` reduction keeps the reduced dim with size 1: ``[2, 3].sum_dim(1)`` i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Self
 
 from minidl.backend.dtype import Kind
 from minidl.dispatch import Dispatch
+from minidl.tensor.arithmetic import ArithmeticOps
 from minidl.tensor.check import fail, fmt_shape, norm_dim
-
-if TYPE_CHECKING:
-    from minidl.tensor.tensor import Tensor
+from minidl.tensor.conversion import ConversionOps
 
 _NUMERIC = (Kind.FLOAT, Kind.INT)
 
 
-class ReductionOps:
+class ReductionOps(ArithmeticOps, ConversionOps):
     """``sum mean max min argmax argmin var`` and their ``_dim`` forms."""
 
     __slots__ = ()
@@ -38,34 +37,36 @@ class ReductionOps:
         if self.numel() == 0:
             fail(ops, "Can't reduce an empty tensor.", f"Found shape {fmt_shape(self.shape)}.")
 
-    def _flat(self) -> Tensor:
+    def _flat(self) -> Self:
         return self.reshape((self.numel(),))
 
     # ----- sum / mean -----------------------------------------------------------------------
-    def sum(self) -> Tensor:
+    def sum(self) -> Self:
         """Sum of every element, shape ``[1]`` (a Bool tensor counts its trues as Int)."""
         if self.kind is Kind.BOOL:
             return self.int().sum()
-        return self._wrap(self._op("sum")(self.primitive))
+        op = self._by_kind(float=Dispatch.float_sum, int=Dispatch.int_sum)
+        return self._wrap(op(self.primitive))
 
-    def sum_dim(self, dim: int) -> Tensor:
+    def sum_dim(self, dim: int) -> Self:
         """Sum along ``dim``, kept with size 1."""
         dim = self._reduce_dim("sum_dim", dim)
-        return self._wrap(self._op("sum_dim")(self.primitive, dim))
+        op = self._by_kind(float=Dispatch.float_sum_dim, int=Dispatch.int_sum_dim)
+        return self._wrap(op(self.primitive, dim))
 
-    def mean(self) -> Tensor:
+    def mean(self) -> Self:
         """Mean of every element, shape ``[1]`` (Float tensors)."""
         self._require("mean", Kind.FLOAT)
         return self._wrap(Dispatch.float_mean(self.primitive))
 
-    def mean_dim(self, dim: int) -> Tensor:
+    def mean_dim(self, dim: int) -> Self:
         """Mean along ``dim``, kept with size 1."""
         self._require("mean_dim", Kind.FLOAT)
         dim = self._reduce_dim("mean_dim", dim)
         return self._wrap(Dispatch.float_mean_dim(self.primitive, dim))
 
     # ----- max / min ------------------------------------------------------------------------
-    def max(self) -> Tensor:
+    def max(self) -> Self:
         """The largest element, shape ``[1]``."""
         self._reduce_kind("max")
         self._non_empty("max")
@@ -73,7 +74,7 @@ class ReductionOps:
             return self._wrap(Dispatch.float_max(self.primitive))
         return self._flat().max_dim(0)
 
-    def min(self) -> Tensor:
+    def min(self) -> Self:
         """The smallest element, shape ``[1]``."""
         self._reduce_kind("min")
         self._non_empty("min")
@@ -81,19 +82,21 @@ class ReductionOps:
             return self._wrap(Dispatch.float_min(self.primitive))
         return self._flat().min_dim(0)
 
-    def max_dim(self, dim: int) -> Tensor:
+    def max_dim(self, dim: int) -> Self:
         """The largest element along ``dim``, kept with size 1."""
         dim = self._reduce_dim("max_dim", dim)
         self._non_empty("max_dim")
-        return self._wrap(self._op("max_dim")(self.primitive, dim))
+        op = self._by_kind(float=Dispatch.float_max_dim, int=Dispatch.int_max_dim)
+        return self._wrap(op(self.primitive, dim))
 
-    def min_dim(self, dim: int) -> Tensor:
+    def min_dim(self, dim: int) -> Self:
         """The smallest element along ``dim``, kept with size 1."""
         dim = self._reduce_dim("min_dim", dim)
         self._non_empty("min_dim")
-        return self._wrap(self._op("min_dim")(self.primitive, dim))
+        op = self._by_kind(float=Dispatch.float_min_dim, int=Dispatch.int_min_dim)
+        return self._wrap(op(self.primitive, dim))
 
-    def max_dim_with_indices(self, dim: int) -> tuple[Tensor, Tensor]:
+    def max_dim_with_indices(self, dim: int) -> tuple[Self, Self]:
         """``(max_dim(dim), argmax(dim))``."""
         dim = self._reduce_dim("max_dim_with_indices", dim)
         self._non_empty("max_dim_with_indices")
@@ -102,7 +105,7 @@ class ReductionOps:
             return self._wrap(values), self._wrap(indices, Kind.INT)
         return self.max_dim(dim), self.argmax(dim)
 
-    def min_dim_with_indices(self, dim: int) -> tuple[Tensor, Tensor]:
+    def min_dim_with_indices(self, dim: int) -> tuple[Self, Self]:
         """``(min_dim(dim), argmin(dim))``."""
         dim = self._reduce_dim("min_dim_with_indices", dim)
         self._non_empty("min_dim_with_indices")
@@ -111,35 +114,37 @@ class ReductionOps:
             return self._wrap(values), self._wrap(indices, Kind.INT)
         return self.min_dim(dim), self.argmin(dim)
 
-    def argmax(self, dim: int | None = None) -> Tensor:
+    def argmax(self, dim: int | None = None) -> Self:
         """Index (Int) of the largest element along ``dim``, kept with size 1; with no ``dim``,
         the index into the flattened tensor, shape ``[1]``."""
         if dim is None:
             return self._flat().argmax(0)
         dim = self._reduce_dim("argmax", dim)
         self._non_empty("argmax")
-        return self._wrap(self._op("argmax")(self.primitive, dim), Kind.INT)
+        op = self._by_kind(float=Dispatch.float_argmax, int=Dispatch.int_argmax)
+        return self._wrap(op(self.primitive, dim), Kind.INT)
 
-    def argmin(self, dim: int | None = None) -> Tensor:
+    def argmin(self, dim: int | None = None) -> Self:
         """Index (Int) of the smallest element along ``dim`` (or of the flattened tensor)."""
         if dim is None:
             return self._flat().argmin(0)
         dim = self._reduce_dim("argmin", dim)
         self._non_empty("argmin")
-        return self._wrap(self._op("argmin")(self.primitive, dim), Kind.INT)
+        op = self._by_kind(float=Dispatch.float_argmin, int=Dispatch.int_argmin)
+        return self._wrap(op(self.primitive, dim), Kind.INT)
 
     # ----- variance: composed, as burn's stats::var ----------------------------------------
-    def var(self, dim: int | None = None, correction: int = 1) -> Tensor:
+    def var(self, dim: int | None = None, correction: int = 1) -> Self:
         """Variance along ``dim`` (kept with size 1), dividing by ``n - correction``: 1 is the
         unbiased estimator (burn's ``var``), 0 the biased one (``var_bias``). Without ``dim``,
         over every element, shape ``[1]``."""
         return self.var_mean(dim, correction)[0]
 
-    def var_bias(self, dim: int | None = None) -> Tensor:
+    def var_bias(self, dim: int | None = None) -> Self:
         """The biased variance (divide by ``n``), burn's ``var_bias``."""
         return self.var_mean(dim, 0)[0]
 
-    def var_mean(self, dim: int | None = None, correction: int = 1) -> tuple[Tensor, Tensor]:
+    def var_mean(self, dim: int | None = None, correction: int = 1) -> tuple[Self, Self]:
         """``(var, mean)`` along ``dim`` — one mean shared by both (burn's ``var_mean``)."""
         self._require("var", Kind.FLOAT)
         if dim is None:
@@ -150,6 +155,6 @@ class ReductionOps:
         n = self.shape[dim] - correction
         return centered.mul(centered).sum_dim(dim).div_scalar(float(n)), mean
 
-    def var_mean_bias(self, dim: int | None = None) -> tuple[Tensor, Tensor]:
+    def var_mean_bias(self, dim: int | None = None) -> tuple[Self, Self]:
         """``(biased var, mean)`` along ``dim``."""
         return self.var_mean(dim, 0)

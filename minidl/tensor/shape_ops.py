@@ -1,6 +1,6 @@
 """Shape and layout ops (burn-tensor ``api/base.rs``): ``reshape``, ``transpose``, ``swap_dims``,
 ``permute``, ``flatten``, ``squeeze``/``unsqueeze``, ``expand``, ``repeat``, ``flip``, ``cat``,
-``stack``, ``narrow``, ``chunk``.
+``stack`` (``narrow`` and ``chunk`` are slices: :mod:`~minidl.tensor.indexing`).
 
 Every kind supports them (the protocol gives Float, Int and Bool their own layout ops).
 """
@@ -8,15 +8,12 @@ Every kind supports them (the protocol gives Float, Int and Bool their own layou
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any, Self
 
 from minidl.backend.dtype import Kind
 from minidl.dispatch import Dispatch
 from minidl.tensor.base import TensorBase, kind_name
 from minidl.tensor.check import as_shape, fail, fmt_shape, norm_dim, norm_dims
-
-if TYPE_CHECKING:
-    from minidl.tensor.tensor import Tensor
 
 
 def _shape_arg(ops: str, args: tuple) -> Any:
@@ -24,12 +21,12 @@ def _shape_arg(ops: str, args: tuple) -> Any:
     return args[0] if len(args) == 1 and not isinstance(args[0], int) else args
 
 
-class ShapeOps:
+class ShapeOps(TensorBase):
     """Layout ops: the data is the same, read in another shape or order."""
 
     __slots__ = ()
 
-    def reshape(self, *shape: Any) -> Tensor:
+    def reshape(self, *shape: Any) -> Self:
         """The same elements in row-major order with a new shape. As in burn, ``-1`` is
         inferred from the other sizes and ``0`` keeps the size of the dim at that position."""
         target = list(as_shape("reshape", _shape_arg("reshape", shape)))
@@ -62,32 +59,37 @@ class ShapeOps:
             fail("reshape", "The given shape doesn't have the same number of elements as the current tensor.",
                  f"Expected a shape with {numel} elements (current shape {fmt_shape(current)}), "
                  f"found target shape {fmt_shape(target)} with {count}.")
-        return self._wrap(self._op("reshape")(self.primitive, tuple(target)))
+        op = self._by_kind(float=Dispatch.float_reshape, int=Dispatch.int_reshape, bool=Dispatch.bool_reshape)
+        return self._wrap(op(self.primitive, tuple(target)))
 
-    def transpose(self) -> Tensor:
+    def transpose(self) -> Self:
         """Swap the last two dims (a tensor of rank < 2 is returned as is)."""
         rank = self.rank
         if rank < 2:
             return self
         if self.kind is Kind.FLOAT:
             return self._wrap(Dispatch.float_transpose(self.primitive))
-        return self._wrap(self._op("swap_dims")(self.primitive, rank - 2, rank - 1))
+        op = self._by_kind(float=Dispatch.float_swap_dims, int=Dispatch.int_swap_dims,
+                           bool=Dispatch.bool_swap_dims)
+        return self._wrap(op(self.primitive, rank - 2, rank - 1))
 
     @property
-    def T(self) -> Tensor:  # noqa: N802 - NumPy's and torch's name
+    def T(self) -> Self:  # noqa: N802 - NumPy's and torch's name
         """:meth:`transpose`."""
         return self.transpose()
 
-    def swap_dims(self, dim1: int, dim2: int) -> Tensor:
+    def swap_dims(self, dim1: int, dim2: int) -> Self:
         """Exchange two dims."""
         rank, shape = self.rank, self.shape
         d1 = norm_dim("swap_dims", dim1, rank, "dim1", shape=shape)
         d2 = norm_dim("swap_dims", dim2, rank, "dim2", shape=shape)
         if d1 == d2:
             return self
-        return self._wrap(self._op("swap_dims")(self.primitive, d1, d2))
+        op = self._by_kind(float=Dispatch.float_swap_dims, int=Dispatch.int_swap_dims,
+                           bool=Dispatch.bool_swap_dims)
+        return self._wrap(op(self.primitive, d1, d2))
 
-    def permute(self, *axes: Any) -> Tensor:
+    def permute(self, *axes: Any) -> Self:
         """Reorder the dims: dim ``i`` of the result is dim ``axes[i]`` of ``self``."""
         axes = _shape_arg("permute", axes)
         axes = list(axes) if isinstance(axes, list | tuple) else [axes]
@@ -98,9 +100,10 @@ class ShapeOps:
         normalized = norm_dims("permute", axes, rank, "axes", shape=self.shape)
         if normalized == list(range(rank)):
             return self
-        return self._wrap(self._op("permute")(self.primitive, normalized))
+        op = self._by_kind(float=Dispatch.float_permute, int=Dispatch.int_permute, bool=Dispatch.bool_permute)
+        return self._wrap(op(self.primitive, normalized))
 
-    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    def flatten(self, start_dim: int = 0, end_dim: int = -1) -> Self:
         """Merge dims ``start_dim..=end_dim`` (inclusive, as burn's ``flatten``) into one."""
         rank, shape = self.rank, self.shape
         start = norm_dim("flatten", start_dim, rank, "start_dim", shape=shape)
@@ -113,7 +116,7 @@ class ShapeOps:
             merged *= size
         return self.reshape(shape[:start] + (merged,) + shape[end + 1:])
 
-    def squeeze(self, dim: int | None = None) -> Tensor:
+    def squeeze(self, dim: int | None = None) -> Self:
         """Remove size-1 dims: all of them (a tensor of ones keeps shape ``[1]``), or only
         ``dim`` (which must have size 1, as burn's ``squeeze_dim``)."""
         if dim is not None:
@@ -121,7 +124,7 @@ class ShapeOps:
         shape = tuple(s for s in self.shape if s != 1) or (1,)
         return self.reshape(shape)
 
-    def squeeze_dim(self, dim: int) -> Tensor:
+    def squeeze_dim(self, dim: int) -> Self:
         """Remove ``dim``, which must have size 1."""
         shape = self.shape
         d = norm_dim("squeeze_dim", dim, len(shape), shape=shape)
@@ -130,7 +133,7 @@ class ShapeOps:
                  f"Expected size 1, found {shape[d]} (shape {fmt_shape(shape)}).")
         return self.reshape(shape[:d] + shape[d + 1:])
 
-    def squeeze_dims(self, dims: Sequence[int]) -> Tensor:
+    def squeeze_dims(self, dims: Sequence[int]) -> Self:
         """Remove every dim in ``dims`` (each must have size 1)."""
         shape = self.shape
         ds = norm_dims("squeeze_dims", list(dims), len(shape), shape=shape)
@@ -140,17 +143,17 @@ class ShapeOps:
                      f"Expected size 1, found {shape[d]} (shape {fmt_shape(shape)}).")
         return self.reshape(tuple(s for i, s in enumerate(shape) if i not in ds))
 
-    def unsqueeze(self, dim: int = 0) -> Tensor:
+    def unsqueeze(self, dim: int = 0) -> Self:
         """Insert a size-1 dim at ``dim`` (``-1`` appends one), like torch's ``unsqueeze``."""
         return self.unsqueeze_dim(dim)
 
-    def unsqueeze_dim(self, dim: int) -> Tensor:
+    def unsqueeze_dim(self, dim: int) -> Self:
         """Insert a size-1 dim at ``dim`` (burn's ``unsqueeze_dim``; ``0 <= dim <= rank``)."""
         shape = self.shape
         d = norm_dim("unsqueeze_dim", dim, len(shape) + 1, shape=shape)
         return self.reshape(shape[:d] + (1,) + shape[d:])
 
-    def unsqueeze_dims(self, dims: Sequence[int]) -> Tensor:
+    def unsqueeze_dims(self, dims: Sequence[int]) -> Self:
         """Insert size-1 dims so that they sit at the positions ``dims`` of the result."""
         rank = self.rank + len(dims)
         ds = sorted(norm_dims("unsqueeze_dims", list(dims), rank))
@@ -159,7 +162,7 @@ class ShapeOps:
             shape.insert(d, 1)
         return self.reshape(tuple(shape))
 
-    def expand(self, *shape: Any) -> Tensor:
+    def expand(self, *shape: Any) -> Self:
         """Broadcast to ``shape``: size-1 dims grow, new leading dims appear, ``-1`` keeps a
         dim (burn's ``expand``)."""
         target = list(as_shape("expand", _shape_arg("expand", shape)))
@@ -181,18 +184,20 @@ class ShapeOps:
                      f"expected {size}. Shape {fmt_shape(current)}, target {fmt_shape(target)}.")
         if tuple(target) == current:
             return self
-        return self._wrap(self._op("expand")(self.primitive, tuple(target)))
+        op = self._by_kind(float=Dispatch.float_expand, int=Dispatch.int_expand, bool=Dispatch.bool_expand)
+        return self._wrap(op(self.primitive, tuple(target)))
 
-    def repeat_dim(self, dim: int, times: int) -> Tensor:
+    def repeat_dim(self, dim: int, times: int) -> Self:
         """Concatenate ``times`` copies along ``dim``."""
         d = norm_dim("repeat_dim", dim, self.rank, shape=self.shape)
         if not isinstance(times, int) or isinstance(times, bool) or times < 0:
             fail("repeat_dim", "Argument times must be an int >= 0.", f"Found {times!r}.")
         if times == 1:
             return self
-        return self._wrap(self._op("repeat_dim")(self.primitive, d, times))
+        op = self._by_kind(float=Dispatch.float_repeat_dim, int=Dispatch.int_repeat_dim)
+        return self._wrap(op(self.primitive, d, times))
 
-    def repeat(self, *sizes: Any) -> Tensor:
+    def repeat(self, *sizes: Any) -> Self:
         """Tile the tensor: dim ``i`` repeated ``sizes[i]`` times (torch's ``repeat``; extra
         leading ``sizes`` add leading dims)."""
         sizes = list(as_shape("repeat", _shape_arg("repeat", sizes), "sizes"))
@@ -205,36 +210,17 @@ class ShapeOps:
                 out = out.repeat_dim(d, times)
         return out
 
-    def flip(self, axes: int | Sequence[int]) -> Tensor:
+    def flip(self, axes: int | Sequence[int]) -> Self:
         """Reverse the order of elements along ``axes``."""
         ds = norm_dims("flip", axes, self.rank, "axes", shape=self.shape)
         if not ds:
             return self
-        return self._wrap(self._op("flip")(self.primitive, ds))
-
-    def narrow(self, dim: int, start: int, length: int) -> Tensor:
-        """``length`` elements along ``dim`` from ``start`` (burn's and torch's ``narrow``)."""
-        d = norm_dim("narrow", dim, self.rank, shape=self.shape)
-        size = self.shape[d]
-        start = start + size if start < 0 else start
-        if start < 0 or length < 0 or start + length > size:
-            fail("narrow", "The range doesn't fit in the dim.",
-                 f"Expected 0 <= start and start + length <= {size} on dim {dim}, found start={start}, length={length}.")
-        ranges: list[Any] = [None] * d + [(start, start + length)]
-        return self.slice(ranges)
-
-    def chunk(self, chunks: int, dim: int = 0) -> list[Tensor]:
-        """Split into ``chunks`` pieces along ``dim`` (the last may be smaller), as torch."""
-        d = norm_dim("chunk", dim, self.rank, shape=self.shape)
-        if chunks < 1:
-            fail("chunk", "Argument chunks must be at least 1.", f"Found {chunks}.")
-        size = self.shape[d]
-        step = -(-size // chunks) if size else 1
-        return [self.narrow(d, s, min(step, size - s)) for s in range(0, size, step)] or [self]
+        op = self._by_kind(float=Dispatch.float_flip, int=Dispatch.int_flip, bool=Dispatch.bool_flip)
+        return self._wrap(op(self.primitive, ds))
 
     # ----- joining ------------------------------------------------------------------------
     @staticmethod
-    def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    def cat(tensors: Sequence[TensorBase], dim: int = 0) -> TensorBase:
         """Concatenate along ``dim``; every other dim must match, kinds too."""
         tensors = list(tensors)
         if not tensors:
@@ -256,10 +242,11 @@ class ShapeOps:
                      f"found {fmt_shape(t.shape)}.")
         if len(tensors) == 1:
             return first
-        return first._wrap(first._op("cat")([t.primitive for t in tensors], d))
+        op = first._by_kind(float=Dispatch.float_cat, int=Dispatch.int_cat, bool=Dispatch.bool_cat)
+        return first._wrap(op([t.primitive for t in tensors], d))
 
     @staticmethod
-    def stack(tensors: Sequence[Tensor], dim: int = 0) -> Tensor:
+    def stack(tensors: Sequence[TensorBase], dim: int = 0) -> TensorBase:
         """Join tensors of one shape along a new dim ``dim``."""
         tensors = list(tensors)
         if not tensors:

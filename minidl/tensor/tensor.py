@@ -1,7 +1,16 @@
 """``Tensor``: burn-tensor's ``Tensor<B, D, K>``, assembled from one mixin per family of ops.
 
-Every method checks its arguments, then calls ``Dispatch.<kind>_<op>`` — so a debugger's
-backtrace reads Tensor → Dispatch → (Autodiff →) Flex/NdArray, the path the book traces.
+Every method checks its arguments, then calls the ``Dispatch`` op of its kind, named at the
+call site (``Dispatch.float_add``) — so a debugger's backtrace reads Tensor → Dispatch →
+(Autodiff →) Flex/NdArray, the path the book traces.
+
+The mixins are layered: each inherits :class:`~minidl.tensor.base.TensorBase` and the mixins
+whose methods it calls (``MathOps`` uses masks and comparisons, so it inherits ``IndexingOps``
+and ``ComparisonOps``), so no mixin calls a method its own class does not have. From the
+bottom: ``TensorBase`` → ``CreationOps``, ``ShapeOps``, ``ConversionOps``, ``AutodiffOps`` →
+``ComparisonOps`` (conversion), ``IndexingOps`` (shape, creation, conversion),
+``ArithmeticOps`` (shape, creation) → ``ReductionOps`` (arithmetic, conversion), ``MathOps``
+(indexing, comparison, arithmetic).
 """
 
 from __future__ import annotations
@@ -19,13 +28,13 @@ from minidl.tensor.shape_ops import ShapeOps
 
 
 class Tensor(
-    CreationOps,
-    ArithmeticOps,
-    ComparisonOps,
     MathOps,
     ReductionOps,
-    ShapeOps,
     IndexingOps,
+    ComparisonOps,
+    ArithmeticOps,
+    ShapeOps,
+    CreationOps,
     ConversionOps,
     AutodiffOps,
     TensorBase,

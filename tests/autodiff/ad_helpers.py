@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from minidl.autodiff import Autodiff
-from minidl.autodiff.decorator.module import AutodiffModuleOps
+from minidl.autodiff.ops.module import AutodiffModuleOps
 
 
 def _flex_available() -> bool:

@@ -82,17 +82,17 @@ def test_dispatch_linear_records_matmul_reshape_add_and_never_calls_autodiff_lin
     assert graph(via_dispatch).ops == ["Matmul", "Reshape", "Add"]
     assert calls == []
 
-    direct = AD.linear(x.primitive, w.primitive, b.primitive)
+    direct = AD.linear(x.backend_tensor, w.backend_tensor, b.backend_tensor)
     assert graph(direct).ops == ["LinearWithBias"]
     assert calls == [AD]
 
-    np.testing.assert_allclose(value(AD, direct), value(AD, via_dispatch.primitive), rtol=1e-6)
+    np.testing.assert_allclose(value(AD, direct), value(AD, via_dispatch.backend_tensor), rtol=1e-6)
     weights = AD.from_inner(rng.standard_normal((5, 3)).astype(np.float32))
-    grads_dispatch = AD.backward(AD.float_sum(AD.float_mul(via_dispatch.primitive, weights)))
+    grads_dispatch = AD.backward(AD.float_sum(AD.float_mul(via_dispatch.backend_tensor, weights)))
     grads_direct = AD.backward(AD.float_sum(AD.float_mul(direct, weights)))
     for tensor in (x, w, b):
-        np.testing.assert_allclose(AD.grad(tensor.primitive, grads_direct),
-                                   AD.grad(tensor.primitive, grads_dispatch), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(AD.grad(tensor.backend_tensor, grads_direct),
+                                   AD.grad(tensor.backend_tensor, grads_dispatch), rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("inner", INNER)
@@ -106,15 +106,15 @@ def test_linear_step_keeps_nothing_of_x_when_the_weight_is_frozen(inner):
     record = graph(out).steps[0]
     assert record.op == "LinearWithBias"
     assert set(record.saved) == {"weight"}
-    assert graph_memory(out) == frozen_w.primitive.nbytes
+    assert graph_memory(out) == frozen_w.inner.nbytes
 
     # the other way round: data that needs no gradient, a trainable weight → only x is kept
-    data = leaf(AD, x.primitive, grad=False)
-    w = leaf(AD, frozen_w.primitive)
+    data = leaf(AD, x.inner, grad=False)
+    w = leaf(AD, frozen_w.inner)
     out = AD.linear(data, w)
     assert graph(out).ops == ["LinearNoBias"]
     assert set(graph(out).steps[0].saved) == {"x"}
-    assert graph_memory(out) == data.primitive.nbytes
+    assert graph_memory(out) == data.inner.nbytes
 
 
 # ----- layer_norm and batch_norm decompose ---------------------------------------------------
@@ -131,13 +131,13 @@ def test_layer_norm_on_autodiff_device_records_the_decomposed_steps_and_matches_
     assert not any("Norm" in op for op in ops)
 
     weights = rng.standard_normal((3, 4, 6)).astype(np.float32)
-    grads = AD.backward(AD.float_sum(AD.float_mul(out.primitive, AD.from_inner(weights))))
+    grads = AD.backward(AD.float_sum(AD.float_mul(out.backend_tensor, AD.from_inner(weights))))
     theirs = [torch.tensor(a.astype(np.float32), requires_grad=True) for a in arrays]
     expected = F.layer_norm(theirs[0], (6,), theirs[1], theirs[2], 1e-5)
     (expected * torch.from_numpy(weights)).sum().backward()
-    np.testing.assert_allclose(value(AD, out.primitive), expected.detach().numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(value(AD, out.backend_tensor), expected.detach().numpy(), rtol=1e-5, atol=1e-5)
     for ours, torch_in in zip((x, gamma, beta), theirs):
-        np.testing.assert_allclose(AD.grad(ours.primitive, grads), torch_in.grad.numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(AD.grad(ours.backend_tensor, grads), torch_in.grad.numpy(), rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("inner", INNER)
@@ -151,13 +151,13 @@ def test_batch_norm_train_decomposes_and_matches_torch(inner):
     assert "MeanDim" in graph(out).ops and "Sqrt" in graph(out).ops
 
     weights = rng.standard_normal(out.shape).astype(np.float32)
-    grads = AD.backward(AD.float_sum(AD.float_mul(out.primitive, AD.from_inner(weights))))
+    grads = AD.backward(AD.float_sum(AD.float_mul(out.backend_tensor, AD.from_inner(weights))))
     theirs = [torch.tensor(a.astype(np.float32), requires_grad=True) for a in arrays]
     expected = F.batch_norm(theirs[0], None, None, theirs[1], theirs[2], training=True, eps=1e-5)
     (expected * torch.from_numpy(weights)).sum().backward()
-    np.testing.assert_allclose(value(AD, out.primitive), expected.detach().numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(value(AD, out.backend_tensor), expected.detach().numpy(), rtol=1e-4, atol=1e-5)
     for ours, torch_in in zip((x, gamma, beta), theirs):
-        np.testing.assert_allclose(AD.grad(ours.primitive, grads), torch_in.grad.numpy(), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(AD.grad(ours.backend_tensor, grads), torch_in.grad.numpy(), rtol=1e-4, atol=1e-4)
 
 
 # ----- Gradients: accumulation, broadcasting, intermediates ----------------------------------
@@ -269,18 +269,18 @@ def test_plain_float_inputs_join_as_constants_and_masks_stay_inner(inner):
     x = dispatch_leaf([-1.0, 2.0, -3.0], dev)
     plain = Dispatch.float_from_data(np.array([10.0, 20.0, 30.0], dtype=np.float32), dev.inner())
     y = Dispatch.float_mul(x, plain)  # the plain tensor is lifted as a constant
-    assert isinstance(y.primitive, AutodiffTensor) and y.device.is_autodiff()
+    assert isinstance(y.backend_tensor, AutodiffTensor) and y.device.is_autodiff()
     mask = Dispatch.float_lower_elem(y, 0.0)
     # an inner primitive (a NumPy array, or Fusion's lazy handle), never an AutodiffTensor
-    assert isinstance(mask.primitive, tuple(PRIMITIVE_TYPES)) and not isinstance(mask.primitive, AutodiffTensor)
-    assert np.asarray(mask.primitive).dtype == np.bool_
+    assert isinstance(mask.backend_tensor, tuple(PRIMITIVE_TYPES)) and not isinstance(mask.backend_tensor, AutodiffTensor)
+    assert np.asarray(mask.backend_tensor).dtype == np.bool_
     z = Dispatch.float_mask_fill(y, mask, 0.0)
     ints = Dispatch.bool_into_int(mask, DType.I64)
-    assert not isinstance(ints.primitive, AutodiffTensor) and np.asarray(ints.primitive).tolist() == [1, 0, 1]
+    assert not isinstance(ints.backend_tensor, AutodiffTensor) and np.asarray(ints.backend_tensor).tolist() == [1, 0, 1]
     as_float = Dispatch.bool_into_float(mask)
-    assert isinstance(as_float.primitive, AutodiffTensor) and not as_float.primitive.node.tracked
+    assert isinstance(as_float.backend_tensor, AutodiffTensor) and not as_float.backend_tensor.node.tracked
     grads = Dispatch.backward(Dispatch.float_sum(z))
-    np.testing.assert_allclose(Dispatch.grad(x, grads).primitive, [0.0, 20.0, 0.0])
+    np.testing.assert_allclose(Dispatch.grad(x, grads).backend_tensor, [0.0, 20.0, 0.0])
     assert graph(z).ops == ["Mul", "MaskFill"]
 
 
@@ -316,7 +316,7 @@ def test_graph_lists_steps_parents_requirements_and_saved_shapes(inner):
     for needle in ("Matmul", "Exp", f"#{x.node.id}", "GradInBackward", "float32[2, 4]"):
         assert needle in text
     assert "<table" in g._repr_html_() and "Matmul" in g._repr_html_()
-    assert graph_memory(y) == x.primitive.nbytes + w.primitive.nbytes + 2 * 4 * 4
+    assert graph_memory(y) == x.inner.nbytes + w.inner.nbytes + 2 * 4 * 4
 
 
 @pytest.mark.parametrize("inner", INNER)

@@ -21,7 +21,7 @@ def on(device, array):
 def unwrap(result, device):
     assert isinstance(result, DispatchTensor), f"expected a DispatchTensor, found {type(result)}"
     assert result.device == device
-    prim = result.primitive
+    prim = result.backend_tensor
     # Fusion's primitive is a lazy handle: reading its value is the sync point
     return prim.value if hasattr(prim, "pending") else prim
 
@@ -53,7 +53,7 @@ def test_host_data_and_devices_are_not_wrapped(B, device):
     x = on(device, randn(0, (2, 2)))
     data = Dispatch.float_into_data(x)
     assert isinstance(data, TensorData)
-    np.testing.assert_array_equal(data.array, x.primitive)
+    np.testing.assert_array_equal(data.array, x.backend_tensor)
     assert Dispatch.float_device(x) == device
 
 

@@ -71,7 +71,7 @@ def test_dispatch_linear_on_ndarray_runs_matmul_reshape_and_add_there():
         ROUTE_LISTENERS.pop()
     assert [op for op, _ in seen] == ["float_matmul", "float_reshape", "float_add"]
     assert all(backend is NdArray for _, backend in seen)
-    np.testing.assert_array_equal(out.primitive, np.full((2, 4), 4.0, np.float32))
+    np.testing.assert_array_equal(out.backend_tensor, np.full((2, 4), 4.0, np.float32))
 
 
 def test_dispatch_layer_norm_is_one_routed_op_that_runs_the_default_on_ndarray():

@@ -24,7 +24,7 @@ def test_tensors_show_their_device_and_autodiff_tensors_their_kind():
     t = tensor((2, 3), dev)
     assert describe(t) == "<Tensor f32[2,3] ndarray ad>"
     assert describe(t.primitive) == "<f32[2,3] ndarray ad>"  # the DispatchTensor
-    assert describe(t.primitive.primitive) == "<ad f32[2,3]>"  # the AutodiffTensor
+    assert describe(t.primitive.backend_tensor) == "<ad f32[2,3]>"  # the AutodiffTensor
 
 
 def test_a_numba_kernel_is_the_innermost_frame_named_after_the_kernel():

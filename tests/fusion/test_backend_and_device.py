@@ -69,5 +69,5 @@ def test_seed_makes_fusion_random_draws_reproducible():
 
 def test_results_are_lazy_handles_registered_as_primitives():
     y = on([1.0, -2.0]) * 3.0
-    assert isinstance(y.primitive.primitive, FusionTensor)
+    assert isinstance(y.primitive.backend_tensor, FusionTensor)
     assert y.device == Device.fusion()

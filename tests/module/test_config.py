@@ -8,7 +8,7 @@ import math
 import pytest
 
 from minidl.dispatch import Device
-from minidl.module import ConfigEnum, Initializer, config, unit, variant
+from minidl.module import Config, ConfigEnum, Initializer, config
 from minidl.nn import (
     BatchNormConfig,
     Conv1dConfig,
@@ -108,18 +108,24 @@ def test_decoding_rejects_unknown_variants_and_fields():
 
 
 def test_an_enum_field_may_not_shadow_an_enum_method():
-    with pytest.raises(TypeError, match="clashes"):
-        class _Bad(ConfigEnum):
-            A = variant(describe=int)
+    class _Bad(ConfigEnum):
+        def describe(self):
+            return "x"
 
-            def describe(self):
-                return "x"
+    with pytest.raises(TypeError, match="clashes"):
+        class A(_Bad):
+            describe: int
 
 
 def test_custom_enums_round_trip():
     class Mode(ConfigEnum):
-        Off = unit()
-        Fixed = variant(level=int)
+        pass
+
+    class Off(Mode):
+        pass
+
+    class Fixed(Mode):
+        level: int
 
     @config
     class _Holder:
@@ -168,3 +174,44 @@ def test_conv_groups_must_divide_both_channel_counts():
 def test_new_is_burns_spelling_of_the_constructor():
     assert LinearConfig.new(4, 2) == LinearConfig(4, 2)
     assert DropoutConfig.new(0.5).with_prob(0.25) == DropoutConfig(0.25)
+
+
+# ----- the mechanism is discoverable: real methods, one __getattr__, explicit variants ---------
+def test_with_builders_come_from_one_documented_getattr_and_show_in_dir():
+    cfg = LinearConfig(4, 2)
+    assert "with_bias" not in vars(LinearConfig)  # no per-field method patched on
+    assert LinearConfig.__getattr__ is Config.__getattr__ and "with_" in Config.__getattr__.__doc__
+    assert "with_bias" in dir(cfg) and "with_layout" in dir(cfg)
+    assert cfg.with_bias.__name__ == "with_bias"
+    with pytest.raises(AttributeError, match="its fields are d_input, d_output"):
+        cfg.with_colour(1)
+    with pytest.raises(AttributeError, match="no attribute 'colour'"):
+        cfg.colour  # noqa: B018
+    assert isinstance(cfg, Config) and not isinstance(Initializer.Ones, Config)
+
+
+def test_variants_are_classes_deriving_their_enum():
+    from minidl.nn import padding
+
+    assert PaddingConfig2d.Explicit is padding.Explicit2d and issubclass(padding.Explicit2d, PaddingConfig2d)
+    pad = PaddingConfig2d.Explicit(1, 2, 3, 4)
+    assert (pad.top, pad.left, pad.bottom, pad.right) == (1, 2, 3, 4) and list(pad) == [1, 2, 3, 4]
+    assert type(PaddingConfig2d.Same) is padding.Same2d and PaddingConfig2d.Same.variant == "Same"
+    with pytest.raises(TypeError, match="not a tuple variant"):
+        Initializer.Uniform(-1.0, 1.0)[0]
+    assert callable(LinearLayout.Col) and not callable(Initializer.Uniform(-1.0, 1.0))
+    with pytest.raises(TypeError, match="already has a variant named 'Same'"):
+        class Same(PaddingConfig2d):
+            pass
+
+
+def test_an_annotation_that_names_nothing_visible_is_an_error_naming_the_config():
+    def build():
+        @config
+        class _Lost:
+            thing: Missing  # noqa: F821 - deliberately unresolvable
+
+        return _Lost
+
+    with pytest.raises(TypeError, match="_Lost: a field annotation names something not visible"):
+        build()(1)

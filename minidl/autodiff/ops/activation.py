@@ -1,13 +1,15 @@
-"""Steps of the activations burn gives a dedicated backward: relu, gelu, sigmoid.
+"""Autodiff's activations with a dedicated backward: relu, gelu, sigmoid (burn-autodiff
+``ops/activation.rs``).
 
 Their backward calls the inner backend's ``relu_backward`` / ``gelu_backward`` /
 ``sigmoid_backward`` (ActivationOps helpers a backend may fuse). ``softmax``,
-``log_softmax`` and ``leaky_relu`` have no step of their own: on an autodiff device they run
-the ActivationOps defaults and record the ops those are made of.
+``log_softmax`` and ``leaky_relu`` are deliberately not overridden, as in burn: on an
+autodiff device they run the ActivationOps defaults and record the ops those are made of.
 """
 
 from __future__ import annotations
 
+from minidl.autodiff.ops.base import AutodiffOpsBase, record
 from minidl.autodiff.step import Step
 
 
@@ -45,3 +47,20 @@ class Sigmoid(Step):
 
     def backward(self, B, grad, saved):
         return (B.sigmoid_backward(saved["out"], grad),)
+
+
+class AutodiffActivationOps(AutodiffOpsBase):
+    """Activations of ``Autodiff[B]`` that record one step each."""
+
+    # ----- activations with a dedicated backward ----------------------------------------
+    @classmethod
+    def relu(cls, tensor):
+        return record(cls, Relu(), tensor)
+
+    @classmethod
+    def gelu(cls, tensor):
+        return record(cls, Gelu(), tensor)
+
+    @classmethod
+    def sigmoid(cls, tensor):
+        return record(cls, Sigmoid(), tensor)

@@ -1,11 +1,14 @@
-"""Steps of the arithmetic ops: binary (broadcasting), scalar forms, neg, recip, clamp, matmul.
+"""Autodiff's arithmetic: binary ops (broadcasting), scalar forms, neg, recip, clamp, matmul.
 
-Binary steps sum their gradients back to each input's shape (:func:`sum_to_shape`), which is
-how broadcasting is undone.
+burn-autodiff ``ops/tensor.rs``: each op records one step, and the step (forward and
+backward side by side) is declared here next to the override that records it. Binary steps
+sum their gradients back to each input's shape (:func:`sum_to_shape`), which is how
+broadcasting is undone.
 """
 
 from __future__ import annotations
 
+from minidl.autodiff.ops.base import AutodiffOpsBase, record
 from minidl.autodiff.step import Step, sum_to_shape
 
 
@@ -217,3 +220,76 @@ class Matmul(Step):
         if self.tracked[1]:
             d_rhs = sum_to_shape(B, B.float_matmul(B.float_transpose(saved["lhs"]), grad), self.shapes[1])
         return d_lhs, d_rhs
+
+
+class AutodiffArithmeticOps(AutodiffOpsBase):
+    """Arithmetic and matmul of ``Autodiff[B]``: each records its step."""
+
+    # ----- arithmetic -------------------------------------------------------------------
+    @classmethod
+    def float_add(cls, lhs, rhs):
+        return record(cls, Add(), lhs, rhs)
+
+    @classmethod
+    def float_sub(cls, lhs, rhs):
+        return record(cls, Sub(), lhs, rhs)
+
+    @classmethod
+    def float_mul(cls, lhs, rhs):
+        return record(cls, Mul(), lhs, rhs)
+
+    @classmethod
+    def float_div(cls, lhs, rhs):
+        return record(cls, Div(), lhs, rhs)
+
+    @classmethod
+    def float_powf(cls, lhs, rhs):
+        return record(cls, Powf(), lhs, rhs)
+
+    @classmethod
+    def float_add_scalar(cls, lhs, rhs):
+        return record(cls, AddScalar(rhs), lhs)
+
+    @classmethod
+    def float_sub_scalar(cls, lhs, rhs):
+        return record(cls, SubScalar(rhs), lhs)
+
+    @classmethod
+    def float_mul_scalar(cls, lhs, rhs):
+        return record(cls, MulScalar(rhs), lhs)
+
+    @classmethod
+    def float_div_scalar(cls, lhs, rhs):
+        return record(cls, DivScalar(rhs), lhs)
+
+    @classmethod
+    def float_powf_scalar(cls, lhs, rhs):
+        return record(cls, PowfScalar(rhs), lhs)
+
+    @classmethod
+    def float_remainder_scalar(cls, lhs, rhs):
+        return record(cls, RemainderScalar(rhs), lhs)
+
+    @classmethod
+    def float_neg(cls, tensor):
+        return record(cls, Neg(), tensor)
+
+    @classmethod
+    def float_recip(cls, tensor):
+        return record(cls, Recip(), tensor)
+
+    @classmethod
+    def float_clamp_min(cls, tensor, min):
+        return record(cls, Clamp(min, None), tensor)
+
+    @classmethod
+    def float_clamp_max(cls, tensor, max):
+        return record(cls, Clamp(None, max), tensor)
+
+    @classmethod
+    def float_clamp(cls, tensor, min, max):
+        return record(cls, Clamp(min, max), tensor)
+
+    @classmethod
+    def float_matmul(cls, lhs, rhs):
+        return record(cls, Matmul(), lhs, rhs)

@@ -1,8 +1,9 @@
-"""Steps of the layout and indexing ops: reshape, swap_dims, permute, flip, expand, slice,
+"""Autodiff's layout and indexing ops: reshape, swap_dims, permute, flip, expand, slice,
 slice_assign, cat, gather, scatter, select, select_assign, mask_where, mask_fill.
 
-Index and mask arguments are inner int/bool primitives; the steps that need them in backward
-keep them in ``saved`` (they count as memory the graph holds, like burn's saved state).
+burn-autodiff ``ops/tensor.rs``. Index and mask arguments are inner int/bool primitives; the
+steps that need them in backward keep them in ``saved`` (they count as memory the graph
+holds, like burn's saved state).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from minidl.autodiff.ops.base import AutodiffOpsBase, prim, record
 from minidl.autodiff.step import Step, sum_to_shape, zeros_like
 
 
@@ -219,3 +221,65 @@ class MaskFill(Step):
 
     def backward(self, B, grad, saved):
         return (sum_to_shape(B, B.float_mask_fill(grad, saved["mask"], 0.0), self.shapes[0]),)
+
+
+class AutodiffLayoutOps(AutodiffOpsBase):
+    """Layout and indexing ops of ``Autodiff[B]``."""
+
+    # ----- layout -----------------------------------------------------------------------
+    @classmethod
+    def float_reshape(cls, tensor, shape):
+        return record(cls, Reshape(shape), tensor)
+
+    @classmethod
+    def float_swap_dims(cls, tensor, dim1, dim2):
+        return record(cls, SwapDims(dim1, dim2), tensor)
+
+    @classmethod
+    def float_permute(cls, tensor, axes):
+        return record(cls, Permute(axes), tensor)
+
+    @classmethod
+    def float_flip(cls, tensor, axes):
+        return record(cls, Flip(axes), tensor)
+
+    @classmethod
+    def float_expand(cls, tensor, shape):
+        return record(cls, Expand(shape), tensor)
+
+    @classmethod
+    def float_slice(cls, tensor, slices):
+        return record(cls, Slice(slices), tensor)
+
+    @classmethod
+    def float_slice_assign(cls, tensor, slices, value):
+        return record(cls, SliceAssign(slices), tensor, value)
+
+    @classmethod
+    def float_cat(cls, tensors, dim):
+        return record(cls, Cat(dim), *tensors)
+
+    # ----- indexing (indices and masks are inner primitives) ----------------------------
+    @classmethod
+    def float_gather(cls, dim, tensor, indices):
+        return record(cls, Gather(dim, prim(indices)), tensor)
+
+    @classmethod
+    def float_scatter(cls, dim, tensor, indices, value):
+        return record(cls, Scatter(dim, prim(indices)), tensor, value)
+
+    @classmethod
+    def float_select(cls, tensor, dim, indices):
+        return record(cls, Select(dim, prim(indices)), tensor)
+
+    @classmethod
+    def float_select_assign(cls, tensor, dim, indices, value):
+        return record(cls, SelectAssign(dim, prim(indices)), tensor, value)
+
+    @classmethod
+    def float_mask_where(cls, tensor, mask, value):
+        return record(cls, MaskWhere(prim(mask)), tensor, value)
+
+    @classmethod
+    def float_mask_fill(cls, tensor, mask, value):
+        return record(cls, MaskFill(prim(mask), value), tensor)

@@ -1,11 +1,15 @@
-"""Steps of the unary math ops, ``cast`` and ``to_device``."""
+"""Autodiff's unary math: exp, log, log1p, sqrt, abs, tanh, sin, cos, erf, floor, sign.
+
+burn-autodiff ``ops/tensor.rs``: one step per op, declared here beside the override that
+records it.
+"""
 
 from __future__ import annotations
 
 import math
 
+from minidl.autodiff.ops.base import AutodiffOpsBase, record
 from minidl.autodiff.step import Step, zeros_like
-from minidl.backend.dtype import DType
 
 
 class Exp(Step):
@@ -136,31 +140,50 @@ class Sign(Floor):
         return B.float_sign(tensor)
 
 
-class Cast(Step):
-    """Convert to ``dtype``: the gradient is cast back to the input's dtype."""
+class AutodiffMathOps(AutodiffOpsBase):
+    """Unary math of ``Autodiff[B]``: each records its step."""
 
-    def __init__(self, dtype: DType, source: DType):
-        super().__init__()
-        self.dtype = dtype
-        self.source = source
+    # ----- unary math -------------------------------------------------------------------
+    @classmethod
+    def float_exp(cls, tensor):
+        return record(cls, Exp(), tensor)
 
-    def forward(self, B, tensor):
-        return B.float_cast(tensor, self.dtype)
+    @classmethod
+    def float_log(cls, tensor):
+        return record(cls, Log(), tensor)
 
-    def backward(self, B, grad, saved):
-        return (B.float_cast(grad, self.source),)
+    @classmethod
+    def float_log1p(cls, tensor):
+        return record(cls, Log1p(), tensor)
 
+    @classmethod
+    def float_sqrt(cls, tensor):
+        return record(cls, Sqrt(), tensor)
 
-class ToDevice(Step):
-    """Move to ``device`` (same backend): the gradient moves back to ``source``."""
+    @classmethod
+    def float_abs(cls, tensor):
+        return record(cls, Abs(), tensor)
 
-    def __init__(self, device, source):
-        super().__init__()
-        self.device = device
-        self.source = source
+    @classmethod
+    def float_tanh(cls, tensor):
+        return record(cls, Tanh(), tensor)
 
-    def forward(self, B, tensor):
-        return B.float_to_device(tensor, self.device)
+    @classmethod
+    def float_sin(cls, tensor):
+        return record(cls, Sin(), tensor)
 
-    def backward(self, B, grad, saved):
-        return (B.float_to_device(grad, self.source),)
+    @classmethod
+    def float_cos(cls, tensor):
+        return record(cls, Cos(), tensor)
+
+    @classmethod
+    def float_erf(cls, tensor):
+        return record(cls, Erf(), tensor)
+
+    @classmethod
+    def float_floor(cls, tensor):
+        return record(cls, Floor(), tensor)
+
+    @classmethod
+    def float_sign(cls, tensor):
+        return record(cls, Sign(), tensor)

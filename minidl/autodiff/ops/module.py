@@ -1,13 +1,19 @@
-"""Steps of the module ops Autodiff overrides: convolutions, pools, interpolate, embedding, linear.
+"""Autodiff's module ops: convolutions, pools, interpolate, embedding, linear (burn-autodiff
+``ops/module.rs``).
 
-All are compute-bound (balanced checkpointing keeps their inputs). Their backward uses the
-inner backend's dedicated helpers (``conv2d_x_backward``, ``linear_weight_backward``, ...),
-which is why a backend that fuses those helpers speeds up training.
+Each override records one dedicated step, declared here beside it. All are compute-bound
+(balanced checkpointing keeps their inputs); their backward uses the inner backend's
+dedicated helpers (``conv2d_x_backward``, ``linear_weight_backward``, ...), which is why a
+backend that fuses those helpers speeds up training. Deliberately NOT overridden, as in burn:
+``layer_norm``, ``batch_norm``, ``batch_norm_train``, ``attention`` — they run the protocol
+defaults with ``B = Autodiff[B]``, so each op they are made of is recorded as its own step.
 """
 
 from __future__ import annotations
 
+from minidl.autodiff.ops.base import AutodiffOpsBase, finish, lift, prim, record
 from minidl.autodiff.step import Step
+from minidl.autodiff.tensor import AutodiffTensor
 from minidl.backend.options import (
     ConvOptions,
     ConvTransposeOptions,
@@ -234,3 +240,104 @@ class LinearNoBias(LinearWithBias):
 
     def forward(self, B, x, weight):
         return B.linear(x, weight, None)
+
+
+class AutodiffModuleOps(AutodiffOpsBase):
+    """Module ops of ``Autodiff[B]``."""
+
+    # ----- linear: one step (only reached when called on Autodiff[B] directly) ----------
+    @classmethod
+    def linear(cls, x, weight, bias=None):
+        """One ``LinearWithBias``/``LinearNoBias`` step. Dispatch never calls this (it runs the
+        ModuleOps default on itself), so on an autodiff device a Linear layer records separate
+        matmul / reshape / add steps instead — the lesson of seed 000."""
+        if bias is None:
+            return record(cls, LinearNoBias(), x, weight)
+        return record(cls, LinearWithBias(), x, weight, bias)
+
+    # ----- convolutions -----------------------------------------------------------------
+    @classmethod
+    def conv2d(cls, x, weight, bias, options):
+        if bias is None:
+            return record(cls, Conv2dNoBias(options), x, weight)
+        return record(cls, Conv2dWithBias(options), x, weight, bias)
+
+    @classmethod
+    def conv1d(cls, x, weight, bias, stride=1, padding=0, dilation=1, groups=1, padding_end=None):
+        if bias is None:
+            return record(cls, Conv1dNoBias(stride, padding, dilation, groups, padding_end), x, weight)
+        return record(cls, Conv1dWithBias(stride, padding, dilation, groups, padding_end), x, weight, bias)
+
+    @classmethod
+    def conv_transpose2d(cls, x, weight, bias, options):
+        if bias is None:
+            return record(cls, ConvTranspose2dNoBias(options), x, weight)
+        return record(cls, ConvTranspose2dWithBias(options), x, weight, bias)
+
+    # ----- pools and resizing -----------------------------------------------------------
+    @classmethod
+    def max_pool2d(cls, x, options):
+        return cls.max_pool2d_with_indices(x, options)[0]
+
+    @classmethod
+    def max_pool2d_with_indices(cls, x, options):
+        x = lift(x)
+        out, indices = cls._inner.max_pool2d_with_indices(x.inner, options)
+        return finish(cls, MaxPool2d(options, indices), [x], out), indices
+
+    @classmethod
+    def avg_pool2d(cls, x, options):
+        return record(cls, AvgPool2d(options), x)
+
+    @classmethod
+    def adaptive_avg_pool2d(cls, x, output_size):
+        return record(cls, AdaptiveAvgPool2d(output_size), x)
+
+    @classmethod
+    def interpolate(cls, x, output_size, options):
+        return record(cls, Interpolate(output_size, options), x)
+
+    @classmethod
+    def embedding(cls, weights, indices):
+        return record(cls, Embedding(prim(indices)), weights)
+
+    # ----- backward helpers: only first order -------------------------------------------
+    @classmethod
+    def conv2d_x_backward(cls, x, weight, output_grad, options):
+        return cls._first_order("conv2d_x_backward", x=x, weight=weight, output_grad=output_grad, options=options)
+
+    @classmethod
+    def conv2d_weight_backward(cls, x, weight, output_grad, options):
+        return cls._first_order("conv2d_weight_backward", x=x, weight=weight, output_grad=output_grad,
+                                options=options)
+
+    @classmethod
+    def max_pool2d_with_indices_backward(cls, x, options, output_grad, indices):
+        return cls._first_order("max_pool2d_with_indices_backward", x=x, options=options,
+                                output_grad=output_grad, indices=indices)
+
+    @classmethod
+    def avg_pool2d_backward(cls, x, options, output_grad):
+        return cls._first_order("avg_pool2d_backward", x=x, options=options, output_grad=output_grad)
+
+    @classmethod
+    def adaptive_avg_pool2d_backward(cls, x, output_grad):
+        return cls._first_order("adaptive_avg_pool2d_backward", x=x, output_grad=output_grad)
+
+    @classmethod
+    def interpolate_backward(cls, x, output_grad, output_size, options):
+        return cls._first_order("interpolate_backward", x=x, output_grad=output_grad,
+                                output_size=output_size, options=options)
+
+    @classmethod
+    def _first_order(cls, op: str, **args):
+        """Run a backward helper on the inner backend for untracked inputs; refuse tracked ones
+        (differentiating a backward would be second-order autodiff, which burn does not do)."""
+        for name, value in args.items():
+            if isinstance(value, AutodiffTensor) and value.node.tracked:
+                raise RuntimeError(
+                    f"Only first-order autodiff is supported: {cls.__name__}.{op} got a tracked "
+                    f"tensor as {name!r}; detach() it first"
+                )
+        out = getattr(cls._inner, op)(**{k: prim(v) for k, v in args.items()})
+        return AutodiffTensor.untracked(out)

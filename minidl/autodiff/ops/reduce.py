@@ -1,13 +1,16 @@
-"""Steps of the reductions: sum, mean (whole and along a dim), prod_dim, max/min along a dim.
+"""Autodiff's reductions: sum, mean (whole and along a dim), prod_dim, max/min along a dim.
 
-Reductions keep the reduced dim with size 1 (whole-tensor ones return shape ``[1]``), so
-their backward only has to reshape and expand the gradient back to the input's shape.
+burn-autodiff ``ops/tensor.rs`` and ``ops/maxmin.rs``. Reductions keep the reduced dim with
+size 1 (whole-tensor ones return shape ``[1]``), so their backward only has to reshape and
+expand the gradient back to the input's shape. ``max_dim``/``min_dim`` run the inner
+backend's ``*_with_indices`` and keep the indices for backward.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from minidl.autodiff.ops.base import AutodiffOpsBase, finish, lift, record
 from minidl.autodiff.step import Step, zeros_like
 
 
@@ -99,3 +102,48 @@ class MinDim(MaxDim):
 
     def forward(self, B, tensor):
         return B.float_min_dim(tensor, self.dim)
+
+
+class AutodiffReduceOps(AutodiffOpsBase):
+    """Reductions of ``Autodiff[B]``."""
+
+    # ----- reductions -------------------------------------------------------------------
+    @classmethod
+    def float_sum(cls, tensor):
+        return record(cls, Sum(), tensor)
+
+    @classmethod
+    def float_sum_dim(cls, tensor, dim):
+        return record(cls, SumDim(dim), tensor)
+
+    @classmethod
+    def float_mean(cls, tensor):
+        return record(cls, Mean(), tensor)
+
+    @classmethod
+    def float_mean_dim(cls, tensor, dim):
+        return record(cls, MeanDim(dim), tensor)
+
+    @classmethod
+    def float_prod_dim(cls, tensor, dim):
+        return record(cls, ProdDim(dim), tensor)
+
+    @classmethod
+    def float_max_dim(cls, tensor, dim):
+        return cls.float_max_dim_with_indices(tensor, dim)[0]
+
+    @classmethod
+    def float_min_dim(cls, tensor, dim):
+        return cls.float_min_dim_with_indices(tensor, dim)[0]
+
+    @classmethod
+    def float_max_dim_with_indices(cls, tensor, dim):
+        tensor = lift(tensor)
+        out, indices = cls._inner.float_max_dim_with_indices(tensor.inner, dim)
+        return finish(cls, MaxDim(dim, indices), [tensor], out), indices
+
+    @classmethod
+    def float_min_dim_with_indices(cls, tensor, dim):
+        tensor = lift(tensor)
+        out, indices = cls._inner.float_min_dim_with_indices(tensor.inner, dim)
+        return finish(cls, MinDim(dim, indices), [tensor], out), indices

@@ -1,24 +1,55 @@
-"""Autodiff's float ops: creation, graph hooks, arithmetic, unary math, comparisons, matmul.
+"""Autodiff's float tensors outside arithmetic: creation and data, device and dtype, graph
+hooks, comparisons (burn-autodiff ``ops/tensor.rs``, the part that is no maths).
 
-burn-autodiff ``ops/tensor.rs``. Comparisons record nothing and return the inner backend's
-bool primitives; every op that computes a float records its step.
+Creation makes untracked leaves of the inner backend; comparisons and ``argmax``/``argmin``
+record nothing and return the inner backend's bool/int primitives. ``float_cast`` and
+``float_to_device`` record a step (their steps are here), so a gradient flows back across
+them; the graph hooks (``require_grad``, ``detach``) set a node's requirement as burn does.
 """
 
 from __future__ import annotations
 
-from minidl.autodiff.decorator import inner_device, prim
 from minidl.autodiff.node import Node, Requirement
-from minidl.autodiff.ops import arithmetic as ar
-from minidl.autodiff.ops import math as m
-from minidl.autodiff.record import record
+from minidl.autodiff.ops.base import AutodiffOpsBase, inner_device, prim, record
+from minidl.autodiff.step import Step
 from minidl.autodiff.tensor import AutodiffTensor
 from minidl.backend.dtype import DType
 
 
-class AutodiffFloatOps:
-    """Float ops of ``Autodiff[B]`` (``cls._inner`` is ``B``)."""
+class Cast(Step):
+    """Convert to ``dtype``: the gradient is cast back to the input's dtype."""
 
-    # ----- creation and data: untracked leaves of the inner backend ------------------------
+    def __init__(self, dtype: DType, source: DType):
+        super().__init__()
+        self.dtype = dtype
+        self.source = source
+
+    def forward(self, B, tensor):
+        return B.float_cast(tensor, self.dtype)
+
+    def backward(self, B, grad, saved):
+        return (B.float_cast(grad, self.source),)
+
+
+class ToDevice(Step):
+    """Move to ``device`` (same backend): the gradient moves back to ``source``."""
+
+    def __init__(self, device, source):
+        super().__init__()
+        self.device = device
+        self.source = source
+
+    def forward(self, B, tensor):
+        return B.float_to_device(tensor, self.device)
+
+    def backward(self, B, grad, saved):
+        return (B.float_to_device(grad, self.source),)
+
+
+class AutodiffTensorOps(AutodiffOpsBase):
+    """Float creation, data, device and dtype, graph hooks and comparisons of ``Autodiff[B]``."""
+
+    # ----- creation and data: untracked leaves of the inner backend ---------------------
     @classmethod
     def float_from_data(cls, data, device):
         return AutodiffTensor.untracked(cls._inner.float_from_data(data, inner_device(device)))
@@ -54,20 +85,20 @@ class AutodiffFloatOps:
     @classmethod
     def float_to_device(cls, tensor, device):
         source = cls._inner.float_device(prim(tensor))
-        return record(cls, m.ToDevice(inner_device(device), source), tensor)
+        return record(cls, ToDevice(inner_device(device), source), tensor)
 
     @classmethod
     def float_cast(cls, tensor, dtype):
         source = DType.of(tensor.dtype)
         if DType.of(dtype) == source:
             return tensor
-        return record(cls, m.Cast(DType.of(dtype), source), tensor)
+        return record(cls, Cast(DType.of(dtype), source), tensor)
 
     @classmethod
     def float_into_int(cls, tensor, dtype):
         return cls._inner.float_into_int(prim(tensor), dtype)
 
-    # ----- graph hooks (burn's semantics) ---------------------------------------------------
+    # ----- graph hooks (burn's semantics) -----------------------------------------------
     @classmethod
     def float_detach(cls, tensor):
         """Cut ``tensor`` from its graph: a new leaf that still requires grad if ``tensor`` was
@@ -87,7 +118,7 @@ class AutodiffFloatOps:
                 "Can't convert a non leaf tensor into a tracked tensor: require_grad() on the "
                 "result of an op; call detach() first to make it a leaf"
             )
-        return AutodiffTensor(tensor.primitive, Node(Requirement.GRAD, id=node.id))
+        return AutodiffTensor(tensor.inner, Node(Requirement.GRAD, id=node.id))
 
     @classmethod
     def float_set_require_grad(cls, tensor, require_grad):
@@ -100,121 +131,7 @@ class AutodiffFloatOps:
         """True for a leaf whose gradient backward keeps (requirement ``Grad``), as burn."""
         return isinstance(tensor, AutodiffTensor) and tensor.node.requirement is Requirement.GRAD
 
-    # ----- arithmetic -------------------------------------------------------------------------
-    @classmethod
-    def float_add(cls, lhs, rhs):
-        return record(cls, ar.Add(), lhs, rhs)
-
-    @classmethod
-    def float_sub(cls, lhs, rhs):
-        return record(cls, ar.Sub(), lhs, rhs)
-
-    @classmethod
-    def float_mul(cls, lhs, rhs):
-        return record(cls, ar.Mul(), lhs, rhs)
-
-    @classmethod
-    def float_div(cls, lhs, rhs):
-        return record(cls, ar.Div(), lhs, rhs)
-
-    @classmethod
-    def float_powf(cls, lhs, rhs):
-        return record(cls, ar.Powf(), lhs, rhs)
-
-    @classmethod
-    def float_add_scalar(cls, lhs, rhs):
-        return record(cls, ar.AddScalar(rhs), lhs)
-
-    @classmethod
-    def float_sub_scalar(cls, lhs, rhs):
-        return record(cls, ar.SubScalar(rhs), lhs)
-
-    @classmethod
-    def float_mul_scalar(cls, lhs, rhs):
-        return record(cls, ar.MulScalar(rhs), lhs)
-
-    @classmethod
-    def float_div_scalar(cls, lhs, rhs):
-        return record(cls, ar.DivScalar(rhs), lhs)
-
-    @classmethod
-    def float_powf_scalar(cls, lhs, rhs):
-        return record(cls, ar.PowfScalar(rhs), lhs)
-
-    @classmethod
-    def float_remainder_scalar(cls, lhs, rhs):
-        return record(cls, ar.RemainderScalar(rhs), lhs)
-
-    @classmethod
-    def float_neg(cls, tensor):
-        return record(cls, ar.Neg(), tensor)
-
-    @classmethod
-    def float_recip(cls, tensor):
-        return record(cls, ar.Recip(), tensor)
-
-    @classmethod
-    def float_clamp_min(cls, tensor, min):
-        return record(cls, ar.Clamp(min, None), tensor)
-
-    @classmethod
-    def float_clamp_max(cls, tensor, max):
-        return record(cls, ar.Clamp(None, max), tensor)
-
-    @classmethod
-    def float_clamp(cls, tensor, min, max):
-        return record(cls, ar.Clamp(min, max), tensor)
-
-    @classmethod
-    def float_matmul(cls, lhs, rhs):
-        return record(cls, ar.Matmul(), lhs, rhs)
-
-    # ----- unary math -------------------------------------------------------------------------
-    @classmethod
-    def float_exp(cls, tensor):
-        return record(cls, m.Exp(), tensor)
-
-    @classmethod
-    def float_log(cls, tensor):
-        return record(cls, m.Log(), tensor)
-
-    @classmethod
-    def float_log1p(cls, tensor):
-        return record(cls, m.Log1p(), tensor)
-
-    @classmethod
-    def float_sqrt(cls, tensor):
-        return record(cls, m.Sqrt(), tensor)
-
-    @classmethod
-    def float_abs(cls, tensor):
-        return record(cls, m.Abs(), tensor)
-
-    @classmethod
-    def float_tanh(cls, tensor):
-        return record(cls, m.Tanh(), tensor)
-
-    @classmethod
-    def float_sin(cls, tensor):
-        return record(cls, m.Sin(), tensor)
-
-    @classmethod
-    def float_cos(cls, tensor):
-        return record(cls, m.Cos(), tensor)
-
-    @classmethod
-    def float_erf(cls, tensor):
-        return record(cls, m.Erf(), tensor)
-
-    @classmethod
-    def float_floor(cls, tensor):
-        return record(cls, m.Floor(), tensor)
-
-    @classmethod
-    def float_sign(cls, tensor):
-        return record(cls, m.Sign(), tensor)
-
-    # ----- comparisons: inner bool primitives, nothing recorded -------------------------------
+    # ----- comparisons: inner bool primitives, nothing recorded -------------------------
     @classmethod
     def float_equal(cls, lhs, rhs):
         return cls._inner.float_equal(prim(lhs), prim(rhs))

@@ -1,25 +1,48 @@
 """Recording an op: run its forward, and if any input is tracked, attach its step to a new node.
 
-burn's ``OpsPrep``: ``prepare([nodes]).memory_bound().stateful()`` → ``Tracked`` or
-``UnTracked``. Here :func:`finish` does both halves: decide tracked vs untracked, then fill
-the step's ``saved`` mapping according to the checkpointing strategy.
+burn-autodiff ``ops/base.rs``: ``OpsPrep``, ``prepare([nodes]).memory_bound().stateful()`` →
+``Tracked`` or ``UnTracked``. Here :func:`record` runs the step's forward on the inner backend
+and :func:`finish` does both halves of burn's preparation: decide tracked vs untracked, then
+fill the step's ``saved`` mapping according to the checkpointing strategy.
+
+:class:`AutodiffOpsBase` is what every op family of ``Autodiff[B]`` (the other modules of this
+package) inherits: the inner backend ``_inner`` and the checkpointing strategy.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from minidl.autodiff.grad_mode import is_grad_enabled
 from minidl.autodiff.node import Node, Requirement
 from minidl.autodiff.step import Recompute, Step
 from minidl.autodiff.tensor import AutodiffTensor
 
-#: The checkpointing strategies: ``None`` keeps what each step declares; ``"balanced"`` makes
-#: memory-bound steps keep no computed array (burn's ``BalancedCheckpointing``).
-STRATEGIES = (None, "balanced")
-
 _NONE = Requirement.NONE
 _GRAD_IN_BACKWARD = Requirement.GRAD_IN_BACKWARD
+
+
+class AutodiffOpsBase:
+    """The base of Autodiff's op families: ``cls._inner`` is the decorated backend ``B`` and
+    ``cls.checkpointing`` the strategy (``None`` or ``"balanced"``); both are set on the
+    concrete ``Autodiff[B]`` class that :func:`~minidl.autodiff.backend.autodiff_backend` makes."""
+
+    _inner: ClassVar[type]
+    checkpointing: ClassVar[str | None] = None
+
+
+def inner_device(device: Any) -> Any:
+    """The device to hand the inner backend: ``device.inner()`` for an autodiff device.
+
+    Autodiff[B]'s device is B's device (as in burn); Dispatch may pass its autodiff twin.
+    """
+    is_autodiff = getattr(device, "is_autodiff", None)
+    return device.inner() if is_autodiff is not None and is_autodiff() else device
+
+
+def prim(tensor: Any) -> Any:
+    """The inner primitive of an ``AutodiffTensor`` (an inner primitive is returned as is)."""
+    return tensor.inner if isinstance(tensor, AutodiffTensor) else tensor
 
 
 def lift(value: Any) -> AutodiffTensor:
@@ -32,7 +55,7 @@ def lift(value: Any) -> AutodiffTensor:
 def record(AD: type, step: Step, *inputs: Any) -> AutodiffTensor:
     """Run ``step.forward`` on ``AD``'s inner backend and record it (see :func:`finish`)."""
     tensors = [lift(t) for t in inputs]
-    out = step.forward(AD._inner, *[t.primitive for t in tensors])
+    out = step.forward(AD._inner, *[t.inner for t in tensors])
     return finish(AD, step, tensors, out)
 
 
@@ -48,8 +71,8 @@ def finish(AD: type, step: Step, inputs: list[AutodiffTensor], out: Any) -> Auto
         return AutodiffTensor.untracked(out)
     step.inputs = nodes
     step.tracked = tracked
-    step.shapes = tuple([tuple(t.primitive.shape) for t in inputs])
-    step.dtypes = tuple([t.primitive.dtype for t in inputs])
+    step.shapes = tuple([tuple(t.inner.shape) for t in inputs])
+    step.dtypes = tuple([t.inner.dtype for t in inputs])
     names = step.input_names(len(inputs))
     saved = step.saved
     if step.memory_bound and AD.checkpointing == "balanced":
@@ -59,9 +82,9 @@ def finish(AD: type, step: Step, inputs: list[AutodiffTensor], out: Any) -> Auto
         for name, tensor in zip(names, inputs):
             parent = tensor.node.step
             recompute = parent is not None and parent.recomputable
-            saved[name] = Recompute(tensor.node) if recompute else tensor.primitive
+            saved[name] = Recompute(tensor.node) if recompute else tensor.inner
     else:
         for name in step.keeps(tracked):
-            saved[name] = out if name == "out" else inputs[names.index(name)].primitive
+            saved[name] = out if name == "out" else inputs[names.index(name)].inner
     parents = tuple([n for n, t in zip(nodes, tracked) if t])
     return AutodiffTensor(out, Node(_GRAD_IN_BACKWARD, parents, step))

@@ -26,25 +26,25 @@ True
 from __future__ import annotations
 
 import hashlib
-import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from html import escape
+
+from minidl.book.flowchart_layout import (
+    EDGE_LABEL_FONT,
+    FONT_SIZE,
+    LINE_H,
+    MARGIN,
+    PAD_X,
+    LayeredLayout,
+    LayoutEdge,
+    LayoutNode,
+    label_size,
+)
 
 __all__ = ["Flowchart", "from_edges"]
 
 SHAPES = ("box", "round", "diamond")
 DIRECTIONS = ("TB", "LR")
-
-FONT_SIZE = 13.0
-CHAR_W = 0.61 * FONT_SIZE  # advance of a monospace glyph; wide (CJK) glyphs count twice
-LINE_H = 1.35 * FONT_SIZE
-PAD_X, PAD_Y = 12.0, 8.0
-GAP_SIBLING = 28.0  # between two nodes of one layer
-GAP_LAYER = 46.0  # between two layers
-GAP_LAYER_LABELLED = 64.0  # between two layers when an edge between them has a label
-MARGIN = 12.0
-EDGE_LABEL_FONT = 12.0
 
 # mermaid's default theme
 NODE_FILL, NODE_STROKE, EDGE_COLOR = "#ECECFF", "#9370DB", "#333333"
@@ -52,42 +52,7 @@ LABEL_BG, TEXT_COLOR = "#E8E8E8", "#222222"
 FONT_FAMILY = "ui-monospace, SFMono-Regular, Menlo, Consolas, 'DejaVu Sans Mono', monospace"
 
 
-def _text_width(line: str, char_w: float = CHAR_W) -> float:
-    cells = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in line)
-    return cells * char_w
-
-
-@dataclass
-class _Node:
-    id: str
-    label: str
-    shape: str
-    align: str = "center"
-    virtual: bool = False
-    fill: str | None = None  # None: the theme's colours
-    stroke: str | None = None
-    layer: int = 0
-    order: float = 0.0
-    w: float = 0.0
-    h: float = 0.0
-    x: float = 0.0  # centre, in layout coordinates (x across layers, y along them)
-    y: float = 0.0
-
-    @property
-    def lines(self) -> list[str]:
-        return self.label.split("\n") if self.label else [""]
-
-
-@dataclass
-class _Edge:
-    a: str
-    b: str
-    label: str | None
-    dashed: bool
-    chain: list[str] = field(default_factory=list)  # a, virtual points..., b
-
-
-class Flowchart:
+class Flowchart(LayeredLayout):
     """A directed graph drawn as an SVG flowchart (mermaid ``flowchart TB``/``LR``).
 
     Build it with :meth:`node` and :meth:`edge` (both return ``self``, so calls chain); an
@@ -106,8 +71,8 @@ class Flowchart:
             raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
         self.direction = direction
         self.title = title
-        self._nodes: dict[str, _Node] = {}
-        self._edges: list[_Edge] = []
+        self._nodes: dict[str, LayoutNode] = {}
+        self._edges: list[LayoutEdge] = []
 
     # -- building -------------------------------------------------------------------------
 
@@ -126,7 +91,7 @@ class Flowchart:
         if align not in ("center", "left"):
             raise ValueError(f"align must be 'center' or 'left', got {align!r}")
         text = str(id) if label is None else str(label)
-        self._nodes[str(id)] = _Node(str(id), text, shape, align, fill=fill, stroke=stroke)
+        self._nodes[str(id)] = LayoutNode(str(id), text, shape, align, fill=fill, stroke=stroke)
         return self
 
     def edge(self, a: str, b: str, label: str | None = None, dashed: bool = False) -> Flowchart:
@@ -134,7 +99,7 @@ class Flowchart:
         for end in (a, b):
             if str(end) not in self._nodes:
                 self.node(str(end))
-        self._edges.append(_Edge(str(a), str(b), None if label is None else str(label), dashed))
+        self._edges.append(LayoutEdge(str(a), str(b), None if label is None else str(label), dashed))
         return self
 
     @classmethod
@@ -170,165 +135,9 @@ class Flowchart:
             f"edges={len(self._edges)})"
         )
 
-    # -- layout ---------------------------------------------------------------------------
-
-    def _layers(self) -> dict[str, int]:
-        """Longest-path layering; edges closing a cycle are ignored for layering."""
-        succ: dict[str, list[str]] = {k: [] for k in self._nodes}
-        for e in self._edges:
-            succ[e.a].append(e.b)
-        state: dict[str, int] = {}  # 1 = on stack, 2 = done
-        back: set[tuple[str, str]] = set()
-        order: list[str] = []
-
-        def visit(root: str) -> None:
-            stack = [(root, iter(succ[root]))]
-            state[root] = 1
-            while stack:
-                v, it = stack[-1]
-                for w in it:
-                    if state.get(w) == 1:
-                        back.add((v, w))
-                    elif w not in state:
-                        state[w] = 1
-                        stack.append((w, iter(succ[w])))
-                        break
-                else:
-                    state[v] = 2
-                    order.append(v)
-                    stack.pop()
-
-        for k in self._nodes:
-            if k not in state:
-                visit(k)
-        layer = {k: 0 for k in self._nodes}
-        for v in reversed(order):  # topological order of the DAG without back edges
-            for w in succ[v]:
-                if (v, w) not in back and w != v:
-                    layer[w] = max(layer[w], layer[v] + 1)
-        return layer
-
-    def _layout(self) -> tuple[list[list[_Node]], list[_Edge], dict[str, _Node]]:
-        layer = self._layers()
-        nodes: dict[str, _Node] = {}
-        for k, n in self._nodes.items():
-            n.layer = layer[k]
-            nodes[k] = n
-        edges: list[_Edge] = []
-        for i, e in enumerate(self._edges):
-            e = _Edge(e.a, e.b, e.label, e.dashed)
-            la, lb = nodes[e.a].layer, nodes[e.b].layer
-            e.chain = [e.a]
-            step = 1 if lb >= la else -1
-            for j, lv in enumerate(range(la + step, lb, step)):
-                vid = f"\0v{i}.{j}"
-                nodes[vid] = _Node(vid, "", "box", virtual=True, layer=lv)
-                e.chain.append(vid)
-            e.chain.append(e.b)
-            edges.append(e)
-
-        n_layers = max((n.layer for n in nodes.values()), default=-1) + 1
-        layers: list[list[_Node]] = [[] for _ in range(n_layers)]
-        for n in nodes.values():
-            layers[n.layer].append(n)
-
-        up: dict[str, list[str]] = {k: [] for k in nodes}
-        down: dict[str, list[str]] = {k: [] for k in nodes}
-        for e in edges:
-            for p, q in zip(e.chain, e.chain[1:]):
-                if p == q:
-                    continue
-                hi, lo = (p, q) if nodes[p].layer < nodes[q].layer else (q, p)
-                down[hi].append(lo)
-                up[lo].append(hi)
-
-        for row in layers:
-            for i, n in enumerate(row):
-                n.order = float(i)
-        # barycenter ordering: a few sweeps down and up
-        for sweep in range(8):
-            rng = range(1, n_layers) if sweep % 2 == 0 else range(n_layers - 2, -1, -1)
-            nbrs = up if sweep % 2 == 0 else down
-            for li in rng:
-                row = layers[li]
-                for n in row:
-                    ns = nbrs[n.id]
-                    if ns:
-                        n.order = sum(nodes[m].order for m in ns) / len(ns)
-                row.sort(key=lambda n: n.order)
-                for i, n in enumerate(row):
-                    n.order = float(i)
-
-        self._measure(nodes)
-        self._place(layers, nodes, up, down, edges)
-        return layers, edges, nodes
-
-    def _measure(self, nodes: dict[str, _Node]) -> None:
-        for n in nodes.values():
-            if n.virtual:
-                n.w, n.h = 8.0, LINE_H
-                continue
-            tw = max(_text_width(line) for line in n.lines)
-            th = len(n.lines) * LINE_H
-            w, h = tw + 2 * PAD_X, th + 2 * PAD_Y
-            if n.shape == "diamond":  # the text box must fit inside the rhombus
-                w, h = tw + th * 1.6 + 2 * PAD_X, th + tw * 0.35 + 2 * PAD_Y
-                h = min(h, th + 90.0)
-            if self.direction == "LR":
-                w, h = h, w  # layout runs in (across, along) coordinates
-            n.w, n.h = w, h
-
-    def _place(self, layers, nodes, up, down, edges) -> None:
-        # along the flow: stack layers
-        gaps = [GAP_LAYER] * len(layers)  # room for edge labels on the first leg
-        for e in edges:
-            if e.label and e.a != e.b:
-                li = min(nodes[e.chain[0]].layer, nodes[e.chain[1]].layer)
-                w, h = self._label_size(e.label)
-                along = w if self.direction == "LR" else h
-                gaps[li] = max(gaps[li], GAP_LAYER_LABELLED, along + 36.0)
-        y = MARGIN
-        for li, row in enumerate(layers):
-            depth = max((n.h for n in row), default=0.0)
-            for n in row:
-                n.y = y + depth / 2
-            y += depth + gaps[li]
-
-        # across the flow: pack, then pull each node towards its neighbours' mean
-        for row in layers:
-            x = 0.0
-            for n in row:
-                n.x = x + n.w / 2
-                x += n.w + GAP_SIBLING
-
-        def settle(row: list[_Node], want: dict[str, float]) -> None:
-            for n in row:
-                n.x = want.get(n.id, n.x)
-            for i in range(1, len(row)):  # push right to remove overlaps
-                lo = row[i - 1].x + (row[i - 1].w + row[i].w) / 2 + GAP_SIBLING
-                row[i].x = max(row[i].x, lo)
-            for i in range(len(row) - 2, -1, -1):  # then pull back left where possible
-                hi = row[i + 1].x - (row[i + 1].w + row[i].w) / 2 - GAP_SIBLING
-                row[i].x = min(row[i].x, max(hi, want.get(row[i].id, row[i].x)))
-
-        for sweep in range(9):  # odd: the last sweep goes down, children under parents
-            down_sweep = sweep % 2 == 0
-            for row in layers[1:] if down_sweep else layers[-2::-1]:
-                want: dict[str, float] = {}
-                for n in row:
-                    # real nodes follow one side per sweep; virtual points sit between both
-                    # ends, so long edges bend gently instead of dragging nodes sideways
-                    ms = up[n.id] + down[n.id] if n.virtual else (up if down_sweep else down)[n.id]
-                    if ms:
-                        want[n.id] = sum(nodes[m].x for m in ms) / len(ms)
-                settle(row, want)
-        left = min((n.x - n.w / 2 for n in nodes.values()), default=0.0)
-        for n in nodes.values():
-            n.x += MARGIN - left
-
     # -- drawing --------------------------------------------------------------------------
 
-    def _box(self, n: _Node) -> tuple[float, float, float, float]:
+    def _box(self, n: LayoutNode) -> tuple[float, float, float, float]:
         """Centre and size of a node in screen coordinates."""
         return (*self._pt(n.x, n.y), *self._pt(n.w, n.h))
 
@@ -377,7 +186,7 @@ class Flowchart:
         parts += [f"{e.a}>{e.b}|{e.label}|{e.dashed}" for e in self._edges]
         return "\n".join(parts)
 
-    def _ports(self, edges: list[_Edge], nodes: dict[str, _Node]) -> dict[tuple[int, int], float]:
+    def _ports(self, edges: list[LayoutEdge], nodes: dict[str, LayoutNode]) -> dict[tuple[int, int], float]:
         """Spread the ends of several edges along one side of a box (layout x offsets).
 
         Keyed by (edge index, 0 for the start or 1 for the end); diamonds keep one
@@ -405,7 +214,7 @@ class Flowchart:
 
     @staticmethod
     def _anchor(
-        n: _Node, toward: tuple[float, float], port: float | None = None
+        n: LayoutNode, toward: tuple[float, float], port: float | None = None
     ) -> tuple[float, float]:
         """Where a line from ``n`` towards ``toward`` leaves its outline (layout coordinates)."""
         cx, cy, w, h = n.x, n.y, n.w, n.h
@@ -426,7 +235,7 @@ class Flowchart:
         return (y, x) if self.direction == "LR" else (x, y)
 
     def _edge_path(
-        self, i: int, e: _Edge, nodes: dict[str, _Node], ports: dict[tuple[int, int], float]
+        self, i: int, e: LayoutEdge, nodes: dict[str, LayoutNode], ports: dict[tuple[int, int], float]
     ) -> tuple[str, tuple[float, float]]:
         a, b = nodes[e.a], nodes[e.b]
         if e.a == e.b:  # self loop: a small ear beside the node
@@ -454,15 +263,9 @@ class Flowchart:
         p, q = pts[0], pts[1]  # label on the first leg, where the decision is taken
         return d, ((p[0] + q[0]) / 2, (p[1] + q[1]) / 2)
 
-    @staticmethod
-    def _label_size(label: str) -> tuple[float, float]:
-        lines = label.split("\n")
-        w = max(_text_width(line, 0.61 * EDGE_LABEL_FONT) for line in lines) + 8
-        return w, len(lines) * 1.3 * EDGE_LABEL_FONT + 4
-
     def _edge_label(self, label: str, at: tuple[float, float]) -> str:
         lines = label.split("\n")
-        w, h = self._label_size(label)
+        w, h = label_size(label)
         lh = 1.3 * EDGE_LABEL_FONT
         x, y = at
         rect = (
@@ -485,7 +288,7 @@ class Flowchart:
             f'fill="{TEXT_COLOR}" xml:space="preserve" style="white-space: pre">{spans}</text>'
         )
 
-    def _node_svg(self, n: _Node) -> str:
+    def _node_svg(self, n: LayoutNode) -> str:
         cx, cy, w, h = self._box(n)
         style = f'fill="{n.fill or NODE_FILL}" stroke="{n.stroke or NODE_STROKE}" stroke-width="1.3"'
         if n.shape == "diamond":

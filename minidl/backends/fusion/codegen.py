@@ -33,7 +33,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-FASTMATH = {{"reassoc", "contract", "nsz"}}
+FASTMATH = {{"reassoc", "contract", "nsz", "arcp"}}
 
 
 @njit(cache=True, inline="always", error_model="numpy")

@@ -22,8 +22,8 @@ export PYTHONPATH := $(CURDIR)$(if $(PYTHONPATH),:$(PYTHONPATH))
 help:
 	@echo "make book    build the site into _build/html (executes every chapter)"
 	@echo "make test    run the whole test suite (library, chapters, site in headless Chromium)"
-	@echo "make serve   serve _build/html on http://127.0.0.1:$(PORT)/"
-	@echo "make lab     open the chapters in JupyterLab (installs jupyterlab on first use)"
+	@echo "make serve   serve _build/html on http://127.0.0.1:$(PORT)/ with live code (a local Jupyter kernel)"
+	@echo "make lab     open the chapters in JupyterLab (MyST rendered, solutions folded)"
 	@echo "make clean   remove build output and caches (make distclean also removes .venv)"
 
 # Create the venv, install the pinned dependencies and the package (editable). The stamp
@@ -48,26 +48,35 @@ test: setup chromium
 	exit $$rc
 
 # The site test drives the Debian chromium; install it where it is missing (CI runs as root).
+# npm fetches thebe for the pages' Live code when the site is built (tests/test_live.py).
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "chromium is missing: installing the Debian package"; \
 	  SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q chromium; }
+	@command -v npm >/dev/null 2>&1 || { \
+	  echo "npm is missing: installing the Debian package"; \
+	  SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q npm; }
 
+# The site and, beside it, a Jupyter server for the pages' "Live code" control (both on
+# 127.0.0.1; random token; CORS only from the site). Builds first when the site is missing
+# or predates Live code. SITE=... serves another build (the tests use PORT=0: a free port).
+SITE ?= _build/html
 serve:
-	@test -f _build/html/index.html || $(MAKE) book
-	@echo "Serving the book on http://127.0.0.1:$(PORT)/  (Ctrl-C to stop)"
-	$(PY) -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
+	@test -f $(SITE)/index.html -a -f $(SITE)/_live/thebe/index.js || $(MAKE) book
+	@$(PY) book_ext/serve.py --html $(SITE) --port $(PORT)
 
-# JupyterLab is not part of the lock: installed on demand, constrained to the locked versions.
-# The override makes a double-click on a chapter (.md) open it as a notebook (jupytext).
+# JupyterLab (pinned in the lock) with the chapters as notebooks: jupytext opens the .md files,
+# jupyterlab-myst renders MyST, book_ext/jupyter_lab_config.py folds what the site folds and
+# never rewrites a chapter that was only read; --allow-root is set there when run as root.
+# overrides.json: a double-click on a chapter opens it as a notebook; no news from the web.
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 lab: setup
-	@$(PY) -c "import jupyterlab" 2>/dev/null || $(PY) -m pip install jupyterlab -c requirements.lock
-	@test -f $(LAB_OVERRIDES) || { mkdir -p $(dir $(LAB_OVERRIDES)) && \
-	  echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook"}}}' > $(LAB_OVERRIDES); }
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=$(CURDIR)/chapters $(LAB_ARGS)
+	@mkdir -p $(dir $(LAB_OVERRIDES)) && cp book_ext/lab_overrides.json $(LAB_OVERRIDES)
+	$(VENV)/bin/jupyter lab --config=$(CURDIR)/book_ext/jupyter_lab_config.py $(LAB_ARGS)
 
 lint: setup
 	$(VENV)/bin/ruff check .

@@ -8,6 +8,17 @@ Each page must show its title and every code output, no traceback outside cells 
 ``raises-exception``, rendered maths with MathJax fonts that loaded, and no script error.
 The intro must also show a flowchart diagram and an exercise solution that is hidden
 until clicked.
+
+Three reading checks run on every page (opened from file://, at a 1280 px window):
+
+- every chapter has at least four exercises, each with a solution folded until opened;
+- no exercise's answer is visible on load: between an exercise and its solution only the
+  checker cell (the one that calls ``.check(``) shows an output, and no answer glued into
+  a solution (a number, a tuple, ...) appears in the page's visible text outside solutions;
+- no table, code block or output block overflows the text column (every fold opened
+  first, so what a reader unfolds is measured too).
+
+A failure names the page and quotes the offending block.
 """
 
 from __future__ import annotations
@@ -263,3 +274,173 @@ def test_no_cdn_in_the_built_html(html):
             if remote.search(m.group(0)) and not m.group(0).lower().startswith("<a"):
                 bad.append(f"{page.relative_to(html)}: {m.group(0)[:120]}")
     assert bad == []
+
+
+MIN_EXERCISES = 4
+
+#: Every exercise, its solution, and whether the solution's body is hidden on load.
+EXERCISES = """() => {
+  const article = document.querySelector('article') || document.body;
+  const shown = el => el.getClientRects().length > 0 &&
+    el.checkVisibility({checkOpacity: true, checkVisibilityCSS: true});
+  const solutions = [...article.querySelectorAll('div.solution')];
+  return [...article.querySelectorAll('div.exercise')].map(ex => {
+    const title = (ex.querySelector('.admonition-title') || ex).textContent.trim();
+    const sol = solutions.find(s => s.querySelector(`a[href="#${CSS.escape(ex.id)}"]`));
+    let folded = false;
+    if (sol) {
+      const body = [...sol.children].filter(c => !c.classList.contains('admonition-title'));
+      folded = body.length > 0 && body.every(c => !shown(c));
+    }
+    return {id: ex.id, title, solution: sol ? sol.id : null, folded};
+  });
+}"""
+
+#: Answers in plain view: outputs between an exercise and its solution other than the
+#: checker's, and glued solution values found in the visible text outside solutions.
+ANSWER_LEAKS = r"""() => {
+  const article = document.querySelector('article') || document.body;
+  const shown = el => el.getClientRects().length > 0 &&
+    el.checkVisibility({checkOpacity: true, checkVisibilityCSS: true});
+  const before = (a, b) => !!(a.compareDocumentPosition(b) & Node.DOCUMENT_POSITION_FOLLOWING);
+  const solutions = [...article.querySelectorAll('div.solution')];
+  const cells = [...article.querySelectorAll('div.cell')];
+  const leaks = [];
+  for (const ex of article.querySelectorAll('div.exercise')) {
+    const sol = solutions.find(s => s.querySelector(`a[href="#${CSS.escape(ex.id)}"]`));
+    if (!sol) continue;
+    for (const cell of cells) {
+      if (!(before(ex, cell) && before(cell, sol))) continue;
+      const input = cell.querySelector('.cell_input');
+      if (input && input.textContent.includes('.check(')) continue;  // the checker
+      for (const out of cell.querySelectorAll('.cell_output')) {
+        if (shown(out) && (out.innerText.trim() || out.querySelector('img, svg'))) {
+          leaks.push({exercise: ex.id, kind: 'output shown before the solution',
+                      text: out.innerText.trim().slice(0, 160) || '(an image)'});
+        }
+      }
+    }
+  }
+  // the visible text of the page, solutions left out
+  const parts = [];
+  const walker = document.createTreeWalker(article, NodeFilter.SHOW_TEXT);
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n.parentElement;  // prose and outputs; a cell's code is not an answer
+    if (!el || el.closest('div.solution, .cell_input') || !shown(el)) continue;
+    parts.push(n.textContent);
+  }
+  const visible = parts.join(' ').replace(/\s+/g, ' ');
+  const seen = new Set();
+  for (const sol of solutions) {
+    const link = sol.querySelector('a[href^="#"]');
+    const exercise = link ? link.getAttribute('href').slice(1) : sol.id;
+    for (const span of sol.querySelectorAll('.pasted-text')) {
+      const answer = span.textContent.trim();
+      if (answer.length < 3 || !/\d/.test(answer)) continue;  // 0, 1, True: too common
+      if (seen.has(exercise + answer)) continue;
+      seen.add(exercise + answer);
+      const esc = answer.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+      const m = new RegExp(`(?<![\\w.])${esc}(?![\\w]|\\.\\d)`).exec(visible);
+      if (m) {
+        leaks.push({exercise, kind: `answer ${answer} visible`,
+                    text: visible.slice(Math.max(0, m.index - 70), m.index + answer.length + 70)});
+      }
+    }
+  }
+  return leaks;
+}"""
+
+#: Tables, code and output blocks wider than the text column (folds opened first).
+OVERFLOWS = """() => {
+  const article = document.querySelector('article') || document.body;
+  for (const d of article.querySelectorAll('details')) d.open = true;
+  for (const b of article.querySelectorAll('button.toggle-button[aria-expanded="false"]')) b.click();
+  const column = article.getBoundingClientRect();
+  const scrolls = el => {
+    const x = getComputedStyle(el).overflowX;
+    return ['auto', 'scroll', 'hidden', 'clip'].includes(x) && el.scrollWidth > el.clientWidth + 1;
+  };
+  const out = [];
+  for (const el of article.querySelectorAll('table, pre, .cell_output .output')) {
+    if (!el.getClientRects().length) continue;
+    const box = el.getBoundingClientRect();
+    let why = '';
+    if (box.right > column.right + 1 || el.scrollWidth > column.width + 1) {
+      why = `${Math.round(el.scrollWidth)} px wide, the column ${Math.round(column.width)} px`;
+    } else {
+      for (let a = el; a && a !== article; a = a.parentElement) {
+        if (scrolls(a)) {
+          why = `scrolls: ${a.scrollWidth} px of content in ${a.clientWidth} px`;
+          break;
+        }
+      }
+    }
+    if (why) {
+      const kind = el.tagName === 'TABLE' ? 'table' : el.closest('.cell_output') ? 'output' : 'code';
+      const first = (el.innerText || '').trim().split('\\n')[0].slice(0, 120);
+      out.push({kind, why, text: first});
+    }
+  }
+  return out;
+}"""
+
+
+def _listing(docname: str, rows: list[dict], keys: tuple[str, ...]) -> str:
+    lines = [f"{docname}.html:"]
+    for row in rows:
+        lines.append("  - " + " | ".join(str(row[k]) for k in keys))
+    return "\n".join(lines)
+
+
+_READINGS: dict[str, dict] = {}
+
+
+def reading(browser, html: Path, docname: str) -> dict:
+    """The three reading checks of a page, from one visit (file://), cached per page.
+
+    Exercises and answer leaks are read first, as the page loads; the overflow check opens
+    every fold, so it runs last.
+    """
+    if docname not in _READINGS:
+        visit = Visit(browser, (html / f"{docname}.html").as_uri())
+        try:
+            _READINGS[docname] = {
+                "exercises": exercise_problems(visit.page),
+                "leaks": visit.page.evaluate(ANSWER_LEAKS),
+                "wide": visit.page.evaluate(OVERFLOWS),
+            }
+        finally:
+            visit.close()
+    return _READINGS[docname]
+
+
+def exercise_problems(page) -> list[str]:
+    """What is wrong with a page's exercises: too few, a solution missing or shown."""
+    found = page.evaluate(EXERCISES)
+    problems = []
+    if len(found) < MIN_EXERCISES:
+        problems.append(f"{len(found)} exercises, at least {MIN_EXERCISES} wanted")
+    for ex in found:
+        if ex["solution"] is None:
+            problems.append(f"exercise {ex['id']} ({ex['title']}) has no solution")
+        elif not ex["folded"]:
+            problems.append(f"exercise {ex['id']} ({ex['title']}): solution shown on load")
+    return problems
+
+
+@pytest.mark.parametrize("docname", DOCNAMES)
+def test_every_chapter_has_four_exercises_with_folded_solutions(docname, browser, html):
+    problems = reading(browser, html, docname)["exercises"]
+    assert problems == [], f"{docname}.html:\n  - " + "\n  - ".join(problems)
+
+
+@pytest.mark.parametrize("docname", DOCNAMES)
+def test_no_exercise_answer_is_visible_on_load(docname, browser, html):
+    leaks = reading(browser, html, docname)["leaks"]
+    assert leaks == [], _listing(docname, leaks, ("exercise", "kind", "text"))
+
+
+@pytest.mark.parametrize("docname", DOCNAMES)
+def test_no_block_overflows_the_text_column(docname, browser, html):
+    wide = reading(browser, html, docname)["wide"]
+    assert wide == [], _listing(docname, wide, ("kind", "why", "text"))

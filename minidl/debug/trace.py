@@ -32,7 +32,7 @@ from minidl.backend import BackendBase
 from minidl.debug import _hooks
 from minidl.debug.catalog import known_locations
 from minidl.debug.diagram import path_diagram
-from minidl.debug.frames import Frame, Hit
+from minidl.debug.frames import Frame, Hit, split_args
 from minidl.debug.names import (
     CodeInfo,
     code_info,
@@ -123,15 +123,21 @@ class Trace:
             raise LookupError("no hits: the breakpoints never stopped")
         return self.hits[hit].chain(kernels=kernels, hops_only=hops_only, library_only=library_only)
 
-    def bt(self, n: int | None = None, hit: int = 0) -> None:
-        """Print the backtrace of a hit like lldb's ``bt n`` (``n`` frames, innermost first)."""
-        print(self.bt_text(n, hit))
+    def bt(self, n: int | None = None, hit: int = 0, width: int | None = None,
+           wrap: bool = False) -> None:
+        """Print the backtrace of a hit like lldb's ``bt n`` (``n`` frames, innermost first).
 
-    def bt_text(self, n: int | None = None, hit: int = 0) -> str:
+        ``width`` shortens (or, with ``wrap``, wraps) argument lists so that every line fits
+        in that many characters, e.g. ``width=88`` for a page's text column.
+        """
+        print(self.bt_text(n, hit, width, wrap))
+
+    def bt_text(self, n: int | None = None, hit: int = 0, width: int | None = None,
+                wrap: bool = False) -> str:
         """The text :meth:`bt` prints."""
         if not self.hits:
             return "(no hits)"
-        return self.hits[hit].bt(self.depth if n is None else n)
+        return self.hits[hit].bt(self.depth if n is None else n, width, wrap)
 
     def diagram(self, **kw):
         """The path of the first hit as an SVG flowchart (see :func:`path_diagram`)."""
@@ -296,4 +302,4 @@ def trace(fn, *args, breakpoints: str | list[str] | tuple[str, ...] = (), depth:
     return Trace(bps, recorder.hits, result, depth)
 
 
-__all__ = ["Breakpoint", "Frame", "Hit", "Trace", "describe", "resolve", "trace"]
+__all__ = ["Breakpoint", "Frame", "Hit", "Trace", "describe", "resolve", "split_args", "trace"]

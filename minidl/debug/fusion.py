@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from minidl.backends.fusion.stream import STREAM_LISTENERS
-
 # trace tools skip frames of this module
 __trace_hide__ = True
 
@@ -115,7 +113,8 @@ def fusion_history(since: int | None = None, backend: type | None = None) -> lis
 
 
 # ----- MINIDL_DEBUG stream events ------------------------------------------------------------
-def _line(event: str, d: dict) -> str | None:
+def stream_line(event: str, d: dict) -> str | None:
+    """The debug line of one stream event (``None``: not shown)."""
     if event == "recorded":
         return f"fusion: recorded {d['operation']!r}"
     if event == "drain":
@@ -135,21 +134,3 @@ def _line(event: str, d: dict) -> str | None:
     if event == "eager":
         return f"fusion: {d['op']} runs on {d['backend']} (not recorded for fusion)"
     return None
-
-
-def _on_stream(event: str, **details) -> None:
-    from minidl.debug.levels import _emit, get_level
-
-    if event == "recorded" and get_level() < 2:
-        return
-    line = _line(event, details)
-    if line:
-        _emit(line)
-
-
-def listen(on: bool) -> None:
-    """Install (or remove) the stream listener (called by the debug levels)."""
-    if on and _on_stream not in STREAM_LISTENERS:
-        STREAM_LISTENERS.append(_on_stream)
-    if not on and _on_stream in STREAM_LISTENERS:
-        STREAM_LISTENERS.remove(_on_stream)

@@ -37,7 +37,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from minidl.backends.fusion.events import STREAM_LISTENERS
 from minidl.debug import _hooks
+from minidl.debug.fusion import stream_line
 from minidl.debug.names import describe, kernel_info, short_dtype
 from minidl.dispatch import ROUTE_LISTENERS
 from minidl.dispatch import route as _route_module
@@ -219,11 +221,20 @@ class _CompileListener:
 _compile_listener: _CompileListener | None = None
 
 
+def _on_stream(event: str, **details) -> None:
+    if event == "recorded" and get_level() < 2:
+        return
+    line = stream_line(event, details)
+    if line:
+        _emit(line)
+
+
 def _apply(level: int) -> None:
     global _compile_listener
-    from minidl.debug import fusion as _fusion
-
-    _fusion.listen(level >= 1)
+    if level >= 1 and _on_stream not in STREAM_LISTENERS:
+        STREAM_LISTENERS.append(_on_stream)
+    if level < 1 and _on_stream in STREAM_LISTENERS:
+        STREAM_LISTENERS.remove(_on_stream)
     if level >= 1 and _on_route not in ROUTE_LISTENERS:
         ROUTE_LISTENERS.append(_on_route)
     if level < 1 and _on_route in ROUTE_LISTENERS:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from minidl.backend import PRIMITIVE_TYPES
 from minidl.backends.fusion.backend import Fusion, fusion_backend
+from minidl.backends.fusion.events import STREAM_LISTENERS
 from minidl.backends.fusion.fusers import ElementwiseFuser, MatmulFuser, OperationFuser, ReduceFuser
 from minidl.backends.fusion.ir import OperationIr, TensorIr
-from minidl.backends.fusion.stream import STREAM_LISTENERS, Stream
+from minidl.backends.fusion.stream import Stream
 from minidl.backends.fusion.tensor import FusionTensor
 
 if FusionTensor not in PRIMITIVE_TYPES:

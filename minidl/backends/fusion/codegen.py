@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from minidl.backends.fusion.events import STREAM_LISTENERS, emit
 from minidl.backends.fusion.ir import ELEMENTWISE, REDUCE, OperationIr, TensorIr
 from minidl.backends.fusion.source import kernel_name, load
 
@@ -131,8 +132,6 @@ class Kernel:
             outs.append(np.empty(t.shape, dtype=t.dtype))
         scalars = [dtype.type(ops[j].scalars[k]) for j, k, dtype in self.scalars]
         fn = self.module.kernel_par if self.work >= PARALLEL_FROM else self.module.kernel_seq
-        from minidl.backends.fusion.stream import STREAM_LISTENERS, emit
-
         if STREAM_LISTENERS:
             emit("launch", name=self.name, parallel=self.work >= PARALLEL_FROM)
         fn(*arrays, *[o.reshape(-1) for o in outs], *scalars, *self.meta)

@@ -15,7 +15,7 @@ import numpy as np
 
 from minidl.backend import protocol_of
 from minidl.backend.device import Device
-from minidl.backends.fusion.stream import STREAM_LISTENERS, emit
+from minidl.backends.fusion.events import STREAM_LISTENERS, emit
 from minidl.backends.fusion.tensor import FusionTensor
 
 

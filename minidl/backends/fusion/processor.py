@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from minidl.backends.fusion.events import STREAM_LISTENERS, emit
 from minidl.backends.fusion.ir import OperationIr, TensorIr
 from minidl.backends.fusion.plan import Block, ExecutionPlan, ExecutionPlanStore, relative
 from minidl.backends.fusion.search import Explorer
-from minidl.backends.fusion.stream import STREAM_LISTENERS, emit
 
 
 @dataclass

@@ -11,10 +11,10 @@ them, no later op reads them) is kept in the plan but not run.
 
 from __future__ import annotations
 
+from minidl.backends.fusion.events import STREAM_LISTENERS, emit
 from minidl.backends.fusion.fusers import default_fusers
 from minidl.backends.fusion.ir import OperationIr
 from minidl.backends.fusion.plan import Block
-from minidl.backends.fusion.stream import STREAM_LISTENERS, emit
 
 
 class Explorer:

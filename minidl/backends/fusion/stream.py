@@ -16,34 +16,23 @@ from __future__ import annotations
 import itertools
 import threading
 import weakref
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from minidl.backends.fusion.events import STREAM_LISTENERS, emit
 from minidl.backends.fusion.ir import OperationIr, TensorIr
+from minidl.backends.fusion.processor import Processor
 from minidl.backends.fusion.tensor import FusionTensor
-
-#: Called as ``listener(event, **details)`` for stream events (``recorded``, ``drain``,
-#: ``plan``, ``kernel``, ``launch``, ``operation``); minidl.debug installs one at MINIDL_DEBUG>=1.
-STREAM_LISTENERS: list[Callable[..., None]] = []
 
 # not hidden from trace: a kernel's backtrace shows the drain that launched it (a read, a sync)
 __trace_hide__ = False
-
-
-def emit(event: str, **details: Any) -> None:
-    """Tell the listeners about a stream event (free when nobody listens)."""
-    for listener in tuple(STREAM_LISTENERS):
-        listener(event, **details)
 
 
 class Stream:
     """Recorded ops waiting to run, the leaves they read, and the handles they will fill."""
 
     def __init__(self, backend: type):
-        from minidl.backends.fusion.processor import Processor
-
         self.backend = backend  # the inner backend B
         self.ops: list[OperationIr] = []
         self.leaves: dict[int, Any] = {}

@@ -8,14 +8,11 @@ a *sync point*: it drains the stream.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from minidl.backends.fusion.ir import TensorIr
-
-if TYPE_CHECKING:
-    from minidl.backends.fusion.stream import Stream
 
 
 class FusionTensor:
@@ -24,7 +21,8 @@ class FusionTensor:
 
     __slots__ = ("id", "shape", "dtype", "stream", "_value", "__weakref__")
 
-    def __init__(self, stream: Stream, tid: int, shape: tuple[int, ...], dtype: np.dtype, value: Any = None):
+    # ``stream`` is a Stream (not imported here: the imports stay one-way)
+    def __init__(self, stream: Any, tid: int, shape: tuple[int, ...], dtype: np.dtype, value: Any = None):
         self.stream = stream
         self.id = tid
         self.shape = tuple(int(s) for s in shape)

@@ -144,8 +144,10 @@ def _finish(prefix: str, what: str, body: str, params: list[str], kinds: list[st
     par = body.replace("RANGE(", "prange(")
     seq = body.replace("RANGE(", "range(")
     sig = ", ".join(params)
+    # a kernel without an outer loop (a sum of every element) has nothing to run in parallel
+    parallel = "parallel=True, " if "RANGE(" in body else ""
     source = (HEADER.format(what=what)
-              + "\n\n@njit(cache=True, parallel=True, fastmath=FASTMATH, error_model='numpy')\n"
+              + f"\n\n@njit(cache=True, {parallel}fastmath=FASTMATH, error_model='numpy')\n"
               + f"def kernel_par({sig}):\n{par}"
               + "\n\n@njit(cache=True, fastmath=FASTMATH, error_model='numpy')\n"
               + f"def kernel_seq({sig}):\n{seq}")

@@ -149,7 +149,7 @@ def path_diagram(source: object, hit: int = 0, detail: bool = False,
     Args:
         source: a :class:`Trace` (its hit number ``hit``), a :class:`Hit`, a backtrace (list of
             :class:`Frame`, innermost first), a list of names (outermost first), or a list of
-            any of these — several paths are merged, frames with the same name drawn once.
+            any of these — several paths are merged, frames with the same name and note drawn once.
         detail: add ``file:line`` under each name.
         kernels: draw the numba kernels a stopped function called, below it.
         library_only: leave out frames outside minidl (the caller's lambda, a test).
@@ -158,14 +158,17 @@ def path_diagram(source: object, hit: int = 0, detail: bool = False,
     """
     paths = _paths(source, hit, kernels, library_only, hops_only)
     chart = Flowchart("TB", title=title)
-    ids: dict[str, str] = {}
+    # keyed by name *and* note: a generated forwarder and a default body can share a name
+    # (``Dispatch.linear``), and each box must say what ran
+    ids: dict[tuple[str, str], str] = {}
     used: list[str] = []
     edges: set[tuple[str, str]] = set()
     for steps in paths:
         prev = None
         for step in steps:
-            if step.name not in ids:
-                ids[step.name] = f"f{len(ids)}"
+            key = (step.name, step.note)
+            if key not in ids:
+                ids[key] = f"f{len(ids)}"
                 label = step.name
                 if step.note:
                     label += f"\n({step.note})"
@@ -173,10 +176,10 @@ def path_diagram(source: object, hit: int = 0, detail: bool = False,
                     label += f"\n{step.where}"
                 fill, stroke = COLORS.get(step.layer, COLORS["user"])
                 shape = "round" if step.note else "box"
-                chart.node(ids[step.name], label, shape=shape, fill=fill, stroke=stroke)
+                chart.node(ids[key], label, shape=shape, fill=fill, stroke=stroke)
                 if step.layer not in used:
                     used.append(step.layer)
-            node = ids[step.name]
+            node = ids[key]
             if prev is not None and (prev, node) not in edges:
                 edges.add((prev, node))
                 chart.edge(prev, node)

@@ -13,7 +13,7 @@ from typing import Any, Self
 from minidl.backend.dtype import Kind
 from minidl.dispatch import Dispatch
 from minidl.tensor.base import TensorBase
-from minidl.tensor.check import broadcast_shape, fail, fmt_shape
+from minidl.tensor.check import broadcast_shape, check_same_rank, fail, fmt_shape
 from minidl.tensor.creation import CreationOps
 from minidl.tensor.shape_ops import ShapeOps
 
@@ -33,6 +33,7 @@ class ArithmeticOps(ShapeOps, CreationOps):
             self._same_kind(ops, other, "rhs")
         ls, rs = self.primitive.backend_tensor.shape, other.primitive.backend_tensor.shape
         if ls != rs:
+            check_same_rank(ops, tuple(ls), tuple(rs))
             broadcast_shape(ops, tuple(ls), tuple(rs))
 
     def _int_scalar_tensor(self, value: int) -> Self:

@@ -184,6 +184,23 @@ def broadcast_shape(ops: str, lhs: Shape, rhs: Shape, names: tuple[str, str] = (
     return tuple(out)
 
 
+def check_same_rank(ops: str, lhs: Shape, rhs: Shape, names: tuple[str, str] = ("lhs", "rhs")) -> None:
+    """Both operands of an element-wise op have the same rank, as burn's types demand.
+
+    burn's ``Tensor<B, D>`` carries the rank ``D`` in its type, so ``[4, 3] + [3]`` does not
+    compile there; only sizes of 1 broadcast (``TensorCheck::binary_ops_ew_shape``). minidl
+    checks the rank at run time and names both shapes.
+    """
+    if len(lhs) != len(rhs):
+        fail(
+            ops,
+            "The provided tensors have different ranks.",
+            f"Expected {names[1]} to have the rank of {names[0]} {fmt_shape(lhs)} "
+            f"({len(lhs)}), found {names[1]} {fmt_shape(rhs)} ({len(rhs)}); "
+            "unsqueeze or reshape one of them (only sizes of 1 broadcast).",
+        )
+
+
 def check_broadcast_to(ops: str, shape: Shape, target: Shape, arg: str) -> None:
     """``shape`` broadcasts to ``target`` without changing ``target`` (mask and value arguments)."""
     if shape == target:

@@ -15,7 +15,7 @@ from typing import Any, Self
 from minidl.backend.dtype import DEFAULT_INT, Kind
 from minidl.dispatch import Dispatch
 from minidl.tensor.base import TensorBase
-from minidl.tensor.check import broadcast_shape, norm_dim
+from minidl.tensor.check import broadcast_shape, check_same_rank, norm_dim
 from minidl.tensor.conversion import ConversionOps
 
 
@@ -37,6 +37,7 @@ class ComparisonOps(ConversionOps):
         self._same_kind(ops, other, "rhs")
         ls, rs = self.primitive.backend_tensor.shape, other.primitive.backend_tensor.shape
         if ls != rs:
+            check_same_rank(ops, tuple(ls), tuple(rs))
             broadcast_shape(ops, tuple(ls), tuple(rs))
         lhs, rhs = self, other
         if self.kind is Kind.FLOAT:
@@ -153,6 +154,7 @@ class ComparisonOps(ConversionOps):
         self._same_kind(ops, other, "rhs")
         ls, rs = self.primitive.backend_tensor.shape, other.primitive.backend_tensor.shape
         if ls != rs:
+            check_same_rank(ops, tuple(ls), tuple(rs))
             broadcast_shape(ops, tuple(ls), tuple(rs))
 
     def bool_not(self) -> Self:

@@ -77,3 +77,18 @@ def test_merged_paths_share_boxes_and_keep_every_frame(kind):
     assert names == set(t1.chain()) | set(t2.chain())
     assert len(merged.names) == len(names)  # a shared frame is one box
     ET.fromstring(merged.svg())
+
+
+def test_a_forwarder_and_a_default_of_one_name_get_two_boxes():
+    # Dispatch.linear as a protocol default and as a generated forwarder: label what ran
+    from minidl.debug.trace import Frame
+
+    def frame(name, note):
+        return Frame(0, name, "minidl/x.py", 1, "", "dispatch", note, True, True)
+
+    default = [frame("Flex.float_matmul", ""), frame("Dispatch.linear", "ModuleOps default")]
+    forwarded = [frame("Flex.float_matmul", ""), frame("Dispatch.linear", "")]
+    merged = merge_paths(default, forwarded, kernels=False)
+    assert merged.names.count("Dispatch.linear") == 2 and merged.names.count("Flex.float_matmul") == 1
+    labels = list(merged.chart.nodes.values())
+    assert "Dispatch.linear\n(ModuleOps default)" in labels and "Dispatch.linear" in labels

@@ -29,6 +29,8 @@ BINARY = {
 @given(shapes=pairs, seed=st.integers(0, 2**16))
 def test_binary_ops_broadcast_like_torch(device, op, shapes, seed):
     (sa, sb), _ = shapes
+    rank = max(len(sa), len(sb))  # burn broadcasts sizes of 1 only, at equal rank
+    sa, sb = (1,) * (rank - len(sa)) + sa, (1,) * (rank - len(sb)) + sb
     a, b = randn(sa, seed), randn(sb, seed + 1)
     if op == "div":
         b = np.where(np.abs(b) < 0.1, 0.5, b).astype(np.float32)
@@ -36,6 +38,18 @@ def test_binary_ops_broadcast_like_torch(device, op, shapes, seed):
     expected = ref(tt(a), tt(b))
     close(getattr(T(a, device), op)(T(b, device)), expected)
     close(operator(T(a, device), T(b, device)), expected)
+
+
+@pytest.mark.parametrize("op", list(BINARY))
+def test_binary_ops_refuse_a_rank_mismatch_naming_both_shapes(device, op):
+    # burn's Tensor<B, D> has the rank in its type: [4, 3] + [3] does not compile there
+    x, v = T(randn((4, 3), 0), device), T(randn((3,), 1), device)
+    for lhs, rhs, shapes in ((x, v, r"lhs \[4, 3\] \(2\), found rhs \[3\] \(1\)"),
+                             (v, x, r"lhs \[3\] \(1\), found rhs \[4, 3\] \(2\)")):
+        with pytest.raises(TensorCheckError, match="different ranks") as err:
+            getattr(lhs, op)(rhs)
+        assert err.match(shapes)
+    close(getattr(x, op)(v.unsqueeze(0)), BINARY[op][0](tt(x.to_numpy()), tt(v.to_numpy())))
 
 
 def test_scalar_forms_and_reflected_operators(device):
@@ -70,7 +84,7 @@ def test_pow_remainder_and_their_operators(device):
 
 
 def test_int_arithmetic_follows_burn(device):
-    a, b = ints((3, 4), -9, 10, 0), ints((4,), 1, 5, 1)
+    a, b = ints((3, 4), -9, 10, 0), ints((1, 4), 1, 5, 1)
     x, y = T(a, device), T(b, device)
     close(x + y, a + b)
     close(x - 3, a - 3)

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 # trace tools skip frames of this module
@@ -73,12 +74,15 @@ class FusionPlan:
         return [b.source for b in self.blocks if b.source][index]
 
     def __str__(self) -> str:
-        lines = [f"{len(self.ops)} ops recorded, synced by {self.reason}; "
+        """Lines of at most 88 characters: the ops, then each block and its kernel."""
+        wrap = textwrap.TextWrapper(86, initial_indent="    ", subsequent_indent="    ")
+        lines = [f"{len(self.ops)} ops recorded, synced by {self.reason}",
                  f"plan {'searched' if self.searched else 'reused from the store'}"]
         lines += [f"  {op}" for op in self.ops]
         for i, b in enumerate(self.blocks):
-            who = f"{b.fuser} fuser -> {b.kernel}" if b.fuser else "no fuser: runs on B"
-            lines.append(f"block {i}: {' '.join(b.kinds)}  [{who}]")
+            who = f"{b.fuser} fuser, kernel {b.kernel}" if b.fuser else "no fuser: runs on B"
+            lines.append(f"block {i}: {who}")
+            lines += wrap.wrap(" ".join(b.kinds))
         lines.append(f"bytes: {self.bytes_eager} eager, {self.bytes_fused} fused")
         return "\n".join(lines)
 
@@ -125,8 +129,8 @@ def stream_line(event: str, d: dict) -> str | None:
     if event == "fused":
         return f"fusion: {d['fuser']} fuser took {d['ops']} ops -> {d['kernel']}"
     if event == "kernel":
-        how = "generated, written to" if d["created"] else "loaded from"
-        return f"fusion: kernel {d['name']} {how} {d['path']}"
+        how = "generated and written to" if d["created"] else "loaded from"
+        return f"fusion: kernel {d['name']} {how} the cache folder"
     if event == "launch":
         return f"fusion: launch {d['name']}{' (parallel)' if d['parallel'] else ''}"
     if event == "operation":

@@ -27,6 +27,7 @@ from minidl.backend.dtype import (  # noqa: E402
     int32,
     int64,
 )
+from minidl.backend.limits import TensorTooLargeError  # noqa: E402
 from minidl.dispatch import Device  # noqa: E402
 from minidl.tensor import Tensor, TensorCheckError, TensorKindError, assert_shape  # noqa: E402
 from minidl.tensor import functional as functional  # noqa: E402
@@ -39,6 +40,7 @@ __all__ = [
     "Tensor",
     "TensorCheckError",
     "TensorKindError",
+    "TensorTooLargeError",
     "assert_shape",
     "bool_",
     "float16",

@@ -50,7 +50,7 @@ class Node:
 
     def __init__(self, requirement: Requirement, parents: tuple[Node, ...] = (), step: Any = None,
                  id: int | None = None):
-        self.id = next_id() if id is None else id
+        self.id = next(_IDS) if id is None else id
         self.parents = parents
         self.requirement = requirement
         self.step = step

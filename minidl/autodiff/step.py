@@ -50,14 +50,17 @@ class Step:
     saves: ClassVar[tuple[str, ...]] = ()
     _names: ClassVar[dict[type, tuple[str, bool]]] = {}
 
+    # What recording fills in (``finish`` in ops/base.py). Class-level defaults, so creating a
+    # step (once per op call) sets one attribute instead of seven.
+    inputs: tuple[Node, ...] = ()
+    tracked: tuple[bool, ...] = ()
+    shapes: tuple[tuple[int, ...], ...] = ()
+    dtypes: tuple = ()
+    recomputable: bool = False
+    consumed: bool = False
+
     def __init__(self, **extra: Any):
-        self.saved: dict[str, Any] = dict(extra)
-        self.inputs: tuple[Node, ...] = ()
-        self.tracked: tuple[bool, ...] = ()
-        self.shapes: tuple[tuple[int, ...], ...] = ()
-        self.dtypes: tuple = ()
-        self.recomputable = False
-        self.consumed = False
+        self.saved: dict[str, Any] = extra  # a fresh dict on every call already
 
     def forward(self, B: type, *inputs):
         """Run the op on the inner backend ``B``."""

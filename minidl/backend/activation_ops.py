@@ -17,7 +17,8 @@ class ActivationOps:
 
     @default
     def relu(cls, tensor):
-        return cls.float_mask_fill(tensor, cls.float_lower_equal_elem(tensor, 0.0), 0.0)
+        # only x < 0 becomes 0: NaN stays NaN and -0.0 stays -0.0 (torch's clamp_min(x, 0))
+        return cls.float_mask_fill(tensor, cls.float_lower_elem(tensor, 0.0), 0.0)
 
     @default
     def relu_backward(cls, output, grad):
@@ -56,12 +57,22 @@ class ActivationOps:
 
     @default
     def softmax(cls, tensor, dim: int):
+        if 0 in tensor.shape:
+            return _empty_like(cls, tensor)
         shifted = cls.float_sub(tensor, cls.float_detach(cls.float_max_dim(tensor, dim)))
         exp = cls.float_exp(shifted)
         return cls.float_div(exp, cls.float_sum_dim(exp, dim))
 
     @default
     def log_softmax(cls, tensor, dim: int):
+        if 0 in tensor.shape:
+            return _empty_like(cls, tensor)
         shifted = cls.float_sub(tensor, cls.float_detach(cls.float_max_dim(tensor, dim)))
         log_sum = cls.float_log(cls.float_sum_dim(cls.float_exp(shifted), dim))
         return cls.float_sub(shifted, log_sum)
+
+
+def _empty_like(cls, tensor):
+    """An empty result of ``tensor``'s shape and dtype (torch's softmax of an empty tensor):
+    there is no row to normalise, and ``max_dim`` of an empty dim has no value to return."""
+    return cls.float_mul_scalar(tensor, 1.0)

@@ -22,7 +22,7 @@ class Device:
     (burn compares the inner device) — use :meth:`is_autodiff` to tell them apart.
     """
 
-    __slots__ = ("kind", "index", "_autodiff", "checkpointing")
+    __slots__ = ("kind", "index", "_autodiff", "checkpointing", "routed_backend")
 
     def __init__(self, kind: str, index: int = 0, autodiff: bool = False, checkpointing: str | None = None):
         if kind not in _KINDS:
@@ -31,16 +31,19 @@ class Device:
         self.index = int(index)
         self._autodiff = bool(autodiff)
         self.checkpointing = checkpointing
+        #: The backend class Dispatch routes this device to, filled on first use (a cache:
+        #: an op then pays one attribute read instead of a lookup keyed by four fields).
+        self.routed_backend: type | None = None
 
     @staticmethod
     def flex(index: int = 0) -> Device:
         """The CPU device of the numba backend Flex (burn's ``Device::flex()``)."""
-        return Device("flex", index)
+        return _interned("flex", index, False, None)
 
     @staticmethod
     def ndarray(index: int = 0) -> Device:
         """The CPU device of the plain NumPy backend NdArray."""
-        return Device("ndarray", index)
+        return _interned("ndarray", index, False, None)
 
     @staticmethod
     def fusion(index: int = 0) -> Device:
@@ -57,18 +60,18 @@ class Device:
         """The same device with autodiff: tensors on it record a graph for ``backward``."""
         if self._autodiff:
             raise RuntimeError("Only first-order autodiff is supported")
-        return Device(self.kind, self.index, autodiff=True, checkpointing=None)
+        return _interned(self.kind, self.index, True, None)
 
     def gradient_checkpointing(self) -> Device:
         """An autodiff device with balanced checkpointing: memory-bound steps recompute their
         inputs during backward instead of keeping them."""
         if not self._autodiff:
             raise RuntimeError("gradient_checkpointing() needs an autodiff device: call .autodiff() first")
-        return Device(self.kind, self.index, autodiff=True, checkpointing="balanced")
+        return _interned(self.kind, self.index, True, "balanced")
 
     def inner(self) -> Device:
         """The device without autodiff."""
-        return Device(self.kind, self.index)
+        return _interned(self.kind, self.index, False, None)
 
     def is_autodiff(self) -> bool:
         """Whether tensors created here record a graph."""
@@ -114,6 +117,17 @@ class Device:
 
 
 _PERSISTENT: dict[str, int] = {}
+_INTERNED: dict[tuple, Device] = {}
+
+
+def _interned(kind: str, index: int, autodiff: bool, checkpointing: str | None) -> Device:
+    """One Device object per (kind, index, autodiff, checkpointing), so that Dispatch can tell
+    "same device" by identity, the cheapest test there is (``Device(...)`` still makes new ones)."""
+    key = (kind, index, autodiff, checkpointing)
+    device = _INTERNED.get(key)
+    if device is None:
+        device = _INTERNED[key] = Device(kind, index, autodiff, checkpointing)
+    return device
 
 #: Set by ``minidl.dispatch`` at import: routes ``seed`` to the device's backend (an upward
 #: call the bottom layer must not import).

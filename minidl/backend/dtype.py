@@ -44,6 +44,9 @@ class DType(enum.Enum):
             return value
         if isinstance(value, np.ndarray):
             value = value.dtype
+        known = _BY_NUMPY_DTYPE.get(value) if isinstance(value, np.dtype) else None
+        if known is not None:  # every op asks: a dict hit, not numpy's dtype-name machinery
+            return known
         name = np.dtype(value).name
         try:
             return DType(name)
@@ -56,6 +59,8 @@ class DType(enum.Enum):
     def __repr__(self) -> str:
         return f"minidl.{self.value}"
 
+
+_BY_NUMPY_DTYPE: dict[np.dtype, DType] = {np.dtype(d.value): d for d in DType}
 
 float32, float64, float16 = DType.F32, DType.F64, DType.F16
 int32, int64, bool_ = DType.I32, DType.I64, DType.BOOL

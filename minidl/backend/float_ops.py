@@ -14,6 +14,7 @@ import numpy as np
 from minidl.backend.base import TensorData, default, required
 from minidl.backend.distribution import Distribution
 from minidl.backend.dtype import DType
+from minidl.backend.limits import check_size, repeat_shapes
 
 Shape = tuple[int, ...]
 
@@ -40,14 +41,17 @@ class FloatTensorOps:
 
     @default
     def float_zeros(cls, shape: Shape, dtype: DType, device):
+        check_size("float_zeros", shape, dtype.numpy)
         return cls.float_full(shape, 0.0, dtype, device)
 
     @default
     def float_ones(cls, shape: Shape, dtype: DType, device):
+        check_size("float_ones", shape, dtype.numpy)
         return cls.float_full(shape, 1.0, dtype, device)
 
     @default
     def float_full(cls, shape: Shape, fill_value: float, dtype: DType, device):
+        check_size("float_full", shape, dtype.numpy)
         return cls.float_from_data(np.full(shape, fill_value, dtype=dtype.numpy), device)
 
     @required
@@ -122,6 +126,12 @@ class FloatTensorOps:
 
     @default
     def float_powf_scalar(cls, lhs, rhs: float):
+        # torch computes x ** 0.5 as sqrt(x) and x ** -0.5 as 1 / sqrt(x): they differ from C's
+        # pow at -inf (sqrt gives NaN, pow inf) and at -0.0 (sqrt keeps the sign)
+        if rhs == 0.5:
+            return cls.float_sqrt(lhs)
+        if rhs == -0.5:
+            return cls.float_recip(cls.float_sqrt(lhs))
         return cls.float_powf(lhs, cls._scalar_like(lhs, rhs))
 
     @default
@@ -140,11 +150,12 @@ class FloatTensorOps:
 
     @default
     def float_max_pair(cls, lhs, rhs):
-        return cls.float_mask_where(lhs, cls.float_lower(lhs, rhs), rhs)
+        # take rhs where it is larger or NaN: a NaN on either side wins (torch.maximum)
+        return cls.float_mask_where(lhs, cls.bool_or(cls.float_lower(lhs, rhs), _is_nan(cls, rhs)), rhs)
 
     @default
     def float_min_pair(cls, lhs, rhs):
-        return cls.float_mask_where(lhs, cls.float_greater(lhs, rhs), rhs)
+        return cls.float_mask_where(lhs, cls.bool_or(cls.float_greater(lhs, rhs), _is_nan(cls, rhs)), rhs)
 
     @default
     def float_clamp_min(cls, tensor, min: float):
@@ -232,11 +243,12 @@ class FloatTensorOps:
 
     @default
     def float_greater_equal(cls, lhs, rhs):
-        return cls.bool_not(cls.float_lower(lhs, rhs))
+        # not ``not(lhs < rhs)``: with a NaN both are false, and so must ``>=`` be
+        return cls.bool_or(cls.float_greater(lhs, rhs), cls.float_equal(lhs, rhs))
 
     @default
     def float_lower_equal(cls, lhs, rhs):
-        return cls.bool_not(cls.float_greater(lhs, rhs))
+        return cls.bool_or(cls.float_lower(lhs, rhs), cls.float_equal(lhs, rhs))
 
     @default
     def float_equal_elem(cls, lhs, rhs: float):
@@ -252,7 +264,7 @@ class FloatTensorOps:
 
     @default
     def float_greater_equal_elem(cls, lhs, rhs: float):
-        return cls.bool_not(cls.float_lower_elem(lhs, rhs))
+        return cls.bool_or(cls.float_greater_elem(lhs, rhs), cls.float_equal_elem(lhs, rhs))
 
     @default
     def float_lower_elem(cls, lhs, rhs: float):
@@ -260,7 +272,7 @@ class FloatTensorOps:
 
     @default
     def float_lower_equal_elem(cls, lhs, rhs: float):
-        return cls.bool_not(cls.float_greater_elem(lhs, rhs))
+        return cls.bool_or(cls.float_lower_elem(lhs, rhs), cls.float_equal_elem(lhs, rhs))
 
     # ----- matmul -------------------------------------------------------------------------
     @required
@@ -286,8 +298,21 @@ class FloatTensorOps:
         return cls.float_div_scalar(cls.float_sum_dim(tensor, dim), float(tensor.shape[dim]))
 
     @default
+    def float_prod(cls, tensor):
+        flat = cls.float_reshape(tensor, (int(np.prod(tensor.shape)),))
+        return cls.float_prod_dim(flat, 0)
+
+    @default
     def float_prod_dim(cls, tensor, dim: int):
-        return cls.float_exp(cls.float_sum_dim(cls.float_log(tensor), dim))
+        # one multiply per slice along `dim`, in order: exact, and right for negative values,
+        # zeros and NaN (exp(sum(log x)) is NaN for any negative x)
+        shape = tuple(tensor.shape)
+        out = cls.float_full(shape[:dim] + (1,) + shape[dim + 1 :], 1.0, DType.of(tensor.dtype),
+                             cls.float_device(tensor))
+        for i in range(shape[dim]):
+            part = cls.float_slice(tensor, [slice(None)] * dim + [slice(i, i + 1)])
+            out = cls.float_mul(out, part)
+        return out
 
     @required
     def float_max_dim(cls, tensor, dim: int):
@@ -382,9 +407,18 @@ class FloatTensorOps:
 
     @default
     def float_repeat_dim(cls, tensor, dim: int, times: int):
-        return cls.float_cat([tensor] * times, dim)
+        # one copy, not a cat of `times` copies: [.., n, ..] -> [.., 1, n, ..] expanded (a
+        # stride-0 view) to [.., times, n, ..], reshaped (the one copy) to [.., times * n, ..]
+        shapes = repeat_shapes("float_repeat_dim", tensor.shape, dim, times, tensor.dtype)
+        return cls.float_reshape(cls.float_expand(cls.float_reshape(tensor, shapes[0]), shapes[1]), shapes[2])
 
     @default
     def float_transpose(cls, tensor):
         rank = len(tensor.shape)
         return cls.float_swap_dims(tensor, rank - 2, rank - 1)
+
+
+def _is_nan(cls, tensor):
+    """A bool primitive, true where ``tensor`` is NaN (the one value not equal to itself)."""
+    return cls.float_not_equal(tensor, tensor)
+

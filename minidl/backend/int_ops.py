@@ -8,6 +8,7 @@ import numpy as np
 
 from minidl.backend.base import TensorData, default, required
 from minidl.backend.dtype import DType
+from minidl.backend.limits import check_size, repeat_shapes
 
 Shape = tuple[int, ...]
 
@@ -33,10 +34,14 @@ class IntTensorOps:
 
     @default
     def int_zeros(cls, shape: Shape, dtype: DType, device):
+        check_size("int_zeros", shape, dtype.numpy)
         return cls.int_from_data(np.zeros(shape, dtype=dtype.numpy), device)
 
     @default
     def int_arange(cls, start: int, end: int, step: int, dtype: DType, device):
+        if step == 0:
+            raise ValueError("int_arange: expected a non-zero step, found 0")
+        check_size("int_arange", (max(0, -(-(end - start) // step)),), dtype.numpy)
         return cls.int_from_data(np.arange(start, end, step, dtype=dtype.numpy), device)
 
     @required
@@ -197,4 +202,6 @@ class IntTensorOps:
 
     @default
     def int_repeat_dim(cls, tensor, dim: int, times: int):
-        return cls.int_cat([tensor] * times, dim)
+        # one copy, as float_repeat_dim
+        shapes = repeat_shapes("int_repeat_dim", tensor.shape, dim, times, tensor.dtype)
+        return cls.int_reshape(cls.int_expand(cls.int_reshape(tensor, shapes[0]), shapes[1]), shapes[2])

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from minidl.backend.base import default, required
 from minidl.backend.modules import linear as linear_mod
-from minidl.backend.modules import misc, norm
+from minidl.backend.modules import misc, norm, pool1d
 from minidl.backend.options import (
     ConvOptions,
     ConvTransposeOptions,
@@ -98,9 +98,67 @@ class ModuleOps:
     def adaptive_avg_pool2d_backward(cls, x, output_grad):
         """Gradient of adaptive_avg_pool2d."""
 
+    @default
+    def adaptive_max_pool2d(cls, x, output_size: tuple[int, int]):
+        return cls.adaptive_max_pool2d_with_indices(x, output_size)[0]
+
+    @required
+    def adaptive_max_pool2d_with_indices(cls, x, output_size: tuple[int, int]):
+        """``(output, indices)``: the maximum of each of torch's bins (as
+        ``adaptive_avg_pool2d``'s) and its flat position in the input plane (int). Not in
+        burn 0.22; torch's ``adaptive_max_pool2d(return_indices=True)``."""
+
+    @required
+    def adaptive_max_pool2d_with_indices_backward(cls, x, output_grad, indices):
+        """Scatter ``output_grad`` back to the arg-max positions."""
+
+    # ----- 1-D pools: defaults through the 2-D ones (burn's ``*_from_2d``) ----------------
+    @default
+    def max_pool1d(cls, x, kernel_size: int, stride: int, padding: int = 0, dilation: int = 1,
+                   ceil_mode: bool = False):
+        return cls.max_pool1d_with_indices(x, kernel_size, stride, padding, dilation, ceil_mode)[0]
+
+    @default
+    def max_pool1d_with_indices(cls, x, kernel_size: int, stride: int, padding: int = 0,
+                                dilation: int = 1, ceil_mode: bool = False):
+        return pool1d.max_pool1d_with_indices(cls, x, kernel_size, stride, padding, dilation, ceil_mode)
+
+    @default
+    def max_pool1d_with_indices_backward(cls, x, kernel_size: int, stride: int, padding: int,
+                                         dilation: int, ceil_mode: bool, output_grad, indices):
+        return pool1d.max_pool1d_with_indices_backward(cls, x, kernel_size, stride, padding, dilation,
+                                                       ceil_mode, output_grad, indices)
+
+    @default
+    def avg_pool1d(cls, x, kernel_size: int, stride: int, padding: int = 0,
+                   count_include_pad: bool = True, ceil_mode: bool = False):
+        return pool1d.avg_pool1d(cls, x, kernel_size, stride, padding, count_include_pad, ceil_mode)
+
+    @default
+    def avg_pool1d_backward(cls, x, output_grad, kernel_size: int, stride: int, padding: int,
+                            count_include_pad: bool, ceil_mode: bool):
+        return pool1d.avg_pool1d_backward(cls, x, output_grad, kernel_size, stride, padding,
+                                          count_include_pad, ceil_mode)
+
+    @default
+    def adaptive_avg_pool1d(cls, x, output_size: int):
+        return pool1d.adaptive_avg_pool1d(cls, x, output_size)
+
+    @default
+    def adaptive_avg_pool1d_backward(cls, x, output_grad):
+        return pool1d.adaptive_avg_pool1d_backward(cls, x, output_grad)
+
+    @default
+    def adaptive_max_pool1d_with_indices(cls, x, output_size: int):
+        return pool1d.adaptive_max_pool1d_with_indices(cls, x, output_size)
+
+    @default
+    def adaptive_max_pool1d_with_indices_backward(cls, x, output_grad, indices):
+        return pool1d.adaptive_max_pool1d_with_indices_backward(cls, x, output_grad, indices)
+
     @required
     def interpolate(cls, x, output_size: tuple[int, int], options: InterpolateOptions):
-        """Resize NCHW spatially (nearest or bilinear, align_corners=False)."""
+        """Resize NCHW spatially (nearest, or bilinear with or without ``align_corners``)."""
 
     @required
     def interpolate_backward(cls, x, output_grad, output_size: tuple[int, int], options: InterpolateOptions):

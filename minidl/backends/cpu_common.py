@@ -21,19 +21,25 @@ Conventions (shared by every CPU backend, so Dispatch can mix them):
   An int reduction keeps the input's int dtype (as burn; torch widens sums to int64);
   ``argmax``/``argmin`` return int64.
 - ``scatter`` and ``select_assign`` *add* ``value`` (burn's scatter sums duplicates).
+- An index outside ``[0, size)`` (negative ones included: NumPy would wrap them) is refused
+  with an ``IndexError``, as torch and Flex's kernels do; so is an integer division by zero
+  and a max/min/argmax over an empty dim — never a raw NumPy error or a silent wrap.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
 from minidl.backend import Device, DType, TensorData
+from minidl.backend.limits import check_cat, check_size
 
 Shape = tuple[int, ...]
 INDEX_DTYPE = np.int64
+_GENERATORS_LOCK = threading.Lock()
 
 
 def cpu_device(kind: str, index: int = 0):
@@ -71,36 +77,76 @@ def slice_assign(tensor: np.ndarray, slices: Sequence[slice], value: np.ndarray)
     return out
 
 
-def gather(dim: int, tensor: np.ndarray, indices: np.ndarray) -> np.ndarray:
+def indices_in_range(op: str, indices: np.ndarray, size: int) -> np.ndarray:
+    """``indices`` as int64 after checking every one is in ``[0, size)``.
+
+    NumPy would wrap a negative index (``-1`` is the last row) and raise its own IndexError for
+    a large one; torch's ``gather``/``index_select``/``scatter``/``index_add`` and Flex's kernels
+    refuse both, so both CPU backends refuse both, naming the op, the range and what was found.
+    """
+    idx = np.asarray(indices).astype(INDEX_DTYPE, copy=False)
+    if idx.size:
+        low, high = int(idx.min()), int(idx.max())
+        if low < 0 or high >= size:
+            raise IndexError(f"{op}: index out of range [0, {size}): found {low}..{high}")
+    return idx
+
+
+def nonempty_dim(op: str, tensor: np.ndarray, dim: int | None = None) -> None:
+    """Refuse a max/min/argmax/argmin over nothing (torch: "Expected reduction dim 0 to have
+    non-zero size"), before NumPy raises its own "zero-size array" error."""
+    size = tensor.size if dim is None else tensor.shape[dim]
+    if size == 0:
+        where = "the tensor" if dim is None else f"dim {dim}"
+        raise ValueError(f"{op}: cannot reduce an empty {where} of shape {tuple(tensor.shape)}: "
+                         "expected a non-zero size, found 0")
+
+
+def gather(dim: int, tensor: np.ndarray, indices: np.ndarray, op: str = "gather") -> np.ndarray:
     """``out[i][j][k] = tensor[i][indices[i][j][k]][k]`` for ``dim = 1`` (torch.gather).
 
     ``indices`` has the rank of ``tensor`` and may be smaller than it in every dim but ``dim``.
     """
+    idx = indices_in_range(op, indices, tensor.shape[dim])
     region = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(indices.shape))
-    return np.take_along_axis(tensor[region], indices.astype(INDEX_DTYPE, copy=False), axis=dim)
+    return np.take_along_axis(tensor[region], idx, axis=dim)
 
 
-def scatter_add(dim: int, tensor: np.ndarray, indices: np.ndarray, value: np.ndarray) -> np.ndarray:
+def scatter_add(dim: int, tensor: np.ndarray, indices: np.ndarray, value: np.ndarray,
+                op: str = "scatter") -> np.ndarray:
     """A copy of ``tensor`` with ``out[i][indices[i][j]] += value[i][j]`` along ``dim``.
 
     Duplicated indices accumulate (``np.add.at``), as torch's ``scatter_add`` and burn's scatter.
     """
     out = tensor.copy()
     where = list(np.indices(indices.shape, sparse=True))
-    where[dim] = indices.astype(INDEX_DTYPE, copy=False)
+    where[dim] = indices_in_range(op, indices, tensor.shape[dim])
     region = tuple(slice(0, n) for n in indices.shape)
     np.add.at(out, tuple(where), value[region])
     return out
 
 
-def select_add(tensor: np.ndarray, dim: int, indices: np.ndarray, value: np.ndarray) -> np.ndarray:
+def select(tensor: np.ndarray, dim: int, indices: np.ndarray, op: str = "select") -> np.ndarray:
+    """Whole slices of ``tensor`` along ``dim`` picked by 1-D ``indices`` (index_select)."""
+    return np.take(tensor, indices_in_range(op, indices, tensor.shape[dim]), axis=dim)
+
+
+def select_add(tensor: np.ndarray, dim: int, indices: np.ndarray, value: np.ndarray,
+               op: str = "select_assign") -> np.ndarray:
     """A copy of ``tensor`` with ``value`` added into the slices ``indices`` along ``dim``
     (torch's ``index_add``); repeated indices accumulate."""
     out = tensor.copy()
     where: list[Any] = [slice(None)] * tensor.ndim
-    where[dim] = indices.astype(INDEX_DTYPE, copy=False)
+    where[dim] = indices_in_range(op, indices, tensor.shape[dim])
     np.add.at(out, tuple(where), value)
     return out
+
+
+def nonzero_divisor(op: str, rhs) -> None:
+    """Integer division by zero has no value (Rust panics, torch raises ZeroDivisionError);
+    NumPy would return 0 with a warning."""
+    if np.any(np.asarray(rhs) == 0):
+        raise ZeroDivisionError(f"{op}: integer division by zero (found a 0 in the divisor)")
 
 
 # ----- host data, devices, random streams ---------------------------------------------------------
@@ -133,14 +179,17 @@ class CpuHostOps:
     def generator(cls, device) -> np.random.Generator:
         """The random stream of ``device`` (created from OS entropy on first use)."""
         key = (cls.name, getattr(device, "index", 0))
-        if key not in CpuHostOps._generators:
-            CpuHostOps._generators[key] = np.random.Generator(np.random.PCG64())
-        return CpuHostOps._generators[key]
+        generator = CpuHostOps._generators.get(key)
+        if generator is None:
+            with _GENERATORS_LOCK:  # NumPy's Generator locks its own draws; creation is ours
+                generator = CpuHostOps._generators.setdefault(key, np.random.Generator(np.random.PCG64()))
+        return generator
 
     @classmethod
     def seed(cls, device, seed: int) -> None:
         key = (cls.name, getattr(device, "index", 0))
-        CpuHostOps._generators[key] = np.random.Generator(np.random.PCG64(int(seed)))
+        with _GENERATORS_LOCK:
+            CpuHostOps._generators[key] = np.random.Generator(np.random.PCG64(int(seed)))
 
     @classmethod
     def float_from_data(cls, data: np.ndarray, device):
@@ -193,6 +242,7 @@ class CpuHostOps:
     @classmethod
     def int_random(cls, shape: Shape, low: int, high: int, dtype: DType, device):
         """Uniform integers in ``[low, high)`` from the device's stream."""
+        check_size("int_random", shape, dtype.numpy)
         return cls.generator(device).integers(low, high, size=tuple(shape), dtype=dtype.numpy)
 
 
@@ -230,6 +280,7 @@ class CpuIntOps:
         NumPy's ``//`` rounds toward minus infinity: where the signs differ and the division is
         not exact, step the floor quotient one up. (Going through floats would lose int64 digits.)
         """
+        nonzero_divisor("int_div", rhs)
         lhs, rhs = np.broadcast_arrays(lhs, rhs)
         floor = np.floor_divide(lhs, rhs)
         inexact = np.remainder(lhs, rhs) != 0
@@ -238,6 +289,7 @@ class CpuIntOps:
     @classmethod
     def int_remainder(cls, lhs, rhs):
         """Remainder with the sign of the divisor: NumPy's ``remainder`` is torch.remainder."""
+        nonzero_divisor("int_remainder", rhs)
         return np.remainder(lhs, rhs).astype(lhs.dtype, copy=False)
 
     @classmethod
@@ -288,18 +340,22 @@ class CpuIntOps:
 
     @classmethod
     def int_max_dim(cls, tensor, dim: int):
+        nonempty_dim("int_max_dim", tensor, dim)
         return np.max(tensor, axis=dim, keepdims=True)
 
     @classmethod
     def int_min_dim(cls, tensor, dim: int):
+        nonempty_dim("int_min_dim", tensor, dim)
         return np.min(tensor, axis=dim, keepdims=True)
 
     @classmethod
     def int_argmax(cls, tensor, dim: int):
+        nonempty_dim("int_argmax", tensor, dim)
         return np.argmax(tensor, axis=dim, keepdims=True).astype(INDEX_DTYPE, copy=False)
 
     @classmethod
     def int_argmin(cls, tensor, dim: int):
+        nonempty_dim("int_argmin", tensor, dim)
         return np.argmin(tensor, axis=dim, keepdims=True).astype(INDEX_DTYPE, copy=False)
 
     # layout that moves elements (the views are CpuViewOps')
@@ -309,23 +365,24 @@ class CpuIntOps:
 
     @classmethod
     def int_cat(cls, tensors: Sequence, dim: int):
+        check_cat("int_cat", tensors, dim)
         return np.concatenate(list(tensors), axis=dim).astype(tensors[0].dtype, copy=False)
 
     @classmethod
     def int_gather(cls, dim: int, tensor, indices):
-        return gather(dim, tensor, indices)
+        return gather(dim, tensor, indices, "int_gather")
 
     @classmethod
     def int_scatter(cls, dim: int, tensor, indices, value):
-        return scatter_add(dim, tensor, indices, value)
+        return scatter_add(dim, tensor, indices, value, "int_scatter")
 
     @classmethod
     def int_select(cls, tensor, dim: int, indices):
-        return np.take(tensor, indices.astype(INDEX_DTYPE, copy=False), axis=dim)
+        return select(tensor, dim, indices, "int_select")
 
     @classmethod
     def int_select_assign(cls, tensor, dim: int, indices, value):
-        return select_add(tensor, dim, indices, value)
+        return select_add(tensor, dim, indices, value, "int_select_assign")
 
     @classmethod
     def int_mask_where(cls, tensor, mask, value):
@@ -368,6 +425,7 @@ class CpuBoolOps:
 
     @classmethod
     def bool_cat(cls, tensors: Sequence, dim: int):
+        check_cat("bool_cat", tensors, dim)
         return np.concatenate(list(tensors), axis=dim)
 
     @classmethod

@@ -7,7 +7,9 @@ expanded dim), as burn-flex's strided tensors do (``layout.rs``). A primitive is
 copy. This class is the one place those ops are written; NdArray and Flex inherit it.
 
 ``float_reshape`` of a view NumPy cannot reshape in place copies (NumPy's own copy); Flex
-overrides that one op to copy with its numba copy kernel instead. Each kind keeps its own op
+overrides that one op to copy with its numba copy kernel instead. ``expand`` checks the size
+of the view it makes (:func:`~minidl.backend.limits.check_size`): the view costs nothing, but
+the first op that reads it writes a result that large. Each kind keeps its own op
 (``float_permute``, ``int_permute``, ``bool_permute``), as burn's traits do, so a trace and
 ``debug.implementations`` name the op that ran.
 """
@@ -17,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+
+from minidl.backend.limits import check_size
 
 Shape = tuple[int, ...]
 
@@ -46,6 +50,7 @@ class CpuViewOps:
     @classmethod
     def float_expand(cls, tensor, shape: Shape):
         """A broadcast view (stride 0 along grown and new dims)."""
+        check_size("float_expand", shape, tensor.dtype)
         return np.broadcast_to(tensor, tuple(shape))
 
     @classmethod
@@ -71,6 +76,7 @@ class CpuViewOps:
 
     @classmethod
     def int_expand(cls, tensor, shape: Shape):
+        check_size("int_expand", shape, tensor.dtype)
         return np.broadcast_to(tensor, tuple(shape))
 
     @classmethod
@@ -96,6 +102,7 @@ class CpuViewOps:
 
     @classmethod
     def bool_expand(cls, tensor, shape: Shape):
+        check_size("bool_expand", shape, tensor.dtype)
         return np.broadcast_to(tensor, tuple(shape))
 
     @classmethod

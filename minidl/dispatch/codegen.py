@@ -60,13 +60,59 @@ def _default_source(value) -> str:
     return f"DType.{value.name}" if isinstance(value, DType) else repr(value)
 
 
+#: Parameter names that hold a tensor (unless the op's name says scalar, see ``_is_tensor``).
+TENSOR_PARAMS = frozenset({
+    "lhs", "rhs", "tensor", "x", "weight", "weights", "mask", "grad", "output_grad", "indices",
+    "output", "gamma", "beta", "mean", "var", "query", "key", "value",
+})
+#: Parameter names that never hold a tensor: passed through without a check.
+PLAIN_PARAMS = frozenset({
+    "dim", "dim1", "dim2", "axes", "shape", "dtype", "options", "times", "slices", "start", "end",
+    "step", "epsilon", "negative_slope", "output_size", "padding", "padding_end", "stride",
+    "dilation", "groups", "require_grad",
+})
+
+
+def _is_tensor(op: str, param: str) -> bool:
+    """Whether ``param`` of ``op`` is a tensor by its name (``rhs`` of ``float_add_scalar`` is a
+    number). A wrong guess is only slower: the check fails and ``route`` takes the call."""
+    if param in ("rhs", "value") and ("scalar" in op or "fill" in op or "powi" in op):
+        return False
+    return param in TENSOR_PARAMS
+
+
 def _forwarder(name: str, fn) -> str:
     params = _params(fn)
     sig = ", ".join(
         ["cls"] + [p.name if p.default is inspect._empty else f"{p.name}={_default_source(p.default)}" for p in params]
     )
     args = ", ".join(f"{p.name!r}: {p.name}" for p in params)
-    return f"\n    @classmethod\n    def {name}({sig}):\n        return route({name!r}, {{{args}}})\n"
+    slow = f"        return route({name!r}, {{{args}}})\n"
+    tensors = [p.name for p in params if _is_tensor(name, p.name)]
+    if not tensors:  # creation ops and the like: route by their device argument
+        return f"\n    @classmethod\n    def {name}({sig}):\n{slow}"
+    # The fast path, inlined: every tensor input on the same Device object (so no autodiff
+    # lifting), nothing else a tensor, nobody listening -> call the backend directly.
+    first = tensors[0]
+    conds = [f"type({t}) is DispatchTensor and {t}.device is device" for t in tensors[1:]]
+    conds += [f"type({p.name}) is not DispatchTensor" for p in params
+              if p.name not in tensors and p.name not in PLAIN_PARAMS]
+    call = ", ".join(f"{p.name}.backend_tensor" if p.name in tensors else p.name for p in params)
+    lines = [
+        "\n    @classmethod",
+        f"    def {name}({sig}):",
+        f"        if type({first}) is DispatchTensor and not ROUTE_LISTENERS:",
+        f"            device = {first}.device",
+    ]
+    indent = "            "
+    if conds:
+        lines.append(f"            if {' and '.join(conds)}:")
+        indent += "    "
+    lines += [
+        f"{indent}out = (device.routed_backend or backend_for(device)).{name}({call})",
+        f"{indent}return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)",
+    ]
+    return "\n".join(lines) + "\n" + slow
 
 
 def render(module: str) -> str:
@@ -77,12 +123,17 @@ def render(module: str) -> str:
         "",
         "from __future__ import annotations",
         "",
-        f"from minidl.backend import {', '.join(sorted(['DType', proto.__name__]))}  # noqa: F401",
-        "from minidl.dispatch.route import route",
+        f"from minidl.backend import PRIMITIVE_TYPES, {', '.join(sorted(['DType', proto.__name__]))}  # noqa: F401",
+        "from minidl.dispatch.route import ROUTE_LISTENERS, backend_for, route, wrap  # noqa: F401",
+        "from minidl.dispatch.tensor import DispatchTensor  # noqa: F401",
         "",
         "",
         f"class {class_name}({proto.__name__}):",
-        f'    """Forwards every {proto.__name__} op to the backend of its first input\'s device."""',
+        f'    """Forwards every {proto.__name__} op to the backend of its first input\'s device.',
+        "",
+        "    When every tensor input sits on the same device, the forwarder calls that device's",
+        "    backend itself; any other case (mixed devices, autodiff lifting, a debug listener)",
+        '    goes through ``route``, which decides the general way."""',
     ]
     body = []
     for name in op_names(proto):  # the protocol's own ops, in declaration order

@@ -57,8 +57,10 @@ def _backend(kind: str, autodiff: bool, checkpointing: str | None) -> type:
 def backend_for(device: Device) -> type:
     """``Flex``/``NdArray`` for a plain device, ``Autodiff[B]`` for an autodiff one.
 
-    Cached per (kind, autodiff, checkpointing): an op pays one dict lookup, not an import."""
-    return _backend(device.kind, device.is_autodiff(), device.checkpointing)
+    Cached per (kind, autodiff, checkpointing), and on the device (``device.routed_backend``,
+    which the generated forwarders read first): an op pays one attribute read, not an import."""
+    backend = device.routed_backend = _backend(device.kind, device.is_autodiff(), device.checkpointing)
+    return backend
 
 
 def _tensors(name: str, value):
@@ -106,7 +108,7 @@ def _unwrap(value, lift: Callable | None):
 
 def wrap(value, device: Device):
     """Tag every primitive in a result (tuples included) with ``device``."""
-    if isinstance(value, tuple(PRIMITIVE_TYPES)):
+    if type(value) in PRIMITIVE_TYPES or isinstance(value, tuple(PRIMITIVE_TYPES)):
         return DispatchTensor(value, device)
     if isinstance(value, tuple):
         return tuple(wrap(v, device) for v in value)

@@ -8,7 +8,7 @@ layers in ``minidl.nn`` and the optimizers in ``minidl.optim`` build on it.
 from __future__ import annotations
 
 from minidl.module.base import Module
-from minidl.module.config import Config, ConfigEnum, config, is_config
+from minidl.module.config import Config, ConfigEnum, ConfigError, config, is_config
 from minidl.module.initializer import Initializer
 from minidl.module.param import Flag, Param, new_param_id
 from minidl.module.record import RecordError
@@ -26,6 +26,7 @@ __all__ = [
     "Param",
     "RecordError",
     "RunningState",
+    "ConfigError",
     "config",
     "is_config",
     "new_param_id",

@@ -10,8 +10,13 @@ methods of :class:`Config`, which are what burn's derive adds:
 - ``save(path)`` / ``load(path)``: a JSON round trip; ``to_json`` / ``from_json`` for text;
 - ``str(config)`` / ``repr(config)``: the pretty JSON, as burn's ``Display`` of a config prints.
 
-Every field of every config passes through :func:`init_fields` when the config is built: the
-one place for checks that apply to all fields. Nested configs serialize as JSON objects, config
+Every field of every config passes through :func:`init_fields` when the config is built
+(lists become tuples), and through :func:`check_config` when ``init`` is called: the one
+place every field is checked, once, against its annotation (a ``float`` field takes a finite
+int or float, never a bool; a ``bool`` field only ``True``/``False``; ``X | None``, tuples,
+config enums and nested configs likewise) and against the class's ``field_rules`` (``{"epsilon":
+positive, "beta_1": interval(0, 1, hi_open=True)}``). A failure is a :class:`ConfigError`
+naming the config, the field, what was expected and what was found, before any work. Nested configs serialize as JSON objects, config
 enums tagged the way serde does (see :mod:`minidl.module.config_enum`).
 """
 
@@ -19,9 +24,13 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import functools
 import json
+import math
 import sys
+import types
 import typing
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,7 +39,8 @@ from minidl.module.config_enum import ConfigEnum
 
 T = TypeVar("T")
 
-__all__ = ["Config", "ConfigEnum", "check_positive", "config", "init_fields", "is_config"]
+__all__ = ["Config", "ConfigEnum", "ConfigError", "Rule", "check_config", "check_field", "check_positive",
+           "config", "init_fields", "interval", "is_config", "non_negative", "one_of", "positive"]
 
 
 class Config(abc.ABC):  # noqa: B024 - an ABC for register(), with no abstract method
@@ -128,6 +138,111 @@ def init_fields(config: Any) -> None:
             object.__setattr__(config, name, tuple(value))
 
 
+class ConfigError(ValueError, TypeError):
+    """A config field (or an argument checked the same way, e.g. ``step``'s ``lr``) holds a value
+    of the wrong type or out of range. A ``ValueError`` and a ``TypeError``, so code catching
+    either kind of bad argument sees it."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """A constraint on a field's value beyond its type: ``expected`` says it in words."""
+
+    expected: str
+    test: Callable[[Any], bool]
+    #: when set, the whole expectation for an int field (``positive``: "a positive integer")
+    int_expected: str | None = None
+    #: when set, the error message for any bad value, ``{value!r}`` filled in (a message burn
+    #: words itself, e.g. Dropout's)
+    message: str | None = None
+
+    def __call__(self, value: Any) -> bool:
+        return bool(self.test(value))
+
+
+positive = Rule("> 0", lambda v: v > 0, int_expected="a positive integer")
+non_negative = Rule(">= 0", lambda v: v >= 0)
+
+
+def interval(lo: float, hi: float, *, lo_open: bool = False, hi_open: bool = False) -> Rule:
+    """``lo <= v <= hi``, either end open."""
+    text = f"{'(' if lo_open else '['}{lo}, {hi}{')' if hi_open else ']'}"
+    return Rule(f"in {text}", lambda v: (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi))
+
+
+def one_of(*values: Any) -> Rule:
+    """One of ``values``."""
+    return Rule(f"one of {', '.join(repr(v) for v in values)}", lambda v: v in values)
+
+
+def _describe(value: Any) -> str:
+    return f"{value!r} ({type(value).__name__})"
+
+
+def _type_ok(value: Any, tp: Any) -> tuple[bool, str]:
+    """Whether ``value`` fits the annotation ``tp``, and ``tp`` in words."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        results = [_type_ok(value, arg) for arg in typing.get_args(tp)]
+        return any(ok for ok, _ in results), " or ".join(text for _, text in results)
+    if tp is type(None):
+        return value is None, "None"
+    if tp is bool:
+        return isinstance(value, bool), "a bool (True or False)"
+    if tp is int:
+        return isinstance(value, int) and not isinstance(value, bool), "an int"
+    if tp is float:
+        ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+        return ok, "a finite float"
+    if tp is str:
+        return isinstance(value, str), "a str"
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if args and args[-1] is Ellipsis:
+            ok = isinstance(value, tuple) and all(_type_ok(v, args[0])[0] for v in value)
+            return ok, f"a tuple of {_type_ok(None, args[0])[1]}"
+        ok = isinstance(value, tuple) and len(value) == len(args) and all(
+            _type_ok(v, a)[0] for v, a in zip(value, args))
+        return ok, f"a tuple of {len(args)} ({', '.join(_type_ok(None, a)[1] for a in args)})"
+    if isinstance(tp, type):
+        return isinstance(value, tp), f"a {tp.__name__}"
+    return True, str(tp)  # an annotation this checker does not know (Any, a TypeVar): no check
+
+
+def check_field(owner: str, name: str, value: Any, tp: Any, rule: Rule | None = None) -> None:
+    """Check one value against its type ``tp`` and ``rule``; a :class:`ConfigError` names
+    ``owner.name``, the expectation and the value found."""
+    ok, expected = _type_ok(value, tp)
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    wrong_type = not ok and not (number and tp is float)  # NaN and inf are values, out of range
+    if ok and rule is not None and value is not None:
+        values = value if isinstance(value, tuple) else (value,)
+        ok = all(rule(v) for v in values)
+        ints = tp is int or (typing.get_origin(tp) is tuple and int in typing.get_args(tp))
+        expected = rule.int_expected if ints and rule.int_expected else f"{expected} {rule.expected}"
+    if not ok:
+        if rule is not None and rule.message is not None and not wrong_type:
+            raise ConfigError(f"{owner}.{name}: " + rule.message.format(value=value))
+        raise ConfigError(f"{owner}.{name}: expected {expected}, found {_describe(value)}")
+
+
+def check_config(cfg: Any, owner: str | None = None) -> None:
+    """Check every field of the config ``cfg`` (and of the configs nested in it) against its
+    annotation and ``field_rules``: what ``init`` runs first."""
+    cls = type(cfg)
+    owner = owner or cls.__name__
+    rules = getattr(cls, "field_rules", {})
+    for name, tp in field_types(cls).items():
+        value = getattr(cfg, name)
+        check_field(owner, name, value, tp, rules.get(name))
+        if is_config(value):
+            check_config(value, f"{owner}.{name}")
+        elif isinstance(value, ConfigEnum) and dataclasses.is_dataclass(value):
+            # a variant with fields (Initializer.Normal(mean, std), PaddingConfig2d.Explicit(...))
+            for inner, inner_tp in field_types(type(value)).items():
+                check_field(f"{owner}.{name}.{value.variant}", inner, getattr(value, inner), inner_tp)
+
+
 def config(cls: type[T]) -> type[T]:
     """Make ``cls`` a config (burn's ``#[derive(Config)]``): a frozen dataclass with the methods
     of :class:`Config` (``with_<field>``, JSON ``save``/``load``, a JSON ``str``). Required fields
@@ -141,6 +256,14 @@ def config(cls: type[T]) -> type[T]:
             own_post_init(self)
 
     cls.__post_init__ = __post_init__
+    own_init = cls.__dict__.get("init")
+    if isinstance(own_init, types.FunctionType) and "init" not in cls.__dict__.get("__annotations__", {}):
+        @functools.wraps(own_init)
+        def init(self, *args: Any, **kwargs: Any):
+            check_config(self)  # every field, once, before the config builds anything
+            return own_init(self, *args, **kwargs)
+
+        cls.init = init
     for name in CONFIG_METHODS:
         if name not in cls.__dict__:
             setattr(cls, name, Config.__dict__[name])
@@ -155,9 +278,10 @@ def config(cls: type[T]) -> type[T]:
 
 # ----- validation helpers shared by the layer configs ---------------------------------------
 def check_positive(owner: str, **sizes: Any) -> None:
-    """Reject sizes that are not positive ints (``ValueError`` naming the field and value)."""
+    """Reject sizes that are not positive ints (a :class:`ConfigError` naming the field and
+    value, worded as :func:`check_field` words it)."""
     for name, value in sizes.items():
         values = value if isinstance(value, tuple | list) else (value,)
         for v in values:
             if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
-                raise ValueError(f"{owner}: {name} must be a positive integer, got {value!r}")
+                raise ConfigError(f"{owner}.{name}: expected a positive integer, found {_describe(value)}")

@@ -4,9 +4,8 @@
 
 from __future__ import annotations
 
-import math
-
 from minidl.module import Module, config
+from minidl.module.config import Rule
 from minidl.tensor import Tensor
 from minidl.tensor import activation as act
 
@@ -51,8 +50,6 @@ class LeakyReluConfig:
 
     def init(self) -> LeakyRelu:
         """The activation (no params, so no device)."""
-        if not isinstance(self.negative_slope, int | float) or not math.isfinite(self.negative_slope):
-            raise ValueError(f"LeakyReluConfig: negative_slope must be a finite number, got {self.negative_slope!r}")
         return LeakyRelu(float(self.negative_slope))
 
 
@@ -82,3 +79,41 @@ class Softmax(Module):
 
     def _display_attrs(self) -> dict:
         return {"dim": self.dim}
+
+
+class Silu(Module):
+    """``x * sigmoid(x)`` (burn's ``Silu``, torch's ``nn.SiLU``)."""
+
+    def forward(self, input: Tensor) -> Tensor:
+        """Same shape as ``input``."""
+        return act.silu(input)
+
+
+@config
+class SoftplusConfig:
+    """Config of :class:`Softplus`: ``beta`` 1.0 and ``threshold`` 20.0, as burn and PyTorch."""
+
+    field_rules = {"beta": Rule("!= 0", lambda b: b != 0)}
+
+    beta: float = 1.0
+    threshold: float = 20.0
+
+    def init(self) -> Softplus:
+        """The activation (no params, so no device)."""
+        return Softplus(float(self.beta), float(self.threshold))
+
+
+class Softplus(Module):
+    """``log(1 + exp(beta * x)) / beta``, ``x`` where ``beta * x > threshold`` (burn's
+    ``Softplus``, torch's ``nn.Softplus``)."""
+
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0):
+        self.beta = float(beta)
+        self.threshold = float(threshold)
+
+    def forward(self, input: Tensor) -> Tensor:
+        """Same shape as ``input``."""
+        return act.softplus(input, self.beta, self.threshold)
+
+    def _display_attrs(self) -> dict:
+        return {"beta": self.beta, "threshold": self.threshold}

@@ -22,19 +22,22 @@ class AvgPool2dConfig:
     strides: tuple[int, int] = (1, 1)
     padding: PaddingConfig2d = PaddingConfig2d.Valid
     count_include_pad: bool = True
+    ceil_mode: bool = False
 
     def init(self) -> AvgPool2d:
         """The pool (no params, so no device)."""
         check_positive("AvgPool2dConfig", kernel_size=tuple(self.kernel_size), strides=tuple(self.strides))
         self.padding.check("AvgPool2dConfig")
-        return AvgPool2d(tuple(self.kernel_size), tuple(self.strides), self.padding, self.count_include_pad)
+        return AvgPool2d(tuple(self.kernel_size), tuple(self.strides), self.padding, self.count_include_pad,
+                         self.ceil_mode)
 
 
 class AvgPool2d(Module):
     """Average pooling over ``[batch, channels, h, w]`` (burn's ``AvgPool2d``)."""
 
     def __init__(self, kernel_size: tuple[int, int], strides: tuple[int, int],
-                 padding: PaddingConfig2d, count_include_pad: bool):
+                 padding: PaddingConfig2d, count_include_pad: bool, ceil_mode: bool = False):
+        self.ceil_mode = ceil_mode
         self.kernel_size = kernel_size
         self.strides = strides
         self.padding = padding
@@ -45,8 +48,8 @@ class AvgPool2d(Module):
         assert_shape(input, [None, None, None, None], name="input")
         _, _, height, width = input.dims()
         pads = symmetric_pads("AvgPool2d", self.padding, height, width, self.kernel_size, self.strides)
-        return avg_pool2d(input, self.kernel_size, self.strides, pads, self.count_include_pad)
+        return avg_pool2d(input, self.kernel_size, self.strides, pads, self.count_include_pad, self.ceil_mode)
 
     def _display_attrs(self) -> dict:
         return {"kernel_size": self.kernel_size, "strides": self.strides, "padding": self.padding,
-                "count_include_pad": self.count_include_pad}
+                "count_include_pad": self.count_include_pad, "ceil_mode": self.ceil_mode}

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from minidl.dispatch import Device
 from minidl.module import Initializer, Module, Param, RunningState, config
-from minidl.module.config import check_positive
+from minidl.module.config import check_positive, interval, positive
 from minidl.tensor import Tensor, assert_shape
 from minidl.tensor.module import batch_norm, batch_norm_train
 
@@ -25,6 +25,8 @@ from minidl.tensor.module import batch_norm, batch_norm_train
 @config
 class BatchNormConfig:
     """Config of :class:`BatchNorm` (``epsilon`` 1e-5, ``momentum`` 0.1, as burn and PyTorch)."""
+
+    field_rules = {"num_features": positive, "epsilon": positive, "momentum": interval(0, 1)}
 
     num_features: int
     epsilon: float = 1e-5

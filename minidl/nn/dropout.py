@@ -12,6 +12,7 @@ import math
 
 from minidl.backend.distribution import Distribution
 from minidl.module import Module, Param, config
+from minidl.module.config import Rule
 from minidl.tensor import Tensor
 
 
@@ -20,18 +21,16 @@ class DropoutConfig:
     """Config of :class:`Dropout`. ``prob`` must be finite and in ``[0, 1)``: 1 would divide by
     zero in ``1 / (1 - prob)`` (burn #5860 tightened the old ``[0, 1]``)."""
 
+    field_rules = {"prob": Rule(
+        "in [0, 1)", lambda p: math.isfinite(p) and 0.0 <= p < 1.0,
+        message="Dropout probability should be between 0 and 1 (0 included, 1 excluded) and finite, "
+                "but got {value!r}")}
+
     prob: float
 
     def init(self) -> Dropout:
         """The layer (no params, so no device), its training flag on."""
-        prob = self.prob
-        if isinstance(prob, bool) or not isinstance(prob, int | float) or not math.isfinite(prob) \
-                or not 0.0 <= prob < 1.0:
-            raise ValueError(
-                f"Dropout probability should be between 0 and 1 (0 included, 1 excluded) and "
-                f"finite, but got {prob!r}"
-            )
-        return Dropout(float(prob), Param.flag(True))
+        return Dropout(float(self.prob), Param.flag(True))
 
 
 class Dropout(Module):

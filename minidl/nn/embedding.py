@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from minidl.dispatch import Device
 from minidl.module import Initializer, Module, Param, config
-from minidl.module.config import check_positive
+from minidl.module.config import check_positive, positive
 from minidl.tensor import Tensor
 from minidl.tensor.module import embedding
 
@@ -13,6 +13,8 @@ from minidl.tensor.module import embedding
 @config
 class EmbeddingConfig:
     """Config of :class:`Embedding`."""
+
+    field_rules = {"n_embedding": positive, "d_model": positive}
 
     n_embedding: int
     d_model: int

@@ -11,7 +11,7 @@ from __future__ import annotations
 from minidl.backend.dtype import DType
 from minidl.dispatch import Device
 from minidl.module import Initializer, Module, Param, config
-from minidl.module.config import check_positive
+from minidl.module.config import check_positive, positive
 from minidl.tensor import Tensor, assert_shape
 from minidl.tensor.module import layer_norm
 
@@ -19,6 +19,8 @@ from minidl.tensor.module import layer_norm
 @config
 class LayerNormConfig:
     """Config of :class:`LayerNorm` (``epsilon`` 1e-5 as in burn)."""
+
+    field_rules = {"d_model": positive, "epsilon": positive}
 
     d_model: int
     epsilon: float = 1e-5

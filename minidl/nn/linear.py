@@ -14,7 +14,7 @@ import math
 
 from minidl.dispatch import Device
 from minidl.module import ConfigEnum, Initializer, Module, Param, config
-from minidl.module.config import check_positive
+from minidl.module.config import check_positive, positive
 from minidl.tensor import Tensor, assert_shape
 from minidl.tensor.module import linear
 
@@ -42,6 +42,8 @@ def _transpose(tensor: Tensor) -> Tensor:
 @config
 class LinearConfig:
     """Config of :class:`Linear` (burn's ``LinearConfig``)."""
+
+    field_rules = {"d_input": positive, "d_output": positive}
 
     d_input: int
     d_output: int

@@ -32,20 +32,23 @@ class MaxPool2dConfig:
     strides: tuple[int, int] = (1, 1)
     padding: PaddingConfig2d = PaddingConfig2d.Valid
     dilation: tuple[int, int] = (1, 1)
+    ceil_mode: bool = False
 
     def init(self) -> MaxPool2d:
         """The pool (no params, so no device)."""
         check_positive("MaxPool2dConfig", kernel_size=tuple(self.kernel_size), strides=tuple(self.strides),
                        dilation=tuple(self.dilation))
         self.padding.check("MaxPool2dConfig")
-        return MaxPool2d(tuple(self.kernel_size), tuple(self.strides), self.padding, tuple(self.dilation))
+        return MaxPool2d(tuple(self.kernel_size), tuple(self.strides), self.padding, tuple(self.dilation),
+                         self.ceil_mode)
 
 
 class MaxPool2d(Module):
     """Max pooling over ``[batch, channels, h, w]`` (burn's ``MaxPool2d``)."""
 
     def __init__(self, kernel_size: tuple[int, int], strides: tuple[int, int],
-                 padding: PaddingConfig2d, dilation: tuple[int, int]):
+                 padding: PaddingConfig2d, dilation: tuple[int, int], ceil_mode: bool = False):
+        self.ceil_mode = ceil_mode
         self.kernel_size = kernel_size
         self.strides = strides
         self.padding = padding
@@ -57,8 +60,8 @@ class MaxPool2d(Module):
         _, _, height, width = input.dims()
         pads = symmetric_pads("MaxPool2d", self.padding, height, width, self.kernel_size, self.strides,
                               self.dilation)
-        return max_pool2d(input, self.kernel_size, self.strides, pads, self.dilation)
+        return max_pool2d(input, self.kernel_size, self.strides, pads, self.dilation, self.ceil_mode)
 
     def _display_attrs(self) -> dict:
         return {"kernel_size": self.kernel_size, "strides": self.strides, "padding": self.padding,
-                "dilation": self.dilation}
+                "dilation": self.dilation, "ceil_mode": self.ceil_mode}

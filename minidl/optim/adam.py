@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from minidl.module import config
+from minidl.module.config import interval, non_negative, positive
 from minidl.optim.base import Optimizer, SimpleOptimizer
 from minidl.optim.clipping import GradientClippingConfig
 from minidl.optim.sgd import WeightDecayConfig
@@ -51,6 +52,8 @@ def adaptive_update(beta_1: float, beta_2: float, epsilon: float, grad: Tensor,
 class AdamConfig:
     """Config of :class:`Adam` (burn's ``AdamConfig``)."""
 
+    field_rules = {"beta_1": interval(0, 1, hi_open=True), "beta_2": interval(0, 1, hi_open=True), "epsilon": positive}
+
     beta_1: float = 0.9
     beta_2: float = 0.999
     epsilon: float = 1e-5
@@ -80,6 +83,8 @@ class Adam(SimpleOptimizer):
 @config
 class AdamWConfig:
     """Config of :class:`AdamW` (burn's ``AdamWConfig``)."""
+
+    field_rules = {"beta_1": interval(0, 1, hi_open=True), "beta_2": interval(0, 1, hi_open=True), "epsilon": positive, "weight_decay": non_negative}
 
     beta_1: float = 0.9
     beta_2: float = 0.999

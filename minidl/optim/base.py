@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from minidl.module import Module, ModuleMapper, Param
+from minidl.module.config import check_field, non_negative
 from minidl.optim.clipping import GradientClippingConfig
 from minidl.optim.grads import GradientsParams
 from minidl.tensor import Tensor
@@ -38,6 +39,7 @@ class Optimizer:
     def step(self, lr: float, module: Module, grads: Any) -> Module:
         """The module after one update with learning rate ``lr``. ``grads`` is what
         ``backward()`` returned, or a :class:`GradientsParams`."""
+        check_field(type(self.optim).__name__ + ".step", "lr", lr, float, non_negative)
         if not isinstance(grads, GradientsParams):
             grads = GradientsParams.from_grads(grads, module)
         return module.map(_StepMapper(self, float(lr), grads))

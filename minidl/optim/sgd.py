@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from minidl.module import config
+from minidl.module.config import interval, non_negative
 from minidl.optim.base import Optimizer, SimpleOptimizer
 from minidl.optim.clipping import GradientClippingConfig
 from minidl.tensor import Tensor
@@ -23,6 +24,8 @@ from minidl.tensor import Tensor
 @config
 class WeightDecayConfig:
     """L2 weight decay: ``penalty * param`` is added to the gradient (burn's ``WeightDecayConfig``)."""
+
+    field_rules = {"penalty": non_negative}
 
     penalty: float
 
@@ -34,6 +37,8 @@ class WeightDecayConfig:
 @config
 class MomentumConfig:
     """Momentum (burn's ``MomentumConfig``)."""
+
+    field_rules = {"momentum": non_negative, "dampening": interval(0, 1)}
 
     momentum: float = 0.9
     dampening: float = 0.1

@@ -6,6 +6,8 @@ fuse ``softmax``; the protocol's defaults compose the rest from float ops).
 
 from __future__ import annotations
 
+import math
+
 from minidl.backend.dtype import Kind
 from minidl.dispatch import Dispatch
 from minidl.tensor.check import fail, norm_dim
@@ -59,3 +61,27 @@ def tanh(x: Tensor) -> Tensor:
     """Hyperbolic tangent."""
     float_arg("tanh", x, "x")
     return Tensor(Dispatch.float_tanh(x.primitive), _F)
+
+
+def silu(x: Tensor) -> Tensor:
+    """``x * sigmoid(x)`` (burn's ``silu``, torch's ``F.silu``), from the recorded ops, so its
+    backward is theirs."""
+    float_arg("silu", x, "x")
+    return x.mul(sigmoid(x))
+
+
+def softplus(x: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``
+    (torch's ``F.softplus``; burn's ``softplus_with_threshold``). The ``exp`` reads
+    ``min(beta * x, threshold)``, so neither branch overflows — nor does the gradient of the
+    branch not taken, which ``mask_where`` multiplies by 0 (``inf * 0`` would be NaN)."""
+    float_arg("softplus", x, "x")
+    for name, value in (("beta", beta), ("threshold", threshold)):
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            fail("softplus", f"Argument {name} must be a number.", f"Found {value!r}.", kind=True)
+    if not (math.isfinite(beta) and beta != 0) or math.isnan(threshold):
+        fail("softplus", "Argument beta must be finite and non-zero, threshold not NaN.",
+             f"Found beta={beta!r}, threshold={threshold!r}.")
+    scaled = x.mul_scalar(float(beta))
+    curve = scaled.clamp_max(float(threshold)).exp().log1p().div_scalar(float(beta))
+    return curve.mask_where(scaled.greater_elem(float(threshold)), x)

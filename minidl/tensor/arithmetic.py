@@ -18,6 +18,7 @@ from minidl.tensor.creation import CreationOps
 from minidl.tensor.shape_ops import ShapeOps
 
 _NUMERIC = (Kind.FLOAT, Kind.INT)
+_BOOL = Kind.BOOL  # read on every binary op: a module global is cheaper than the enum's attribute
 
 
 class ArithmeticOps(ShapeOps, CreationOps):
@@ -28,9 +29,10 @@ class ArithmeticOps(ShapeOps, CreationOps):
     # ----- shared checks ------------------------------------------------------------------
     def _binary(self, ops: str, other: Self) -> None:
         """Kinds match, the kind is numeric, and the shapes broadcast."""
-        if self.kind is Kind.BOOL or not isinstance(other, TensorBase) or other.kind is not self.kind:
+        if self.kind is _BOOL or not isinstance(other, TensorBase) or other.kind is not self.kind:
             self._require(ops, *_NUMERIC)
             self._same_kind(ops, other, "rhs")
+        self._same_float_dtype(ops, other, "rhs")
         ls, rs = self.primitive.backend_tensor.shape, other.primitive.backend_tensor.shape
         if ls != rs:
             check_same_rank(ops, tuple(ls), tuple(rs))
@@ -259,4 +261,5 @@ def _is_number(value: Any) -> bool:
 
 
 def _operand(value: Any) -> bool:
-    return isinstance(value, TensorBase | numbers.Number)
+    # a Tensor first: the common case, and cheaper than the Number ABC's check
+    return isinstance(value, TensorBase) or isinstance(value, numbers.Number)

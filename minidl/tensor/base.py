@@ -118,8 +118,23 @@ class TensorBase:
             hint = " Convert it with .float() first." if kinds == (Kind.FLOAT,) else ""
             fail(ops, f"Argument {arg} must be a {wanted} tensor.", f"Found a {self._describe()}.{hint}", kind=True)
 
+    def _same_float_dtype(self, ops: str, other: Any, arg: str = "other") -> None:
+        """Fail when two Float tensors have different dtypes.
+
+        burn 0.22 has no float type promotion: burn-fusion's ``check_binary_op_types`` refuses
+        ``lhs.dtype != rhs.dtype`` ("Until we have floating point type promotion ...") and
+        burn-flex only ``debug_assert``s it. Without this check the backends silently return
+        ``lhs``'s dtype (f32 + f64 → f32, f64 + f32 → f64): a result that depends on the order
+        of the operands. Here the choice is the caller's, made visible with a cast."""
+        if (self.kind is Kind.FLOAT and isinstance(other, TensorBase) and other.kind is Kind.FLOAT
+                and other.primitive.backend_tensor.dtype != self.primitive.backend_tensor.dtype):
+            fail(ops, f"Argument {arg} must have the dtype of self ({self.dtype.value}): minidl, like "
+                 "burn 0.22, has no float type promotion.",
+                 f"Found self {self.dtype.value} and {arg} {other.dtype.value}; cast one of them first, "
+                 f"e.g. {arg}.cast({self.dtype!r}).", kind=True)
+
     def _same_kind(self, ops: str, other: Any, arg: str = "other") -> None:
-        """Fail unless ``other`` is a Tensor of this tensor's kind."""
+        """Fail unless ``other`` is a Tensor of this tensor's kind (and, for Float, its dtype)."""
         if not isinstance(other, TensorBase):
             fail(ops, f"Argument {arg} must be a Tensor.", f"Found {type(other).__name__}.", kind=True)
         if other.kind is not self.kind:
@@ -129,6 +144,7 @@ class TensorBase:
                 f"Found a {other._describe()}.",
                 kind=True,
             )
+        self._same_float_dtype(ops, other, arg)
 
     def _scalar(self, ops: str, value: Any, arg: str = "value"):
         """A Python scalar fit for this tensor's kind (float for Float, int for Int, ...)."""

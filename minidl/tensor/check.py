@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from minidl.backend.limits import check_size
+
 Shape = tuple[int, ...]
 
 
@@ -181,6 +183,9 @@ def broadcast_shape(ops: str, lhs: Shape, rhs: Shape, names: tuple[str, str] = (
                 f"expected {names[1]} to broadcast with {names[0]} {fmt_shape(lhs)}, "
                 f"found {names[1]} {fmt_shape(rhs)}.",
             )
+    # a broadcast result can be far larger than both operands ([n, 1] with [1, n]): refuse one
+    # that could not fit even at a byte per element before the backend allocates it
+    check_size(f"{ops} (its broadcast result, counted at 1 byte per element)", out, "bool")
     return tuple(out)
 
 

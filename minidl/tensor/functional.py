@@ -4,11 +4,26 @@
 
 from __future__ import annotations
 
-from minidl.tensor.activation import gelu, leaky_relu, log_softmax, relu, sigmoid, softmax, tanh
-from minidl.tensor.loss import cross_entropy, mse
+from minidl.tensor.activation import (
+    gelu,
+    leaky_relu,
+    log_softmax,
+    relu,
+    sigmoid,
+    silu,
+    softmax,
+    softplus,
+    tanh,
+)
+from minidl.tensor.loss import cross_entropy, mse, nll_loss
 from minidl.tensor.module import (
+    adaptive_avg_pool1d,
     adaptive_avg_pool2d,
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    adaptive_max_pool2d_with_indices,
     attention,
+    avg_pool1d,
     avg_pool2d,
     batch_norm,
     batch_norm_train,
@@ -21,13 +36,20 @@ from minidl.tensor.module import (
     layer_norm_impl,
     linear,
     linear_impl,
+    max_pool1d,
+    max_pool1d_with_indices,
     max_pool2d,
     max_pool2d_with_indices,
 )
 
 __all__ = [
+    "adaptive_avg_pool1d",
     "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "adaptive_max_pool2d_with_indices",
     "attention",
+    "avg_pool1d",
     "avg_pool2d",
     "batch_norm",
     "batch_norm_train",
@@ -44,11 +66,16 @@ __all__ = [
     "linear",
     "linear_impl",
     "log_softmax",
+    "max_pool1d",
+    "max_pool1d_with_indices",
     "max_pool2d",
     "max_pool2d_with_indices",
     "mse",
+    "nll_loss",
     "relu",
     "sigmoid",
+    "silu",
     "softmax",
+    "softplus",
     "tanh",
 ]

@@ -1,10 +1,12 @@
 """Loss functions on Tensors (burn-nn's ``loss`` module, written functionally).
 
-Both reduce to a shape-``[1]`` tensor (burn's whole-tensor reductions), composed from Tensor
+Each reduces to a shape-``[1]`` tensor (burn's whole-tensor reductions), composed from Tensor
 ops, so on an autodiff device each step is recorded and ``loss.backward()`` works.
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from minidl.backend.dtype import Kind
 from minidl.tensor.activation import log_softmax
@@ -15,31 +17,109 @@ from minidl.tensor.tensor import Tensor
 _REDUCTIONS = ("mean", "sum")
 
 
-def cross_entropy(logits: Tensor, targets: Tensor, reduction: str = "mean") -> Tensor:
-    """Cross entropy of ``logits`` ``[batch, classes]`` against Int class indices ``targets``
-    ``[batch]``: ``-log_softmax(logits)[i, targets[i]]``, averaged (or summed) over the batch —
-    torch's ``F.cross_entropy`` with class indices, built from log_softmax + gather."""
-    float_arg("cross_entropy", logits, "logits")
-    if logits.rank != 2:
-        fail("cross_entropy", "Argument logits must have 2 dims [batch, classes].",
-             f"Found shape {fmt_shape(logits.shape)}.")
+def _targets(ops: str, targets, batch: int, classes: int) -> None:
     if not isinstance(targets, Tensor) or targets.kind is not Kind.INT:
         found = targets._describe() if isinstance(targets, Tensor) else type(targets).__name__
-        fail("cross_entropy", "Argument targets must be an Int tensor of class indices.", f"Found {found}.",
-             kind=True)
-    batch, classes = logits.shape
+        fail(ops, "Argument targets must be an Int tensor of class indices.", f"Found {found}.", kind=True)
     if targets.shape != (batch,):
-        fail("cross_entropy", "Argument targets must have shape [batch] (one class index per row of logits).",
+        fail(ops, "Argument targets must have shape [batch] (one class index per row of the input).",
              f"Expected [{batch}], found {fmt_shape(targets.shape)}.")
-    if reduction not in _REDUCTIONS:
-        fail("cross_entropy", "Argument reduction must be 'mean' or 'sum'.", f"Found {reduction!r}.")
     if batch and (targets.lower_elem(0).any().into_scalar() or targets.greater_equal_elem(classes).any().into_scalar()):
-        fail("cross_entropy", "Every target must be a class index in [0, classes).",
+        fail(ops, "Every target must be a class index in [0, classes).",
              f"Expected 0 <= targets < {classes}, found min {targets.min().into_scalar()}, "
              f"max {targets.max().into_scalar()}.")
-    picked = log_softmax(logits, 1).gather(1, targets.reshape((batch, 1)))
-    total = picked.sum() if reduction == "sum" else picked.mean()
-    return total.neg()
+
+
+def _scores(ops: str, scores, name: str) -> tuple[int, int]:
+    float_arg(ops, scores, name)
+    if scores.rank != 2:
+        fail(ops, f"Argument {name} must have 2 dims [batch, classes].", f"Found shape {fmt_shape(scores.shape)}.")
+    return scores.shape
+
+
+def _weights(ops: str, weights, like: Tensor, classes: int) -> Tensor | None:
+    """``weights`` as a Float tensor ``[classes]`` on ``like``'s device, checked: finite, >= 0."""
+    if weights is None:
+        return None
+    if isinstance(weights, Tensor):
+        float_arg(ops, weights, "weights")
+        values = weights.into_data().array
+    else:
+        try:
+            values = np.asarray(weights, dtype=np.float64)
+        except (TypeError, ValueError):
+            fail(ops, "Argument weights must be a Float tensor or a sequence of numbers, one per class.",
+                 f"Found {weights!r}.", kind=True)
+        if values.dtype.kind not in "fiu" or any(isinstance(w, bool) for w in np.ravel(np.asarray(weights, object))):
+            fail(ops, "Argument weights must hold numbers.", f"Found {weights!r}.", kind=True)
+    if values.shape != (classes,):
+        fail(ops, "Argument weights must have one weight per class.",
+             f"Expected shape [{classes}], found {fmt_shape(values.shape)}.")
+    if not np.all(np.isfinite(values)) or np.any(values < 0):
+        fail(ops, "Every class weight must be finite and >= 0.", f"Found {values.tolist()}.")
+    if isinstance(weights, Tensor):
+        return weights.to_device(like.device) if weights.device != like.device else weights
+    return Tensor.from_data(values.astype(like.dtype.numpy), like.device)
+
+
+def _reduction(ops: str, reduction: str) -> None:
+    if reduction not in _REDUCTIONS:
+        fail(ops, "Argument reduction must be 'mean' or 'sum'.", f"Found {reduction!r}.")
+
+
+def _nll(log_probs: Tensor, targets: Tensor, reduction: str, weights: Tensor | None) -> Tensor:
+    """torch's ``nll_loss``: ``-w[t_i] * log_probs[i, t_i]``, summed, or divided by ``sum w[t_i]``
+    (the batch size without weights) for ``"mean"``."""
+    batch = log_probs.shape[0]
+    index = targets.reshape((batch, 1))
+    picked = log_probs.gather(1, index)
+    if weights is None:
+        total = picked.sum() if reduction == "sum" else picked.mean()
+        return total.neg()
+    w = weights.select(0, targets).reshape((batch, 1))
+    total = picked.mul(w).sum().neg()
+    return total if reduction == "sum" else total.div(w.sum())
+
+
+def nll_loss(log_probs: Tensor, targets: Tensor, reduction: str = "mean", weights=None) -> Tensor:
+    """Negative log-likelihood of ``log_probs`` ``[batch, classes]`` (log-probabilities, e.g. a
+    ``log_softmax``) at the Int class indices ``targets`` ``[batch]`` — torch's ``F.nll_loss``
+    (burn has no separate one). ``weights`` (one per class, torch's ``weight``) scale each
+    row's term, and ``"mean"`` then divides by the summed weights of the targets, as torch."""
+    batch, classes = _scores("nll_loss", log_probs, "log_probs")
+    _targets("nll_loss", targets, batch, classes)
+    _reduction("nll_loss", reduction)
+    return _nll(log_probs, targets, reduction, _weights("nll_loss", weights, log_probs, classes))
+
+
+def cross_entropy(logits: Tensor, targets: Tensor, reduction: str = "mean", weights=None,
+                  smoothing: float | None = None) -> Tensor:
+    """Cross entropy of ``logits`` ``[batch, classes]`` against Int class indices ``targets``
+    ``[batch]``: ``-log_softmax(logits)[i, targets[i]]``, averaged (or summed) over the batch —
+    torch's ``F.cross_entropy`` with class indices, built from log_softmax + gather.
+
+    ``weights`` (burn's name; torch's ``weight``): one weight per class, as :func:`nll_loss`.
+    ``smoothing`` (burn's name; torch's ``label_smoothing``) in ``[0, 1]``: the target puts
+    ``1 - smoothing`` on the class and spreads ``smoothing`` evenly over all classes; torch's
+    formula, ``(1 - ε) · nll + ε / C · Σ_c -w_c · log p_c`` (the sum normalised like the nll)."""
+    batch, classes = _scores("cross_entropy", logits, "logits")
+    _targets("cross_entropy", targets, batch, classes)
+    _reduction("cross_entropy", reduction)
+    w = _weights("cross_entropy", weights, logits, classes)
+    eps = 0.0 if smoothing is None else smoothing
+    if isinstance(eps, bool) or not isinstance(eps, int | float) or not 0.0 <= eps <= 1.0:
+        fail("cross_entropy", "Argument smoothing must be a number in [0, 1].", f"Found {smoothing!r}.",
+             kind=isinstance(eps, bool) or not isinstance(eps, int | float))
+    log_probs = log_softmax(logits, 1)
+    nll = _nll(log_probs, targets, reduction, w)
+    if eps == 0.0:
+        return nll
+    per_class = log_probs if w is None else log_probs.mul(w.reshape((1, classes)))
+    smooth = per_class.sum().neg()
+    if reduction == "mean":
+        smooth = smooth.div_scalar(float(batch)) if w is None else \
+            smooth.div(w.select(0, targets).sum())
+    return nll.mul_scalar(1.0 - eps).add(smooth.mul_scalar(eps / classes))
 
 
 def mse(prediction: Tensor, target: Tensor, reduction: str = "mean") -> Tensor:

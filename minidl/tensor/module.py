@@ -157,41 +157,132 @@ def conv_transpose2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stri
 
 
 # ----- pools ----------------------------------------------------------------------------------
-def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1) -> Tensor:
-    """Max pool over NCHW (``stride`` defaults to ``kernel_size``; padding counts as -inf)."""
-    options = pool_options("max_pool2d", x, kernel_size, stride, padding, dilation)
+def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+               ceil_mode: bool = False) -> Tensor:
+    """Max pool over NCHW (``stride`` defaults to ``kernel_size``; padding counts as -inf;
+    ``ceil_mode`` rounds the output size up, torch's and burn's flag)."""
+    options = pool_options("max_pool2d", x, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode)
     return Tensor(Dispatch.max_pool2d(x.primitive, options), _F)
 
 
 def max_pool2d_with_indices(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-                            dilation: Any = 1) -> tuple[Tensor, Tensor]:
+                            dilation: Any = 1, ceil_mode: bool = False) -> tuple[Tensor, Tensor]:
     """``(output, indices)``; indices (Int) are flat positions ``h * W + w`` in each input plane."""
-    options = pool_options("max_pool2d_with_indices", x, kernel_size, stride, padding, dilation)
+    options = pool_options("max_pool2d_with_indices", x, kernel_size, stride, padding, dilation,
+                           ceil_mode=ceil_mode)
     out, indices = Dispatch.max_pool2d_with_indices(x.primitive, options)
     return Tensor(out, _F), Tensor(indices, Kind.INT)
 
 
 def avg_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
-               count_include_pad: bool = True) -> Tensor:
+               count_include_pad: bool = True, ceil_mode: bool = False) -> Tensor:
     """Average pool over NCHW; ``count_include_pad`` counts padded zeros in the divisor (torch's default)."""
-    options = pool_options("avg_pool2d", x, kernel_size, stride, padding, 1, count_include_pad)
+    options = pool_options("avg_pool2d", x, kernel_size, stride, padding, 1, count_include_pad, ceil_mode)
     return Tensor(Dispatch.avg_pool2d(x.primitive, options), _F)
+
+
+def _adaptive_size(ops: str, x: Tensor, output_size: Any, rank: int):
+    float_arg(ops, x, "x")
+    if x.rank != rank:
+        dims = "[batch, channels, height, width]" if rank == 4 else "[batch, channels, length]"
+        fail(ops, f"Argument x must have {rank} dims {dims}.", f"Found shape {fmt_shape(x.shape)}.")
+    if rank == 3:
+        if not isinstance(output_size, int) or isinstance(output_size, bool) or output_size < 1:
+            fail(ops, "Argument output_size must be an int >= 1.", f"Found {output_size!r}.")
+        return (1, output_size)
+    size = pair(ops, output_size, "output_size")
+    if min(size) < 1:
+        fail(ops, "Argument output_size must be >= 1.", f"Found {size}.")
+    if 0 in x.shape[2:]:
+        fail(ops, "Argument x must have non-empty spatial dims.", f"Found shape {fmt_shape(x.shape)}.")
+    return size
 
 
 def adaptive_avg_pool2d(x: Tensor, output_size: Any) -> Tensor:
     """Average pool to ``output_size`` (an int or ``(h, w)``), torch's bins."""
-    float_arg("adaptive_avg_pool2d", x, "x")
-    if x.rank != 4:
-        fail("adaptive_avg_pool2d", "Argument x must have 4 dims [batch, channels, height, width].",
-             f"Found shape {fmt_shape(x.shape)}.")
-    size = pair("adaptive_avg_pool2d", output_size, "output_size")
-    if min(size) < 1:
-        fail("adaptive_avg_pool2d", "Argument output_size must be >= 1.", f"Found {size}.")
+    size = _adaptive_size("adaptive_avg_pool2d", x, output_size, 4)
     return Tensor(Dispatch.adaptive_avg_pool2d(x.primitive, size), _F)
 
 
-def interpolate(x: Tensor, output_size: Any, mode: str | InterpolateOptions = "nearest") -> Tensor:
-    """Resize NCHW to ``output_size`` by ``"nearest"`` or ``"bilinear"`` (align_corners=False)."""
+def adaptive_max_pool2d_with_indices(x: Tensor, output_size: Any) -> tuple[Tensor, Tensor]:
+    """``(output, indices)`` of a max pool to ``output_size`` with torch's bins (torch's
+    ``adaptive_max_pool2d(return_indices=True)``; burn 0.22 has no adaptive max pool)."""
+    size = _adaptive_size("adaptive_max_pool2d", x, output_size, 4)
+    out, indices = Dispatch.adaptive_max_pool2d_with_indices(x.primitive, size)
+    return Tensor(out, _F), Tensor(indices, Kind.INT)
+
+
+def adaptive_max_pool2d(x: Tensor, output_size: Any) -> Tensor:
+    """Max pool to ``output_size`` (an int or ``(h, w)``), torch's bins."""
+    return adaptive_max_pool2d_with_indices(x, output_size)[0]
+
+
+def _as_2d(x: Tensor) -> Tensor:
+    n, c, length = x.shape
+    return x.reshape((n, c, 1, length))
+
+
+def _as_1d(y: Tensor) -> Tensor:
+    n, c, _, length = y.shape
+    return y.reshape((n, c, length))
+
+
+def _pool1d_x(ops: str, x: Any) -> None:
+    float_arg(ops, x, "x")
+    if x.rank != 3:
+        fail(ops, "Argument x must have 3 dims [batch, channels, length].", f"Found shape {fmt_shape(x.shape)}.")
+
+
+def _int1(ops: str, value: Any, name: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        fail(ops, f"Argument {name} must be an int.", f"Found {value!r}.", kind=True)
+    return value
+
+
+def max_pool1d(x: Tensor, kernel_size: int, stride: int | None = None, padding: int = 0,
+               dilation: int = 1, ceil_mode: bool = False) -> Tensor:
+    """Max pool over ``[batch, channels, length]``: the 2-D pool on a height of 1 (burn's
+    ``max_pool1d`` default does the same)."""
+    return max_pool1d_with_indices(x, kernel_size, stride, padding, dilation, ceil_mode)[0]
+
+
+def max_pool1d_with_indices(x: Tensor, kernel_size: int, stride: int | None = None, padding: int = 0,
+                            dilation: int = 1, ceil_mode: bool = False) -> tuple[Tensor, Tensor]:
+    """``(output, indices)``; an index is the position along ``length``."""
+    _pool1d_x("max_pool1d", x)
+    k = _int1("max_pool1d", kernel_size, "kernel_size")
+    s = k if stride is None else _int1("max_pool1d", stride, "stride")
+    out, indices = max_pool2d_with_indices(_as_2d(x), (1, k), (1, s), (0, _int1("max_pool1d", padding, "padding")),
+                                           (1, _int1("max_pool1d", dilation, "dilation")), ceil_mode)
+    return _as_1d(out), _as_1d(indices)
+
+
+def avg_pool1d(x: Tensor, kernel_size: int, stride: int | None = None, padding: int = 0,
+               count_include_pad: bool = True, ceil_mode: bool = False) -> Tensor:
+    """Average pool over ``[batch, channels, length]`` (the 2-D pool on a height of 1)."""
+    _pool1d_x("avg_pool1d", x)
+    k = _int1("avg_pool1d", kernel_size, "kernel_size")
+    s = k if stride is None else _int1("avg_pool1d", stride, "stride")
+    return _as_1d(avg_pool2d(_as_2d(x), (1, k), (1, s), (0, _int1("avg_pool1d", padding, "padding")),
+                             count_include_pad, ceil_mode))
+
+
+def adaptive_avg_pool1d(x: Tensor, output_size: int) -> Tensor:
+    """Average pool ``[batch, channels, length]`` to ``output_size`` positions (torch's bins)."""
+    size = _adaptive_size("adaptive_avg_pool1d", x, output_size, 3)
+    return _as_1d(adaptive_avg_pool2d(_as_2d(x), size))
+
+
+def adaptive_max_pool1d(x: Tensor, output_size: int) -> Tensor:
+    """Max pool ``[batch, channels, length]`` to ``output_size`` positions (torch's bins)."""
+    size = _adaptive_size("adaptive_max_pool1d", x, output_size, 3)
+    return _as_1d(adaptive_max_pool2d(_as_2d(x), size))
+
+
+def interpolate(x: Tensor, output_size: Any, mode: str | InterpolateOptions = "nearest",
+                align_corners: bool = False) -> Tensor:
+    """Resize NCHW to ``output_size`` by ``"nearest"`` or ``"bilinear"``; ``align_corners``
+    (bilinear only, torch's flag) maps the corner pixels onto each other."""
     float_arg("interpolate", x, "x")
     if x.rank != 4:
         fail("interpolate", "Argument x must have 4 dims [batch, channels, height, width].",
@@ -199,11 +290,15 @@ def interpolate(x: Tensor, output_size: Any, mode: str | InterpolateOptions = "n
     size = pair("interpolate", output_size, "output_size")
     if min(size) < 1:
         fail("interpolate", "Argument output_size must be >= 1.", f"Found {size}.")
+    if not isinstance(align_corners, bool):
+        fail("interpolate", "Argument align_corners must be a bool.", f"Found {align_corners!r}.", kind=True)
     options = mode if isinstance(mode, InterpolateOptions) else None
     if options is None:
         if mode not in ("nearest", "bilinear"):
             fail("interpolate", "Argument mode must be 'nearest' or 'bilinear'.", f"Found {mode!r}.")
-        options = InterpolateOptions(mode)
+        if align_corners and mode != "bilinear":
+            fail("interpolate", "Argument align_corners=True only applies to mode 'bilinear'.", f"Found mode {mode!r}.")
+        options = InterpolateOptions(mode, align_corners)
     return Tensor(Dispatch.interpolate(x.primitive, size, options), _F)
 
 
@@ -217,6 +312,10 @@ def embedding(weights: Tensor, indices: Tensor) -> Tensor:
     if not isinstance(indices, Tensor) or indices.kind is not Kind.INT:
         found = indices._describe() if isinstance(indices, Tensor) else type(indices).__name__
         fail("embedding", "Argument indices must be an Int tensor.", f"Found {found}.", kind=True)
+    n = weights.shape[0]
+    if indices.numel() and (indices.lower_elem(0).any().into_scalar() or indices.greater_equal_elem(n).any().into_scalar()):
+        fail("embedding", "Every index must name a row of weights, in [0, n_embedding) (torch refuses too).",
+             f"Expected 0 <= indices < {n}, found min {indices.min().into_scalar()}, max {indices.max().into_scalar()}.")
     return Tensor(Dispatch.embedding(weights.primitive, indices.primitive), _F)
 
 

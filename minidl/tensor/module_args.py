@@ -79,7 +79,7 @@ def spatial_output(ops: str, size: Sequence[int], kernel: Sequence[int], stride:
 
 
 def pool_options(ops: str, x: Any, kernel_size: Any, stride: Any, padding: Any, dilation: Any,
-                 count_include_pad: bool = True) -> PoolOptions:
+                 count_include_pad: bool = True, ceil_mode: bool = False) -> PoolOptions:
     """Checked ``PoolOptions`` for a 2-D pool over the NCHW tensor ``x``."""
     float_arg(ops, x, "x")
     if x.rank != 4:
@@ -94,5 +94,8 @@ def pool_options(ops: str, x: Any, kernel_size: Any, stride: Any, padding: Any, 
         if not 0 <= p <= (d * (k - 1) + 1) // 2:
             fail(ops, "Argument padding must be at most half of the (dilated) kernel size.",
                  f"Found padding={pads} for kernel_size={kernel}, dilation={dil}.")
+    for name, flag in (("count_include_pad", count_include_pad), ("ceil_mode", ceil_mode)):
+        if not isinstance(flag, bool):
+            fail(ops, f"Argument {name} must be a bool.", f"Found {flag!r}.", kind=True)
     spatial_output(ops, x.shape[2:], kernel, strides, dil, tuple(2 * p for p in pads))
-    return PoolOptions(kernel, strides, pads, dil, count_include_pad)
+    return PoolOptions(kernel, strides, pads, dil, count_include_pad, ceil_mode)

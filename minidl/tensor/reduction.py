@@ -65,6 +65,29 @@ class ReductionOps(ArithmeticOps, ConversionOps):
         dim = self._reduce_dim("mean_dim", dim)
         return self._wrap(Dispatch.float_mean_dim(self.primitive, dim))
 
+    # ----- prod ----------------------------------------------------------------------------
+    def prod(self) -> Self:
+        """Product of every element, shape ``[1]`` (burn's ``prod``; 1 for an empty tensor)."""
+        self._reduce_kind("prod")
+        if self.kind is Kind.FLOAT:
+            return self._wrap(Dispatch.float_prod(self.primitive))
+        return self._flat().prod_dim(0)
+
+    def prod_dim(self, dim: int) -> Self:
+        """Product along ``dim``, kept with size 1 (burn's ``prod_dim``). Float runs the
+        backend's ``float_prod_dim`` (one kernel on Flex); Int multiplies the slices in order,
+        exactly (the backend has no int product)."""
+        dim = self._reduce_dim("prod_dim", dim)
+        if self.kind is Kind.FLOAT:
+            return self._wrap(Dispatch.float_prod_dim(self.primitive, dim))
+        shape = list(self.shape)
+        shape[dim] = 1
+        out = Dispatch.int_add_scalar(Dispatch.int_zeros(tuple(shape), self.dtype, self.device), 1)
+        for i in range(self.shape[dim]):  # an empty dim leaves the product of nothing: 1
+            part = Dispatch.int_slice(self.primitive, [slice(None)] * dim + [slice(i, i + 1)])
+            out = Dispatch.int_mul(out, part)
+        return self._wrap(out)
+
     # ----- max / min ------------------------------------------------------------------------
     def max(self) -> Self:
         """The largest element, shape ``[1]``."""

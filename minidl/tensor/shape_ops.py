@@ -204,11 +204,21 @@ class ShapeOps(TensorBase):
         if len(sizes) < self.rank:
             fail("repeat", "Argument sizes must give one count per dim.",
                  f"Expected at least {self.rank} counts for shape {fmt_shape(self.shape)}, found {sizes}.")
-        out = self.reshape((1,) * (len(sizes) - self.rank) + self.shape)
-        for d, times in enumerate(sizes):
-            if times != 1:
-                out = out.repeat_dim(d, times)
-        return out
+        if any(t < 0 for t in sizes):
+            fail("repeat", "Argument sizes must be >= 0.", f"Found {sizes}.")
+        shape = (1,) * (len(sizes) - self.rank) + self.shape
+        if all(t == 1 for t in sizes):
+            return self.reshape(shape)
+        # one copy, not one per dim: [s0, s1] viewed as [1, s0, 1, s1], expanded (stride 0, the
+        # size checked before any work) to [r0, s0, r1, s1], reshaped — the copy — to [r0*s0, r1*s1]
+        interleaved = tuple(x for size in shape for x in (1, size))
+        grown = tuple(x for times, size in zip(sizes, shape) for x in (times, size))
+        final = tuple(times * size for times, size in zip(sizes, shape))
+        grown_view = self.reshape(interleaved).expand(grown)
+        # the backend's reshape, not Tensor.reshape: that one reads a 0 as "keep this dim" (as
+        # burn's does), and an empty repeat has 0s in its final shape
+        op = self._by_kind(float=Dispatch.float_reshape, int=Dispatch.int_reshape, bool=Dispatch.bool_reshape)
+        return self._wrap(op(grown_view.primitive, final))
 
     def flip(self, axes: int | Sequence[int]) -> Self:
         """Reverse the order of elements along ``axes``."""
@@ -232,6 +242,7 @@ class ShapeOps(TensorBase):
             if t.kind is not first.kind:
                 fail("cat", f"Argument tensors[{i}] must have the kind of tensors[0] ({kind_name(first.kind)}).",
                      f"Found a {t._describe()}.", kind=True)
+            first._same_float_dtype("cat", t, f"tensors[{i}]")
         rank = first.rank
         d = norm_dim("cat", dim, rank, shape=first.shape)
         ref = first.shape[:d] + first.shape[d + 1:]

@@ -157,7 +157,7 @@ def test_dropout_config_accepts_zero_and_just_below_one():
     lambda d: EmbeddingConfig(0, 3).init(d),
 ])
 def test_sizes_that_are_not_positive_are_rejected_at_init(make):
-    with pytest.raises(ValueError, match="must be a positive integer"):
+    with pytest.raises(ValueError, match=r"Config\.\w+: expected a positive integer, found"):
         make(Device.ndarray())
 
 

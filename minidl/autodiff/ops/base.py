@@ -54,7 +54,7 @@ def lift(value: Any) -> AutodiffTensor:
 
 def record(AD: type, step: Step, *inputs: Any) -> AutodiffTensor:
     """Run ``step.forward`` on ``AD``'s inner backend and record it (see :func:`finish`)."""
-    tensors = [lift(t) for t in inputs]
+    tensors = [t if type(t) is AutodiffTensor else lift(t) for t in inputs]
     out = step.forward(AD._inner, *[t.inner for t in tensors])
     return finish(AD, step, tensors, out)
 
@@ -68,23 +68,25 @@ def finish(AD: type, step: Step, inputs: list[AutodiffTensor], out: Any) -> Auto
     nodes = tuple([t.node for t in inputs])
     tracked = tuple([n.requirement is not _NONE for n in nodes])
     if True not in tracked or not is_grad_enabled():
-        return AutodiffTensor.untracked(out)
+        return AutodiffTensor(out, Node(_NONE))
     step.inputs = nodes
     step.tracked = tracked
     step.shapes = tuple([tuple(t.inner.shape) for t in inputs])
     step.dtypes = tuple([t.inner.dtype for t in inputs])
-    names = step.input_names(len(inputs))
     saved = step.saved
     if step.memory_bound and AD.checkpointing == "balanced":
         # keep nothing computed: an input made by another recomputable step is recomputed in
         # backward; leaves, constants and outputs of compute-bound steps are kept (as burn).
         step.recomputable = True
-        for name, tensor in zip(names, inputs):
+        for name, tensor in zip(step.input_names(len(inputs)), inputs):
             parent = tensor.node.step
             recompute = parent is not None and parent.recomputable
             saved[name] = Recompute(tensor.node) if recompute else tensor.inner
     else:
-        for name in step.keeps(tracked):
-            saved[name] = out if name == "out" else inputs[names.index(name)].inner
+        keeps = step.keeps(tracked)
+        if keeps:  # most element-wise steps keep nothing: skip looking their names up
+            names = step.input_names(len(inputs))
+            for name in keeps:
+                saved[name] = out if name == "out" else inputs[names.index(name)].inner
     parents = tuple([n for n, t in zip(nodes, tracked) if t])
     return AutodiffTensor(out, Node(_GRAD_IN_BACKWARD, parents, step))

@@ -179,6 +179,24 @@ class AdaptiveAvgPool2d(Step):
         return (B.adaptive_avg_pool2d_backward(saved["x"], grad),)
 
 
+class AdaptiveMaxPool2d(Step):
+    """Adaptive max pool: the gradient goes back to each bin's arg-max. Keeps ``x`` and the
+    indices (torch's ``adaptive_max_pool2d``; burn has none)."""
+
+    memory_bound = False
+    saves = ("x",)
+
+    def __init__(self, output_size: tuple[int, int], indices):
+        super().__init__(indices=indices)
+        self.output_size = tuple(output_size)
+
+    def forward(self, B, x):
+        return B.adaptive_max_pool2d(x, self.output_size)
+
+    def backward(self, B, grad, saved):
+        return (B.adaptive_max_pool2d_with_indices_backward(saved["x"], grad, saved["indices"]),)
+
+
 class Interpolate(Step):
     """Resize to ``output_size`` (nearest or bilinear). Keeps ``x``."""
 
@@ -294,6 +312,16 @@ class AutodiffModuleOps(AutodiffOpsBase):
         return record(cls, AdaptiveAvgPool2d(output_size), x)
 
     @classmethod
+    def adaptive_max_pool2d(cls, x, output_size):
+        return cls.adaptive_max_pool2d_with_indices(x, output_size)[0]
+
+    @classmethod
+    def adaptive_max_pool2d_with_indices(cls, x, output_size):
+        x = lift(x)
+        out, indices = cls._inner.adaptive_max_pool2d_with_indices(x.inner, output_size)
+        return finish(cls, AdaptiveMaxPool2d(output_size, indices), [x], out), indices
+
+    @classmethod
     def interpolate(cls, x, output_size, options):
         return record(cls, Interpolate(output_size, options), x)
 
@@ -323,6 +351,11 @@ class AutodiffModuleOps(AutodiffOpsBase):
     @classmethod
     def adaptive_avg_pool2d_backward(cls, x, output_grad):
         return cls._first_order("adaptive_avg_pool2d_backward", x=x, output_grad=output_grad)
+
+    @classmethod
+    def adaptive_max_pool2d_with_indices_backward(cls, x, output_grad, indices):
+        return cls._first_order("adaptive_max_pool2d_with_indices_backward", x=x,
+                                output_grad=output_grad, indices=indices)
 
     @classmethod
     def interpolate_backward(cls, x, output_grad, output_size, options):

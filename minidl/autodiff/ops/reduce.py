@@ -12,6 +12,7 @@ import numpy as np
 
 from minidl.autodiff.ops.base import AutodiffOpsBase, finish, lift, record
 from minidl.autodiff.step import Step, zeros_like
+from minidl.backend.dtype import DType
 
 
 def _expand(B, grad, shape):
@@ -68,7 +69,9 @@ class MeanDim(SumDim):
 
 
 class ProdDim(SumDim):
-    """Product along ``dim``: ``grad * out / x`` (undefined where an element is 0)."""
+    """Product along ``dim``: ``grad * out / x``; where an element is 0 that ratio is 0 / 0, so
+    the gradient is then the product of the *other* elements of the row (torch's answer),
+    computed slice by slice."""
 
     saves = ("tensor", "out")
 
@@ -76,8 +79,25 @@ class ProdDim(SumDim):
         return B.float_prod_dim(tensor, self.dim)
 
     def backward(self, B, grad, saved):
-        ratio = B.float_div(saved["out"], saved["tensor"])
-        return (B.float_mul(_expand(B, grad, self.shapes[0]), ratio),)
+        x, dim = saved["tensor"], self.dim
+        grad = _expand(B, grad, self.shapes[0])
+        if not _has_zero(B, x):
+            return (B.float_mul(grad, B.float_div(saved["out"], x)),)
+        n = x.shape[dim]
+        others = []
+        for i in range(n):  # the product of every slice but the i-th
+            parts = [B.float_slice(x, [slice(None)] * dim + [slice(j, j + 1)]) for j in range(n) if j != i]
+            if parts:
+                others.append(B.float_prod_dim(B.float_cat(parts, dim), dim))
+            else:  # a dim of size 1: the product of nothing is 1
+                shape = tuple(x.shape[:dim]) + (1,) + tuple(x.shape[dim + 1:])
+                others.append(B.float_ones(shape, DType.of(x.dtype), B.float_device(x)))
+        return (B.float_mul(grad, B.float_cat(others, dim)),)
+
+
+def _has_zero(B, x) -> bool:
+    """Whether any element of the primitive ``x`` is 0 (one read back to the host)."""
+    return bool(np.asarray(B.bool_into_data(B.bool_any(B.float_equal_elem(x, 0.0))).array).reshape(-1)[0])
 
 
 class MaxDim(Step):

@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import math
 import secrets
+import threading
 from typing import ClassVar
 
 import numpy as np
 
 from minidl.backend import Backend, Distribution, DType
+from minidl.backend.limits import check_size
 from minidl.backends.cpu_common import CpuBoolOps, CpuHostOps, CpuIntOps
 from minidl.backends.cpu_views import CpuViewOps
 from minidl.backends.flex.activation_ops import FlexActivationOps
@@ -40,6 +42,7 @@ from minidl.backends.flex.kernels.rng import RngState
 from minidl.backends.flex.module_ops import FlexModuleOps
 
 Shape = tuple[int, ...]
+_STREAMS_LOCK = threading.Lock()
 
 
 class Flex(FlexFloatOps, FlexActivationOps, FlexModuleOps, CpuHostOps, CpuViewOps, CpuIntOps,
@@ -61,7 +64,8 @@ class Flex(FlexFloatOps, FlexActivationOps, FlexModuleOps, CpuHostOps, CpuViewOp
     def seed(cls, device, seed: int) -> None:
         """Restart both random streams of ``device``: Flex's counter-based one (``float_random``)
         and the NumPy one ``int_random`` draws from (``CpuHostOps.seed``)."""
-        Flex._streams[(cls.name, getattr(device, "index", 0))] = RngState(int(seed))
+        with _STREAMS_LOCK:
+            Flex._streams[(cls.name, getattr(device, "index", 0))] = RngState(int(seed))
         super().seed(device, seed)
 
     @classmethod
@@ -73,13 +77,16 @@ class Flex(FlexFloatOps, FlexActivationOps, FlexModuleOps, CpuHostOps, CpuViewOp
         autodiff twin of a device shares its stream (the key ignores autodiff).
         """
         key = (cls.name, getattr(device, "index", 0))
-        if key not in Flex._streams:
-            Flex._streams[key] = RngState(secrets.randbits(63))
-        return Flex._streams[key]
+        stream = Flex._streams.get(key)
+        if stream is None:
+            with _STREAMS_LOCK:  # two threads' first draws must not make two streams
+                stream = Flex._streams.setdefault(key, RngState(secrets.randbits(63)))
+        return stream
 
     @classmethod
     def float_random(cls, shape: Shape, distribution: Distribution, dtype: DType, device):
         """Samples from the device's counter-based stream (kernels: :mod:`.kernels.rng`)."""
+        check_size("float_random", shape, dtype.numpy)
         rng, shape, dt = cls.stream(device), tuple(shape), dtype.numpy
         if distribution.name == "uniform":
             low, high = distribution.a, distribution.b

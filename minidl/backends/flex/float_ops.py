@@ -7,9 +7,9 @@ reductions (``reduce``) and the layout ops that move elements (``copy``, ``index
 Flex also overrides several ``FloatTensorOps`` *defaults* (scalar forms, ``neg``, ``recip``,
 ``log1p``, the ``_elem`` comparisons, clamps, ``max_pair``, ``mean``, ``prod_dim``, the
 ``*_with_indices`` pairs): the default would build a scalar tensor or chain two or three kernels
-where one does (``log(x + 1)`` loses tiny ``x``; ``prod_dim``'s default, ``exp(sum(log x))``,
-is wrong for negative values). Results take the dtype of ``lhs`` (the protocol's rule); when a
-kernel promoted (``lhs`` f32, ``rhs`` f64) the result is cast back. Not here: the pure views
+where one does (``log(x + 1)`` loses tiny ``x``; ``prod_dim``'s default multiplies one slice
+at a time). Results take the dtype of ``lhs`` (the protocol's rule; the Tensor layer refuses two
+float dtypes in one op, as burn does); when a kernel promoted the result is cast back. Not here: the pure views
 (``CpuViewOps``, shared with NdArray), data in and out (``CpuHostOps``) and ``float_random``
 (on ``Flex`` itself, with the random streams and ``seed``).
 """
@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from minidl.backend import DType
+from minidl.backend.limits import check_cat, check_size, repeat_shapes
 from minidl.backends.flex.kernels import copy, gemm, indexing
 from minidl.backends.flex.kernels import reduce as r
 from minidl.backends.flex.kernels.broadcast import binary, clamp, where
@@ -39,14 +40,17 @@ class FlexFloatOps:
     # ----- creation and casts (fill and copy kernels) --------------------------------------------
     @classmethod
     def float_zeros(cls, shape: Shape, dtype: DType, device):
+        check_size("float_zeros", shape, dtype.numpy)
         return copy.full(tuple(shape), 0.0, dtype.numpy)
 
     @classmethod
     def float_ones(cls, shape: Shape, dtype: DType, device):
+        check_size("float_ones", shape, dtype.numpy)
         return copy.full(tuple(shape), 1.0, dtype.numpy)
 
     @classmethod
     def float_full(cls, shape: Shape, fill_value: float, dtype: DType, device):
+        check_size("float_full", shape, dtype.numpy)
         return copy.full(tuple(shape), fill_value, dtype.numpy)
 
     @classmethod
@@ -98,6 +102,12 @@ class FlexFloatOps:
 
     @classmethod
     def float_powf_scalar(cls, lhs, rhs: float):
+        """``lhs ** rhs``; ``** 0.5`` and ``** -0.5`` are sqrt and 1 / sqrt, as in torch (C's pow
+        gives ``inf`` for ``(-inf) ** 0.5``, torch and sqrt NaN)."""
+        if rhs == 0.5:
+            return cls.float_sqrt(lhs)
+        if rhs == -0.5:
+            return unary("recip", cls.float_sqrt(lhs))
         return binary("pow", lhs, float(rhs))
 
     @classmethod
@@ -326,11 +336,15 @@ class FlexFloatOps:
 
     @classmethod
     def float_cat(cls, tensors: Sequence, dim: int):
+        check_cat("float_cat", tensors, dim)
         return copy.cat(list(tensors), dim, tensors[0].dtype)
 
     @classmethod
     def float_repeat_dim(cls, tensor, dim: int, times: int):
-        return copy.cat([tensor] * times, dim)
+        """One pass of the copy kernel over a stride-0 view (``[.., 1, n, ..]`` expanded to
+        ``[.., times, n, ..]``), not a cat of ``times`` copies; the size is checked first."""
+        inserted, expanded, out = repeat_shapes("float_repeat_dim", tensor.shape, dim, times, tensor.dtype)
+        return contiguous(np.broadcast_to(tensor.reshape(inserted), expanded)).reshape(out)
 
     @classmethod
     def float_gather(cls, dim: int, tensor, indices):

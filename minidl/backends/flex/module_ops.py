@@ -17,7 +17,7 @@ default Flex replaces, with a fused kernel — the split the book's tables show 
   passes no gradient back (its index, torch's fallback, may even name an element outside the
   window, or past the plane) — those windows are known from the options alone; the ``where``
   kernel zeroes their gradients (and points them at position 0) before the scatter.
-- interpolate: nearest and bilinear (``align_corners=False``) resizing of NCHW tensors, torch's
+- interpolate: nearest and bilinear (``align_corners`` either way) resizing of NCHW tensors, torch's
   index arithmetic; one plane per task, tap tables per axis.
 - layer_norm: the default runs ``mean_dim``, ``sub``, ``mul``, ``mean_dim``, ``add_scalar``,
   ``sqrt``, ``div``, ``mul``, ``add`` — nine ops, eight temporaries. The kernel reads each row
@@ -97,7 +97,7 @@ class FlexModuleOps:
         """``(output, indices)``; an index is the flat ``row * W + col`` of the first maximum
         (or the last NaN) of its window in the input plane, int64 (torch's convention)."""
         return pool.max_pool2d(contiguous(x), options.kernel_size, options.stride,
-                               options.padding, options.dilation)
+                               options.padding, options.dilation, options.ceil_mode)
 
     @classmethod
     def max_pool2d_with_indices_backward(cls, x, options: PoolOptions, output_grad, indices):
@@ -113,7 +113,7 @@ class FlexModuleOps:
     def avg_pool2d(cls, x, options: PoolOptions):
         """Window means (dilation does not apply to average pools, as torch)."""
         return pool.avg_pool2d(contiguous(x), options.kernel_size, options.stride, options.padding,
-                               options.count_include_pad)
+                               options.count_include_pad, options.ceil_mode)
 
     @classmethod
     def avg_pool2d_backward(cls, x, options: PoolOptions, output_grad):
@@ -130,16 +130,28 @@ class FlexModuleOps:
         dx = pool.adaptive_avg_pool2d_backward(contiguous(output_grad), x.shape)
         return _like(dx, x.dtype)
 
+    @classmethod
+    def adaptive_max_pool2d_with_indices(cls, x, output_size: tuple[int, int]):
+        """``(output, indices)``: each bin's first maximum (or last NaN) and its flat position."""
+        return pool.adaptive_max_pool2d(contiguous(x), tuple(output_size))
+
+    @classmethod
+    def adaptive_max_pool2d_with_indices_backward(cls, x, output_grad, indices):
+        """Each output gradient added at its maximum's input position (max pool's scatter)."""
+        dx = pool.max_pool2d_backward(contiguous(output_grad), contiguous(indices), x.shape)
+        return _like(dx, x.dtype)
+
     # ----- interpolate ----------------------------------------------------------------------------
     @classmethod
     def interpolate(cls, x, output_size: tuple[int, int], options: InterpolateOptions):
-        return interp.interpolate(contiguous(x), tuple(output_size), options.mode)
+        return interp.interpolate(contiguous(x), tuple(output_size), options.mode, options.align_corners)
 
     @classmethod
     def interpolate_backward(cls, x, output_grad, output_size: tuple[int, int],
                              options: InterpolateOptions):
         """Each output gradient sent back, times its tap weights, to the inputs it read."""
-        dx = interp.interpolate_backward(x.shape, contiguous(output_grad), options.mode)
+        dx = interp.interpolate_backward(x.shape, contiguous(output_grad), options.mode,
+                                         options.align_corners)
         return _like(dx, x.dtype)
 
     # ----- the fused layer_norm -------------------------------------------------------------------

@@ -14,10 +14,13 @@ from collections.abc import Sequence
 import numpy as np
 
 from minidl.backend import Distribution, DType
+from minidl.backend.limits import check_cat, check_size
 from minidl.backends.cpu_common import (
     INDEX_DTYPE,
     gather,
+    nonempty_dim,
     scatter_add,
+    select,
     select_add,
     slice_assign,
     whole,
@@ -37,12 +40,15 @@ def like(result: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 
 def _unary(fn, tensor: np.ndarray) -> np.ndarray:
-    return like(fn(compute(tensor)), tensor.dtype)
+    # NaN and inf are values like any other here (torch does not warn about log(0) either)
+    with np.errstate(all="ignore"):
+        return like(fn(compute(tensor)), tensor.dtype)
 
 
 def _binary(fn, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     # NumPy broadcasting; the result takes lhs's dtype (the protocol's rule)
-    return like(fn(compute(lhs), compute(rhs)), lhs.dtype)
+    with np.errstate(all="ignore"):
+        return like(fn(compute(lhs), compute(rhs)), lhs.dtype)
 
 
 # NumPy has no erf; Python's math.erf, element by element, is slow but correctly rounded, which
@@ -60,6 +66,7 @@ class NdArrayFloatOps:
     def float_random(cls, shape: Shape, distribution: Distribution, dtype: DType, device):
         """Samples from the device's PCG64 stream (see ``CpuHostOps.generator``), drawn in float64
         and cast to ``dtype``."""
+        check_size("float_random", shape, dtype.numpy)
         rng, shape = cls.generator(device), tuple(shape)
         if distribution.name == "uniform":
             low, high = distribution.a, distribution.b
@@ -165,22 +172,27 @@ class NdArrayFloatOps:
 
     @classmethod
     def float_sum_dim(cls, tensor, dim: int):
-        return like(np.sum(compute(tensor), axis=dim, keepdims=True), tensor.dtype)
+        with np.errstate(all="ignore"):
+            return like(np.sum(compute(tensor), axis=dim, keepdims=True), tensor.dtype)
 
     @classmethod
     def float_max_dim(cls, tensor, dim: int):
+        nonempty_dim("float_max_dim", tensor, dim)
         return np.max(tensor, axis=dim, keepdims=True)
 
     @classmethod
     def float_min_dim(cls, tensor, dim: int):
+        nonempty_dim("float_min_dim", tensor, dim)
         return np.min(tensor, axis=dim, keepdims=True)
 
     @classmethod
     def float_argmax(cls, tensor, dim: int):
+        nonempty_dim("float_argmax", tensor, dim)
         return np.argmax(tensor, axis=dim, keepdims=True).astype(INDEX_DTYPE, copy=False)
 
     @classmethod
     def float_argmin(cls, tensor, dim: int):
+        nonempty_dim("float_argmin", tensor, dim)
         return np.argmin(tensor, axis=dim, keepdims=True).astype(INDEX_DTYPE, copy=False)
 
     # ----- layout that moves elements (the views are CpuViewOps', shared with Flex) ------------
@@ -190,23 +202,24 @@ class NdArrayFloatOps:
 
     @classmethod
     def float_cat(cls, tensors: Sequence, dim: int):
+        check_cat("float_cat", tensors, dim)
         return like(np.concatenate(list(tensors), axis=dim), tensors[0].dtype)
 
     @classmethod
     def float_gather(cls, dim: int, tensor, indices):
-        return gather(dim, tensor, indices)
+        return gather(dim, tensor, indices, "float_gather")
 
     @classmethod
     def float_scatter(cls, dim: int, tensor, indices, value):
-        return like(scatter_add(dim, compute(tensor), indices, compute(value)), tensor.dtype)
+        return like(scatter_add(dim, compute(tensor), indices, compute(value), "float_scatter"), tensor.dtype)
 
     @classmethod
     def float_select(cls, tensor, dim: int, indices):
-        return np.take(tensor, indices.astype(INDEX_DTYPE, copy=False), axis=dim)
+        return select(tensor, dim, indices, "float_select")
 
     @classmethod
     def float_select_assign(cls, tensor, dim: int, indices, value):
-        return like(select_add(compute(tensor), dim, indices, compute(value)), tensor.dtype)
+        return like(select_add(compute(tensor), dim, indices, compute(value), "float_select_assign"), tensor.dtype)
 
     @classmethod
     def float_mask_where(cls, tensor, mask, value):

@@ -2,44 +2,88 @@
 
 from __future__ import annotations
 
-from minidl.backend import ActivationOps, DType  # noqa: F401
-from minidl.dispatch.route import route
+from minidl.backend import PRIMITIVE_TYPES, ActivationOps, DType  # noqa: F401
+from minidl.dispatch.route import ROUTE_LISTENERS, backend_for, route, wrap  # noqa: F401
+from minidl.dispatch.tensor import DispatchTensor  # noqa: F401
 
 
 class ActivationForwarding(ActivationOps):
-    """Forwards every ActivationOps op to the backend of its first input's device."""
+    """Forwards every ActivationOps op to the backend of its first input's device.
+
+    When every tensor input sits on the same device, the forwarder calls that device's
+    backend itself; any other case (mixed devices, autodiff lifting, a debug listener)
+    goes through ``route``, which decides the general way."""
     @classmethod
     def relu(cls, tensor):
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+            device = tensor.device
+            out = (device.routed_backend or backend_for(device)).relu(tensor.backend_tensor)
+            return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('relu', {'tensor': tensor})
 
     @classmethod
     def relu_backward(cls, output, grad):
+        if type(output) is DispatchTensor and not ROUTE_LISTENERS:
+            device = output.device
+            if type(grad) is DispatchTensor and grad.device is device:
+                out = (device.routed_backend or backend_for(device)).relu_backward(output.backend_tensor, grad.backend_tensor)
+                return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('relu_backward', {'output': output, 'grad': grad})
 
     @classmethod
     def leaky_relu(cls, tensor, negative_slope):
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+            device = tensor.device
+            out = (device.routed_backend or backend_for(device)).leaky_relu(tensor.backend_tensor, negative_slope)
+            return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('leaky_relu', {'tensor': tensor, 'negative_slope': negative_slope})
 
     @classmethod
     def gelu(cls, tensor):
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+            device = tensor.device
+            out = (device.routed_backend or backend_for(device)).gelu(tensor.backend_tensor)
+            return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('gelu', {'tensor': tensor})
 
     @classmethod
     def gelu_backward(cls, x, grad):
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+            device = x.device
+            if type(grad) is DispatchTensor and grad.device is device:
+                out = (device.routed_backend or backend_for(device)).gelu_backward(x.backend_tensor, grad.backend_tensor)
+                return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('gelu_backward', {'x': x, 'grad': grad})
 
     @classmethod
     def sigmoid(cls, tensor):
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+            device = tensor.device
+            out = (device.routed_backend or backend_for(device)).sigmoid(tensor.backend_tensor)
+            return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('sigmoid', {'tensor': tensor})
 
     @classmethod
     def sigmoid_backward(cls, output, grad):
+        if type(output) is DispatchTensor and not ROUTE_LISTENERS:
+            device = output.device
+            if type(grad) is DispatchTensor and grad.device is device:
+                out = (device.routed_backend or backend_for(device)).sigmoid_backward(output.backend_tensor, grad.backend_tensor)
+                return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('sigmoid_backward', {'output': output, 'grad': grad})
 
     @classmethod
     def softmax(cls, tensor, dim):
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+            device = tensor.device
+            out = (device.routed_backend or backend_for(device)).softmax(tensor.backend_tensor, dim)
+            return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('softmax', {'tensor': tensor, 'dim': dim})
 
     @classmethod
     def log_softmax(cls, tensor, dim):
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+            device = tensor.device
+            out = (device.routed_backend or backend_for(device)).log_softmax(tensor.backend_tensor, dim)
+            return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('log_softmax', {'tensor': tensor, 'dim': dim})

@@ -8,7 +8,8 @@ Inputs are made C-contiguous by the wrappers; float16 is computed in float32 and
 ==================  ============================================================================
 module              wrappers (burn-flex piece)
 ==================  ============================================================================
-``gemm``            ``matmul(a, b, out=None)``, ``batched_matmul(a, b)`` (``float_matmul``)
+``gemm``            ``matmul(a, b, out=None)``, ``batched_matmul(a, b)`` (``float_matmul``); its
+                    register tile follows ``isa.ISA`` (AVX-512 or AVX2, read at import)
 ``conv``            ``conv2d``, ``conv_transpose2d``, ``conv2d_x_backward``,
                     ``conv2d_weight_backward``, ``conv2d_bias_backward`` (``conv2d``,
                     ``conv_transpose2d`` & backward)

@@ -168,7 +168,7 @@ def _ternary_task(c, a, b, out, op, t, nch):
     elif op == RELU_AFFINE:  # relu(c * a + b)
         for j in range(orow.shape[0]):
             v = cr[j * sc] * ar[j * sa] + br[j * sb]
-            orow[j] = v if (v > 0 or v != v) else np.float32(0)
+            orow[j] = np.float32(0) if v < 0 else v  # NaN and -0.0 stay, as torch
     else:  # CLAMP: clamp(c, a, b)
         for j in range(orow.shape[0]):
             v = cr[j * sc]
@@ -210,6 +210,13 @@ def _views3(shape: tuple[int, ...], arrays: list[np.ndarray]):
         # The common cases, in about a microsecond: same-shape operands and single values
         # (the kernels broadcast size-1 axes themselves).
         return (1, 1, n), [a.reshape(1, 1, n) if a.shape == shape else a.reshape(1, 1, 1) for a in arrays]
+    if all(a.flags.c_contiguous for a in arrays):
+        # Strides straight from the shapes: no broadcast views built on the way (np.broadcast_to
+        # costs about 2.5 us an array; one np.ndarray over the operand's buffer about 0.25 us).
+        merged = merge_dims(shape, [_Strides(_broadcast_strides(a, shape)) for a in arrays])
+        if merged is not None:
+            shape3 = tuple(merged[0])
+            return shape3, [_view(a, shape3, st) for a, st in zip(arrays, merged[1])]
     views = [np.broadcast_to(a, shape) for a in arrays]
     merged = merge_dims(shape, views)
     if merged is None:
@@ -218,6 +225,28 @@ def _views3(shape: tuple[int, ...], arrays: list[np.ndarray]):
     shape3 = tuple(merged[0])
     # The merge rule is NumPy's own, so these reshapes are views, never copies.
     return shape3, [v.reshape(shape3) for v in views]
+
+
+class _Strides:
+    """What ``merge_dims`` reads of an array: its strides (here those of its broadcast view)."""
+
+    __slots__ = ("strides",)
+
+    def __init__(self, strides: tuple[int, ...]):
+        self.strides = strides
+
+
+def _broadcast_strides(a: np.ndarray, shape: tuple[int, ...]) -> tuple[int, ...]:
+    # NumPy's broadcasting rule: missing leading dims and size-1 dims get stride 0
+    pad = len(shape) - a.ndim
+    return (0,) * pad + tuple(0 if n == 1 else st for n, st in zip(a.shape, a.strides))
+
+
+def _view(a: np.ndarray, shape3: tuple[int, ...], strides3) -> np.ndarray:
+    # read-only, like np.broadcast_to's views, so numba sees the same array type as before
+    v = np.ndarray(shape3, a.dtype, a, 0, tuple(strides3))
+    v.flags.writeable = False
+    return v
 
 
 def shape_of(*arrays: np.ndarray) -> tuple[int, ...]:
@@ -258,20 +287,17 @@ def run3(serial, parallel, arrays: list[np.ndarray], out: np.ndarray, *extra) ->
     return out
 
 
-_NATIVE = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
+_NATIVE = frozenset(np.dtype(t).num for t in (np.float32, np.float64, np.int32, np.int64))
 
 
 def fast_pair(a, b) -> bool:
-    """Same dtype and shape, both C-contiguous: the tiny-op path (about 2 us in all)."""
-    return (
-        type(a) is np.ndarray
-        and type(b) is np.ndarray
-        and a.dtype == b.dtype
-        and a.shape == b.shape
-        and a.dtype in _NATIVE
-        and a.flags.c_contiguous
-        and b.flags.c_contiguous
-    )
+    """Same dtype and shape, both C-contiguous: the tiny-op path (about 1.5 us in all).
+
+    Ordered cheapest first; ``dtype.num`` (an int) is compared, not the dtype objects."""
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or a.shape != b.shape:
+        return False
+    num = a.dtype.num
+    return num == b.dtype.num and num in _NATIVE and a.flags.c_contiguous and b.flags.c_contiguous
 
 
 def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:

@@ -32,12 +32,17 @@ import numpy as np
 from numba import njit, prange
 
 from ._common import JIT, JIT_FAST, aligned_empty, compute_dtype
+from .isa import ISA
 
-MR = 6  # rows of a micro tile
-NR = 4  # columns of a micro tile
+# The register tile follows the instruction set numba compiles for (``isa.ISA``, read at import,
+# nothing compiled): every accumulator of the MR x NR tile is one vector register, and the NR
+# rows of Bt plus one row of A are live beside them. AVX-512 has 32 registers: 6 x 4 = 24
+# accumulators + 5. AVX2 has 16: 6 x 4 spills, 4 x 3 = 12 accumulators + 4 fits exactly.
+MR, NR = (6, 4) if ISA == "avx512" else (4, 3)  # rows, columns of a micro tile
+LANES = 16 if ISA == "avx512" else 8  # float32 per vector register (what LLVM vectorizes k by)
 KC = 1024  # reduction chunk
-MC = 96  # rows of C per task (a multiple of MR)
-NC = 128  # columns of C per task (a multiple of NR)
+MC = 96  # rows of C per task (a multiple of MR: 6 and 4 both divide it)
+NC = 128 if NR == 4 else 120  # columns of C per task (a multiple of NR)
 PARALLEL_MIN_WORK = 100**3  # m*n*k above which two threads pay for their wake-up
 
 
@@ -122,8 +127,8 @@ def transpose_parallel(b, bt):
 
 
 @njit(**JIT_FAST)
-def block_task(a, bt, c, t, k, zero, tile):
-    """Compute the (MC x NC) block number ``t`` of C = A @ Bt.T.
+def block_task_6x4(a, bt, c, t, k, zero, tile):
+    """Compute the (MC x NC) block number ``t`` of C = A @ Bt.T with 6 x 4 tiles (AVX-512).
 
     ``a`` is [m, >= k] and ``bt`` is [n, >= k] (B transposed), both with contiguous rows; only
     the first ``k`` columns are read. Past the last row of A or Bt the row index is clamped:
@@ -206,6 +211,62 @@ def block_task(a, bt, c, t, k, zero, tile):
                                 crow[j0 + s] = tile[r, s]
                             else:
                                 crow[j0 + s] += tile[r, s]
+
+
+@njit(**JIT_FAST)
+def block_task_4x3(a, bt, c, t, k, zero, tile):
+    """``block_task_6x4`` with 4 x 3 tiles: 12 accumulators, what AVX2's 16 registers hold."""
+    m, n = c.shape
+    nic = (m + MC - 1) // MC
+    jc = t // nic
+    ic = t - jc * nic
+    i_lo = ic * MC
+    i_hi = min(i_lo + MC, m)
+    j_lo = jc * NC
+    j_hi = min(j_lo + NC, n)
+    for p0 in range(0, k, KC):
+        p1 = min(p0 + KC, k)
+        first = p0 == 0
+        for i0 in range(i_lo, i_hi, 4):
+            a0 = a[i0, p0:p1]
+            a1 = a[min(i0 + 1, m - 1), p0:p1]
+            a2 = a[min(i0 + 2, m - 1), p0:p1]
+            a3 = a[min(i0 + 3, m - 1), p0:p1]
+            mr = min(4, m - i0)
+            for j0 in range(j_lo, j_hi, 3):
+                b0 = bt[j0, p0:p1]
+                b1 = bt[min(j0 + 1, n - 1), p0:p1]
+                b2 = bt[min(j0 + 2, n - 1), p0:p1]
+                s00 = zero; s01 = zero; s02 = zero  # noqa: E702
+                s10 = zero; s11 = zero; s12 = zero  # noqa: E702
+                s20 = zero; s21 = zero; s22 = zero  # noqa: E702
+                s30 = zero; s31 = zero; s32 = zero  # noqa: E702
+                for p in range(p1 - p0):
+                    y0 = b0[p]; y1 = b1[p]; y2 = b2[p]  # noqa: E702
+                    x = a0[p]
+                    s00 += x * y0; s01 += x * y1; s02 += x * y2  # noqa: E702
+                    x = a1[p]
+                    s10 += x * y0; s11 += x * y1; s12 += x * y2  # noqa: E702
+                    x = a2[p]
+                    s20 += x * y0; s21 += x * y1; s22 += x * y2  # noqa: E702
+                    x = a3[p]
+                    s30 += x * y0; s31 += x * y1; s32 += x * y2  # noqa: E702
+                tile[0, 0] = s00; tile[0, 1] = s01; tile[0, 2] = s02  # noqa: E702
+                tile[1, 0] = s10; tile[1, 1] = s11; tile[1, 2] = s12  # noqa: E702
+                tile[2, 0] = s20; tile[2, 1] = s21; tile[2, 2] = s22  # noqa: E702
+                tile[3, 0] = s30; tile[3, 1] = s31; tile[3, 2] = s32  # noqa: E702
+                nr = min(3, n - j0)
+                for r in range(mr):
+                    crow = c[i0 + r]
+                    for s in range(nr):
+                        if first:
+                            crow[j0 + s] = tile[r, s]
+                        else:
+                            crow[j0 + s] += tile[r, s]
+
+
+#: The micro-kernel of this process's instruction set (resolved when gemm_* first compile).
+block_task = block_task_6x4 if (MR, NR) == (6, 4) else block_task_4x3
 
 
 @njit(**JIT_FAST)

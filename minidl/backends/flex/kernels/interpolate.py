@@ -1,5 +1,5 @@
-"""Spatial resizing of NCHW tensors: nearest and bilinear (``align_corners=False``), forward and
-backward, with torch's index arithmetic.
+"""Spatial resizing of NCHW tensors: nearest and bilinear (with or without ``align_corners``),
+forward and backward, with torch's index arithmetic.
 
 Mirrors burn-flex's ``interpolate`` / ``interpolate_backward`` (burn-ndarray's
 ``ops/interpolate.rs`` in spirit).
@@ -100,10 +100,12 @@ def resize_backward_parallel(grad, out, rows, rw, cols, cw):
 # ---------------------------------------------------------------------------------------------
 
 
-def taps(in_size: int, out_size: int, mode: str, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
+def taps(in_size: int, out_size: int, mode: str, dtype: np.dtype,
+         align_corners: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``(index [out, T], weight [out, T])``: the input positions each output reads along one
     axis, torch's arithmetic (nearest: ``floor(dst * in/out)`` in float32; bilinear with
-    ``align_corners=False``: ``src = max((dst + 0.5) * in/out - 0.5, 0)``)."""
+    ``align_corners=False``: ``src = max((dst + 0.5) * in/out - 0.5, 0)``; with
+    ``align_corners=True``: ``src = dst * (in - 1) / (out - 1)``, 0 for a single output)."""
     if mode not in MODES:
         raise ValueError(f"interpolate: mode must be one of {MODES}, found {mode!r}")
     dtype = np.dtype(dtype)
@@ -113,21 +115,26 @@ def taps(in_size: int, out_size: int, mode: str, dtype: np.dtype) -> tuple[np.nd
         src = np.floor(dst.astype(np.float32) * scale).astype(np.int64)
         index = np.minimum(src, in_size - 1).reshape(out_size, 1)
         return index, np.ones((out_size, 1), dtype)
-    scale = dtype.type(in_size) / dtype.type(out_size)
-    real = np.maximum(scale * (dst.astype(dtype) + dtype.type(0.5)) - dtype.type(0.5), 0)
+    if align_corners:
+        scale = dtype.type(in_size - 1) / dtype.type(out_size - 1) if out_size > 1 else dtype.type(0)
+        real = scale * dst.astype(dtype)
+    else:
+        scale = dtype.type(in_size) / dtype.type(out_size)
+        real = np.maximum(scale * (dst.astype(dtype) + dtype.type(0.5)) - dtype.type(0.5), 0)
     low = np.minimum(np.floor(real).astype(np.int64), in_size - 1)
     lam = np.clip(real - low, 0, 1).astype(dtype)
     high = np.minimum(low + 1, in_size - 1)
     return np.stack([low, high], axis=1), np.stack([1 - lam, lam], axis=1).astype(dtype)
 
 
-def _tables(in_hw, out_hw, mode, cdt):
-    rows, rw = taps(in_hw[0], out_hw[0], mode, cdt)
-    cols, cw = taps(in_hw[1], out_hw[1], mode, cdt)
+def _tables(in_hw, out_hw, mode, cdt, align_corners=False):
+    rows, rw = taps(in_hw[0], out_hw[0], mode, cdt, align_corners)
+    cols, cw = taps(in_hw[1], out_hw[1], mode, cdt, align_corners)
     return rows, rw, cols, cw
 
 
-def interpolate(x: np.ndarray, output_size: tuple[int, int], mode: str) -> np.ndarray:
+def interpolate(x: np.ndarray, output_size: tuple[int, int], mode: str,
+                align_corners: bool = False) -> np.ndarray:
     """Resize x [N, C, H, W] to [N, C, *output_size]; same dtype as x."""
     if x.ndim != 4:
         raise ValueError(f"interpolate: expected a 4-D input [N, C, H, W], found {x.shape}")
@@ -138,11 +145,12 @@ def interpolate(x: np.ndarray, output_size: tuple[int, int], mode: str) -> np.nd
     if out.size and h and w:
         xc = np.ascontiguousarray(x, dtype=cdt).reshape(n * c, h, w)
         kernel = resize_parallel if out.size >= PARALLEL_MIN_ELEMS else resize_serial
-        kernel(xc, out, *_tables((h, w), (oh, ow), mode, cdt))
+        kernel(xc, out, *_tables((h, w), (oh, ow), mode, cdt, align_corners))
     return out.reshape(n, c, oh, ow).astype(x.dtype, copy=False)
 
 
-def interpolate_backward(x_shape: tuple[int, ...], grad: np.ndarray, mode: str) -> np.ndarray:
+def interpolate_backward(x_shape: tuple[int, ...], grad: np.ndarray, mode: str,
+                         align_corners: bool = False) -> np.ndarray:
     """Gradient of :func:`interpolate` w.r.t. its input of shape ``x_shape``, grad's dtype."""
     n, c, h, w = x_shape
     oh, ow = grad.shape[2], grad.shape[3]
@@ -154,5 +162,5 @@ def interpolate_backward(x_shape: tuple[int, ...], grad: np.ndarray, mode: str) 
         g = np.ascontiguousarray(grad, dtype=cdt).reshape(n * c, oh, ow)
         big = max(out.size, g.size) >= PARALLEL_MIN_ELEMS
         kernel = resize_backward_parallel if big else resize_backward_serial
-        kernel(g, out, *_tables((h, w), (oh, ow), mode, cdt))
+        kernel(g, out, *_tables((h, w), (oh, ow), mode, cdt, align_corners))
     return out.reshape(n, c, h, w).astype(grad.dtype, copy=False)

@@ -3,7 +3,9 @@ with its backward, average (``count_include_pad``) with its backward, adaptive a
 its backward.
 
 Mirrors burn-flex's ``max_pool2d_with_indices`` (+ ``_backward``), ``avg_pool2d``
-(+ ``_backward``), ``adaptive_avg_pool2d`` (+ ``_backward``). One task per (image, channel)
+(+ ``_backward``), ``adaptive_avg_pool2d`` (+ ``_backward``), and torch's
+``adaptive_max_pool2d`` (burn has none; its backward is ``max_pool2d_backward``'s scatter).
+``ceil_mode`` only changes the output size: windows are clipped to the input anyway. One task per (image, channel)
 plane; planes are spread over threads when the work is large. Padding is virtual: windows
 are clipped to the real input, nothing is copied.
 
@@ -179,6 +181,46 @@ def _adaptive_plane(x, out, p, backward):
 
 
 @njit(**JIT_FAST)
+def _adaptive_max_plane(x, out, idx, p):
+    # torch's bins, scanned keeping `v > max or isnan(v)`: the first maximum or the last NaN
+    n_c = x.shape[1]
+    n = p // n_c
+    c = p - n * n_c
+    h, w = x.shape[2], x.shape[3]
+    oh_n, ow_n = out.shape[2], out.shape[3]
+    for oy in range(oh_n):
+        ya = (oy * h) // oh_n
+        yb = -((-(oy + 1) * h) // oh_n)
+        for ox in range(ow_n):
+            xa = (ox * w) // ow_n
+            xb = -((-(ox + 1) * w) // ow_n)
+            m = x[n, c, ya, xa]
+            best = ya * w + xa
+            for yy in range(ya, yb):
+                for xx in range(xa, xb):
+                    v = x[n, c, yy, xx]
+                    if v > m or v != v:
+                        m = v
+                        best = yy * w + xx
+            out[n, c, oy, ox] = m
+            idx[n, c, oy, ox] = best
+
+
+@njit(**JIT_FAST)
+def adaptive_max_serial(x, out, idx):
+    """Adaptive max pool of x [N, C, H, W] into out [N, C, OH, OW] with flat input indices."""
+    for p in range(x.shape[0] * x.shape[1]):
+        _adaptive_max_plane(x, out, idx, p)
+
+
+@njit(parallel=True, **JIT_FAST)
+def adaptive_max_parallel(x, out, idx):
+    """``adaptive_max_serial`` with the planes spread over threads."""
+    for p in prange(x.shape[0] * x.shape[1]):
+        _adaptive_max_plane(x, out, idx, p)
+
+
+@njit(**JIT_FAST)
 def adaptive_avg_serial(x, out, backward):
     """Adaptive average pool (or its backward, x then the output gradient), plane by plane."""
     for p in range(x.shape[0] * x.shape[1]):
@@ -204,8 +246,14 @@ def _pair(v: int | Pair | None, default: Pair | None = None) -> Pair:
     return (v, v) if isinstance(v, int) else (int(v[0]), int(v[1]))
 
 
-def _out_size(size: int, k: int, s: int, p: int, d: int = 1) -> int:
-    return (size + 2 * p - d * (k - 1) - 1) // s + 1
+def _out_size(size: int, k: int, s: int, p: int, d: int = 1, ceil_mode: bool = False) -> int:
+    # torch's pooling_output_shape: with ceil_mode the last window may hang past the input's
+    # end, but must start inside the input or its left padding
+    span = size + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
 
 
 def _prep(x: np.ndarray, name: str) -> np.ndarray:
@@ -220,8 +268,10 @@ def max_pool2d(
     stride: int | Pair | None = None,
     padding: int | Pair = 0,
     dilation: int | Pair = 1,
+    ceil_mode: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``(values, indices)`` of a 2-D max pool (stride defaults to the kernel, as torch)."""
+    """``(values, indices)`` of a 2-D max pool (stride defaults to the kernel, as torch).
+    Windows are clipped to the input, so ``ceil_mode`` only changes the output size."""
     kh, kw = _pair(kernel)
     sh, sw = _pair(stride, (kh, kw))
     ph, pw = _pair(padding)
@@ -230,7 +280,7 @@ def max_pool2d(
         raise ValueError(f"max_pool2d: padding {(ph, pw)} must be at most half the kernel")
     xc = _prep(x, "max_pool2d")
     n, c, h, w = xc.shape
-    oh, ow = _out_size(h, kh, sh, ph, dh), _out_size(w, kw, sw, pw, dw)
+    oh, ow = _out_size(h, kh, sh, ph, dh, ceil_mode), _out_size(w, kw, sw, pw, dw, ceil_mode)
     out = np.empty((n, c, max(oh, 0), max(ow, 0)), xc.dtype)
     idx = np.empty(out.shape, np.int64)
     if out.size:
@@ -259,15 +309,18 @@ def avg_pool2d(
     stride: int | Pair | None = None,
     padding: int | Pair = 0,
     count_include_pad: bool = True,
+    ceil_mode: bool = False,
 ) -> np.ndarray:
-    """2-D average pool; ``count_include_pad`` divides by the whole window, else by the number
-    of real elements in it (torch's flag)."""
+    """2-D average pool; ``count_include_pad`` divides by the window's part inside the padded
+    input (the whole window, unless a ``ceil_mode`` window hangs past it), else by the number
+    of real elements in it (torch's flags)."""
     kh, kw = _pair(kernel)
     sh, sw = _pair(stride, (kh, kw))
     ph, pw = _pair(padding)
     xc = _prep(x, "avg_pool2d")
     n, c, h, w = xc.shape
-    out = np.empty((n, c, _out_size(h, kh, sh, ph), _out_size(w, kw, sw, pw)), xc.dtype)
+    out = np.empty((n, c, _out_size(h, kh, sh, ph, 1, ceil_mode), _out_size(w, kw, sw, pw, 1, ceil_mode)),
+                   xc.dtype)
     if out.size:
         kern = avg_pool_parallel if out.size * kh * kw >= PARALLEL_MIN_ELEMS else avg_pool_serial
         kern(xc, out, kh, kw, sh, sw, ph, pw, count_include_pad, False)
@@ -314,3 +367,18 @@ def adaptive_avg_pool2d_backward(grad_out: np.ndarray, x_shape: tuple[int, ...])
         kern = adaptive_avg_parallel if out.size >= PARALLEL_MIN_ELEMS else adaptive_avg_serial
         kern(g, out, True)
     return out.astype(grad_out.dtype, copy=False)
+
+
+def adaptive_max_pool2d(x: np.ndarray, output_size: int | Pair) -> tuple[np.ndarray, np.ndarray]:
+    """``(values, indices)`` of an adaptive max pool to ``output_size`` (torch's bins); an
+    index is the flat ``row * W + col`` in the input plane, int64."""
+    oh, ow = _pair(output_size)
+    xc = _prep(x, "adaptive_max_pool2d")
+    out = np.empty((xc.shape[0], xc.shape[1], oh, ow), xc.dtype)
+    idx = np.empty(out.shape, np.int64)
+    if out.size:
+        if xc.shape[2] == 0 or xc.shape[3] == 0:
+            raise ValueError(f"adaptive_max_pool2d: expected a non-empty plane, found {x.shape}")
+        kern = adaptive_max_parallel if xc.size >= PARALLEL_MIN_ELEMS else adaptive_max_serial
+        kern(xc, out, idx)
+    return out.astype(x.dtype, copy=False), idx

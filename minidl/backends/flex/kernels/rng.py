@@ -10,11 +10,17 @@ That is what makes the fill parallel and reproducible at once; it is a statistic
 generator, not a cryptographic one. :class:`RngState` keeps the seed and the counter in
 Python: each call advances the counter by the numbers it consumed, so successive calls give
 new numbers, and ``seed(n)`` restarts the stream.
+
+Threads: a draw *reserves* its range of counters under a lock (read the counter, advance it)
+and fills it outside the lock. Without the lock, two threads could read the same counter
+before either advanced it and get the same numbers (four threads drawing dropout masks got
+identical masks); with it, concurrent draws get disjoint ranges and still fill in parallel.
 """
 
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 from numba import njit, prange
@@ -98,22 +104,32 @@ class RngState:
     and advance the counter by the numbers drawn (a normal draw uses an even count)."""
 
     def __init__(self, seed: int = 0) -> None:
+        self._lock = threading.Lock()
         self.seed(seed)
 
     def seed(self, seed: int) -> None:
         """Restart the stream: the next draws repeat those after any earlier ``seed(seed)``."""
-        self.seed_value = int(seed)
-        self.key = _key(seed)
-        self.counter = 0
+        with self._lock:
+            self.seed_value = int(seed)
+            self.key = _key(seed)
+            self.counter = 0
+
+    def reserve(self, count: int) -> tuple[np.uint64, int]:
+        """``(key, start)`` of ``count`` counters no other draw gets: the one step that must
+        not interleave between threads."""
+        with self._lock:
+            start = self.counter
+            self.counter += count
+            return self.key, start
 
     def _draw(self, shape, kind: int, a: float, b: float, dtype, count: int) -> np.ndarray:
         dtype = np.dtype(dtype)
         cdt = np.float32 if dtype == np.float16 else dtype
         out = np.empty(math.prod(shape), cdt)
+        key, start = self.reserve(count)
         if out.size:
             kernel = fill_parallel if out.size >= PARALLEL_MIN_ELEMS else fill_serial
-            kernel(out, kind, self.key, np.uint64(self.counter), a, b)
-        self.counter += count
+            kernel(out, kind, key, np.uint64(start), a, b)
         return out.reshape(shape).astype(dtype, copy=False)
 
     def uniform(self, shape, low: float = 0.0, high: float = 1.0, dtype=np.float32) -> np.ndarray:

@@ -62,7 +62,7 @@ def _un(op, v):
     if op == SIGMOID:
         return 1 / (1 + np.exp(-v))
     if op == RELU:
-        return v if (v > 0 or v != v) else np.float32(0)  # NaN stays NaN, as torch
+        return np.float32(0) if v < 0 else v  # NaN and -0.0 stay, as torch's clamp_min(x, 0)
     if op == GELU:
         # 1 + erf(z) written as erfc(-z): no cancellation for negative v (erf -> -1)
         return 0.5 * v * math.erfc(-v * 0.7071067811865476)
@@ -112,7 +112,7 @@ def _relu_affine_chunk(x, a, b, out, lo, hi):
     os = out[lo:hi]
     for i in range(os.shape[0]):
         v = xs[i] * a + b
-        os[i] = v if (v > 0 or v != v) else np.float32(0)
+        os[i] = np.float32(0) if v < 0 else v
 
 
 @njit(**JIT_EW)

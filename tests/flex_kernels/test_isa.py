@@ -1,0 +1,50 @@
+"""The instruction set the kernels are compiled for, and the gemm tile it picks (no compiling)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from minidl.backends.flex.kernels import isa
+
+
+@pytest.mark.parametrize(
+    ("name", "features", "expected"),
+    [
+        ("haswell", "", "avx2"),
+        ("skylake-avx512", "", "avx512"),
+        ("znver4", "", "avx512"),
+        ("generic", "+avx2,+fma,+avx512f", "avx512"),
+        ("znver4", "+avx2,-avx512f", "avx2"),
+    ],
+)
+def test_detect_reads_numba_cpu_name_and_features(monkeypatch, name, features, expected):
+    monkeypatch.setenv("NUMBA_CPU_NAME", name)
+    monkeypatch.setenv("NUMBA_CPU_FEATURES", features)
+    assert isa.detect() == expected
+
+
+def test_the_host_isa_matches_proc_cpuinfo(monkeypatch):
+    monkeypatch.delenv("NUMBA_CPU_NAME", raising=False)
+    monkeypatch.delenv("NUMBA_CPU_FEATURES", raising=False)
+    with open("/proc/cpuinfo") as f:
+        host = "avx512" if "avx512f" in f.read() else "avx2"
+    assert isa.detect() == host
+
+
+_PROBE = (
+    "from minidl.backends.flex.kernels import gemm, isa;"
+    "print(isa.ISA, gemm.MR, gemm.NR, gemm.MC % gemm.MR, gemm.NC % gemm.NR,"
+    " len(gemm.block_task.signatures), gemm.block_task.__name__)"
+)
+
+
+@pytest.mark.parametrize(("cpu", "expected"), [("haswell", "avx2 4 3 0 0 0 block_task_4x3"),
+                                                ("skylake-avx512", "avx512 6 4 0 0 0 block_task_6x4")])
+def test_gemm_picks_its_tile_at_import_without_compiling(cpu, expected):
+    env = dict(os.environ, NUMBA_CPU_NAME=cpu)
+    out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.split() == expected.split()

@@ -10,13 +10,14 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 
-_KINDS = ("flex", "ndarray")
+_KINDS = ("flex", "ndarray", "fusion")
 
 
 class Device:
-    """A device: a backend kind (``flex`` or ``ndarray``), an index, and optionally autodiff.
+    """A device: a backend kind (``flex``, ``ndarray`` or ``fusion``), an index, and optionally autodiff.
 
-    Build one with ``Device.flex()`` / ``Device.ndarray()`` and wrap it with ``.autodiff()``.
+    Build one with ``Device.flex()`` / ``Device.ndarray()`` / ``Device.fusion()`` and wrap it
+    with ``.autodiff()``.
     Two devices compare equal when kind and index match, whatever their autodiff flag
     (burn compares the inner device) — use :meth:`is_autodiff` to tell them apart.
     """
@@ -43,6 +44,12 @@ class Device:
     def ndarray(index: int = 0) -> Device:
         """The CPU device of the plain NumPy backend NdArray."""
         return _interned("ndarray", index, False, None)
+
+    @staticmethod
+    def fusion(index: int = 0) -> Device:
+        """The lazy fusion device: ``Fusion[Flex]``, ops recorded and run as fused numba kernels
+        (burn's ``Fusion<CubeBackend>`` counterpart on a CPU). It shares Flex's random stream."""
+        return Device("fusion", index)
 
     @staticmethod
     def default() -> Device:

@@ -10,6 +10,8 @@
   module or ``{name: tensor}``) labels the leaves ``weight``, ``bias``, ... .
 - :func:`debug_level` / ``MINIDL_DEBUG`` — leveled output: routes, kernels and times, compiles.
 - :func:`path_diagram` / :func:`merge_paths` — a backtrace drawn as the seeds' flowcharts.
+- :func:`fusion_plan` / :func:`fusion_history` — what a fusion stream recorded, the blocks
+  its search chose, the generated kernels' sources, bytes moved with and without fusion.
 - :func:`pdb_session` — a genuine, non-interactive ``pdb`` transcript.
 
 The diagrams are drawn by :mod:`minidl.book.flowchart` (what the chapters share); ``Flowchart``
@@ -21,6 +23,7 @@ Nothing in minidl imports this package; importing it costs no hook until a tool 
 from minidl.book.flowchart import Flowchart
 from minidl.debug.catalog import backend_classes, known_locations
 from minidl.debug.diagram import PathDiagram, merge_paths, path_diagram
+from minidl.debug.fusion import BlockView, FusionPlan, fusion_history, fusion_plan
 from minidl.debug.graph import GraphView, graph
 from minidl.debug.implementations import (
     Coverage,
@@ -36,11 +39,13 @@ from minidl.debug.table import Table
 from minidl.debug.trace import Breakpoint, Frame, Hit, Trace, trace
 
 __all__ = [
+    "BlockView",
     "Breakpoint",
     "Coverage",
     "DebugLog",
     "Flowchart",
     "Frame",
+    "FusionPlan",
     "GraphView",
     "Hit",
     "Implementations",
@@ -51,6 +56,8 @@ __all__ = [
     "coverage",
     "debug_level",
     "default_recipe",
+    "fusion_history",
+    "fusion_plan",
     "get_level",
     "graph",
     "implementations",

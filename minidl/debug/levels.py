@@ -5,8 +5,10 @@
 level what is printed (to stderr, or captured)
 ===== =====================================================================================
 0     nothing (the default; no hook is installed, so nothing is paid)
-1     each op Dispatch routes, as ``float_matmul → Autodiff[Flex]``
-2     plus, when the op returns: its tensor arguments (dtype and shape), the result, the
+1     each op Dispatch routes, as ``float_matmul → Autodiff[Flex]``; on a fusion device
+      also the stream's events (sync, plan searched or reused, block fused, kernel
+      generated or loaded, launched, op run on ``B``)
+2     plus every op a fusion stream records, and, when the op returns: its tensor arguments (dtype and shape), the result, the
       numba kernels it ran with their times, and the op's wall time
 3     plus numba compile events: a kernel's first call loading from numba's cache or
       compiling, with the signature and the time it took
@@ -35,7 +37,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TextIO
 
+from minidl.backends.fusion.events import STREAM_LISTENERS
 from minidl.debug import _hooks
+from minidl.debug.fusion import stream_line
 from minidl.debug.names import describe, kernel_info, short_dtype
 from minidl.dispatch import ROUTE_LISTENERS
 from minidl.dispatch import route as _route_module
@@ -217,8 +221,20 @@ class _CompileListener:
 _compile_listener: _CompileListener | None = None
 
 
+def _on_stream(event: str, **details) -> None:
+    if event == "recorded" and get_level() < 2:
+        return
+    line = stream_line(event, details)
+    if line:
+        _emit(line)
+
+
 def _apply(level: int) -> None:
     global _compile_listener
+    if level >= 1 and _on_stream not in STREAM_LISTENERS:
+        STREAM_LISTENERS.append(_on_stream)
+    if level < 1 and _on_stream in STREAM_LISTENERS:
+        STREAM_LISTENERS.remove(_on_stream)
     if level >= 1 and _on_route not in ROUTE_LISTENERS:
         ROUTE_LISTENERS.append(_on_route)
     if level < 1 and _on_route in ROUTE_LISTENERS:

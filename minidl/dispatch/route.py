@@ -20,7 +20,11 @@ from minidl.backend.device import Device
 from minidl.dispatch.tensor import DispatchTensor
 
 #: Modules and class names of the inner backends, imported on first use (numba loads lazily).
-_BACKENDS = {"flex": ("minidl.backends.flex", "Flex"), "ndarray": ("minidl.backends.ndarray", "NdArray")}
+_BACKENDS = {
+    "flex": ("minidl.backends.flex", "Flex"),
+    "ndarray": ("minidl.backends.ndarray", "NdArray"),
+    "fusion": ("minidl.backends.fusion", "FusionFlex"),  # Fusion[Flex]
+}
 
 #: Called as ``listener(op, backend, args)`` for every routed op; empty unless debugging.
 ROUTE_LISTENERS: list[Callable] = []
@@ -36,7 +40,7 @@ def _inner_backend(kind: str) -> type:
 
 
 def inner_backend(device: Device) -> type:
-    """The backend class that owns a device kind (``Flex`` or ``NdArray``)."""
+    """The backend class that owns a device kind (``Flex``, ``NdArray`` or ``Fusion[Flex]``)."""
     return _inner_backend(device.kind)
 
 

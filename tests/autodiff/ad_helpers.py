@@ -32,11 +32,17 @@ INNER = [
             reason="the Flex backend has not landed yet (minidl.backends.flex.Flex is missing)",
         ),
     ),
+    # Fusion[Flex] synced after each op (primitives stay NumPy arrays): Autodiff[Fusion[Flex]]
+    pytest.param("fusion", id="fusion"),
 ]
 
 
 def inner_backend(name: str) -> type:
-    """``NdArray`` or ``Flex`` (raises ImportError/AttributeError while Flex is missing)."""
+    """``NdArray``, ``Flex`` or synced ``Fusion[Flex]`` (raises ImportError/AttributeError while Flex is missing)."""
+    if name == "fusion":
+        from minidl.backends.fusion.synced import SyncedFusionFlex
+
+        return SyncedFusionFlex
     module = importlib.import_module(f"minidl.backends.{name}")
     return getattr(module, {"ndarray": "NdArray", "flex": "Flex"}[name])
 

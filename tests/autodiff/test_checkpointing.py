@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ad_helpers import INNER, ad, inner_backend, leaf
+from ad_helpers import INNER, ad, leaf
 
 from minidl.autodiff import Autodiff, Recompute, graph, graph_memory
 from minidl.dispatch import Device, backend_for
@@ -102,7 +102,7 @@ def test_very_long_chains_do_not_hit_the_recursion_limit(inner, checkpointing):
 @pytest.mark.parametrize("inner", INNER)
 def test_gradient_checkpointing_device_routes_to_the_balanced_class(inner):
     dev = getattr(Device, inner)().autodiff().gradient_checkpointing()
-    B = inner_backend(inner)
+    B = backend_for(getattr(Device, inner)())  # the plain device's backend (Fusion[Flex] for fusion)
     assert backend_for(dev) is Autodiff[B, "balanced"]
     assert backend_for(dev).checkpointing == "balanced"
     assert backend_for(getattr(Device, inner)().autodiff()) is Autodiff[B]

@@ -22,6 +22,8 @@ from hypothesis.extra.numpy import array_shapes
 BACKENDS = [
     ("ndarray", "minidl.backends.ndarray", "NdArray", None),
     ("flex", "minidl.backends.flex", "Flex", None),
+    # Fusion[Flex] synced after every op, so primitives in and out stay NumPy arrays
+    ("fusion", "minidl.backends.fusion.synced", "SyncedFusionFlex", None),
 ]
 
 #: hypothesis settings for every property here: no deadline (numba compiles on first call) and

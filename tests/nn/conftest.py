@@ -1,4 +1,4 @@
-"""Fixtures: ``kind`` runs a test on each device kind (NdArray, Flex — xfail while missing)."""
+"""Fixtures: ``kind`` runs a test on each device kind (NdArray, Flex — xfail while missing —, Fusion[Flex])."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from minidl.dispatch import Device
 from .support import plain_device
 
 
-@pytest.fixture(params=["ndarray", "flex"])
+@pytest.fixture(params=["ndarray", "flex", "fusion"])
 def kind(request) -> str:
     """A device kind."""
     return request.param

@@ -28,6 +28,8 @@ def plain_device(kind: str) -> Device:
     """The plain device of ``kind``; an xfail naming what is missing for a missing Flex."""
     if kind == "flex" and not flex_available():
         pytest.xfail(FLEX_MISSING)
+    if kind == "fusion":
+        return Device.fusion()
     return Device.flex() if kind == "flex" else Device.ndarray()
 
 

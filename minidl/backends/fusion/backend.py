@@ -1,0 +1,159 @@
+"""``Fusion[B]``: the lazy backend decorator (burn-fusion's ``Fusion<B>``).
+
+``fusion_backend(Flex)`` builds, once, a class named ``Fusion[Flex]`` (it prints as
+``fusion<flex>``) whose primitive is a :class:`FusionTensor`. It subclasses the protocol
+``Backend``, not ``B``: an op it does not define runs the protocol's default with
+``cls = Fusion[B]``, so ``linear`` and ``layer_norm`` (which burn's Fusion does not override)
+split into primitive ops the fusers can see. Element-wise ops, reductions along a dim and
+matmul are recorded (:mod:`.record`); every other required op runs on ``B`` at once
+(:mod:`.eager`), including ``conv2d``, which burn's Fusion overrides only to record it and
+hand it to the inner backend.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from minidl.backend import Backend, TensorData, is_required, op_names
+from minidl.backend.device import Device
+from minidl.backend.options import ConvOptions
+from minidl.backends.fusion.eager import eager_op, inner_device, run_on_inner
+from minidl.backends.fusion.record import FusionRecordedOps
+from minidl.backends.fusion.stream import Stream
+from minidl.backends.fusion.tensor import FusionTensor
+
+
+class Fusion(FusionRecordedOps, Backend):
+    """The fusion decorator; ``Fusion[Flex]`` is the concrete backend for an inner backend.
+
+    Besides the protocol it has :meth:`sync` (drain the stream) and :attr:`stream` (the
+    recorded ops, the plan store, the history of executions ``minidl.debug`` shows).
+    """
+
+    abstract = True
+    name = "fusion"
+    _inner: ClassVar[type]
+    stream: ClassVar[Stream]
+
+    def __class_getitem__(cls, item: Any) -> type:
+        return fusion_backend(item)
+
+    @classmethod
+    def inner_backend(cls) -> type:
+        """The decorated backend ``B``."""
+        return cls._inner
+
+    @classmethod
+    def sync(cls) -> None:
+        """Run everything recorded so far (burn's ``B::sync``)."""
+        cls.stream.drain(reason="sync")
+
+    # ----- host data and devices (sync points and plain moves) ---------------------------
+    @classmethod
+    def _ready(cls, value) -> FusionTensor:
+        return cls.stream.ready(value)
+
+    @classmethod
+    def _check_device(cls, device, op: str) -> None:
+        if getattr(device, "kind", None) != "fusion":
+            raise ValueError(f"{op}: {cls.__name__} cannot place a tensor on {device!r}")
+
+    @classmethod
+    def float_from_data(cls, data, device):
+        return cls._ready(cls._inner.float_from_data(data, inner_device(cls._inner, device)))
+
+    @classmethod
+    def int_from_data(cls, data, device):
+        return cls._ready(cls._inner.int_from_data(data, inner_device(cls._inner, device)))
+
+    @classmethod
+    def bool_from_data(cls, data, device):
+        return cls._ready(cls._inner.bool_from_data(data, inner_device(cls._inner, device)))
+
+    @classmethod
+    def float_into_data(cls, tensor) -> TensorData:
+        """Read back: a sync point."""
+        return cls._inner.float_into_data(cls.stream.as_handle(tensor).value)
+
+    @classmethod
+    def int_into_data(cls, tensor) -> TensorData:
+        return cls._inner.int_into_data(cls.stream.as_handle(tensor).value)
+
+    @classmethod
+    def bool_into_data(cls, tensor) -> TensorData:
+        return cls._inner.bool_into_data(cls.stream.as_handle(tensor).value)
+
+    @classmethod
+    def _device(cls) -> Device:
+        return Device("fusion")
+
+    @classmethod
+    def float_device(cls, tensor):
+        return cls._device()
+
+    @classmethod
+    def int_device(cls, tensor):
+        return cls._device()
+
+    @classmethod
+    def bool_device(cls, tensor):
+        return cls._device()
+
+    @classmethod
+    def float_to_device(cls, tensor, device):
+        cls._check_device(device, "float_to_device")
+        return tensor
+
+    @classmethod
+    def int_to_device(cls, tensor, device):
+        cls._check_device(device, "int_to_device")
+        return tensor
+
+    @classmethod
+    def bool_to_device(cls, tensor, device):
+        cls._check_device(device, "bool_to_device")
+        return tensor
+
+    @classmethod
+    def seed(cls, device, seed: int) -> None:
+        cls._inner.seed(inner_device(cls._inner, device), seed)
+
+    # ----- module ops burn's Fusion overrides -------------------------------------------
+    @classmethod
+    def conv2d(cls, x, weight, bias, options: ConvOptions):
+        """Recorded and run on ``B`` (burn-fusion's ``conv2d`` records a ``ModuleOperationIr``
+        that no fuser takes, so its inner backend runs it): it closes the block before it."""
+        return run_on_inner(cls, "conv2d", {"x": x, "weight": weight, "bias": bias, "options": options})
+
+
+_CACHE: dict[type, type] = {}
+
+
+def fusion_backend(inner: type) -> type:
+    """The ``Fusion[inner]`` class, made on first use and cached (one per inner backend)."""
+    if getattr(inner, "ad_enabled", lambda: False)():
+        raise TypeError("Fusion[B] decorates a plain backend: put Autodiff outside, Autodiff[Fusion[B]]")
+    cls = _CACHE.get(inner)
+    if cls is None:
+        inner_name = getattr(inner, "name", inner.__name__.lower())
+        body: dict[str, Any] = {
+            "__module__": __name__,
+            "__doc__": f"Fusion decorating {inner.__name__}: ops are recorded and run as fused kernels.",
+            "_inner": inner,
+            "name": f"fusion<{inner_name}>",
+        }
+        for op in op_names(Backend):
+            if is_required(Backend, op) and not any(op in k.__dict__ for k in Fusion.__mro__[:-1]
+                                                     if k not in _protocols()):
+                body[op] = eager_op(op)
+        cls = type(f"Fusion[{inner.__name__}]", (Fusion,), body)
+        cls.__qualname__ = cls.__name__
+        cls.stream = Stream(inner)
+        _CACHE[inner] = cls
+    return cls
+
+
+def _protocols() -> tuple[type, ...]:
+    from minidl.backend import ops_protocols
+
+    return (*ops_protocols(), Backend, object)

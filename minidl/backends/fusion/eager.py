@@ -1,0 +1,76 @@
+"""The ops no fuser takes: they run on ``B`` at once (burn-fusion records them too and its
+stream runs them on the inner backend; here they are sync points for their inputs).
+
+:func:`eager_op` builds, for a protocol op, a classmethod with the protocol's signature that
+reads its inputs' values (draining the stream when one is pending), calls ``B``'s op, and
+hands the results back as ready handles. ``Fusion[B]`` gets one for every required op it does
+not record (gather, slicing, convolutions, pools, int ops, ...).
+"""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from minidl.backend import protocol_of
+from minidl.backend.device import Device
+from minidl.backends.fusion.events import STREAM_LISTENERS, emit
+from minidl.backends.fusion.tensor import FusionTensor
+
+
+def inner_device(backend: type, device):
+    """The inner backend's device for a fusion device (``Device.fusion(i)`` -> ``Device("flex", i)``)."""
+    if isinstance(device, Device) and device.kind == "fusion":
+        return Device(backend.name, device.index)
+    return device
+
+
+def unwrap(cls, value):
+    """Inner primitives for handles (reading pending ones drains the stream), recursively."""
+    if isinstance(value, FusionTensor):
+        return value.value
+    if isinstance(value, list):
+        return [unwrap(cls, v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(unwrap(cls, v) for v in value)
+    if isinstance(value, Device):
+        return inner_device(cls._inner, value)
+    return value
+
+
+def wrap(cls, value):
+    """Ready handles for the inner primitives in a result, recursively."""
+    if isinstance(value, np.ndarray):
+        return cls.stream.ready(value)
+    if isinstance(value, tuple):
+        return tuple(wrap(cls, v) for v in value)
+    if isinstance(value, list):
+        return [wrap(cls, v) for v in value]
+    return value
+
+
+def run_on_inner(cls, op: str, kwargs: dict):
+    """Run ``op`` on ``B`` with the values of ``kwargs`` and wrap the result."""
+    args = {k: unwrap(cls, v) for k, v in kwargs.items()}
+    if STREAM_LISTENERS:
+        emit("eager", op=op, backend=cls._inner.__name__)
+    return wrap(cls, getattr(cls._inner, op)(**args))
+
+
+def eager_op(op: str):
+    """A classmethod running ``op`` on the inner backend (inputs synced first)."""
+    proto_fn = protocol_of(op).__dict__[op].__func__
+    sig = inspect.signature(proto_fn)
+
+    def method(cls, *args, **kwargs):
+        bound = sig.bind(cls, *args, **kwargs)
+        bound.apply_defaults()
+        params = dict(bound.arguments)
+        params.pop("cls")
+        return run_on_inner(cls, op, params)
+
+    method.__name__ = method.__qualname__ = op
+    method.__signature__ = sig
+    method.__doc__ = f"``{op}`` on the inner backend (no fuser takes it; its inputs are synced)."
+    return classmethod(method)

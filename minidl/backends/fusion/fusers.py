@@ -1,0 +1,157 @@
+"""The fusers: each is asked, op by op, whether the next op fits its block (burn's
+``OperationFuser`` trait, implemented in burn-cubecl-fusion by ``ElementwiseFuser``,
+``ReduceFuser``/``ReduceBroadcastedFuser`` and ``MatmulFuser``).
+
+A fuser that refuses an op keeps its state, so the search can ask several fusers the same
+question and keep the one that took the most ops. ``finish`` turns the accepted ops into one
+generated kernel.
+"""
+
+from __future__ import annotations
+
+from minidl.backends.fusion.codegen import Kernel, loop_kernel
+from minidl.backends.fusion.codegen_matmul import matmul_kernel
+from minidl.backends.fusion.ir import ELEMENTWISE, FUSABLE_DTYPES, REDUCE, OperationIr
+
+
+def _dtypes_ok(op: OperationIr) -> bool:
+    return op.out.dtype in FUSABLE_DTYPES and all(t.dtype in FUSABLE_DTYPES for t in op.inputs)
+
+
+def _broadcasts_to(shape: tuple[int, ...], full: tuple[int, ...]) -> bool:
+    if len(shape) > len(full):
+        return False
+    padded = (1,) * (len(full) - len(shape)) + tuple(shape)
+    return all(a == b or a == 1 for a, b in zip(padded, full, strict=True))
+
+
+class OperationFuser:
+    """One kind of fused block. ``fuse(op)`` accepts (True) or refuses (False) the next op;
+    ``ready`` says whether what was accepted can become a kernel; ``finish`` builds it."""
+
+    name = "fuser"
+
+    def __init__(self):
+        self.ops: list[OperationIr] = []
+
+    def reset(self) -> None:
+        self.ops = []
+
+    def fuse(self, op: OperationIr) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def ready(self) -> bool:
+        return len(self.ops) >= 2
+
+    def finish(self, ops: list[OperationIr], writes: list[int]) -> Kernel:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+class ElementwiseFuser(OperationFuser):
+    """Element-wise ops (unary, binary with broadcasting, scalar, comparisons, where/mask_fill,
+    casts) whose results all have one shape: one pass, every intermediate in registers."""
+
+    name = "elementwise"
+
+    def reset(self) -> None:
+        super().reset()
+        self.shape: tuple[int, ...] | None = None
+
+    def fuse(self, op: OperationIr) -> bool:
+        if op.kind not in ELEMENTWISE or not _dtypes_ok(op):
+            return False
+        shape = self.shape if self.shape is not None else op.out.shape
+        if op.out.shape != shape or not all(_broadcasts_to(t.shape, shape) for t in op.inputs):
+            return False
+        self.shape = shape
+        self.ops.append(op)
+        return True
+
+    def finish(self, ops, writes):
+        return loop_kernel(ops, self.shape, (), writes, "elemwise")
+
+
+class ReduceFuser(OperationFuser):
+    """Reductions (along the last non-trivial dim, or of every element) with the element-wise ops that feed them
+    (fuse on read), the ops on their results, and the element-wise ops that broadcast those
+    results back over the rows (burn's ``ReduceBroadcastedFuser``): ``layer_norm``'s default
+    becomes one kernel."""
+
+    name = "reduce"
+
+    def reset(self) -> None:
+        super().reset()
+        self.full: tuple[int, ...] | None = None
+        self.dims: tuple[int, ...] | None = None
+
+    @staticmethod
+    def _dims(op: OperationIr) -> tuple[int, ...]:
+        rank = len(op.inputs[0].shape)
+        return tuple(range(rank)) if op.static[0] == "all" else (op.static[0],)
+
+    def _fits(self, op: OperationIr, full: tuple[int, ...], dims: tuple[int, ...]) -> bool:
+        if op.kind in REDUCE:
+            return op.inputs[0].shape == full and self._dims(op) == dims
+        row = tuple(1 if d in dims else s for d, s in enumerate(full))
+        scalar = len(dims) == len(full) and op.out.shape == (1,)
+        return (op.out.shape in (full, row) or scalar) and all(_broadcasts_to(t.shape, full) for t in op.inputs)
+
+    def fuse(self, op: OperationIr) -> bool:
+        if not _dtypes_ok(op) or (op.kind not in ELEMENTWISE and op.kind not in REDUCE):
+            return False
+        if self.full is None:
+            if op.kind not in REDUCE:
+                self.ops.append(op)  # checked when the first reduction fixes the shapes
+                return True
+            full, dims = op.inputs[0].shape, self._dims(op)
+            if all(full[d] == 1 for d in dims) or any(s != 1 for s in full[max(dims) + 1:]):
+                # a reduction across rows (bias gradients: sum over the batch dim) would walk
+                # memory with a stride; it is left to B, whose kernel reads rows in order
+                return False
+            if not all(self._fits(prev, full, dims) for prev in self.ops):
+                return False
+            self.full, self.dims = full, dims
+            self.ops.append(op)
+            return True
+        if not self._fits(op, self.full, self.dims):
+            return False
+        self.ops.append(op)
+        return True
+
+    @property
+    def ready(self) -> bool:
+        return self.full is not None and len(self.ops) >= 2
+
+    def finish(self, ops, writes):
+        return loop_kernel(ops, self.full, self.dims, writes, "reduce")
+
+
+class MatmulFuser(OperationFuser):
+    """A 2-D ``matmul`` and the element-wise ops on its result (bias add, activation): the
+    epilogue runs on each tile of the product before it is written (fuse on write)."""
+
+    name = "matmul"
+
+    def fuse(self, op: OperationIr) -> bool:
+        if not _dtypes_ok(op):
+            return False
+        if not self.ops:
+            ok = (op.kind == "matmul" and len(op.inputs[0].shape) == 2 and len(op.inputs[1].shape) == 2
+                  and op.inputs[0].dtype == op.inputs[1].dtype and op.out.dtype.kind == "f")
+            if ok:
+                self.ops.append(op)
+            return ok
+        shape = self.ops[0].out.shape
+        if op.kind not in ELEMENTWISE or op.out.shape != shape or not all(_broadcasts_to(t.shape, shape) for t in op.inputs):
+            return False
+        self.ops.append(op)
+        return True
+
+    def finish(self, ops, writes):
+        return matmul_kernel(ops, writes)
+
+
+def default_fusers() -> list[OperationFuser]:
+    """The fusers ``Fusion[B]`` searches with, in order of preference on a tie."""
+    return [ElementwiseFuser(), ReduceFuser(), MatmulFuser()]

@@ -1,0 +1,52 @@
+"""The search: split a recorded segment into blocks (burn-fusion's ``search`` module and
+``stream/execution/explorer.rs``).
+
+From the first op not yet placed, every fuser is offered the ops one after another until it
+refuses; the fuser that took the most ops (and can build a kernel from them) gets the block.
+An op that no fuser takes, or that would be a block of one, runs alone on ``B`` (burn's
+``ExecutionStrategy::Operations``). Blocks are consecutive ops of the stream: an op no fuser
+takes closes the block before it. A block none of whose results is needed (nobody holds
+them, no later op reads them) is kept in the plan but not run.
+"""
+
+from __future__ import annotations
+
+from minidl.backends.fusion.events import STREAM_LISTENERS, emit
+from minidl.backends.fusion.fusers import default_fusers
+from minidl.backends.fusion.ir import OperationIr
+from minidl.backends.fusion.plan import Block
+
+
+class Explorer:
+    """Builds the blocks of a plan with a set of fusers (burn's ``Explorer`` + ``StreamOptimizer``)."""
+
+    def __init__(self):
+        self.fusers = default_fusers()
+
+    def explore(self, ops: list[OperationIr], alive: set[int], rel: dict[int, int]) -> list[Block]:
+        blocks: list[Block] = []
+        i = 0
+        while i < len(ops):
+            best, best_len = None, 1
+            for fuser in self.fusers:
+                fuser.reset()
+                for op in ops[i:]:
+                    if not fuser.fuse(op):
+                        break
+                if fuser.ready and len(fuser.ops) > best_len:
+                    best, best_len = fuser, len(fuser.ops)
+            if best is None:
+                later = {t.id for op in ops[i + 1:] for t in op.inputs}
+                out = ops[i].out.id
+                blocks.append(Block(i, i + 1, writes=(rel[out],) if out in alive or out in later else ()))
+                i += 1
+                continue
+            end = i + best_len
+            later = {t.id for op in ops[end:] for t in op.inputs}
+            writes = [j for j, op in enumerate(ops[i:end]) if op.out.id in alive or op.out.id in later]
+            kernel = best.finish(ops[i:end], writes)
+            blocks.append(Block(i, end, best.name, kernel, tuple(rel[ops[i + j].out.id] for j in writes)))
+            if STREAM_LISTENERS:
+                emit("fused", fuser=best.name, ops=best_len, kernel=kernel.name)
+            i = end
+        return blocks

@@ -32,11 +32,12 @@ CHAIN = ["mul", "add", "tanh", "mul_scalar"]
 
 
 def fits(op: OperationIr, shape: tuple[int, ...] | None) -> bool:
-    """May ``op`` join an element-wise block whose results have ``shape`` (``None``: empty)?"""
+    """May ``op`` join an element-wise block of result ``shape`` (``None``: empty)?"""
     if op.kind not in ELEMENTWISE or not dtypes_ok(op):
         return False
     shape = op.out.shape if shape is None else shape
-    return op.out.shape == shape and all(broadcasts_to(t.shape, shape) for t in op.inputs)
+    fits_shape = all(broadcasts_to(t.shape, shape) for t in op.inputs)
+    return op.out.shape == shape and fits_shape
 
 
 # ----- planted wrong rules -------------------------------------------------------------------
@@ -78,7 +79,7 @@ def _cases() -> st.SearchStrategy:
             lambda v: np.array(v, dtype=np.float32).reshape(shape))
 
     def case(n, d, k, s):
-        return st.fixed_dictionaries({"x": arrays(n, d), "b": arrays(d), "w": arrays(d, k),
+        return st.fixed_dictionaries({"x": arrays(n, d), "b": arrays(1, d), "w": arrays(d, k),
                                       "s": st.just(s)})
 
     dims = st.tuples(st.integers(2, 4), st.integers(2, 5), st.integers(1, 3),
@@ -104,9 +105,9 @@ def _one_kernel(solution, case, outputs, trace) -> str | None:
     chain = [b for b in blocks if b.fuser == "elementwise" and all(k in b.kinds for k in CHAIN)]
     if chain:
         return None
-    shown = "; ".join(f"{b.fuser or 'Flex'}: {'+'.join(b.kinds)}" for b in blocks)
-    return (f"Rule broken: the chain {' -> '.join(CHAIN)} must be fused, one element-wise "
-            f"kernel; the plan ran {len(blocks)} blocks ({shown})")
+    shown = "".join(f"\n    {b.fuser or 'on Flex'}: {' + '.join(b.kinds)}" for b in blocks)
+    return (f"Rule broken: the chain {' -> '.join(CHAIN)} must be fused into\n"
+            f"  one element-wise kernel; the plan ran {len(blocks)} blocks:{shown}")
 
 
 def exercise(max_examples: int = 8) -> BuildExercise:
@@ -121,7 +122,7 @@ def exercise(max_examples: int = 8) -> BuildExercise:
         hints=[
             "A block is one loop over one shape: the first op's result fixes it.",
             "Only kinds in ELEMENTWISE have a scalar expression the kernel can write.",
-            "Every input must broadcast to the block's shape, and the result must have it.",
+            "The result must have the block's shape; every input must broadcast to it.",
         ],
         reference_solution=fits,
         max_examples=max_examples,

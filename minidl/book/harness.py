@@ -224,8 +224,7 @@ def dropout_run(solution: Any, case: dict) -> dict:
 # ----- a fuser rule installed in Fusion[Flex]'s element-wise fuser for one run --------------------
 def fuser_stream(dev: Device, case: dict) -> dict:
     """The stream the fuser exercise runs: a [1, d] op, an element-wise chain, a matmul."""
-    x, w = Tensor.from_numpy(case["x"], dev), Tensor.from_numpy(case["w"], dev)
-    b = Tensor.from_numpy(case["b"].reshape(1, -1), dev)
+    x, b, w = (Tensor.from_numpy(case[k], dev) for k in ("x", "b", "w"))
     h = (x * b.exp() + b).tanh() * case["s"]
     out = h.matmul(w)
     return {"h": h.to_numpy(), "out": out.to_numpy()}

@@ -24,4 +24,4 @@ def test_planted_wrong_rule_gets_its_verdict(planted):
     assert verdict is not None and verdict.kind == kind, verdict
     assert "Traceback" not in verdict.render()
     if kind == "check":
-        assert "must be fused, one element-wise kernel" in verdict.text
+        assert "must be fused into\n  one element-wise kernel" in verdict.text

@@ -23,5 +23,7 @@ def test_planted_wrong_rule_gets_its_verdict(planted):
     verdict = build_fuser.exercise(max_examples=5).find_failure(wrong)
     assert verdict is not None and verdict.kind == kind, verdict
     assert "Traceback" not in verdict.render()
+    if planted == "accepts every op":
+        assert "'matmul' has no element-wise expression" in verdict.text
     if kind == "check":
         assert "must be fused into\n  one element-wise kernel" in verdict.text

@@ -188,8 +188,19 @@ def _offsite(visit: Visit) -> list[str]:
 def _cell_with(page: object, text: str) -> object:
     """The live (thebe) cell whose source contains ``text`` now (pinned by position, so it
     stays the same cell after an edit)."""
+    # CodeMirror draws only the lines near the viewport, so a cell's rendered text can lack a
+    # line that is off-screen: ask each editor for its whole source, and give the page a moment.
     cells = page.locator(".thebe-cell")
-    found = [i for i in range(cells.count()) if text in cells.nth(i).inner_text()]
+    sources_js = """() => [...document.querySelectorAll('.thebe-cell')].map(c => {
+        const cm = c.querySelector('.CodeMirror');
+        return cm && cm.CodeMirror ? cm.CodeMirror.getValue() : c.innerText; })"""
+    found: list[int] = []
+    deadline = time.monotonic() + 20
+    while True:
+        found = [i for i, src in enumerate(page.evaluate(sources_js)) if text in src]
+        if found or time.monotonic() > deadline:
+            break
+        page.wait_for_timeout(250)
     assert len(found) == 1, f"{len(found)} live cells contain {text!r}"
     return cells.nth(found[0])
 

@@ -30,126 +30,30 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
-from minidl.backend import Device, DType, TensorData
+from minidl.backend import DType, TensorData
 from minidl.backend.limits import check_cat, check_size
+from minidl.backends.cpu_helpers import (  # noqa: F401  (re-exported: the backends import them from here)
+    INDEX_DTYPE,
+    Shape,
+    cpu_device,
+    gather,
+    host_copy,
+    indices_in_range,
+    into_data,
+    nonempty_dim,
+    nonzero_divisor,
+    scatter_add,
+    select,
+    select_add,
+    slice_assign,
+    whole,
+)
 
-Shape = tuple[int, ...]
-INDEX_DTYPE = np.int64
 _GENERATORS_LOCK = threading.Lock()
-
-
-def cpu_device(kind: str, index: int = 0):
-    """The ``Device`` of a CPU backend: every primitive of ``kind`` lives on its device 0."""
-    return Device(kind, index)
-
-
-def host_copy(data: np.ndarray, kinds: str, op: str) -> np.ndarray:
-    """A C-contiguous copy of ``data``, after checking its dtype is one minidl has and belongs
-    to the tensor kind (``kinds``: NumPy dtype kind letters, e.g. ``"f"`` for float)."""
-    array = np.asarray(data)
-    if array.dtype.kind not in kinds:
-        raise TypeError(f"{op}: expected an array of kind {kinds!r}, found dtype {array.dtype}")
-    DType.of(array.dtype)  # refuses dtypes minidl does not have (e.g. uint8), naming them
-    return np.array(array, copy=True, order="C")
-
-
-def into_data(tensor: np.ndarray) -> TensorData:
-    """A C-contiguous copy of a primitive, read back to the host (so the caller may write to it)."""
-    return TensorData(np.array(tensor, copy=True, order="C"))
-
-
-# ----- NumPy helpers shared by the float, int and bool ops of both CPU backends -----------------
-
-
-def whole(value, dtype) -> np.ndarray:
-    """A whole-tensor reduction result: shape ``(1,)``, as burn returns it."""
-    return np.asarray(value, dtype=dtype).reshape(1)
-
-
-def slice_assign(tensor: np.ndarray, slices: Sequence[slice], value: np.ndarray) -> np.ndarray:
-    """A copy of ``tensor`` with the region ``slices`` replaced by ``value``."""
-    out = tensor.copy()
-    out[tuple(slices)] = value
-    return out
-
-
-def indices_in_range(op: str, indices: np.ndarray, size: int) -> np.ndarray:
-    """``indices`` as int64 after checking every one is in ``[0, size)``.
-
-    NumPy would wrap a negative index (``-1`` is the last row) and raise its own IndexError for
-    a large one; torch's ``gather``/``index_select``/``scatter``/``index_add`` and Flex's kernels
-    refuse both, so both CPU backends refuse both, naming the op, the range and what was found.
-    """
-    idx = np.asarray(indices).astype(INDEX_DTYPE, copy=False)
-    if idx.size:
-        low, high = int(idx.min()), int(idx.max())
-        if low < 0 or high >= size:
-            raise IndexError(f"{op}: index out of range [0, {size}): found {low}..{high}")
-    return idx
-
-
-def nonempty_dim(op: str, tensor: np.ndarray, dim: int | None = None) -> None:
-    """Refuse a max/min/argmax/argmin over nothing (torch: "Expected reduction dim 0 to have
-    non-zero size"), before NumPy raises its own "zero-size array" error."""
-    size = tensor.size if dim is None else tensor.shape[dim]
-    if size == 0:
-        where = "the tensor" if dim is None else f"dim {dim}"
-        raise ValueError(f"{op}: cannot reduce an empty {where} of shape {tuple(tensor.shape)}: "
-                         "expected a non-zero size, found 0")
-
-
-def gather(dim: int, tensor: np.ndarray, indices: np.ndarray, op: str = "gather") -> np.ndarray:
-    """``out[i][j][k] = tensor[i][indices[i][j][k]][k]`` for ``dim = 1`` (torch.gather).
-
-    ``indices`` has the rank of ``tensor`` and may be smaller than it in every dim but ``dim``.
-    """
-    idx = indices_in_range(op, indices, tensor.shape[dim])
-    region = tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(indices.shape))
-    return np.take_along_axis(tensor[region], idx, axis=dim)
-
-
-def scatter_add(dim: int, tensor: np.ndarray, indices: np.ndarray, value: np.ndarray,
-                op: str = "scatter") -> np.ndarray:
-    """A copy of ``tensor`` with ``out[i][indices[i][j]] += value[i][j]`` along ``dim``.
-
-    Duplicated indices accumulate (``np.add.at``), as torch's ``scatter_add`` and burn's scatter.
-    """
-    out = tensor.copy()
-    where = list(np.indices(indices.shape, sparse=True))
-    where[dim] = indices_in_range(op, indices, tensor.shape[dim])
-    region = tuple(slice(0, n) for n in indices.shape)
-    np.add.at(out, tuple(where), value[region])
-    return out
-
-
-def select(tensor: np.ndarray, dim: int, indices: np.ndarray, op: str = "select") -> np.ndarray:
-    """Whole slices of ``tensor`` along ``dim`` picked by 1-D ``indices`` (index_select)."""
-    return np.take(tensor, indices_in_range(op, indices, tensor.shape[dim]), axis=dim)
-
-
-def select_add(tensor: np.ndarray, dim: int, indices: np.ndarray, value: np.ndarray,
-               op: str = "select_assign") -> np.ndarray:
-    """A copy of ``tensor`` with ``value`` added into the slices ``indices`` along ``dim``
-    (torch's ``index_add``); repeated indices accumulate."""
-    out = tensor.copy()
-    where: list[Any] = [slice(None)] * tensor.ndim
-    where[dim] = indices_in_range(op, indices, tensor.shape[dim])
-    np.add.at(out, tuple(where), value)
-    return out
-
-
-def nonzero_divisor(op: str, rhs) -> None:
-    """Integer division by zero has no value (Rust panics, torch raises ZeroDivisionError);
-    NumPy would return 0 with a warning."""
-    if np.any(np.asarray(rhs) == 0):
-        raise ZeroDivisionError(f"{op}: integer division by zero (found a 0 in the divisor)")
-
-
-# ----- host data, devices, random streams ---------------------------------------------------------
 
 
 class CpuHostOps:

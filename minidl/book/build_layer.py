@@ -1,0 +1,181 @@
+"""Build exercise of the modules chapter: a new layer, ``RmsNormConfig`` + ``RmsNorm``.
+
+burn-nn has an RMS norm (``crates/burn-nn/src/modules/norm/rms.rs``): a config with
+``d_model`` and ``epsilon`` (default 1e-5) whose ``init`` makes ``gamma`` with
+``Initializer::Ones``, and ``Y = X / sqrt(mean(X^2) + eps) * gamma`` over the last dim.
+minidl has none, so the reader writes it the way minidl's layers are written. The checker
+builds it from the config on an autodiff device and checks what the framework relies on:
+the module walk finds exactly one param ``gamma`` (``d_model`` numbers), the record holds
+``gamma``, ``load_record`` takes new values, ``valid()`` moves it to the plain device; and
+the output and both gradients agree with ``torch.nn.RMSNorm``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from hypothesis import strategies as st
+
+from minidl import Device, Tensor
+from minidl.book.build_check import BuildExercise, Reference, Rules
+from minidl.book.harness import layer_run
+from minidl.module import Initializer, Module, Param, config
+
+__all__ = ["PLANTED", "RmsNorm", "RmsNormConfig", "exercise"]
+
+
+@config
+class RmsNormConfig:
+    """Config of :class:`RmsNorm` (burn's ``RmsNormConfig``)."""
+
+    d_model: int
+    epsilon: float = 1e-5
+
+    def init(self, device: Device) -> RmsNorm:
+        """An RmsNorm with ``gamma`` = ones on ``device``."""
+        if not self.epsilon > 0:
+            raise ValueError(f"RmsNormConfig: epsilon must be > 0, got {self.epsilon}")
+        return RmsNorm(Initializer.Ones.init([self.d_model], device), self.epsilon)
+
+
+class RmsNorm(Module):
+    """``x / sqrt(mean(x^2, last dim) + eps) * gamma`` (burn's ``RmsNorm``)."""
+
+    def __init__(self, gamma: Param, epsilon: float):
+        self.gamma = gamma
+        self.epsilon = epsilon  # a constant: not part of the walk
+
+    def forward(self, x: Tensor) -> Tensor:
+        gamma = self.gamma.val()
+        rms = (x.square().mean_dim(x.rank - 1) + self.epsilon).sqrt()
+        return x / rms * gamma.reshape([1] * (x.rank - 1) + [gamma.shape[0]])
+
+
+# ----- planted wrong solutions ---------------------------------------------------------------
+@config
+class SumNormConfig:
+    """Divides by the root of the *sum* of squares, not of their mean."""
+
+    d_model: int
+    epsilon: float = 1e-5
+
+    def init(self, device: Device) -> SumNorm:
+        return SumNorm(Initializer.Ones.init([self.d_model], device), self.epsilon)
+
+
+class SumNorm(RmsNorm):
+    def forward(self, x: Tensor) -> Tensor:
+        gamma = self.gamma.val()
+        rms = (x.square().sum_dim(x.rank - 1) + self.epsilon).sqrt()
+        return x / rms * gamma.reshape([1] * (x.rank - 1) + [gamma.shape[0]])
+
+
+@config
+class TensorFieldConfig:
+    """Keeps gamma as a bare tensor, not a Param: the module walk cannot see it."""
+
+    d_model: int
+    epsilon: float = 1e-5
+
+    def init(self, device: Device) -> TensorField:
+        return TensorField(Tensor.ones([self.d_model], device), self.epsilon)
+
+
+class TensorField(Module):
+    def __init__(self, gamma: Tensor, epsilon: float):
+        self.gamma_tensor = gamma
+        self.epsilon = epsilon
+
+    def forward(self, x: Tensor) -> Tensor:
+        rms = (x.square().mean_dim(x.rank - 1) + self.epsilon).sqrt()
+        return x / rms * self.gamma_tensor.reshape([1] * (x.rank - 1) + [self.gamma_tensor.shape[0]])
+
+
+@config
+class WeightNameConfig:
+    """Right math, PyTorch's name: the record says ``weight`` where burn's files say ``gamma``."""
+
+    d_model: int
+    epsilon: float = 1e-5
+
+    def init(self, device: Device) -> WeightName:
+        return WeightName(Initializer.Ones.init([self.d_model], device), self.epsilon)
+
+
+class WeightName(Module):
+    def __init__(self, weight: Param, epsilon: float):
+        self.weight = weight
+        self.epsilon = epsilon
+
+    def forward(self, x: Tensor) -> Tensor:
+        w = self.weight.val()
+        rms = (x.square().mean_dim(x.rank - 1) + self.epsilon).sqrt()
+        return x / rms * w.reshape([1] * (x.rank - 1) + [w.shape[0]])
+
+
+#: name → (wrong config class, the verdict kind it must get)
+PLANTED = {
+    "sum instead of mean": (SumNormConfig, "value"),
+    "gamma not a Param": (TensorFieldConfig, "check"),
+    "named weight": (WeightNameConfig, "check"),
+}
+
+
+# ----- the checker ---------------------------------------------------------------------------
+def _cases() -> st.SearchStrategy:
+    value = st.floats(-3, 3, width=32, allow_nan=False, allow_subnormal=False)
+
+    def arrays(*shape):
+        size = int(np.prod(shape))
+        return st.lists(value, min_size=size, max_size=size).map(
+            lambda v: np.array(v, dtype=np.float32).reshape(shape))
+
+    def case(lead, d):
+        return st.fixed_dictionaries({"x": arrays(*lead, d), "gamma": arrays(d), "g": arrays(*lead, d)})
+
+    dims = st.tuples(st.lists(st.integers(1, 3), min_size=1, max_size=2), st.integers(1, 5))
+    return dims.flatmap(lambda d: case(*d))
+
+
+def _torch(case: dict) -> dict:
+    d = case["x"].shape[-1]
+    norm = torch.nn.RMSNorm(d, eps=1e-5)
+    with torch.no_grad():
+        norm.weight.copy_(torch.from_numpy(case["gamma"]))
+    x = torch.from_numpy(case["x"]).requires_grad_(True)
+    out = norm(x)
+    (out * torch.from_numpy(case["g"])).sum().backward()
+    return {"out": out.detach(), "grad x": x.grad, "grad gamma": norm.weight.grad, "valid out": out.detach()}
+
+
+def _structure(solution, case, outputs, trace) -> str | None:
+    d = case["x"].shape[-1]
+    if outputs["_record"] != ["gamma"]:
+        return (f"The module walk found params {outputs['_record']} (fields {outputs['_fields']}); "
+                "the layer has one param, gamma, so its record (and a burn file) says 'gamma'")
+    if outputs["_num_params"] != d:
+        return f"num_params() is {outputs['_num_params']}; gamma has d_model = {d} numbers"
+    if outputs["_valid_autodiff"]:
+        return "valid() left gamma on the autodiff device: it must move to the inner (plain) device"
+    return None
+
+
+def exercise(max_examples: int = 12) -> BuildExercise:
+    """The checker for the reader's ``RmsNormConfig`` (and the ``RmsNorm`` it builds)."""
+    return BuildExercise(
+        "RmsNormConfig and RmsNorm, a new layer",
+        cases=_cases(),
+        run=layer_run,
+        references=[Reference("torch.nn.RMSNorm", _torch, rtol=1e-5, atol=1e-5)],
+        rules=Rules(no_data=True),
+        checks=[_structure],
+        hints=[
+            "A layer keeps its tensors as Param fields (Initializer.Ones.init([d_model], device)): "
+            "that is what the module walk, records and valid() see.",
+            "mean_dim(dim) keeps the reduced dim with size 1, so x / rms broadcasts.",
+            "gamma is [d_model]: reshape it to the input's rank before multiplying.",
+        ],
+        reference_solution=RmsNormConfig,
+        max_examples=max_examples,
+        order=("x", "gamma", "g"),
+    )

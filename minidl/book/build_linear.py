@@ -1,0 +1,106 @@
+"""Build exercise of the tour: ``linear`` written with Tensor ops, burn's way.
+
+The tour follows ``Linear.forward`` down to the gemm. Its functional step, ``module.linear``,
+does two things before it hands the primitives on: it keeps burn's weight layout
+(``[d_input, d_output]``, the transpose of PyTorch's) and gives a 1-D input a batch dim for
+the matmul, removing it again after. The reader writes that function with Tensor ops. The
+checker compares it with ``torch.nn.functional.linear`` (given the transposed weight) on
+generated shapes, 1-D and 2-D inputs, with and without bias; the run must reach Flex's
+gemm through Dispatch, and calling minidl's own ``linear`` breaks a rule.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from hypothesis import strategies as st
+
+from minidl import Tensor, functional
+from minidl.book.build_check import BuildExercise, Reference, Rules
+from minidl.book.harness import tensor_call
+
+__all__ = ["PLANTED", "exercise", "linear"]
+
+
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """``input @ weight + bias``, weight ``[d_input, d_output]``; a 1-D input stays 1-D."""
+    x = input.unsqueeze_dim(0) if input.rank == 1 else input
+    out = x @ weight
+    if bias is not None:
+        out = out + bias.unsqueeze_dim(0)  # same rank: burn broadcasts within a rank
+    return out.squeeze_dim(0) if input.rank == 1 else out
+
+
+# ----- planted wrong solutions ---------------------------------------------------------------
+def linear_torch_layout(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """PyTorch's habit: ``x @ W.T``."""
+    x = input.unsqueeze_dim(0) if input.rank == 1 else input
+    out = x @ weight.transpose()
+    if bias is not None:
+        out = out + bias.unsqueeze_dim(0)
+    return out.squeeze_dim(0) if input.rank == 1 else out
+
+
+def linear_keeps_batch_dim(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """Adds the batch dim for a 1-D input and forgets to take it away."""
+    x = input.unsqueeze_dim(0) if input.rank == 1 else input
+    out = x @ weight
+    return out + bias.unsqueeze_dim(0) if bias is not None else out
+
+
+def linear_borrowed(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    return functional.linear(input, weight, bias)
+
+
+#: name → (wrong function, the verdict kind it must get)
+PLANTED = {
+    "PyTorch's layout": (linear_torch_layout, "error"),
+    "batch dim kept": (linear_keeps_batch_dim, "shape"),
+    "minidl's own linear": (linear_borrowed, "rule"),
+}
+
+
+# ----- the checker ---------------------------------------------------------------------------
+def _cases() -> st.SearchStrategy:
+    value = st.floats(-3, 3, width=32, allow_nan=False, allow_subnormal=False)
+
+    def arrays(*shape):
+        size = int(np.prod(shape))
+        return st.lists(value, min_size=size, max_size=size).map(
+            lambda v: np.array(v, dtype=np.float32).reshape(shape))
+
+    def case(lead, d_in, d_out, with_bias):
+        return st.fixed_dictionaries({"input": arrays(*lead, d_in), "weight": arrays(d_in, d_out),
+                                      "bias": arrays(d_out) if with_bias else st.none()})
+
+    lead = st.sampled_from([(), (1,), (2,), (3,)])
+    dims = st.tuples(lead, st.integers(1, 4), st.integers(2, 5), st.booleans())
+    return dims.flatmap(lambda d: case(*d))
+
+
+def _torch(case: dict) -> dict:
+    bias = None if case["bias"] is None else torch.from_numpy(case["bias"])
+    weight = torch.from_numpy(case["weight"]).T  # torch's weight is [d_output, d_input]
+    return {"out": torch.nn.functional.linear(torch.from_numpy(case["input"]), weight, bias)}
+
+
+def exercise(max_examples: int = 15) -> BuildExercise:
+    """The checker for the reader's ``linear(input, weight, bias)``."""
+    return BuildExercise(
+        "linear with Tensor ops, in burn's layout",
+        cases=_cases(),
+        run=tensor_call(["input", "weight", "bias"]),
+        references=[Reference("torch.nn.functional.linear", _torch, rtol=1e-5, atol=1e-5)],
+        rules=Rules(forbidden={r"^(module\.linear|module\.linear_impl|Linear\.forward)$":
+                               "call minidl's own linear (write it with Tensor ops)"},
+                    must_reach={r"^Flex\.float_matmul$": "reach Flex's gemm (through Dispatch)"},
+                    no_data=True),
+        hints=[
+            "weight is [d_input, d_output]: input @ weight needs no transpose.",
+            "matmul wants a batch dim: give a 1-D input one (unsqueeze_dim(0)), and take it away after.",
+            "burn broadcasts tensors of the same rank: bias [d_output] becomes [1, d_output] first.",
+        ],
+        reference_solution=linear,
+        max_examples=max_examples,
+        order=("input", "weight", "bias"),
+    )

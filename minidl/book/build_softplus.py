@@ -1,0 +1,153 @@
+"""Build exercise of the autodiff chapter: the backward ``Step`` of ``softplus``.
+
+``softplus(x) = ln(1 + e^x)``; its derivative is ``sigmoid(x)``. The reader writes the step
+the way minidl's own steps are written (forward and backward side by side, ``saves`` saying
+what backward reads). The checker records it in a real ``Autodiff[Flex]`` graph, runs
+backward, and compares the value and the gradient with PyTorch and the gradient with float64
+central differences; it also checks that the step kept only what its backward needs, that it
+computed with the inner backend's ops, and that no NumPy touched the arrays.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from hypothesis import strategies as st
+
+from minidl.autodiff import Step
+from minidl.book.build_check import BuildExercise, Reference, Rules
+from minidl.book.harness import unary_step_run
+
+__all__ = ["PLANTED", "Softplus", "exercise"]
+
+
+class Softplus(Step):
+    """``softplus(x) = ln(1 + e^x)``: ``grad * sigmoid(x)``. Keeps its input."""
+
+    saves = ("tensor",)
+
+    def forward(self, B, tensor):
+        return B.float_log1p(B.float_exp(tensor))
+
+    def backward(self, B, grad, saved):
+        return (B.float_mul(grad, B.sigmoid(saved["tensor"])),)
+
+
+# ----- planted wrong solutions ---------------------------------------------------------------
+class SoftplusWrongGrad(Step):
+    """Right forward, backward multiplies by e^x instead of sigmoid(x)."""
+
+    saves = ("tensor",)
+
+    def forward(self, B, tensor):
+        return B.float_log1p(B.float_exp(tensor))
+
+    def backward(self, B, grad, saved):
+        return (B.float_mul(grad, B.float_exp(saved["tensor"])),)
+
+
+class SoftplusKeepsBoth(Step):
+    """Right values and gradient, but it keeps its input and its output."""
+
+    saves = ("tensor", "out")
+
+    def forward(self, B, tensor):
+        return B.float_log1p(B.float_exp(tensor))
+
+    def backward(self, B, grad, saved):
+        return (B.float_mul(grad, B.sigmoid(saved["tensor"])),)
+
+
+class SoftplusNumpy(Step):
+    """Right values by NumPy on the primitive's array instead of the backend's ops."""
+
+    saves = ("tensor",)
+
+    def forward(self, B, tensor):
+        return np.log1p(np.exp(tensor))
+
+    def backward(self, B, grad, saved):
+        return (B.float_mul(grad, B.sigmoid(saved["tensor"])),)
+
+
+class SoftplusSelfConsistent(Step):
+    """A wrong forward (ln(1 + e^2x)) with the exact gradient *of that wrong forward*: a
+    checker that differentiates the reader's own forward would pass it."""
+
+    saves = ("tensor",)
+
+    def forward(self, B, tensor):
+        return B.float_log1p(B.float_exp(B.float_mul_scalar(tensor, 2.0)))
+
+    def backward(self, B, grad, saved):
+        return (B.float_mul(grad, B.float_mul_scalar(B.sigmoid(B.float_mul_scalar(saved["tensor"], 2.0)), 2.0)),)
+
+
+#: name → (wrong step, the verdict kind it must get)
+PLANTED = {
+    "wrong gradient": (SoftplusWrongGrad, "value"),
+    "keeps input and output": (SoftplusKeepsBoth, "check"),
+    "NumPy on the array": (SoftplusNumpy, "rule"),
+    "self-consistent wrong forward": (SoftplusSelfConsistent, "value"),
+}
+
+
+# ----- the checker ---------------------------------------------------------------------------
+def _cases() -> st.SearchStrategy:
+    value = st.floats(-6, 6, width=32, allow_nan=False, allow_subnormal=False)
+
+    def arrays(shape):
+        n = int(np.prod(shape))
+        return st.lists(value, min_size=n, max_size=n).map(
+            lambda v: np.array(v, dtype=np.float32).reshape(shape))
+
+    shapes = st.lists(st.integers(1, 4), min_size=1, max_size=3)
+    return shapes.flatmap(lambda s: st.fixed_dictionaries({"x": arrays(s), "w": arrays(s)}))
+
+
+def _torch(case: dict) -> dict:
+    x = torch.from_numpy(case["x"]).requires_grad_(True)
+    out = torch.nn.functional.softplus(x)
+    (out * torch.from_numpy(case["w"])).sum().backward()
+    return {"out": out.detach(), "grad": x.grad}
+
+
+def _central(case: dict, h: float = 1e-6) -> dict:
+    x, w = case["x"].astype(np.float64), case["w"].astype(np.float64)
+
+    def f(v):
+        return np.logaddexp(0.0, v)  # ln(1 + e^v) without overflow
+
+    return {"grad": w * (f(x + h) - f(x - h)) / (2 * h)}
+
+
+def _kept_one(solution, case, outputs, trace) -> str | None:
+    kept = outputs["_saved"]
+    if len(kept) > 1:
+        return (f"Your step kept {kept} for backward; the derivative needs only one of them "
+                "(keep the input, or the output), so the graph holds twice the memory it needs")
+    return None
+
+
+def exercise(max_examples: int = 15) -> BuildExercise:
+    """The checker for the reader's ``Softplus`` step class."""
+    return BuildExercise(
+        "the backward Step of softplus",
+        cases=_cases(),
+        run=unary_step_run,
+        references=[Reference("PyTorch", _torch, rtol=1e-5, atol=1e-6),
+                    Reference("float64 central differences", _central, rtol=1e-4, atol=1e-5)],
+        rules=Rules(forbidden={r"^Tensor\.": "use Tensor methods inside a step (a step works on "
+                               "the inner backend's primitives, with B's ops)"},
+                    must_reach={r"^Flex\.": "compute with the inner backend B (B.float_exp, ...)"},
+                    no_numpy=True),
+        checks=[_kept_one],
+        hints=[
+            "forward gets the inner backend B and a primitive: B.float_exp, B.float_log1p.",
+            "d/dx ln(1 + e^x) = e^x / (1 + e^x): that is sigmoid(x), and B.sigmoid exists.",
+            "backward returns a tuple with one gradient per input: (grad * sigmoid(x),).",
+        ],
+        reference_solution=Softplus,
+        max_examples=max_examples,
+        order=("x", "w"),
+    )

@@ -1,0 +1,409 @@
+"""Tensor puzzles in minidl: small functions written with a stated set of ops, checked by trace.
+
+In the spirit of Sasha Rush's Tensor-Puzzles: each puzzle names the few Tensor ops it may
+use (``arange``, broadcasting through ``unsqueeze_dim``, comparisons, arithmetic,
+``mask_where``, and sometimes ``sum_dim``, ``@`` or indexing). Unlike the original, the
+checker *enforces* that set: it traces which Tensor ops the reader's function called and
+names the first one that is not allowed, with the line that called it. Values are checked
+against PyTorch on generated inputs (hypothesis, seeded); a wrong shape is reported as a
+shape, not as an error from deep inside the library.
+
+``PUZZLES`` maps a name to its :class:`Puzzle`; ``PLANTED`` holds wrong solutions the
+appendix shows and the tests check (wrong value, forbidden op, wrong shape, data pulled out).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from hypothesis import strategies as st
+
+from minidl import Tensor
+from minidl.book.build_check import BuildExercise, Reference, Rules, Verdict
+from minidl.book.harness import tensor_call
+from minidl.book.verdict import op_label
+
+#: What every puzzle may use: creating a range, broadcasting, arithmetic, comparisons, where.
+BASE = (
+    "arange", "unsqueeze_dim", "reshape", "int", "float", "bool", "mask_where", "mask_fill",
+    "__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__neg__",
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__and__", "__or__", "__invert__",
+)
+
+
+@dataclass
+class Puzzle:
+    """One puzzle: its signature and statement, the ops it may use beyond :data:`BASE`, how its
+    inputs are generated, the PyTorch answer, and the hidden reference solution."""
+
+    name: str
+    signature: str
+    statement: str
+    extra: tuple[str, ...]
+    params: tuple[str, ...]
+    cases: st.SearchStrategy
+    torch_ref: Callable[..., torch.Tensor]
+    solution: Callable[..., Tensor]
+    hints: tuple[str, ...] = ()
+
+    @property
+    def allowed(self) -> tuple[str, ...]:
+        """:data:`BASE` plus this puzzle's extra ops."""
+        return BASE + self.extra
+
+    def exercise(self, max_examples: int = 20) -> BuildExercise:
+        """The checker of this puzzle (``max_examples`` generated cases)."""
+
+        def reference(case: dict) -> dict:
+            args = [torch.from_numpy(case[p]) if isinstance(case[p], np.ndarray) else case[p]
+                    for p in self.params]
+            return {"out": self.torch_ref(*args)}
+
+        return BuildExercise(
+            f"puzzle {self.name}: {self.signature}",
+            cases=self.cases,
+            run=tensor_call(self.params),
+            references=[Reference("PyTorch", reference, rtol=1e-6, atol=1e-6)],
+            rules=Rules(allowed=self.allowed, no_data=True),
+            hints=self.hints,
+            reference_solution=self.solution,
+            max_examples=max_examples,
+            order=self.params,
+        )
+
+
+# ----- input strategies ------------------------------------------------------------------------
+def _floats(shape: Sequence[int], lo: int = -5, hi: int = 5) -> st.SearchStrategy:
+    """Small integer-valued float32 arrays (exact arithmetic, so a difference is a real one)."""
+    n = int(np.prod(shape))
+    return st.lists(st.integers(lo, hi), min_size=n, max_size=n).map(
+        lambda v: np.array(v, dtype=np.float32).reshape(shape))
+
+
+def _ints(shape: Sequence[int], lo: int, hi: int) -> st.SearchStrategy:
+    n = int(np.prod(shape))
+    return st.lists(st.integers(lo, hi), min_size=n, max_size=n).map(
+        lambda v: np.array(v, dtype=np.int64).reshape(shape))
+
+
+def _bools(shape: Sequence[int]) -> st.SearchStrategy:
+    n = int(np.prod(shape))
+    return st.lists(st.booleans(), min_size=n, max_size=n).map(
+        lambda v: np.array(v, dtype=np.bool_).reshape(shape))
+
+
+_N = st.integers(1, 6)
+
+
+def _vec() -> st.SearchStrategy:
+    return _N.flatmap(lambda n: st.fixed_dictionaries({"a": _floats([n])}))
+
+
+def _two_vecs(same: bool) -> st.SearchStrategy:
+    return st.tuples(_N, _N).flatmap(lambda nm: st.fixed_dictionaries(
+        {"a": _floats([nm[0]]), "b": _floats([nm[0] if same else nm[1]])}))
+
+
+def _square() -> st.SearchStrategy:
+    return _N.flatmap(lambda n: st.fixed_dictionaries({"a": _floats([n, n])}))
+
+
+def _matrix() -> st.SearchStrategy:
+    return st.tuples(_N, _N).flatmap(lambda s: st.fixed_dictionaries({"a": _floats(list(s))}))
+
+
+def _cases_with(builder: Callable[[int, int], dict]) -> st.SearchStrategy:
+    return st.tuples(_N, _N).flatmap(lambda nm: st.fixed_dictionaries(builder(*nm)))
+
+
+# ----- the reference solutions (hidden in the appendix) ----------------------------------------
+def ones_sol(a: Tensor) -> Tensor:
+    return (Tensor.arange(0, a.shape[0], device=a.device) * 0 + 1).float()
+
+
+def sum_sol(a: Tensor) -> Tensor:
+    ones = (a * 0 + 1).unsqueeze_dim(1)
+    return (a.unsqueeze_dim(0) @ ones).reshape([1])
+
+
+def outer_sol(a: Tensor, b: Tensor) -> Tensor:
+    return a.unsqueeze_dim(1) * b.unsqueeze_dim(0)
+
+
+def diag_sol(a: Tensor) -> Tensor:
+    i = Tensor.arange(0, a.shape[0], device=a.device)
+    on_diagonal = i.unsqueeze_dim(1) == i.unsqueeze_dim(0)
+    return a.mask_fill(~on_diagonal, 0.0).sum_dim(1).reshape([a.shape[0]])
+
+
+def eye_sol(a: Tensor) -> Tensor:
+    i = Tensor.arange(0, a.shape[0], device=a.device)
+    return (i.unsqueeze_dim(1) == i.unsqueeze_dim(0)).float()
+
+
+def triu_sol(a: Tensor) -> Tensor:
+    i, j = Tensor.arange(0, a.shape[0], device=a.device), Tensor.arange(0, a.shape[1], device=a.device)
+    below = i.unsqueeze_dim(1) > j.unsqueeze_dim(0)
+    return a.mask_fill(below, 0.0)
+
+
+def cumsum_sol(a: Tensor) -> Tensor:
+    i = Tensor.arange(0, a.shape[0], device=a.device)
+    upper = (i.unsqueeze_dim(1) <= i.unsqueeze_dim(0)).float()
+    return (a.unsqueeze_dim(0) @ upper).reshape([a.shape[0]])
+
+
+def diff_sol(a: Tensor) -> Tensor:
+    i = Tensor.arange(0, a.shape[0], device=a.device)
+    # out[k] = a[k] - a[k-1]: +1 on the diagonal, -1 just above it (row k-1, column k)
+    shift = (i.unsqueeze_dim(1) == i.unsqueeze_dim(0)).float() \
+        - (i.unsqueeze_dim(1) + 1 == i.unsqueeze_dim(0)).float()
+    return (a.unsqueeze_dim(0) @ shift).reshape([a.shape[0]])
+
+
+def vstack_sol(a: Tensor, b: Tensor) -> Tensor:
+    row = Tensor.arange(0, 2, device=a.device).unsqueeze_dim(1)
+    top = (a.unsqueeze_dim(0) * (row == 0).float())
+    return top + b.unsqueeze_dim(0) * (row == 1).float()
+
+
+def roll_sol(a: Tensor) -> Tensor:
+    return a[(Tensor.arange(0, a.shape[0], device=a.device) + 1) % a.shape[0]]
+
+
+def flip_sol(a: Tensor) -> Tensor:
+    return a[(Tensor.arange(0, a.shape[0], device=a.device) * -1) + (a.shape[0] - 1)]
+
+
+def heaviside_sol(a: Tensor, b: Tensor) -> Tensor:
+    step = (a > 0).float()
+    return step.mask_where(a == 0, b)
+
+
+def repeat_sol(a: Tensor, d: int) -> Tensor:
+    rows = Tensor.arange(0, d, device=a.device).unsqueeze_dim(1).float() * 0
+    return rows + a.unsqueeze_dim(0)
+
+
+def sequence_mask_sol(values: Tensor, length: Tensor) -> Tensor:
+    j = Tensor.arange(0, values.shape[1], device=values.device)
+    return values.mask_fill(j.unsqueeze_dim(0) >= length.unsqueeze_dim(1), 0.0)
+
+
+def bincount_sol(a: Tensor, j: int) -> Tensor:
+    bins = Tensor.arange(0, j, device=a.device)
+    return (a.unsqueeze_dim(1) == bins.unsqueeze_dim(0)).int().sum_dim(0).reshape([j])
+
+
+def scatter_add_sol(values: Tensor, link: Tensor, j: int) -> Tensor:
+    bins = Tensor.arange(0, j, device=values.device)
+    hit = (link.unsqueeze_dim(1) == bins.unsqueeze_dim(0)).float()
+    return (values.unsqueeze_dim(0) @ hit).reshape([j])
+
+
+def pad_to_sol(a: Tensor, j: int) -> Tensor:
+    i, k = Tensor.arange(0, a.shape[0], device=a.device), Tensor.arange(0, j, device=a.device)
+    place = (i.unsqueeze_dim(1) == k.unsqueeze_dim(0)).float()
+    return (a.unsqueeze_dim(0) @ place).reshape([j])
+
+
+def compress_sol(g: Tensor, v: Tensor) -> Tensor:
+    i = Tensor.arange(0, v.shape[0], device=v.device)
+    upper = (i.unsqueeze_dim(1) <= i.unsqueeze_dim(0)).float()
+    position = (g.float().unsqueeze_dim(0) @ upper).reshape([v.shape[0]]) - 1  # cumsum - 1
+    target = (position.unsqueeze_dim(1) == i.float().unsqueeze_dim(0)) & g.unsqueeze_dim(1)
+    return (v.unsqueeze_dim(0) @ target.float()).reshape([v.shape[0]])
+
+
+def bucketize_sol(v: Tensor, boundaries: Tensor) -> Tensor:
+    above = boundaries.unsqueeze_dim(0) <= v.unsqueeze_dim(1)
+    return above.int().sum_dim(1).reshape([v.shape[0]])
+
+
+# ----- PyTorch's answers -------------------------------------------------------------------------
+def _t_diff(a):
+    return torch.diff(a, prepend=torch.zeros(1, dtype=a.dtype))
+
+
+def _t_compress(g, v):
+    kept = v[g]
+    return torch.cat([kept, torch.zeros(v.shape[0] - kept.shape[0], dtype=v.dtype)])
+
+
+def _t_pad_to(a, j):
+    return torch.cat([a, torch.zeros(max(j - a.shape[0], 0), dtype=a.dtype)])[:j]
+
+
+def _t_heaviside(a, b):
+    return torch.heaviside(a, b)
+
+
+_MATMUL = ("__matmul__",)
+_SUM = ("sum_dim",)
+_INDEX = ("__getitem__", "__mod__")
+
+PUZZLES: dict[str, Puzzle] = {p.name: p for p in [
+    Puzzle("ones", "ones(a: [i]) -> [i]", "A float vector of ones as long as `a`.", (), ("a",),
+           _vec(), lambda a: torch.ones_like(a), ones_sol,
+           ("A range times zero is all zeros.", "Then add 1, and convert the int tensor with .float().")),
+    Puzzle("sum", "sum(a: [i]) -> [1]", "The sum of `a`, without a reduction: use `@`.", _MATMUL,
+           ("a",), _vec(), lambda a: a.sum().reshape(1), sum_sol,
+           ("A [1, i] row times an [i, 1] column of ones is [1, 1].",
+            "a * 0 + 1 is a vector of ones; reshape([1]) at the end.")),
+    Puzzle("outer", "outer(a: [i], b: [j]) -> [i, j]", "The outer product of two vectors.", (),
+           ("a", "b"), _two_vecs(False), torch.outer, outer_sol,
+           ("Make `a` a column and `b` a row: broadcasting does the rest.",
+            "a.unsqueeze_dim(1) is [i, 1], b.unsqueeze_dim(0) is [1, j].")),
+    Puzzle("diag", "diag(a: [i, i]) -> [i]", "The diagonal of a square matrix.", _SUM, ("a",),
+           _square(), torch.diag, diag_sol,
+           ("Compare a row index with a column index: where are they equal?",
+            "Zero everything off the diagonal with mask_fill, then sum each row: sum_dim keeps the dim.")),
+    Puzzle("eye", "eye(a: [i]) -> [i, i]", "The identity matrix with as many rows as `a` has elements.",
+           (), ("a",), _vec(), lambda a: torch.eye(a.shape[0]), eye_sol,
+           ("`i == j` for a column of i and a row of j is a bool matrix.",
+            "A bool tensor becomes 0.0 and 1.0 with .float().")),
+    Puzzle("triu", "triu(a: [i, j]) -> [i, j]", "`a` with every element below the diagonal set to 0.",
+           (), ("a",), _matrix(), torch.triu, triu_sol,
+           ("An element is below the diagonal when its row index is larger than its column index.",
+            "mask_fill(mask, 0.0) writes 0 where the mask is true.")),
+    Puzzle("cumsum", "cumsum(a: [i]) -> [i]", "Running sums: `out[k] = a[0] + ... + a[k]`.", _MATMUL,
+           ("a",), _vec(), lambda a: torch.cumsum(a, 0), cumsum_sol,
+           ("Which a[m] reach out[k]? Those with m <= k: that is a triangular matrix.",
+            "Row a as [1, i], times the [i, i] matrix of (m <= k) as floats.")),
+    Puzzle("diff", "diff(a: [i]) -> [i]", "`out[0] = a[0]`, `out[k] = a[k] - a[k-1]`.", _MATMUL,
+           ("a",), _vec(), _t_diff, diff_sol,
+           ("Write the matrix M with out = a @ M: two diagonals.",
+            "M[m, k] is 1 when m == k and -1 when m + 1 == k.")),
+    Puzzle("vstack", "vstack(a: [i], b: [i]) -> [2, i]", "`a` above `b`.", (), ("a", "b"),
+           _two_vecs(True), lambda a, b: torch.stack([a, b]), vstack_sol,
+           ("A column [0, 1] compared with 0 and with 1 picks a row.",
+            "Multiply a (as a row) by (row == 0) and b by (row == 1), then add.")),
+    Puzzle("roll", "roll(a: [i]) -> [i]", "`out[k] = a[(k + 1) % i]`.", _INDEX, ("a",), _vec(),
+           lambda a: torch.roll(a, -1), roll_sol,
+           ("Indexing with an int tensor gathers: a[idx].", "idx is (arange + 1) % i.")),
+    Puzzle("flip", "flip(a: [i]) -> [i]", "`a` reversed.", _INDEX, ("a",), _vec(),
+           lambda a: torch.flip(a, [0]), flip_sol,
+           ("Index i - 1 - k.", "Build that index from arange with * -1 and +, then a[idx].")),
+    Puzzle("heaviside", "heaviside(a: [i], b: [i]) -> [i]",
+           "1 where `a > 0`, 0 where `a < 0`, `b` where `a == 0`.", (), ("a", "b"),
+           _two_vecs(True), _t_heaviside, heaviside_sol,
+           ("mask_where(mask, value) takes value where mask is true.",
+            "Start from (a > 0).float(), then take b where a == 0.")),
+    Puzzle("repeat", "repeat(a: [i], d: int) -> [d, i]", "`d` copies of `a`, one per row.", (),
+           ("a", "d"), _cases_with(lambda n, m: {"a": _floats([n]), "d": st.just(m)}),
+           lambda a, d: a.unsqueeze(0).repeat(d, 1), repeat_sol,
+           ("A [d, 1] column of zeros plus a [1, i] row.",
+            "arange(0, d) as a float column, times 0, plus a.unsqueeze_dim(0).")),
+    Puzzle("sequence_mask", "sequence_mask(values: [i, j], length: [i]) -> [i, j]",
+           "Row r keeps its first `length[r]` values, the rest become 0.", (), ("values", "length"),
+           _cases_with(lambda n, m: {"values": _floats([n, m]), "length": _ints([n], 0, m)}),
+           lambda v, n: v * (torch.arange(v.shape[1]).unsqueeze(0) < n.unsqueeze(1)), sequence_mask_sol,
+           ("Compare a row of column indices with a column of lengths.",
+            "Where the column index is >= the row's length, mask_fill with 0.")),
+    Puzzle("bincount", "bincount(a: [i], j: int) -> [j]", "How often each value 0..j-1 occurs in `a`.",
+           _SUM, ("a", "j"), _cases_with(lambda n, m: {"a": _ints([n], 0, m - 1), "j": st.just(m)}),
+           lambda a, j: torch.bincount(a, minlength=j), bincount_sol,
+           ("Compare every element with every bin: an [i, j] bool matrix; count down the columns.",
+            "(a as a column == bins as a row).int().sum_dim(0), then reshape([j]).")),
+    Puzzle("scatter_add", "scatter_add(values: [i], link: [i], j: int) -> [j]",
+           "`out[k]` is the sum of the `values[m]` whose `link[m] == k`.", _MATMUL,
+           ("values", "link", "j"),
+           _cases_with(lambda n, m: {"values": _floats([n]), "link": _ints([n], 0, m - 1), "j": st.just(m)}),
+           lambda v, link, j: torch.zeros(j, dtype=v.dtype).scatter_add(0, link, v), scatter_add_sol,
+           ("Like bincount, but weighted: a row of values times the [i, j] hit matrix.",
+            "values as [1, i] @ (link column == bins row).float() is [1, j].")),
+    Puzzle("pad_to", "pad_to(a: [i], j: int) -> [j]", "`a` cut to `j` elements or padded with 0s.",
+           _MATMUL, ("a", "j"), _cases_with(lambda n, m: {"a": _floats([n]), "j": st.just(m)}),
+           _t_pad_to, pad_to_sol, ("Element m goes to place k when m == k: an [i, j] matrix.",
+                                   "a as [1, i] @ that matrix as floats is [1, j]: cut and padded at once.")),
+    Puzzle("compress", "compress(g: [i] bool, v: [i]) -> [i]",
+           "The `v[m]` with `g[m]` true, moved to the front in order; zeros after them.", _MATMUL,
+           ("g", "v"), _N.flatmap(lambda n: st.fixed_dictionaries({"g": _bools([n]), "v": _floats([n])})),
+           _t_compress, compress_sol,
+           ("Where does a kept v[m] land? At (number of kept elements up to m) - 1: a cumsum.",
+            "Then it is scatter_add with those places, counting only kept elements.")),
+    Puzzle("bucketize", "bucketize(v: [i], boundaries: [j]) -> [i]",
+           "For each `v[m]`, how many boundaries are <= it (boundaries sorted).", _SUM,
+           ("v", "boundaries"),
+           _cases_with(lambda n, m: {"v": _floats([n]), "boundaries": _floats([m]).map(np.sort)}),
+           lambda v, b: torch.bucketize(v, b, right=True), bucketize_sol,
+           ("Compare every v with every boundary and count.",
+            "(boundaries row <= v column).int().sum_dim(1), then reshape.")),
+]}
+
+
+# ----- planted wrong solutions: what a reader might write, and the verdict it must get ----------
+def outer_wrong_value(a: Tensor, b: Tensor) -> Tensor:
+    return a.unsqueeze_dim(1) + b.unsqueeze_dim(0)  # + instead of *
+
+
+def outer_wrong_shape(a: Tensor, b: Tensor) -> Tensor:
+    return b.unsqueeze_dim(1) * a.unsqueeze_dim(0)  # [j, i]
+
+
+def cumsum_forbidden(a: Tensor) -> Tensor:
+    i = Tensor.arange(0, a.shape[0], device=a.device)
+    upper = (i.unsqueeze_dim(1) <= i.unsqueeze_dim(0)).float()
+    return (a.unsqueeze_dim(1) * upper).sum_dim(0).reshape([a.shape[0]])  # sum_dim: not allowed here
+
+
+def flip_data_out(a: Tensor) -> Tensor:
+    return Tensor.from_data(a.tolist()[::-1], a.device)  # values out to Python and back
+
+
+def diag_wrong_value(a: Tensor) -> Tensor:
+    i = Tensor.arange(0, a.shape[0], device=a.device)
+    return a.mask_fill(i.unsqueeze_dim(1) > i.unsqueeze_dim(0), 0.0).sum_dim(1).reshape([a.shape[0]])
+
+
+#: name → (puzzle, wrong solution, the verdict kind it must get)
+PLANTED = {
+    "outer_wrong_value": ("outer", outer_wrong_value, "value"),
+    "outer_wrong_shape": ("outer", outer_wrong_shape, "shape"),
+    "cumsum_forbidden": ("cumsum", cumsum_forbidden, "rule"),
+    "flip_data_out": ("flip", flip_data_out, "rule"),
+    "diag_wrong_value": ("diag", diag_wrong_value, "value"),
+}
+
+# ----- what the appendix calls -----------------------------------------------------------------
+#: Generated cases per check in the appendix: enough to find a wrong solution, and the whole
+#: page stays a few seconds.
+PAGE_EXAMPLES = 10
+
+_CHECKERS: dict[str, BuildExercise] = {}
+
+
+def checker(name: str) -> BuildExercise:
+    """The appendix's checker of puzzle ``name`` (one per puzzle, so its hint ladder
+    remembers the reader's attempts)."""
+    if name not in _CHECKERS:
+        _CHECKERS[name] = PUZZLES[name].exercise(PAGE_EXAMPLES)
+    return _CHECKERS[name]
+
+
+def allowed_text(name: str) -> str:
+    """``Allowed: the base ops and @, sum_dim``."""
+    extra = [op_label(op) for op in PUZZLES[name].extra]
+    return "Allowed: the base ops" + (f" and {', '.join(extra)}" if extra else " only")
+
+
+def check(solution, name: str | None = None) -> Verdict:
+    """Check the reader's function for the puzzle of the same name (or ``name``)."""
+    name = name or solution.__name__
+    if name not in PUZZLES:
+        raise KeyError(f"no puzzle named {name!r}: name your function after the puzzle "
+                       f"({', '.join(PUZZLES)})")
+    print(allowed_text(name) + ".")
+    return checker(name).check(solution)
+
+
+def solution(name: str) -> None:
+    """Print the hidden reference solution of ``name`` (and check it passes)."""
+    checker(name).solution(name)
+
+
+__all__ = ["BASE", "PAGE_EXAMPLES", "PLANTED", "PUZZLES", "Puzzle", "allowed_text", "check",
+           "checker", "solution"]

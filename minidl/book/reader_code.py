@@ -1,0 +1,103 @@
+"""The reader's code, as the checker sees it: its files, its frames, its lines, its NumPy.
+
+A verdict points at the reader's own line and never further. To do that the checker needs
+to know which code is the reader's (the function, or the methods of the class, nested
+functions included; code the library wrote does not count even when a base class copied it)
+and where in it a call or an exception happened.
+"""
+
+from __future__ import annotations
+
+import inspect
+import linecache
+import traceback
+from collections.abc import Mapping
+from typing import Any
+
+from minidl.debug.names import display_path
+
+__trace_hide__ = True
+
+__all__ = ["numpy_uses", "reader_frame", "site", "solution_files"]
+
+
+def solution_files(solution: Any) -> dict[str, str]:
+    """The files of the reader's code (display path → file name): the function's, or every
+    method's of a class. Frames in these files are "the reader's frames"."""
+    return {display_path(code.co_filename): code.co_filename for code, _ in _codes(solution)}
+
+
+def _codes(solution: Any) -> list:
+    """The code objects of the reader's function, or of the methods of the reader's class and
+    of its bases written outside the library (nested functions included). Code copied from
+    the library's own files (a base made of NdArray's ops, say) is not the reader's."""
+    roots = []
+    if inspect.isclass(solution):
+        for klass in solution.__mro__:
+            if klass is not solution and (klass.__module__.startswith("minidl.") or klass is object):
+                continue
+            for value in vars(klass).values():
+                fn = getattr(value, "__func__", value)
+                if hasattr(fn, "__code__"):
+                    roots.append((fn.__code__, fn.__globals__))
+    else:
+        fn = getattr(solution, "__func__", solution)
+        if not hasattr(fn, "__code__"):
+            fn = type(solution).__call__
+        if hasattr(fn, "__code__"):
+            roots.append((fn.__code__, fn.__globals__))
+    out, stack = [], [r for r in roots if not _library_file(r[0].co_filename)]
+    while stack:
+        code, glob = stack.pop()
+        out.append((code, glob))
+        stack += [(c, glob) for c in code.co_consts if hasattr(c, "co_code")]
+    return out
+
+
+def _library_file(filename: str) -> bool:
+    path = display_path(filename).replace("\\", "/")
+    return path.startswith("minidl/") and not path.startswith("minidl/book/")
+
+
+def numpy_uses(solution: Any) -> list[tuple[str, str]]:
+    """``[("np.exp", "at line 7 of forward: `...`")]``: NumPy names the reader's code loads."""
+    import dis
+    import types
+
+    found = []
+    for code, glob in _codes(solution):
+        line = code.co_firstlineno
+        instructions = list(dis.get_instructions(code))
+        for k, ins in enumerate(instructions):
+            if ins.starts_line:
+                line = ins.starts_line
+            if ins.opname not in ("LOAD_GLOBAL", "LOAD_NAME"):
+                continue
+            value = glob.get(ins.argval)
+            module = value.__name__ if isinstance(value, types.ModuleType) else \
+                getattr(value, "__module__", None) or ""
+            if module == "numpy" or module.startswith("numpy."):
+                text = linecache.getline(code.co_filename, line).strip()
+                name = ins.argval
+                after = instructions[k + 1] if k + 1 < len(instructions) else None
+                if after is not None and after.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                    name = f"{name}.{after.argval}"
+                found.append((f"{name} (NumPy)",
+                              f"at line {line} of {code.co_name}" + (f": `{text}`" if text else "")))
+    return found
+
+
+def reader_frame(tb, files: Mapping[str, str]):
+    """The innermost traceback entry in the reader's code, or ``None``."""
+    found = None
+    for entry in traceback.extract_tb(tb):
+        if display_path(entry.filename) in files:
+            found = entry
+    return found
+
+
+def site(frame, files: Mapping[str, str]) -> str:
+    """``at line 4 of outer: `return a * b```: where the reader's code made a call."""
+    text = linecache.getline(files.get(frame.path, frame.path), frame.line).strip()
+    name = frame.name.rsplit(".", 1)[-1]
+    return f"at line {frame.line} of {name}" + (f": `{text}`" if text else "")

@@ -1,0 +1,125 @@
+"""The chapters' build exercises: each reference solution passes; each planted wrong one fails
+with the verdict a reader should see (wrong value, wrong gradient, forbidden op, wrong shape)."""
+
+from __future__ import annotations
+
+import pytest
+
+from minidl.book import (
+    build_backend,
+    build_dispatch,
+    build_dropout,
+    build_layer,
+    build_linear,
+    build_remap,
+    build_running_var,
+    build_softplus,
+)
+
+EXERCISES = {"softplus": build_softplus, "backend": build_backend, "running_var": build_running_var,
+             "dispatch": build_dispatch, "layer": build_layer, "remap": build_remap,
+             "dropout": build_dropout, "linear": build_linear}
+REFERENCES = {"softplus": build_softplus.Softplus, "backend": build_backend.Complete,
+              "running_var": build_running_var.running_var_update, "dispatch": build_dispatch.linear,
+              "layer": build_layer.RmsNormConfig, "remap": build_remap.remap,
+              "dropout": build_dropout.dropout_forward, "linear": build_linear.linear}
+
+
+@pytest.mark.parametrize("name", sorted(EXERCISES))
+def test_reference_solution_passes(name):
+    assert EXERCISES[name].exercise(max_examples=10).find_failure(REFERENCES[name]) is None
+
+
+PLANTED = [(name, planted) for name, module in sorted(EXERCISES.items()) for planted in module.PLANTED]
+
+
+@pytest.mark.parametrize(("name", "planted"), PLANTED)
+def test_planted_wrong_solution_gets_its_verdict(name, planted):
+    wrong, kind = EXERCISES[name].PLANTED[planted]
+    verdict = EXERCISES[name].exercise(max_examples=10).find_failure(wrong)
+    assert verdict is not None and verdict.kind == kind, verdict
+    assert "Traceback" not in verdict.render()
+
+
+def test_softplus_wrong_gradient_is_caught_by_both_references():
+    ex = build_softplus.exercise(10)
+    verdict = ex.find_failure(build_softplus.SoftplusWrongGrad)
+    assert verdict.output == "grad" and "(PyTorch)" in verdict.text
+    ex.references = ex.references[1:]  # central differences alone catch it too
+    verdict = ex.find_failure(build_softplus.SoftplusWrongGrad)
+    assert verdict.output == "grad" and "float64 central differences" in verdict.text
+
+
+def test_softplus_self_consistent_wrong_forward_does_not_pass():
+    verdict = build_softplus.exercise(10).find_failure(build_softplus.SoftplusSelfConsistent)
+    assert verdict.kind == "value" and verdict.output in ("out", "grad")
+
+
+def test_softplus_keeping_two_arrays_is_named():
+    verdict = build_softplus.exercise(5).find_failure(build_softplus.SoftplusKeepsBoth)
+    assert "['out', 'tensor']" in verdict.text
+
+
+def test_softplus_numpy_is_named_with_its_line():
+    verdict = build_softplus.exercise(5).find_failure(build_softplus.SoftplusNumpy)
+    assert verdict.rule == "no NumPy" and "np.log1p" in verdict.text and "forward" in verdict.call
+
+
+def test_backend_borrowed_op_names_the_other_backend_and_the_line():
+    verdict = build_backend.exercise(5).find_failure(build_backend.Borrowed)
+    assert "NdArray.float_exp" in verdict.text and "return NdArray.float_exp(tensor)" in verdict.call
+
+
+def test_forgetful_backend_is_refused_without_float_exp():
+    with pytest.raises(TypeError, match="required op\\(s\\): float_exp"):
+        type("Incomplete", (build_backend.ForgetfulNdArray,), {})
+
+
+def test_running_var_biased_convention_is_a_value_difference_against_torch():
+    verdict = build_running_var.exercise(10).find_failure(build_running_var.biased)
+    assert verdict.output == "running_var" and "torch.nn.BatchNorm1d" in verdict.text
+    assert verdict.found < verdict.expected  # n - 1 < n: the biased estimate is the smaller one
+
+
+def test_dispatch_forwarder_is_removed_after_every_run_even_a_failing_one():
+    from minidl.dispatch import Dispatch
+
+    build_dispatch.exercise(3).find_failure(build_dispatch.linear_swapped)
+    assert "linear" not in vars(Dispatch)
+
+
+def test_dispatch_default_again_is_caught_by_the_matmul_it_dispatches():
+    verdict = build_dispatch.exercise(5).find_failure(build_dispatch.linear_by_default)
+    assert "Dispatch.float_matmul" in verdict.text and "linear_by_default" in verdict.call
+
+
+def test_layer_hidden_from_the_module_walk_is_named_before_any_value():
+    verdict = build_layer.exercise(5).find_failure(build_layer.TensorFieldConfig)
+    assert verdict.kind == "check" and "found params []" in verdict.text
+
+
+def test_layer_reference_matches_burns_documented_example():
+    # burn's rms.rs test: arange(0..9) as [3, 3], epsilon 1e-5, gamma ones
+    from minidl import Device, Tensor
+
+    layer = build_layer.RmsNormConfig(3).init(Device.flex())
+    out = layer(Tensor.arange(0, 9, device=Device.flex()).float().reshape([3, 3])).to_numpy()
+    expected = [[0.0, 0.7746, 1.5492], [0.7348, 0.9798, 1.2247], [0.8514, 0.9933, 1.1352]]
+    assert abs(out - expected).max() < 1e-4
+
+
+def test_remap_missing_rule_reports_the_stores_missing_keys():
+    verdict = build_remap.exercise(5).find_failure(build_remap.remap_weights_only)
+    assert verdict.kind == "error" and "Missing keys" in verdict.text and "'fc1.bias'" in verdict.text
+    assert "model = 'TorchMlp(" in verdict.inputs
+
+
+def test_dropout_by_pytorchs_rule_is_refused_on_a_plain_device():
+    verdict = build_dropout.exercise(10).find_failure(build_dropout.drops_on_any_device)
+    assert verdict.kind == "value" and "autodiff = False" in verdict.inputs
+
+
+def test_linear_in_pytorchs_layout_fails_at_the_readers_matmul_with_minidls_message():
+    verdict = build_linear.exercise(10).find_failure(build_linear.linear_torch_layout)
+    assert verdict.kind == "error" and "weight.transpose()" in verdict.text
+    assert "inner dimension" in verdict.text and "Traceback" not in verdict.render()

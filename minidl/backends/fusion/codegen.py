@@ -73,7 +73,10 @@ def _np(dtype: np.dtype) -> str:
 
 def _expr(op: OperationIr, args: list[str], scalars: list[str]) -> str:
     """The scalar expression of one element-wise op, cast to its output dtype."""
-    template = ELEMENTWISE[op.kind]
+    template = ELEMENTWISE.get(op.kind)
+    if template is None:  # a fuser's rule took an op it cannot write (see ElementwiseFuser.fits)
+        raise ValueError(f"fusion: {op.kind!r} has no element-wise expression; a fuser took an op "
+                         "its kernel cannot compute")
     if op.kind == "erf" and op.out.dtype == np.float32:
         template = "erf32({0})"
     text = template.format(*args, **{f"s{i}": s for i, s in enumerate(scalars)})

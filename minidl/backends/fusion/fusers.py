@@ -58,13 +58,19 @@ class ElementwiseFuser(OperationFuser):
         super().reset()
         self.shape: tuple[int, ...] | None = None
 
-    def fuse(self, op: OperationIr) -> bool:
+    @staticmethod
+    def fits(op: OperationIr, shape: tuple[int, ...] | None) -> bool:
+        """The rule: may ``op`` join a block whose results have ``shape`` (``None``: the
+        block is empty)? A subclass may replace it (the Fusion chapter's build exercise)."""
         if op.kind not in ELEMENTWISE or not _dtypes_ok(op):
             return False
-        shape = self.shape if self.shape is not None else op.out.shape
-        if op.out.shape != shape or not all(_broadcasts_to(t.shape, shape) for t in op.inputs):
+        shape = shape if shape is not None else op.out.shape
+        return op.out.shape == shape and all(_broadcasts_to(t.shape, shape) for t in op.inputs)
+
+    def fuse(self, op: OperationIr) -> bool:
+        if not self.fits(op, self.shape):
             return False
-        self.shape = shape
+        self.shape = self.shape if self.shape is not None else op.out.shape
         self.ops.append(op)
         return True
 

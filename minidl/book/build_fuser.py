@@ -1,0 +1,130 @@
+"""Build exercise of the fusion chapter: the element-wise fuser's rule, ``fits(op, shape)``.
+
+burn-cubecl-fusion's ``ElementwiseFuser`` asks of every op the stream offers it: is it an
+element-wise kind it can write as a scalar expression, of a dtype it generates code for, with
+a result of the block's shape (inputs that broadcast to it)? The reader writes that
+decision. The checker installs it in ``Fusion[Flex]``'s element-wise fuser for one run (a
+fresh plan store, so no plan found with the built-in rule is reused), runs a stream that
+holds a small vector op, an element-wise chain and a matmul, and checks the values against
+eager Flex and PyTorch, and that the plan ran the chain as one element-wise kernel.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from hypothesis import strategies as st
+
+from minidl.backends.fusion.fusers import _broadcasts_to, _dtypes_ok
+from minidl.backends.fusion.ir import ELEMENTWISE, OperationIr
+from minidl.book.build_check import BuildExercise, Reference
+from minidl.book.harness import fuser_run, fuser_stream
+
+__all__ = ["ELEMENTWISE", "PLANTED", "broadcasts_to", "dtypes_ok", "exercise", "fits"]
+
+#: ``broadcasts_to(shape, full)``: NumPy's broadcasting takes ``shape`` to ``full``.
+broadcasts_to = _broadcasts_to
+#: ``dtypes_ok(op)``: the op's inputs and result are float32, float64 or bool.
+dtypes_ok = _dtypes_ok
+
+#: The kinds of the chain the plan must show inside one element-wise block.
+CHAIN = ["mul", "add", "tanh", "mul_scalar"]
+
+
+def fits(op: OperationIr, shape: tuple[int, ...] | None) -> bool:
+    """May ``op`` join an element-wise block of result ``shape`` (``None``: empty)?"""
+    if op.kind not in ELEMENTWISE or not dtypes_ok(op):
+        return False
+    shape = op.out.shape if shape is None else shape
+    fits_shape = all(broadcasts_to(t.shape, shape) for t in op.inputs)
+    return op.out.shape == shape and fits_shape
+
+
+# ----- planted wrong rules -------------------------------------------------------------------
+def fits_everything(op, shape):
+    """Takes the matmul too: the loop kernel has no expression for it."""
+    return True
+
+
+def fits_nothing(op, shape):
+    return False
+
+
+def fits_any_shape(op, shape):
+    """Forgets the shape: the block's loop runs over the first op's [d] elements only."""
+    return op.kind in ELEMENTWISE and dtypes_ok(op)
+
+
+def fits_unary_only(op, shape):
+    """Right shapes, but only ops of one input: the chain splits."""
+    return fits(op, shape) and len(op.inputs) == 1
+
+
+#: name → (wrong rule, the verdict kind it must get)
+PLANTED = {
+    "accepts every op": (fits_everything, "error"),
+    "refuses every op": (fits_nothing, "check"),
+    "ignores the shape": (fits_any_shape, "value"),
+    "one-input ops only": (fits_unary_only, "check"),
+}
+
+
+# ----- the checker ---------------------------------------------------------------------------
+def _cases() -> st.SearchStrategy:
+    value = st.floats(-2, 2, width=32, allow_nan=False, allow_subnormal=False)
+
+    def arrays(*shape):
+        size = int(np.prod(shape))
+        return st.lists(value, min_size=size, max_size=size).map(
+            lambda v: np.array(v, dtype=np.float32).reshape(shape))
+
+    def case(n, d, k, s):
+        return st.fixed_dictionaries({"x": arrays(n, d), "b": arrays(1, d), "w": arrays(d, k),
+                                      "s": st.just(s)})
+
+    dims = st.tuples(st.integers(2, 4), st.integers(2, 5), st.integers(1, 3),
+                     st.sampled_from([0.5, 2.0, -1.5]))
+    return dims.flatmap(lambda d: case(*d))
+
+
+def _torch(case: dict) -> dict:
+    x, b, w = (torch.from_numpy(case[k]) for k in ("x", "b", "w"))
+    h = torch.tanh(x * b.exp() + b) * case["s"]
+    return {"h": h, "out": h @ w}
+
+
+def _eager_flex(case: dict) -> dict:
+    from minidl import Device
+
+    out = fuser_stream(Device.flex(), case)
+    return {k: v for k, v in out.items() if not k.startswith("_")}
+
+
+def _one_kernel(solution, case, outputs, trace) -> str | None:
+    blocks = outputs["_blocks"]
+    chain = [b for b in blocks if b.fuser == "elementwise" and all(k in b.kinds for k in CHAIN)]
+    if chain:
+        return None
+    shown = "".join(f"\n    {b.fuser or 'on Flex'}: {' + '.join(b.kinds)}" for b in blocks)
+    return (f"Rule broken: the chain {' -> '.join(CHAIN)} must be fused into\n"
+            f"  one element-wise kernel; the plan ran {len(blocks)} blocks:{shown}")
+
+
+def exercise(max_examples: int = 8) -> BuildExercise:
+    """The checker for the reader's ``fits(op, shape)``."""
+    return BuildExercise(
+        "the element-wise fuser's rule",
+        cases=_cases(),
+        run=fuser_run,
+        references=[Reference("eager Flex", _eager_flex, rtol=1e-5, atol=1e-6),
+                    Reference("PyTorch", _torch, rtol=1e-5, atol=1e-5)],
+        checks=[_one_kernel],
+        hints=[
+            "A block is one loop over one shape: the first op's result fixes it.",
+            "Only kinds in ELEMENTWISE have a scalar expression the kernel can write.",
+            "The result must have the block's shape; every input must broadcast to it.",
+        ],
+        reference_solution=fits,
+        max_examples=max_examples,
+        order=("x", "b", "w", "s"),
+    )

@@ -1,0 +1,29 @@
+"""The fusion chapter's build exercise (a fuser rule run through Fusion[Flex]): the reference
+rule passes, each planted wrong rule gets its verdict, and the real rule is put back after."""
+
+from __future__ import annotations
+
+import pytest
+
+from minidl.backends.fusion import ElementwiseFuser, FusionFlex
+from minidl.book import build_fuser
+
+
+def test_reference_rule_passes_and_the_fusers_are_restored():
+    processor = FusionFlex.stream.processor
+    fusers, store = processor.explorer.fusers, processor.store
+    assert build_fuser.exercise(max_examples=5).find_failure(build_fuser.fits) is None
+    assert processor.explorer.fusers is fusers and processor.store is store
+    assert type(fusers[0]) is ElementwiseFuser
+
+
+@pytest.mark.parametrize("planted", sorted(build_fuser.PLANTED))
+def test_planted_wrong_rule_gets_its_verdict(planted):
+    wrong, kind = build_fuser.PLANTED[planted]
+    verdict = build_fuser.exercise(max_examples=5).find_failure(wrong)
+    assert verdict is not None and verdict.kind == kind, verdict
+    assert "Traceback" not in verdict.render()
+    if planted == "accepts every op":
+        assert "'matmul' has no element-wise expression" in verdict.text
+    if kind == "check":
+        assert "must be fused into\n  one element-wise kernel" in verdict.text

@@ -168,13 +168,15 @@ def test_make_lab_runs_as_root_and_shows_what_the_site_shows(browser, lab):  # n
             timeout=30000,
         )
         body = solution.locator(".details-body")
-        for _ in range(3):  # the cell may re-render while its expressions come back
+        for _ in range(5):  # the cell may re-render (and fold again) while its glue comes back
+            if body.is_visible():  # never click an open solution: that would fold it
+                break
             solution.locator("summary .details-toggle").click()  # not its link
             try:
                 body.wait_for(state="visible", timeout=5000)
                 break
             except PlaywrightTimeout:
-                continue
+                page.wait_for_timeout(500)
         assert body.is_visible(), "the solution does not open"
         assert f"{1 / math.sqrt(256):.4f}" in solution.inner_text()
 

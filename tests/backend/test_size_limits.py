@@ -77,15 +77,16 @@ def test_negative_sizes_and_counts_are_refused_by_name():
         check_size("float_zeros", (2, -1), np.float32)
 
 
-def test_repeat_dim_of_a_small_tensor_many_times_is_one_fast_copy(B):
+def test_repeat_dim_of_a_small_tensor_many_times_is_one_copy_not_a_cat(B, monkeypatch):
+    # It used to be a cat of 100,000 copies (seconds of work); now it must be one copy. Checked
+    # by structure, not by the clock (the machines are shared): cat must not be reached.
+    def no_cat(cls, *args, **kwargs):
+        raise AssertionError("repeat_dim went through float_cat")
+
+    monkeypatch.setattr(B, "float_cat", classmethod(no_cat))
     x = np.array([[3.0]], np.float32)
-    B.float_repeat_dim(x, 0, 3)  # compiles (or loads) the copy kernel: not what is timed
-    start = time.perf_counter()
     out = B.float_repeat_dim(x, 0, 100_000)
-    elapsed = time.perf_counter() - start
     assert out.shape == (100_000, 1) and np.all(np.asarray(out) == 3.0)
-    # a cat of 100 000 copies took seconds; one copy of 400 kB is well under this bound
-    assert elapsed < 0.5, f"repeat_dim(0, 100000) took {elapsed:.2f} s"
 
 
 @pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided", "flipped"])

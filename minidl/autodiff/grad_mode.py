@@ -13,12 +13,19 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
-_STATE = threading.local()
+
+class _GradMode(threading.local):
+    # a class attribute as the default: a thread that never entered no_grad() reads it without
+    # the AttributeError that getattr(local, name, default) raises and catches on every op
+    enabled = True
+
+
+_STATE = _GradMode()
 
 
 def is_grad_enabled() -> bool:
     """False inside a ``no_grad()`` block of this thread."""
-    return getattr(_STATE, "enabled", True)
+    return _STATE.enabled
 
 
 @contextlib.contextmanager

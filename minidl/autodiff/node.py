@@ -38,6 +38,9 @@ class Requirement(enum.Enum):
         return self.value
 
 
+_NONE = Requirement.NONE
+
+
 class Node:
     """One vertex of the graph: ``id``, tracked ``parents`` (nodes), ``requirement``, ``step``.
 
@@ -46,7 +49,7 @@ class Node:
     ``Any`` here because ``step.py`` imports this module: a step holds its input nodes.
     """
 
-    __slots__ = ("id", "parents", "requirement", "step")
+    __slots__ = ("id", "parents", "requirement", "step", "tracked")
 
     def __init__(self, requirement: Requirement, parents: tuple[Node, ...] = (), step: Any = None,
                  id: int | None = None):
@@ -54,11 +57,9 @@ class Node:
         self.parents = parents
         self.requirement = requirement
         self.step = step
-
-    @property
-    def tracked(self) -> bool:
-        """Whether gradients flow through this node (requirement is not ``NONE``)."""
-        return self.requirement is not Requirement.NONE
+        #: Whether gradients flow through this node (requirement is not ``NONE``); a field,
+        #: not a property, because every recorded op reads it for each input.
+        self.tracked = requirement is not _NONE
 
     def __repr__(self) -> str:
         step = type(self.step).__name__ if self.step is not None else "leaf"

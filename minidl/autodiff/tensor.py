@@ -11,28 +11,23 @@ class AutodiffTensor:
     """The float primitive of ``Autodiff[B]``: ``inner``, the inner backend's primitive (a
     Flex or NdArray array; burn's field ``primitive``), and its graph ``node``.
 
-    ``shape`` and ``dtype`` are the inner primitive's. Int and bool tensors on an autodiff
+    ``shape`` and ``dtype`` are the inner primitive's (the inner primitive never changes). Int and bool tensors on an autodiff
     device are not wrapped: they stay the inner backend's primitives, as in burn.
     """
 
-    __slots__ = ("inner", "node")
+    __slots__ = ("inner", "node", "shape", "dtype")
 
     def __init__(self, inner: Any, node: Node):
         self.inner = inner
         self.node = node
+        # copied once, read by every op's checks and recording (a property cost a call each)
+        self.shape: tuple[int, ...] = inner.shape
+        self.dtype = inner.dtype
 
     @staticmethod
     def untracked(primitive: Any) -> AutodiffTensor:
         """A new tensor outside any graph (requirement ``None``): a constant for backward."""
         return AutodiffTensor(primitive, Node(Requirement.NONE))
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self.inner.shape)
-
-    @property
-    def dtype(self):
-        return self.inner.dtype
 
     @property
     def id(self) -> int:

@@ -8,6 +8,7 @@ tensors ``/`` is burn's integer division (rounding toward zero), not Python's tr
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
 from typing import Any, Self
 
 from minidl.backend.dtype import Kind
@@ -18,7 +19,7 @@ from minidl.tensor.creation import CreationOps
 from minidl.tensor.shape_ops import ShapeOps
 
 _NUMERIC = (Kind.FLOAT, Kind.INT)
-_BOOL = Kind.BOOL  # read on every binary op: a module global is cheaper than the enum's attribute
+_FLOAT, _BOOL = Kind.FLOAT, Kind.BOOL  # read on every binary op: a module global is cheaper than the enum's attribute
 
 
 class ArithmeticOps(ShapeOps, CreationOps):
@@ -27,16 +28,24 @@ class ArithmeticOps(ShapeOps, CreationOps):
     __slots__ = ()
 
     # ----- shared checks ------------------------------------------------------------------
-    def _binary(self, ops: str, other: Self) -> None:
-        """Kinds match, the kind is numeric, and the shapes broadcast."""
-        if self.kind is _BOOL or not isinstance(other, TensorBase) or other.kind is not self.kind:
+    def _binary(self, ops: str, other: Self, float: Callable | None = None,
+                int: Callable | None = None) -> Callable | None:
+        """Check ``self <ops> other`` (kinds match and are numeric, Float dtypes match, the shapes
+        broadcast) and return the Dispatch op for this tensor's kind among those given.
+
+        Runs on every binary op, so the common case costs one test per rule."""
+        kind = self.kind
+        if kind is _BOOL or not isinstance(other, TensorBase) or other.kind is not kind:
             self._require(ops, *_NUMERIC)
             self._same_kind(ops, other, "rhs")
-        self._same_float_dtype(ops, other, "rhs")
-        ls, rs = self.primitive.backend_tensor.shape, other.primitive.backend_tensor.shape
+        lhs, rhs = self.primitive.backend_tensor, other.primitive.backend_tensor
+        if lhs.dtype is not rhs.dtype:  # NumPy's dtypes are singletons: equal ones are the same
+            self._same_float_dtype(ops, other, "rhs")
+        ls, rs = lhs.shape, rhs.shape
         if ls != rs:
             check_same_rank(ops, tuple(ls), tuple(rs))
             broadcast_shape(ops, tuple(ls), tuple(rs))
+        return float if kind is _FLOAT else int
 
     def _int_scalar_tensor(self, value: int) -> Self:
         """A ``[1, ..., 1]`` Int tensor holding ``value`` (the Int protocol has no ``*_scalar``
@@ -49,32 +58,28 @@ class ArithmeticOps(ShapeOps, CreationOps):
         """``self + other``, broadcasting (a number calls :meth:`add_scalar`)."""
         if not isinstance(other, TensorBase):
             return self.add_scalar(other)
-        self._binary("add", other)
-        op = self._by_kind(float=Dispatch.float_add, int=Dispatch.int_add)
+        op = self._binary("add", other, float=Dispatch.float_add, int=Dispatch.int_add)
         return self._wrap(op(self.primitive, other.primitive))
 
     def sub(self, other: Self | float) -> Self:
         """``self - other``, broadcasting."""
         if not isinstance(other, TensorBase):
             return self.sub_scalar(other)
-        self._binary("sub", other)
-        op = self._by_kind(float=Dispatch.float_sub, int=Dispatch.int_sub)
+        op = self._binary("sub", other, float=Dispatch.float_sub, int=Dispatch.int_sub)
         return self._wrap(op(self.primitive, other.primitive))
 
     def mul(self, other: Self | float) -> Self:
         """``self * other``, broadcasting."""
         if not isinstance(other, TensorBase):
             return self.mul_scalar(other)
-        self._binary("mul", other)
-        op = self._by_kind(float=Dispatch.float_mul, int=Dispatch.int_mul)
+        op = self._binary("mul", other, float=Dispatch.float_mul, int=Dispatch.int_mul)
         return self._wrap(op(self.primitive, other.primitive))
 
     def div(self, other: Self | float) -> Self:
         """``self / other``, broadcasting (Int: division rounding toward zero, as burn)."""
         if not isinstance(other, TensorBase):
             return self.div_scalar(other)
-        self._binary("div", other)
-        op = self._by_kind(float=Dispatch.float_div, int=Dispatch.int_div)
+        op = self._binary("div", other, float=Dispatch.float_div, int=Dispatch.int_div)
         return self._wrap(op(self.primitive, other.primitive))
 
     def remainder(self, other: Self | float) -> Self:
@@ -200,25 +205,33 @@ class ArithmeticOps(ShapeOps, CreationOps):
 
     # ----- operators ------------------------------------------------------------------------
     def __add__(self, other: Any) -> Self:
-        return self.add(other) if _operand(other) else NotImplemented
+        if isinstance(other, TensorBase):  # the common case first, one test
+            return self.add(other)
+        return self.add_scalar(other) if _is_number(other) else NotImplemented
 
     def __radd__(self, other: Any) -> Self:
         return self.add_scalar(other) if _is_number(other) else NotImplemented
 
     def __sub__(self, other: Any) -> Self:
-        return self.sub(other) if _operand(other) else NotImplemented
+        if isinstance(other, TensorBase):  # the common case first, one test
+            return self.sub(other)
+        return self.sub_scalar(other) if _is_number(other) else NotImplemented
 
     def __rsub__(self, other: Any) -> Self:
         return self.neg().add_scalar(other) if _is_number(other) else NotImplemented
 
     def __mul__(self, other: Any) -> Self:
-        return self.mul(other) if _operand(other) else NotImplemented
+        if isinstance(other, TensorBase):  # the common case first, one test
+            return self.mul(other)
+        return self.mul_scalar(other) if _is_number(other) else NotImplemented
 
     def __rmul__(self, other: Any) -> Self:
         return self.mul_scalar(other) if _is_number(other) else NotImplemented
 
     def __truediv__(self, other: Any) -> Self:
-        return self.div(other) if _operand(other) else NotImplemented
+        if isinstance(other, TensorBase):  # the common case first, one test
+            return self.div(other)
+        return self.div_scalar(other) if _is_number(other) else NotImplemented
 
     def __rtruediv__(self, other: Any) -> Self:
         if not _is_number(other):

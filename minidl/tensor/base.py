@@ -23,6 +23,7 @@ from minidl.dispatch import Device, DispatchTensor
 from minidl.tensor.check import fail
 
 _KIND_NAME = {Kind.FLOAT: "Float", Kind.INT: "Int", Kind.BOOL: "Bool"}
+_new_object = object.__new__
 _FLOAT, _INT = Kind.FLOAT, Kind.INT  # read on every op: a module global is the cheapest lookup
 
 
@@ -106,7 +107,13 @@ class TensorBase:
         return by_kind(kind, float, int, bool) if op is None else op  # by_kind raises
 
     def _wrap(self, primitive: DispatchTensor, kind: Kind | None = None) -> Self:
-        return type(self)(primitive, self.kind if kind is None else kind)
+        """A tensor of this type around an op's result (``kind`` defaults to this tensor's).
+
+        Every op ends here, so it skips ``__init__``'s check: the primitive comes from Dispatch."""
+        out = _new_object(type(self))
+        out.primitive = primitive
+        out.kind = self.kind if kind is None else kind
+        return out
 
     def _describe(self) -> str:
         return f"{_KIND_NAME[self.kind]} tensor ({self.dtype.value}, shape {list(self.shape)})"

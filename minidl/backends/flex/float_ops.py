@@ -375,11 +375,12 @@ class FlexFloatOps:
 
 
 def _like(out: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    return out if out.dtype == dtype else cast(out, dtype)
+    return out if out.dtype is dtype or out.dtype == dtype else cast(out, dtype)
 
 
 def _binary(op: str, lhs: np.ndarray, rhs) -> np.ndarray:
-    return _like(binary(op, lhs, rhs), lhs.dtype)
+    out = binary(op, lhs, rhs)
+    return out if out.dtype is lhs.dtype else _like(out, lhs.dtype)
 
 
 def _reshape(tensor: np.ndarray, shape: Shape) -> np.ndarray:

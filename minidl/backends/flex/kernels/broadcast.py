@@ -110,29 +110,45 @@ def row_of(x, i0, i1, lo, hi):
     return r[lo:hi], r.strides[0] == 0
 
 
+# The loops over one chunk of a row. Each is its own small (not inlined) function: with all four
+# loops of a task and the seven-way ``op`` branch in one body, LLVM neither hoisted the branch
+# nor vectorized a single loop (measured on AVX-512: a scalar multiply of 200K floats 99 us
+# before, 19 us so split). Loops run over slices from 0: an index that may be negative makes
+# numba add a wraparound check per access, and that alone stops LLVM from vectorizing.
+
+
+@njit(**JIT_EW)
+def _rows_vv(op, ar, br, orow):
+    for j in range(orow.shape[0]):
+        orow[j] = _bin(op, ar[j], br[j])
+
+
+@njit(**JIT_EW)
+def _rows_vs(op, ar, y, orow):
+    for j in range(orow.shape[0]):
+        orow[j] = _bin(op, ar[j], y)
+
+
+@njit(**JIT_EW)
+def _rows_sv(op, x, br, orow):
+    for j in range(orow.shape[0]):
+        orow[j] = _bin(op, x, br[j])
+
+
 @njit(**JIT_EW)
 def _binary_task(a, b, out, op, t, nch):
-    # Loops run over slices from 0: an index that may be negative makes numba add a
-    # wraparound check per access, and that alone stops LLVM from vectorizing (measured 5x).
     i0, i1, lo, hi = locate(out.shape, t, nch)
     ar, a_one = row_of(a, i0, i1, lo, hi)
     br, b_one = row_of(b, i0, i1, lo, hi)
     orow = out[i0, i1, lo:hi]
     if b_one and not a_one:
-        y = br[0]
-        for j in range(orow.shape[0]):
-            orow[j] = _bin(op, ar[j], y)
+        _rows_vs(op, ar, br[0], orow)
     elif a_one and not b_one:
-        x = ar[0]
-        for j in range(orow.shape[0]):
-            orow[j] = _bin(op, x, br[j])
+        _rows_sv(op, ar[0], br, orow)
     elif a_one:
-        v = _bin(op, ar[0], br[0])
-        for j in range(orow.shape[0]):
-            orow[j] = v
+        orow[:] = _bin(op, ar[0], br[0])
     else:
-        for j in range(orow.shape[0]):
-            orow[j] = _bin(op, ar[j], br[j])
+        _rows_vv(op, ar, br, orow)
 
 
 @njit(**JIT_EW)
@@ -151,9 +167,14 @@ def binary_same(a, b, out, op):
     numba compiles a version per array type: a C-contiguous operand's ``ravel`` is a view,
     another layout's a copy (small work only). Taking the arrays as they are saves the three
     reshapes to 3-D of :func:`binary_serial`, which cost more than the loop on a 4x4 add."""
-    ar, br, orow = a.ravel(), b.ravel(), out.ravel()
-    for j in range(orow.shape[0]):
-        orow[j] = _bin(op, ar[j], br[j])
+    _rows_vv(op, a.ravel(), b.ravel(), out.ravel())
+
+
+@njit(**JIT_EW)
+def binary_array_scalar(a, y, out, op):
+    """out = a <op> y for an array of any rank and layout and a scalar of its dtype: the
+    small-work path of :func:`binary` for ``x * 0.5``, ``x + 1``."""
+    _rows_vs(op, a.ravel(), y, out.ravel())
 
 
 @njit(parallel=True, **JIT_EW)
@@ -165,8 +186,47 @@ def binary_parallel(a, b, out, op):
 
 
 @njit(**JIT_EW)
+def _where_rows(cr, sc, ar, sa, br, sb, orow):
+    # Both values are loaded before the choice, so it compiles to a blend, not a branch: a
+    # random mask (ReLU's backward) mispredicted every other element (3 ns each, measured).
+    n = orow.shape[0]
+    if sc == 1 and sb == 1 and sa == 0:  # mask_fill: where(mask, value, tensor)
+        x = ar[0]
+        for j in range(n):
+            y = br[j]
+            orow[j] = x if cr[j] else y
+    elif sc == 1 and sa == 1 and sb == 1:
+        for j in range(n):
+            x = ar[j]
+            y = br[j]
+            orow[j] = x if cr[j] else y
+    else:
+        for j in range(n):
+            x = ar[j * sa]
+            y = br[j * sb]
+            orow[j] = x if cr[j * sc] else y
+
+
+@njit(**JIT_EW)
+def _relu_affine_rows(cr, sc, ar, sa, br, sb, orow):
+    for j in range(orow.shape[0]):
+        v = cr[j * sc] * ar[j * sa] + br[j * sb]
+        orow[j] = np.float32(0) if v < 0 else v  # NaN and -0.0 stay, as torch
+
+
+@njit(**JIT_EW)
+def _clamp_rows(cr, sc, ar, sa, br, sb, orow):
+    for j in range(orow.shape[0]):
+        v = cr[j * sc]
+        lo_v = ar[j * sa]
+        hi_v = br[j * sb]
+        v = lo_v if v < lo_v else v
+        orow[j] = hi_v if v > hi_v else v
+
+
+@njit(**JIT_EW)
 def _ternary_task(c, a, b, out, op, t, nch):
-    # A size-1 operand is read at index 0 (stride 0): these loops are not the hot ones.
+    # A size-1 operand is read at index 0 (stride 0).
     i0, i1, lo, hi = locate(out.shape, t, nch)
     cr, c_one = row_of(c, i0, i1, lo, hi)
     ar, a_one = row_of(a, i0, i1, lo, hi)
@@ -176,19 +236,11 @@ def _ternary_task(c, a, b, out, op, t, nch):
     sb = 0 if b_one else 1
     orow = out[i0, i1, lo:hi]
     if op == WHERE:  # where(c, a, b)
-        for j in range(orow.shape[0]):
-            orow[j] = ar[j * sa] if cr[j * sc] else br[j * sb]
+        _where_rows(cr, sc, ar, sa, br, sb, orow)
     elif op == RELU_AFFINE:  # relu(c * a + b)
-        for j in range(orow.shape[0]):
-            v = cr[j * sc] * ar[j * sa] + br[j * sb]
-            orow[j] = np.float32(0) if v < 0 else v  # NaN and -0.0 stay, as torch
+        _relu_affine_rows(cr, sc, ar, sa, br, sb, orow)
     else:  # CLAMP: clamp(c, a, b)
-        for j in range(orow.shape[0]):
-            v = cr[j * sc]
-            lo_v = ar[j * sa]
-            hi_v = br[j * sb]
-            v = lo_v if v < lo_v else v
-            orow[j] = hi_v if v > hi_v else v
+        _clamp_rows(cr, sc, ar, sa, br, sb, orow)
 
 
 @njit(**JIT_EW)
@@ -223,6 +275,11 @@ def _views3(shape: tuple[int, ...], arrays: list[np.ndarray]):
         # The common cases, in about a microsecond: same-shape operands and single values
         # (the kernels broadcast size-1 axes themselves).
         return (1, 1, n), [a.reshape(1, 1, n) if a.shape == shape else a.reshape(1, 1, 1) for a in arrays]
+    if len(shape) <= 3 and all(a.ndim <= 3 and a.flags.c_contiguous for a in arrays):
+        # Up to three dims (a bias row, a per-row scale): each operand padded in front to 3-D,
+        # a reshape; the kernels broadcast its size-1 dims themselves. merge_dims would find
+        # no fewer dims here and costs several microseconds.
+        return (1,) * (3 - len(shape)) + shape, [a.reshape((1,) * (3 - a.ndim) + a.shape) for a in arrays]
     if all(a.flags.c_contiguous for a in arrays):
         # Strides straight from the shapes: no broadcast views built on the way (np.broadcast_to
         # costs about 2.5 us an array; one np.ndarray over the operand's buffer about 0.25 us).
@@ -256,8 +313,12 @@ def _broadcast_strides(a: np.ndarray, shape: tuple[int, ...]) -> tuple[int, ...]
 
 
 def _view(a: np.ndarray, shape3: tuple[int, ...], strides3) -> np.ndarray:
-    # read-only, like np.broadcast_to's views, so numba sees the same array type as before
-    v = np.ndarray(shape3, a.dtype, a, 0, tuple(strides3))
+    # A broadcast (stride-0) dim is given size 1, which the kernels broadcast themselves
+    # (`row_of`): a bias row then stays C-contiguous, so numba types it 'C' and the row loop
+    # vectorizes (a stride-0 view is typed 'A': a [128, 256] + [256] add ran 3x slower).
+    # Read-only, like np.broadcast_to's views, so numba sees the same array type as before.
+    shape = tuple([1 if st == 0 else n for n, st in zip(shape3, strides3)])
+    v = np.ndarray(shape, a.dtype, a, 0, tuple(strides3))
     v.flags.writeable = False
     return v
 
@@ -267,7 +328,17 @@ def shape_of(*arrays: np.ndarray) -> tuple[int, ...]:
     first = arrays[0].shape
     if all(a.shape == first for a in arrays):
         return first
-    return np.broadcast_shapes(*(a.shape for a in arrays))
+    # NumPy's rule, in Python: np.broadcast_shapes builds arrays to find it (about 3 us)
+    rank = max(a.ndim for a in arrays)
+    out = [1] * rank
+    for a in arrays:
+        for i, n in enumerate(a.shape, rank - a.ndim):
+            if n != 1:
+                if out[i] not in (1, n):
+                    raise ValueError(f"operands could not be broadcast together with shapes "
+                                     f"{' '.join(str(x.shape) for x in arrays)}")
+                out[i] = n
+    return tuple(out)
 
 
 def as_operand(x: ArrayOrScalar, dtype: np.dtype) -> np.ndarray:
@@ -335,6 +406,12 @@ def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:
             out = np.empty(a.shape, a.dtype)
             binary_parallel(a.reshape(1, 1, n), b.reshape(1, 1, n), out.reshape(1, 1, n), code)
             return out
+    elif (type(a) is np.ndarray and isinstance(b, (int, float)) and a.dtype in _NATIVE
+            and a.size < PARALLEL_MIN_ELEMS):
+        # array <op> Python number (x * lr, x + 1): the number takes the array's dtype
+        out = np.empty(a.shape, a.dtype)
+        binary_array_scalar(a, a.dtype.type(b), out, code)
+        return out
     dtype = result_dtype(a, b)
     cdt = compute_dtype(dtype)
     av, bv = as_operand(a, cdt), as_operand(b, cdt)

@@ -91,16 +91,22 @@ def copy_into(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
     src = np.asarray(src)
     if dst.size == 0:
         return dst
-    np.broadcast_shapes(src.shape, dst.shape)  # raises a clear error on mismatch
     if np.float16 in (src.dtype, dst.dtype) or src.dtype.kind not in "biuf":
+        np.broadcast_shapes(src.shape, dst.shape)  # raises a clear error on mismatch
         dst[...] = src
         return dst
+    n = dst.size
+    if src.shape == dst.shape and src.flags.c_contiguous and dst.flags.c_contiguous:
+        # the common case (a copy, a cast): one flat row, no broadcast views to build
+        (copy_parallel if n >= PARALLEL_MIN_ELEMS else copy_serial)(src.reshape(1, 1, n), dst.reshape(1, 1, n))
+        return dst
+    np.broadcast_shapes(src.shape, dst.shape)  # raises a clear error on mismatch
     v = views3(dst.shape, [src, dst], writable=1)
     if v is None:  # more than three stride patterns: peel off the leading dimension
         for i in range(dst.shape[0]):
             copy_into(src if src.ndim < dst.ndim else src[i if src.shape[0] > 1 else 0], dst[i])
         return dst
-    (copy_parallel if dst.size >= PARALLEL_MIN_ELEMS else copy_serial)(v[0], v[1])
+    (copy_parallel if n >= PARALLEL_MIN_ELEMS else copy_serial)(v[0], v[1])
     return dst
 
 

@@ -6,7 +6,8 @@ smoke run). What it prints, each a median over repeated samples, with ratios:
 1. a tiny (4x4) add through the whole stack — ``Tensor.__add__`` → ``Dispatch.float_add`` →
    ``Flex.float_add`` → numba kernel — in µs per op, against torch eager (target ≤ 2x, issue 16), and
    the same op entered one layer lower each time (Dispatch, Flex, the kernel wrapper) so the
-   cost of each layer shows;
+   cost of each layer shows; then the same on ``flex().autodiff()`` with both inputs tracked,
+   against torch with ``requires_grad`` (target ≤ 2x), the autodiff layer entered on its own;
 2. an MLP 784-256-10, batch 128: forward, cross-entropy, backward and one SGD step, minidl on
    ``Device.flex().autodiff()`` against torch;
 3. ``import minidl`` + the first ``Linear`` forward in a fresh process, with numba's cache warm
@@ -56,6 +57,7 @@ def tiny_add(scale: float) -> dict:
     from minidl.backends.flex import Flex
     from minidl.backends.flex.kernels import elementwise
     from minidl.dispatch import Device, Dispatch
+    from minidl.dispatch.route import backend_for
     from minidl.tensor import Tensor
 
     data = np.random.default_rng(0).standard_normal((4, 4)).astype(np.float32)
@@ -80,7 +82,34 @@ def tiny_add(scale: float) -> dict:
           _rows(res), HEADER)
     whole = res["minidl: a + b (Tensor, whole stack)"][0] / res["torch"][0]
     print(f"whole stack / torch eager = {whole:.2f}  (target <= 2, issue 16)")
-    return {k: v[0] for k, v in res.items()}
+
+    # the same add on the autodiff device, both inputs tracked, against torch with requires_grad
+    device = Device.flex().autodiff()
+    ga = Tensor.from_numpy(data, device=device).require_grad()
+    gb = Tensor.from_numpy(data, device=device).require_grad()
+    gda, gdb = ga.primitive, gb.primitive
+    ad = backend_for(device)
+    pga, pgb = gda.backend_tensor, gdb.backend_tensor  # AutodiffTensors
+    tga = torch.from_numpy(data.copy()).requires_grad_()
+    tgb = torch.from_numpy(data.copy()).requires_grad_()
+    res_ad = compare(
+        {
+            "torch": lambda: tga + tgb,
+            "minidl: a + b (Tensor, whole stack)": lambda: ga + gb,
+            "Dispatch.float_add(da, db)": lambda: Dispatch.float_add(gda, gdb),
+            f"{ad.__name__}.float_add (records Add)": lambda: ad.float_add(pga, pgb),
+            "Flex.float_add(inner arrays)": lambda: Flex.float_add(pga.inner, pgb.inner),
+        },
+        budget=scale * 3.0,
+        rounds=5,
+    )
+    table("the same add on flex().autodiff(), both tracked, vs torch with requires_grad",
+          _rows(res_ad), HEADER)
+    whole_ad = res_ad["minidl: a + b (Tensor, whole stack)"][0] / res_ad["torch"][0]
+    print(f"whole stack (autodiff) / torch requires_grad = {whole_ad:.2f}  (target <= 2, issue 16)")
+    out = {k: v[0] for k, v in res.items()}
+    out.update({f"autodiff {k}": v[0] for k, v in res_ad.items()})
+    return out
 
 
 # ----- 2. an MLP training step ----------------------------------------------------------------------

@@ -13,6 +13,7 @@ request was wrong before anything was allocated), so code catching either sees i
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Sequence
@@ -26,6 +27,7 @@ class TensorTooLargeError(MemoryError, ValueError):
     """A tensor larger than the memory limit was requested; raised before any work."""
 
 
+@functools.cache  # read on every tensor creation; the machine's memory does not change
 def physical_memory() -> int:
     """Bytes of physical memory (``sysconf``), or 2**40 where the platform does not say."""
     try:

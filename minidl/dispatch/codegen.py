@@ -76,7 +76,8 @@ PLAIN_PARAMS = frozenset({
 def _is_tensor(op: str, param: str) -> bool:
     """Whether ``param`` of ``op`` is a tensor by its name (``rhs`` of ``float_add_scalar`` is a
     number). A wrong guess is only slower: the check fails and ``route`` takes the call."""
-    if param in ("rhs", "value") and ("scalar" in op or "fill" in op or "powi" in op):
+    if param in ("rhs", "value") and ("scalar" in op or "fill" in op or "powi" in op
+                                      or op.endswith("_elem")):
         return False
     return param in TENSOR_PARAMS
 

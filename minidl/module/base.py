@@ -34,6 +34,29 @@ from minidl.module.visitor import (
 )
 
 
+class _Collector(ModuleVisitor):
+    """Collects leaves by dotted path, for parameters(), flags() and running_states(); defined
+    once here, not as a class built on every call (an optimizer step asks for parameters)."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, Any] = {}
+
+
+class _ParamCollector(_Collector):
+    def visit_param(self, path: str, param: Param) -> None:
+        self.found[path] = param
+
+
+class _FlagCollector(_Collector):
+    def visit_flag(self, path: str, param: Param) -> None:
+        self.found[path] = param
+
+
+class _StateCollector(_Collector):
+    def visit_running_state(self, path: str, state: RunningState) -> None:
+        self.found[path] = state
+
+
 class Module(ModuleNode):
     """Base class of layers and models. Subclasses set their fields in ``__init__`` (or get
     them from a config's ``init``) and define ``forward``; ``module(x)`` calls ``forward``."""
@@ -70,38 +93,21 @@ class Module(ModuleNode):
     # ----- queries --------------------------------------------------------------------------
     def parameters(self) -> dict[str, Param]:
         """Tensor params by dotted path (``{"fc.weight": Param, ...}``); flags excluded."""
-        out: dict[str, Param] = {}
-
-        class _Params(ModuleVisitor):
-            def visit_param(self, path: str, param: Param) -> None:
-                out[path] = param
-
-        self.visit(_Params())
-        return out
+        return self._collect(_ParamCollector())
 
     named_parameters = parameters
 
+    def _collect(self, collector: _Collector) -> dict[str, Any]:
+        self.visit(collector)
+        return collector.found
+
     def flags(self) -> dict[str, Param]:
         """``Param[Flag]`` values by dotted path (``{"dropout.training": ...}``)."""
-        out: dict[str, Param] = {}
-
-        class _Flags(ModuleVisitor):
-            def visit_flag(self, path: str, param: Param) -> None:
-                out[path] = param
-
-        self.visit(_Flags())
-        return out
+        return self._collect(_FlagCollector())
 
     def running_states(self) -> dict[str, RunningState]:
         """Running states by dotted path (``{"norm.running_mean": ...}``)."""
-        out: dict[str, RunningState] = {}
-
-        class _States(ModuleVisitor):
-            def visit_running_state(self, path: str, state: RunningState) -> None:
-                out[path] = state
-
-        self.visit(_States())
-        return out
+        return self._collect(_StateCollector())
 
     def num_params(self) -> int:
         """How many numbers the tensor params hold (no lazy param is initialized to count)."""

@@ -399,8 +399,8 @@ class FloatForwarding(FloatTensorOps):
     def float_equal_elem(cls, lhs, rhs):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
-            if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).float_equal_elem(lhs.backend_tensor, rhs.backend_tensor)
+            if type(rhs) is not DispatchTensor:
+                out = (device.routed_backend or backend_for(device)).float_equal_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_equal_elem', {'lhs': lhs, 'rhs': rhs})
 
@@ -408,8 +408,8 @@ class FloatForwarding(FloatTensorOps):
     def float_not_equal_elem(cls, lhs, rhs):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
-            if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).float_not_equal_elem(lhs.backend_tensor, rhs.backend_tensor)
+            if type(rhs) is not DispatchTensor:
+                out = (device.routed_backend or backend_for(device)).float_not_equal_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_not_equal_elem', {'lhs': lhs, 'rhs': rhs})
 
@@ -417,8 +417,8 @@ class FloatForwarding(FloatTensorOps):
     def float_greater_elem(cls, lhs, rhs):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
-            if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).float_greater_elem(lhs.backend_tensor, rhs.backend_tensor)
+            if type(rhs) is not DispatchTensor:
+                out = (device.routed_backend or backend_for(device)).float_greater_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_greater_elem', {'lhs': lhs, 'rhs': rhs})
 
@@ -426,8 +426,8 @@ class FloatForwarding(FloatTensorOps):
     def float_greater_equal_elem(cls, lhs, rhs):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
-            if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).float_greater_equal_elem(lhs.backend_tensor, rhs.backend_tensor)
+            if type(rhs) is not DispatchTensor:
+                out = (device.routed_backend or backend_for(device)).float_greater_equal_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_greater_equal_elem', {'lhs': lhs, 'rhs': rhs})
 
@@ -435,8 +435,8 @@ class FloatForwarding(FloatTensorOps):
     def float_lower_elem(cls, lhs, rhs):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
-            if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).float_lower_elem(lhs.backend_tensor, rhs.backend_tensor)
+            if type(rhs) is not DispatchTensor:
+                out = (device.routed_backend or backend_for(device)).float_lower_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_lower_elem', {'lhs': lhs, 'rhs': rhs})
 
@@ -444,8 +444,8 @@ class FloatForwarding(FloatTensorOps):
     def float_lower_equal_elem(cls, lhs, rhs):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
-            if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).float_lower_equal_elem(lhs.backend_tensor, rhs.backend_tensor)
+            if type(rhs) is not DispatchTensor:
+                out = (device.routed_backend or backend_for(device)).float_lower_equal_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_lower_equal_elem', {'lhs': lhs, 'rhs': rhs})
 

@@ -172,8 +172,8 @@ class IntForwarding(IntTensorOps):
     def int_equal_elem(cls, lhs, rhs):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
-            if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).int_equal_elem(lhs.backend_tensor, rhs.backend_tensor)
+            if type(rhs) is not DispatchTensor:
+                out = (device.routed_backend or backend_for(device)).int_equal_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_equal_elem', {'lhs': lhs, 'rhs': rhs})
 
@@ -181,8 +181,8 @@ class IntForwarding(IntTensorOps):
     def int_greater_elem(cls, lhs, rhs):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
-            if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).int_greater_elem(lhs.backend_tensor, rhs.backend_tensor)
+            if type(rhs) is not DispatchTensor:
+                out = (device.routed_backend or backend_for(device)).int_greater_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_greater_elem', {'lhs': lhs, 'rhs': rhs})
 
@@ -190,8 +190,8 @@ class IntForwarding(IntTensorOps):
     def int_lower_elem(cls, lhs, rhs):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
-            if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).int_lower_elem(lhs.backend_tensor, rhs.backend_tensor)
+            if type(rhs) is not DispatchTensor:
+                out = (device.routed_backend or backend_for(device)).int_lower_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_lower_elem', {'lhs': lhs, 'rhs': rhs})
 

@@ -323,6 +323,16 @@ def _view(a: np.ndarray, shape3: tuple[int, ...], strides3) -> np.ndarray:
     return v
 
 
+def _broadcast_pair(sa: tuple[int, ...], sb: tuple[int, ...]) -> tuple[int, ...]:
+    """The broadcast of two shapes of one rank (NumPy's rule; ValueError when they clash)."""
+    out = []
+    for x, y in zip(sa, sb):
+        if x != y and x != 1 and y != 1:
+            raise ValueError(f"operands could not be broadcast together with shapes {sa} {sb}")
+        out.append(x if y == 1 else y)
+    return tuple(out)
+
+
 def shape_of(*arrays: np.ndarray) -> tuple[int, ...]:
     """The broadcast shape of ``arrays`` (fast when they all have one shape)."""
     first = arrays[0].shape
@@ -395,16 +405,24 @@ def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:
     # Two arrays of one shape and native dtype: the tiny-op path, tested cheapest first (a 4x4
     # add spends more time in these tests than in its loop). Small work runs `binary_same` on
     # the arrays as they are (numba sees their layout); large contiguous work goes parallel.
-    if (type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape
-            and a.dtype is b.dtype and a.dtype in _NATIVE):
-        n = a.size
-        if n < PARALLEL_MIN_ELEMS:
-            out = np.empty(a.shape, a.dtype)
-            binary_same(a, b, out, code)
-            return out
-        if a.flags.c_contiguous and b.flags.c_contiguous:
-            out = np.empty(a.shape, a.dtype)
-            binary_parallel(a.reshape(1, 1, n), b.reshape(1, 1, n), out.reshape(1, 1, n), code)
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype is b.dtype and a.dtype in _NATIVE:
+        if a.shape == b.shape:
+            n = a.size
+            if n < PARALLEL_MIN_ELEMS:
+                out = np.empty(a.shape, a.dtype)
+                binary_same(a, b, out, code)
+                return out
+            if a.flags.c_contiguous and b.flags.c_contiguous:
+                out = np.empty(a.shape, a.dtype)
+                binary_parallel(a.reshape(1, 1, n), b.reshape(1, 1, n), out.reshape(1, 1, n), code)
+                return out
+        elif a.ndim == b.ndim <= 3 and a.flags.c_contiguous and b.flags.c_contiguous:
+            # one rank (the Tensor layer's rule), up to three dims: padded in front to 3-D, the
+            # kernel broadcasts the size-1 dims (a [batch, 1] max subtracted from the logits)
+            out = np.empty(_broadcast_pair(a.shape, b.shape), a.dtype)
+            pad = (1,) * (3 - a.ndim)
+            kernel = binary_parallel if out.size >= PARALLEL_MIN_ELEMS else binary_serial
+            kernel(a.reshape(pad + a.shape), b.reshape(pad + b.shape), out.reshape(pad + out.shape), code)
             return out
     elif (type(a) is np.ndarray and isinstance(b, (int, float)) and a.dtype in _NATIVE
             and a.size < PARALLEL_MIN_ELEMS):

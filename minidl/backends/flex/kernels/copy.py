@@ -96,17 +96,26 @@ def copy_into(src: np.ndarray, dst: np.ndarray) -> np.ndarray:
         dst[...] = src
         return dst
     n = dst.size
-    if src.shape == dst.shape and src.flags.c_contiguous and dst.flags.c_contiguous:
-        # the common case (a copy, a cast): one flat row, no broadcast views to build
-        (copy_parallel if n >= PARALLEL_MIN_ELEMS else copy_serial)(src.reshape(1, 1, n), dst.reshape(1, 1, n))
-        return dst
+    kernel = copy_parallel if n >= PARALLEL_MIN_ELEMS else copy_serial
+    if src.shape == dst.shape:
+        if src.flags.c_contiguous and dst.flags.c_contiguous:
+            # the common case (a copy, a cast): one flat row, no broadcast views to build
+            kernel(src.reshape(1, 1, n), dst.reshape(1, 1, n))
+            return dst
+        if src.ndim <= 3:
+            # a transposed or sliced array of up to three dims: new axes in front (indexing
+            # with None, always a view, so dst is written in place) and the kernel reads the
+            # strides as they are (np.broadcast_to and as_strided cost about 10 us)
+            pad = (None,) * (3 - src.ndim)
+            kernel(src[pad], dst[pad])
+            return dst
     np.broadcast_shapes(src.shape, dst.shape)  # raises a clear error on mismatch
     v = views3(dst.shape, [src, dst], writable=1)
     if v is None:  # more than three stride patterns: peel off the leading dimension
         for i in range(dst.shape[0]):
             copy_into(src if src.ndim < dst.ndim else src[i if src.shape[0] > 1 else 0], dst[i])
         return dst
-    (copy_parallel if n >= PARALLEL_MIN_ELEMS else copy_serial)(v[0], v[1])
+    kernel(v[0], v[1])
     return dst
 
 

@@ -78,6 +78,28 @@ def _cmp(op, x, y):
     return x >= y
 
 
+# Each row loop in its own small function, as the binary kernels' (broadcast.py says why: in
+# one body with the six-way op branch no loop vectorized; x < y over [128, 256] took 21 us).
+
+
+@njit(**JIT_EW)
+def _compare_vs(op, ar, y, orow):
+    for j in range(orow.shape[0]):
+        orow[j] = _cmp(op, ar[j], y)
+
+
+@njit(**JIT_EW)
+def _compare_vv(op, ar, br, orow):
+    for j in range(orow.shape[0]):
+        orow[j] = _cmp(op, ar[j], br[j])
+
+
+@njit(**JIT_EW)
+def _compare_strided(op, ar, sa, br, sb, orow):
+    for j in range(orow.shape[0]):
+        orow[j] = _cmp(op, ar[j * sa], br[j * sb])
+
+
 @njit(**JIT_EW)
 def _compare_task(a, b, out, op, t, nch):
     i0, i1, lo, hi = locate(out.shape, t, nch)
@@ -85,14 +107,11 @@ def _compare_task(a, b, out, op, t, nch):
     br, b_one = row_of(b, i0, i1, lo, hi)
     orow = out[i0, i1, lo:hi]
     if b_one and not a_one:
-        y = br[0]
-        for j in range(orow.shape[0]):
-            orow[j] = _cmp(op, ar[j], y)
+        _compare_vs(op, ar, br[0], orow)
+    elif not a_one and not b_one:
+        _compare_vv(op, ar, br, orow)
     else:
-        sa = 0 if a_one else 1
-        sb = 0 if b_one else 1
-        for j in range(orow.shape[0]):
-            orow[j] = _cmp(op, ar[j * sa], br[j * sb])
+        _compare_strided(op, ar, 0 if a_one else 1, br, 0 if b_one else 1, orow)
 
 
 @njit(**JIT_EW)

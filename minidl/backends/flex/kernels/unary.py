@@ -84,12 +84,49 @@ def _un(op, v):
     return np.expm1(v)
 
 
+@njit(inline="always", **JIT_EW)
+def _un_cheap(op, v):
+    # the ops of _un that need no libm call, so a loop over them vectorizes
+    if op == ABS:
+        return np.abs(v)
+    if op == NEG:
+        return -v
+    if op == RECIP:
+        return 1 / v
+    if op == RELU:
+        return np.float32(0) if v < 0 else v
+    if op == FLOOR:
+        return np.floor(v)
+    if op == CEIL:
+        return np.ceil(v)
+    if op == ROUND:
+        return np.round(v)
+    return np.sqrt(v)  # SQRT
+
+
 @njit(**JIT_EW)
-def _unary_chunk(x, out, op, lo, hi):
-    xs = x[lo:hi]
-    os = out[lo:hi]
+def _cheap_rows(xs, os, op):
+    for i in range(os.shape[0]):
+        os[i] = _un_cheap(op, xs[i])
+
+
+@njit(**JIT_EW)
+def _libm_rows(xs, os, op):
     for i in range(os.shape[0]):
         os[i] = _un(op, xs[i])
+
+
+@njit(**JIT_EW)
+def _unary_chunk(x, out, op, lo, hi):
+    # Two loops: the ops LLVM can vectorize (arithmetic, compares, rounding) and the ones that
+    # call libm one value at a time (exp, log, tanh, erf, ...). In one loop the eighteen-way
+    # branch kept even ReLU scalar (measured: relu over [128, 256] 22 us, NumPy 6 us).
+    xs = x[lo:hi]
+    os = out[lo:hi]
+    if op in (ABS, NEG, RECIP, RELU, FLOOR, CEIL, ROUND, SQRT):
+        _cheap_rows(xs, os, op)
+    else:
+        _libm_rows(xs, os, op)
 
 
 @njit(**JIT_EW)

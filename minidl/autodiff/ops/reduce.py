@@ -8,6 +8,8 @@ backend's ``*_with_indices`` and keep the indices for backward.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from minidl.autodiff.ops.base import AutodiffOpsBase, finish, lift, record
@@ -53,7 +55,7 @@ class Mean(Step):
         return B.float_mean(tensor)
 
     def backward(self, B, grad, saved):
-        n = float(np.prod(self.shapes[0]))
+        n = float(math.prod(self.shapes[0]))
         return (_expand(B, B.float_div_scalar(grad, n), self.shapes[0]),)
 
 

@@ -256,12 +256,14 @@ class FlexFloatOps:
         m, k = lhs.shape[-2:]
         if rhs.shape[-2] != k:
             raise ValueError(f"float_matmul: inner dims differ: {lhs.shape} @ {rhs.shape}")
-        if rhs.dtype != lhs.dtype:
+        if rhs.dtype is not lhs.dtype and rhs.dtype != lhs.dtype:
             rhs = cast(rhs, lhs.dtype)
+        if lhs.ndim == 2 and rhs.ndim == 2:  # the common case, with nothing to broadcast
+            return gemm.matmul(lhs, _gemm_rhs(rhs))
         n = rhs.shape[-1]
         batch = tuple(np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2]))
         if all(b == 1 for b in rhs.shape[:-2]) and lhs.shape[:-2] == batch:
-            rows = int(np.prod(batch, dtype=np.int64)) * m
+            rows = math.prod(batch) * m
             out = gemm.matmul(contiguous(_reshape(lhs, (rows, k))), _gemm_rhs(rhs.reshape(k, n)))
         else:
             a3 = contiguous(_batched(lhs, batch))
@@ -386,7 +388,7 @@ def _binary(op: str, lhs: np.ndarray, rhs) -> np.ndarray:
 def _reshape(tensor: np.ndarray, shape: Shape) -> np.ndarray:
     """``tensor`` with a new shape: a view if NumPy can make one, else copy first (numba)."""
     try:
-        return np.reshape(tensor, shape, copy=False)
+        return tensor.reshape(shape, copy=False)  # the method: np.reshape wraps it (0.5 us more)
     except ValueError:
         if int(np.prod(shape, dtype=np.int64)) != tensor.size:
             raise ValueError(f"reshape: cannot reshape {tensor.shape} into {shape}") from None
@@ -396,7 +398,7 @@ def _reshape(tensor: np.ndarray, shape: Shape) -> np.ndarray:
 def _batched(x: np.ndarray, batch: Shape) -> np.ndarray:
     """``x`` [..., r, c] broadcast to ``batch + (r, c)`` as a 3-D array [prod(batch), r, c]."""
     rows, cols = x.shape[-2:]
-    nb = int(np.prod(batch, dtype=np.int64))
+    nb = math.prod(batch)
     if x.shape[:-2] == batch:
         if x.ndim == 3:
             return x  # the gemm wrapper keeps a transposed (F-ordered) rhs as it is

@@ -123,9 +123,18 @@ def in_compute_dtype(fn, *args):
     return cast(out, np.float16) if arrays[0].dtype == np.float16 else out
 
 
+@njit(**JIT)
+def _all_in_range(flat, n):
+    """Whether every index of ``flat`` is in [0, n) (one pass; min() and max() cost two)."""
+    for i in range(flat.shape[0]):
+        if flat[i] < 0 or flat[i] >= n:
+            return False
+    return True
+
+
 def _check_indices(name: str, idx: np.ndarray, n: int) -> np.ndarray:
     idx = np.ascontiguousarray(idx, dtype=np.int64)
-    if idx.size and (idx.min() < 0 or idx.max() >= n):
+    if idx.size and not _all_in_range(idx.reshape(-1), n):
         raise IndexError(f"{name}: index out of range [0, {n}): found {idx.min()}..{idx.max()}")
     return idx
 

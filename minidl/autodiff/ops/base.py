@@ -56,7 +56,11 @@ def lift(value: Any) -> AutodiffTensor:
 
 def record(AD: type, step: Step, *inputs: Any) -> AutodiffTensor:
     """Run ``step.forward`` on ``AD``'s inner backend and record it (see :func:`finish`)."""
-    if len(inputs) == 2:  # most ops; spelled out, see finish
+    if len(inputs) == 1:  # most ops take one or two tensors; spelled out, see finish
+        (x,) = inputs
+        tensors = (x if type(x) is AutodiffTensor else lift(x),)
+        out = step.forward(AD._inner, tensors[0].inner)
+    elif len(inputs) == 2:
         lhs, rhs = inputs
         tensors = (lhs if type(lhs) is AutodiffTensor else lift(lhs),
                    rhs if type(rhs) is AutodiffTensor else lift(rhs))
@@ -75,8 +79,12 @@ def finish(AD: type, step: Step, inputs: Sequence[AutodiffTensor], out: Any) -> 
     """
     # Every op comes through here. The fields are spelled out for one and two inputs: on
     # Python 3.11 a comprehension per field cost more than the 4x4 add being recorded.
-    two = len(inputs) == 2
-    if two:
+    count = len(inputs)
+    if count == 1:
+        a = inputs[0]
+        nodes = (a.node,)
+        tracked = (nodes[0].tracked,)
+    elif count == 2:
         a, b = inputs
         nodes = (a.node, b.node)
         tracked = (nodes[0].tracked, nodes[1].tracked)
@@ -87,7 +95,10 @@ def finish(AD: type, step: Step, inputs: Sequence[AutodiffTensor], out: Any) -> 
         return AutodiffTensor(out, Node(_NONE))
     step.inputs = nodes
     step.tracked = tracked
-    if two:
+    if count == 1:
+        step.shapes = (a.shape,)
+        step.dtypes = (a.dtype,)
+    elif count == 2:
         step.shapes = (a.shape, b.shape)
         step.dtypes = (a.dtype, b.dtype)
     else:
@@ -98,15 +109,15 @@ def finish(AD: type, step: Step, inputs: Sequence[AutodiffTensor], out: Any) -> 
         # keep nothing computed: an input made by another recomputable step is recomputed in
         # backward; leaves, constants and outputs of compute-bound steps are kept (as burn).
         step.recomputable = True
-        for name, tensor in zip(step.input_names(len(inputs)), inputs):
+        for name, tensor in zip(step.input_names(count), inputs):
             parent = tensor.node.step
             recompute = parent is not None and parent.recomputable
             saved[name] = Recompute(tensor.node) if recompute else tensor.inner
     else:
-        keeps = step.keeps(tracked)
-        if keeps:  # most element-wise steps keep nothing: skip looking their names up
-            names = step.input_names(len(inputs))
-            for name in keeps:
-                saved[name] = out if name == "out" else inputs[names.index(name)].inner
+        for name in step.keeps(tracked):  # most element-wise steps keep nothing
+            if name == "out":
+                saved[name] = out
+            else:  # an input, found by its name in forward's signature
+                saved[name] = inputs[step.input_names(count).index(name)].inner
     parents = nodes if False not in tracked else tuple(compress(nodes, tracked))
     return AutodiffTensor(out, Node(_GRAD_IN_BACKWARD, parents, step))

@@ -51,10 +51,10 @@ def check_size(op: str, shape: Sequence[int], dtype) -> int:
     """The element count of ``shape``, after checking a ``dtype`` tensor of that shape fits
     under :func:`max_tensor_bytes`; raises :class:`TensorTooLargeError` naming ``op``."""
     sizes = [int(s) for s in shape]
-    if any(s < 0 for s in sizes):
+    if sizes and min(sizes) < 0:
         raise ValueError(f"{op}: expected sizes >= 0, found shape {tuple(sizes)}")
     count = math.prod(sizes)
-    itemsize = np.dtype(dtype).itemsize
+    itemsize = dtype.itemsize if isinstance(dtype, np.dtype) else np.dtype(dtype).itemsize
     limit = max_tensor_bytes()
     if count * itemsize > limit:
         raise TensorTooLargeError(

@@ -170,6 +170,8 @@ def full(shape: tuple[int, ...], value, dtype) -> np.ndarray:
     if dtype == np.float16 or dtype.kind not in "biuf":
         flat[:] = value
     elif flat.size:
-        v = np.asarray(value).astype(dtype)[()]
+        # the fill value in the array's dtype; NumPy's cast rules for an int dtype (a NaN or an
+        # out-of-range value wraps, where the scalar constructor would raise)
+        v = dtype.type(value) if dtype.kind == "f" else np.asarray(value).astype(dtype)[()]
         (fill_parallel if flat.size >= PARALLEL_MIN_ELEMS else fill_serial)(flat, v)
     return out

@@ -1,0 +1,91 @@
+"""``BackendOpTimer``: where a step's time goes, split into the backend's ops and the rest.
+
+The performance chapter uses it on a training step: every public op of a backend class
+(``Flex``: ``float_matmul``, ``float_add``, ...) is wrapped for the duration of a ``with``
+block, and each call's CPU time is added to its op's total. Only the outermost backend call
+counts (a ``linear`` that calls ``float_matmul`` is one entry), so the totals add up, and
+whatever the block spent outside them is the stack's own Python: Tensor checks, Dispatch,
+recording and walking the graph, the optimizer's bookkeeping.
+
+No burn counterpart: burn's tracing happens in its profiling tools, outside the crates.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+_PREFIXES = ("float_", "int_", "bool_")
+#: Module and activation ops are entry points too (they may call the float ops inside).
+_NAMED = ("linear", "relu", "relu_backward", "log_softmax", "softmax", "gelu", "sigmoid",
+          "conv2d", "layer_norm", "cross_entropy", "embedding", "dropout")
+
+
+class BackendOpTimer:
+    """Times every public op of ``backend`` (a backend class such as ``Flex``) while active.
+
+    ``with BackendOpTimer(Flex) as timer: step()`` leaves, in ``timer.seconds`` and
+    ``timer.calls``, the CPU time and the number of calls per op name; ``timer.total()`` is
+    their sum. The class is restored on exit, also after an exception.
+    """
+
+    def __init__(self, backend: type, clock: Callable[[], float] = time.thread_time):
+        self.backend = backend
+        self.clock = clock
+        self.seconds: Counter[str] = Counter()
+        self.calls: Counter[str] = Counter()
+        self._saved: dict[str, Any] = {}
+        self._depth = 0
+
+    def _ops(self) -> list[str]:
+        names = [n for n in dir(self.backend) if n.startswith(_PREFIXES) or n in _NAMED]
+        return [n for n in names if callable(getattr(self.backend, n))]
+
+    def _wrap(self, name: str, fn: Callable) -> classmethod:
+        timer = self
+
+        def timed(cls, *args: Any, **kwargs: Any) -> Any:
+            if timer._depth:  # inside another timed op: counted there
+                return fn(*args, **kwargs)
+            timer._depth += 1
+            start = timer.clock()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                timer.seconds[name] += timer.clock() - start
+                timer.calls[name] += 1
+                timer._depth -= 1
+
+        timed.__name__ = name
+        return classmethod(timed)
+
+    def __enter__(self) -> BackendOpTimer:
+        for name in self._ops():
+            self._saved[name] = self.backend.__dict__.get(name)
+            # the bound classmethod, so a subclass's override keeps its own cls
+            setattr(self.backend, name, self._wrap(name, getattr(self.backend, name)))
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for name, original in self._saved.items():
+            if original is None:  # inherited: drop the wrapper to uncover the base's op
+                delattr(self.backend, name)
+            else:
+                setattr(self.backend, name, original)
+        self._saved.clear()
+
+    def total(self) -> float:
+        """CPU seconds spent inside the backend's ops (outermost calls only)."""
+        return sum(self.seconds.values())
+
+    def grouped(self, groups: dict[str, Callable[[str], bool]]) -> dict[str, float]:
+        """Seconds per group: each op goes to the first group whose test accepts its name."""
+        out = dict.fromkeys(groups, 0.0)
+        for name, seconds in self.seconds.items():
+            for group, accepts in groups.items():
+                if accepts(name):
+                    out[group] += seconds
+                    break
+        return out

@@ -1,0 +1,55 @@
+"""``BackendOpTimer``: times a backend's ops while active, counts nested calls once, and puts
+the backend class back as it was."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from minidl.backends.flex import Flex
+from minidl.book.op_timer import BackendOpTimer
+from minidl.dispatch import Device
+from minidl.nn import LinearConfig
+from minidl.tensor import Tensor
+
+
+def test_counts_each_outermost_op_call():
+    x = np.ones((3, 4), np.float32)
+    with BackendOpTimer(Flex) as timer:
+        Flex.float_add(x, x)
+        Flex.float_add(x, x)
+        Flex.float_matmul(x, x.T)
+    assert timer.calls["float_add"] == 2
+    assert timer.calls["float_matmul"] == 1
+    assert timer.total() == pytest.approx(sum(timer.seconds.values()))
+    assert timer.total() > 0
+
+
+def test_an_op_called_inside_another_counts_once():
+    # Flex's linear may call float_matmul: only the outer call is an entry
+    device = Device.flex()
+    layer = LinearConfig(4, 2).init(device)
+    x = Tensor.from_numpy(np.ones((3, 4), np.float32), device)
+    with BackendOpTimer(Flex) as timer:
+        layer(x)
+    nested = timer.calls["float_matmul"] + timer.calls["linear"]
+    assert nested >= 1
+    assert timer.calls["linear"] == 0 or timer.calls["float_matmul"] == 0
+
+
+def test_restores_the_class_even_after_an_error():
+    before = {name: Flex.__dict__.get(name) for name in ("float_add", "float_exp", "relu")}
+    with pytest.raises(RuntimeError), BackendOpTimer(Flex):
+        assert Flex.__dict__.get("float_add") is not before["float_add"]
+        raise RuntimeError("boom")
+    after = {name: Flex.__dict__.get(name) for name in before}
+    assert after == before
+    x = np.ones(3, np.float32)
+    assert np.array_equal(Flex.float_add(x, x), x + x)
+
+
+def test_grouped_puts_each_op_in_its_first_matching_group():
+    timer = BackendOpTimer(Flex)
+    timer.seconds.update({"float_matmul": 2.0, "float_add": 1.0, "relu": 0.5})
+    groups = timer.grouped({"matmul": lambda op: "matmul" in op, "rest": lambda op: True})
+    assert groups == {"matmul": 2.0, "rest": 1.5}

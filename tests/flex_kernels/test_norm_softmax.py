@@ -37,6 +37,20 @@ def test_layer_norm_float64_float16_and_constant_rows(rng):
         norm.layer_norm(x, np.ones(3))
 
 
+def test_layer_norm_float32_keeps_nan_rows_and_large_offsets(rng):
+    # Computed in float32 throughout (no float64 promotion): the two-pass variance still holds
+    # for rows far from zero, and a NaN / inf poisons its own row only (no nnan/ninf fastmath).
+    x = (rng.standard_normal((300, 1024)) + 1e3).astype(np.float32)
+    ref = F.layer_norm(torch.from_numpy(x).double(), (1024,)).numpy()
+    x[7, 3], x[9, 0] = np.nan, np.inf
+    y = norm.layer_norm(x)
+    assert y.dtype == np.float32
+    assert np.isnan(y[7]).all() and np.isnan(y[9]).all()
+    keep = np.ones(300, bool)
+    keep[[7, 9]] = False
+    np.testing.assert_allclose(y[keep], ref[keep], rtol=2e-3, atol=2e-3)
+
+
 @pytest.mark.parametrize(
     "shape,dim", [((5, 7), -1), ((3, 4, 5), 1), ((3, 4, 5), 0), ((300, 400), 0), ((300, 400), 1), ((7,), 0), ((2, 1, 3), 1)]
 )

@@ -13,13 +13,18 @@ Forward, without an im2col matrix for stride 1 (DESIGN §7: im2col followed by a
    weight position r = (c, dy, dx), the inputs that every output position needs form one
    contiguous slice of the padded plane, shifted by ``dy*dh*Wp + dx*dw``: the patch matrix is
    just a list of offsets, nothing is copied;
-3. a register-blocked outer-product kernel adds ``w[k, r] * slice_r`` into 4 output-channel
-   rows at once, 3 weight positions per pass (an element-wise loop, so it vectorizes with no
-   horizontal sums; the 4 accumulator rows stay in L1);
-4. the ``Wp - OW`` columns that straddle the border are dropped when the rows are written out.
+3. float32 runs the register-tiled kernel of :mod:`.conv_tile`: explicit SIMD vectors sized
+   per instruction set (16 lanes on AVX-512, 8 on AVX2), a 4-channel tile of accumulators kept
+   in registers over the whole reduction, masked stores straight into the output (the
+   border columns are never stored). Measured on one AVX-512 core, [32,16,32,32] * [32,16,3,3]:
+   3.57 ms -> 1.82 ms (torch 1.85 ms);
+4. float64 keeps the loop-vectorized kernel below: it adds ``w[k, r] * slice_r`` into 4
+   output-channel rows at once, 3 weight positions per pass (an element-wise loop, the 4
+   accumulator rows in L1), and drops the ``Wp - OW`` border columns when the rows are
+   written out.
 
 A strided convolution builds real im2col rows (one per weight position) and runs the same
-kernel over them. The padded planes and the im2col rows come from :mod:`.conv_common`. The
+kernels over them. The padded planes and the im2col rows come from :mod:`.conv_common`. The
 transposed convolution is a stride-1 convolution of the zero-stuffed input with the flipped,
 transposed weight, so it is also conv2d's input gradient.
 
@@ -41,6 +46,7 @@ from numba import njit, prange
 
 from ._common import JIT_FAST, aligned_empty, as_compute, compute_dtype
 from .conv_common import Pad4, Pair, conv2d_out_hw, im2col_all, pad4, pair, prepare
+from .conv_tile import LANES, conv_tiles_parallel, conv_tiles_serial, pack, slots
 from .gemm import batched_matmul
 
 MRC = 4  # output channels per accumulator block
@@ -188,7 +194,10 @@ def conv2d(
         raise ValueError(f"conv2d: bias must have shape ({k_out},), found {bias.shape}")
     sh, sw = pair(stride)
     dh, dw = pair(dilation)
-    prep = prepare(x, (kh, kw), (sh, sw), pad4(padding), (dh, dw), groups)
+    tiled = compute_dtype(x.dtype) == np.float32
+    # The tiled kernel reads whole vectors: a row's last one may run up to LANES - 1 past it.
+    slack = LANES if tiled else 0
+    prep = prepare(x, (kh, kw), (sh, sw), pad4(padding), (dh, dw), groups, slack)
     xpad, oh, ow, wp, parallel_prep = prep
     dt = xpad.dtype
     out = np.empty((n_img, k_out, oh, ow), dt)
@@ -208,16 +217,27 @@ def conv2d(
         offs = (c * plane + dy * dh * wp + dx * dw).reshape(-1).astype(np.int64)
         wrow = wp
     else:
-        src = im2col_all(xpad, (kh, kw), (sh, sw), (dh, dw), oh, ow, wp, groups, parallel_prep)
+        src = im2col_all(
+            xpad, (kh, kw), (sh, sw), (dh, dw), oh, ow, wp, groups, parallel_prep, slack
+        )
         offs = np.arange(r, dtype=np.int64) * (oh * ow)
         wrow = ow
+    work = n_img * k_out * oh * ow * r
+    parallel = work >= PARALLEL_MIN_WORK
+    parts = numba.get_num_threads() if parallel else 1
+    if tiled:
+        wpk, bpk = pack(w3, b)
+        qv, dv, lanes = slots(oh, ow, wrow)
+        if parallel:
+            conv_tiles_parallel(src, offs, wpk, bpk, out, qv, dv, lanes, parts)
+        else:
+            conv_tiles_serial(src, offs, wpk, bpk, out, qv, dv, lanes)
+        return out.astype(x.dtype, copy=False)
     q_rows = max(1, Q_TARGET // wrow)
     # Accumulator rows start on cache lines: every step loads and stores them, and a vector
     # access that straddles two lines costs double (measured 3.8 vs 7.7 ms when misaligned).
     row = (q_rows * wrow + 15) // 16 * 16
-    work = n_img * k_out * oh * ow * r
-    kernel = conv_parallel if work >= PARALLEL_MIN_WORK else conv_serial
-    parts = numba.get_num_threads() if kernel is conv_parallel else 1
+    kernel = conv_parallel if parallel else conv_serial
     kernel(src, offs, w3, b, out, q_rows, wrow, aligned_empty((parts, MRC, row), dt, force=True))
     return out.astype(x.dtype, copy=False)
 

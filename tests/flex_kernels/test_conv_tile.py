@@ -31,6 +31,8 @@ def _ref(x, w, b, stride=1, padding=0, dilation=1, groups=1):
     [
         (2, 3, 5, 37, 7, (3, 3), 1, 1, 1, 1),  # rows of 2 full + 1 partial slot, K % MR != 0
         (1, 4, 3, 3, 5, (3, 3), 1, 1, 1, 1),  # fewer slots than one tile
+        (2, 4, 6, 35, 4, (3, 3), 1, 1, 1, 1),  # Kg = 4: the narrow tile
+        (2, 6, 6, 35, 18, (3, 3), 1, 1, 1, 3),  # Kg = 6: the wide tile, channels past Kg
         (3, 8, 19, 16, 12, (3, 3), 1, 1, 1, 2),  # rows exactly one AVX-512 vector, groups
         (2, 6, 21, 23, 9, (3, 3), 2, 1, 1, 3),  # strided: im2col rows, partial slots
         (2, 5, 17, 40, 6, (2, 5), 1, (0, 2), (2, 1), 1),  # dilation, asymmetric kernel
@@ -63,9 +65,10 @@ def test_tiled_conv2d_nan_stays_local(rng):
     assert bad[2:5, 19:22].all() and bad.sum() == 9
 
 
-def test_slots_cover_each_row_once():
-    q, d, lanes = conv_tile.slots(3, 2 * conv_tile.LANES + 5, 50)
-    assert len(q) % conv_tile.NV == 0
+@pytest.mark.parametrize("nv", [3, 6])
+def test_slots_cover_each_row_once(nv):
+    q, d, lanes = conv_tile.slots(3, 2 * conv_tile.LANES + 5, 50, nv)
+    assert len(q) % nv == 0
     assert lanes.sum() == 3 * (2 * conv_tile.LANES + 5)
     assert list(lanes[:3]) == [conv_tile.LANES, conv_tile.LANES, 5]
     assert q[3] == 50 and d[3] == 2 * conv_tile.LANES + 5
@@ -75,7 +78,7 @@ def test_avx2_tile_matches_torch_in_a_child_process():
     code = """
 import numpy as np, torch, torch.nn.functional as F
 from minidl.backends.flex.kernels import conv, conv_tile
-assert conv_tile.LANES == 8 and conv_tile.NV == 3, (conv_tile.LANES, conv_tile.NV)
+assert conv_tile.LANES == 8 and conv_tile.WIDE == conv_tile.NARROW == (4, 3)
 rng = np.random.default_rng(0)
 for shape, k, stride in [((2, 3, 5, 21), 7, 1), ((4, 16, 32, 32), 32, 1), ((2, 6, 13, 11), 5, 2)]:
     x = rng.standard_normal(shape).astype(np.float32)

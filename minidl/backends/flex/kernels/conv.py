@@ -46,7 +46,7 @@ from numba import njit, prange
 
 from ._common import JIT_FAST, aligned_empty, as_compute, compute_dtype
 from .conv_common import Pad4, Pair, conv2d_out_hw, im2col_all, pad4, pair, prepare
-from .conv_tile import LANES, conv_tiles_parallel, conv_tiles_serial, pack, slots
+from .conv_tile import LANES, conv_tiles_parallel, conv_tiles_serial, pack, slots, tile_shape
 from .gemm import batched_matmul
 
 MRC = 4  # output channels per accumulator block
@@ -226,12 +226,13 @@ def conv2d(
     parallel = work >= PARALLEL_MIN_WORK
     parts = numba.get_num_threads() if parallel else 1
     if tiled:
-        wpk, bpk = pack(w3, b)
-        qv, dv, lanes = slots(oh, ow, wrow)
+        mr, nv = tile_shape(k_out // groups)
+        wpk, bpk = pack(w3, b, mr)
+        qv, dv, lanes = slots(oh, ow, wrow, nv)
         if parallel:
-            conv_tiles_parallel(src, offs, wpk, bpk, out, qv, dv, lanes, parts)
+            conv_tiles_parallel(src, offs, wpk, bpk, out, qv, dv, lanes, nv, parts)
         else:
-            conv_tiles_serial(src, offs, wpk, bpk, out, qv, dv, lanes)
+            conv_tiles_serial(src, offs, wpk, bpk, out, qv, dv, lanes, nv)
         return out.astype(x.dtype, copy=False)
     q_rows = max(1, Q_TARGET // wrow)
     # Accumulator rows start on cache lines: every step loads and stores them, and a vector

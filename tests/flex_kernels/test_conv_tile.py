@@ -19,6 +19,10 @@ from minidl.backends.flex.kernels import conv, conv_tile
 from .helpers import assert_close
 
 ROOT = Path(__file__).resolve().parents[2]
+AVX2_FEATURES = (
+    "+64bit,+avx,+avx2,+fma,+f16c,+bmi,+bmi2,+popcnt,+sse4.2,+sse4.1,+ssse3,+sse3,+sse2,+sse,"
+    "+mmx,+cx16,+movbe,+lzcnt,+xsave,+cmov,+fxsr,+sahf"
+)
 
 
 def _ref(x, w, b, stride=1, padding=0, dilation=1, groups=1):
@@ -87,10 +91,53 @@ for shape, k, stride in [((2, 3, 5, 21), 7, 1), ((4, 16, 32, 32), 32, 1), ((2, 6
     ref = F.conv2d(*(torch.from_numpy(v).double() for v in (x, w, b)), stride=stride, padding=1)
     got = conv.conv2d(x, w, b, stride, 1)
     np.testing.assert_allclose(got, ref.numpy(), rtol=1e-5, atol=1e-4)
+    go = rng.standard_normal(got.shape).astype(np.float32)
+    wt = torch.from_numpy(w).double().requires_grad_()
+    F.conv2d(torch.from_numpy(x).double(), wt, stride=stride, padding=1).backward(
+        torch.from_numpy(go).double())
+    gw = conv.conv2d_weight_backward(x, go, w.shape, stride, 1)
+    np.testing.assert_allclose(gw, wt.grad.numpy(), rtol=1e-5, atol=2e-3)
 print("ok")
 """
-    env = dict(os.environ, NUMBA_CPU_NAME="haswell", PYTHONPATH=str(ROOT))
+    # A true AVX2 build: the CPU name alone keeps the host's AVX-512 features in numba.
+    env = dict(os.environ, NUMBA_CPU_NAME="haswell", NUMBA_CPU_FEATURES=AVX2_FEATURES,
+               PYTHONPATH=str(ROOT))  # fmt: skip
     env.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".numba_cache"))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip().endswith("ok")
+
+
+@pytest.mark.parametrize(
+    "n,c,h,w,k,ks,stride,pad,groups",
+    [
+        (3, 5, 9, 37, 7, (3, 3), 1, 1, 1),  # partial slots, Kg and R not multiples of the tile
+        (2, 6, 13, 21, 10, (3, 3), 2, 1, 2),  # strided: im2col rows, groups
+        (2, 5, 7, 40, 6, (2, 3), 1, (0, 1), 1),
+        (9, 13, 31, 29, 11, (3, 3), 1, 1, 1),  # big enough for the threaded path
+    ],
+)
+def test_tiled_weight_gradient_matches_torch(rng, n, c, h, w, k, ks, stride, pad, groups):
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    wgt = rng.standard_normal((k, c // groups, *ks)).astype(np.float32)
+    xt = torch.from_numpy(x).double()
+    wt = torch.from_numpy(wgt).double().requires_grad_()
+    y = F.conv2d(xt, wt, None, stride, pad, 1, groups)
+    go = rng.standard_normal(y.shape).astype(np.float32)
+    y.backward(torch.from_numpy(go).double())
+    gw = conv.conv2d_weight_backward(x, go, wgt.shape, stride, pad, 1, groups)
+    assert gw.dtype == np.float32
+    assert_close(gw, wt.grad.numpy(), np.float32, n * y.shape[2] * y.shape[3])
+
+
+def test_weight_gradient_lanes_past_a_row_add_nothing(rng):
+    # OW = 15: one partial slot per row. For dx = 0 its masked lane 15 would read column 15,
+    # which only dx = 1, 2 use: an inf there must not turn the dx = 0 gradients into NaN.
+    x = rng.standard_normal((1, 1, 4, 17)).astype(np.float32)
+    x[0, 0, 1, 15] = np.inf
+    go = rng.standard_normal((1, 1, 2, 15)).astype(np.float32)
+    gw = conv.conv2d_weight_backward(x, go, (1, 1, 3, 3), 1, 0)
+    wt = torch.zeros(1, 1, 3, 3, dtype=torch.float64, requires_grad=True)
+    F.conv2d(torch.from_numpy(x).double(), wt).backward(torch.from_numpy(go).double())
+    assert np.isfinite(gw[0, 0, :, 0]).all()
+    np.testing.assert_array_equal(np.isfinite(gw), np.isfinite(wt.grad.numpy()))

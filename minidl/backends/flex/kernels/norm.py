@@ -16,6 +16,7 @@ a plain copy of the same bytes takes 1.12 ms).
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit, prange
 
@@ -69,12 +70,12 @@ def layer_norm_serial(x, gamma, beta, eps, out):
 
 
 @njit(parallel=True, **JIT_FAST)
-def layer_norm_parallel(x, gamma, beta, eps, out):
-    """``layer_norm_serial`` with blocks of rows spread over threads."""
+def layer_norm_parallel(x, gamma, beta, eps, out, parts):
+    """``layer_norm_serial`` with the rows cut into ``parts`` even contiguous parts (one per
+    thread: the rows cost the same, and each part sets up its constants once)."""
     n = x.shape[0]
-    blk = max(1, 16384 // max(1, x.shape[1]))
-    for t in prange((n + blk - 1) // blk):
-        _ln_rows(x, gamma, beta, eps, out, t * blk, min(t * blk + blk, n))
+    for p in prange(parts):
+        _ln_rows(x, gamma, beta, eps, out, p * n // parts, (p + 1) * n // parts)
 
 
 def layer_norm(
@@ -98,6 +99,8 @@ def layer_norm(
     b = empty if beta is None else np.ascontiguousarray(beta, dtype=cdt)
     out = np.empty(x2.shape, cdt)
     if out.size:
-        kernel = layer_norm_parallel if out.size >= PARALLEL_MIN_ELEMS else layer_norm_serial
-        kernel(x2, g, b, cdt.type(eps), out)
+        if out.size >= PARALLEL_MIN_ELEMS and x2.shape[0] > 1:
+            layer_norm_parallel(x2, g, b, cdt.type(eps), out, numba.get_num_threads())
+        else:
+            layer_norm_serial(x2, g, b, cdt.type(eps), out)
     return out.reshape(x.shape).astype(x.dtype, copy=False)

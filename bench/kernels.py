@@ -141,13 +141,14 @@ def bench_conv(scale: float) -> dict:
     import torch
     import torch.nn.functional as F
 
-    from minidl.backends.flex.kernels import conv
+    from minidl.backends.flex.kernels import conv, conv_tile, conv_wgrad, isa
 
     rng = np.random.default_rng(1)
     x = rng.standard_normal((32, 16, 32, 32)).astype(np.float32)
     w = rng.standard_normal((32, 16, 3, 3)).astype(np.float32)
     b = rng.standard_normal(32).astype(np.float32)
-    xt, wt, bt = map(torch.from_numpy, (x, w, b))
+    go = rng.standard_normal((32, 32, 32, 32)).astype(np.float32)
+    xt, wt, bt, got = map(torch.from_numpy, (x, w, b, go))
     res = compare(
         {
             "flex": lambda: conv.conv2d(x, w, b, 1, 1),
@@ -156,11 +157,34 @@ def bench_conv(scale: float) -> dict:
         budget=scale * 4.0,
         rounds=5,
     )
-    table("conv2d N=32 C=16 32x32, K=32 3x3, pad 1 (float32)", _ratio_rows(res), HEADER)
+    tile = conv_tile.tile_shape(32)
+    table(
+        f"conv2d N=32 C=16 32x32, K=32 3x3, pad 1 (float32; {isa.ISA}: {conv_tile.LANES}-lane "
+        f"vectors, {tile[0]}x{tile[1]} tile)",
+        _ratio_rows(res),
+        HEADER,
+    )
     flops = 2 * 32 * 32 * 32 * 32 * 16 * 9
     print(f"flex {flops / res['flex'][0] / 1e9:.0f} GFLOP/s, torch "
           f"{flops / res['torch'][0] / 1e9:.0f} GFLOP/s (median); target: torch/flex >= 0.8")  # fmt: skip
-    return res
+
+    def torch_grad(mask):
+        return lambda: torch.ops.aten.convolution_backward(
+            got, xt, wt, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, mask
+        )
+
+    backward = {}
+    for name, flex_fn, torch_fn in (
+        ("input", lambda: conv.conv2d_x_backward(go, w, x.shape, 1, 1), [True, False, False]),
+        ("weight", lambda: conv.conv2d_weight_backward(x, go, w.shape, 1, 1), [False, True, False]),
+    ):
+        backward[name] = compare(
+            {"flex": flex_fn, "torch": torch_grad(torch_fn)}, budget=scale * 3.0, rounds=5
+        )
+        extra = (f"; {conv_wgrad.MK}x{conv_wgrad.NR} dot tile" if name == "weight" else "")
+        table(f"conv2d backward, gradient of the {name} (same shapes{extra})",
+              _ratio_rows(backward[name]), HEADER)  # fmt: skip
+    return {"forward": res, **backward}
 
 
 def bench_layer_norm(scale: float) -> dict:

@@ -14,6 +14,10 @@ module              wrappers (burn-flex piece)
                     ``conv2d_weight_backward``, ``conv2d_bias_backward`` (``conv2d``,
                     ``conv_transpose2d`` & backward)
 ``conv_common``     the padded planes and im2col rows both directions of conv share
+``conv_tile``       conv2d's float32 micro-kernel: explicit SIMD vectors (16 lanes on AVX-512,
+                    8 on AVX2), a register tile of accumulators, masked stores
+``conv_wgrad``      conv2d's float32 weight gradient: register-tiled dot products over the
+                    forward's shifted source rows
 ``pool``            ``max_pool2d`` (+ indices), ``avg_pool2d``, ``adaptive_avg_pool2d`` and
                     their ``*_backward`` (the pool module ops)
 ``norm``            ``layer_norm(x, gamma, beta, eps)`` (Flex's fused ``layer_norm``)
@@ -42,7 +46,7 @@ import importlib
 from typing import Any
 
 _MODULES = (
-    "gemm", "conv", "conv_common", "pool", "norm", "softmax", "reduce", "elementwise",
+    "gemm", "conv", "conv_common", "conv_tile", "conv_wgrad", "pool", "norm", "softmax", "reduce", "elementwise",
     "broadcast", "unary", "rng", "copy", "indexing",
 )  # fmt: skip
 

@@ -32,9 +32,9 @@ Backward (called by burn-autodiff's ``Conv2dWithBias`` / ``Conv2dNoBias`` backwa
 
 * input: a transposed convolution of the output gradient (what reached each input pixel),
   with the output padding that restores rows the strided forward never read;
-* weight: float32 runs :mod:`.conv_wgrad`, register-tiled dot products of the output
-  gradient with the forward's shifted source rows (no im2col for stride 1; one core, the bench
-  shape: 5.8 -> 2.4 ms); float64 keeps, per image and group, ``grad_out[n, g] [Kg, OH*OW] @
+* weight: float32 runs :mod:`.conv_wgrad`, a register-tiled kernel over the transposed output
+  gradient and the forward's shifted source rows (no im2col for stride 1; one core, the bench
+  shape: 5.8 -> 2.25 ms); float64 keeps, per image and group, ``grad_out[n, g] [Kg, OH*OW] @
   cols[n, g].T`` with the im2col rows of the input, summed over the images;
 * bias: the output gradient summed over images and pixels, one kernel.
 """
@@ -354,7 +354,7 @@ def conv2d_weight_backward(
 ) -> np.ndarray:
     """Gradient of conv2d with respect to its weight [K, C/groups, kh, kw].
 
-    float32: the tiled dot products of :mod:`.conv_wgrad` over the forward's source rows.
+    float32: the register-tiled kernel of :mod:`.conv_wgrad` over the forward's source rows.
     float64: per image and group, ``grad_out[n, g] [Kg, OH*OW] @ cols[n, g].T`` with the
     im2col rows ``cols[n, g]`` [R, OH*OW] (used transposed without a copy), summed over images.
     """
@@ -363,10 +363,7 @@ def conv2d_weight_backward(
     sh, sw = pair(stride)
     dh, dw = pair(dilation)
     tiled = compute_dtype(x.dtype) == np.float32
-    slack = LANES if tiled else 0
-    xpad, oh, ow, wp, parallel = prepare(
-        x, (kh, kw), (sh, sw), pad4(padding), (dh, dw), groups, slack
-    )
+    xpad, oh, ow, wp, parallel = prepare(x, (kh, kw), (sh, sw), pad4(padding), (dh, dw), groups)
     if grad_out.shape != (n_img, k_out, oh, ow):
         raise ValueError(
             f"conv2d_weight_backward: grad_out must have shape {(n_img, k_out, oh, ow)}, "
@@ -377,20 +374,12 @@ def conv2d_weight_backward(
     go = as_compute(grad_out).reshape(n_img, groups, kg, oh * ow)
     if tiled:
         src, offs, wrow = _sources(
-            xpad, (kh, kw), (sh, sw), (dh, dw), oh, ow, wp, groups, parallel, slack
+            xpad, (kh, kw), (sh, sw), (dh, dw), oh, ow, wp, groups, parallel, 0
         )
-        nrb = -(-r // wgrad.NR)
-        offs = np.concatenate([offs, np.zeros(nrb * wgrad.NR - r, np.int64)])
-        qv, dv, lanes = slots(oh, ow, wrow, 1)
-        lanes = wgrad.lane_masks(lanes)
         work = n_img * k_out * oh * ow * r
         parts = min(numba.get_num_threads(), n_img * groups) if work >= PARALLEL_MIN_WORK else 1
-        nkb = -(-kg // wgrad.MK)
-        accs = np.zeros((parts, groups, nkb, nrb, wgrad.MK * wgrad.NR * LANES), np.float32)
-        (wgrad.wgrad_parallel if parts > 1 else wgrad.wgrad_serial)(
-            go, src, offs, qv, dv, lanes, accs
-        )
-        gw = wgrad.finish(accs, kg, r)
+        go5 = go.reshape(n_img, groups, kg, oh, ow)
+        gw = wgrad.weight_grad(go5, src, offs, wrow, (kg, r), parts)
         return gw.reshape(weight_shape).astype(x.dtype, copy=False)
     cols = im2col_all(xpad, (kh, kw), (sh, sw), (dh, dw), oh, ow, wp, groups, parallel)
     cols = cols.reshape(n_img, groups, r, oh * ow)

@@ -34,7 +34,7 @@ Backward (called by burn-autodiff's ``Conv2dWithBias`` / ``Conv2dNoBias`` backwa
   with the output padding that restores rows the strided forward never read;
 * weight: float32 runs :mod:`.conv_wgrad`, a register-tiled kernel over the transposed output
   gradient and the forward's shifted source rows (no im2col for stride 1; one core, the bench
-  shape: 5.8 -> 2.25 ms); float64 keeps, per image and group, ``grad_out[n, g] [Kg, OH*OW] @
+  shape: 5.8 -> 2.1 ms); float64 keeps, per image and group, ``grad_out[n, g] [Kg, OH*OW] @
   cols[n, g].T`` with the im2col rows of the input, summed over the images;
 * bias: the output gradient summed over images and pixels, one kernel.
 """

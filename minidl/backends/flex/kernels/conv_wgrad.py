@@ -14,7 +14,7 @@ channels): per output pixel q it loads KV vectors of ``got``, broadcasts NR sour
 and issues ``NR * KV`` fused multiply-adds (only real output columns: a border column of the
 source may hold an inf that must not meet a zero); the tile is added into a per-thread buffer at the end, and the
 threads' buffers are summed once. Measured on one core, the bench shape (AVX-512): this form
-2.25 ms, the lane-sum form with vectors over q (4 x 5 tile, masked tails) 2.63 ms, im2col +
+2.1 ms, the lane-sum form with vectors over q (4 x 5 tile, masked tails) 2.63 ms, im2col +
 gemm 5.8 ms.
 
 Tiles: AVX-512 8 x 2 (16 accumulators, 32 channels per block); AVX2 6 x 2 (12 of 16
@@ -124,22 +124,64 @@ def _tile(typingctx, src, offs, r0, got, nrows, ncols, wrow, kp, koff, acc):
     return types.void(src, offs, r0, got, nrows, ncols, wrow, kp, koff, acc), _codegen
 
 
+def _transpose_codegen(context, builder, signature, args):
+    _, s0, sstride, _, d0, dstride = args
+    src_p = context.make_array(signature.args[0])(context, builder, args[0]).data
+    dst_p = context.make_array(signature.args[3])(context, builder, args[3]).data
+    i64, i32 = ir.IntType(64), ir.IntType(32)
+    vptr = ir.VectorType(ir.FloatType(), LANES).as_pointer()
+    rows = []
+    for i in range(LANES):
+        off = builder.add(s0, builder.mul(sstride, ir.Constant(i64, i)))
+        rows.append(builder.load(builder.bitcast(builder.gep(src_p, [off]), vptr), align=4))
+    # Butterfly: at block size b, rows i and i + b swap their off-diagonal b x b blocks; after
+    # b = LANES/2, ..., 1 the block is transposed (LANES * log2(LANES) two-source shuffles).
+    b = LANES // 2
+    while b:
+        lo = ir.Constant(ir.VectorType(i32, LANES),
+                         [lane if not lane & b else LANES + lane - b for lane in range(LANES)])
+        hi = ir.Constant(ir.VectorType(i32, LANES),
+                         [lane + b if not lane & b else LANES + lane for lane in range(LANES)])
+        new = list(rows)
+        for i in range(LANES):
+            if not i & b:
+                new[i] = builder.shuffle_vector(rows[i], rows[i + b], lo)
+                new[i + b] = builder.shuffle_vector(rows[i], rows[i + b], hi)
+        rows = new
+        b //= 2
+    for i in range(LANES):
+        off = builder.add(d0, builder.mul(dstride, ir.Constant(i64, i)))
+        builder.store(rows[i], builder.bitcast(builder.gep(dst_p, [off]), vptr), align=4)
+    return context.get_dummy_value()
+
+
+@intrinsic
+def _transpose_block(typingctx, src, s0, sstride, dst, d0, dstride):
+    # dst[d0 + j*dstride + i] = src[s0 + i*sstride + j] for i, j < LANES (float32 1-D arrays).
+    return types.void(src, s0, sstride, dst, d0, dstride), _transpose_codegen
+
+
 @njit(**JIT)
 def _transpose(go, got, t0, t1):
-    # got[n, g, oh*OW + ow, k] = go[n, g, k, oh, ow]; 0 for k >= Kg.
-    groups, kg, oh_n, ow_n = go.shape[1], go.shape[2], go.shape[3], go.shape[4]
+    # got[n, g, q, k] = go[n, g, k, q] (q = oh*OW + ow); 0 for k >= Kg. Whole LANES x LANES
+    # blocks go through registers (a scalar copy cost 0.5 ms for the bench shape).
+    groups, kg, nq = go.shape[1], go.shape[2], go.shape[3] * go.shape[4]
     kp = got.shape[3]
+    kf, qf = kg // LANES * LANES, nq // LANES * LANES
     for t in range(t0, t1):
         n = t // groups
         g = t - n * groups
-        dst = got[n, g]
-        for oh in range(oh_n):
-            for ow in range(ow_n):
-                row = dst[oh * ow_n + ow]
-                for k in range(kg):
-                    row[k] = go[n, g, k, oh, ow]
-                for k in range(kg, kp):
-                    row[k] = 0
+        src = go[n, g].reshape(-1)
+        dst = got[n, g].reshape(-1)
+        for k0 in range(0, kf, LANES):
+            for q0 in range(0, qf, LANES):
+                _transpose_block(src, k0 * nq + q0, nq, dst, q0 * kp + k0, kp)
+        for q in range(nq):
+            row = dst[q * kp : q * kp + kp]
+            for k in range(kf if q < qf else 0, kg):
+                row[k] = src[k * nq + q]
+            for k in range(kg, kp):
+                row[k] = 0
 
 
 @njit(**JIT)

@@ -1,6 +1,7 @@
-"""conv2d's register-tiled float32 kernel (``conv_tile``): partial vector slots, channel counts
-that are not a multiple of the tile, strided/transposed inputs, NaN, threads, and the AVX2 tile
-in a child process (the ISA is fixed at import)."""
+"""conv2d's register-tiled float32 kernels (``conv_tile`` forward, ``conv_wgrad`` weight
+gradient): partial vector slots, channel counts that are not a multiple of the tile,
+strided/transposed inputs, NaN/inf, threads, and the AVX2 tiles in a child process (the ISA is
+fixed at import)."""
 
 from __future__ import annotations
 
@@ -130,9 +131,9 @@ def test_tiled_weight_gradient_matches_torch(rng, n, c, h, w, k, ks, stride, pad
     assert_close(gw, wt.grad.numpy(), np.float32, n * y.shape[2] * y.shape[3])
 
 
-def test_weight_gradient_lanes_past_a_row_add_nothing(rng):
-    # OW = 15: one partial slot per row. For dx = 0 its masked lane 15 would read column 15,
-    # which only dx = 1, 2 use: an inf there must not turn the dx = 0 gradients into NaN.
+def test_weight_gradient_never_reads_past_a_row(rng):
+    # OW = 15 of a 17-wide input: for dx = 0, column 15 is read only by positions past the
+    # output row; an inf there must not turn the dx = 0 gradients into NaN (0 * inf).
     x = rng.standard_normal((1, 1, 4, 17)).astype(np.float32)
     x[0, 0, 1, 15] = np.inf
     go = rng.standard_normal((1, 1, 2, 15)).astype(np.float32)

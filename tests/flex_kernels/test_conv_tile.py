@@ -1,5 +1,5 @@
 """conv2d's register-tiled float32 kernels (``conv_tile`` forward, ``conv_wgrad`` weight
-gradient): partial vector slots, channel counts that are not a multiple of the tile,
+gradient; and layer_norm's ``norm_simd`` rows in the AVX2 child): partial vector slots, channel counts that are not a multiple of the tile,
 strided/transposed inputs, NaN/inf, threads, and the AVX2 tiles in a child process (the ISA is
 fixed at import)."""
 
@@ -79,7 +79,7 @@ def test_slots_cover_each_row_once(nv):
     assert q[3] == 50 and d[3] == 2 * conv_tile.LANES + 5
 
 
-def test_avx2_tile_matches_torch_in_a_child_process():
+def test_avx2_tiles_match_torch_in_a_child_process():
     code = """
 import numpy as np, torch, torch.nn.functional as F
 from minidl.backends.flex.kernels import conv, conv_tile
@@ -98,6 +98,13 @@ for shape, k, stride in [((2, 3, 5, 21), 7, 1), ((4, 16, 32, 32), 32, 1), ((2, 6
         torch.from_numpy(go).double())
     gw = conv.conv2d_weight_backward(x, go, w.shape, stride, 1)
     np.testing.assert_allclose(gw, wt.grad.numpy(), rtol=1e-5, atol=2e-3)
+from minidl.backends.flex.kernels import norm, norm_simd
+assert norm_simd.CHUNK == 32
+x = rng.standard_normal((300, 96)).astype(np.float32) * 3 + 1
+g, b = rng.standard_normal(96).astype(np.float32), rng.standard_normal(96).astype(np.float32)
+ref = F.layer_norm(torch.from_numpy(x).double(), (96,), torch.from_numpy(g).double(),
+                   torch.from_numpy(b).double())
+np.testing.assert_allclose(norm.layer_norm(x, g, b), ref.numpy(), rtol=1e-5, atol=1e-5)
 print("ok")
 """
     # A true AVX2 build: the CPU name alone keeps the host's AVX-512 features in numba.

@@ -14,7 +14,11 @@ from minidl.backends.flex.kernels import norm, softmax
 from .helpers import assert_close
 
 
-@pytest.mark.parametrize("shape", [(1, 1), (3, 5), (2, 3, 7), (4096 // 16, 1024), (10,)])
+# (4096 // 16, 1024), (5, 3, 192) and (7, 64): rows a multiple of norm_simd.CHUNK (its SIMD rows,
+# parallel and serial); the others take the loop-vectorized kernel.
+@pytest.mark.parametrize(
+    "shape", [(1, 1), (3, 5), (2, 3, 7), (4096 // 16, 1024), (5, 3, 192), (7, 64), (10,)]
+)
 @pytest.mark.parametrize("affine", ["both", "gamma", "beta", "none"])
 def test_layer_norm_matches_torch(rng, shape, affine):
     d = shape[-1]

@@ -21,6 +21,7 @@ module              wrappers (burn-flex piece)
 ``pool``            ``max_pool2d`` (+ indices), ``avg_pool2d``, ``adaptive_avg_pool2d`` and
                     their ``*_backward`` (the pool module ops)
 ``norm``            ``layer_norm(x, gamma, beta, eps)`` (Flex's fused ``layer_norm``)
+``norm_simd``       layer_norm's float32 row kernel on explicit SIMD vectors
 ``softmax``         ``softmax(x, dim)``, ``log_softmax(x, dim)`` (activation ops)
 ``reduce``          ``sum``, ``mean``, ``prod``, ``max``, ``min``, ``var``, ``argmax``,
                     ``argmin``, ``max_with_indices``, ``min_with_indices`` (``*_dim`` ops)
@@ -46,7 +47,7 @@ import importlib
 from typing import Any
 
 _MODULES = (
-    "gemm", "conv", "conv_common", "conv_tile", "conv_wgrad", "pool", "norm", "softmax", "reduce", "elementwise",
+    "gemm", "conv", "conv_common", "conv_tile", "conv_wgrad", "pool", "norm", "norm_simd", "softmax", "reduce", "elementwise",
     "broadcast", "unary", "rng", "copy", "indexing",
 )  # fmt: skip
 

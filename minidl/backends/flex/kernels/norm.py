@@ -20,7 +20,8 @@ import numba
 import numpy as np
 from numba import njit, prange
 
-from ._common import JIT_FAST, PARALLEL_MIN_ELEMS, compute_dtype
+from ._common import JIT, JIT_FAST, PARALLEL_MIN_ELEMS, compute_dtype
+from .norm_simd import CHUNK, ln_row
 
 
 @njit(**JIT_FAST)
@@ -78,6 +79,30 @@ def layer_norm_parallel(x, gamma, beta, eps, out, parts):
         _ln_rows(x, gamma, beta, eps, out, p * n // parts, (p + 1) * n // parts)
 
 
+@njit(**JIT)
+def _ln_rows_simd(x, gamma, beta, eps, inv_d, out, lo, hi):
+    d = x.shape[1]
+    xf = x.reshape(-1)
+    of = out.reshape(-1)
+    for i in range(lo, hi):
+        ln_row(xf, i * d, of, i * d, gamma, beta, d, eps, inv_d)
+
+
+@njit(**JIT)
+def layer_norm_simd_serial(x, gamma, beta, eps, inv_d, out):
+    """``layer_norm_serial`` for float32 rows whose length is a multiple of ``CHUNK``, with
+    :mod:`.norm_simd`'s row kernel; ``gamma``/``beta`` always given (ones / zeros if absent)."""
+    _ln_rows_simd(x, gamma, beta, eps, inv_d, out, 0, x.shape[0])
+
+
+@njit(parallel=True, **JIT)
+def layer_norm_simd_parallel(x, gamma, beta, eps, inv_d, out, parts):
+    """``layer_norm_simd_serial`` with the rows cut into ``parts`` even contiguous parts."""
+    n = x.shape[0]
+    for p in prange(parts):
+        _ln_rows_simd(x, gamma, beta, eps, inv_d, out, p * n // parts, (p + 1) * n // parts)
+
+
 def layer_norm(
     x: np.ndarray,
     gamma: np.ndarray | None = None,
@@ -98,7 +123,15 @@ def layer_norm(
     g = empty if gamma is None else np.ascontiguousarray(gamma, dtype=cdt)
     b = empty if beta is None else np.ascontiguousarray(beta, dtype=cdt)
     out = np.empty(x2.shape, cdt)
-    if out.size:
+    if out.size and cdt == np.float32 and d % CHUNK == 0:
+        g = np.ones(d, cdt) if gamma is None else g
+        b = np.zeros(d, cdt) if beta is None else b
+        args = (x2, g, b, cdt.type(eps), cdt.type(1 / d), out)
+        if out.size >= PARALLEL_MIN_ELEMS and x2.shape[0] > 1:
+            layer_norm_simd_parallel(*args, numba.get_num_threads())
+        else:
+            layer_norm_simd_serial(*args)
+    elif out.size:
         if out.size >= PARALLEL_MIN_ELEMS and x2.shape[0] > 1:
             layer_norm_parallel(x2, g, b, cdt.type(eps), out, numba.get_num_threads())
         else:

@@ -47,8 +47,8 @@ import importlib
 from typing import Any
 
 _MODULES = (
-    "gemm", "conv", "conv_common", "conv_tile", "conv_wgrad", "pool", "norm", "norm_simd", "softmax", "reduce", "elementwise",
-    "broadcast", "unary", "rng", "copy", "indexing",
+    "gemm", "conv", "conv_common", "conv_tile", "conv_wgrad", "pool", "norm", "norm_simd",
+    "softmax", "reduce", "elementwise", "broadcast", "unary", "rng", "copy", "indexing",
 )  # fmt: skip
 
 _EXPORTS = {

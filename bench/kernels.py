@@ -181,7 +181,9 @@ def bench_conv(scale: float) -> dict:
         backward[name] = compare(
             {"flex": flex_fn, "torch": torch_grad(torch_fn)}, budget=scale * 3.0, rounds=5
         )
-        extra = (f"; {conv_wgrad.MK}x{conv_wgrad.NR} dot tile" if name == "weight" else "")
+        extra = ""
+        if name == "weight":
+            extra = f"; {conv_wgrad.NR} positions x {conv_wgrad.KV} channel vectors tile"
         table(f"conv2d backward, gradient of the {name} (same shapes{extra})",
               _ratio_rows(backward[name]), HEADER)  # fmt: skip
     return {"forward": res, **backward}

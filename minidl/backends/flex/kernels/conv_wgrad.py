@@ -187,13 +187,13 @@ def _transpose(go, got, t0, t1):
 @njit(**JIT)
 def _images(go, src_all, offs, got, wrow, acc, t0, t1):
     # Tasks t in [t0, t1): (image n, group g); acc [G, nrb, nkb, NR*KV*LANES] accumulates.
-    _transpose(go, got, t0, t1)
     groups, kp = got.shape[1], got.shape[3]
     oh_n, ow_n = go.shape[3], go.shape[4]
     nrb, nkb = acc.shape[1], acc.shape[2]
     for t in range(t0, t1):
         n = t // groups
         g = t - n * groups
+        _transpose(go, got, t, t + 1)  # just before its use: the image's got stays in L2
         src = src_all[n, g]
         gt = got[n, g].reshape(-1)
         for rb in range(nrb):

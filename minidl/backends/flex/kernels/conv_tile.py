@@ -14,9 +14,14 @@ choice of vector width from its SIMD crate's runtime dispatch.
 
 The tile follows :data:`~.isa.ISA` (read at import, nothing compiled):
 
-* AVX-512, 32 registers of 16 float32: 4 channels x 6 vectors = 24 accumulators + 6 source
-  vectors + 1 broadcast;
+* AVX-512, 32 registers of 16 float32: 8 channels x 3 vectors = 24 accumulators + 3 source
+  vectors + 1 broadcast (``WIDE``), or 4 x 6 when a group has at most 4 channels (``NARROW``);
 * AVX2, 16 registers of 8: 4 x 3 = 12 accumulators + 3 + 1.
+
+Note: ``NUMBA_CPU_NAME=haswell`` alone still compiles with the host's AVX-512 features (numba
+takes them from the host when ``NUMBA_CPU_FEATURES`` is unset): ``isa.ISA`` says ``"avx2"``,
+so these tiles are the AVX2 ones, but LLVM may use 32 registers. A true AVX2 build also sets
+``NUMBA_CPU_FEATURES`` (the test of the AVX2 tiles does).
 
 A vector *slot* is ``LANES`` consecutive output columns of one row (a row's last slot may be
 partial: its store is masked). ``conv_tiles_serial`` / ``conv_tiles_parallel`` run (image,

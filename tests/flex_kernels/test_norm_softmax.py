@@ -14,7 +14,11 @@ from minidl.backends.flex.kernels import norm, softmax
 from .helpers import assert_close
 
 
-@pytest.mark.parametrize("shape", [(1, 1), (3, 5), (2, 3, 7), (4096 // 16, 1024), (10,)])
+# (4096 // 16, 1024), (5, 3, 192) and (7, 64): rows a multiple of norm_simd.CHUNK (its SIMD rows,
+# parallel and serial); the others take the loop-vectorized kernel.
+@pytest.mark.parametrize(
+    "shape", [(1, 1), (3, 5), (2, 3, 7), (4096 // 16, 1024), (5, 3, 192), (7, 64), (10,)]
+)
 @pytest.mark.parametrize("affine", ["both", "gamma", "beta", "none"])
 def test_layer_norm_matches_torch(rng, shape, affine):
     d = shape[-1]
@@ -35,6 +39,20 @@ def test_layer_norm_float64_float16_and_constant_rows(rng):
     np.testing.assert_array_equal(norm.layer_norm(np.ones((2, 4), np.float32)), np.zeros((2, 4)))
     with pytest.raises(ValueError, match=r"gamma must have shape \(33,\)"):
         norm.layer_norm(x, np.ones(3))
+
+
+def test_layer_norm_float32_keeps_nan_rows_and_large_offsets(rng):
+    # Computed in float32 throughout (no float64 promotion): the two-pass variance still holds
+    # for rows far from zero, and a NaN / inf poisons its own row only (no nnan/ninf fastmath).
+    x = (rng.standard_normal((300, 1024)) + 1e3).astype(np.float32)
+    ref = F.layer_norm(torch.from_numpy(x).double(), (1024,)).numpy()
+    x[7, 3], x[9, 0] = np.nan, np.inf
+    y = norm.layer_norm(x)
+    assert y.dtype == np.float32
+    assert np.isnan(y[7]).all() and np.isnan(y[9]).all()
+    keep = np.ones(300, bool)
+    keep[[7, 9]] = False
+    np.testing.assert_allclose(y[keep], ref[keep], rtol=2e-3, atol=2e-3)
 
 
 @pytest.mark.parametrize(

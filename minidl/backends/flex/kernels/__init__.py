@@ -14,9 +14,15 @@ module              wrappers (burn-flex piece)
                     ``conv2d_weight_backward``, ``conv2d_bias_backward`` (``conv2d``,
                     ``conv_transpose2d`` & backward)
 ``conv_common``     the padded planes and im2col rows both directions of conv share
+``conv_loop``       conv2d's loop-vectorized forward kernel (float64)
+``conv_tile``       conv2d's float32 micro-kernel: explicit SIMD vectors (16 lanes on AVX-512,
+                    8 on AVX2), a register tile of accumulators, masked stores
+``conv_wgrad``      conv2d's float32 weight gradient: register-tiled dot products over the
+                    forward's shifted source rows
 ``pool``            ``max_pool2d`` (+ indices), ``avg_pool2d``, ``adaptive_avg_pool2d`` and
                     their ``*_backward`` (the pool module ops)
 ``norm``            ``layer_norm(x, gamma, beta, eps)`` (Flex's fused ``layer_norm``)
+``norm_simd``       layer_norm's float32 row kernel on explicit SIMD vectors
 ``softmax``         ``softmax(x, dim)``, ``log_softmax(x, dim)`` (activation ops)
 ``reduce``          ``sum``, ``mean``, ``prod``, ``max``, ``min``, ``var``, ``argmax``,
                     ``argmin``, ``max_with_indices``, ``min_with_indices`` (``*_dim`` ops)
@@ -42,8 +48,9 @@ import importlib
 from typing import Any
 
 _MODULES = (
-    "gemm", "conv", "conv_common", "pool", "norm", "softmax", "reduce", "elementwise",
-    "broadcast", "unary", "rng", "copy", "indexing",
+    "gemm", "conv", "conv_common", "conv_loop", "conv_tile", "conv_wgrad", "pool", "norm",
+    "norm_simd", "softmax", "reduce", "elementwise", "broadcast", "unary", "rng", "copy",
+    "indexing",
 )  # fmt: skip
 
 _EXPORTS = {

@@ -13,13 +13,16 @@ Forward, without an im2col matrix for stride 1 (DESIGN §7: im2col followed by a
    weight position r = (c, dy, dx), the inputs that every output position needs form one
    contiguous slice of the padded plane, shifted by ``dy*dh*Wp + dx*dw``: the patch matrix is
    just a list of offsets, nothing is copied;
-3. a register-blocked outer-product kernel adds ``w[k, r] * slice_r`` into 4 output-channel
-   rows at once, 3 weight positions per pass (an element-wise loop, so it vectorizes with no
-   horizontal sums; the 4 accumulator rows stay in L1);
-4. the ``Wp - OW`` columns that straddle the border are dropped when the rows are written out.
+3. float32 runs the register-tiled kernel of :mod:`.conv_tile`: explicit SIMD vectors sized
+   per instruction set (16 lanes on AVX-512, 8 on AVX2), a tile of accumulators (8 or 4
+   channels x a few vectors) kept in registers over the whole reduction, masked stores
+   straight into the output (the border columns are never stored). Measured on one AVX-512
+   core, [32,16,32,32] * [32,16,3,3]: 3.57 ms -> 1.7 ms (torch 1.85 ms);
+4. float64 keeps the loop-vectorized kernel of :mod:`.conv_loop` (4 accumulator rows in L1,
+   3 weight positions per pass; the ``Wp - OW`` border columns dropped when written out).
 
 A strided convolution builds real im2col rows (one per weight position) and runs the same
-kernel over them. The padded planes and the im2col rows come from :mod:`.conv_common`. The
+kernels over them. The padded planes and the im2col rows come from :mod:`.conv_common`. The
 transposed convolution is a stride-1 convolution of the zero-stuffed input with the flipped,
 transposed weight, so it is also conv2d's input gradient.
 
@@ -27,9 +30,10 @@ Backward (called by burn-autodiff's ``Conv2dWithBias`` / ``Conv2dNoBias`` backwa
 
 * input: a transposed convolution of the output gradient (what reached each input pixel),
   with the output padding that restores rows the strided forward never read;
-* weight: per image and group, ``grad_out[n, g] [Kg, OH*OW] @ cols[n, g].T`` with the im2col
-  rows of the input (a reduction over pixels, so the dot-product gemm runs long rows), summed
-  over the images;
+* weight: float32 runs :mod:`.conv_wgrad`, a register-tiled kernel over the transposed output
+  gradient and the forward's shifted source rows (no im2col for stride 1; one core, the bench
+  shape: 5.8 -> 2.1 ms); float64 keeps, per image and group, ``grad_out[n, g] [Kg, OH*OW] @
+  cols[n, g].T`` with the im2col rows of the input, summed over the images;
 * bias: the output gradient summed over images and pixels, one kernel.
 """
 
@@ -37,129 +41,36 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
+from . import conv_wgrad as wgrad
 from ._common import JIT_FAST, aligned_empty, as_compute, compute_dtype
 from .conv_common import Pad4, Pair, conv2d_out_hw, im2col_all, pad4, pair, prepare
+from .conv_loop import MRC, Q_TARGET, conv_parallel, conv_serial
+from .conv_tile import LANES, conv_tiles_parallel, conv_tiles_serial, pack, slots, tile_shape
 from .gemm import batched_matmul
 
-MRC = 4  # output channels per accumulator block
-Q_TARGET = 1024  # output positions per accumulator row (4 rows x 1024 floats stay in L1)
 PARALLEL_MIN_WORK = 100**3  # multiply-adds above which the conv runs on all threads
-
-# ---------------------------------------------------------------------------------------------
-# The accumulation kernel
-# ---------------------------------------------------------------------------------------------
-
-
-@njit(**JIT_FAST)
-def _accumulate(src, offs, w, k0, acc, q0, qb):
-    """acc[i, :qb] = sum_r w[k0 + i, r] * src[q0 + offs[r] : q0 + offs[r] + qb], i < 4.
-
-    Rows past the end of ``w`` are clamped to its last row (computed, never written out).
-    Three weight positions per pass: 3 loads and 4 load/store pairs feed 12 multiply-adds.
-    """
-    nr = offs.shape[0]
-    kl = w.shape[0] - 1
-    w0 = w[k0]
-    w1 = w[min(k0 + 1, kl)]
-    w2 = w[min(k0 + 2, kl)]
-    w3 = w[min(k0 + 3, kl)]
-    a0 = acc[0]
-    a1 = acc[1]
-    a2 = acc[2]
-    a3 = acc[3]
-    for j in range(qb):
-        a0[j] = 0
-        a1[j] = 0
-        a2[j] = 0
-        a3[j] = 0
-    r = 0
-    while r + 3 <= nr:
-        x0 = src[q0 + offs[r] : q0 + offs[r] + qb]
-        x1 = src[q0 + offs[r + 1] : q0 + offs[r + 1] + qb]
-        x2 = src[q0 + offs[r + 2] : q0 + offs[r + 2] + qb]
-        u00, u01, u02 = w0[r], w0[r + 1], w0[r + 2]
-        u10, u11, u12 = w1[r], w1[r + 1], w1[r + 2]
-        u20, u21, u22 = w2[r], w2[r + 1], w2[r + 2]
-        u30, u31, u32 = w3[r], w3[r + 1], w3[r + 2]
-        for j in range(qb):
-            v0 = x0[j]
-            v1 = x1[j]
-            v2 = x2[j]
-            a0[j] += u00 * v0 + u01 * v1 + u02 * v2
-            a1[j] += u10 * v0 + u11 * v1 + u12 * v2
-            a2[j] += u20 * v0 + u21 * v1 + u22 * v2
-            a3[j] += u30 * v0 + u31 * v1 + u32 * v2
-        r += 3
-    while r < nr:
-        x0 = src[q0 + offs[r] : q0 + offs[r] + qb]
-        u0, u1, u2, u3 = w0[r], w1[r], w2[r], w3[r]
-        for j in range(qb):
-            v0 = x0[j]
-            a0[j] += u0 * v0
-            a1[j] += u1 * v0
-            a2[j] += u2 * v0
-            a3[j] += u3 * v0
-        r += 1
-
-
-@njit(**JIT_FAST)
-def _conv_task(src_all, offs, w3, bias, out, u, q_rows, wrow, acc):
-    # Task u = (image n, group g, block of MRC output channels).
-    n_img, k_out, oh_n, ow_n = out.shape
-    groups, kg = w3.shape[0], w3.shape[1]
-    nkb = (kg + MRC - 1) // MRC
-    n = u // (groups * nkb)
-    rem = u - n * groups * nkb
-    g = rem // nkb
-    k0 = (rem - g * nkb) * MRC
-    src = src_all[n, g]
-    w = w3[g]
-    kn = min(MRC, kg - k0)
-    for oh0 in range(0, oh_n, q_rows):
-        nrows = min(q_rows, oh_n - oh0)
-        _accumulate(src, offs, w, k0, acc, oh0 * wrow, nrows * wrow)
-        for i in range(kn):
-            k = g * kg + k0 + i
-            bk = bias[k]
-            arow = acc[i]
-            for r in range(nrows):
-                orow = out[n, k, oh0 + r]
-                a_row = arow[r * wrow : r * wrow + ow_n]
-                for j in range(ow_n):
-                    orow[j] = a_row[j] + bk
-
-
-@njit(**JIT_FAST)
-def conv_serial(src_all, offs, w3, bias, out, q_rows, wrow, accs):
-    """out[n, k] = bias[k] + sum_r w[k, r] * (shifted source rows), on one thread.
-
-    ``src_all`` [N, G, L]: per (image, group) the flat source; ``offs`` [R]: where the row of
-    weight position r starts in it; ``w3`` [G, Kg, R]; ``bias`` [K]; ``out`` [N, K, OH, OW];
-    output row oh starts at ``oh * wrow`` in the source rows; ``q_rows`` rows per chunk;
-    ``accs`` [parts, MRC, >= q_rows * wrow] accumulator rows, 64-byte aligned (``accs[0]``).
-    """
-    nkb = (w3.shape[1] + MRC - 1) // MRC
-    for u in range(out.shape[0] * w3.shape[0] * nkb):
-        _conv_task(src_all, offs, w3, bias, out, u, q_rows, wrow, accs[0])
-
-
-@njit(parallel=True, **JIT_FAST)
-def conv_parallel(src_all, offs, w3, bias, out, q_rows, wrow, accs):
-    """``conv_serial`` with the (image, group, channel block) tasks cut into one contiguous
-    part per thread, each with its own accumulator rows ``accs[part]``."""
-    nkb = (w3.shape[1] + MRC - 1) // MRC
-    ntask = out.shape[0] * w3.shape[0] * nkb
-    parts = accs.shape[0]
-    for part in prange(parts):
-        for u in range(part * ntask // parts, (part + 1) * ntask // parts):
-            _conv_task(src_all, offs, w3, bias, out, u, q_rows, wrow, accs[part])
-
 
 # ---------------------------------------------------------------------------------------------
 # Python wrappers
 # ---------------------------------------------------------------------------------------------
+
+
+def _sources(xpad, kernel, stride, dilation, oh, ow, wp, groups, parallel, slack):
+    # The source rows [N, G, L] and the offset of weight position r's row in them; output row
+    # oh starts at oh * wrow. Stride 1: shifted views of the padded planes (rows wp apart, the
+    # border columns are dropped); else the im2col rows.
+    n_img, cin = xpad.shape[0], xpad.shape[1]
+    cg = cin // groups
+    (kh, kw), (dh, dw) = kernel, dilation
+    if stride == (1, 1):
+        plane = xpad.shape[2]
+        c, dy, dx = np.meshgrid(np.arange(cg), np.arange(kh), np.arange(kw), indexing="ij")
+        offs = (c * plane + dy * dh * wp + dx * dw).reshape(-1).astype(np.int64)
+        return xpad.reshape(n_img, groups, cg * plane), offs, wp
+    src = im2col_all(xpad, kernel, stride, dilation, oh, ow, wp, groups, parallel, slack)
+    return src, np.arange(cg * kh * kw, dtype=np.int64) * (oh * ow), ow
 
 
 def conv2d(
@@ -188,7 +99,10 @@ def conv2d(
         raise ValueError(f"conv2d: bias must have shape ({k_out},), found {bias.shape}")
     sh, sw = pair(stride)
     dh, dw = pair(dilation)
-    prep = prepare(x, (kh, kw), (sh, sw), pad4(padding), (dh, dw), groups)
+    tiled = compute_dtype(x.dtype) == np.float32
+    # The tiled kernel reads whole vectors: a row's last one may run up to LANES - 1 past it.
+    slack = LANES if tiled else 0
+    prep = prepare(x, (kh, kw), (sh, sw), pad4(padding), (dh, dw), groups, slack)
     xpad, oh, ow, wp, parallel_prep = prep
     dt = xpad.dtype
     out = np.empty((n_img, k_out, oh, ow), dt)
@@ -200,24 +114,26 @@ def conv2d(
         out[...] = b[None, :, None, None]
         return out.astype(x.dtype, copy=False)
     w3 = as_compute(weight).reshape(groups, k_out // groups, r)
-    if sh == 1 and sw == 1:
-        # Shifted views of the padded planes; output rows are wp apart (border columns dropped).
-        plane = xpad.shape[2]
-        src = xpad.reshape(n_img, groups, cg * plane)
-        c, dy, dx = np.meshgrid(np.arange(cg), np.arange(kh), np.arange(kw), indexing="ij")
-        offs = (c * plane + dy * dh * wp + dx * dw).reshape(-1).astype(np.int64)
-        wrow = wp
-    else:
-        src = im2col_all(xpad, (kh, kw), (sh, sw), (dh, dw), oh, ow, wp, groups, parallel_prep)
-        offs = np.arange(r, dtype=np.int64) * (oh * ow)
-        wrow = ow
+    src, offs, wrow = _sources(
+        xpad, (kh, kw), (sh, sw), (dh, dw), oh, ow, wp, groups, parallel_prep, slack
+    )
+    work = n_img * k_out * oh * ow * r
+    parallel = work >= PARALLEL_MIN_WORK
+    parts = numba.get_num_threads() if parallel else 1
+    if tiled:
+        mr, nv = tile_shape(k_out // groups)
+        wpk, bpk = pack(w3, b, mr)
+        qv, dv, lanes = slots(oh, ow, wrow, nv)
+        if parallel:
+            conv_tiles_parallel(src, offs, wpk, bpk, out, qv, dv, lanes, nv, parts)
+        else:
+            conv_tiles_serial(src, offs, wpk, bpk, out, qv, dv, lanes, nv)
+        return out.astype(x.dtype, copy=False)
     q_rows = max(1, Q_TARGET // wrow)
     # Accumulator rows start on cache lines: every step loads and stores them, and a vector
     # access that straddles two lines costs double (measured 3.8 vs 7.7 ms when misaligned).
     row = (q_rows * wrow + 15) // 16 * 16
-    work = n_img * k_out * oh * ow * r
-    kernel = conv_parallel if work >= PARALLEL_MIN_WORK else conv_serial
-    parts = numba.get_num_threads() if kernel is conv_parallel else 1
+    kernel = conv_parallel if parallel else conv_serial
     kernel(src, offs, w3, b, out, q_rows, wrow, aligned_empty((parts, MRC, row), dt, force=True))
     return out.astype(x.dtype, copy=False)
 
@@ -325,13 +241,15 @@ def conv2d_weight_backward(
 ) -> np.ndarray:
     """Gradient of conv2d with respect to its weight [K, C/groups, kh, kw].
 
-    Per image and group, ``grad_out[n, g] [Kg, OH*OW] @ cols[n, g].T`` with the im2col rows
-    ``cols[n, g]`` [R, OH*OW] (used transposed without a copy), summed over the images.
+    float32: the register-tiled kernel of :mod:`.conv_wgrad` over the forward's source rows.
+    float64: per image and group, ``grad_out[n, g] [Kg, OH*OW] @ cols[n, g].T`` with the
+    im2col rows ``cols[n, g]`` [R, OH*OW] (used transposed without a copy), summed over images.
     """
     k_out, cg, kh, kw = weight_shape
     n_img = x.shape[0]
     sh, sw = pair(stride)
     dh, dw = pair(dilation)
+    tiled = compute_dtype(x.dtype) == np.float32
     xpad, oh, ow, wp, parallel = prepare(x, (kh, kw), (sh, sw), pad4(padding), (dh, dw), groups)
     if grad_out.shape != (n_img, k_out, oh, ow):
         raise ValueError(
@@ -341,6 +259,15 @@ def conv2d_weight_backward(
     r = cg * kh * kw
     kg = k_out // groups
     go = as_compute(grad_out).reshape(n_img, groups, kg, oh * ow)
+    if tiled:
+        src, offs, wrow = _sources(
+            xpad, (kh, kw), (sh, sw), (dh, dw), oh, ow, wp, groups, parallel, 0
+        )
+        work = n_img * k_out * oh * ow * r
+        parts = min(numba.get_num_threads(), n_img * groups) if work >= PARALLEL_MIN_WORK else 1
+        go5 = go.reshape(n_img, groups, kg, oh, ow)
+        gw = wgrad.weight_grad(go5, src, offs, wrow, (kg, r), parts)
+        return gw.reshape(weight_shape).astype(x.dtype, copy=False)
     cols = im2col_all(xpad, (kh, kw), (sh, sw), (dh, dw), oh, ow, wp, groups, parallel)
     cols = cols.reshape(n_img, groups, r, oh * ow)
     gw = np.empty((groups, kg, r), xpad.dtype)

@@ -119,9 +119,17 @@ def conv2d_out_hw(
 
 
 def prepare(
-    x: np.ndarray, kernel: Pair, stride: Pair, padding: Pad4, dilation: Pair, groups: int
+    x: np.ndarray,
+    kernel: Pair,
+    stride: Pair,
+    padding: Pad4,
+    dilation: Pair,
+    groups: int,
+    slack: int = 0,
 ) -> tuple[np.ndarray, int, int, int, bool]:
-    """Zero-padded flat planes of x (negative padding crops), output size, padded width."""
+    """Zero-padded flat planes of x (negative padding crops), output size, padded width.
+
+    Each plane ends with ``slack`` more zeros beyond what the shifted views need."""
     n_img, cin, h, w = x.shape
     pt, pb, pl, pr = padding
     xc = as_compute(x)
@@ -136,7 +144,7 @@ def prepare(
             f"conv2d: kernel {kernel} (dilation {dilation}) larger than the padded input {(hp, wp)}"
         )
     # Slack after the last row: shifted views of the border columns read past it.
-    xpad = np.empty((n_img, cin, hp * wp + dilation[1] * (kernel[1] - 1)), xc.dtype)
+    xpad = np.empty((n_img, cin, hp * wp + dilation[1] * (kernel[1] - 1) + slack), xc.dtype)
     parallel = xpad.size >= PARALLEL_MIN_ELEMS
     if xpad.size:
         (pad_parallel if parallel else pad_serial)(xc, xpad, pt, pl, wp)
@@ -153,11 +161,13 @@ def im2col_all(
     wp: int,
     groups: int,
     parallel: bool,
+    slack: int = 0,
 ) -> np.ndarray:
-    """The im2col rows [N, G, R*OH*OW] of the padded planes ``xpad`` (see ``_im2col``)."""
+    """The im2col rows [N, G, R*OH*OW (+ slack, unset)] of the padded planes ``xpad`` (see
+    ``_im2col``)."""
     n_img, cin = xpad.shape[0], xpad.shape[1]
     r = cin // groups * kernel[0] * kernel[1]
-    cols = np.empty((n_img, groups, r * oh * ow), xpad.dtype)
+    cols = np.empty((n_img, groups, r * oh * ow + slack), xpad.dtype)
     args = (*kernel, *stride, *dilation, oh, ow, wp)
     (im2col_parallel if parallel or cols.size >= PARALLEL_MIN_ELEMS else im2col_serial)(
         xpad, cols, *args

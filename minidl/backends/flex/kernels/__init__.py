@@ -49,7 +49,7 @@ from typing import Any
 
 _MODULES = (
     "gemm", "conv", "conv_common", "conv_loop", "conv_tile", "conv_wgrad", "pool", "norm",
-    "norm_simd", "softmax", "reduce", "elementwise", "broadcast", "unary", "rng", "copy",
+    "norm_simd", "softmax", "reduce", "elementwise", "broadcast", "operands", "unary", "rng", "copy",
     "indexing",
 )  # fmt: skip
 

@@ -1,19 +1,16 @@
 """Element-wise kernels over broadcast operands: the binary ops (``add`` ... ``minimum``), the
-ternary ones (``where``, ``clamp``, the fused ``relu(c * a + b)``), and the machinery they share
-with the comparisons of :mod:`.elementwise` and the array form of :func:`.unary.relu_affine`.
+ternary ones (``where``, ``clamp``, the fused ``relu(c * a + b)``), and the row machinery they
+share with the comparisons of :mod:`.elementwise` and the array form of :func:`.unary.relu_affine`.
 
 Mirrors burn-flex's ``ops/binary.rs`` (``float_add`` ... ``float_powf``, integer division)
 and the broadcasting behind ``float_mask_where`` and ``float_clamp``.
 
-Broadcasting: the wrapper broadcasts every operand to the output shape (zero strides, no
-copy), then merges adjacent dimensions wherever all operands allow it
-(:func:`._common.merge_dims`): same-shape operands collapse to one dimension, a bias row to
-two, a per-channel scale of an NCHW tensor to three. The kernels take 3-D views (the rare case
-that stays above three dimensions is copied first) and run an inner loop over the last one;
-LLVM versions that loop for unit strides, so the common cases vectorize and a stride-0 operand
-still works. One kernel per family, the op a named integer constant (``ADD``, ``WHERE``, ...:
-module-level ints are compile-time constants to numba): a branch on a loop-invariant value,
-which LLVM hoists out of the loop (measured: same speed as a dedicated loop).
+The kernels take 3-D views (built by :mod:`.operands`, no copy) and run over rows of the last
+dimension, broadcasting size-1 dims themselves. Each row loop is a small function of its own
+(``_rows_vv``, ``_rows_vs``, ...), so LLVM vectorizes it and hoists the op's branch out of it;
+the op is a named integer constant (``ADD``, ``WHERE``, ...: module-level ints are
+compile-time constants to numba). Two small arrays of one shape skip the views: ``binary_same``
+takes them as they are.
 
 Float16 is computed in float32 and cast back (numba has no f16 arithmetic). Above
 ``PARALLEL_MIN_ELEMS`` elements the work is split in chunks over threads.
@@ -25,7 +22,16 @@ import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
 
-from ._common import JIT_EW, PARALLEL_MIN_ELEMS, compute_dtype, merge_dims
+from ._common import JIT_EW, PARALLEL_MIN_ELEMS, compute_dtype
+from .operands import (
+    NATIVE_DTYPES,
+    ArrayOrScalar,
+    as_operand,
+    broadcast_pair,
+    result_dtype,
+    run3,
+    shape_of,
+)
 
 CHUNK = 8192  # elements of the last dimension per parallel task
 
@@ -35,9 +41,6 @@ BINARY_OPS = {"add": ADD, "sub": SUB, "mul": MUL, "div": DIV, "pow": POW, "maxim
               "minimum": MINIMUM}  # fmt: skip
 # The ternary kernel's ops, on operands (c, a, b)
 WHERE, RELU_AFFINE, CLAMP = range(3)
-
-Scalar = int | float
-ArrayOrScalar = np.ndarray | Scalar
 
 
 # ---------------------------------------------------------------------------------------------
@@ -260,142 +263,6 @@ def ternary_parallel(c, a, b, out, op):
         _ternary_task(c, a, b, out, op, t, nch)
 
 
-# ---------------------------------------------------------------------------------------------
-# Broadcasting: 3-D views with merged dimensions
-# ---------------------------------------------------------------------------------------------
-
-
-def _views3(shape: tuple[int, ...], arrays: list[np.ndarray]):
-    """``(shape3, views)``: each array viewed as 3-D (broadcast to ``shape``, dims merged where
-    all allow it; a single value stays [1, 1, 1]), and the 3-D shape of the output."""
-    n = 1
-    for s in shape:
-        n *= s
-    if all((a.shape == shape and a.flags.c_contiguous) or a.size == 1 for a in arrays):
-        # The common cases, in about a microsecond: same-shape operands and single values
-        # (the kernels broadcast size-1 axes themselves).
-        return (1, 1, n), [a.reshape(1, 1, n) if a.shape == shape else a.reshape(1, 1, 1) for a in arrays]
-    if len(shape) <= 3 and all(a.ndim <= 3 and a.flags.c_contiguous for a in arrays):
-        # Up to three dims (a bias row, a per-row scale): each operand padded in front to 3-D,
-        # a reshape; the kernels broadcast its size-1 dims themselves. merge_dims would find
-        # no fewer dims here and costs several microseconds.
-        return (1,) * (3 - len(shape)) + shape, [a.reshape((1,) * (3 - a.ndim) + a.shape) for a in arrays]
-    if all(a.flags.c_contiguous for a in arrays):
-        # Strides straight from the shapes: no broadcast views built on the way (np.broadcast_to
-        # costs about 2.5 us an array; one np.ndarray over the operand's buffer about 0.25 us).
-        merged = merge_dims(shape, [_Strides(_broadcast_strides(a, shape)) for a in arrays])
-        if merged is not None:
-            shape3 = tuple(merged[0])
-            return shape3, [_view(a, shape3, st) for a, st in zip(arrays, merged[1])]
-    views = [np.broadcast_to(a, shape) for a in arrays]
-    merged = merge_dims(shape, views)
-    if merged is None:
-        # Too many distinct stride patterns: materialize, then everything is one flat dimension.
-        return (1, 1, n), [np.ascontiguousarray(v).reshape(1, 1, n) for v in views]
-    shape3 = tuple(merged[0])
-    # The merge rule is NumPy's own, so these reshapes are views, never copies.
-    return shape3, [v.reshape(shape3) for v in views]
-
-
-class _Strides:
-    """What ``merge_dims`` reads of an array: its strides (here those of its broadcast view)."""
-
-    __slots__ = ("strides",)
-
-    def __init__(self, strides: tuple[int, ...]):
-        self.strides = strides
-
-
-def _broadcast_strides(a: np.ndarray, shape: tuple[int, ...]) -> tuple[int, ...]:
-    # NumPy's broadcasting rule: missing leading dims and size-1 dims get stride 0
-    pad = len(shape) - a.ndim
-    return (0,) * pad + tuple(0 if n == 1 else st for n, st in zip(a.shape, a.strides))
-
-
-def _view(a: np.ndarray, shape3: tuple[int, ...], strides3) -> np.ndarray:
-    # A broadcast (stride-0) dim is given size 1, which the kernels broadcast themselves
-    # (`row_of`): a bias row then stays C-contiguous, so numba types it 'C' and the row loop
-    # vectorizes (a stride-0 view is typed 'A': a [128, 256] + [256] add ran 3x slower).
-    # Read-only, like np.broadcast_to's views, so numba sees the same array type as before.
-    shape = tuple([1 if st == 0 else n for n, st in zip(shape3, strides3)])
-    v = np.ndarray(shape, a.dtype, a, 0, tuple(strides3))
-    v.flags.writeable = False
-    return v
-
-
-def _broadcast_pair(sa: tuple[int, ...], sb: tuple[int, ...]) -> tuple[int, ...]:
-    """The broadcast of two shapes of one rank (NumPy's rule; ValueError when they clash)."""
-    out = []
-    for x, y in zip(sa, sb):
-        if x != y and x != 1 and y != 1:
-            raise ValueError(f"operands could not be broadcast together with shapes {sa} {sb}")
-        out.append(x if y == 1 else y)
-    return tuple(out)
-
-
-def shape_of(*arrays: np.ndarray) -> tuple[int, ...]:
-    """The broadcast shape of ``arrays`` (fast when they all have one shape)."""
-    first = arrays[0].shape
-    if all(a.shape == first for a in arrays):
-        return first
-    # NumPy's rule, in Python: np.broadcast_shapes builds arrays to find it (about 3 us)
-    rank = max(a.ndim for a in arrays)
-    out = [1] * rank
-    for a in arrays:
-        for i, n in enumerate(a.shape, rank - a.ndim):
-            if n != 1:
-                if out[i] not in (1, n):
-                    raise ValueError(f"operands could not be broadcast together with shapes "
-                                     f"{' '.join(str(x.shape) for x in arrays)}")
-                out[i] = n
-    return tuple(out)
-
-
-def as_operand(x: ArrayOrScalar, dtype: np.dtype) -> np.ndarray:
-    """``x`` as an array of ``dtype`` (no copy when it already is one)."""
-    if isinstance(x, np.ndarray) and x.dtype == dtype:
-        return x
-    return np.asarray(x, dtype=dtype)
-
-
-def result_dtype(a: ArrayOrScalar, b: ArrayOrScalar) -> np.dtype:
-    """The dtype of ``a <op> b``: a Python scalar takes the array's dtype (as torch and burn
-    do); two arrays promote."""
-    if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.dtype == b.dtype:
-        return a.dtype
-    if not isinstance(a, np.ndarray):
-        return np.asarray(b).dtype if isinstance(b, np.ndarray) else np.result_type(a, b)
-    if not isinstance(b, np.ndarray):
-        return a.dtype
-    return np.result_type(a.dtype, b.dtype)
-
-
-def run3(serial, parallel, arrays: list[np.ndarray], out: np.ndarray, *extra) -> np.ndarray:
-    """Run a 3-D kernel pair over ``arrays`` broadcast to ``out`` (serial below
-    ``PARALLEL_MIN_ELEMS``), with ``extra`` arguments (the op) after ``out``."""
-    if out.size == 0:
-        return out
-    shape3, views = _views3(out.shape, arrays)
-    out3 = out.reshape(shape3)
-    (parallel if out.size >= PARALLEL_MIN_ELEMS else serial)(*views, out3, *extra)
-    return out
-
-
-#: The dtypes numba computes in directly (float16 goes through float32), as dtype objects:
-#: NumPy's builtin dtypes are singletons, so ``a.dtype is b.dtype`` is the cheap equality test.
-_NATIVE = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64))
-
-
-def fast_pair(a, b) -> bool:
-    """Same shape and the same native dtype, both C-contiguous: the tiny-op path.
-
-    Ordered cheapest first: this test runs on every binary op, and on a 4x4 add it used to
-    cost as much as the kernel."""
-    return (type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape
-            and a.dtype is b.dtype and a.dtype in _NATIVE and a.flags.c_contiguous
-            and b.flags.c_contiguous)
-
-
 def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:
     """``a <op> b`` with NumPy broadcasting; op in add, sub, mul, div, pow, maximum, minimum.
 
@@ -405,7 +272,7 @@ def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:
     # Two arrays of one shape and native dtype: the tiny-op path, tested cheapest first (a 4x4
     # add spends more time in these tests than in its loop). Small work runs `binary_same` on
     # the arrays as they are (numba sees their layout); large contiguous work goes parallel.
-    if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype is b.dtype and a.dtype in _NATIVE:
+    if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype is b.dtype and a.dtype in NATIVE_DTYPES:
         if a.shape == b.shape:
             n = a.size
             if n < PARALLEL_MIN_ELEMS:
@@ -419,12 +286,12 @@ def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:
         elif a.ndim == b.ndim <= 3 and a.flags.c_contiguous and b.flags.c_contiguous:
             # one rank (the Tensor layer's rule), up to three dims: padded in front to 3-D, the
             # kernel broadcasts the size-1 dims (a [batch, 1] max subtracted from the logits)
-            out = np.empty(_broadcast_pair(a.shape, b.shape), a.dtype)
+            out = np.empty(broadcast_pair(a.shape, b.shape), a.dtype)
             pad = (1,) * (3 - a.ndim)
             kernel = binary_parallel if out.size >= PARALLEL_MIN_ELEMS else binary_serial
             kernel(a.reshape(pad + a.shape), b.reshape(pad + b.shape), out.reshape(pad + out.shape), code)
             return out
-    elif (type(a) is np.ndarray and isinstance(b, (int, float)) and a.dtype in _NATIVE
+    elif (type(a) is np.ndarray and isinstance(b, (int, float)) and a.dtype in NATIVE_DTYPES
             and a.size < PARALLEL_MIN_ELEMS):
         # array <op> Python number (x * lr, x + 1): the number takes the array's dtype
         out = np.empty(a.shape, a.dtype)

@@ -21,18 +21,13 @@ from ._common import JIT_EW, PARALLEL_MIN_ELEMS, compute_dtype
 from .broadcast import (
     BINARY_OPS,
     CHUNK,
-    ArrayOrScalar,
-    as_operand,
     binary,
     clamp,
-    fast_pair,
     locate,
-    result_dtype,
     row_of,
-    run3,
-    shape_of,
     where,
 )
+from .operands import ArrayOrScalar, as_operand, fast_pair, result_dtype, run3, shape_of
 from .unary import (
     UNARY_OPS,
     abs,

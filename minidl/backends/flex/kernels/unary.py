@@ -21,13 +21,11 @@ from numba import njit, prange
 from ._common import JIT_EW, PARALLEL_MIN_ELEMS, compute_dtype
 from .broadcast import (
     RELU_AFFINE,
-    as_operand,
     binary,
-    run3,
-    shape_of,
     ternary_parallel,
     ternary_serial,
 )
+from .operands import as_operand, run3, shape_of
 
 CHUNK = 8192
 Scalar = int | float

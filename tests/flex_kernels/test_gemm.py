@@ -192,3 +192,14 @@ def test_each_isa_tile_computes_the_right_product(cpu, tile):
     out = subprocess.run([sys.executable, "-c", _OTHER_ISA], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == tile.split()
+
+
+@pytest.mark.parametrize("in_place", [True, False])
+@pytest.mark.parametrize("la", ["c", "f"])
+def test_matmul_reads_a_in_place_or_packed_alike(rng, monkeypatch, in_place, la):
+    # Both ways of feeding A to the micro-kernel, at shapes with a partial last row panel.
+    monkeypatch.setattr(gemm, "reads_a_in_place", lambda a: in_place)
+    for m, k, n in [(13, 40, 33), (37, 600, 70), (130, 70, 40)]:
+        a = _layouts(rng, (m, k), np.float32)[la]
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        assert_close(gemm.matmul(a, b), _ref(a, b), n=k)

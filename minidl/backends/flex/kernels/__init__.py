@@ -42,7 +42,7 @@ import importlib
 from typing import Any
 
 _MODULES = (
-    "gemm", "gemm_micro", "gemm_pack", "conv", "conv_common", "pool", "norm", "softmax", "reduce", "elementwise",
+    "gemm", "gemm_micro", "gemm_pack", "gemm_vec", "conv", "conv_common", "pool", "norm", "softmax", "reduce", "elementwise",
     "broadcast", "unary", "rng", "copy", "indexing",
 )  # fmt: skip
 

@@ -10,10 +10,11 @@ How it works (DESIGN §7 lists what was measured to matter):
   vectorizer picks 256-bit vectors on AVX-512 Intel CPUs, and SLP vectorization is off), so the
   tile is written with explicit LLVM vector types in a numba intrinsic; the tile shape comes
   from :data:`isa.ISA`.
-* **Packing and blocking** (``gemm_pack``): B is packed once per call into NR-column strips, A
-  per task into MR-row micro-panels of ``KC`` columns, both read through their strides (a
-  transposed operand is packed where it lies, no transpose copy first). A KC x NR piece of B
-  stays in L1 while the kernel walks an MC x KC block of A held in L2.
+* **Packing and blocking** (``gemm_pack``): B is packed once per call into NR-column strips
+  (straight from its strides: a transposed weight is transposed in registers while packed);
+  A is read where it lies when it has a unit stride (a transposed view too: no transpose
+  copy first), else packed per task. An MR x KC panel of A stays in L1 while it meets a run
+  of B strips held in L2.
 * **Threads**: B strips are packed over threads, then each of ``nw`` workers computes an equal
   run of C blocks, packing A into its own slice of one scratch buffer. The scratch is kept per
   calling thread between calls (a fresh 16 MiB buffer costs milliseconds of page faults).
@@ -26,6 +27,7 @@ numba's on a 2-core machine. Integer matrices take a plain i-k-j loop.
 
 from __future__ import annotations
 
+import functools
 import threading
 
 import numba
@@ -39,7 +41,7 @@ from .isa import ISA
 
 LANES = VBYTES // 4  # float32 per vector register
 NR = NV * LANES  # float32 columns of the register tile
-MC = 16 * MR  # rows of C per task (an MC x KC block of packed A sits in L2)
+MC = 16 * MR  # rows of C per task at most (a packed MC x KC block of A sits in L2)
 PARALLEL_MIN_WORK = 100**3  # m*n*k above which two threads pay for their wake-up
 
 __all__ = ["ISA", "KC", "MC", "MR", "NR", "LANES", "matmul", "batched_matmul"]
@@ -102,19 +104,48 @@ def _buffer(size: int, dtype: np.dtype) -> np.ndarray:
     return buf
 
 
+@functools.lru_cache(maxsize=256)
 def _grid(batch: int, m: int, n: int, nr: int, nw: int) -> tuple[int, int]:
-    """(rows per task, NR-strips per task) giving every one of ``nw`` workers equal work."""
-    panels = -(-m // MR)
-    strips = -(-n // nr)
-    rows = -(-panels // (MC // MR))  # row blocks of at most MC rows
-    if batch == 1 and nw > 1:
-        rows = -(-rows // nw) * nw
-    rows = min(rows, panels)
-    mc = -(-panels // rows) * MR
-    cols = 1
-    if batch * rows < nw:
-        cols = min(strips, -(-nw // (batch * rows)))
-    return mc, -(-strips // cols)
+    """(row blocks, column blocks) of C per batch entry, so ``nw`` workers get equal work.
+
+    Row blocks hold at most MC rows (the packed A block stays in L2). Among a few finer splits
+    the one whose busiest worker has the fewest MR x NR tiles wins (splitting columns costs a
+    little: each column block packs its A again); ties go to fewer tasks.
+    """
+    panels, strips = -(-m // MR), -(-n // nr)
+    rows0 = -(-panels // (MC // MR))
+    best = None
+    for rows in range(rows0, min(panels, 4 * max(rows0, nw)) + 1):
+        for cols in range(1, min(strips, nw) + 1):
+            ntask = batch * rows * cols
+            if nw > 1 and ntask < nw:
+                continue
+            tiles = [((t % (rows * cols)) // cols + 1) * panels // rows
+                     - ((t % (rows * cols)) // cols) * panels // rows for t in range(ntask)]  # fmt: skip
+            tiles = [tiles[t] * (((t % cols) + 1) * strips // cols - (t % cols) * strips // cols)
+                     for t in range(ntask)]  # fmt: skip
+            load = max(sum(tiles[w * ntask // nw : (w + 1) * ntask // nw]) for w in range(nw))
+            key = (load * (1 + 0.03 * (cols - 1)), ntask)  # a column split repacks A
+            if best is None or key < best[0]:
+                best = (key, rows, cols)
+    return best[1], best[2]
+
+
+def _unit(x: np.ndarray, dim: int) -> bool:
+    return x.strides[dim] == x.itemsize or x.shape[dim] == 1
+
+
+def reads_a_in_place(a: np.ndarray) -> bool:
+    """Whether the micro-kernel reads A [batch, m, k] where it lies rather than packed.
+
+    In place needs a unit stride along one of A's dims and m of at least one register tile.
+    Measured: reading in place wins (no packing) until A's rows are 8 KiB or more apart, where
+    they start to evict each other from L1 (same cache sets); then A is packed.
+    """
+    batch, m, k = a.shape
+    if m < MR or not (_unit(a, 1) or _unit(a, 2)):
+        return False
+    return max(a.strides[1], a.strides[2]) < 8192
 
 
 def _gemm3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
@@ -133,12 +164,13 @@ def _gemm3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
         return
     nr = NV * (VBYTES // c.dtype.itemsize)
     nw = numba.get_num_threads() if parallel else 1
-    mc, ncs = _grid(batch, m, n, nr, nw)
-    buf = _buffer(scratch_size(batch, m, n, k, nr, mc, nw), c.dtype)
+    nti, ntj = _grid(batch, m, n, nr, nw)
+    direct_a = reads_a_in_place(a)
+    buf = _buffer(scratch_size(batch, m, n, k, nr, nti, nw, direct_a), c.dtype)
     if nw > 1:
-        gemm_parallel(a, b, c, buf, mc, ncs, nw)
+        gemm_parallel(a, b, c, buf, nti, ntj, nw, direct_a)
     else:
-        gemm_serial(a, b, c, buf, mc, ncs)
+        gemm_serial(a, b, c, buf, nti, ntj, direct_a)
 
 
 def _operand(x: np.ndarray, dt: np.dtype) -> np.ndarray:

@@ -1,20 +1,21 @@
-"""The blocked gemm around the micro-kernel: packing A and B, and one block of C per task.
+"""The blocked gemm around the micro-kernel: packing, cache blocking, one block of C per task.
 
 Mirrors the packing and cache blocking of burn-flex's matmul (the BLIS loop nest its ``gemm``
 crate follows).
 
 * **B** [k, n] is packed once per call into strips of ``NR`` columns, each strip ``k`` rows of
-  ``NR`` contiguous values (zero past column ``n``): the micro-kernel reads a ``KC x NR`` piece
-  of a strip as one stream, and that piece (32 KiB on AVX-512) stays in L1 while the kernel
-  walks down the A block.
-* **A** [m, k] is packed per task and per ``KC`` chunk into micro-panels of ``MR`` rows, stored
-  column by column (``MR`` values per step of ``k``, zero past row ``m``): one ``MC x KC``
-  block, read from L2.
-* Both are read through their strides, so a transposed or strided operand (``x.T`` in a
-  backward pass) is packed straight from where it lies, without a transpose copy first. numba
-  compiles a layout-specific copy for C-contiguous inputs, which it vectorizes.
-* A task owns one (``mc`` rows) x (``nc`` columns) block of C of one batch entry, so tasks run
-  on threads without races; the packed B is shared by all of them.
+  ``NR`` contiguous values (zero past column ``n``), with whole-vector copies, or 16 x 16
+  register transposes when B is a transposed view (``gemm_vec``). The strips are shared by
+  all tasks.
+* **A** [m, k] is read where it lies when one of its strides is 1 (C-ordered rows, or a
+  transposed view such as ``x.T`` in a backward pass): the micro-kernel takes A's strides.
+  Otherwise (or when its rows are 8 KiB or more apart and would evict each other from L1)
+  each task packs its rows, one ``KC`` chunk at a time, into MR-row micro-panels stored
+  column by column.
+* Loop nest per task and ``KC`` chunk: each MR-row panel of A (stays in L1) meets a run of
+  ``SUB`` B strips (stay in L2), one register tile each.
+* A task owns one block of C (runs of MR-row panels x runs of NR-column strips) of one batch
+  entry, so tasks run on threads without races.
 """
 
 from __future__ import annotations
@@ -23,10 +24,14 @@ import numpy as np
 from numba import njit, prange
 
 from ._common import JIT_FAST
-from .gemm_micro import MR, NV, VBYTES, micro_tile
+from .gemm_micro import MR, NV, VBYTES, address, micro_tile
+from .gemm_vec import copy_vectors, transpose_square
 
-#: The reduction chunk: a KC x NR piece of a B strip is what stays in L1.
-KC = 256
+#: The reduction chunk: an MR x KC panel of A (24 KiB of float32 on AVX-512) stays in L1.
+#: Longer chunks mean fewer passes over C (each pass misses cache on C's rows).
+KC = 512
+#: B strips swept per A panel: SUB x KC x NR (512 KiB at 8 x 512 x 32 float32) stays in L2.
+SUB = 8
 
 
 @njit(**JIT_FAST)
@@ -36,27 +41,41 @@ def nr_of(c):
 
 
 @njit(**JIT_FAST)
-def pack_b_strip(b, s, nr, out, off):
-    """Pack columns ``[s*nr, s*nr + nr)`` of ``b`` [k, n] into ``out[off : off + k*nr]`` (k rows of nr)."""
+def pack_b_group(b, s0, s1, nr, out, off):
+    """Pack the NR-column strips ``s0..s1`` of ``b`` [k, n] into ``out`` from ``off``, strip after
+    strip, each ``k`` rows of ``nr`` values (zero past column ``n``)."""
     k, n = b.shape
-    j0 = s * nr
-    w = min(nr, n - j0)
-    if b.strides[1] <= b.strides[0]:  # rows of b are contiguous-ish: walk them
+    isz = out.itemsize
+    nl = VBYTES // isz
+    sb0, sb1 = b.strides[0] // isz, b.strides[1] // isz
+    base = address(out) + off * isz
+    b_addr = address(b)
+    if sb1 == 1:  # rows of b are contiguous: whole-vector copies, one pass down the rows
         for p in range(k):
             row = b[p]
-            o = off + p * nr
-            for jj in range(w):
-                out[o + jj] = row[j0 + jj]
-            for jj in range(w, nr):
-                out[o + jj] = 0
-    else:  # b is a transposed view: walk its columns
-        for jj in range(w):
-            col = b[:, j0 + jj]
-            for p in range(k):
-                out[off + p * nr + jj] = col[p]
-        for jj in range(w, nr):
-            for p in range(k):
-                out[off + p * nr + jj] = 0
+            for s in range(s0, s1):
+                j0 = s * nr
+                o = off + (s - s0) * k * nr + p * nr
+                if j0 + nr <= n:
+                    copy_vectors(base + ((s - s0) * k * nr + p * nr) * isz, b_addr + (p * sb0 + j0) * isz, NV, out)
+                else:
+                    for jj in range(nr):
+                        out[o + jj] = row[j0 + jj] if j0 + jj < n else 0
+    else:  # lanes x lanes blocks transposed in registers when b's columns are contiguous
+        for s in range(s0, s1):
+            j0 = s * nr
+            o = off + (s - s0) * k * nr
+            p_done = 0
+            if sb0 == 1 and j0 + nr <= n:
+                p_done = k - k % nl
+                for p in range(0, p_done, nl):
+                    for v in range(NV):
+                        transpose_square(address(out) + (o + p * nr + v * nl) * isz, nr,
+                                         b_addr + (p + (j0 + v * nl) * sb1) * isz, sb1, out)  # fmt: skip
+            for p in range(p_done, k):
+                row = b[p]
+                for jj in range(nr):
+                    out[o + p * nr + jj] = row[j0 + jj] if j0 + jj < n else 0
 
 
 @njit(**JIT_FAST)
@@ -91,99 +110,145 @@ def pack_a_block(a, i0, i1, p0, p1, out):
 
 
 @njit(**JIT_FAST)
-def block_task(a, bp, c, i_lo, i_hi, s_lo, s_hi, ap, tile):
-    """C[i_lo:i_hi, strips s_lo..s_hi) = A @ B for one batch entry, B already packed in ``bp``.
+def _tile(kc, pa, ars, acs, pb, c, i, ia, j, tile, first):
+    # One MR x NR tile of C at (i, j); ``pa`` points at A row ``ia`` (== i unless the tile
+    # crosses C's last row and A is read in place: then it starts MR rows above the end).
+    m, n = c.shape
+    nr = nr_of(c)
+    if i + MR <= m and j + nr <= n:
+        micro_tile(kc, pa, ars, acs, pb, nr, c, i, j, first)
+    else:
+        micro_tile(kc, pa, ars, acs, pb, nr, tile, 0, 0, True)
+        for r in range(i, min(i + MR, m)):
+            crow = c[r]
+            trow = tile[r - ia]
+            for jj in range(j, min(j + nr, n)):
+                if first:
+                    crow[jj] = trow[jj - j]
+                else:
+                    crow[jj] += trow[jj - j]
 
-    ``a`` [m, k] any strides; ``bp`` the packed strips of B (``k*nr`` values each); ``ap`` room
-    for one packed MC x KC block of A; ``tile`` an MR x NR scratch for tiles at C's edges.
+
+@njit(**JIT_FAST)
+def block_task(a, bp, c, i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a):
+    """C[i_lo:i_hi, strips s_lo..s_hi) = A @ B for one batch entry, B packed in ``bp``.
+
+    ``a`` [m, k]. ``direct_a``: the micro-kernel reads A where it lies (unit stride along one
+    of its dims, m >= MR), else A is packed block by block into ``ap``. A tile that would
+    cross C's last row is computed from the last MR rows of A when A is read in place, from
+    zero padding when packed (B is always zero-padded), into the scratch ``tile``, and only
+    its part inside C is written.
+
+    Loop order (BLIS's, with A and B swapped because the vectors run along C's rows): for
+    each chunk of k, each MR-row panel of A (kc x MR: stays in L1) meets a run of B strips
+    (kc x NR each, ``SUB`` of them: stay in L2). Measured against the other order (one B
+    strip in L1, A panels from L2): equal within noise, with fewer misses on C's rows.
     """
     m, k = a.shape
-    n = c.shape[1]
     nr = nr_of(c)
-    for p0 in range(0, k, KC):
-        p1 = min(p0 + KC, k)
+    isz = c.itemsize
+    sa0, sa1 = a.strides[0] // isz, a.strides[1] // isz
+    a_addr, ap_addr, bp_addr = address(a), address(ap), address(bp)
+    nk = (k + KC - 1) // KC  # equal chunks: a short last one would pay C's update for little
+    for t in range(nk):
+        p0 = t * k // nk
+        p1 = (t + 1) * k // nk
         kc = p1 - p0
-        first = p0 == 0
-        pack_a_block(a, i_lo, i_hi, p0, p1, ap)
-        for s in range(s_lo, s_hi):
-            j = s * nr
-            boff = s * k * nr + p0 * nr
+        first = t == 0
+        if not direct_a:
+            pack_a_block(a, i_lo, i_hi, p0, p1, ap)
+        for s0 in range(s_lo, s_hi, SUB):
             for i in range(i_lo, i_hi, MR):
-                aoff = (i - i_lo) * kc
-                if i + MR <= m and j + nr <= n:
-                    micro_tile(kc, ap, aoff, bp, boff, c, i, j, first)
+                if direct_a:
+                    ia = min(i, m - MR)
+                    pa, ars, acs = a_addr + (ia * sa0 + p0 * sa1) * isz, sa0, sa1
                 else:
-                    micro_tile(kc, ap, aoff, bp, boff, tile, 0, 0, True)
-                    for r in range(min(MR, m - i)):
-                        crow = c[i + r]
-                        for jj in range(min(nr, n - j)):
-                            if first:
-                                crow[j + jj] = tile[r, jj]
-                            else:
-                                crow[j + jj] += tile[r, jj]
+                    ia = i
+                    pa, ars, acs = ap_addr + (i - i_lo) * kc * isz, 1, MR
+                for s in range(s0, min(s0 + SUB, s_hi)):
+                    _tile(kc, pa, ars, acs, bp_addr + (s * k + p0) * nr * isz, c, i, ia, s * nr, tile, first)
+
+
+#: B strips packed per pass down B's rows (8 strips of 32 float32 = 1 KiB of each row).
+GROUP = 8
 
 
 @njit(**JIT_FAST)
-def _pack_b_one(b, buf, u, ns, nr, bsz):
-    bi = u // ns
-    s = u - bi * ns
-    pack_b_strip(b[bi], s, nr, buf, bi * bsz + s * b.shape[1] * nr)
+def _pack_b_one(b, buf, u, ngroup, nr, bsz):
+    bi = u // ngroup
+    g = u - bi * ngroup
+    ns = (b.shape[2] + nr - 1) // nr
+    s0 = g * GROUP
+    pack_b_group(b[bi], s0, min(s0 + GROUP, ns), nr, buf, bi * bsz + s0 * b.shape[1] * nr)
 
 
 @njit(**JIT_FAST)
-def _worker(a, c, buf, mc, ncs, w, nw):
-    # Tasks are (batch entry, row block, column block) in that order; worker w of nw takes one
-    # contiguous run of them and packs A into its own part of the scratch.
+def _worker(a, c, buf, nti, ntj, w, nw, direct_a):
+    # Tasks are (batch entry, row block, column block) in that order, the blocks splitting
+    # C's MR-row panels into nti near-equal runs and its NR-column strips into ntj; worker w of
+    # nw takes one contiguous run of tasks and packs A (if it packs A) into its own scratch.
     batch, m, k = a.shape
     n = c.shape[2]
     nr = nr_of(c)
+    npan = (m + MR - 1) // MR
     ns = (n + nr - 1) // nr
     bsz = ns * k * nr
-    nti = (m + mc - 1) // mc
-    ntj = (ns + ncs - 1) // ncs
     ntask = batch * nti * ntj
-    asz = (mc + MR - 1) // MR * MR * min(KC, k)
-    ap = buf[batch * bsz + w * asz : batch * bsz + (w + 1) * asz]
+    asz = 0 if direct_a else (npan + nti - 1) // nti * MR * kc_max(k)
+    ap = buf[batch * bsz + w * asz : batch * bsz + (w + 1) * asz + 1]
     tile = np.empty((MR, nr), c.dtype)
     for t in range(w * ntask // nw, (w + 1) * ntask // nw):
         bi = t // (nti * ntj)
         r = t - bi * nti * ntj
         ti = r // ntj
         tj = r - ti * ntj
-        block_task(a[bi], buf[bi * bsz : (bi + 1) * bsz], c[bi], ti * mc, min(ti * mc + mc, m),
-                   tj * ncs, min(tj * ncs + ncs, ns), ap, tile)  # fmt: skip
+        i_lo = ti * npan // nti * MR
+        i_hi = min((ti + 1) * npan // nti * MR, m)
+        block_task(a[bi], buf[bi * bsz : (bi + 1) * bsz + 1], c[bi], i_lo, i_hi,
+                   tj * ns // ntj, (tj + 1) * ns // ntj, ap, tile, direct_a)  # fmt: skip
 
 
 @njit(**JIT_FAST)
-def gemm_serial(a, b, c, buf, mc, ncs):
+def kc_max(k):
+    """The longest reduction chunk: k split into equal chunks of at most KC."""
+    nk = (k + KC - 1) // KC
+    return (k + nk - 1) // nk
+
+
+@njit(**JIT_FAST)
+def gemm_serial(a, b, c, buf, nti, ntj, direct_a):
     """C[t] = A[t] @ B[t] on the calling thread; ``buf`` is scratch of ``scratch_size(.., 1)``.
 
-    ``a`` [batch, m, k] and ``b`` [batch, k, n] with any strides, ``c`` [batch, m, n] with
-    contiguous rows; tasks of ``mc`` rows x ``ncs`` strips of ``NR`` columns.
+    ``a`` [batch, m, k] and ``b`` [batch, k, n] with any positive strides, ``c`` [batch, m, n]
+    with contiguous rows; C split into ``nti`` x ``ntj`` blocks per batch entry (runs of MR-row
+    panels x runs of NR-column strips); ``direct_a`` as in :func:`block_task`.
     """
     batch, k, n = b.shape
     nr = nr_of(c)
-    ns = (n + nr - 1) // nr
-    for u in range(batch * ns):
-        _pack_b_one(b, buf, u, ns, nr, ns * k * nr)
-    _worker(a, c, buf, mc, ncs, 0, 1)
+    ngroup = ((n + nr - 1) // nr + GROUP - 1) // GROUP
+    for u in range(batch * ngroup):
+        _pack_b_one(b, buf, u, ngroup, nr, ((n + nr - 1) // nr) * k * nr)
+    _worker(a, c, buf, nti, ntj, 0, 1, direct_a)
 
 
 @njit(parallel=True, **JIT_FAST)
-def gemm_parallel(a, b, c, buf, mc, ncs, nw):
+def gemm_parallel(a, b, c, buf, nti, ntj, nw, direct_a):
     """``gemm_serial`` on ``nw`` workers: B strips packed over threads, then each worker its
     share of the C blocks (a static split: tasks are equal, and each worker packs A into its
     own slice of ``buf``, sized by ``scratch_size(.., nw)``)."""
     batch, k, n = b.shape
     nr = nr_of(c)
-    ns = (n + nr - 1) // nr
-    for u in prange(batch * ns):
-        _pack_b_one(b, buf, u, ns, nr, ns * k * nr)
+    ngroup = ((n + nr - 1) // nr + GROUP - 1) // GROUP
+    for u in prange(batch * ngroup):
+        _pack_b_one(b, buf, u, ngroup, nr, ((n + nr - 1) // nr) * k * nr)
     for w in prange(nw):
-        _worker(a, c, buf, mc, ncs, w, nw)
+        _worker(a, c, buf, nti, ntj, w, nw, direct_a)
 
 
-def scratch_size(batch: int, m: int, n: int, k: int, nr: int, mc: int, nw: int) -> int:
+def scratch_size(batch: int, m: int, n: int, k: int, nr: int, nti: int, nw: int, direct_a: bool) -> int:
     """Elements of scratch one call needs: packed B for every batch entry, one A block per worker."""
-    strips = -(-n // nr)
-    return batch * strips * k * nr + nw * (-(-mc // MR) * MR) * min(KC, k)
+    b_part = batch * -(-n // nr) * k * nr
+    nk = -(-k // KC)
+    panels = -(-m // MR)
+    a_part = 0 if direct_a else nw * -(-panels // nti) * MR * -(-k // nk)
+    return b_part + a_part + 1

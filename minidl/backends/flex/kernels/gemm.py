@@ -106,28 +106,34 @@ def _buffer(size: int, dtype: np.dtype) -> np.ndarray:
 
 @functools.lru_cache(maxsize=256)
 def _grid(batch: int, m: int, n: int, nr: int, nw: int) -> tuple[int, int]:
-    """(row blocks, column blocks) of C per batch entry, so ``nw`` workers get equal work.
+    """(row blocks, column blocks) of C per batch entry for ``nw`` workers.
 
-    Row blocks hold at most MC rows (the packed A block stays in L2). Among a few finer splits
-    the one whose busiest worker has the fewest MR x NR tiles wins (splitting columns costs a
-    little: each column block packs its A again); ties go to fewer tasks.
+    Row blocks hold at most MC rows (a packed A block stays in L2). The workers take blocks
+    from a shared counter, so with threads the grid wants a few blocks per worker (a worker
+    sharing its core with another process then takes fewer), each still of several tiles.
+    Among those grids the one that finishes first on equal workers wins; a column split
+    counts a little against (each column block packs its A again).
     """
     panels, strips = -(-m // MR), -(-n // nr)
     rows0 = -(-panels // (MC // MR))
+    want = 1 if nw == 1 else min(4 * nw, panels * strips // 8)
     best = None
-    for rows in range(rows0, min(panels, 4 * max(rows0, nw)) + 1):
-        for cols in range(1, min(strips, nw) + 1):
+    for rows in range(rows0, min(panels, max(rows0, want)) + 1):
+        for cols in range(1, min(strips, want) + 1):
             ntask = batch * rows * cols
-            if nw > 1 and ntask < nw:
+            if ntask < min(want, batch * panels * strips):
                 continue
-            tiles = [((t % (rows * cols)) // cols + 1) * panels // rows
-                     - ((t % (rows * cols)) // cols) * panels // rows for t in range(ntask)]  # fmt: skip
-            tiles = [tiles[t] * (((t % cols) + 1) * strips // cols - (t % cols) * strips // cols)
-                     for t in range(ntask)]  # fmt: skip
-            load = max(sum(tiles[w * ntask // nw : (w + 1) * ntask // nw]) for w in range(nw))
-            key = (load * (1 + 0.03 * (cols - 1)), ntask)  # a column split repacks A
+            free = [0] * nw
+            for t in range(ntask):  # list scheduling, as the shared counter does it
+                ti, tj = (t % (rows * cols)) // cols, t % cols
+                tiles = ((ti + 1) * panels // rows - ti * panels // rows) * (
+                    (tj + 1) * strips // cols - tj * strips // cols)
+                free[free.index(min(free))] += tiles
+            key = (max(free) * (1 + 0.03 * (cols - 1)), ntask)
             if best is None or key < best[0]:
                 best = (key, rows, cols)
+    if best is None:
+        return rows0, 1
     return best[1], best[2]
 
 

@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._common import JIT_FAST
-from .gemm_micro import MR, NV, VBYTES, address, micro_tile
+from .gemm_micro import MR, NV, VBYTES, address, fetch_add, micro_tile
 from .gemm_vec import copy_vectors, transpose_square
 
 #: The reduction chunk: an MR x KC panel of A (24 KiB of float32 on AVX-512) stays in L1.
@@ -183,10 +183,10 @@ def _pack_b_one(b, buf, u, ngroup, nr, bsz):
 
 
 @njit(**JIT_FAST)
-def _worker(a, c, buf, nti, ntj, w, nw, direct_a):
-    # Tasks are (batch entry, row block, column block) in that order, the blocks splitting
-    # C's MR-row panels into nti near-equal runs and its NR-column strips into ntj; worker w of
-    # nw takes one contiguous run of tasks and packs A (if it packs A) into its own scratch.
+def _worker(a, c, buf, nti, ntj, w, nw, direct_a, counter):
+    # Tasks are (batch entry, row block, column block), the blocks splitting C's MR-row panels
+    # into nti near-equal runs and its NR-column strips into ntj. Worker w takes tasks from
+    # the shared counter until none is left and packs A (if it packs A) into its own scratch.
     batch, m, k = a.shape
     n = c.shape[2]
     nr = nr_of(c)
@@ -197,7 +197,10 @@ def _worker(a, c, buf, nti, ntj, w, nw, direct_a):
     asz = 0 if direct_a else (npan + nti - 1) // nti * MR * kc_max(k)
     ap = buf[batch * bsz + w * asz : batch * bsz + (w + 1) * asz + 1]
     tile = np.empty((MR, nr), c.dtype)
-    for t in range(w * ntask // nw, (w + 1) * ntask // nw):
+    while True:
+        t = fetch_add(counter)
+        if t >= ntask:
+            break
         bi = t // (nti * ntj)
         r = t - bi * nti * ntj
         ti = r // ntj
@@ -228,21 +231,22 @@ def gemm_serial(a, b, c, buf, nti, ntj, direct_a):
     ngroup = ((n + nr - 1) // nr + GROUP - 1) // GROUP
     for u in range(batch * ngroup):
         _pack_b_one(b, buf, u, ngroup, nr, ((n + nr - 1) // nr) * k * nr)
-    _worker(a, c, buf, nti, ntj, 0, 1, direct_a)
+    _worker(a, c, buf, nti, ntj, 0, 1, direct_a, np.zeros(1, np.int64))
 
 
 @njit(parallel=True, **JIT_FAST)
 def gemm_parallel(a, b, c, buf, nti, ntj, nw, direct_a):
-    """``gemm_serial`` on ``nw`` workers: B strips packed over threads, then each worker its
-    share of the C blocks (a static split: tasks are equal, and each worker packs A into its
-    own slice of ``buf``, sized by ``scratch_size(.., nw)``)."""
+    """``gemm_serial`` on ``nw`` workers: B strips packed over threads, then the workers take
+    C blocks from a shared counter (a core that a neighbour keeps busy takes fewer), each
+    packing A into its own slice of ``buf``, sized by ``scratch_size(.., nw)``."""
     batch, k, n = b.shape
     nr = nr_of(c)
     ngroup = ((n + nr - 1) // nr + GROUP - 1) // GROUP
     for u in prange(batch * ngroup):
         _pack_b_one(b, buf, u, ngroup, nr, ((n + nr - 1) // nr) * k * nr)
+    counter = np.zeros(1, np.int64)
     for w in prange(nw):
-        _worker(a, c, buf, nti, ntj, w, nw, direct_a)
+        _worker(a, c, buf, nti, ntj, w, nw, direct_a, counter)
 
 
 def scratch_size(batch: int, m: int, n: int, k: int, nr: int, nti: int, nw: int, direct_a: bool) -> int:

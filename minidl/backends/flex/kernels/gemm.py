@@ -116,10 +116,11 @@ def _grid(batch: int, m: int, n: int, nr: int, nw: int) -> tuple[int, int]:
     """
     panels, strips = -(-m // MR), -(-n // nr)
     rows0 = -(-panels // (MC // MR))
-    want = 1 if nw == 1 else min(4 * nw, panels * strips // 8)
+    want = 1 if nw == 1 else min(4 * nw, max(nw, panels * strips // 32))  # tasks of >= 32 tiles
     best = None
-    for rows in range(rows0, min(panels, max(rows0, want)) + 1):
-        for cols in range(1, min(strips, want) + 1):
+    # One row block (m <= MC) is kept whole: its blocks then pack their own B strips.
+    for rows in range(rows0, (1 if rows0 == 1 else min(panels, max(rows0, want))) + 1):
+        for cols in range(1, min(strips, max(want, 1)) + 1):
             ntask = batch * rows * cols
             if ntask < min(want, batch * panels * strips):
                 continue
@@ -172,11 +173,12 @@ def _gemm3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
     nw = numba.get_num_threads() if parallel else 1
     nti, ntj = _grid(batch, m, n, nr, nw)
     direct_a = reads_a_in_place(a)
-    buf = _buffer(scratch_size(batch, m, n, k, nr, nti, nw, direct_a), c.dtype)
+    own_b = nti == 1  # no strip is shared between blocks: each packs its own, right before use
+    buf = _buffer(scratch_size(batch, m, n, k, nr, nti, ntj, nw, direct_a, own_b), c.dtype)
     if nw > 1:
-        gemm_parallel(a, b, c, buf, nti, ntj, nw, direct_a)
+        gemm_parallel(a, b, c, buf, nti, ntj, nw, direct_a, own_b)
     else:
-        gemm_serial(a, b, c, buf, nti, ntj, direct_a)
+        gemm_serial(a, b, c, buf, nti, ntj, direct_a, own_b)
 
 
 def _operand(x: np.ndarray, dt: np.dtype) -> np.ndarray:

@@ -130,8 +130,9 @@ def _tile(kc, pa, ars, acs, pb, c, i, ia, j, tile, first):
 
 
 @njit(**JIT_FAST)
-def block_task(a, bp, c, i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a):
-    """C[i_lo:i_hi, strips s_lo..s_hi) = A @ B for one batch entry, B packed in ``bp``.
+def block_task(a, bp, s_base, c, i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a):
+    """C[i_lo:i_hi, strips s_lo..s_hi) = A @ B for one batch entry, B packed in ``bp`` (from
+    strip ``s_base`` on).
 
     ``a`` [m, k]. ``direct_a``: the micro-kernel reads A where it lies (unit stride along one
     of its dims, m >= MR), else A is packed block by block into ``ap``. A tile that would
@@ -166,7 +167,8 @@ def block_task(a, bp, c, i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a):
                     ia = i
                     pa, ars, acs = ap_addr + (i - i_lo) * kc * isz, 1, MR
                 for s in range(s0, min(s0 + SUB, s_hi)):
-                    _tile(kc, pa, ars, acs, bp_addr + (s * k + p0) * nr * isz, c, i, ia, s * nr, tile, first)
+                    pb = bp_addr + ((s - s_base) * k + p0) * nr * isz
+                    _tile(kc, pa, ars, acs, pb, c, i, ia, s * nr, tile, first)
 
 
 #: B strips packed per pass down B's rows (8 strips of 32 float32 = 1 KiB of each row).
@@ -174,32 +176,25 @@ GROUP = 8
 
 
 @njit(**JIT_FAST)
-def _pack_b_one(b, buf, u, ngroup, nr, bsz):
-    bi = u // ngroup
-    g = u - bi * ngroup
-    ns = (b.shape[2] + nr - 1) // nr
-    s0 = g * GROUP
-    pack_b_group(b[bi], s0, min(s0 + GROUP, ns), nr, buf, bi * bsz + s0 * b.shape[1] * nr)
-
-
-@njit(**JIT_FAST)
-def _worker(a, c, buf, nti, ntj, w, nw, direct_a, counter):
+def _worker(a, b, c, buf, nti, ntj, w, direct_a, own_b, counter):
     # Tasks are (batch entry, row block, column block), the blocks splitting C's MR-row panels
     # into nti near-equal runs and its NR-column strips into ntj. Worker w takes tasks from
-    # the shared counter until none is left and packs A (if it packs A) into its own scratch.
+    # the shared counter until none is left. Its slice of the scratch holds its packed A block
+    # and, with ``own_b`` (each strip used by one task only), the B strips of its task, packed
+    # right before use (they are then still in L2, and no separate packing pass is needed).
     batch, m, k = a.shape
     n = c.shape[2]
     nr = nr_of(c)
     npan = (m + MR - 1) // MR
     ns = (n + nr - 1) // nr
-    bsz = ns * k * nr
-    ntask = batch * nti * ntj
-    asz = 0 if direct_a else (npan + nti - 1) // nti * MR * kc_max(k)
-    ap = buf[batch * bsz + w * asz : batch * bsz + (w + 1) * asz + 1]
+    shared, asz, bsz = _scratch_parts(batch, m, n, k, nr, nti, ntj, direct_a, own_b)
+    base = shared + w * (asz + bsz)
+    ap = buf[base : base + asz + 1]
+    bw = buf[base + asz : base + asz + bsz + 1]
     tile = np.empty((MR, nr), c.dtype)
     while True:
         t = fetch_add(counter)
-        if t >= ntask:
+        if t >= batch * nti * ntj:
             break
         bi = t // (nti * ntj)
         r = t - bi * nti * ntj
@@ -207,8 +202,25 @@ def _worker(a, c, buf, nti, ntj, w, nw, direct_a, counter):
         tj = r - ti * ntj
         i_lo = ti * npan // nti * MR
         i_hi = min((ti + 1) * npan // nti * MR, m)
-        block_task(a[bi], buf[bi * bsz : (bi + 1) * bsz + 1], c[bi], i_lo, i_hi,
-                   tj * ns // ntj, (tj + 1) * ns // ntj, ap, tile, direct_a)  # fmt: skip
+        s_lo = tj * ns // ntj
+        s_hi = (tj + 1) * ns // ntj
+        if own_b:
+            pack_b_group(b[bi], s_lo, s_hi, nr, bw, 0)
+            block_task(a[bi], bw, s_lo, c[bi], i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a)
+        else:
+            bp = buf[bi * ns * k * nr : (bi + 1) * ns * k * nr + 1]
+            block_task(a[bi], bp, 0, c[bi], i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a)
+
+
+@njit(**JIT_FAST)
+def _scratch_parts(batch, m, n, k, nr, nti, ntj, direct_a, own_b):
+    # (shared packed B, one worker's A block, one worker's B strips), in elements
+    npan = (m + MR - 1) // MR
+    ns = (n + nr - 1) // nr
+    shared = 0 if own_b else batch * ns * k * nr
+    asz = 0 if direct_a else (npan + nti - 1) // nti * MR * kc_max(k)
+    bsz = (ns + ntj - 1) // ntj * k * nr if own_b else 0
+    return shared, asz, bsz
 
 
 @njit(**JIT_FAST)
@@ -219,40 +231,51 @@ def kc_max(k):
 
 
 @njit(**JIT_FAST)
-def gemm_serial(a, b, c, buf, nti, ntj, direct_a):
+def _pack_shared_b(b, buf, u, nr, ngroup):
+    # Group u of GROUP strips (batch entry u // ngroup) into the shared packed B.
+    k, n = b.shape[1], b.shape[2]
+    ns = (n + nr - 1) // nr
+    bi = u // ngroup
+    s0 = (u - bi * ngroup) * GROUP
+    pack_b_group(b[bi], s0, min(s0 + GROUP, ns), nr, buf, (bi * ns + s0) * k * nr)
+
+
+@njit(**JIT_FAST)
+def gemm_serial(a, b, c, buf, nti, ntj, direct_a, own_b):
     """C[t] = A[t] @ B[t] on the calling thread; ``buf`` is scratch of ``scratch_size(.., 1)``.
 
     ``a`` [batch, m, k] and ``b`` [batch, k, n] with any positive strides, ``c`` [batch, m, n]
     with contiguous rows; C split into ``nti`` x ``ntj`` blocks per batch entry (runs of MR-row
-    panels x runs of NR-column strips); ``direct_a`` as in :func:`block_task`.
+    panels x runs of NR-column strips); ``direct_a`` as in :func:`block_task`; ``own_b``: each
+    block packs its own B strips (use it when ``nti == 1``), else B is packed once up front.
     """
     batch, k, n = b.shape
     nr = nr_of(c)
     ngroup = ((n + nr - 1) // nr + GROUP - 1) // GROUP
-    for u in range(batch * ngroup):
-        _pack_b_one(b, buf, u, ngroup, nr, ((n + nr - 1) // nr) * k * nr)
-    _worker(a, c, buf, nti, ntj, 0, 1, direct_a, np.zeros(1, np.int64))
+    if not own_b:
+        for u in range(batch * ngroup):
+            _pack_shared_b(b, buf, u, nr, ngroup)
+    _worker(a, b, c, buf, nti, ntj, 0, direct_a, own_b, np.zeros(1, np.int64))
 
 
 @njit(parallel=True, **JIT_FAST)
-def gemm_parallel(a, b, c, buf, nti, ntj, nw, direct_a):
-    """``gemm_serial`` on ``nw`` workers: B strips packed over threads, then the workers take
-    C blocks from a shared counter (a core that a neighbour keeps busy takes fewer), each
-    packing A into its own slice of ``buf``, sized by ``scratch_size(.., nw)``."""
+def gemm_parallel(a, b, c, buf, nti, ntj, nw, direct_a, own_b):
+    """``gemm_serial`` on ``nw`` workers: B strips packed over threads (unless ``own_b``), then
+    the workers take C blocks from a shared counter (a core that a neighbour keeps busy takes
+    fewer), each with its own slice of ``buf``, sized by ``scratch_size(.., nw)``."""
     batch, k, n = b.shape
     nr = nr_of(c)
     ngroup = ((n + nr - 1) // nr + GROUP - 1) // GROUP
-    for u in prange(batch * ngroup):
-        _pack_b_one(b, buf, u, ngroup, nr, ((n + nr - 1) // nr) * k * nr)
+    if not own_b:
+        for u in prange(batch * ngroup):
+            _pack_shared_b(b, buf, u, nr, ngroup)
     counter = np.zeros(1, np.int64)
     for w in prange(nw):
-        _worker(a, c, buf, nti, ntj, w, nw, direct_a, counter)
+        _worker(a, b, c, buf, nti, ntj, w, direct_a, own_b, counter)
 
 
-def scratch_size(batch: int, m: int, n: int, k: int, nr: int, nti: int, nw: int, direct_a: bool) -> int:
-    """Elements of scratch one call needs: packed B for every batch entry, one A block per worker."""
-    b_part = batch * -(-n // nr) * k * nr
-    nk = -(-k // KC)
-    panels = -(-m // MR)
-    a_part = 0 if direct_a else nw * -(-panels // nti) * MR * -(-k // nk)
-    return b_part + a_part + 1
+def scratch_size(batch: int, m: int, n: int, k: int, nr: int, nti: int, ntj: int, nw: int,
+                 direct_a: bool, own_b: bool) -> int:  # fmt: skip
+    """Elements of scratch one call needs: the shared packed B, then each worker's slice."""
+    shared, asz, bsz = _scratch_parts.py_func(batch, m, n, k, nr, nti, ntj, direct_a, own_b)
+    return shared + nw * (asz + bsz) + 2

@@ -4,7 +4,7 @@ Run natively and as an AVX2 build on the same machine (numba, OpenBLAS and torch
 
     .venv/bin/python bench/gemm_isa.py                       # the host's ISA
     NUMBA_CPU_NAME=haswell OPENBLAS_CORETYPE=Haswell ATEN_CPU_CAPABILITY=avx2 \\
-        .venv/bin/python bench/gemm_isa.py
+        ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 .venv/bin/python bench/gemm_isa.py
 
 Prints the ISA numba compiles for, the variant that ISA picked (micro-tile ``gemm.MR x gemm.NR``
 in vector registers, the KC / SUB blocking), the FMA peak of one core (``minidl.book.peak``),
@@ -12,7 +12,8 @@ then for square n and the three products of an MLP 784-256-10 training step at b
 (``x @ W``, ``x.T @ dy`` and ``dy @ W.T``, the transposes as views), GFLOP/s of Flex, OpenBLAS
 and torch, each as a fraction of peak x threads, and Flex / OpenBLAS, Flex / torch (> 1: Flex
 faster). Each contender runs in its own process (as the issue's harness does: two thread pools
-in one process fight over the two cores), best of ``--repeats``. Ratios within one run; never
+in one process fight over the two cores), ``--rounds`` processes each, alternating, best of
+``--repeats`` calls in each. Ratios within one run; never
 asserted. With ``--threads 1`` Flex runs its serial kernel and all are timed in CPU time of the
 calling thread, which a busy neighbour barely disturbs (wall time otherwise: check ``uptime``).
 """
@@ -85,6 +86,7 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="*", default=[256, 512, 1024, 2048])
     ap.add_argument("--no-mlp", action="store_true", help="skip the MLP step's three products")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=2, help="processes per contender, alternating")
     ap.add_argument("--only", choices=["flex", "blas", "torch"], help=argparse.SUPPRESS)
     args = ap.parse_args()
     cases = [(f"n={n}", n, n, n, False, False) for n in args.sizes]
@@ -109,16 +111,19 @@ def main() -> None:
     print(f"BLAS {blas}; torch {torch.__version__} ({torch.backends.cpu.get_cpu_capability()}); "
           f"threads {args.threads}, numba layer {numba.config.THREADING_LAYER}")
     print(f"FMA peak: {peak['gflops']:.0f} GFLOP/s per core ({peak['lanes']} lanes)")
-    print(f"each contender in its own process, best of {args.repeats} (x20 for small products), "
+    print(f"each contender in its own process ({args.rounds} rounds, alternating), best of "
+          f"{args.repeats} (x20 for small products), "
           f"timed in {'CPU time of the calling thread' if args.threads == 1 else 'wall time'}")
     roof = peak["gflops"] * args.threads
-    times = {}
-    for who in ("flex", "blas", "torch"):
-        cmd = [sys.executable, __file__, "--only", who, "--threads", str(args.threads),
-               "--repeats", str(args.repeats), "--sizes", *map(str, args.sizes)]  # fmt: skip
-        cmd += ["--no-mlp"] if args.no_mlp else []
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
-        times[who] = json.loads(proc.stdout.strip().splitlines()[-1])
+    times = {who: [float("inf")] * len(cases) for who in ("flex", "blas", "torch")}
+    for _ in range(args.rounds):  # rounds alternate the contenders: a neighbour's load hits all
+        for who in times:
+            cmd = [sys.executable, __file__, "--only", who, "--threads", str(args.threads),
+                   "--repeats", str(args.repeats), "--sizes", *map(str, args.sizes)]  # fmt: skip
+            cmd += ["--no-mlp"] if args.no_mlp else []
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            got = json.loads(proc.stdout.strip().splitlines()[-1])
+            times[who] = [min(x, y) for x, y in zip(times[who], got, strict=True)]
     print(f"{'shape':>22} {'flex GF/s':>10} {'of peak':>8} {'blas GF/s':>10} {'of peak':>8} "
           f"{'torch GF/s':>11} {'of peak':>8} {'flex/blas':>9} {'flex/torch':>10}")
     for i, (name, m, k, n, _, _) in enumerate(cases):

@@ -203,3 +203,12 @@ def test_matmul_reads_a_in_place_or_packed_alike(rng, monkeypatch, in_place, la)
         a = _layouts(rng, (m, k), np.float32)[la]
         b = rng.standard_normal((k, n)).astype(np.float32)
         assert_close(gemm.matmul(a, b), _ref(a, b), n=k)
+
+
+def test_batched_matmul_reads_broadcast_and_reversed_operands(rng):
+    a = rng.standard_normal((4, 30, 50)).astype(np.float32)
+    w = rng.standard_normal((50, 40)).astype(np.float32)
+    wb = np.broadcast_to(w, (4, 50, 40))  # batch stride 0: one weight for every entry
+    assert_close(gemm.batched_matmul(a, wb), _ref(a, wb), n=50)
+    assert_close(gemm.batched_matmul(a[:, ::-1], wb.transpose(0, 2, 1).transpose(0, 2, 1)[:, ::-1]),
+                 _ref(a[:, ::-1], wb[:, ::-1]), n=50)  # fmt: skip

@@ -182,9 +182,9 @@ def _gemm3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
 
 
 def _operand(x: np.ndarray, dt: np.dtype) -> np.ndarray:
-    # Any strides are packed as they lie; only a dtype change (float16) or a negative or
-    # zero stride (which the packing does not expect) makes a copy.
-    if x.dtype == dt and all(s > 0 for s in x.strides):
+    # Any non-negative strides are packed or read as they lie (a broadcast batch dim, stride 0,
+    # too); only a dtype change (float16) or a negative stride makes a copy.
+    if x.dtype == dt and all(s >= 0 for s in x.strides):
         return x
     return np.ascontiguousarray(x, dtype=dt)
 
@@ -224,8 +224,9 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
 def batched_matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``a @ b`` for 3-D arrays [batch, m, k] @ [batch, k, n] -> [batch, m, n], without BLAS.
 
-    The caller broadcasts batch dimensions (both batches must be equal). Same dtype and
-    stride rules as ``matmul``; all batch entries run in one kernel call (one parallel region).
+    The caller broadcasts batch dimensions (both batches must be equal; a broadcast view with
+    batch stride 0 is read without a copy). Same dtype and stride rules as ``matmul``; all
+    batch entries run in one kernel call (one parallel region).
     """
     if a.ndim != 3 or b.ndim != 3:
         raise ValueError(

@@ -168,7 +168,10 @@ def block_task(a, bp, s_base, c, i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a):
                     pa, ars, acs = ap_addr + (i - i_lo) * kc * isz, 1, MR
                 for s in range(s0, min(s0 + SUB, s_hi)):
                     pb = bp_addr + ((s - s_base) * k + p0) * nr * isz
-                    _tile(kc, pa, ars, acs, pb, c, i, ia, s * nr, tile, first)
+                    if ars == 1:  # a constant row step: displacements, not a chain of adds
+                        _tile(kc, pa, 1, acs, pb, c, i, ia, s * nr, tile, first)
+                    else:
+                        _tile(kc, pa, ars, acs, pb, c, i, ia, s * nr, tile, first)
 
 
 #: B strips packed per pass down B's rows (8 strips of 32 float32 = 1 KiB of each row).

@@ -103,10 +103,10 @@ def test_batched_matmul_rejects_mismatched_batches():
 
 
 # The register tile is MR x NR (12 x 32 float32 on AVX-512, 6 x 16 on AVX2; half the columns for
-# float64): shapes one below, at and one above whole tiles, and past the KC reduction chunk.
+# float64): shapes one below, at and one above whole tiles, and k past one or more KC chunks.
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("m,k,n", [(11, 255, 31), (12, 256, 32), (13, 257, 33), (24, 600, 64),
-                                   (6, 9, 16), (7, 513, 17), (37, 130, 95)])  # fmt: skip
+                                   (6, 9, 16), (7, 513, 17), (37, 130, 95), (13, 2100, 33)])  # fmt: skip
 def test_matmul_around_whole_register_tiles(rng, dtype, m, k, n):
     a = rng.standard_normal((m, k)).astype(dtype)
     b = rng.standard_normal((k, n)).astype(dtype)

@@ -176,9 +176,37 @@ def _gemm3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
     own_b = nti == 1  # no strip is shared between blocks: each packs its own, right before use
     buf = _buffer(scratch_size(batch, m, n, k, nr, nti, ntj, nw, direct_a, own_b), c.dtype)
     if nw > 1:
-        gemm_parallel(a, b, c, buf, nti, ntj, nw, direct_a, own_b)
+        _any_layout(gemm_parallel, c.dtype)(a, b, c, buf, nti, ntj, nw, direct_a, own_b)
     else:
-        gemm_serial(a, b, c, buf, nti, ntj, direct_a, own_b)
+        _any_layout(gemm_serial, c.dtype)(a, b, c, buf, nti, ntj, direct_a, own_b)
+
+
+_compiled: set[tuple[str, str]] = set()
+_compile_lock = threading.Lock()
+
+
+def _any_layout(kernel, dtype: np.dtype):
+    """``kernel`` compiled once per dtype for A and B of any layout, then kept to that version.
+
+    numba would otherwise compile the whole gemm again for every combination of C-ordered,
+    transposed and strided A and B (measured: ~5 s each with a cold cache, and an MLP's
+    forward and backward passes meet three of them). The packing and the micro-kernel read A
+    and B through their strides anyway, so one 'A'-layout version serves them all. Compiled
+    on first use (or loaded from numba's cache), never at import.
+    """
+    key = (kernel.__name__, np.dtype(dtype).str)
+    if key not in _compiled:
+        with _compile_lock:
+            nb = numba.from_dtype(dtype)
+            any3 = numba.types.Array(nb, 3, "A", readonly=True)  # takes writeable arrays too
+            flags = (numba.types.boolean,) * 2
+            ints = (numba.types.intp,) * (3 if kernel is gemm_parallel else 2)
+            kernel.disable_compile(False)
+            kernel.compile((any3, any3, numba.types.Array(nb, 3, "C"), numba.types.Array(nb, 1, "C"))
+                           + ints + flags)  # fmt: skip
+            kernel.disable_compile(True)  # C-, F-ordered and read-only operands take this version
+            _compiled.add(key)
+    return kernel
 
 
 def _operand(x: np.ndarray, dt: np.dtype) -> np.ndarray:

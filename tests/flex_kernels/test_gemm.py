@@ -100,3 +100,115 @@ def test_batched_matmul_matches_numpy(rng, dtype, batch, m, k, n):
 def test_batched_matmul_rejects_mismatched_batches():
     with pytest.raises(ValueError, match="shapes do not match"):
         gemm.batched_matmul(np.zeros((2, 3, 4), np.float32), np.zeros((3, 4, 5), np.float32))
+
+
+# The register tile is MR x NR (12 x 32 float32 on AVX-512, 6 x 16 on AVX2; half the columns for
+# float64): shapes one below, at and one above whole tiles, and k past one or more KC chunks.
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("m,k,n", [(11, 255, 31), (12, 256, 32), (13, 257, 33), (24, 600, 64),
+                                   (6, 9, 16), (7, 513, 17), (37, 130, 95), (13, 2100, 33)])  # fmt: skip
+def test_matmul_around_whole_register_tiles(rng, dtype, m, k, n):
+    a = rng.standard_normal((m, k)).astype(dtype)
+    b = rng.standard_normal((k, n)).astype(dtype)
+    assert_close(gemm.matmul(a, b), _ref(a, b), dtype, k)
+
+
+def _layouts(rng, shape, dtype):
+    """The same matrix as C-ordered, transposed (F-ordered) and strided views."""
+    x = rng.standard_normal(shape).astype(dtype)
+    big = np.zeros((shape[0] * 2, shape[1] * 3), dtype)
+    big[::2, ::3] = x
+    return {"c": x, "f": np.asfortranarray(x), "strided": big[::2, ::3]}
+
+
+@pytest.mark.parametrize("la", ["c", "f", "strided"])
+@pytest.mark.parametrize("lb", ["c", "f", "strided"])
+def test_matmul_packs_any_strided_operand_without_a_copy_first(rng, la, lb):
+    a = _layouts(rng, (45, 70), np.float32)[la]
+    b = _layouts(rng, (70, 50), np.float32)[lb]
+    assert_close(gemm.matmul(a, b), _ref(a, b), n=70)
+
+
+@pytest.mark.parametrize("m,k,n", [(128, 784, 256), (784, 128, 256), (128, 256, 784)])
+def test_matmul_mlp_training_shapes_with_transposed_operands(rng, m, k, n):
+    # forward x @ W, then the backward's x.T @ dy and dy @ W.T (views, large enough for threads)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    for lhs, rhs in ((a, b), (np.ascontiguousarray(a.T).T, b), (a, np.ascontiguousarray(b.T).T)):
+        assert_close(gemm.matmul(lhs, rhs), _ref(a, b), n=k)
+
+
+def test_batched_matmul_reads_strided_batches(rng):
+    a = rng.standard_normal((3, 40, 30)).astype(np.float32).transpose(0, 2, 1)  # [3, 30, 40]
+    b = rng.standard_normal((6, 40, 20)).astype(np.float32)[::2]  # every other batch entry
+    assert_close(gemm.batched_matmul(a, b), _ref(a, b), n=40)
+
+
+def test_matmul_serial_and_parallel_agree(rng, monkeypatch):
+    a = rng.standard_normal((150, 300)).astype(np.float32)
+    b = rng.standard_normal((300, 170)).astype(np.float32)
+    parallel = gemm.matmul(a, b)
+    monkeypatch.setattr(gemm, "PARALLEL_MIN_WORK", 1 << 62)
+    np.testing.assert_allclose(gemm.matmul(a, b), parallel, rtol=1e-6, atol=1e-6)
+    assert_close(parallel, _ref(a, b), n=300)
+
+
+def test_matmul_keeps_nan_and_inf(rng):
+    a = rng.standard_normal((20, 30)).astype(np.float32)
+    b = rng.standard_normal((30, 40)).astype(np.float32)
+    a[3, 5] = np.nan
+    b[7, 9] = np.inf
+    out = gemm.matmul(a, b)
+    ref = _ref(a, b)
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(ref))
+    np.testing.assert_array_equal(np.isinf(out), np.isinf(ref))
+
+
+_OTHER_ISA = """
+import numpy as np
+from minidl.backends.flex.kernels import gemm
+r = np.random.default_rng(0)
+for m, k, n in [(13, 300, 33), (7, 20, 17), (200, 260, 150)]:
+    a, b = r.standard_normal((m, k)), r.standard_normal((k, n))
+    for dt in (np.float32, np.float64):
+        got = gemm.matmul(a.astype(dt), b.astype(dt).T.copy().T)
+        err = np.abs(got - a @ b).max() / np.abs(a @ b).max()
+        assert err < (1e-5 if dt == np.float32 else 1e-12), (m, k, n, dt, err)
+print(gemm.MR, gemm.NR)
+"""
+
+
+@pytest.mark.parametrize(("cpu", "tile"), [("haswell", "6 16"), ("skylake-avx512", "12 32")])
+def test_each_isa_tile_computes_the_right_product(cpu, tile):
+    # Compiled for the named CPU (the AVX-512 tile only runs where the host has AVX-512).
+    import os
+    import subprocess
+    import sys
+
+    with open("/proc/cpuinfo") as f:
+        if cpu != "haswell" and "avx512f" not in f.read():
+            pytest.skip("host has no AVX-512")
+    env = dict(os.environ, NUMBA_CPU_NAME=cpu)
+    out = subprocess.run([sys.executable, "-c", _OTHER_ISA], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == tile.split()
+
+
+@pytest.mark.parametrize("in_place", [True, False])
+@pytest.mark.parametrize("la", ["c", "f"])
+def test_matmul_reads_a_in_place_or_packed_alike(rng, monkeypatch, in_place, la):
+    # Both ways of feeding A to the micro-kernel, at shapes with a partial last row panel.
+    monkeypatch.setattr(gemm, "reads_a_in_place", lambda a: in_place)
+    for m, k, n in [(13, 40, 33), (37, 600, 70), (130, 70, 40)]:
+        a = _layouts(rng, (m, k), np.float32)[la]
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        assert_close(gemm.matmul(a, b), _ref(a, b), n=k)
+
+
+def test_batched_matmul_reads_broadcast_and_reversed_operands(rng):
+    a = rng.standard_normal((4, 30, 50)).astype(np.float32)
+    w = rng.standard_normal((50, 40)).astype(np.float32)
+    wb = np.broadcast_to(w, (4, 50, 40))  # batch stride 0: one weight for every entry
+    assert_close(gemm.batched_matmul(a, wb), _ref(a, wb), n=50)
+    assert_close(gemm.batched_matmul(a[:, ::-1], wb.transpose(0, 2, 1).transpose(0, 2, 1)[:, ::-1]),
+                 _ref(a[:, ::-1], wb[:, ::-1]), n=50)  # fmt: skip

@@ -36,14 +36,14 @@ def test_the_host_isa_matches_proc_cpuinfo(monkeypatch):
 
 
 _PROBE = (
-    "from minidl.backends.flex.kernels import gemm, isa;"
-    "print(isa.ISA, gemm.MR, gemm.NR, gemm.MC % gemm.MR, gemm.NC % gemm.NR,"
-    " len(gemm.block_task.signatures), gemm.block_task.__name__)"
+    "from minidl.backends.flex.kernels import gemm, gemm_pack, isa;"
+    "print(isa.ISA, gemm.MR, gemm.NR, gemm.LANES, gemm.MC % gemm.MR,"
+    " len(gemm_pack.block_task.signatures), len(gemm_pack.gemm_parallel.signatures))"
 )
 
 
-@pytest.mark.parametrize(("cpu", "expected"), [("haswell", "avx2 4 3 0 0 0 block_task_4x3"),
-                                                ("skylake-avx512", "avx512 6 4 0 0 0 block_task_6x4")])
+@pytest.mark.parametrize(("cpu", "expected"), [("haswell", "avx2 6 16 8 0 0 0"),
+                                                ("skylake-avx512", "avx512 12 32 16 0 0 0")])
 def test_gemm_picks_its_tile_at_import_without_compiling(cpu, expected):
     env = dict(os.environ, NUMBA_CPU_NAME=cpu)
     out = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, check=True, env=env)

@@ -48,9 +48,9 @@ import importlib
 from typing import Any
 
 _MODULES = (
-    "gemm", "conv", "conv_common", "conv_loop", "conv_tile", "conv_wgrad", "pool", "norm",
-    "norm_simd", "softmax", "reduce", "elementwise", "broadcast", "operands", "unary", "rng", "copy",
-    "indexing",
+    "gemm", "gemm_micro", "gemm_pack", "gemm_vec", "conv", "conv_common", "conv_loop",
+    "conv_tile", "conv_wgrad", "pool", "norm", "norm_simd", "softmax", "reduce", "elementwise",
+    "broadcast", "operands", "unary", "rng", "copy", "indexing",
 )  # fmt: skip
 
 _EXPORTS = {

@@ -1,0 +1,287 @@
+"""The blocked gemm around the micro-kernel: packing, cache blocking, one block of C per task.
+
+Mirrors the packing and cache blocking of burn-flex's matmul (the BLIS loop nest its ``gemm``
+crate follows).
+
+* **B** [k, n] is packed once per call into strips of ``NR`` columns, each strip ``k`` rows of
+  ``NR`` contiguous values (zero past column ``n``), with whole-vector copies, or 16 x 16
+  register transposes when B is a transposed view (``gemm_vec``). The strips are shared by
+  all tasks.
+* **A** [m, k] is read where it lies when one of its strides is 1 (C-ordered rows, or a
+  transposed view such as ``x.T`` in a backward pass): the micro-kernel takes A's strides.
+  Otherwise (or when its rows are 8 KiB or more apart and would evict each other from L1)
+  each task packs its rows, one ``KC`` chunk at a time, into MR-row micro-panels stored
+  column by column.
+* Loop nest per task and ``KC`` chunk: each MR-row panel of A (stays in L1) meets a run of
+  ``SUB`` B strips (stay in L2), one register tile each.
+* A task owns one block of C (runs of MR-row panels x runs of NR-column strips) of one batch
+  entry, so tasks run on threads without races.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ._common import JIT_FAST
+from .gemm_micro import MR, NV, VBYTES, address, fetch_add, micro_tile
+from .gemm_vec import copy_vectors, transpose_square
+from .isa import ISA
+
+#: The reduction chunk: an MR x KC panel of A (24 KiB of float32 on AVX2) stays in L1.
+#: Longer chunks mean fewer passes over C (each pass misses cache on C's rows): measured on
+#: AVX-512, 1 thread, KC 1024 vs 512: n = 2048 197 vs 184-192 GF/s, n = 1024 195 vs 188,
+#: although the A panel then fills L1; on AVX2 the two were equal.
+KC = 1024 if ISA == "avx512" else 512
+#: B strips swept per A panel: SUB x KC x NR float32 (1 MiB on AVX-512, 256 KiB on AVX2) stays in L2.
+SUB = 8
+
+
+@njit(**JIT_FAST)
+def nr_of(c):
+    """Columns of the register tile for ``c``'s dtype: ``NV`` vectors of ``VBYTES // itemsize``."""
+    return NV * (VBYTES // c.itemsize)
+
+
+@njit(**JIT_FAST)
+def pack_b_group(b, s0, s1, nr, out, off):
+    """Pack the NR-column strips ``s0..s1`` of ``b`` [k, n] into ``out`` from ``off``, strip after
+    strip, each ``k`` rows of ``nr`` values (zero past column ``n``)."""
+    k, n = b.shape
+    isz = out.itemsize
+    nl = VBYTES // isz
+    sb0, sb1 = b.strides[0] // isz, b.strides[1] // isz
+    base = address(out) + off * isz
+    b_addr = address(b)
+    if sb1 == 1:  # rows of b are contiguous: whole-vector copies, one pass down the rows
+        for p in range(k):
+            row = b[p]
+            for s in range(s0, s1):
+                j0 = s * nr
+                o = off + (s - s0) * k * nr + p * nr
+                if j0 + nr <= n:
+                    copy_vectors(base + ((s - s0) * k * nr + p * nr) * isz, b_addr + (p * sb0 + j0) * isz, NV, out)
+                else:
+                    for jj in range(nr):
+                        out[o + jj] = row[j0 + jj] if j0 + jj < n else 0
+    else:  # lanes x lanes blocks transposed in registers when b's columns are contiguous
+        for s in range(s0, s1):
+            j0 = s * nr
+            o = off + (s - s0) * k * nr
+            p_done = 0
+            if sb0 == 1 and j0 + nr <= n:
+                p_done = k - k % nl
+                for p in range(0, p_done, nl):
+                    for v in range(NV):
+                        transpose_square(address(out) + (o + p * nr + v * nl) * isz, nr,
+                                         b_addr + (p + (j0 + v * nl) * sb1) * isz, sb1, out)  # fmt: skip
+            for p in range(p_done, k):
+                row = b[p]
+                for jj in range(nr):
+                    out[o + p * nr + jj] = row[j0 + jj] if j0 + jj < n else 0
+
+
+@njit(**JIT_FAST)
+def pack_a_block(a, i0, i1, p0, p1, out):
+    """Pack ``a[i0:i1, p0:p1]`` into MR-row micro-panels in ``out``, column by column, zero-padded."""
+    kc = p1 - p0
+    m = i1 - i0
+    npanel = (m + MR - 1) // MR
+    if a.strides[1] <= a.strides[0]:
+        for q in range(npanel):
+            base = q * kc * MR
+            for r in range(MR):
+                i = i0 + q * MR + r
+                if i < i1:
+                    row = a[i, p0:p1]
+                    for p in range(kc):
+                        out[base + p * MR + r] = row[p]
+                else:
+                    for p in range(kc):
+                        out[base + p * MR + r] = 0
+    else:  # a is a transposed view: its columns are contiguous
+        for q in range(npanel):
+            base = q * kc * MR
+            r_hi = min(MR, m - q * MR)
+            for p in range(kc):
+                col = a[i0 + q * MR : i0 + q * MR + r_hi, p0 + p]
+                o = base + p * MR
+                for r in range(r_hi):
+                    out[o + r] = col[r]
+                for r in range(r_hi, MR):
+                    out[o + r] = 0
+
+
+@njit(**JIT_FAST)
+def _tile(kc, pa, ars, acs, pb, c, i, ia, j, tile, first):
+    # One MR x NR tile of C at (i, j); ``pa`` points at A row ``ia`` (== i unless the tile
+    # crosses C's last row and A is read in place: then it starts MR rows above the end).
+    m, n = c.shape
+    nr = nr_of(c)
+    if i + MR <= m and j + nr <= n:
+        micro_tile(kc, pa, ars, acs, pb, nr, c, i, j, first)
+    else:
+        micro_tile(kc, pa, ars, acs, pb, nr, tile, 0, 0, True)
+        for r in range(i, min(i + MR, m)):
+            crow = c[r]
+            trow = tile[r - ia]
+            for jj in range(j, min(j + nr, n)):
+                if first:
+                    crow[jj] = trow[jj - j]
+                else:
+                    crow[jj] += trow[jj - j]
+
+
+@njit(**JIT_FAST)
+def block_task(a, bp, s_base, c, i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a):
+    """C[i_lo:i_hi, strips s_lo..s_hi) = A @ B for one batch entry, B packed in ``bp`` (from
+    strip ``s_base`` on).
+
+    ``a`` [m, k]. ``direct_a``: the micro-kernel reads A where it lies (unit stride along one
+    of its dims, m >= MR), else A is packed block by block into ``ap``. A tile that would
+    cross C's last row is computed from the last MR rows of A when A is read in place, from
+    zero padding when packed (B is always zero-padded), into the scratch ``tile``, and only
+    its part inside C is written.
+
+    Loop order (BLIS's, with A and B swapped because the vectors run along C's rows): for
+    each chunk of k, each MR-row panel of A (kc x MR: stays in L1) meets a run of B strips
+    (kc x NR each, ``SUB`` of them: stay in L2). Measured against the other order (one B
+    strip in L1, A panels from L2): equal within noise, with fewer misses on C's rows.
+    """
+    m, k = a.shape
+    nr = nr_of(c)
+    isz = c.itemsize
+    sa0, sa1 = a.strides[0] // isz, a.strides[1] // isz
+    a_addr, ap_addr, bp_addr = address(a), address(ap), address(bp)
+    nk = (k + KC - 1) // KC  # equal chunks: a short last one would pay C's update for little
+    for t in range(nk):
+        p0 = t * k // nk
+        p1 = (t + 1) * k // nk
+        kc = p1 - p0
+        first = t == 0
+        if not direct_a:
+            pack_a_block(a, i_lo, i_hi, p0, p1, ap)
+        for s0 in range(s_lo, s_hi, SUB):
+            for i in range(i_lo, i_hi, MR):
+                if direct_a:
+                    ia = min(i, m - MR)
+                    pa, ars, acs = a_addr + (ia * sa0 + p0 * sa1) * isz, sa0, sa1
+                else:
+                    ia = i
+                    pa, ars, acs = ap_addr + (i - i_lo) * kc * isz, 1, MR
+                for s in range(s0, min(s0 + SUB, s_hi)):
+                    pb = bp_addr + ((s - s_base) * k + p0) * nr * isz
+                    if ars == 1:  # a constant row step: displacements, not a chain of adds
+                        _tile(kc, pa, 1, acs, pb, c, i, ia, s * nr, tile, first)
+                    else:
+                        _tile(kc, pa, ars, acs, pb, c, i, ia, s * nr, tile, first)
+
+
+#: B strips packed per pass down B's rows (8 strips of 32 float32 = 1 KiB of each row).
+GROUP = 8
+
+
+@njit(**JIT_FAST)
+def _worker(a, b, c, buf, nti, ntj, w, direct_a, own_b, counter):
+    # Tasks are (batch entry, row block, column block), the blocks splitting C's MR-row panels
+    # into nti near-equal runs and its NR-column strips into ntj. Worker w takes tasks from
+    # the shared counter until none is left. Its slice of the scratch holds its packed A block
+    # and, with ``own_b`` (each strip used by one task only), the B strips of its task, packed
+    # right before use (they are then still in L2, and no separate packing pass is needed).
+    batch, m, k = a.shape
+    n = c.shape[2]
+    nr = nr_of(c)
+    npan = (m + MR - 1) // MR
+    ns = (n + nr - 1) // nr
+    shared, asz, bsz = _scratch_parts(batch, m, n, k, nr, nti, ntj, direct_a, own_b)
+    base = shared + w * (asz + bsz)
+    ap = buf[base : base + asz + 1]
+    bw = buf[base + asz : base + asz + bsz + 1]
+    tile = np.empty((MR, nr), c.dtype)
+    while True:
+        t = fetch_add(counter)
+        if t >= batch * nti * ntj:
+            break
+        bi = t // (nti * ntj)
+        r = t - bi * nti * ntj
+        ti = r // ntj
+        tj = r - ti * ntj
+        i_lo = ti * npan // nti * MR
+        i_hi = min((ti + 1) * npan // nti * MR, m)
+        s_lo = tj * ns // ntj
+        s_hi = (tj + 1) * ns // ntj
+        if own_b:
+            pack_b_group(b[bi], s_lo, s_hi, nr, bw, 0)
+            block_task(a[bi], bw, s_lo, c[bi], i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a)
+        else:
+            bp = buf[bi * ns * k * nr : (bi + 1) * ns * k * nr + 1]
+            block_task(a[bi], bp, 0, c[bi], i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a)
+
+
+@njit(**JIT_FAST)
+def _scratch_parts(batch, m, n, k, nr, nti, ntj, direct_a, own_b):
+    # (shared packed B, one worker's A block, one worker's B strips), in elements
+    npan = (m + MR - 1) // MR
+    ns = (n + nr - 1) // nr
+    shared = 0 if own_b else batch * ns * k * nr
+    asz = 0 if direct_a else (npan + nti - 1) // nti * MR * kc_max(k)
+    bsz = (ns + ntj - 1) // ntj * k * nr if own_b else 0
+    return shared, asz, bsz
+
+
+@njit(**JIT_FAST)
+def kc_max(k):
+    """The longest reduction chunk: k split into equal chunks of at most KC."""
+    nk = (k + KC - 1) // KC
+    return (k + nk - 1) // nk
+
+
+@njit(**JIT_FAST)
+def _pack_shared_b(b, buf, u, nr, ngroup):
+    # Group u of GROUP strips (batch entry u // ngroup) into the shared packed B.
+    k, n = b.shape[1], b.shape[2]
+    ns = (n + nr - 1) // nr
+    bi = u // ngroup
+    s0 = (u - bi * ngroup) * GROUP
+    pack_b_group(b[bi], s0, min(s0 + GROUP, ns), nr, buf, (bi * ns + s0) * k * nr)
+
+
+@njit(**JIT_FAST)
+def gemm_serial(a, b, c, buf, nti, ntj, direct_a, own_b):
+    """C[t] = A[t] @ B[t] on the calling thread; ``buf`` is scratch of ``scratch_size(.., 1)``.
+
+    ``a`` [batch, m, k] and ``b`` [batch, k, n] with any positive strides, ``c`` [batch, m, n]
+    with contiguous rows; C split into ``nti`` x ``ntj`` blocks per batch entry (runs of MR-row
+    panels x runs of NR-column strips); ``direct_a`` as in :func:`block_task`; ``own_b``: each
+    block packs its own B strips (use it when ``nti == 1``), else B is packed once up front.
+    """
+    batch, k, n = b.shape
+    nr = nr_of(c)
+    ngroup = ((n + nr - 1) // nr + GROUP - 1) // GROUP
+    if not own_b:
+        for u in range(batch * ngroup):
+            _pack_shared_b(b, buf, u, nr, ngroup)
+    _worker(a, b, c, buf, nti, ntj, 0, direct_a, own_b, np.zeros(1, np.int64))
+
+
+@njit(parallel=True, **JIT_FAST)
+def gemm_parallel(a, b, c, buf, nti, ntj, nw, direct_a, own_b):
+    """``gemm_serial`` on ``nw`` workers: B strips packed over threads (unless ``own_b``), then
+    the workers take C blocks from a shared counter (a core that a neighbour keeps busy takes
+    fewer), each with its own slice of ``buf``, sized by ``scratch_size(.., nw)``."""
+    batch, k, n = b.shape
+    nr = nr_of(c)
+    ngroup = ((n + nr - 1) // nr + GROUP - 1) // GROUP
+    if not own_b:
+        for u in prange(batch * ngroup):
+            _pack_shared_b(b, buf, u, nr, ngroup)
+    counter = np.zeros(1, np.int64)
+    for w in prange(nw):
+        _worker(a, b, c, buf, nti, ntj, w, direct_a, own_b, counter)
+
+
+def scratch_size(batch: int, m: int, n: int, k: int, nr: int, nti: int, ntj: int, nw: int,
+                 direct_a: bool, own_b: bool) -> int:  # fmt: skip
+    """Elements of scratch one call needs: the shared packed B, then each worker's slice."""
+    shared, asz, bsz = _scratch_parts.py_func(batch, m, n, k, nr, nti, ntj, direct_a, own_b)
+    return shared + nw * (asz + bsz) + 2

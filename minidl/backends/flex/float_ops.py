@@ -246,10 +246,13 @@ class FlexFloatOps:
         dtype, on the packed numba gemm. No BLAS: OpenBLAS's thread pool fights numba's on a
         2-core machine (DESIGN §7). Three shapes of call:
 
-        - no batch on the right (a ``Linear`` weight): one 2-D gemm ``[batch*m, k] @ [k, n]``,
-          and a transposed weight (``linear_x_backward``) is read in place, not copied;
+        - no batch on the right (a ``Linear`` weight): one 2-D gemm ``[batch*m, k] @ [k, n]``;
         - the same batch on both sides: one ``batched_matmul`` call;
-        - batch dims broadcast: the broadcast operand is materialized by the copy kernel first.
+        - batch dims broadcast: a broadcast view (stride 0), copied only where its batch dims
+          cannot be merged into one.
+
+        The gemm reads its operands through their strides, so a transposed view (backward's
+        ``x.T @ grad``, ``grad @ w.T``) is never copied first.
         """
         if lhs.ndim < 2 or rhs.ndim < 2:
             raise ValueError(f"float_matmul: expected rank >= 2, found {lhs.shape} @ {rhs.shape}")
@@ -259,15 +262,14 @@ class FlexFloatOps:
         if rhs.dtype is not lhs.dtype and rhs.dtype != lhs.dtype:
             rhs = cast(rhs, lhs.dtype)
         if lhs.ndim == 2 and rhs.ndim == 2:  # the common case, with nothing to broadcast
-            return gemm.matmul(lhs, _gemm_rhs(rhs))
+            return gemm.matmul(lhs, rhs)
         n = rhs.shape[-1]
         batch = tuple(np.broadcast_shapes(lhs.shape[:-2], rhs.shape[:-2]))
         if all(b == 1 for b in rhs.shape[:-2]) and lhs.shape[:-2] == batch:
             rows = math.prod(batch) * m
-            out = gemm.matmul(contiguous(_reshape(lhs, (rows, k))), _gemm_rhs(rhs.reshape(k, n)))
+            out = gemm.matmul(_reshape(lhs, (rows, k)), rhs.reshape(k, n))
         else:
-            a3 = contiguous(_batched(lhs, batch))
-            out = gemm.batched_matmul(a3, _gemm_rhs(_batched(rhs, batch)))
+            out = gemm.batched_matmul(_batched(lhs, batch), _batched(rhs, batch))
         return out.reshape(batch + (m, n))
 
     # ----- reductions (reduced dim kept with size 1; whole tensor: shape (1,); f16 sums in f32) --
@@ -396,21 +398,11 @@ def _reshape(tensor: np.ndarray, shape: Shape) -> np.ndarray:
 
 
 def _batched(x: np.ndarray, batch: Shape) -> np.ndarray:
-    """``x`` [..., r, c] broadcast to ``batch + (r, c)`` as a 3-D array [prod(batch), r, c]."""
+    """``x`` [..., r, c] broadcast to ``batch + (r, c)`` as a 3-D array [prod(batch), r, c]: a
+    view (stride 0 along broadcast dims) wherever NumPy can merge the batch dims into one."""
     rows, cols = x.shape[-2:]
-    nb = math.prod(batch)
-    if x.shape[:-2] == batch:
-        if x.ndim == 3:
-            return x  # the gemm wrapper keeps a transposed (F-ordered) rhs as it is
-        return _reshape(x, (nb, rows, cols))
-    out = np.empty(batch + (rows, cols), x.dtype)
-    copy.copy_into(x, out)
-    return out.reshape(nb, rows, cols)
+    if x.shape[:-2] != batch:
+        x = np.broadcast_to(x, batch + (rows, cols))
+    return _reshape(x, (math.prod(batch), rows, cols))
 
 
-def _gemm_rhs(b: np.ndarray) -> np.ndarray:
-    # The gemm reads B transposed: a C-ordered B is packed by a numba kernel, a transposed view
-    # is used as it is; any other layout is made contiguous here by the copy kernel.
-    if b.flags.c_contiguous or b.swapaxes(-1, -2).flags.c_contiguous:
-        return b
-    return contiguous(b)

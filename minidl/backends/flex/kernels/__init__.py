@@ -10,6 +10,9 @@ module              wrappers (burn-flex piece)
 ==================  ============================================================================
 ``gemm``            ``matmul(a, b, out=None)``, ``batched_matmul(a, b)`` (``float_matmul``); its
                     register tile follows ``isa.ISA`` (AVX-512 or AVX2, read at import)
+``gemm_micro``      the gemm's micro-kernel: an MR x NR tile of C in vector registers
+``gemm_pack``       the gemm's blocking, packing of B and the split over threads
+``gemm_vec``        whole-vector copies and register transposes for packing
 ``conv``            ``conv2d``, ``conv_transpose2d``, ``conv2d_x_backward``,
                     ``conv2d_weight_backward``, ``conv2d_bias_backward`` (``conv2d``,
                     ``conv_transpose2d`` & backward)
@@ -30,7 +33,8 @@ module              wrappers (burn-flex piece)
                     re-exports ``broadcast``'s and ``unary``'s wrappers and has one function
                     per op (``add``, ``lt``, ``exp``, ...) (element-wise ops)
 ``broadcast``       ``binary(op, a, b)``, ``where``, ``clamp``: the kernels over broadcast
-                    3-D views, and the machinery ``elementwise`` and ``unary`` share
+                    3-D views, and the row loops ``elementwise`` and ``unary`` share
+``operands``        the operands as 3-D views, the result's shape and dtype, ``run3``
 ``unary``           ``unary(op, x)`` on flat arrays, the fused ``relu_affine``
 ``rng``             ``RngState(seed)``: ``uniform``, ``normal``, ``bernoulli``, ``seed(n)``
 ``copy``            ``contiguous``, ``cast``, ``copy_into``, ``cat``, ``full``

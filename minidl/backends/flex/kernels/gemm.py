@@ -44,6 +44,7 @@ from numba import njit, prange
 from ._common import JIT, aligned_empty, compute_dtype
 from .gemm_micro import MR, NV, VBYTES
 from .gemm_pack import KC, gemm_parallel, gemm_serial, scratch_size
+from .gemm_small import MR_MIN, gemm_small
 from .isa import ISA
 
 LANES = VBYTES // 4  # float32 per vector register
@@ -175,6 +176,9 @@ def _gemm3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
         c[...] = 0
         return
     parallel = batch * m * n * k >= PARALLEL_MIN_WORK
+    if not parallel and m >= MR_MIN and c.dtype.kind == "f":
+        _any_layout(gemm_small, c.dtype)(a, b, c)
+        return
     if c.dtype.kind != "f":
         a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
         (ikj_parallel if parallel else ikj_serial)(a, b, c)
@@ -191,7 +195,7 @@ def _gemm3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
         _any_layout(gemm_serial, c.dtype)(a, b, c, buf, nti, ntj, direct_a, own_b)
 
 
-_compiled: set[tuple[str, str]] = set()
+_compiled: dict[tuple[object, np.dtype], object] = {}
 _compile_lock = threading.Lock()
 
 
@@ -204,25 +208,29 @@ def _any_layout(kernel, dtype: np.dtype):
     and B through their strides anyway, so one 'A'-layout version serves them all. Compiled
     on first use (or loaded from numba's cache), never at import.
     """
-    key = (kernel.__name__, np.dtype(dtype).str)
-    if key not in _compiled:
-        with _compile_lock:
+    ready = _compiled.get((kernel, dtype))  # a dict look-up: small products feel every 0.1 us
+    if ready is not None:
+        return ready
+    with _compile_lock:
+        if (kernel, dtype) not in _compiled:
             nb = numba.from_dtype(dtype)
             any3 = numba.types.Array(nb, 3, "A", readonly=True)  # takes writeable arrays too
-            flags = (numba.types.boolean,) * 2
-            ints = (numba.types.intp,) * (3 if kernel is gemm_parallel else 2)
+            sig = (any3, any3, numba.types.Array(nb, 3, "C"))
+            if kernel is not gemm_small:
+                flags = (numba.types.boolean,) * 2
+                ints = (numba.types.intp,) * (3 if kernel is gemm_parallel else 2)
+                sig += (numba.types.Array(nb, 1, "C"),) + ints + flags
             kernel.disable_compile(False)
-            kernel.compile((any3, any3, numba.types.Array(nb, 3, "C"), numba.types.Array(nb, 1, "C"))
-                           + ints + flags)  # fmt: skip
+            kernel.compile(sig)
             kernel.disable_compile(True)  # C-, F-ordered and read-only operands take this version
-            _compiled.add(key)
+            _compiled[(kernel, dtype)] = kernel
     return kernel
 
 
 def _operand(x: np.ndarray, dt: np.dtype) -> np.ndarray:
     # Any non-negative strides are packed or read as they lie (a broadcast batch dim, stride 0,
     # too); only a dtype change (float16) or a negative stride makes a copy.
-    if x.dtype == dt and all(s >= 0 for s in x.strides):
+    if x.dtype == dt and min(x.strides) >= 0:
         return x
     return np.ascontiguousarray(x, dtype=dt)
 

@@ -1,0 +1,158 @@
+"""The gemm for small products: no packing, B's rows and C's read and written with masked vectors.
+
+Mirrors the small-matrix path of burn-flex's matmul (its ``gemm`` crate skips packing when the
+operands fit in cache).
+
+The packed gemm pays for its packing and its ``NR``-column strips: the MLP's ``h @ W2``
+([128, 256] @ [256, 10]) fills one 32-column strip with 22 zero columns, and ``g @ W2.T``
+(k = 10) spends more on packing B than on the product. Here, for products small enough to
+stay on one thread, the register tile reads its operands where they lie:
+
+* A through its strides (one broadcast value per tile row and step of ``k``), as in
+  ``gemm_micro``;
+* B's rows as vectors straight from B when its columns are contiguous, the last vector of a
+  row masked to the columns that exist (so ``n = 10`` costs one 16-lane vector, not 32
+  columns); any other B is first copied into a C-ordered scratch (k x n, no padding);
+* C's rows with masked stores.
+
+The tile is ``MR_S x NV_S`` vectors, with ``NV_S = 1`` when n fits one vector (more rows
+instead: the registers the second vector column would take). A tile crossing C's last row is
+computed from A's last ``MR_S`` rows and overwrites rows already written with the same values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from ._common import JIT_FAST
+from .gemm_micro import VBYTES, address
+from .isa import ISA
+
+#: (rows, vectors) of the small kernel's tile when n needs two vectors or more / fits in one.
+#: AVX-512: 12 x 2 or 16 x 1 of 32 zmm; AVX2: 6 x 2 or 12 x 1 of 16 ymm (+ B and a broadcast).
+MR2, NV2, MR1, NV1 = (12, 2, 16, 1) if ISA == "avx512" else (6, 2, 12, 1)
+#: The fewest rows the small kernel takes (it needs one whole tile of rows).
+MR_MIN = max(MR1, MR2)
+
+
+@intrinsic
+def masked_tile(typingctx, kc, pa, ars, acs, pb, ldb, pc, ldc, ncols, mr, nv, like):
+    """``C[0:mr, 0:ncols] = A @ B`` for one tile, every operand read through its address.
+
+    Element ``(r, p)`` of A is at ``pa`` + ``r*ars + p*acs`` elements, row ``p`` of B at
+    ``pb + p*ldb`` (contiguous), row ``r`` of C at ``pc + r*ldc``. ``mr`` x ``nv`` vectors of
+    accumulators (both constants); only columns below ``ncols`` are loaded or stored.
+    """
+    if not (isinstance(mr, types.IntegerLiteral) and isinstance(nv, types.IntegerLiteral)
+            and isinstance(like, types.Array)):  # fmt: skip
+        return None
+    rows, nvec = mr.literal_value, nv.literal_value
+    i = types.intp
+    sig = types.void(i, i, i, i, i, i, i, i, i, mr, nv, like)
+
+    def codegen(context, builder, signature, args):
+        kc_v, pa_v, ars_v, acs_v, pb_v, ldb_v, pc_v, ldc_v, nc_v = args[:9]
+        fty = context.get_value_type(like.dtype)
+        isz = context.get_abi_sizeof(fty)
+        nl = VBYTES // isz
+        vty = ir.VectorType(fty, nl)
+        i1v = ir.VectorType(ir.IntType(1), nl)
+        intp = context.get_value_type(types.intp)
+        i32 = ir.IntType(32)
+        mod = builder.module
+        fma = cgutils.get_or_insert_function(mod, ir.FunctionType(vty, [vty] * 3),
+                                             f"llvm.fma.v{nl}f{8 * isz}")  # fmt: skip
+        ptr_t = vty.as_pointer()
+        mload = cgutils.get_or_insert_function(
+            mod, ir.FunctionType(vty, [ptr_t, i32, i1v, vty]), f"llvm.masked.load.v{nl}f{8 * isz}.p0")
+        mstore = cgutils.get_or_insert_function(
+            mod, ir.FunctionType(ir.VoidType(), [vty, ptr_t, i32, i1v]),
+            f"llvm.masked.store.v{nl}f{8 * isz}.p0")  # fmt: skip
+
+        def const(x):
+            return ir.Constant(intp, x)
+
+        lane = ir.Constant(ir.VectorType(intp, nl), list(range(nl)))
+        splat_n = builder.insert_element(ir.Constant(ir.VectorType(intp, nl), ir.Undefined), nc_v,
+                                         ir.Constant(i32, 0))  # fmt: skip
+        splat_n = builder.shuffle_vector(splat_n, splat_n, ir.Constant(ir.VectorType(i32, nl), [0] * nl))
+        masks = []
+        for v in range(nvec):
+            off = ir.Constant(ir.VectorType(intp, nl), [v * nl] * nl)
+            masks.append(builder.icmp_signed("<", builder.add(lane, off), splat_n))
+        a_base = builder.inttoptr(pa_v, fty.as_pointer())
+        b_base = builder.inttoptr(pb_v, fty.as_pointer())
+        c_base = builder.inttoptr(pc_v, fty.as_pointer())
+        a_rows = [builder.gep(a_base, [builder.mul(const(r), ars_v)]) for r in range(rows)]
+        zero = ir.Constant(vty, [ir.Constant(fty, 0.0)] * nl)
+        undef = ir.Constant(vty, ir.Undefined)
+        bcast = ir.Constant(ir.VectorType(i32, nl), [0] * nl)
+        align = ir.Constant(i32, isz)
+        acc = [[cgutils.alloca_once_value(builder, zero) for _ in range(nvec)] for _ in range(rows)]
+        with cgutils.for_range(builder, kc_v) as loop:
+            p = loop.index
+            brow = builder.gep(b_base, [builder.mul(p, ldb_v)])
+            bv = [builder.call(mload, [builder.bitcast(builder.gep(brow, [const(v * nl)]), ptr_t),
+                                       align, masks[v], zero]) for v in range(nvec)]  # fmt: skip
+            pa = builder.mul(p, acs_v)
+            for r in range(rows):
+                x = builder.load(builder.gep(a_rows[r], [pa]))
+                xv = builder.shuffle_vector(builder.insert_element(undef, x, ir.Constant(i32, 0)),
+                                            undef, bcast)  # fmt: skip
+                for v in range(nvec):
+                    builder.store(builder.call(fma, [xv, bv[v], builder.load(acc[r][v])]), acc[r][v])
+        for r in range(rows):
+            crow = builder.gep(c_base, [builder.mul(const(r), ldc_v)])
+            for v in range(nvec):
+                ptr = builder.bitcast(builder.gep(crow, [const(v * nl)]), ptr_t)
+                builder.call(mstore, [builder.load(acc[r][v]), ptr, align, masks[v]])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(**JIT_FAST)
+def _rows(a, c, ldb, pb):
+    # C = A @ B for one batch entry, B's rows contiguous at address pb, ldb elements apart.
+    m, k = a.shape
+    n = c.shape[1]
+    isz = c.itemsize
+    one = n <= VBYTES // isz
+    mr = MR1 if one else MR2
+    nr = (NV1 if one else NV2) * (VBYTES // isz)
+    sa0, sa1 = a.strides[0] // isz, a.strides[1] // isz
+    ldc = c.strides[0] // isz
+    a_addr, c_addr = address(a), address(c)
+    for i in range(0, m, mr):
+        ia = min(i, m - mr)
+        for j in range(0, n, nr):
+            pa, pc = a_addr + ia * sa0 * isz, c_addr + (ia * ldc + j) * isz
+            if one:
+                masked_tile(k, pa, sa0, sa1, pb + j * isz, ldb, pc, ldc, n - j, MR1, NV1, c)
+            else:
+                masked_tile(k, pa, sa0, sa1, pb + j * isz, ldb, pc, ldc, n - j, MR2, NV2, c)
+
+
+@njit(**JIT_FAST)
+def gemm_small(a, b, c):
+    """C[t] = A[t] @ B[t] on the calling thread, without packing (B copied only when its
+    columns are not contiguous). ``a`` [batch, m, k] and ``b`` [batch, k, n] of any strides,
+    m at least ``MR_MIN``; ``c`` [batch, m, n] with contiguous rows."""
+    batch, k, n = b.shape
+    isz = c.itemsize
+    scratch = np.empty((k, n), c.dtype)
+    for t in range(batch):
+        bt = b[t]
+        if bt.strides[1] == isz or n == 1:
+            pb, ldb = address(bt), bt.strides[0] // isz
+        else:
+            for j in range(n):  # a transposed B: read down its contiguous columns
+                col = bt[:, j]
+                for p in range(k):
+                    scratch[p, j] = col[p]
+            pb, ldb = address(scratch), n
+        _rows(a[t], c[t], ldb, pb)

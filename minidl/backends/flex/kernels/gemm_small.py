@@ -76,20 +76,21 @@ def masked_tile(typingctx, kc, pa, ars, acs, pb, ldb, pc, ldc, ncols, mr, nv, li
         def const(x):
             return ir.Constant(intp, x)
 
-        lane = ir.Constant(ir.VectorType(intp, nl), list(range(nl)))
-        splat_n = builder.insert_element(ir.Constant(ir.VectorType(intp, nl), ir.Undefined), nc_v,
-                                         ir.Constant(i32, 0))  # fmt: skip
-        splat_n = builder.shuffle_vector(splat_n, splat_n, ir.Constant(ir.VectorType(i32, nl), [0] * nl))
-        masks = []
-        for v in range(nvec):
-            off = ir.Constant(ir.VectorType(intp, nl), [v * nl] * nl)
-            masks.append(builder.icmp_signed("<", builder.add(lane, off), splat_n))
+        # Lane masks in 32-bit lanes (one compare each), for a strip with fewer than nv * nl columns.
+        vi32 = ir.VectorType(i32, nl)
+        n32 = builder.trunc(nc_v, i32)
+        splat_n = builder.shuffle_vector(builder.insert_element(ir.Constant(vi32, ir.Undefined), n32,
+                                                                ir.Constant(i32, 0)),
+                                         ir.Constant(vi32, ir.Undefined), ir.Constant(vi32, [0] * nl))  # fmt: skip
+        masks = [builder.icmp_signed("<", ir.Constant(vi32, [v * nl + t for t in range(nl)]), splat_n)
+                 for v in range(nvec)]  # fmt: skip
         a_base = builder.inttoptr(pa_v, fty.as_pointer())
         b_base = builder.inttoptr(pb_v, fty.as_pointer())
         c_base = builder.inttoptr(pc_v, fty.as_pointer())
-        # A's rows in groups of 4, each group's pointer stepped on its own: with one pointer
-        # LLVM chains the rows' addresses (16 dependent adds per step of k, twice the FMAs' time).
-        # The offsets pass through an empty asm statement, which LLVM cannot see through.
+
+        # A's row offsets pass through an empty asm statement, which LLVM cannot see through:
+        # seeing them as multiples of one stride, it chains the rows' addresses (one dependent
+        # add per row and step of k, 16 of them: twice the time of the step's FMAs).
         def opaque(x):
             return builder.asm(ir.FunctionType(intp, [intp]), "", "=r,0", [x], False)
 
@@ -100,24 +101,43 @@ def masked_tile(typingctx, kc, pa, ars, acs, pb, ldb, pc, ldc, ncols, mr, nv, li
         bcast = ir.Constant(ir.VectorType(i32, nl), [0] * nl)
         align = ir.Constant(i32, isz)
         acc = [[cgutils.alloca_once_value(builder, zero) for _ in range(nvec)] for _ in range(rows)]
-        with cgutils.for_range(builder, kc_v) as loop:
-            p = loop.index
-            brow = builder.gep(b_base, [builder.mul(p, ldb_v)])
-            bv = [builder.call(mload, [builder.bitcast(builder.gep(brow, [const(v * nl)]), ptr_t),
-                                       align, masks[v], zero]) for v in range(nvec)]  # fmt: skip
-            arow = builder.gep(a_base, [builder.mul(p, acs_v)])
-            bases = [builder.gep(arow, [g]) for g in grp]
+
+        def vec_ptr(row, v):
+            return builder.bitcast(builder.gep(row, [const(v * nl)]), ptr_t)
+
+        def tile(masked):
+            # The reduction loop and C's stores; plain vectors unless the strip is partial.
+            with cgutils.for_range(builder, kc_v) as loop:
+                p = loop.index
+                brow = builder.gep(b_base, [builder.mul(p, ldb_v)])
+                if masked:
+                    bv = [builder.call(mload, [vec_ptr(brow, v), align, masks[v], zero])
+                          for v in range(nvec)]  # fmt: skip
+                else:
+                    bv = [builder.load(vec_ptr(brow, v), align=isz) for v in range(nvec)]
+                arow = builder.gep(a_base, [builder.mul(p, acs_v)])
+                bases = [builder.gep(arow, [g]) for g in grp]
+                for r in range(rows):
+                    x = builder.load(builder.gep(bases[r // 4], [offs[r % 4]]))
+                    xv = builder.shuffle_vector(builder.insert_element(undef, x, ir.Constant(i32, 0)),
+                                                undef, bcast)  # fmt: skip
+                    for v in range(nvec):
+                        builder.store(builder.call(fma, [xv, bv[v], builder.load(acc[r][v])]), acc[r][v])
             for r in range(rows):
-                x = builder.load(builder.gep(bases[r // 4], [offs[r % 4]]))
-                xv = builder.shuffle_vector(builder.insert_element(undef, x, ir.Constant(i32, 0)),
-                                            undef, bcast)  # fmt: skip
+                crow = builder.gep(c_base, [builder.mul(const(r), ldc_v)])
                 for v in range(nvec):
-                    builder.store(builder.call(fma, [xv, bv[v], builder.load(acc[r][v])]), acc[r][v])
-        for r in range(rows):
-            crow = builder.gep(c_base, [builder.mul(const(r), ldc_v)])
-            for v in range(nvec):
-                ptr = builder.bitcast(builder.gep(crow, [const(v * nl)]), ptr_t)
-                builder.call(mstore, [builder.load(acc[r][v]), ptr, align, masks[v]])
+                    val = builder.load(acc[r][v])
+                    if masked:
+                        builder.call(mstore, [val, vec_ptr(crow, v), align, masks[v]])
+                    else:
+                        builder.store(val, vec_ptr(crow, v), align=isz)
+
+        full = builder.icmp_signed(">=", nc_v, const(nvec * nl))
+        with builder.if_else(full) as (then, otherwise):
+            with then:
+                tile(False)
+            with otherwise:
+                tile(True)
         return context.get_dummy_value()
 
     return sig, codegen

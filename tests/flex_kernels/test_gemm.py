@@ -172,9 +172,10 @@ for m, k, n in [(13, 300, 33), (7, 20, 17), (200, 260, 150), (128, 256, 10), (12
                 (17, 9, 8), (25, 40, 24)]:
     a, b = r.standard_normal((m, k)), r.standard_normal((k, n))
     for dt in (np.float32, np.float64):
-        got = gemm.matmul(a.astype(dt), b.astype(dt).T.copy().T)
-        err = np.abs(got - a @ b).max() / np.abs(a @ b).max()
-        assert err < (1e-5 if dt == np.float32 else 1e-12), (m, k, n, dt, err)
+        for lhs, rhs in ((a, b.T.copy().T), (a.T.copy().T, b)):  # B, then A, column-major
+            got = gemm.matmul(lhs.astype(dt, order="K"), rhs.astype(dt, order="K"))
+            err = np.abs(got - a @ b).max() / np.abs(a @ b).max()
+            assert err < (1e-5 if dt == np.float32 else 1e-12), (m, k, n, dt, err)
 print(gemm.MR, gemm.NR)
 """
 
@@ -221,7 +222,8 @@ def test_batched_matmul_reads_broadcast_and_reversed_operands(rng):
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("m,k,n", [(16, 1, 1), (17, 10, 15), (31, 255, 16), (33, 7, 17), (128, 256, 10),
                                    (128, 10, 256), (256, 128, 10), (40, 3, 31), (19, 64, 33),
-                                   (12, 5, 8), (13, 33, 9), (100, 400, 47)])  # fmt: skip
+                                   (12, 5, 8), (13, 33, 9), (100, 400, 47), (33, 20, 12),
+                                   (19, 7, 1), (45, 64, 11), (70, 5, 6)])  # fmt: skip
 @pytest.mark.parametrize("la", ["c", "f", "strided"])
 @pytest.mark.parametrize("lb", ["c", "f", "strided"])
 def test_small_products_take_the_unpacked_kernel_for_any_layout(rng, monkeypatch, dtype, m, k, n, la, lb):
@@ -241,6 +243,8 @@ def test_small_kernel_batched_broadcast_and_nan(rng):
     w = rng.standard_normal((12, 10)).astype(np.float32)
     wb = np.broadcast_to(w, (3, 12, 10))
     assert_close(gemm.batched_matmul(a, wb), _ref(a, wb), n=12)
+    af = np.ascontiguousarray(a.transpose(0, 2, 1)).transpose(0, 2, 1)  # columns contiguous
+    assert_close(gemm.batched_matmul(af, wb), _ref(a, wb), n=12)  # C^T = B^T A^T per entry
     assert_close(gemm.batched_matmul(a, wb.transpose(0, 2, 1).copy().transpose(0, 2, 1)),
                  _ref(a, wb), n=12)  # fmt: skip
     a[1, 4, 3] = np.nan

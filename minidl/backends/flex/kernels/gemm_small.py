@@ -166,14 +166,49 @@ def _rows(a, c, ldb, pb):
 
 
 @njit(**JIT_FAST)
+def _rows_t(a, b, c, bt, ct):
+    # C = A @ B as C^T = B^T @ A^T, for A with contiguous columns and n <= MR_MIN (``h.T @ g``):
+    # the vectors then run down A's columns, whole, instead of along C's few columns. B^T is
+    # copied into ``bt`` (one tile of rows, zero past n), C^T computed into ``ct``, copied out.
+    m, k = a.shape
+    n = c.shape[1]
+    isz = c.itemsize
+    two = n <= MR2  # the 2-vector tile's rows hold all of C's columns
+    rows = MR2 if two else MR1
+    nr = (NV2 if two else NV1) * (VBYTES // isz)
+    for j in range(rows):
+        for p in range(k):
+            bt[j * k + p] = b[p, j] if j < n else 0
+    a_addr, bt_addr, ct_addr = address(a), address(bt), address(ct)
+    lda = a.strides[1] // isz
+    for i in range(0, m, nr):
+        pa, pc = a_addr + i * isz, ct_addr + i * isz
+        if two:
+            masked_tile(k, bt_addr, k, 1, pa, lda, pc, m, m - i, MR2, NV2, c)
+        else:
+            masked_tile(k, bt_addr, k, 1, pa, lda, pc, m, m - i, MR1, NV1, c)
+    for j in range(n):
+        crow = ct[j * m : (j + 1) * m]
+        for i in range(m):
+            c[i, j] = crow[i]
+
+
+@njit(**JIT_FAST)
 def gemm_small(a, b, c):
     """C[t] = A[t] @ B[t] on the calling thread, without packing (B copied only when its
     columns are not contiguous). ``a`` [batch, m, k] and ``b`` [batch, k, n] of any strides,
     m at least ``MR_MIN``; ``c`` [batch, m, n] with contiguous rows."""
-    batch, k, n = b.shape
+    batch, m, k = a.shape
+    n = b.shape[2]
     isz = c.itemsize
     scratch = np.empty((k, n), c.dtype)
+    transposed = n <= MR_MIN and a.strides[1] == isz and a.strides[2] != isz
+    b_t = np.empty(MR_MIN * k if transposed else 0, c.dtype)
+    c_t = np.empty(MR_MIN * m if transposed else 0, c.dtype)
     for t in range(batch):
+        if transposed:
+            _rows_t(a[t], b[t], c[t], b_t, c_t)
+            continue
         bt = b[t]
         if bt.strides[1] == isz or n == 1:
             pb, ldb = address(bt), bt.strides[0] // isz

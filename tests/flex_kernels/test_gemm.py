@@ -216,14 +216,15 @@ def test_batched_matmul_reads_broadcast_and_reversed_operands(rng):
                  _ref(a[:, ::-1], wb[:, ::-1]), n=50)  # fmt: skip
 
 
-# The small-product kernel (gemm_small): serial work with m >= MR_MIN rows, no packing, masked
-# vectors for the last columns. Shapes around its tiles (16 x 1 / 12 x 2 vectors on AVX-512,
-# 12 x 1 / 6 x 2 on AVX2), n around one and two vectors, tiny k.
+# The small-product kernel (gemm_small): serial work, no packing, masked vectors for the last
+# columns. Shapes around its tiles (16 x 1 / 12 x 2 vectors on AVX-512, 12 x 1 / 6 x 2 on
+# AVX2; 4 and 1 rows below a tile), n around one and two vectors, tiny k, m below a tile.
 @pytest.mark.parametrize("dtype", FLOATS)
 @pytest.mark.parametrize("m,k,n", [(16, 1, 1), (17, 10, 15), (31, 255, 16), (33, 7, 17), (128, 256, 10),
                                    (128, 10, 256), (256, 128, 10), (40, 3, 31), (19, 64, 33),
                                    (12, 5, 8), (13, 33, 9), (100, 400, 47), (33, 20, 12),
-                                   (19, 7, 1), (45, 64, 11), (70, 5, 6)])  # fmt: skip
+                                   (19, 7, 1), (45, 64, 11), (70, 5, 6), (1, 50, 40), (3, 9, 17),
+                                   (4, 30, 33), (7, 20, 10), (11, 64, 5), (15, 3, 64)])  # fmt: skip
 @pytest.mark.parametrize("la", ["c", "f", "strided"])
 @pytest.mark.parametrize("lb", ["c", "f", "strided"])
 def test_small_products_take_the_unpacked_kernel_for_any_layout(rng, monkeypatch, dtype, m, k, n, la, lb):
@@ -235,7 +236,7 @@ def test_small_products_take_the_unpacked_kernel_for_any_layout(rng, monkeypatch
     a = _layouts(rng, (m, k), dtype)[la]
     b = _layouts(rng, (k, n), dtype)[lb]
     assert_close(gemm.matmul(a, b), _ref(a, b), dtype, k)
-    assert (calls == [gemm_small.gemm_small]) == (m >= gemm_small.MR_MIN)
+    assert calls == [gemm_small.gemm_small]  # all serial float products
 
 
 def test_small_kernel_batched_broadcast_and_nan(rng):

@@ -44,7 +44,7 @@ from numba import njit, prange
 from ._common import JIT, aligned_empty, compute_dtype
 from .gemm_micro import MR, NV, VBYTES
 from .gemm_pack import KC, gemm_parallel, gemm_serial, scratch_size
-from .gemm_small import MR_MIN, gemm_small
+from .gemm_small import gemm_small
 from .isa import ISA
 
 LANES = VBYTES // 4  # float32 per vector register
@@ -176,7 +176,7 @@ def _gemm3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
         c[...] = 0
         return
     parallel = batch * m * n * k >= PARALLEL_MIN_WORK
-    if not parallel and m >= MR_MIN and c.dtype.kind == "f":
+    if not parallel and c.dtype.kind == "f":
         _any_layout(gemm_small, c.dtype)(a, b, c)
         return
     if c.dtype.kind != "f":
@@ -255,7 +255,7 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
             f"matmul: out must be {a.dtype} of shape {shape}, found {out.dtype} {out.shape}"
         )
     m, k = a.shape
-    if (out is None and a.dtype.char in "fd" and m >= MR_MIN and m * shape[1] * k < PARALLEL_MIN_WORK
+    if (out is None and a.dtype.char in "fd" and m * shape[1] * k < PARALLEL_MIN_WORK
             and min(a.strides) >= 0 and min(b.strides) >= 0):  # fmt: skip
         # A small float product (the MLP's layers): straight to its kernel, skipping the
         # checks below, which cost about a tenth of its time.

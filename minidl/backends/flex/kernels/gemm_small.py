@@ -35,8 +35,8 @@ from .isa import ISA
 #: (rows, vectors) of the small kernel's tile when n needs two vectors or more / fits in one.
 #: AVX-512: 12 x 2 or 16 x 1 of 32 zmm; AVX2: 6 x 2 or 12 x 1 of 16 ymm (+ B and a broadcast).
 MR2, NV2, MR1, NV1 = (12, 2, 16, 1) if ISA == "avx512" else (6, 2, 12, 1)
-#: The fewest rows the small kernel takes (it needs one whole tile of rows).
-MR_MIN = max(MR1, MR2)
+#: The most columns of C computed as rows of C^T (A with contiguous columns, ``_rows_t``).
+NT_MAX = max(MR1, MR2)
 
 
 @intrinsic
@@ -144,30 +144,50 @@ def masked_tile(typingctx, kc, pa, ars, acs, pb, ldb, pc, ldc, ncols, mr, nv, li
 
 
 @njit(**JIT_FAST)
-def _rows(a, c, ldb, pb):
-    # C = A @ B for one batch entry, B's rows contiguous at address pb, ldb elements apart.
-    m, k = a.shape
+def _band(a, c, ldb, pb, ia, rows):
+    # C[ia:ia+rows] = A[ia:ia+rows] @ B, strip after strip, with a tile of ``rows`` rows
+    # (MR1 / MR2, or 4 or 1 when C has fewer rows than a whole tile).
+    k = a.shape[1]
     n = c.shape[1]
     isz = c.itemsize
     one = n <= VBYTES // isz
-    mr = MR1 if one else MR2
     nr = (NV1 if one else NV2) * (VBYTES // isz)
     sa0, sa1 = a.strides[0] // isz, a.strides[1] // isz
     ldc = c.strides[0] // isz
-    a_addr, c_addr = address(a), address(c)
-    for i in range(0, m, mr):
-        ia = min(i, m - mr)
-        for j in range(0, n, nr):
-            pa, pc = a_addr + ia * sa0 * isz, c_addr + (ia * ldc + j) * isz
-            if one:
+    pa = address(a) + ia * sa0 * isz
+    for j in range(0, n, nr):
+        pc = address(c) + (ia * ldc + j) * isz
+        if one:
+            if rows == MR1:
                 masked_tile(k, pa, sa0, sa1, pb + j * isz, ldb, pc, ldc, n - j, MR1, NV1, c)
+            elif rows == 4:
+                masked_tile(k, pa, sa0, sa1, pb + j * isz, ldb, pc, ldc, n - j, 4, NV1, c)
             else:
-                masked_tile(k, pa, sa0, sa1, pb + j * isz, ldb, pc, ldc, n - j, MR2, NV2, c)
+                masked_tile(k, pa, sa0, sa1, pb + j * isz, ldb, pc, ldc, n - j, 1, NV1, c)
+        elif rows == MR2:
+            masked_tile(k, pa, sa0, sa1, pb + j * isz, ldb, pc, ldc, n - j, MR2, NV2, c)
+        elif rows == 4:
+            masked_tile(k, pa, sa0, sa1, pb + j * isz, ldb, pc, ldc, n - j, 4, NV2, c)
+        else:
+            masked_tile(k, pa, sa0, sa1, pb + j * isz, ldb, pc, ldc, n - j, 1, NV2, c)
+
+
+@njit(**JIT_FAST)
+def _rows(a, c, ldb, pb):
+    # C = A @ B for one batch entry, B's rows contiguous at address pb, ldb elements apart.
+    # Bands of whole tiles, the last one moved up to end at C's last row (it rewrites a few
+    # rows with the same values); fewer rows than a tile: bands of 4, then single rows.
+    m = a.shape[0]
+    mr = MR1 if c.shape[1] <= VBYTES // c.itemsize else MR2
+    if m < mr:
+        mr = 4 if m >= 4 else 1
+    for i in range(0, m, mr):
+        _band(a, c, ldb, pb, min(i, m - mr), mr)
 
 
 @njit(**JIT_FAST)
 def _rows_t(a, b, c, bt, ct):
-    # C = A @ B as C^T = B^T @ A^T, for A with contiguous columns and n <= MR_MIN (``h.T @ g``):
+    # C = A @ B as C^T = B^T @ A^T, for A with contiguous columns and n <= NT_MAX (``h.T @ g``):
     # the vectors then run down A's columns, whole, instead of along C's few columns. B^T is
     # copied into ``bt`` (one tile of rows, zero past n), C^T computed into ``ct``, copied out.
     m, k = a.shape
@@ -197,14 +217,14 @@ def _rows_t(a, b, c, bt, ct):
 def gemm_small(a, b, c):
     """C[t] = A[t] @ B[t] on the calling thread, without packing (B copied only when its
     columns are not contiguous). ``a`` [batch, m, k] and ``b`` [batch, k, n] of any strides,
-    m at least ``MR_MIN``; ``c`` [batch, m, n] with contiguous rows."""
+    ``c`` [batch, m, n] with contiguous rows."""
     batch, m, k = a.shape
     n = b.shape[2]
     isz = c.itemsize
     scratch = np.empty((k, n), c.dtype)
-    transposed = n <= MR_MIN and a.strides[1] == isz and a.strides[2] != isz
-    b_t = np.empty(MR_MIN * k if transposed else 0, c.dtype)
-    c_t = np.empty(MR_MIN * m if transposed else 0, c.dtype)
+    transposed = n <= NT_MAX and a.strides[1] == isz and a.strides[2] != isz
+    b_t = np.empty(NT_MAX * k if transposed else 0, c.dtype)
+    c_t = np.empty(NT_MAX * m if transposed else 0, c.dtype)
     for t in range(batch):
         if transposed:
             _rows_t(a[t], b[t], c[t], b_t, c_t)

@@ -12,6 +12,17 @@ from minidl.backends.flex.kernels import gemm
 from .helpers import FLOATS, assert_close
 
 
+@pytest.fixture(autouse=True, scope="module", params=["small", "packed"])
+def kernel_path(request):
+    """Every test twice: as shipped (serial products skip packing), then with the packed gemm
+    for all products, so both kernels meet the odd shapes and layouts below."""
+    saved = gemm.SMALL_MAX_WORK
+    if request.param == "packed":
+        gemm.SMALL_MAX_WORK = 0
+    yield request.param
+    gemm.SMALL_MAX_WORK = saved
+
+
 def _ref(a, b):
     return a.astype(np.float64) @ b.astype(np.float64)
 
@@ -230,6 +241,7 @@ def test_batched_matmul_reads_broadcast_and_reversed_operands(rng):
 def test_small_products_take_the_unpacked_kernel_for_any_layout(rng, monkeypatch, dtype, m, k, n, la, lb):
     from minidl.backends.flex.kernels import gemm_small
 
+    monkeypatch.setattr(gemm, "SMALL_MAX_WORK", 128**3 + 1)  # as shipped, in both passes
     calls = []
     real = gemm._any_layout
     monkeypatch.setattr(gemm, "_any_layout", lambda kern, dt: calls.append(kern) or real(kern, dt))

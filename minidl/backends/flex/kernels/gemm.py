@@ -22,11 +22,15 @@ How it works (DESIGN §7 lists what was measured to matter):
   buffer, kept per calling thread between calls (a fresh 16 MiB buffer costs milliseconds of
   page faults). Below ``PARALLEL_MIN_WORK`` (m*n*k summed over the batch) everything runs on
   the calling thread: waking a second thread costs more than it saves.
+* **Small products** (below ``SMALL_MAX_WORK``, float): ``gemm_small``, no packing at all; B's
+  rows are read in place with masked vectors, so a 10-column product costs one vector per
+  row, not a 32-column strip; A with contiguous columns and few columns of C runs as C^T.
 * **One compiled version** per dtype serves operands of every layout (``_any_layout``).
 
 Measured (bench/gemm_isa.py, this 2-core Xeon, 2 threads, each contender in its own process):
 AVX-512 n = 1024 / 2048 0.99x / 1.00x OpenBLAS (the dot-product kernel before: 0.6x); the AVX2
-build 0.92x / 0.91x; the MLP step's three products 0.80-0.92x torch.
+build 0.92x / 0.91x; the MLP step's three big products 0.80-0.92x torch; its three small
+ones (n or k = 10, gemm_small) 0.7-1.2x torch on one thread (the packed kernel: 0.3-0.4x).
 
 No BLAS anywhere: ``np.dot``/``@`` inside numba would call OpenBLAS, whose thread pool fights
 numba's on a 2-core machine. Integer matrices take a plain i-k-j loop.
@@ -54,6 +58,11 @@ MC = 16 * MR  # rows of C per task at most (a packed MC x KC block of A sits in 
 #: one thread vs 22 us on two when both cores are free, and a parallel region whose second
 #: thread is descheduled (a neighbour on the other core) waits milliseconds for it.
 PARALLEL_MIN_WORK = 128**3 + 1
+#: m*n*k (summed over the batch) below which a float product skips packing (``gemm_small``).
+#: Measured, 1 thread, AVX-512: the unpacked kernel ran 1.15-10x the packed one at every
+#: serial shape tried (n = 10..256, k = 3..8000; most at large k with few rows, whose packed A
+#: panels are mostly padding), and the MLP's 10-column products 2-3x.
+SMALL_MAX_WORK = 128**3 + 1
 
 __all__ = ["ISA", "KC", "MC", "MR", "NR", "LANES", "matmul", "batched_matmul"]
 
@@ -176,7 +185,7 @@ def _gemm3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
         c[...] = 0
         return
     parallel = batch * m * n * k >= PARALLEL_MIN_WORK
-    if not parallel and c.dtype.kind == "f":
+    if batch * m * n * k < SMALL_MAX_WORK and c.dtype.kind == "f":
         _any_layout(gemm_small, c.dtype)(a, b, c)
         return
     if c.dtype.kind != "f":
@@ -255,7 +264,7 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
             f"matmul: out must be {a.dtype} of shape {shape}, found {out.dtype} {out.shape}"
         )
     m, k = a.shape
-    if (out is None and a.dtype.char in "fd" and m * shape[1] * k < PARALLEL_MIN_WORK
+    if (out is None and a.dtype.char in "fd" and m * shape[1] * k < SMALL_MAX_WORK
             and min(a.strides) >= 0 and min(b.strides) >= 0):  # fmt: skip
         # A small float product (the MLP's layers): straight to its kernel, skipping the
         # checks below, which cost about a tenth of its time.

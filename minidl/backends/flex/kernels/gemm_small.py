@@ -15,9 +15,17 @@ stay on one thread, the register tile reads its operands where they lie:
   columns); any other B is first copied into a C-ordered scratch (k x n, no padding);
 * C's rows with masked stores.
 
-The tile is ``MR_S x NV_S`` vectors, with ``NV_S = 1`` when n fits one vector (more rows
+The tile is ``MR2 x NV2`` vectors, or ``MR1 x NV1`` when n fits one vector (more rows
 instead: the registers the second vector column would take). A tile crossing C's last row is
-computed from A's last ``MR_S`` rows and overwrites rows already written with the same values.
+computed from A's last rows and overwrites rows already written with the same values; C with
+fewer rows than a tile runs in bands of 4 rows and single rows.
+
+When A's columns are contiguous (a transposed view, the backward's ``h.T @ g``) and C has at
+most ``NT_MAX`` columns, the product runs as C^T = B^T A^T: the vectors run down A's columns,
+whole, and C^T is copied out (``_rows_t``).
+
+Whole strips use plain loads and stores, a partial last strip masked ones: on AVX2 a runtime
+mask in every step costs registers the tile needs.
 """
 
 from __future__ import annotations

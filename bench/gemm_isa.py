@@ -8,8 +8,9 @@ Run natively and as an AVX2 build on the same machine (numba, OpenBLAS and torch
 
 Prints the ISA numba compiles for, the variant that ISA picked (micro-tile ``gemm.MR x gemm.NR``
 in vector registers, the KC / SUB blocking), the FMA peak of one core (``minidl.book.peak``),
-then for square n and the three products of an MLP 784-256-10 training step at batch 128
-(``x @ W``, ``x.T @ dy`` and ``dy @ W.T``, the transposes as views), GFLOP/s of Flex, OpenBLAS
+then for square n and the products of an MLP 784-256-10 training step at batch 128
+(``x @ W``, ``x.T @ dy`` and ``dy @ W.T``, the transposes as views; then the output layer's
+``h @ W2``, ``h.T @ g``, ``g @ W2.T``, which take the unpacked small kernel), GFLOP/s of Flex, OpenBLAS
 and torch, each as a fraction of peak x threads, and Flex / OpenBLAS, Flex / torch (> 1: Flex
 faster). Each contender runs in its own process (as the issue's harness does: two thread pools
 in one process fight over the two cores), ``--rounds`` processes each, alternating, best of
@@ -34,7 +35,10 @@ os.environ.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".numba_cache"))
 
 #: (name, m, k, n, A transposed view?, B transposed view?)
 MLP = [("x@W", 128, 784, 256, False, False), ("x.T@dy", 784, 128, 256, True, False),
-       ("dy@W.T", 128, 256, 784, False, True)]  # fmt: skip
+       ("dy@W.T", 128, 256, 784, False, True),
+       # the output layer's three: small enough for one thread, n or k of 10 (gemm_small)
+       ("h@W2", 128, 256, 10, False, False), ("h.T@g", 256, 128, 10, True, False),
+       ("g@W2.T", 128, 10, 256, False, True)]  # fmt: skip
 
 
 def _operands(np, m: int, k: int, n: int, ta: bool, tb: bool):
@@ -84,7 +88,7 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--sizes", type=int, nargs="*", default=[256, 512, 1024, 2048])
-    ap.add_argument("--no-mlp", action="store_true", help="skip the MLP step's three products")
+    ap.add_argument("--no-mlp", action="store_true", help="skip the MLP step's six products")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=2, help="processes per contender, alternating")
     ap.add_argument("--only", choices=["flex", "blas", "torch"], help=argparse.SUPPRESS)
@@ -99,7 +103,7 @@ def main() -> None:
     import torch
     from threadpoolctl import threadpool_info
 
-    from minidl.backends.flex.kernels import gemm, gemm_micro, gemm_pack, isa
+    from minidl.backends.flex.kernels import gemm, gemm_micro, gemm_pack, gemm_small, isa
     from minidl.book.peak import fma_peak
 
     blas = [f"{p['internal_api']} {p.get('architecture')}" for p in threadpool_info()]
@@ -107,7 +111,9 @@ def main() -> None:
     print(f"ISA {isa.ISA} (numba cpu {isa.CPU_NAME}); avx512f in /proc/cpuinfo: "
           f"{'avx512f' in Path('/proc/cpuinfo').read_text()}; machine shared, load {os.getloadavg()[0]:.1f}")
     print(f"variant: outer-product micro-tile {gemm.MR}x{gemm.NR} float32 ({gemm.MR}x{gemm_micro.NV} "
-          f"vectors of {gemm.LANES} lanes), KC {gemm_pack.KC}, SUB {gemm_pack.SUB}, MC {gemm.MC}")
+          f"vectors of {gemm.LANES} lanes), KC {gemm_pack.KC}, SUB {gemm_pack.SUB}, MC {gemm.MC}; "
+          f"unpacked below m*n*k {gemm.SMALL_MAX_WORK} (tiles {gemm_small.MR2}x{gemm_small.NV2}, "
+          f"{gemm_small.MR1}x{gemm_small.NV1} vectors)")
     print(f"BLAS {blas}; torch {torch.__version__} ({torch.backends.cpu.get_cpu_capability()}); "
           f"threads {args.threads}, numba layer {numba.config.THREADING_LAYER}")
     print(f"FMA peak: {peak['gflops']:.0f} GFLOP/s per core ({peak['lanes']} lanes)")

@@ -12,6 +12,17 @@ from minidl.backends.flex.kernels import gemm
 from .helpers import FLOATS, assert_close
 
 
+@pytest.fixture(autouse=True, scope="module", params=["small", "packed"])
+def kernel_path(request):
+    """Every test twice: as shipped (serial products skip packing), then with the packed gemm
+    for all products, so both kernels meet the odd shapes and layouts below."""
+    saved = gemm.SMALL_MAX_WORK
+    if request.param == "packed":
+        gemm.SMALL_MAX_WORK = 0
+    yield request.param
+    gemm.SMALL_MAX_WORK = saved
+
+
 def _ref(a, b):
     return a.astype(np.float64) @ b.astype(np.float64)
 
@@ -168,12 +179,14 @@ _OTHER_ISA = """
 import numpy as np
 from minidl.backends.flex.kernels import gemm
 r = np.random.default_rng(0)
-for m, k, n in [(13, 300, 33), (7, 20, 17), (200, 260, 150)]:
+for m, k, n in [(13, 300, 33), (7, 20, 17), (200, 260, 150), (128, 256, 10), (128, 10, 256),
+                (17, 9, 8), (25, 40, 24)]:
     a, b = r.standard_normal((m, k)), r.standard_normal((k, n))
     for dt in (np.float32, np.float64):
-        got = gemm.matmul(a.astype(dt), b.astype(dt).T.copy().T)
-        err = np.abs(got - a @ b).max() / np.abs(a @ b).max()
-        assert err < (1e-5 if dt == np.float32 else 1e-12), (m, k, n, dt, err)
+        for lhs, rhs in ((a, b.T.copy().T), (a.T.copy().T, b)):  # B, then A, column-major
+            got = gemm.matmul(lhs.astype(dt, order="K"), rhs.astype(dt, order="K"))
+            err = np.abs(got - a @ b).max() / np.abs(a @ b).max()
+            assert err < (1e-5 if dt == np.float32 else 1e-12), (m, k, n, dt, err)
 print(gemm.MR, gemm.NR)
 """
 
@@ -213,3 +226,44 @@ def test_batched_matmul_reads_broadcast_and_reversed_operands(rng):
     assert_close(gemm.batched_matmul(a, wb), _ref(a, wb), n=50)
     assert_close(gemm.batched_matmul(a[:, ::-1], wb.transpose(0, 2, 1).transpose(0, 2, 1)[:, ::-1]),
                  _ref(a[:, ::-1], wb[:, ::-1]), n=50)  # fmt: skip
+
+
+# The small-product kernel (gemm_small): serial work, no packing, masked vectors for the last
+# columns. Shapes around its tiles (16 x 1 / 12 x 2 vectors on AVX-512, 12 x 1 / 6 x 2 on
+# AVX2; 4 and 1 rows below a tile), n around one and two vectors, tiny k, m below a tile.
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("m,k,n", [(16, 1, 1), (17, 10, 15), (31, 255, 16), (33, 7, 17), (128, 256, 10),
+                                   (128, 10, 256), (256, 128, 10), (40, 3, 31), (19, 64, 33),
+                                   (12, 5, 8), (13, 33, 9), (100, 400, 47), (33, 20, 12),
+                                   (19, 7, 1), (45, 64, 11), (70, 5, 6), (1, 50, 40), (3, 9, 17),
+                                   (4, 30, 33), (7, 20, 10), (11, 64, 5), (15, 3, 64)])  # fmt: skip
+@pytest.mark.parametrize("la", ["c", "f", "strided"])
+@pytest.mark.parametrize("lb", ["c", "f", "strided"])
+def test_small_products_take_the_unpacked_kernel_for_any_layout(rng, monkeypatch, dtype, m, k, n, la, lb):
+    from minidl.backends.flex.kernels import gemm_small
+
+    monkeypatch.setattr(gemm, "SMALL_MAX_WORK", 128**3 + 1)  # as shipped, in both passes
+    calls = []
+    real = gemm._any_layout
+    monkeypatch.setattr(gemm, "_any_layout", lambda kern, dt: calls.append(kern) or real(kern, dt))
+    a = _layouts(rng, (m, k), dtype)[la]
+    b = _layouts(rng, (k, n), dtype)[lb]
+    assert_close(gemm.matmul(a, b), _ref(a, b), dtype, k)
+    assert calls == [gemm_small.gemm_small]  # all serial float products
+
+
+def test_small_kernel_batched_broadcast_and_nan(rng):
+    a = rng.standard_normal((3, 20, 12)).astype(np.float32)
+    w = rng.standard_normal((12, 10)).astype(np.float32)
+    wb = np.broadcast_to(w, (3, 12, 10))
+    assert_close(gemm.batched_matmul(a, wb), _ref(a, wb), n=12)
+    af = np.ascontiguousarray(a.transpose(0, 2, 1)).transpose(0, 2, 1)  # columns contiguous
+    assert_close(gemm.batched_matmul(af, wb), _ref(a, wb), n=12)  # C^T = B^T A^T per entry
+    assert_close(gemm.batched_matmul(a, wb.transpose(0, 2, 1).copy().transpose(0, 2, 1)),
+                 _ref(a, wb), n=12)  # fmt: skip
+    a[1, 4, 3] = np.nan
+    wt = w.copy()
+    wt[5, 2] = np.inf
+    out, ref = gemm.matmul(a[1], wt), _ref(a[1], wt)
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(ref))
+    np.testing.assert_array_equal(np.isinf(out), np.isinf(ref))

@@ -22,11 +22,15 @@ How it works (DESIGN §7 lists what was measured to matter):
   buffer, kept per calling thread between calls (a fresh 16 MiB buffer costs milliseconds of
   page faults). Below ``PARALLEL_MIN_WORK`` (m*n*k summed over the batch) everything runs on
   the calling thread: waking a second thread costs more than it saves.
+* **Small products** (below ``SMALL_MAX_WORK``, float): ``gemm_small``, no packing at all; B's
+  rows are read in place with masked vectors, so a 10-column product costs one vector per
+  row, not a 32-column strip; A with contiguous columns and few columns of C runs as C^T.
 * **One compiled version** per dtype serves operands of every layout (``_any_layout``).
 
 Measured (bench/gemm_isa.py, this 2-core Xeon, 2 threads, each contender in its own process):
 AVX-512 n = 1024 / 2048 0.99x / 1.00x OpenBLAS (the dot-product kernel before: 0.6x); the AVX2
-build 0.92x / 0.91x; the MLP step's three products 0.80-0.92x torch.
+build 0.92x / 0.91x; the MLP step's three big products 0.80-0.92x torch; its three small
+ones (n or k = 10, gemm_small) 0.7-1.2x torch on one thread (the packed kernel: 0.3-0.4x).
 
 No BLAS anywhere: ``np.dot``/``@`` inside numba would call OpenBLAS, whose thread pool fights
 numba's on a 2-core machine. Integer matrices take a plain i-k-j loop.
@@ -44,6 +48,7 @@ from numba import njit, prange
 from ._common import JIT, aligned_empty, compute_dtype
 from .gemm_micro import MR, NV, VBYTES
 from .gemm_pack import KC, gemm_parallel, gemm_serial, scratch_size
+from .gemm_small import gemm_small
 from .isa import ISA
 
 LANES = VBYTES // 4  # float32 per vector register
@@ -53,6 +58,11 @@ MC = 16 * MR  # rows of C per task at most (a packed MC x KC block of A sits in 
 #: one thread vs 22 us on two when both cores are free, and a parallel region whose second
 #: thread is descheduled (a neighbour on the other core) waits milliseconds for it.
 PARALLEL_MIN_WORK = 128**3 + 1
+#: m*n*k (summed over the batch) below which a float product skips packing (``gemm_small``).
+#: Measured, 1 thread, AVX-512: the unpacked kernel ran 1.15-10x the packed one at every
+#: serial shape tried (n = 10..256, k = 3..8000; most at large k with few rows, whose packed A
+#: panels are mostly padding), and the MLP's 10-column products 2-3x.
+SMALL_MAX_WORK = 128**3 + 1
 
 __all__ = ["ISA", "KC", "MC", "MR", "NR", "LANES", "matmul", "batched_matmul"]
 
@@ -175,6 +185,9 @@ def _gemm3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
         c[...] = 0
         return
     parallel = batch * m * n * k >= PARALLEL_MIN_WORK
+    if batch * m * n * k < SMALL_MAX_WORK and c.dtype.kind == "f":
+        _any_layout(gemm_small, c.dtype)(a, b, c)
+        return
     if c.dtype.kind != "f":
         a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
         (ikj_parallel if parallel else ikj_serial)(a, b, c)
@@ -191,7 +204,7 @@ def _gemm3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
         _any_layout(gemm_serial, c.dtype)(a, b, c, buf, nti, ntj, direct_a, own_b)
 
 
-_compiled: set[tuple[str, str]] = set()
+_compiled: dict[tuple[object, np.dtype], object] = {}
 _compile_lock = threading.Lock()
 
 
@@ -204,25 +217,29 @@ def _any_layout(kernel, dtype: np.dtype):
     and B through their strides anyway, so one 'A'-layout version serves them all. Compiled
     on first use (or loaded from numba's cache), never at import.
     """
-    key = (kernel.__name__, np.dtype(dtype).str)
-    if key not in _compiled:
-        with _compile_lock:
+    ready = _compiled.get((kernel, dtype))  # a dict look-up: small products feel every 0.1 us
+    if ready is not None:
+        return ready
+    with _compile_lock:
+        if (kernel, dtype) not in _compiled:
             nb = numba.from_dtype(dtype)
             any3 = numba.types.Array(nb, 3, "A", readonly=True)  # takes writeable arrays too
-            flags = (numba.types.boolean,) * 2
-            ints = (numba.types.intp,) * (3 if kernel is gemm_parallel else 2)
+            sig = (any3, any3, numba.types.Array(nb, 3, "C"))
+            if kernel is not gemm_small:
+                flags = (numba.types.boolean,) * 2
+                ints = (numba.types.intp,) * (3 if kernel is gemm_parallel else 2)
+                sig += (numba.types.Array(nb, 1, "C"),) + ints + flags
             kernel.disable_compile(False)
-            kernel.compile((any3, any3, numba.types.Array(nb, 3, "C"), numba.types.Array(nb, 1, "C"))
-                           + ints + flags)  # fmt: skip
+            kernel.compile(sig)
             kernel.disable_compile(True)  # C-, F-ordered and read-only operands take this version
-            _compiled.add(key)
+            _compiled[(kernel, dtype)] = kernel
     return kernel
 
 
 def _operand(x: np.ndarray, dt: np.dtype) -> np.ndarray:
     # Any non-negative strides are packed or read as they lie (a broadcast batch dim, stride 0,
     # too); only a dtype change (float16) or a negative stride makes a copy.
-    if x.dtype == dt and all(s >= 0 for s in x.strides):
+    if x.dtype == dt and min(x.strides) >= 0:
         return x
     return np.ascontiguousarray(x, dtype=dt)
 
@@ -246,6 +263,14 @@ def matmul(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.nd
         raise ValueError(
             f"matmul: out must be {a.dtype} of shape {shape}, found {out.dtype} {out.shape}"
         )
+    m, k = a.shape
+    if (out is None and a.dtype.char in "fd" and m * shape[1] * k < SMALL_MAX_WORK
+            and min(a.strides) >= 0 and min(b.strides) >= 0):  # fmt: skip
+        # A small float product (the MLP's layers): straight to its kernel, skipping the
+        # checks below, which cost about a tenth of its time.
+        c = np.empty((1,) + shape, a.dtype)
+        _any_layout(gemm_small, a.dtype)(a[None], b[None], c)
+        return c[0]
     dt = compute_dtype(a.dtype)
     a_c, b_c = _operand(a, dt), _operand(b, dt)
     if out is not None and out.dtype == dt and out.flags.c_contiguous:

@@ -12,6 +12,7 @@ module              wrappers (burn-flex piece)
                     register tile follows ``isa.ISA`` (AVX-512 or AVX2, read at import)
 ``gemm_micro``      the gemm's micro-kernel: an MR x NR tile of C in vector registers
 ``gemm_pack``       the gemm's blocking, packing of B and the split over threads
+``gemm_small``      small products without packing: a register tile reading A and B in place
 ``gemm_vec``        whole-vector copies and register transposes for packing
 ``conv``            ``conv2d``, ``conv_transpose2d``, ``conv2d_x_backward``,
                     ``conv2d_weight_backward``, ``conv2d_bias_backward`` (``conv2d``,
@@ -52,7 +53,7 @@ import importlib
 from typing import Any
 
 _MODULES = (
-    "gemm", "gemm_micro", "gemm_pack", "gemm_vec", "conv", "conv_common", "conv_loop",
+    "gemm", "gemm_micro", "gemm_pack", "gemm_small", "gemm_vec", "conv", "conv_common", "conv_loop",
     "conv_tile", "conv_wgrad", "pool", "norm", "norm_simd", "softmax", "reduce", "elementwise",
     "broadcast", "operands", "unary", "rng", "copy", "indexing",
 )  # fmt: skip

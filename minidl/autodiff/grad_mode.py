@@ -20,12 +20,14 @@ class _GradMode(threading.local):
     enabled = True
 
 
-_STATE = _GradMode()
+#: This thread's grad mode: ``STATE.enabled`` (what :func:`is_grad_enabled` returns; the
+#: recorder reads the field directly, it runs on every op).
+STATE = _GradMode()
 
 
 def is_grad_enabled() -> bool:
     """False inside a ``no_grad()`` block of this thread."""
-    return _STATE.enabled
+    return STATE.enabled
 
 
 @contextlib.contextmanager
@@ -36,8 +38,8 @@ def no_grad() -> Iterator[None]:
     ``detach()``, it applies to every op in the block. ``require_grad()`` still works inside.
     """
     previous = is_grad_enabled()
-    _STATE.enabled = False
+    STATE.enabled = False
     try:
         yield
     finally:
-        _STATE.enabled = previous
+        STATE.enabled = previous

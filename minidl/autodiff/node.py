@@ -51,15 +51,22 @@ class Node:
 
     __slots__ = ("id", "parents", "requirement", "step", "tracked")
 
-    def __init__(self, requirement: Requirement, parents: tuple[Node, ...] = (), step: Any = None,
-                 id: int | None = None):
-        self.id = next(_IDS) if id is None else id
+    def __init__(self, requirement: Requirement, parents: tuple[Node, ...] = (), step: Any = None):
+        self.id = next(_IDS)
         self.parents = parents
         self.requirement = requirement
         self.step = step
         #: Whether gradients flow through this node (requirement is not ``NONE``); a field,
         #: not a property, because every recorded op reads it for each input.
         self.tracked = requirement is not _NONE
+
+    @classmethod
+    def leaf_with_id(cls, requirement: Requirement, id: int) -> Node:
+        """A leaf that keeps an existing node's ``id`` (``require_grad`` on a tensor keeps its
+        identity, so its gradient is found under the same id)."""
+        node = cls(requirement)
+        node.id = id
+        return node
 
     def __repr__(self) -> str:
         step = type(self.step).__name__ if self.step is not None else "leaf"

@@ -8,7 +8,6 @@ tensors ``/`` is burn's integer division (rounding toward zero), not Python's tr
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable
 from typing import Any, Self
 
 from minidl.backend.dtype import Kind
@@ -28,12 +27,9 @@ class ArithmeticOps(ShapeOps, CreationOps):
     __slots__ = ()
 
     # ----- shared checks ------------------------------------------------------------------
-    def _binary(self, ops: str, other: Self, float: Callable | None = None,
-                int: Callable | None = None) -> Callable | None:
-        """Check ``self <ops> other`` (kinds match and are numeric, Float dtypes match, the shapes
-        broadcast) and return the Dispatch op for this tensor's kind among those given.
-
-        Runs on every binary op, so the common case costs one test per rule."""
+    def _binary(self, ops: str, other: Self) -> None:
+        """Check ``self <ops> other``: the kinds match and are numeric, Float dtypes match, the
+        shapes broadcast. Runs on every binary op, so the common case costs one test per rule."""
         kind = self.kind
         if kind is _BOOL or not isinstance(other, TensorBase) or other.kind is not kind:
             self._require(ops, *_NUMERIC)
@@ -45,7 +41,6 @@ class ArithmeticOps(ShapeOps, CreationOps):
         if ls != rs:
             check_same_rank(ops, tuple(ls), tuple(rs))
             broadcast_shape(ops, tuple(ls), tuple(rs))
-        return float if kind is _FLOAT else int
 
     def _int_scalar_tensor(self, value: int) -> Self:
         """A ``[1, ..., 1]`` Int tensor holding ``value`` (the Int protocol has no ``*_scalar``
@@ -58,28 +53,32 @@ class ArithmeticOps(ShapeOps, CreationOps):
         """``self + other``, broadcasting (a number calls :meth:`add_scalar`)."""
         if not isinstance(other, TensorBase):
             return self.add_scalar(other)
-        op = self._binary("add", other, float=Dispatch.float_add, int=Dispatch.int_add)
+        self._binary("add", other)
+        op = Dispatch.float_add if self.kind is _FLOAT else Dispatch.int_add
         return self._wrap(op(self.primitive, other.primitive))
 
     def sub(self, other: Self | float) -> Self:
         """``self - other``, broadcasting."""
         if not isinstance(other, TensorBase):
             return self.sub_scalar(other)
-        op = self._binary("sub", other, float=Dispatch.float_sub, int=Dispatch.int_sub)
+        self._binary("sub", other)
+        op = Dispatch.float_sub if self.kind is _FLOAT else Dispatch.int_sub
         return self._wrap(op(self.primitive, other.primitive))
 
     def mul(self, other: Self | float) -> Self:
         """``self * other``, broadcasting."""
         if not isinstance(other, TensorBase):
             return self.mul_scalar(other)
-        op = self._binary("mul", other, float=Dispatch.float_mul, int=Dispatch.int_mul)
+        self._binary("mul", other)
+        op = Dispatch.float_mul if self.kind is _FLOAT else Dispatch.int_mul
         return self._wrap(op(self.primitive, other.primitive))
 
     def div(self, other: Self | float) -> Self:
         """``self / other``, broadcasting (Int: division rounding toward zero, as burn)."""
         if not isinstance(other, TensorBase):
             return self.div_scalar(other)
-        op = self._binary("div", other, float=Dispatch.float_div, int=Dispatch.int_div)
+        self._binary("div", other)
+        op = Dispatch.float_div if self.kind is _FLOAT else Dispatch.int_div
         return self._wrap(op(self.primitive, other.primitive))
 
     def remainder(self, other: Self | float) -> Self:

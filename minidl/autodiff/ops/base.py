@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from itertools import compress
 from typing import Any, ClassVar
 
-from minidl.autodiff.grad_mode import is_grad_enabled
+from minidl.autodiff.grad_mode import STATE as GRAD_MODE
 from minidl.autodiff.node import Node, Requirement
 from minidl.autodiff.step import Recompute, Step
 from minidl.autodiff.tensor import AutodiffTensor
@@ -91,7 +91,7 @@ def finish(AD: type, step: Step, inputs: Sequence[AutodiffTensor], out: Any) -> 
     else:
         nodes = tuple([t.node for t in inputs])
         tracked = tuple([n.tracked for n in nodes])
-    if True not in tracked or not is_grad_enabled():
+    if True not in tracked or not GRAD_MODE.enabled:
         return AutodiffTensor(out, Node(_NONE))
     step.inputs = nodes
     step.tracked = tracked

@@ -118,7 +118,7 @@ class AutodiffTensorOps(AutodiffOpsBase):
                 "Can't convert a non leaf tensor into a tracked tensor: require_grad() on the "
                 "result of an op; call detach() first to make it a leaf"
             )
-        return AutodiffTensor(tensor.inner, Node(Requirement.GRAD, id=node.id))
+        return AutodiffTensor(tensor.inner, Node.leaf_with_id(Requirement.GRAD, node.id))
 
     @classmethod
     def float_set_require_grad(cls, tensor, require_grad):

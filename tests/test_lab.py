@@ -119,6 +119,14 @@ def test_make_lab_runs_as_root_and_shows_what_the_site_shows(browser, lab):  # n
     try:
         nb = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook")
         nb.locator(".jp-CodeCell").first.wait_for(timeout=START_TIMEOUT * 1000)
+        try:  # the notebook's cells appear one render after another: wait for them all
+            page.wait_for_function(
+                """() => document.querySelectorAll(
+                     '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell').length >= 4""",
+                timeout=60000,
+            )
+        except PlaywrightTimeout:
+            pass  # the assertion below says what was found
         n_code = nb.locator(".jp-CodeCell").count()
         assert n_code >= 4, "the chapter did not open as a notebook"
 

@@ -3,8 +3,11 @@
 Run natively and as an AVX2 build on the same machine (numba, OpenBLAS and torch all told so)::
 
     .venv/bin/python bench/gemm_isa.py                       # the host's ISA
-    NUMBA_CPU_NAME=haswell OPENBLAS_CORETYPE=Haswell ATEN_CPU_CAPABILITY=avx2 \\
-        ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 .venv/bin/python bench/gemm_isa.py
+    NUMBA_CPU_NAME=haswell NUMBA_CPU_FEATURES=-avx512f OPENBLAS_CORETYPE=Haswell \\
+        ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 \\
+        .venv/bin/python bench/gemm_isa.py
+
+(``NUMBA_CPU_NAME`` alone keeps the host's features, AVX-512 included: ``isa.AVX2_BUILD``.)
 
 Prints the ISA numba compiles for, the variant that ISA picked (micro-tile ``gemm.MR x gemm.NR``
 in vector registers, the KC / SUB blocking), the FMA peak of one core (``minidl.book.peak``),

@@ -15,15 +15,11 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from minidl.backends.flex.kernels import conv, conv_tile
+from minidl.backends.flex.kernels import conv, conv_tile, isa
 
 from .helpers import assert_close
 
 ROOT = Path(__file__).resolve().parents[2]
-AVX2_FEATURES = (
-    "+64bit,+avx,+avx2,+fma,+f16c,+bmi,+bmi2,+popcnt,+sse4.2,+sse4.1,+ssse3,+sse3,+sse2,+sse,"
-    "+mmx,+cx16,+movbe,+lzcnt,+xsave,+cmov,+fxsr,+sahf"
-)
 
 
 def _ref(x, w, b, stride=1, padding=0, dilation=1, groups=1):
@@ -82,7 +78,7 @@ def test_slots_cover_each_row_once(nv):
 def test_avx2_tiles_match_torch_in_a_child_process():
     code = """
 import numpy as np, torch, torch.nn.functional as F
-from minidl.backends.flex.kernels import conv, conv_tile
+from minidl.backends.flex.kernels import conv, conv_tile, isa
 assert conv_tile.LANES == 8 and conv_tile.WIDE == conv_tile.NARROW == (4, 3)
 rng = np.random.default_rng(0)
 for shape, k, stride in [((2, 3, 5, 21), 7, 1), ((4, 16, 32, 32), 32, 1), ((2, 6, 13, 11), 5, 2)]:
@@ -108,8 +104,7 @@ np.testing.assert_allclose(norm.layer_norm(x, g, b), ref.numpy(), rtol=1e-5, ato
 print("ok")
 """
     # A true AVX2 build: the CPU name alone keeps the host's AVX-512 features in numba.
-    env = dict(os.environ, NUMBA_CPU_NAME="haswell", NUMBA_CPU_FEATURES=AVX2_FEATURES,
-               PYTHONPATH=str(ROOT))  # fmt: skip
+    env = dict(os.environ, **isa.AVX2_BUILD, PYTHONPATH=str(ROOT))
     env.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".numba_cache"))
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]

@@ -141,10 +141,8 @@ NATIVE_DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int32
 
 
 def fast_pair(a, b) -> bool:
-    """Same shape and the same native dtype, both C-contiguous: the tiny-op path.
-
-    Ordered cheapest first: this test runs on every binary op, and on a 4x4 add it used to
-    cost as much as the kernel."""
+    """Same shape and the same native dtype, both C-contiguous: the comparisons' tiny-op path
+    (one flat row, no views to build). Ordered cheapest first: it runs on every comparison."""
     return (type(a) is np.ndarray and type(b) is np.ndarray and a.shape == b.shape
             and a.dtype is b.dtype and a.dtype in NATIVE_DTYPES and a.flags.c_contiguous
             and b.flags.c_contiguous)

@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from minidl.autodiff.tensor import autodiff_tensor_of
+from minidl.autodiff.tensor import AutodiffTensor, autodiff_tensor_of
 
 
 def node_id(tensor: Any) -> int:
     """The node id of an ``AutodiffTensor``, of anything wrapping one (a DispatchTensor, a
     Tensor), or an id given as an int."""
+    if type(tensor) is AutodiffTensor:  # what the optimizer's grad_remove hands over
+        return tensor.node.id
     if isinstance(tensor, int):
         return tensor
     return autodiff_tensor_of(tensor, "expected an autodiff tensor or a node id").node.id

@@ -15,7 +15,6 @@ its clones, as burn shares it through an ``Arc``.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 from minidl.dispatch import Device
@@ -72,7 +71,10 @@ class Module(ModuleNode):
             visit_value(value, join(prefix, name), visitor)
 
     def _map_fields(self, mapper: ModuleMapper, prefix: str) -> Module:
-        new = copy.copy(self)
+        # copy.copy's protocol, spelled out (an optimizer step maps every module of the model)
+        cls = type(self)
+        new = cls.__new__(cls)
+        new.__dict__.update(self.__dict__)
         for name, value in self.named_fields():
             new.__dict__[name] = map_value(value, join(prefix, name), mapper)
         return new

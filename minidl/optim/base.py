@@ -10,6 +10,7 @@ are immutable); the per-parameter state is kept in the optimizer, keyed by ``Par
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from minidl.module import Module, ModuleMapper, Param
@@ -39,7 +40,8 @@ class Optimizer:
     def step(self, lr: float, module: Module, grads: Any) -> Module:
         """The module after one update with learning rate ``lr``. ``grads`` is what
         ``backward()`` returned, or a :class:`GradientsParams`."""
-        check_field(type(self.optim).__name__ + ".step", "lr", lr, float, non_negative)
+        if type(lr) is not float or not 0.0 <= lr < math.inf:  # the check below says what is wrong
+            check_field(type(self.optim).__name__ + ".step", "lr", lr, float, non_negative)
         if not isinstance(grads, GradientsParams):
             grads = GradientsParams.from_grads(grads, module)
         return module.map(_StepMapper(self, float(lr), grads))
@@ -48,17 +50,18 @@ class Optimizer:
         """One parameter's update (what the walk does for each param with a gradient)."""
         tensor = param.val()
         device = tensor.device
-        inner = tensor.inner()
-        grad = grad.inner()
+        autodiff = device.is_autodiff()
+        inner = tensor.inner() if autodiff else tensor
+        if grad.device.is_autodiff():
+            grad = grad.inner()
         if self.grad_clipping is not None:
             grad = self.grad_clipping.clip_gradient(grad)
         new, state = self.optim.step(lr, inner, grad, self.states.get(param.id))
         self.states[param.id] = state
-        new = new.inner().detach()
-        if device.is_autodiff():
-            new = Tensor.from_inner(new, device)
-            if param.require_grad:
-                new = new.require_grad()
+        if new.device.is_autodiff():  # a rule that computed on the autodiff device
+            new = new.inner()  # (on the inner device a tensor is in no graph: nothing to detach)
+        if autodiff:
+            new = Tensor.from_inner(new, device, require_grad=param.require_grad)
         return param.with_value(new)
 
 

@@ -70,9 +70,11 @@ class AutodiffOps(TensorBase):
         return self._wrap(op(self.primitive, self.device.inner()))
 
     @classmethod
-    def from_inner(cls, tensor: Self, device: Device | None = None) -> Self:
+    def from_inner(cls, tensor: Self, device: Device | None = None, require_grad: bool = False) -> Self:
         """Lift a plain tensor onto an autodiff device as a new leaf (``device`` defaults to
-        ``tensor.device.autodiff()``)."""
+        ``tensor.device.autodiff()``); ``require_grad=True`` makes that leaf track its
+        gradient (burn's ``Tensor::from_inner(t).require_grad()``, in one step: an optimizer
+        does this for every parameter of every step)."""
         if not isinstance(tensor, TensorBase):
             fail("from_inner", "Argument tensor must be a Tensor.", f"Found {type(tensor).__name__}.", kind=True)
         if tensor.device.is_autodiff():
@@ -83,7 +85,13 @@ class AutodiffOps(TensorBase):
         if not device.is_autodiff():
             fail("from_inner", "Argument device must be an autodiff device.", f"Found {device}.")
         if tensor.kind is Kind.FLOAT:
-            return cls(Dispatch.float_from_inner(tensor.primitive, device), Kind.FLOAT)
+            lifted = Dispatch.float_from_inner(tensor.primitive, device)
+            if require_grad:
+                lifted = Dispatch.float_require_grad(lifted)
+            return cls(lifted, Kind.FLOAT)
+        if require_grad:
+            fail("from_inner", "Only a Float tensor can require grad.", f"Found a {tensor.kind.name} tensor.",
+                 kind=True)
         op = tensor._by_kind(float=Dispatch.float_to_device, int=Dispatch.int_to_device,
                              bool=Dispatch.bool_to_device)
         return cls(op(tensor.primitive, device), tensor.kind)

@@ -74,6 +74,16 @@ def test_detach_inner_from_inner(ad):
     assert not i.inner().device.is_autodiff()
 
 
+def test_from_inner_with_require_grad_makes_a_tracked_leaf(ad):
+    inner = T(randn((2, 2), 80), ad.inner())
+    leaf = Tensor.from_inner(inner, ad, require_grad=True)
+    assert leaf.is_require_grad() and not Tensor.from_inner(inner, ad).is_require_grad()
+    grads = leaf.mul_scalar(3.0).sum().backward()
+    close(leaf.grad(grads), np.full((2, 2), 3.0, np.float32))
+    with pytest.raises(TypeError, match="Only a Float tensor can require grad"):
+        Tensor.from_inner(T(np.array([1, 2]), ad.inner()), ad, require_grad=True)
+
+
 def test_set_require_grad_false_stops_tracking(ad):
     x = T(randn((2,), 77), ad).require_grad().set_require_grad(False)
     assert not x.is_require_grad()

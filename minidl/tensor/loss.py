@@ -28,8 +28,9 @@ def _targets(ops: str, targets, batch: int, classes: int) -> None:
         # read on the host once: the labels come from the data, and two compares, two any()
         # and two reads back cost five times as much on every training step
         labels = targets.to_numpy()
-        low, high = int(labels.min()), int(labels.max())
-        if low < 0 or high >= classes:
+        # one pass: as unsigned, a negative label is larger than any class count
+        if int(labels.view(f"u{labels.itemsize}").max()) >= classes:
+            low, high = int(labels.min()), int(labels.max())
             fail(ops, "Every target must be a class index in [0, classes).",
                  f"Expected 0 <= targets < {classes}, found min {low}, max {high}.")
 

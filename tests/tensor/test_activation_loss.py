@@ -53,6 +53,11 @@ def test_cross_entropy_checks(plain):
         F.cross_entropy(logits, T(np.array([0, 1, 2, 3]), plain))
     with pytest.raises(TensorCheckError, match="class index in \\[0, classes\\).*max 4"):
         F.cross_entropy(logits, T(np.array([0, 4, 1]), plain))
+    # a negative label is caught too (the check reads the labels as unsigned), in every Int width
+    for dtype in (np.int64, np.int32):
+        with pytest.raises(TensorCheckError, match="class index in \\[0, classes\\).*min -1, max 2"):
+            F.cross_entropy(logits, T(np.array([0, -1, 2], dtype), plain))
+        assert F.cross_entropy(logits, T(np.array([0, 3, 2], dtype), plain)).shape == (1,)
 
 
 def test_mse(device):

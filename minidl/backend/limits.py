@@ -5,7 +5,8 @@ Without the check, ``repeat_dim(0, 10**12)`` or ``zeros([60000] * 3)`` would run
 and end in NumPy's own ``MemoryError`` (or swap the machine); torch's CPU allocator refuses
 the same request at once ("you tried to allocate N bytes"), and burn's allocator panics. The
 limit is the machine's physical memory, or ``MINIDL_MAX_TENSOR_BYTES`` when set (tests and
-shared machines set it lower); it is read on every check, so a test may change it.
+shared machines set it lower); it is read on every check of a tensor larger than a page, so a
+test may change it.
 
 ``TensorTooLargeError`` is both a ``MemoryError`` (what it is) and a ``ValueError`` (the
 request was wrong before anything was allocated), so code catching either sees it.
@@ -21,6 +22,9 @@ from collections.abc import Sequence
 import numpy as np
 
 ENV = "MINIDL_MAX_TENSOR_BYTES"
+#: Tensors up to a page are never refused, so their creation skips reading the environment
+#: (about 1 us warm, several after the big kernels of a step have evicted the caches).
+SMALL_BYTES = 4096
 
 
 class TensorTooLargeError(MemoryError, ValueError):
@@ -55,6 +59,8 @@ def check_size(op: str, shape: Sequence[int], dtype) -> int:
         raise ValueError(f"{op}: expected sizes >= 0, found shape {tuple(sizes)}")
     count = math.prod(sizes)
     itemsize = dtype.itemsize if isinstance(dtype, np.dtype) else np.dtype(dtype).itemsize
+    if count * itemsize <= SMALL_BYTES:  # a training step makes a few such seeds and zeros
+        return count
     limit = max_tensor_bytes()
     if count * itemsize > limit:
         raise TensorTooLargeError(

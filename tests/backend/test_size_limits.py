@@ -11,7 +11,13 @@ import pytest
 import torch
 
 from minidl.backend import Distribution, DType
-from minidl.backend.limits import ENV, TensorTooLargeError, check_size, max_tensor_bytes
+from minidl.backend.limits import (
+    ENV,
+    SMALL_BYTES,
+    TensorTooLargeError,
+    check_size,
+    max_tensor_bytes,
+)
 
 from .support import as_layout, assert_close, randn, tt
 
@@ -70,6 +76,13 @@ def test_the_limit_follows_the_environment_variable(B, device, monkeypatch):
     monkeypatch.setenv(ENV, "lots")
     with pytest.raises(ValueError, match=ENV):
         max_tensor_bytes()
+
+
+def test_tensors_of_a_page_or_less_skip_the_limit(B, device, monkeypatch):
+    # the check reads the environment only above SMALL_BYTES (a step makes many tiny tensors)
+    monkeypatch.setenv(ENV, "1")
+    assert B.float_zeros((SMALL_BYTES // 4,), DType.F32, device).shape == (SMALL_BYTES // 4,)
+    _refused_fast(lambda: B.float_zeros((SMALL_BYTES // 4 + 1,), DType.F32, device), "float_zeros")
 
 
 def test_negative_sizes_and_counts_are_refused_by_name():

@@ -36,7 +36,7 @@ module              wrappers (burn-flex piece)
 ``broadcast``       ``binary(op, a, b)``, ``where``, ``clamp``: the kernels over broadcast
                     3-D views, and the row loops ``elementwise`` and ``unary`` share
 ``operands``        the operands as 3-D views, the result's shape and dtype, ``run3``
-``unary``           ``unary(op, x)`` on flat arrays, the fused ``relu_affine``
+``unary``           ``unary(op, x)`` on flat arrays, the fused ``relu_affine``, ``relu_backward``
 ``rng``             ``RngState(seed)``: ``uniform``, ``normal``, ``bernoulli``, ``seed(n)``
 ``copy``            ``contiguous``, ``cast``, ``copy_into``, ``cat``, ``full``
 ``indexing``        ``gather``, ``scatter_add``, ``select``, ``select_add``, ``embedding``,
@@ -67,7 +67,7 @@ _EXPORTS = {
     "adaptive_avg_pool2d_backward": "pool",
     "layer_norm": "norm",
     "binary": "broadcast", "compare": "elementwise", "unary": "unary",
-    "where": "broadcast", "clamp": "broadcast", "relu_affine": "unary",
+    "where": "broadcast", "clamp": "broadcast", "relu_affine": "unary", "relu_backward": "unary",
     "RngState": "rng",
     "contiguous": "copy", "cast": "copy", "copy_into": "copy", "cat": "copy", "full": "copy",
     "gather": "indexing", "scatter_add": "indexing", "select": "indexing",

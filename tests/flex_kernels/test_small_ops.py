@@ -58,3 +58,60 @@ def test_relu_backward_other_layouts_and_dtypes_take_the_default():
         got = Flex.relu_backward(o, g)
         np.testing.assert_array_equal(got, _default_relu_backward(o, g))
         assert got.dtype == g.dtype
+
+
+def _rows_with_specials(shape, dtype, seed=3):
+    rng = np.random.default_rng(seed)
+    x = rng.integers(-3, 4, shape).astype(dtype)  # many ties
+    flat = x.reshape(-1)
+    for k, v in enumerate([np.nan, -0.0, np.inf, -np.inf, np.nan]):
+        flat[(k * 37) % flat.size] = v
+    return x
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape", [(1,), (128, 10), (4, 3, 7), (5, 1), (300, 260)])  # last: parallel
+def test_max_min_with_indices_one_pass_matches_torch(dtype, shape):
+    x = _rows_with_specials(shape, dtype)
+    if x.ndim > 1 and shape[-1] > 1:
+        x[0, ...] = 0.0
+        x[0, ..., 1] = -0.0  # a tie of 0.0 and -0.0: the first one is kept, and its sign
+    t = torch.from_numpy(x)
+    for ours, theirs in [(Flex.float_max_dim_with_indices, torch.max), (Flex.float_min_dim_with_indices, torch.min)]:
+        vals, idx = ours(x, -1)
+        ref_v, ref_i = theirs(t, -1, keepdim=True)
+        assert vals.dtype == dtype and idx.dtype == np.int64 and vals.shape == ref_v.shape
+        np.testing.assert_array_equal(vals, ref_v.numpy())
+        np.testing.assert_array_equal(idx, np.argmax(x, -1, keepdims=True) if theirs is torch.max
+                                      else np.argmin(x, -1, keepdims=True))
+        np.testing.assert_array_equal(np.signbit(vals), np.signbit(np.take_along_axis(x, idx, -1)))
+        # the general path (another dim, or a strided view) agrees with the one-pass one
+        gv, gi = ours(np.ascontiguousarray(np.moveaxis(x, -1, 0)), 0)
+        np.testing.assert_array_equal(np.moveaxis(gi, 0, -1), idx)
+        np.testing.assert_array_equal(np.moveaxis(gv, 0, -1), vals)
+
+
+def test_with_indices_edge_cases_keep_their_errors():
+    with pytest.raises(ValueError):
+        Flex.float_max_dim_with_indices(np.zeros((3, 0), np.float32), 1)
+    vals, idx = Flex.float_max_dim_with_indices(np.zeros((0, 4), np.float32), 1)
+    assert vals.shape == idx.shape == (0, 1)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("shape,dim", [((128, 10), 1), ((128, 256), 0), ((128, 1), None), ((4, 5, 6), 1),
+                                       ((4, 5, 6), -1), ((7,), 0), ((3, 0), 0), ((1, 1), None)])
+def test_small_sums_and_means_match_the_general_path(dtype, shape, dim):
+    from minidl.backends.flex.kernels import reduce as r
+
+    x = np.random.default_rng(4).standard_normal(shape).astype(dtype)
+    if x.size:
+        x.flat[x.size // 2] = np.inf
+    for fn, ref in [(r.sum, torch.sum), (r.mean, torch.mean)]:
+        got = fn(x, dim)
+        t = torch.from_numpy(x)
+        want = (ref(t).reshape(1) if dim is None else ref(t, dim, keepdim=True)).numpy()
+        assert got.dtype == dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
+        big = np.ascontiguousarray(x.T).T  # a strided view: the general path
+        np.testing.assert_allclose(fn(big, dim), got, rtol=1e-6, atol=1e-6)

@@ -33,6 +33,7 @@ from ._common import JIT_FAST, PARALLEL_MIN_ELEMS, compute_dtype
 SUM, PROD, MAX, MIN, SQDEV = 0, 1, 2, 3, 4
 ARGMAX, ARGMIN = 0, 1
 ROW_CHUNK = 1 << 16  # whole-tensor reductions: elements per partial
+_FLOATS = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 
 
 @njit(inline="always", **JIT_FAST)
@@ -170,6 +171,41 @@ def arg_parallel(x, out, op):
         _arg_task(x, out, op, o, lo, lo + 256 if lo + 256 < inner else inner)
 
 
+@njit(**JIT_FAST)
+def _extreme_rows(x, vals, idx, op, lo, hi):
+    # vals[i], idx[i] = the first extreme of row i and its position (the first NaN wins): one
+    # pass where max() then argmax() made two, each with its own views and output
+    n = x.shape[1]
+    for i in range(lo, hi):
+        r = x[i]
+        m = r[0]
+        best = 0
+        for j in range(1, n):
+            if m != m:
+                break
+            v = r[j]
+            if (v > m if op == ARGMAX else v < m) or v != v:
+                m = v
+                best = j
+        vals[i] = m
+        idx[i] = best
+
+
+@njit(**JIT_FAST)
+def extreme_rows_serial(x, vals, idx, op):
+    """``(max, argmax)`` (op ARGMAX) or ``(min, argmin)`` of each row of x [rows, n], n >= 1."""
+    _extreme_rows(x, vals, idx, op, 0, x.shape[0])
+
+
+@njit(parallel=True, **JIT_FAST)
+def extreme_rows_parallel(x, vals, idx, op):
+    """``extreme_rows_serial`` with blocks of 64 rows spread over threads."""
+    rows = x.shape[0]
+    for t in prange((rows + 63) // 64):
+        hi = t * 64 + 64
+        _extreme_rows(x, vals, idx, op, t * 64, hi if hi < rows else rows)
+
+
 # ---------------------------------------------------------------------------------------------
 # Python wrappers
 # ---------------------------------------------------------------------------------------------
@@ -241,8 +277,38 @@ def _finish(res: np.ndarray, x: np.ndarray, dim: int | None, dtype=None) -> np.n
     return res.reshape(shape).astype(dtype, copy=False)
 
 
+def _small(x: np.ndarray, dim: int | None, op: int) -> np.ndarray | None:
+    """The serial reduction of a small C-contiguous f32/f64 array straight into its result
+    (the MLP step's [128, 10] row sums, [128, 256] column sums, [128, 1] means), or None for
+    the general path. Same kernels, same order of additions: only the views, the dtype
+    handling and the size tests of ``_view``/``_reduce3``/``_finish`` are skipped."""
+    if x.dtype not in _FLOATS or not x.flags.c_contiguous or x.size >= PARALLEL_MIN_ELEMS or not x.size:
+        return None
+    zero = x.dtype.type(0)
+    if dim is None:
+        out = np.empty(1, x.dtype)
+        row_reduce_serial(x.reshape(1, x.size), out, op, zero, _none(x.dtype, 1))
+        return out
+    if not x.ndim:
+        return None
+    d = dim % x.ndim
+    shape = x.shape
+    n = shape[d]
+    out = np.empty(shape[:d] + (1,) + shape[d + 1 :], x.dtype)
+    if d == x.ndim - 1:
+        row_reduce_serial(x.reshape(x.size // n, n), out.reshape(out.size), op, zero, _none(x.dtype, 1))
+    else:
+        inner = out.size if d == 0 else math.prod(shape[d + 1 :])
+        x3 = x.reshape(out.size // inner, n, inner)
+        col_reduce_serial(x3, out.reshape(x3.shape[0], inner), op, zero, _none(x.dtype, 2))
+    return out
+
+
 def sum(x: np.ndarray, dim: int | None = None) -> np.ndarray:  # noqa: A001
     """Sum along ``dim`` (kept as size 1), or of the whole tensor (shape ``(1,)``)."""
+    out = _small(x, dim, SUM)
+    if out is not None:
+        return out
     x3, d = _view(x, dim)
     return _finish(_reduce3(x3, SUM), x, d)
 
@@ -255,6 +321,10 @@ def prod(x: np.ndarray, dim: int | None = None) -> np.ndarray:
 
 def mean(x: np.ndarray, dim: int | None = None) -> np.ndarray:
     """Mean along ``dim`` (kept), or of the whole tensor (shape ``(1,)``)."""
+    out = _small(x, dim, SUM)
+    if out is not None:
+        n = x.size if dim is None else x.shape[dim]
+        return np.divide(out, x.dtype.type(n), out=out)  # the general path's rounding
     x3, d = _view(x, dim)
     s = _reduce3(x3, SUM)
     return _finish(s / x3.dtype.type(x3.shape[1]) if x3.shape[1] else s * np.nan, x, d)
@@ -304,11 +374,30 @@ def argmin(x: np.ndarray, dim: int) -> np.ndarray:
     return _arg(x, dim, ARGMIN)
 
 
+def _with_indices(x: np.ndarray, dim: int, op: int):
+    # Along the last dim of a C-contiguous f32/f64 array (a [batch, classes] logits max): one
+    # pass for both; elsewhere the two reductions.
+    if x.dtype in _FLOATS and x.ndim and x.flags.c_contiguous and x.shape[-1] and dim % x.ndim == x.ndim - 1:
+        n = x.shape[-1]
+        rows = x.size // n
+        shape = x.shape[:-1] + (1,)
+        vals = np.empty(shape, x.dtype)
+        idx = np.empty(shape, np.int64)
+        if rows:
+            kernel = extreme_rows_parallel if x.size >= PARALLEL_MIN_ELEMS else extreme_rows_serial
+            kernel(x.reshape(rows, n), vals.reshape(rows), idx.reshape(rows), op)
+        return vals, idx
+    if op == ARGMAX:
+        return max(x, dim), argmax(x, dim)
+    return min(x, dim), argmin(x, dim)
+
+
 def max_with_indices(x: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(max(x, dim), argmax(x, dim))``, both with ``dim`` kept."""
-    return max(x, dim), argmax(x, dim)
+    """``(max(x, dim), argmax(x, dim))``, both with ``dim`` kept (burn's
+    ``float_max_dim_with_indices``); the value is ``x`` at the index (the first NaN wins)."""
+    return _with_indices(x, dim, ARGMAX)
 
 
 def min_with_indices(x: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
     """``(min(x, dim), argmin(x, dim))``, both with ``dim`` kept."""
-    return min(x, dim), argmin(x, dim)
+    return _with_indices(x, dim, ARGMIN)

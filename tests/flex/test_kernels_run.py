@@ -75,6 +75,7 @@ COMPUTE = {
     "float_clamp": dict(tensor=X, min=-0.5, max=0.5),
     "float_mask_where": dict(tensor=X, mask=X > 0, value=Y),
     "float_mask_fill": dict(tensor=X, mask=X > 0, value=1.0),
+    "relu_backward": dict(output=np.maximum(X, 0), grad=Y),
     "float_slice_assign": dict(tensor=X, slices=[slice(0, 1)], value=Y[:1]),
     "float_cat": dict(tensors=[X, Y], dim=2),
     "float_repeat_dim": dict(tensor=X, dim=0, times=2),

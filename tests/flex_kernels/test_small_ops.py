@@ -115,3 +115,54 @@ def test_small_sums_and_means_match_the_general_path(dtype, shape, dim):
         np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
         big = np.ascontiguousarray(x.T).T  # a strided view: the general path
         np.testing.assert_allclose(fn(big, dim), got, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [*FLOATS, np.float16])
+@pytest.mark.parametrize("shape,dim,m", [((128, 10), 1, 1), ((128, 10), -1, 3), ((6, 4, 5), 1, 7),
+                                         ((6, 4, 5), 0, 2), ((5,), 0, 9)])
+def test_gather_and_scatter_whole_tensor_match_torch(dtype, shape, dim, m):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(shape).astype(dtype)
+    x.flat[0] = np.nan
+    d = dim % len(shape)
+    ishape = shape[:d] + (m,) + shape[d + 1 :]
+    idx = rng.integers(0, shape[d], ishape).astype(np.int64)  # repeats: the scatter accumulates
+    value = rng.standard_normal(ishape).astype(dtype)
+    value.flat[-1] = np.inf
+    tx, ti, tv = (torch.from_numpy(a) for a in (x.astype(np.float64), idx, value.astype(np.float64)))
+    got = Flex.float_gather(dim, x, idx)
+    assert got.dtype == dtype and got.shape == ishape
+    np.testing.assert_array_equal(got, torch.gather(tx, dim, ti).numpy().astype(dtype))
+    got = Flex.float_scatter(dim, x, idx, value)
+    assert got.dtype == dtype and got.shape == shape
+    want = torch.scatter_add(tx, dim, ti, tv).numpy()
+    np.testing.assert_allclose(got, want, rtol=2e-3 if dtype == np.float16 else 1e-5, atol=1e-6)
+    # int32 indices and a strided tensor reach the same result
+    np.testing.assert_array_equal(Flex.float_gather(dim, np.asfortranarray(x), idx.astype(np.int32)),
+                                  Flex.float_gather(dim, x, idx))
+    np.testing.assert_array_equal(Flex.float_scatter(dim, np.asfortranarray(x), idx.astype(np.int32), value),
+                                  Flex.float_scatter(dim, x, idx, value))
+
+
+@pytest.mark.parametrize("bad", [-1, 10])
+def test_gather_and_scatter_refuse_bad_indices_and_leave_the_input_alone(bad):
+    x = np.arange(40, dtype=np.float32).reshape(4, 10)
+    before = x.copy()
+    idx = np.zeros((4, 1), np.int64)
+    idx[2, 0] = bad
+    with pytest.raises(IndexError, match=r"gather: index out of range \[0, 10\)"):
+        Flex.float_gather(1, x, idx)
+    with pytest.raises(IndexError, match=r"scatter: index out of range \[0, 10\)"):
+        Flex.float_scatter(1, x, idx, np.ones((4, 1), np.float32))
+    np.testing.assert_array_equal(x, before)
+
+
+def test_gather_and_scatter_with_cropping_indices_keep_the_region_path():
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((5, 6)).astype(np.float32)
+    idx = rng.integers(0, 6, (3, 2)).astype(np.int64)  # rows 0..2 only
+    value = rng.standard_normal((4, 3)).astype(np.float32)  # larger than idx: cropped
+    tx, ti = torch.from_numpy(x), torch.from_numpy(idx)
+    np.testing.assert_array_equal(Flex.float_gather(1, x, idx), torch.gather(tx, 1, ti).numpy())
+    want = torch.scatter_add(tx, 1, ti, torch.from_numpy(value[:3, :2].copy())).numpy()
+    np.testing.assert_allclose(Flex.float_scatter(1, x, idx, value), want, rtol=1e-6)

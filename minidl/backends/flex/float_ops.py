@@ -354,12 +354,16 @@ class FlexFloatOps:
     def float_gather(cls, dim: int, tensor, indices):
         """torch.gather; ``indices`` may be smaller than ``tensor`` outside ``dim`` (the tensor is
         then read through a cropped view)."""
+        if tensor.dtype in _FLOATS and _spans(tensor.shape, indices.shape, dim):
+            return indexing.gather(dim, tensor, indices)  # nothing to crop, nothing to cast
         src = contiguous(tensor[region(indices.shape, dim)])
         return in_compute_dtype(indexing.gather, dim, src, contiguous(indices))
 
     @classmethod
     def float_scatter(cls, dim: int, tensor, indices, value):
         """``value`` added at ``indices`` along ``dim`` (torch's scatter_add, burn's scatter)."""
+        if tensor.dtype in _FLOATS and value.shape == indices.shape and _spans(tensor.shape, indices.shape, dim):
+            return indexing.scatter_add(dim, tensor, indices, value)  # the whole tensor addressed
         addressed = region(indices.shape, dim)
         value = contiguous(value[tuple(slice(0, n) for n in indices.shape)])
         if all(s == slice(None) for s in addressed):
@@ -376,6 +380,17 @@ class FlexFloatOps:
     @classmethod
     def float_select_assign(cls, tensor, dim: int, indices, value):
         return in_compute_dtype(lambda x, v: indexing.select_add(x, dim, indices, v), tensor, value)
+
+
+_FLOATS = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
+
+
+def _spans(shape: Shape, index_shape: Shape, dim: int) -> bool:
+    """Whether indices of ``index_shape`` address all of a ``shape`` tensor outside ``dim`` (the
+    tensor needs no cropped view: a [batch, classes] tensor with [batch, 1] indices)."""
+    d = dim % len(shape) if shape else 0
+    return (len(shape) == len(index_shape) and shape[:d] == index_shape[:d]
+            and shape[d + 1 :] == index_shape[d + 1 :])
 
 
 def _like(out: np.ndarray, dtype: np.dtype) -> np.ndarray:

@@ -166,3 +166,41 @@ def test_gather_and_scatter_with_cropping_indices_keep_the_region_path():
     np.testing.assert_array_equal(Flex.float_gather(1, x, idx), torch.gather(tx, 1, ti).numpy())
     want = torch.scatter_add(tx, 1, ti, torch.from_numpy(value[:3, :2].copy())).numpy()
     np.testing.assert_allclose(Flex.float_scatter(1, x, idx, value), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("small,target", [((1, 1), (128, 1)), ((128, 1), (128, 10)), ((3,), (2, 4, 3)),
+                                          ((2, 1, 3), (5, 2, 4, 3)), ((1,), (0,)), ((2, 1), (2, 1)),
+                                          ((1, 0), (4, 0))])
+def test_expand_builds_the_broadcast_view_from_the_strides(small, target):
+    x = np.arange(int(np.prod(small)), dtype=np.float32).reshape(small)
+    got = Flex.float_expand(x, target)
+    want = np.broadcast_to(x, target)
+    assert got.shape == want.shape and got.strides == want.strides and got.dtype == x.dtype
+    np.testing.assert_array_equal(got, want)
+    assert not got.flags.writeable and (not got.size or np.shares_memory(got, x))
+    np.testing.assert_array_equal(Flex.float_expand(x.astype(np.float64), target), want)
+
+
+def test_expand_errors_and_strided_inputs_are_np_broadcast_to():
+    x = np.ones((3, 2), np.float32)
+    for bad in [(3, 4), (2,), (3, -1)]:
+        with pytest.raises(ValueError):
+            Flex.float_expand(x, bad)
+    strided = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::4]  # [3, 1], stride 16
+    np.testing.assert_array_equal(Flex.float_expand(strided, (2, 3, 5)), np.broadcast_to(strided, (2, 3, 5)))
+
+
+@pytest.mark.parametrize("dtype", [*FLOATS, np.float16, np.int32, np.int64])
+def test_fills_of_every_size_and_dtype(dtype):
+    from minidl.backend import DType
+
+    dt = DType.of(np.dtype(dtype))
+    dev = Flex.float_device(np.zeros(1, np.float32))
+    for shape in [(), (1,), (3, 4), (0, 2), (300, 300)]:
+        for op, v in [(Flex.float_ones, 1), (Flex.float_zeros, 0)]:
+            got = op(shape, dt, dev)
+            assert got.shape == shape and got.dtype == dtype
+            np.testing.assert_array_equal(got, np.full(shape, v, dtype))
+    got = Flex.float_full((2, 3), np.nan, DType.of(np.dtype(np.float32)), dev)
+    assert np.isnan(got).all()
+    assert not np.signbit(Flex.float_zeros((), DType.of(np.dtype(np.float32)), dev))

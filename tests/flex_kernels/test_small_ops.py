@@ -204,3 +204,31 @@ def test_fills_of_every_size_and_dtype(dtype):
     got = Flex.float_full((2, 3), np.nan, DType.of(np.dtype(np.float32)), dev)
     assert np.isnan(got).all()
     assert not np.signbit(Flex.float_zeros((), DType.of(np.dtype(np.float32)), dev))
+
+
+@pytest.mark.parametrize("dtype", [*FLOATS, np.int32, np.int64])
+@pytest.mark.parametrize("ashape,bshape", [((128, 10), (1, 10)), ((128, 256), (1, 256)), ((128, 10), (128, 1)),
+                                           ((1, 7), (1, 1)), ((7, 1), (1, 1)), ((5, 3), (5, 1)), ((1, 3), (1, 3)),
+                                           ((300, 300), (1, 300)), ((1, 1), (1, 5)), ((4, 1), (1, 6))])
+def test_row_and_column_broadcasts_match_the_general_kernel(dtype, ashape, bshape):
+    from minidl.backends.flex.kernels import broadcast as bc
+
+    rng = np.random.default_rng(7)
+    if np.dtype(dtype).kind == "f":
+        a = rng.standard_normal(ashape).astype(dtype)
+        b = rng.standard_normal(bshape).astype(dtype)
+        a.flat[0], b.flat[0] = np.nan, np.inf
+    else:
+        a = rng.integers(-9, 9, ashape).astype(dtype)
+        b = rng.integers(-9, 9, bshape).astype(dtype)
+        b[b == 0] = 3
+    for op in ("add", "sub", "mul", "div", "maximum", "minimum"):
+        got = bc.binary(op, a, b)
+        shape = np.broadcast_shapes(ashape, bshape)
+        want = np.empty(shape, dtype)
+        bc.binary_serial(np.broadcast_to(a, shape)[None], np.broadcast_to(b, shape)[None], want[None],
+                         bc.BINARY_OPS[op])
+        assert got.dtype == dtype and got.shape == shape
+        np.testing.assert_array_equal(got, want)
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(bc.binary("maximum", a, b), np.maximum(a, b))

@@ -30,6 +30,7 @@ module              wrappers (burn-flex piece)
 ``softmax``         ``softmax(x, dim)``, ``log_softmax(x, dim)`` (activation ops)
 ``reduce``          ``sum``, ``mean``, ``prod``, ``max``, ``min``, ``var``, ``argmax``,
                     ``argmin``, ``max_with_indices``, ``min_with_indices`` (``*_dim`` ops)
+``reduce_rows``     short-row kernels of ``reduce``: row sums, a row's extreme and its index
 ``elementwise``     ``compare(op, a, b)``; the one entry point for every element-wise op:
                     re-exports ``broadcast``'s and ``unary``'s wrappers and has one function
                     per op (``add``, ``lt``, ``exp``, ...) (element-wise ops)
@@ -54,8 +55,8 @@ from typing import Any
 
 _MODULES = (
     "gemm", "gemm_micro", "gemm_pack", "gemm_small", "gemm_vec", "conv", "conv_common", "conv_loop",
-    "conv_tile", "conv_wgrad", "pool", "norm", "norm_simd", "softmax", "reduce", "elementwise",
-    "broadcast", "operands", "unary", "rng", "copy", "indexing",
+    "conv_tile", "conv_wgrad", "pool", "norm", "norm_simd", "softmax", "reduce", "reduce_rows",
+    "elementwise", "broadcast", "operands", "unary", "rng", "copy", "indexing",
 )  # fmt: skip
 
 _EXPORTS = {

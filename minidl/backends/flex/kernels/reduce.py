@@ -29,9 +29,9 @@ import numpy as np
 from numba import njit, prange
 
 from ._common import JIT_FAST, PARALLEL_MIN_ELEMS, compute_dtype
+from .reduce_rows import ARGMAX, ARGMIN, extreme_rows_parallel, extreme_rows_serial, row_sum_serial
 
 SUM, PROD, MAX, MIN, SQDEV = 0, 1, 2, 3, 4
-ARGMAX, ARGMIN = 0, 1
 ROW_CHUNK = 1 << 16  # whole-tensor reductions: elements per partial
 _FLOATS = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 
@@ -171,41 +171,6 @@ def arg_parallel(x, out, op):
         _arg_task(x, out, op, o, lo, lo + 256 if lo + 256 < inner else inner)
 
 
-@njit(**JIT_FAST)
-def _extreme_rows(x, vals, idx, op, lo, hi):
-    # vals[i], idx[i] = the first extreme of row i and its position (the first NaN wins): one
-    # pass where max() then argmax() made two, each with its own views and output
-    n = x.shape[1]
-    for i in range(lo, hi):
-        r = x[i]
-        m = r[0]
-        best = 0
-        for j in range(1, n):
-            if m != m:
-                break
-            v = r[j]
-            if (v > m if op == ARGMAX else v < m) or v != v:
-                m = v
-                best = j
-        vals[i] = m
-        idx[i] = best
-
-
-@njit(**JIT_FAST)
-def extreme_rows_serial(x, vals, idx, op):
-    """``(max, argmax)`` (op ARGMAX) or ``(min, argmin)`` of each row of x [rows, n], n >= 1."""
-    _extreme_rows(x, vals, idx, op, 0, x.shape[0])
-
-
-@njit(parallel=True, **JIT_FAST)
-def extreme_rows_parallel(x, vals, idx, op):
-    """``extreme_rows_serial`` with blocks of 64 rows spread over threads."""
-    rows = x.shape[0]
-    for t in prange((rows + 63) // 64):
-        hi = t * 64 + 64
-        _extreme_rows(x, vals, idx, op, t * 64, hi if hi < rows else rows)
-
-
 # ---------------------------------------------------------------------------------------------
 # Python wrappers
 # ---------------------------------------------------------------------------------------------
@@ -277,17 +242,17 @@ def _finish(res: np.ndarray, x: np.ndarray, dim: int | None, dtype=None) -> np.n
     return res.reshape(shape).astype(dtype, copy=False)
 
 
-def _small(x: np.ndarray, dim: int | None, op: int) -> np.ndarray | None:
-    """The serial reduction of a small C-contiguous f32/f64 array straight into its result
-    (the MLP step's [128, 10] row sums, [128, 256] column sums, [128, 1] means), or None for
-    the general path. Same kernels, same order of additions: only the views, the dtype
-    handling and the size tests of ``_view``/``_reduce3``/``_finish`` are skipped."""
+def _small_sum(x: np.ndarray, dim: int | None) -> np.ndarray | None:
+    """The serial sum of a small C-contiguous f32/f64 array straight into its result (the MLP
+    step's [128, 10] row sums, [128, 256] column sums, [128, 1] means), or None for the general
+    path: the views, the dtype handling and the size tests of ``_view``/``_reduce3``/
+    ``_finish`` skipped, and rows summed by a loop without the general kernel's op branches."""
     if x.dtype not in _FLOATS or not x.flags.c_contiguous or x.size >= PARALLEL_MIN_ELEMS or not x.size:
         return None
     zero = x.dtype.type(0)
     if dim is None:
         out = np.empty(1, x.dtype)
-        row_reduce_serial(x.reshape(1, x.size), out, op, zero, _none(x.dtype, 1))
+        row_sum_serial(x.reshape(1, x.size), out, zero)  # (only SUM comes here)
         return out
     if not x.ndim:
         return None
@@ -296,17 +261,17 @@ def _small(x: np.ndarray, dim: int | None, op: int) -> np.ndarray | None:
     n = shape[d]
     out = np.empty(shape[:d] + (1,) + shape[d + 1 :], x.dtype)
     if d == x.ndim - 1:
-        row_reduce_serial(x.reshape(x.size // n, n), out.reshape(out.size), op, zero, _none(x.dtype, 1))
+        row_sum_serial(x.reshape(x.size // n, n), out.reshape(out.size), zero)
     else:
         inner = out.size if d == 0 else math.prod(shape[d + 1 :])
         x3 = x.reshape(out.size // inner, n, inner)
-        col_reduce_serial(x3, out.reshape(x3.shape[0], inner), op, zero, _none(x.dtype, 2))
+        col_reduce_serial(x3, out.reshape(x3.shape[0], inner), SUM, zero, _none(x.dtype, 2))
     return out
 
 
 def sum(x: np.ndarray, dim: int | None = None) -> np.ndarray:  # noqa: A001
     """Sum along ``dim`` (kept as size 1), or of the whole tensor (shape ``(1,)``)."""
-    out = _small(x, dim, SUM)
+    out = _small_sum(x, dim)
     if out is not None:
         return out
     x3, d = _view(x, dim)
@@ -321,7 +286,7 @@ def prod(x: np.ndarray, dim: int | None = None) -> np.ndarray:
 
 def mean(x: np.ndarray, dim: int | None = None) -> np.ndarray:
     """Mean along ``dim`` (kept), or of the whole tensor (shape ``(1,)``)."""
-    out = _small(x, dim, SUM)
+    out = _small_sum(x, dim)
     if out is not None:
         n = x.size if dim is None else x.shape[dim]
         return np.divide(out, x.dtype.type(n), out=out)  # the general path's rounding

@@ -188,6 +188,12 @@ def unary(op: str, x: np.ndarray) -> np.ndarray:
     layout in, a C-contiguous array out, of x's dtype (integer ``abs``/``neg`` stay integer;
     other ops on integers give float32, as torch)."""
     code = UNARY_OPS[op]
+    if x.dtype in _FLOATS and x.flags.c_contiguous:  # the common case, in the fewest steps
+        out = np.empty(x.shape, x.dtype)
+        n = out.size
+        if n:
+            (unary_parallel if n >= PARALLEL_MIN_ELEMS else unary_serial)(x.reshape(n), out.reshape(n), code)
+        return out
     if x.dtype.kind in "biu":
         # the integer forms are binary ops
         if op == "neg":

@@ -232,3 +232,20 @@ def test_row_and_column_broadcasts_match_the_general_kernel(dtype, ashape, bshap
         np.testing.assert_array_equal(got, want)
     with np.errstate(all="ignore"):
         np.testing.assert_array_equal(bc.binary("maximum", a, b), np.maximum(a, b))
+
+
+@pytest.mark.parametrize("dtype", [*FLOATS, np.int32, np.int64])
+def test_large_array_scalar_ops_match_numpy(dtype):
+    from minidl.backends.flex.kernels import broadcast as bc
+
+    rng = np.random.default_rng(8)
+    a = (rng.standard_normal((784, 256)) * 10).astype(dtype)  # parallel: >= 64K elements
+    if np.dtype(dtype).kind == "f":
+        a.flat[:3] = [np.nan, np.inf, -0.0]
+    for view in (a, a.T):  # C-contiguous: the flat parallel kernel; a transposed view: the general path
+        for op, ref in [("mul", np.multiply), ("sub", np.subtract), ("add", np.add), ("maximum", np.maximum)]:
+            got = bc.binary(op, view, 3)
+            assert got.dtype == dtype and got.shape == view.shape
+            np.testing.assert_array_equal(got, ref(view, np.dtype(dtype).type(3)))
+    got = Flex.float_mul_scalar(a.astype(np.float32), 0.01)
+    np.testing.assert_array_equal(got, a.astype(np.float32) * np.float32(0.01))

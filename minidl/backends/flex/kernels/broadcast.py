@@ -208,6 +208,17 @@ def binary_col(a, b, out, op):
 
 
 @njit(parallel=True, **JIT_EW)
+def binary_array_scalar_parallel(a, y, out, op):
+    """``binary_array_scalar`` for flat contiguous arrays, chunks over threads (SGD's
+    ``grad * lr`` on a [784, 256] weight)."""
+    n = out.shape[0]
+    for t in prange((n + CHUNK - 1) // CHUNK):
+        lo = t * CHUNK
+        hi = lo + CHUNK if lo + CHUNK < n else n
+        _rows_vs(op, a[lo:hi], y, out[lo:hi])
+
+
+@njit(parallel=True, **JIT_EW)
 def binary_parallel(a, b, out, op):
     """``binary_serial`` with the chunks spread over threads."""
     nch = (out.shape[2] + CHUNK - 1) // CHUNK
@@ -325,12 +336,17 @@ def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:
             kernel = binary_parallel if out.size >= PARALLEL_MIN_ELEMS else binary_serial
             kernel(a.reshape(pad + a.shape), b.reshape(pad + b.shape), out.reshape(pad + out.shape), code)
             return out
-    elif (type(a) is np.ndarray and isinstance(b, (int, float)) and a.dtype in NATIVE_DTYPES
-            and a.size < PARALLEL_MIN_ELEMS):
+    elif type(a) is np.ndarray and isinstance(b, (int, float)) and a.dtype in NATIVE_DTYPES:
         # array <op> Python number (x * lr, x + 1): the number takes the array's dtype
-        out = np.empty(a.shape, a.dtype)
-        binary_array_scalar(a, a.dtype.type(b), out, code)
-        return out
+        n = a.size
+        if n < PARALLEL_MIN_ELEMS:
+            out = np.empty(a.shape, a.dtype)
+            binary_array_scalar(a, a.dtype.type(b), out, code)
+            return out
+        if a.flags.c_contiguous:
+            out = np.empty(a.shape, a.dtype)
+            binary_array_scalar_parallel(a.reshape(n), a.dtype.type(b), out.reshape(n), code)
+            return out
     dtype = result_dtype(a, b)
     cdt = compute_dtype(dtype)
     av, bv = as_operand(a, cdt), as_operand(b, cdt)

@@ -249,3 +249,16 @@ def test_large_array_scalar_ops_match_numpy(dtype):
             np.testing.assert_array_equal(got, ref(view, np.dtype(dtype).type(3)))
     got = Flex.float_mul_scalar(a.astype(np.float32), 0.01)
     np.testing.assert_array_equal(got, a.astype(np.float32) * np.float32(0.01))
+
+
+def test_reshape_of_contiguous_views_and_its_errors():
+    x = np.arange(12, dtype=np.float32)
+    for shape in [(3, 4), (1, 12), (2, -1)]:
+        got = Flex.float_reshape(x, shape)
+        assert np.shares_memory(got, x) and got.shape == x.reshape(shape).shape
+    for bad in [(5,), (-1, -1)]:
+        with pytest.raises(ValueError, match=r"reshape: cannot reshape \(12,\)"):
+            Flex.float_reshape(x, bad)
+        with pytest.raises(ValueError, match=r"reshape: cannot reshape"):
+            Flex.float_reshape(x.reshape(3, 4).T, bad)
+    np.testing.assert_array_equal(Flex.float_reshape(x.reshape(3, 4).T, (12,)), x.reshape(3, 4).T.reshape(12))

@@ -186,6 +186,10 @@ def test_expand_errors_and_strided_inputs_are_np_broadcast_to():
     for bad in [(3, 4), (2,), (3, -1)]:
         with pytest.raises(ValueError):
             Flex.float_expand(x, bad)
+    inner = np.arange(20, dtype=np.float32).reshape(4, 5)[2:3]  # C-contiguous, not at the start
+    np.testing.assert_array_equal(Flex.float_expand(inner, (3, 5)), np.broadcast_to(inner, (3, 5)))
+    readonly = np.frombuffer(np.arange(3, dtype=np.float32).tobytes(), np.float32).reshape(3, 1)
+    np.testing.assert_array_equal(Flex.float_expand(readonly, (3, 2)), np.broadcast_to(readonly, (3, 2)))
     strided = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::4]  # [3, 1], stride 16
     np.testing.assert_array_equal(Flex.float_expand(strided, (2, 3, 5)), np.broadcast_to(strided, (2, 3, 5)))
 
@@ -262,3 +266,11 @@ def test_reshape_of_contiguous_views_and_its_errors():
         with pytest.raises(ValueError, match=r"reshape: cannot reshape"):
             Flex.float_reshape(x.reshape(3, 4).T, bad)
     np.testing.assert_array_equal(Flex.float_reshape(x.reshape(3, 4).T, (12,)), x.reshape(3, 4).T.reshape(12))
+
+
+def test_mean_of_a_small_tensor_counts_a_negative_dim_from_the_end():
+    from minidl.backends.flex.kernels import reduce as r
+
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_array_equal(r.mean(x, -1), x.mean(-1, keepdims=True))
+    np.testing.assert_array_equal(r.mean(x, -2), x.mean(-2, keepdims=True))

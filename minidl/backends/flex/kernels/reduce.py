@@ -288,7 +288,7 @@ def mean(x: np.ndarray, dim: int | None = None) -> np.ndarray:
     """Mean along ``dim`` (kept), or of the whole tensor (shape ``(1,)``)."""
     out = _small_sum(x, dim)
     if out is not None:
-        n = x.size if dim is None else x.shape[dim]
+        n = x.size if dim is None else x.shape[dim % x.ndim]
         return np.divide(out, x.dtype.type(n), out=out)  # the general path's rounding
     x3, d = _view(x, dim)
     s = _reduce3(x3, SUM)

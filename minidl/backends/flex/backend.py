@@ -18,8 +18,9 @@ class                  file: what                                  burn-flex
 =====================  ==========================================  =============================
 
 The ``Cpu*`` classes are shared with NdArray (int and bool tensors are indices and masks, not
-what the book teaches). Flex's own classes come first, so where both have an op (only
-``float_reshape``: Flex copies with its numba kernel when a view cannot be reshaped) Flex's wins.
+what the book teaches). Flex's own classes come first, so where both have an op Flex's wins:
+``float_reshape`` (Flex copies with its numba kernel when a view cannot be reshaped) and
+``float_expand`` (the same view, its strides written out instead of ``np.broadcast_to``).
 """
 
 from __future__ import annotations

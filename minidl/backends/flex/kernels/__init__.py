@@ -30,13 +30,14 @@ module              wrappers (burn-flex piece)
 ``softmax``         ``softmax(x, dim)``, ``log_softmax(x, dim)`` (activation ops)
 ``reduce``          ``sum``, ``mean``, ``prod``, ``max``, ``min``, ``var``, ``argmax``,
                     ``argmin``, ``max_with_indices``, ``min_with_indices`` (``*_dim`` ops)
+``reduce_rows``     short-row kernels of ``reduce``: row sums, a row's extreme and its index
 ``elementwise``     ``compare(op, a, b)``; the one entry point for every element-wise op:
                     re-exports ``broadcast``'s and ``unary``'s wrappers and has one function
                     per op (``add``, ``lt``, ``exp``, ...) (element-wise ops)
 ``broadcast``       ``binary(op, a, b)``, ``where``, ``clamp``: the kernels over broadcast
                     3-D views, and the row loops ``elementwise`` and ``unary`` share
 ``operands``        the operands as 3-D views, the result's shape and dtype, ``run3``
-``unary``           ``unary(op, x)`` on flat arrays, the fused ``relu_affine``
+``unary``           ``unary(op, x)`` on flat arrays, the fused ``relu_affine``, ``relu_backward``
 ``rng``             ``RngState(seed)``: ``uniform``, ``normal``, ``bernoulli``, ``seed(n)``
 ``copy``            ``contiguous``, ``cast``, ``copy_into``, ``cat``, ``full``
 ``indexing``        ``gather``, ``scatter_add``, ``select``, ``select_add``, ``embedding``,
@@ -54,8 +55,8 @@ from typing import Any
 
 _MODULES = (
     "gemm", "gemm_micro", "gemm_pack", "gemm_small", "gemm_vec", "conv", "conv_common", "conv_loop",
-    "conv_tile", "conv_wgrad", "pool", "norm", "norm_simd", "softmax", "reduce", "elementwise",
-    "broadcast", "operands", "unary", "rng", "copy", "indexing",
+    "conv_tile", "conv_wgrad", "pool", "norm", "norm_simd", "softmax", "reduce", "reduce_rows",
+    "elementwise", "broadcast", "operands", "unary", "rng", "copy", "indexing",
 )  # fmt: skip
 
 _EXPORTS = {
@@ -67,7 +68,7 @@ _EXPORTS = {
     "adaptive_avg_pool2d_backward": "pool",
     "layer_norm": "norm",
     "binary": "broadcast", "compare": "elementwise", "unary": "unary",
-    "where": "broadcast", "clamp": "broadcast", "relu_affine": "unary",
+    "where": "broadcast", "clamp": "broadcast", "relu_affine": "unary", "relu_backward": "unary",
     "RngState": "rng",
     "contiguous": "copy", "cast": "copy", "copy_into": "copy", "cat": "copy", "full": "copy",
     "gather": "indexing", "scatter_add": "indexing", "select": "indexing",

@@ -20,6 +20,7 @@ from numba import njit, prange
 from ._common import JIT, PARALLEL_MIN_ELEMS, merge_dims
 
 CHUNK = 8192
+_FLOATS = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 
 
 @njit(**JIT)
@@ -166,6 +167,11 @@ def full(shape: tuple[int, ...], value, dtype) -> np.ndarray:
     """A new array of ``shape`` filled with ``value`` (fill kernel; float16 by NumPy)."""
     dtype = np.dtype(dtype)
     out = np.empty(shape, dtype)
+    if dtype in _FLOATS:  # the common case first (a 0-d ones() seeding backward)
+        n = out.size
+        if n:
+            (fill_parallel if n >= PARALLEL_MIN_ELEMS else fill_serial)(out.reshape(n), dtype.type(value))
+        return out
     flat = out.reshape(-1)
     if dtype == np.float16 or dtype.kind not in "biuf":
         flat[:] = value

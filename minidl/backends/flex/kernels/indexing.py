@@ -20,6 +20,9 @@ from numba import njit, prange
 from ._common import JIT, PARALLEL_MIN_ELEMS
 from .copy import cast
 
+_I64 = np.dtype(np.int64)
+_FLOATS = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
+
 
 @njit(**JIT)
 def _gather_rows(x, idx, out, lo, hi):
@@ -43,6 +46,54 @@ def gather_parallel(x, idx, out):
     """``gather_serial`` with the outer rows spread over threads."""
     for o in prange(x.shape[0]):
         _gather_rows(x, idx, out, o, o + 1)
+
+
+@njit(**JIT)
+def gather_checked(x, idx, out):
+    """``gather_serial`` checking each index as it reads it: False when one is outside [0, n)
+    (``out`` is then discarded). One call where a range check and the gather made two."""
+    # A flag, not a return from inside the loops: the early return made this 5x slower
+    # (3 us vs 0.6 us for 128 indices, measured).
+    n = x.shape[1]
+    outer, m, inner = idx.shape
+    ok = True
+    for o in range(outer):
+        for a in range(m):
+            irow = idx[o, a]
+            orow = out[o, a]
+            for k in range(inner):
+                i = irow[k]
+                if i < 0 or i >= n:
+                    ok = False
+                    i = 0
+                orow[k] = x[o, i, k]
+    return ok
+
+
+@njit(**JIT)
+def scatter_add_checked(x, out, idx, value):
+    """``out[...] = x`` (``out`` the 3-D view [outer, n, inner] of x's shape, both
+    C-contiguous), then ``out[o, idx[o, a, k], k] += value[o, a, k]`` in order: the copy, the
+    index checks and the adds in one call. False when an index is outside [0, n) (it adds
+    nothing; ``out`` is then discarded)."""
+    xf = x.ravel()
+    of = out.ravel()
+    for j in range(of.shape[0]):
+        of[j] = xf[j]
+    n = out.shape[1]
+    outer, m, inner = idx.shape
+    ok = True
+    for o in range(outer):
+        for a in range(m):
+            irow = idx[o, a]
+            vrow = value[o, a]
+            for k in range(inner):
+                i = irow[k]
+                if 0 <= i < n:
+                    out[o, i, k] += vrow[k]
+                else:
+                    ok = False
+    return ok
 
 
 @njit(**JIT)
@@ -106,7 +157,9 @@ def _split(shape: tuple[int, ...], dim: int) -> tuple[int, int, int]:
 
 
 def region(index_shape: tuple[int, ...], dim: int) -> tuple[slice, ...]:
-    """The part of a tensor an index tensor of ``index_shape`` addresses (all of ``dim``)."""
+    """The part of a tensor an index tensor of ``index_shape`` addresses (all of ``dim``; a
+    negative ``dim`` counts from the end, as everywhere else)."""
+    dim = dim % len(index_shape) if index_shape else dim
     return tuple(slice(None) if d == dim else slice(0, n) for d, n in enumerate(index_shape))
 
 
@@ -144,17 +197,32 @@ def _check_same_outside(name: str, a: tuple[int, ...], b: tuple[int, ...], dim: 
         raise ValueError(f"{name}: shapes {a} and {b} must match outside dim {dim}")
 
 
+def _index_array(indices: np.ndarray) -> np.ndarray:
+    if indices.dtype is _I64 and indices.flags.c_contiguous:
+        return indices
+    return np.ascontiguousarray(indices, dtype=np.int64)
+
+
+def _out_of_range(name: str, idx: np.ndarray, n: int) -> IndexError:
+    return IndexError(f"{name}: index out of range [0, {n}): found {idx.min()}..{idx.max()}")
+
+
 def gather(dim: int, x: np.ndarray, indices: np.ndarray) -> np.ndarray:
     """``torch.gather(x, dim, indices)``: indices has x's shape except along ``dim``."""
     dim = dim % x.ndim
     _check_same_outside("gather", x.shape, indices.shape, dim)
     outer, n, inner = _split(x.shape, dim)
-    idx = _check_indices("gather", indices, n).reshape(outer, indices.shape[dim], inner)
-    xc = np.ascontiguousarray(x).reshape(outer, n, inner)
-    out = np.empty(idx.shape, x.dtype)
-    if out.size:
-        (gather_parallel if out.size >= PARALLEL_MIN_ELEMS else gather_serial)(xc, idx, out)
-    return out.reshape(indices.shape)
+    xc = (x if x.flags.c_contiguous else np.ascontiguousarray(x)).reshape(outer, n, inner)
+    out = np.empty(indices.shape, x.dtype)
+    size = out.size
+    if size >= PARALLEL_MIN_ELEMS:
+        idx = _check_indices("gather", indices, n).reshape(outer, indices.shape[dim], inner)
+        gather_parallel(xc, idx, out.reshape(idx.shape))
+    elif size:
+        idx = _index_array(indices)
+        if not gather_checked(xc, idx.reshape(outer, indices.shape[dim], inner), out.reshape(outer, -1, inner)):
+            raise _out_of_range("gather", idx, n)
+    return out
 
 
 def scatter_add(dim: int, x: np.ndarray, indices: np.ndarray, value: np.ndarray) -> np.ndarray:
@@ -166,11 +234,20 @@ def scatter_add(dim: int, x: np.ndarray, indices: np.ndarray, value: np.ndarray)
             f"scatter: value {value.shape} must have the indices' shape {indices.shape}"
         )
     outer, n, inner = _split(x.shape, dim)
-    idx = _check_indices("scatter", indices, n).reshape(outer, indices.shape[dim], inner)
-    out = cast(x, x.dtype).reshape(outer, n, inner)
-    if idx.size:
-        scatter_add_kernel(out, idx, np.ascontiguousarray(value, dtype=x.dtype).reshape(idx.shape))
-    return out.reshape(x.shape)
+    if x.dtype not in _FLOATS or not x.flags.c_contiguous or not indices.size:
+        idx = _check_indices("scatter", indices, n).reshape(outer, indices.shape[dim], inner)
+        out = cast(x, x.dtype).reshape(outer, n, inner)
+        if idx.size:
+            scatter_add_kernel(out, idx, np.ascontiguousarray(value, dtype=x.dtype).reshape(idx.shape))
+        return out.reshape(x.shape)
+    # contiguous float: the copy, the index checks and the adds in one call
+    idx = _index_array(indices)
+    v = value if value.dtype is x.dtype and value.flags.c_contiguous else np.ascontiguousarray(value, x.dtype)
+    out = np.empty(x.shape, x.dtype)
+    shape3 = (outer, indices.shape[dim], inner)
+    if not scatter_add_checked(x, out.reshape(outer, n, inner), idx.reshape(shape3), v.reshape(shape3)):
+        raise _out_of_range("scatter", idx, n)
+    return out
 
 
 def select(x: np.ndarray, dim: int, indices: np.ndarray) -> np.ndarray:

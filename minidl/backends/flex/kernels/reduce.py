@@ -29,10 +29,11 @@ import numpy as np
 from numba import njit, prange
 
 from ._common import JIT_FAST, PARALLEL_MIN_ELEMS, compute_dtype
+from .reduce_rows import ARGMAX, ARGMIN, extreme_rows_parallel, extreme_rows_serial, row_sum_serial
 
 SUM, PROD, MAX, MIN, SQDEV = 0, 1, 2, 3, 4
-ARGMAX, ARGMIN = 0, 1
 ROW_CHUNK = 1 << 16  # whole-tensor reductions: elements per partial
+_FLOATS = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 
 
 @njit(inline="always", **JIT_FAST)
@@ -241,8 +242,38 @@ def _finish(res: np.ndarray, x: np.ndarray, dim: int | None, dtype=None) -> np.n
     return res.reshape(shape).astype(dtype, copy=False)
 
 
+def _small_sum(x: np.ndarray, dim: int | None) -> np.ndarray | None:
+    """The serial sum of a small C-contiguous f32/f64 array straight into its result (the MLP
+    step's [128, 10] row sums, [128, 256] column sums, [128, 1] means), or None for the general
+    path: the views, the dtype handling and the size tests of ``_view``/``_reduce3``/
+    ``_finish`` skipped, and rows summed by a loop without the general kernel's op branches."""
+    if x.dtype not in _FLOATS or not x.flags.c_contiguous or x.size >= PARALLEL_MIN_ELEMS or not x.size:
+        return None
+    zero = x.dtype.type(0)
+    if dim is None:
+        out = np.empty(1, x.dtype)
+        row_sum_serial(x.reshape(1, x.size), out, zero)  # (only SUM comes here)
+        return out
+    if not x.ndim:
+        return None
+    d = dim % x.ndim
+    shape = x.shape
+    n = shape[d]
+    out = np.empty(shape[:d] + (1,) + shape[d + 1 :], x.dtype)
+    if d == x.ndim - 1:
+        row_sum_serial(x.reshape(x.size // n, n), out.reshape(out.size), zero)
+    else:
+        inner = out.size if d == 0 else math.prod(shape[d + 1 :])
+        x3 = x.reshape(out.size // inner, n, inner)
+        col_reduce_serial(x3, out.reshape(x3.shape[0], inner), SUM, zero, _none(x.dtype, 2))
+    return out
+
+
 def sum(x: np.ndarray, dim: int | None = None) -> np.ndarray:  # noqa: A001
     """Sum along ``dim`` (kept as size 1), or of the whole tensor (shape ``(1,)``)."""
+    out = _small_sum(x, dim)
+    if out is not None:
+        return out
     x3, d = _view(x, dim)
     return _finish(_reduce3(x3, SUM), x, d)
 
@@ -255,6 +286,10 @@ def prod(x: np.ndarray, dim: int | None = None) -> np.ndarray:
 
 def mean(x: np.ndarray, dim: int | None = None) -> np.ndarray:
     """Mean along ``dim`` (kept), or of the whole tensor (shape ``(1,)``)."""
+    out = _small_sum(x, dim)
+    if out is not None:
+        n = x.size if dim is None else x.shape[dim % x.ndim]
+        return np.divide(out, x.dtype.type(n), out=out)  # the general path's rounding
     x3, d = _view(x, dim)
     s = _reduce3(x3, SUM)
     return _finish(s / x3.dtype.type(x3.shape[1]) if x3.shape[1] else s * np.nan, x, d)
@@ -304,11 +339,30 @@ def argmin(x: np.ndarray, dim: int) -> np.ndarray:
     return _arg(x, dim, ARGMIN)
 
 
+def _with_indices(x: np.ndarray, dim: int, op: int):
+    # Along the last dim of a C-contiguous f32/f64 array (a [batch, classes] logits max): one
+    # pass for both; elsewhere the two reductions.
+    if x.dtype in _FLOATS and x.ndim and x.flags.c_contiguous and x.shape[-1] and dim % x.ndim == x.ndim - 1:
+        n = x.shape[-1]
+        rows = x.size // n
+        shape = x.shape[:-1] + (1,)
+        vals = np.empty(shape, x.dtype)
+        idx = np.empty(shape, np.int64)
+        if rows:
+            kernel = extreme_rows_parallel if x.size >= PARALLEL_MIN_ELEMS else extreme_rows_serial
+            kernel(x.reshape(rows, n), vals.reshape(rows), idx.reshape(rows), op)
+        return vals, idx
+    if op == ARGMAX:
+        return max(x, dim), argmax(x, dim)
+    return min(x, dim), argmin(x, dim)
+
+
 def max_with_indices(x: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(max(x, dim), argmax(x, dim))``, both with ``dim`` kept."""
-    return max(x, dim), argmax(x, dim)
+    """``(max(x, dim), argmax(x, dim))``, both with ``dim`` kept (burn's
+    ``float_max_dim_with_indices``); the value is ``x`` at the index (the first NaN wins)."""
+    return _with_indices(x, dim, ARGMAX)
 
 
 def min_with_indices(x: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
     """``(min(x, dim), argmin(x, dim))``, both with ``dim`` kept."""
-    return min(x, dim), argmin(x, dim)
+    return _with_indices(x, dim, ARGMIN)

@@ -1,5 +1,6 @@
 """Unary element-wise kernels (exp, log, sqrt, tanh, sigmoid, relu, exact gelu, ...) and the
-fused ``relu_affine(x, a, b) = relu(x * a + b)``; re-exported by :mod:`.elementwise`.
+fused ``relu_affine(x, a, b) = relu(x * a + b)``, and ReLU's backward ``relu_backward(output,
+grad)`` (two inputs, one pass); re-exported by :mod:`.elementwise`.
 Integer ``neg``/``abs`` and ``relu_affine`` with array ``a``, ``b`` run the broadcasting
 kernels of :mod:`.broadcast`, the module below this one.
 
@@ -30,6 +31,7 @@ from .operands import as_operand, run3, shape_of
 CHUNK = 8192
 Scalar = int | float
 ArrayOrScalar = np.ndarray | Scalar
+_FLOATS = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 
 # The unary kernel's ops
 (EXP, LOG, SQRT, ABS, NEG, RECIP, TANH, SIGMOID, RELU, GELU, SIN, COS, ERF, FLOOR, CEIL, ROUND,
@@ -152,6 +154,29 @@ def relu_affine_parallel(x, a, b, out):
         _relu_affine_chunk(x, a, b, out, t * CHUNK, min(t * CHUNK + CHUNK, n))
 
 
+@njit(**JIT_EW)
+def _relu_backward_chunk(o, g, out, lo, hi):
+    os_, gs, outs = o[lo:hi], g[lo:hi], out[lo:hi]
+    for i in range(outs.shape[0]):
+        v = gs[i]  # loaded before the choice: a blend, not a branch on a random sign
+        outs[i] = np.float32(0) if os_[i] <= 0 else v  # a NaN output is not <= 0: grad passes
+
+
+@njit(**JIT_EW)
+def relu_backward_serial(o, g, out):
+    """out = 0 where o <= 0 else g, for flat contiguous arrays of one dtype (burn-flex's
+    ``relu_backward``): one pass where the default's compare + mask_fill make two."""
+    _relu_backward_chunk(o, g, out, 0, out.shape[0])
+
+
+@njit(parallel=True, **JIT_EW)
+def relu_backward_parallel(o, g, out):
+    """``relu_backward_serial`` with chunks spread over threads."""
+    n = out.shape[0]
+    for t in prange((n + CHUNK - 1) // CHUNK):
+        _relu_backward_chunk(o, g, out, t * CHUNK, min(t * CHUNK + CHUNK, n))
+
+
 # ---------------------------------------------------------------------------------------------
 # Python wrappers
 # ---------------------------------------------------------------------------------------------
@@ -163,6 +188,12 @@ def unary(op: str, x: np.ndarray) -> np.ndarray:
     layout in, a C-contiguous array out, of x's dtype (integer ``abs``/``neg`` stay integer;
     other ops on integers give float32, as torch)."""
     code = UNARY_OPS[op]
+    if x.dtype in _FLOATS and x.flags.c_contiguous:  # the common case, in the fewest steps
+        out = np.empty(x.shape, x.dtype)
+        n = out.size
+        if n:
+            (unary_parallel if n >= PARALLEL_MIN_ELEMS else unary_serial)(x.reshape(n), out.reshape(n), code)
+        return out
     if x.dtype.kind in "biu":
         # the integer forms are binary ops
         if op == "neg":
@@ -177,6 +208,22 @@ def unary(op: str, x: np.ndarray) -> np.ndarray:
         kernel = unary_parallel if xc.size >= PARALLEL_MIN_ELEMS else unary_serial
         kernel(xc.reshape(-1), out.reshape(-1), code)
     return out if cdt == x.dtype else out.astype(x.dtype)
+
+
+def relu_backward(output: np.ndarray, grad: np.ndarray) -> np.ndarray | None:
+    """ReLU's gradient: ``grad`` where ``output > 0`` (or NaN), else 0, in grad's dtype; one
+    kernel pass. None unless both are C-contiguous float32/float64 arrays of one shape and
+    dtype (the caller then runs the two-op default, which broadcasts and casts)."""
+    dt = grad.dtype
+    if (output.dtype is not dt or dt not in _FLOATS or output.shape != grad.shape
+            or not (output.flags.c_contiguous and grad.flags.c_contiguous)):
+        return None
+    out = np.empty(grad.shape, dt)
+    n = out.size
+    if n:
+        kernel = relu_backward_parallel if n >= PARALLEL_MIN_ELEMS else relu_backward_serial
+        kernel(output.reshape(n), grad.reshape(n), out.reshape(n))
+    return out
 
 
 def relu_affine(x: np.ndarray, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:

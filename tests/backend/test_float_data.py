@@ -45,6 +45,39 @@ def test_into_data_of_a_view_is_contiguous(B):
     np.testing.assert_array_equal(out, x)
 
 
+@pytest.mark.parametrize("layout", ["contiguous", "transposed", "strided", "flipped"])
+@pytest.mark.parametrize("kind", ["float", "int", "bool"])
+def test_into_data_of_every_kind_and_layout_is_a_contiguous_copy(B, kind, layout):
+    values = {"float": randn(1, (3, 4)), "int": np.arange(12).reshape(3, 4),
+              "bool": randn(1, (3, 4)) > 0}[kind]
+    x = as_layout(values, layout)
+    out = getattr(B, f"{kind}_into_data")(tensor=x).array
+    assert type(out) is np.ndarray and out.flags.c_contiguous and out.dtype == x.dtype
+    assert not np.shares_memory(out, x)
+    np.testing.assert_array_equal(out, values)
+
+
+def test_into_data_of_an_array_subclass_is_a_plain_array(B):
+    x = np.arange(6, dtype=np.int64).reshape(2, 3).view(np.recarray)  # not the ndarray fast path
+    out = B.int_into_data(tensor=x).array
+    assert type(out) is np.ndarray and out.flags.c_contiguous and not np.shares_memory(out, x)
+    np.testing.assert_array_equal(out, np.arange(6).reshape(2, 3))
+
+
+@pytest.mark.parametrize("kind", ["float", "int", "bool"])
+def test_reshape_of_every_kind_views_copies_and_refuses_as_numpy(B, kind):
+    values = {"float": randn(2, (4, 6)), "int": np.arange(24).reshape(4, 6),
+              "bool": randn(2, (4, 6)) > 0}[kind]
+    reshape = getattr(B, f"{kind}_reshape")
+    view = reshape(tensor=values, shape=[24, 1])  # a list shape too
+    assert view.shape == (24, 1) and np.shares_memory(view, values)
+    np.testing.assert_array_equal(view, values.reshape(24, 1))
+    np.testing.assert_array_equal(reshape(tensor=values.T, shape=(24,)), values.T.reshape(24))
+    np.testing.assert_array_equal(reshape(tensor=values, shape=(2, -1)), values.reshape(2, 12))
+    with pytest.raises(ValueError):
+        reshape(tensor=values, shape=(5, 5))
+
+
 @pytest.mark.parametrize("src", FLOATS)
 @pytest.mark.parametrize("dst", FLOATS)
 def test_float_cast_matches_torch(B, src, dst):

@@ -330,6 +330,11 @@ class FlexFloatOps:
     @classmethod
     def float_reshape(cls, tensor, shape: Shape):
         """A view when the strides allow it, else a contiguous copy (copy kernel) reshaped."""
+        if tensor.flags.c_contiguous:  # _reshape's first case inline (a call costs ~0.5 us cold)
+            try:
+                return tensor.reshape(tuple(shape))
+            except ValueError:
+                raise ValueError(f"reshape: cannot reshape {tensor.shape} into {tuple(shape)}") from None
         return _reshape(tensor, tuple(shape))
 
     @classmethod

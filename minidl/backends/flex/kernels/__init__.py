@@ -38,6 +38,8 @@ module              wrappers (burn-flex piece)
                     3-D views, and the row loops ``elementwise`` and ``unary`` share
 ``operands``        the operands as 3-D views, the result's shape and dtype, ``run3``
 ``unary``           ``unary(op, x)`` on flat arrays, the fused ``relu_affine``, ``relu_backward``
+``vmath``           ``vexp``: a branch-free exp (range reduction + polynomial) that loops vectorize,
+                    used by the unary exp and sigmoid and by softmax
 ``rng``             ``RngState(seed)``: ``uniform``, ``normal``, ``bernoulli``, ``seed(n)``
 ``copy``            ``contiguous``, ``cast``, ``copy_into``, ``cat``, ``full``
 ``indexing``        ``gather``, ``scatter_add``, ``select``, ``select_add``, ``embedding``,
@@ -56,7 +58,7 @@ from typing import Any
 _MODULES = (
     "gemm", "gemm_micro", "gemm_pack", "gemm_small", "gemm_vec", "conv", "conv_common", "conv_loop",
     "conv_tile", "conv_wgrad", "pool", "norm", "norm_simd", "softmax", "reduce", "reduce_rows",
-    "elementwise", "broadcast", "operands", "unary", "rng", "copy", "indexing",
+    "elementwise", "broadcast", "operands", "unary", "vmath", "rng", "copy", "indexing",
 )  # fmt: skip
 
 _EXPORTS = {

@@ -5,7 +5,9 @@ Mirrors burn-flex's ``softmax`` / ``log_softmax`` (burn's activation defaults co
 set). The array is viewed as [outer, n, inner] with ``n`` the softmax dimension. For the last
 dimension (``inner == 1``) each row is contiguous: max, then sum of ``exp(x - max)`` written
 to the output, then one scaling pass. Otherwise the same three passes run over [n, inner]
-slabs with the inner dimension as the vectorized loop.
+slabs with the inner dimension as the vectorized loop. ``exp`` is :func:`.vmath.vexp`, so the
+exp loops vectorize too (libm's scalar exp made them the cost: [128, 256] float32 110 -> 49 us,
+a [32, 64, 16, 16] softmax over dim 1 1240 -> 350 us, 1 thread).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._common import JIT_FAST, PARALLEL_MIN_ELEMS, compute_dtype
+from .vmath import vexp
 
 
 @njit(**JIT_FAST)
@@ -33,13 +36,13 @@ def _rows(x, out, log, lo, hi):
         s = zero
         if log:
             for j in range(n):
-                s += np.exp(row[j] - m)
+                s += vexp(row[j] - m)
             shift = m + np.log(s)
             for j in range(n):
                 orow[j] = row[j] - shift
         else:
             for j in range(n):
-                e = np.exp(row[j] - m)
+                e = vexp(row[j] - m)
                 orow[j] = e
                 s += e
             r = (zero + 1) / s  # typed 1: ``1 / s`` would be float64
@@ -67,7 +70,7 @@ def _slab(x, out, log, o, acc):
         r = x[o, a]
         orow = out[o, a]
         for k in range(inner):
-            e = np.exp(r[k] - mx[k])
+            e = vexp(r[k] - mx[k])
             orow[k] = e
             sm[k] += e
     for k in range(inner):
@@ -83,7 +86,10 @@ def _slab(x, out, log, o, acc):
 def softmax_serial(x, out, log):
     """Softmax (``log=False``) or log-softmax over axis 1 of x [outer, n, inner]."""
     if x.shape[2] == 1:
-        _rows(x[:, :, 0], out[:, :, 0], log, 0, x.shape[0])
+        # a reshape, not x[:, :, 0]: that view is typed non-contiguous and its row loops
+        # then stay scalar (softmax [128, 256] f32, 1 thread: 136 us against 49 with the reshape)
+        outer, n = x.shape[0], x.shape[1]
+        _rows(x.reshape(outer, n), out.reshape(outer, n), log, 0, outer)
     else:
         acc = np.empty((2, x.shape[2]), out.dtype)
         for o in range(x.shape[0]):
@@ -95,8 +101,8 @@ def softmax_parallel(x, out, log):
     """``softmax_serial`` with rows (or slabs) spread over threads."""
     outer = x.shape[0]
     if x.shape[2] == 1:
-        x2 = x[:, :, 0]
-        o2 = out[:, :, 0]
+        x2 = x.reshape(outer, x.shape[1])
+        o2 = out.reshape(outer, x.shape[1])
         blk = max(1, 16384 // max(1, x.shape[1]))
         for t in prange((outer + blk - 1) // blk):
             _rows(x2, o2, log, t * blk, min(t * blk + blk, outer))

@@ -7,6 +7,8 @@ kernels of :mod:`.broadcast`, the module below this one.
 Mirrors burn-flex's ``float_exp``, ``float_log``, ... and the activations ``relu``, ``gelu``,
 ``sigmoid``. One flat loop over a contiguous array, the op a named integer constant (``EXP``,
 ``SIGMOID``, ...: compile-time constants to numba) whose branch LLVM hoists out of the loop; above ``PARALLEL_MIN_ELEMS`` elements, chunks over threads.
+``exp`` and ``sigmoid`` use :func:`.vmath.vexp`, whose loop vectorizes (libm's exp is one scalar
+call per value: [128, 10] float32 exp 4.7 -> 1.4 us, [128, 256] 97 -> 13, 1 thread, warm).
 
 ``relu_affine`` is the fusion lesson: torch eager runs ``x * a``, ``+ b`` and ``relu`` as three
 passes over memory with two temporaries; one numba loop reads x once and writes once.
@@ -27,6 +29,7 @@ from .broadcast import (
     ternary_serial,
 )
 from .operands import as_operand, run3, shape_of
+from .vmath import vexp
 
 CHUNK = 8192
 Scalar = int | float
@@ -66,17 +69,24 @@ def _un_cheap(op, v):
     return np.sqrt(v)  # SQRT
 
 
+#: The ops written with :func:`.vmath.vexp` (branch-free): a loop over them vectorizes too.
+_VEXP = (EXP, SIGMOID)
+
+
+@njit(inline="always", **JIT_EW)
+def _un_vexp(op, v):
+    if op == EXP:
+        return vexp(v)
+    return 1 / (1 + vexp(-v))  # SIGMOID: exp(-v) = inf gives 0, NaN stays NaN
+
+
 @njit(inline="always", **JIT_EW)
 def _un_libm(op, v):
     # the ops that call libm for each value
-    if op == EXP:
-        return np.exp(v)
     if op == LOG:
         return np.log(v)
     if op == TANH:
         return np.tanh(v)
-    if op == SIGMOID:
-        return 1 / (1 + np.exp(-v))
     if op == GELU:
         # 1 + erf(z) written as erfc(-z): no cancellation for negative v (erf -> -1)
         return 0.5 * v * math.erfc(-v * 0.7071067811865476)
@@ -99,6 +109,12 @@ def _cheap_rows(xs, os, op):
 
 
 @njit(**JIT_EW)
+def _vexp_rows(xs, os, op):
+    for i in range(os.shape[0]):
+        os[i] = _un_vexp(op, xs[i])
+
+
+@njit(**JIT_EW)
 def _libm_rows(xs, os, op):
     for i in range(os.shape[0]):
         os[i] = _un_libm(op, xs[i])
@@ -113,6 +129,8 @@ def _unary_chunk(x, out, op, lo, hi):
     os = out[lo:hi]
     if op in _CHEAP:
         _cheap_rows(xs, os, op)
+    elif op in _VEXP:
+        _vexp_rows(xs, os, op)
     else:
         _libm_rows(xs, os, op)
 

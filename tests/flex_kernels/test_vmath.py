@@ -1,0 +1,133 @@
+"""``vmath.vexp``, the branch-free exp of the unary and softmax kernels, against correctly
+rounded references over the whole float range: normal, subnormal and overflowing results, the
+clamps, +-0, +-inf and NaN; and through every kernel that uses it (exp, sigmoid, softmax,
+log_softmax) against NumPy and torch, on this ISA and on a true AVX2 build."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from minidl.backends.flex.kernels import softmax, unary
+
+ROOT = Path(__file__).resolve().parents[2]
+INT = {np.float32: np.int32, np.float64: np.int64}
+#: the exp argument range where results go from 0 through the subnormals to inf, per dtype
+RANGE = {np.float32: (-110.0, 95.0), np.float64: (-760.0, 720.0)}
+
+
+def ulps(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Distance in units in the last place between same-signed floats (inf is one past max)."""
+    it = INT[a.dtype.type]
+    return np.abs(a.view(it).astype(np.int64) - b.view(it).astype(np.int64))
+
+
+def exact_exp(x: np.ndarray) -> np.ndarray:
+    """exp(x) rounded once to x's dtype: float32 from float64, float64 from the x87 long double."""
+    wide = np.float64 if x.dtype == np.float32 else np.longdouble
+    with np.errstate(over="ignore"):
+        return np.exp(x.astype(wide)).astype(x.dtype)
+
+
+def grid(dtype, seed: int = 0) -> np.ndarray:
+    lo, hi = RANGE[dtype]
+    rng = np.random.default_rng(seed)
+    parts = [rng.uniform(lo, hi, 200_000), rng.uniform(-1, 1, 50_000), np.linspace(lo, hi, 100_001)]
+    return np.concatenate(parts).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype, limit", [(np.float32, 1), (np.float64, 2)])
+def test_exp_is_within_an_ulp_or_two_of_the_rounded_exp_everywhere(dtype, limit):
+    if dtype == np.float64 and np.finfo(np.longdouble).nmant < 60:
+        pytest.skip("no extended long double for a float64 reference")
+    x = grid(dtype)
+    out = unary.unary("exp", x)
+    assert out.dtype == dtype
+    err = ulps(out, exact_exp(x))
+    assert err.max() <= limit, f"{err.max()} ulp at x = {x[err.argmax()]!r}"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_exp_special_values_and_the_ends_of_the_range(dtype):
+    info = np.finfo(dtype)
+    lo, hi = RANGE[dtype]
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, -np.nan, 1.0, -1.0, lo, hi, 1e30, -1e30,
+                  np.log(info.max), np.log(info.smallest_normal), np.log(info.smallest_subnormal),
+                  info.smallest_subnormal, -info.smallest_subnormal], dtype)  # fmt: skip
+    with np.errstate(all="ignore"):
+        ref = np.exp(x)
+    out = unary.unary("exp", x)
+    np.testing.assert_array_equal(np.isnan(out), np.isnan(ref))
+    finite = ~np.isnan(ref)
+    assert (out[finite] >= 0).all()
+    np.testing.assert_array_equal(np.isinf(out), np.isinf(ref))
+    assert ulps(out[finite], ref[finite]).max() <= 3  # NumPy's own float32 exp is 3 ulp off at worst
+    assert out[0] == 1 and out[1] == 1 and out[3] == 0 and out[2] == np.inf
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_subnormal_results_round_once(dtype):
+    info = np.finfo(dtype)
+    x = np.linspace(np.log(info.smallest_subnormal) - 1, np.log(info.smallest_normal) + 1, 20_001).astype(dtype)
+    if dtype == np.float64 and np.finfo(np.longdouble).nmant < 60:
+        pytest.skip("no extended long double for a float64 reference")
+    out, ref = unary.unary("exp", x), exact_exp(x)
+    assert ((out > 0) & (out < info.smallest_normal)).any()  # the grid does cover subnormals
+    assert ulps(out, ref).max() <= 1
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 7, 16, 33, 1000, 70_000])  # tails, a vector, parallel chunks
+def test_exp_and_sigmoid_of_odd_sizes_match_torch(dtype, n):
+    x = (np.random.default_rng(n).standard_normal(n) * 30).astype(dtype)
+    x[:: max(1, n // 5)] = np.nan
+    t = torch.from_numpy(x)
+    np.testing.assert_allclose(unary.unary("exp", x), torch.exp(t).numpy(), rtol=2e-6 if dtype == np.float32 else 1e-14)
+    np.testing.assert_allclose(unary.unary("sigmoid", x), torch.sigmoid(t).numpy(),
+                               rtol=2e-6 if dtype == np.float32 else 1e-14, atol=0)  # fmt: skip
+
+
+def test_sigmoid_saturates_without_nan():
+    x = np.array([-1e4, -200.0, -90.0, 0.0, 90.0, 200.0, 1e4, np.inf, -np.inf], np.float32)
+    out = unary.unary("sigmoid", x)
+    np.testing.assert_array_equal(out, torch.sigmoid(torch.from_numpy(x)).numpy())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape, dim", [((128, 10), -1), ((3, 257), 1), ((4, 33, 5), 1), ((2, 3, 17, 9), 1)])
+def test_softmax_kernels_with_vexp_match_torch(dtype, shape, dim):
+    x = (np.random.default_rng(1).standard_normal(shape) * 20).astype(dtype)
+    t = torch.from_numpy(x)
+    # log_softmax near 0 is x - shift with |x| ~ 20: an absolute error of an ulp of 20
+    tol = {"rtol": 1e-5, "atol": 1e-5} if dtype == np.float32 else {"rtol": 1e-12, "atol": 1e-13}
+    np.testing.assert_allclose(softmax.softmax(x, dim), torch.softmax(t, dim).numpy(), **tol)
+    np.testing.assert_allclose(softmax.log_softmax(x, dim), torch.log_softmax(t, dim).numpy(), **tol)
+
+
+_OTHER_ISA = """
+import numpy as np
+from minidl.backends.flex.kernels import unary
+for dt, lo, hi, wide in ((np.float32, -110, 95, np.float64), (np.float64, -760, 720, np.longdouble)):
+    x = np.linspace(lo, hi, 100_001).astype(dt)
+    with np.errstate(over="ignore"):
+        ref = np.exp(x.astype(wide)).astype(dt)
+    it = np.int32 if dt == np.float32 else np.int64
+    out = unary.unary("exp", x)
+    print(np.abs(out.view(it).astype(np.int64) - ref.view(it).astype(np.int64)).max())
+"""
+
+
+def test_exp_is_as_accurate_on_a_true_avx2_build():
+    from minidl.backends.flex.kernels import isa
+
+    env = dict(os.environ, **isa.AVX2_BUILD, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-c", _OTHER_ISA], capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    f32, f64 = (int(v) for v in out.stdout.split())
+    assert f32 <= 1 and f64 <= 2

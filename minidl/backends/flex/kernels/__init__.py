@@ -36,6 +36,7 @@ module              wrappers (burn-flex piece)
                     per op (``add``, ``lt``, ``exp``, ...) (element-wise ops)
 ``broadcast``       ``binary(op, a, b)``, ``where``, ``clamp``: the kernels over broadcast
                     3-D views, and the row loops ``elementwise`` and ``unary`` share
+``binary_rows``     the binary ops' scalar forms, row loops and row nests (one per broadcast pattern)
 ``operands``        the operands as 3-D views, the result's shape and dtype, ``run3``
 ``unary``           ``unary(op, x)`` on flat arrays, the fused ``relu_affine``, ``relu_backward``
 ``vmath``           ``vexp``: a branch-free exp (range reduction + polynomial) that loops vectorize,
@@ -58,7 +59,7 @@ from typing import Any
 _MODULES = (
     "gemm", "gemm_micro", "gemm_pack", "gemm_small", "gemm_vec", "conv", "conv_common", "conv_loop",
     "conv_tile", "conv_wgrad", "pool", "norm", "norm_simd", "softmax", "reduce", "reduce_rows",
-    "elementwise", "broadcast", "operands", "unary", "vmath", "rng", "copy", "indexing",
+    "elementwise", "broadcast", "binary_rows", "operands", "unary", "vmath", "rng", "copy", "indexing",
 )  # fmt: skip
 
 _EXPORTS = {

@@ -44,13 +44,13 @@ def _asm(kernel, signature, options=JIT_EW) -> str:
         (broadcast._where_rows, (B1, I64, F32, I64, F32, I64, F32)),
         (elementwise._compare_vv, (I64, F32, F32, B1)),
         (unary._cheap_rows, (F32, F32, I64)),
-        (unary._vexp_rows, (F32, F32, I64)),
+        (unary._vmath_rows, (F32, F32, I64)),
         (broadcast._nest_vv, (I64, F3, F3, F3, I64, I64)),
         (broadcast._nest_vs, (I64, F3, F3, F3, I64, I64)),
         (broadcast._nest_sv, (I64, F3, F3, F3, I64, I64)),
     ],
     ids=["binary", "binary-scalar-rhs", "binary-scalar-lhs", "where", "compare", "unary-cheap",
-         "unary-vexp", "nest-full-rows", "nest-row-value", "nest-value-row"],
+         "unary-vmath", "nest-full-rows", "nest-row-value", "nest-value-row"],
 )
 def test_row_loop_is_vectorized(kernel, signature):
     asm = _asm(kernel, signature)
@@ -70,6 +70,6 @@ PACKED_FMA_PS = re.compile(r"\bvfn?madd\w*ps\s+[^\n]*%[yz]mm")
 def test_vexp_loops_are_vectorized_for_float64_and_inside_softmax():
     # vexp's polynomial is packed in the unary loop for float64 too, and in softmax's row
     # kernel, compiled with reassoc (vexp keeps its own flags: the rounding trick survives)
-    assert PACKED_FMA_PD.search(_asm(unary._vexp_rows, (F64, F64, I64)))
+    assert PACKED_FMA_PD.search(_asm(unary._vmath_rows, (F64, F64, I64)))
     rows = (types.Array(types.float32, 2, "C"),) * 2 + (types.boolean, I64, I64)
     assert PACKED_FMA_PS.search(_asm(softmax._rows, rows, JIT_FAST))

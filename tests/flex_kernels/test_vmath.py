@@ -1,7 +1,8 @@
-"""``vmath.vexp``, the branch-free exp of the unary and softmax kernels, against correctly
-rounded references over the whole float range: normal, subnormal and overflowing results, the
-clamps, +-0, +-inf and NaN; and through every kernel that uses it (exp, sigmoid, softmax,
-log_softmax) against NumPy and torch, on this ISA and on a true AVX2 build."""
+"""``vmath.vexp`` and ``vmath.vlog``, the branch-free exp and log of the unary and softmax
+kernels, against correctly rounded references over the whole float range: normal, subnormal
+and overflowing results, the clamps, +-0, +-inf, negatives and NaN; and through every kernel
+that uses them (exp, sigmoid, log, softmax, log_softmax) against NumPy and torch, on this ISA
+and on a true AVX2 build."""
 
 from __future__ import annotations
 
@@ -110,6 +111,45 @@ def test_softmax_kernels_with_vexp_match_torch(dtype, shape, dim):
     np.testing.assert_allclose(softmax.log_softmax(x, dim), torch.log_softmax(t, dim).numpy(), **tol)
 
 
+def positive_floats(dtype, seed: int = 0) -> np.ndarray:
+    """Random bit patterns of every positive finite float (subnormals included), plus [0.5, 2]."""
+    it = INT[dtype]
+    rng = np.random.default_rng(seed)
+    x = rng.integers(1, np.iinfo(it).max, 300_000).astype(it).view(dtype)
+    x = x[np.isfinite(x)]
+    info = np.finfo(dtype)
+    edges = np.array([info.smallest_subnormal, info.smallest_normal, info.max, 1, 2, 0.5], dtype)
+    return np.concatenate([x, rng.uniform(0.5, 2, 50_000).astype(dtype), edges])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_log_is_within_an_ulp_of_the_rounded_log_everywhere(dtype):
+    if dtype == np.float64 and np.finfo(np.longdouble).nmant < 60:
+        pytest.skip("no extended long double for a float64 reference")
+    x = positive_floats(dtype)
+    wide = np.float64 if dtype == np.float32 else np.longdouble
+    out = unary.unary("log", x)
+    err = ulps(out, np.log(x.astype(wide)).astype(dtype))
+    assert out.dtype == dtype and err.max() <= 1, f"{err.max()} ulp at x = {x[err.argmax()]!r}"
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_log_special_values(dtype):
+    x = np.array([0.0, -0.0, -1.0, -np.finfo(dtype).smallest_subnormal, np.inf, -np.inf, np.nan,
+                  1.0], dtype)  # fmt: skip
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(unary.unary("log", x), np.log(x))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 7, 33, 70_000])
+def test_log_of_odd_sizes_matches_torch(dtype, n):
+    x = np.abs(np.random.default_rng(n).standard_normal(n) * 100).astype(dtype)
+    x[:: max(1, n // 4)] = 0
+    np.testing.assert_allclose(unary.unary("log", x), torch.log(torch.from_numpy(x)).numpy(),
+                               rtol=2e-7 if dtype == np.float32 else 1e-15)  # fmt: skip
+
+
 _OTHER_ISA = """
 import numpy as np
 from minidl.backends.flex.kernels import unary
@@ -120,14 +160,19 @@ for dt, lo, hi, wide in ((np.float32, -110, 95, np.float64), (np.float64, -760, 
     it = np.int32 if dt == np.float32 else np.int64
     out = unary.unary("exp", x)
     print(np.abs(out.view(it).astype(np.int64) - ref.view(it).astype(np.int64)).max())
+    y = np.concatenate([np.geomspace(np.finfo(dt).smallest_subnormal, np.finfo(dt).max, 100_001),
+                        np.linspace(0.5, 2, 10_001)]).astype(dt)
+    ref = np.log(y.astype(wide)).astype(dt)
+    out = unary.unary("log", y)
+    print(np.abs(out.view(it).astype(np.int64) - ref.view(it).astype(np.int64)).max())
 """
 
 
-def test_exp_is_as_accurate_on_a_true_avx2_build():
+def test_exp_and_log_are_as_accurate_on_a_true_avx2_build():
     from minidl.backends.flex.kernels import isa
 
     env = dict(os.environ, **isa.AVX2_BUILD, PYTHONPATH=str(ROOT))
     out = subprocess.run([sys.executable, "-c", _OTHER_ISA], capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr[-2000:]
-    f32, f64 = (int(v) for v in out.stdout.split())
-    assert f32 <= 1 and f64 <= 2
+    exp32, log32, exp64, log64 = (int(v) for v in out.stdout.split())
+    assert exp32 <= 1 and exp64 <= 2 and log32 <= 1 and log64 <= 1

@@ -39,8 +39,8 @@ module              wrappers (burn-flex piece)
 ``binary_rows``     the binary ops' scalar forms, row loops and row nests (one per broadcast pattern)
 ``operands``        the operands as 3-D views, the result's shape and dtype, ``run3``
 ``unary``           ``unary(op, x)`` on flat arrays, the fused ``relu_affine``, ``relu_backward``
-``vmath``           ``vexp``: a branch-free exp (range reduction + polynomial) that loops vectorize,
-                    used by the unary exp and sigmoid and by softmax
+``vmath``           ``vexp``, ``vlog``: branch-free exp and log (range reduction + polynomial)
+                    that loops vectorize; the unary exp, sigmoid, log and softmax use them
 ``rng``             ``RngState(seed)``: ``uniform``, ``normal``, ``bernoulli``, ``seed(n)``
 ``copy``            ``contiguous``, ``cast``, ``copy_into``, ``cat``, ``full``
 ``indexing``        ``gather``, ``scatter_add``, ``select``, ``select_add``, ``embedding``,

@@ -7,7 +7,7 @@ kernels of :mod:`.broadcast`, the module below this one.
 Mirrors burn-flex's ``float_exp``, ``float_log``, ... and the activations ``relu``, ``gelu``,
 ``sigmoid``. One flat loop over a contiguous array, the op a named integer constant (``EXP``,
 ``SIGMOID``, ...: compile-time constants to numba) whose branch LLVM hoists out of the loop; above ``PARALLEL_MIN_ELEMS`` elements, chunks over threads.
-``exp`` and ``sigmoid`` use :func:`.vmath.vexp`, whose loop vectorizes (libm's exp is one scalar
+``exp``, ``sigmoid`` and ``log`` use :mod:`.vmath`, whose loops vectorize (libm is one scalar
 call per value: [128, 10] float32 exp 4.7 -> 1.4 us, [128, 256] 97 -> 13, 1 thread, warm).
 
 ``relu_affine`` is the fusion lesson: torch eager runs ``x * a``, ``+ b`` and ``relu`` as three
@@ -29,7 +29,7 @@ from .broadcast import (
     ternary_serial,
 )
 from .operands import as_operand, run3, shape_of
-from .vmath import vexp
+from .vmath import vexp, vlog
 
 CHUNK = 8192
 Scalar = int | float
@@ -69,22 +69,22 @@ def _un_cheap(op, v):
     return np.sqrt(v)  # SQRT
 
 
-#: The ops written with :func:`.vmath.vexp` (branch-free): a loop over them vectorizes too.
-_VEXP = (EXP, SIGMOID)
+#: The ops written with :mod:`.vmath` (branch-free): a loop over them vectorizes too.
+_VMATH = (EXP, SIGMOID, LOG)
 
 
 @njit(inline="always", **JIT_EW)
-def _un_vexp(op, v):
+def _un_vmath(op, v):
     if op == EXP:
         return vexp(v)
+    if op == LOG:
+        return vlog(v)
     return 1 / (1 + vexp(-v))  # SIGMOID: exp(-v) = inf gives 0, NaN stays NaN
 
 
 @njit(inline="always", **JIT_EW)
 def _un_libm(op, v):
     # the ops that call libm for each value
-    if op == LOG:
-        return np.log(v)
     if op == TANH:
         return np.tanh(v)
     if op == GELU:
@@ -109,9 +109,9 @@ def _cheap_rows(xs, os, op):
 
 
 @njit(**JIT_EW)
-def _vexp_rows(xs, os, op):
+def _vmath_rows(xs, os, op):
     for i in range(os.shape[0]):
-        os[i] = _un_vexp(op, xs[i])
+        os[i] = _un_vmath(op, xs[i])
 
 
 @njit(**JIT_EW)
@@ -129,8 +129,8 @@ def _unary_chunk(x, out, op, lo, hi):
     os = out[lo:hi]
     if op in _CHEAP:
         _cheap_rows(xs, os, op)
-    elif op in _VEXP:
-        _vexp_rows(xs, os, op)
+    elif op in _VMATH:
+        _vmath_rows(xs, os, op)
     else:
         _libm_rows(xs, os, op)
 

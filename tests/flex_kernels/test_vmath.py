@@ -176,3 +176,30 @@ def test_exp_and_log_are_as_accurate_on_a_true_avx2_build():
     assert out.returncode == 0, out.stderr[-2000:]
     exp32, log32, exp64, log64 = (int(v) for v in out.stdout.split())
     assert exp32 <= 1 and exp64 <= 2 and log32 <= 1 and log64 <= 1
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1, 5, 16, 257])
+def test_softmax_row_max_propagates_nan_and_handles_infinities(dtype, n):
+    # the row max is vmath.fmaximum (llvm.maximum): a NaN anywhere in a row makes the row NaN,
+    # as torch; an inf dominates; an all -inf row is NaN, as torch
+    x = np.random.default_rng(n).standard_normal((4, n)).astype(dtype)
+    x[0, n // 2] = np.nan
+    x[1, -1] = np.inf
+    x[2, :] = -np.inf
+    t = torch.from_numpy(x)
+    for ours, theirs in ((softmax.softmax, torch.softmax), (softmax.log_softmax, torch.log_softmax)):
+        np.testing.assert_allclose(ours(x, -1), theirs(t, -1).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_softmax_row_max_is_a_vector_reduction():
+    import numba
+    from numba import types
+
+    from minidl.backends.flex.kernels._common import JIT_FAST
+
+    for dt in (types.float32, types.float64):
+        sig = (types.Array(dt, 2, "C"),) * 2 + (types.boolean, types.int64, types.int64)
+        fresh = numba.njit(sig, **{**JIT_FAST, "cache": False})(softmax._rows.py_func)
+        llvm = next(iter(fresh.inspect_llvm().values()))
+        assert "llvm.maximum.v" in llvm, f"{dt}: the row max is not vectorized"

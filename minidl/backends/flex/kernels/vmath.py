@@ -1,4 +1,5 @@
-"""``vexp`` and ``vlog``: an ``exp`` and a ``log`` that LLVM can vectorize, for the kernels' loops.
+"""``vexp``, ``vlog`` and ``fmaximum``: an ``exp``, a ``log`` and a NaN-propagating ``max`` that
+LLVM can vectorize, for the kernels' loops.
 
 numba lowers ``np.exp`` to a scalar libm call per element (there is no SVML here), so a loop
 over ``exp`` stays scalar: [128, 10] took 4.2 us where NumPy's own SIMD exp takes 0.8. This is
@@ -58,6 +59,23 @@ def _as_float(typingctx, x):
     def codegen(context, builder, signature, args):
         llvm_type = ir.FloatType() if x.bitwidth == 32 else ir.DoubleType()
         return builder.bitcast(args[0], llvm_type)
+
+    return sig, codegen
+
+
+@intrinsic
+def fmaximum(typingctx, a, b):
+    """NaN-propagating ``max(a, b)`` of two floats of one type as LLVM's ``llvm.maximum``: the
+    loop vectorizer takes a running max of it as a reduction (``m = v if v > m or v != v else
+    m`` stayed scalar: a softmax row max over [128, 256] 29.8 vs 2.2 us)."""
+    if a != b or not isinstance(a, types.Float):
+        return None
+    sig = a(a, b)
+
+    def codegen(context, builder, signature, args):
+        t = args[0].type
+        fn = builder.module.declare_intrinsic("llvm.maximum", [t], ir.FunctionType(t, [t, t]))
+        return builder.call(fn, args)
 
     return sig, codegen
 

@@ -47,7 +47,7 @@ from numba import njit, prange
 
 from ._common import JIT, aligned_empty, compute_dtype
 from .gemm_micro import MR, NV, VBYTES
-from .gemm_pack import KC, gemm_parallel, gemm_serial, scratch_size
+from .gemm_pack import B_IN_PLACE, B_OWN, B_SHARED, KC, gemm_parallel, gemm_serial, scratch_size
 from .gemm_small import gemm_small
 from .isa import ISA
 
@@ -63,6 +63,12 @@ PARALLEL_MIN_WORK = 128**3 + 1
 #: serial shape tried (n = 10..256, k = 3..8000; most at large k with few rows, whose packed A
 #: panels are mostly padding), and the MLP's 10-column products 2-3x.
 SMALL_MAX_WORK = 128**3 + 1
+
+#: The most rows of C for which B's contiguous rows are read in place rather than packed.
+#: Measured, 1 thread, AVX-512, k = 784, n = 256 (B's rows 1 KiB apart): in place / packed
+#: m = 64 136 / 162 us, 128 262 / 276, 256 499 / 530, 384 764 / 745; at n = 1024 (rows 4 KiB
+#: apart, hence the stride rule) 3638 / 1602 us at m = 128.
+B_IN_PLACE_MAX_M = 256
 
 __all__ = ["ISA", "KC", "MC", "MR", "NR", "LANES", "matmul", "batched_matmul"]
 
@@ -175,6 +181,19 @@ def reads_a_in_place(a: np.ndarray) -> bool:
     return max(a.strides[1], a.strides[2]) < 8192
 
 
+def b_mode_of(b: np.ndarray, m: int, nti: int) -> int:
+    """How the tasks find B [batch, k, n]'s strips (``gemm_pack.B_*``) for C with ``m`` rows.
+
+    In place when B's rows are contiguous, C has at most ``B_IN_PLACE_MAX_M`` rows (few
+    panels of A would share a packed copy) and B's rows are not a multiple of 2 KiB apart
+    (they would fall into the same few L1 sets); else packed by each block for its own
+    columns when C's rows form one block (no strip is shared), else packed once up front.
+    """
+    if m <= B_IN_PLACE_MAX_M and _unit(b, 2) and b.strides[1] % 2048:
+        return B_IN_PLACE
+    return B_OWN if nti == 1 else B_SHARED
+
+
 def _gemm3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
     """C = A @ B for 3-D A [batch, m, k] and B [batch, k, n] of any strides into C [batch, m, n]."""
     batch, m, k = a.shape
@@ -196,12 +215,12 @@ def _gemm3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
     nw = numba.get_num_threads() if parallel else 1
     nti, ntj = _grid(batch, m, n, nr, nw)
     direct_a = reads_a_in_place(a)
-    own_b = nti == 1  # no strip is shared between blocks: each packs its own, right before use
-    buf = _buffer(scratch_size(batch, m, n, k, nr, nti, ntj, nw, direct_a, own_b), c.dtype)
+    b_mode = b_mode_of(b, m, nti)
+    buf = _buffer(scratch_size(batch, m, n, k, nr, nti, ntj, nw, direct_a, b_mode), c.dtype)
     if nw > 1:
-        _any_layout(gemm_parallel, c.dtype)(a, b, c, buf, nti, ntj, nw, direct_a, own_b)
+        _any_layout(gemm_parallel, c.dtype)(a, b, c, buf, nti, ntj, nw, b_mode, direct_a)
     else:
-        _any_layout(gemm_serial, c.dtype)(a, b, c, buf, nti, ntj, direct_a, own_b)
+        _any_layout(gemm_serial, c.dtype)(a, b, c, buf, nti, ntj, b_mode, direct_a)
 
 
 _compiled: dict[tuple[object, np.dtype], object] = {}
@@ -226,9 +245,8 @@ def _any_layout(kernel, dtype: np.dtype):
             any3 = numba.types.Array(nb, 3, "A", readonly=True)  # takes writeable arrays too
             sig = (any3, any3, numba.types.Array(nb, 3, "C"))
             if kernel is not gemm_small:
-                flags = (numba.types.boolean,) * 2
-                ints = (numba.types.intp,) * (3 if kernel is gemm_parallel else 2)
-                sig += (numba.types.Array(nb, 1, "C"),) + ints + flags
+                ints = (numba.types.intp,) * (4 if kernel is gemm_parallel else 3)
+                sig += (numba.types.Array(nb, 1, "C"),) + ints + (numba.types.boolean,)
             kernel.disable_compile(False)
             kernel.compile(sig)
             kernel.disable_compile(True)  # C-, F-ordered and read-only operands take this version

@@ -68,24 +68,25 @@ def fetch_add(typingctx, counter):
 
 
 @intrinsic
-def micro_tile(typingctx, kc, pa, ars, acs, pb, ldb, c, ci, cj, first):
-    """``C[ci:ci+MR, cj:cj+NR] (=|+=) A @ B`` for one MR x kc piece of A and kc x NR piece of B.
+def micro_tile(typingctx, kc, pa, ars, acs, pb, ldb, pc, ldc, first, like):
+    """``C[0:MR, 0:NR] (=|+=) A @ B`` for one MR x kc piece of A and kc x NR piece of B.
 
-    ``pa`` and ``pb`` are addresses (from :func:`address`) of the pieces' first elements, of
-    ``c``'s dtype. Element ``(r, p)`` of A is at ``pa`` + ``r*ars + p*acs`` elements (packed:
-    ``ars=1, acs=MR``; a transposed view read in place: ``ars=1, acs=lda``; C-ordered rows:
-    ``ars=lda, acs=1``); row ``p`` of B is the ``NR = NV * lanes`` contiguous values at ``pb``
-    + ``p*ldb`` elements. ``c`` is 2-D with unit stride along its rows and the whole tile
-    inside it; ``first`` overwrites C, otherwise the tile is added to it.
+    ``pa``, ``pb`` and ``pc`` are addresses (from :func:`address`) of the pieces' first
+    elements, of ``like``'s dtype. Element ``(r, p)`` of A is at ``pa`` + ``r*ars + p*acs``
+    elements (packed: ``ars=1, acs=MR``; a transposed view read in place: ``ars=1, acs=lda``;
+    C-ordered rows: ``ars=lda, acs=1``); row ``p`` of B is the ``NR = NV * lanes`` contiguous
+    values at ``pb`` + ``p*ldb`` elements, row ``r`` of C those at ``pc + r*ldc``. ``first``
+    overwrites C, otherwise the tile is added to it. Only integers come in (no array), so a
+    tile costs no reference counting.
     """
-    if not isinstance(c, types.Array):
+    if not isinstance(like, types.Array):
         return None
-    dtype = c.dtype
+    dtype = like.dtype
     i = types.intp
-    sig = types.void(i, i, i, i, i, i, c, i, i, types.boolean)
+    sig = types.void(i, i, i, i, i, i, i, i, types.boolean, like)
 
     def codegen(context, builder, signature, args):
-        kc_v, pa_v, ars_v, acs_v, pb_v, ldb_v, c_v, ci_v, cj_v, first_v = args
+        kc_v, pa_v, ars_v, acs_v, pb_v, ldb_v, pc_v, ldc_v, first_v = args[:9]
         fty = context.get_value_type(dtype)
         isz = context.get_abi_sizeof(fty)
         nl = VBYTES // isz
@@ -97,7 +98,6 @@ def micro_tile(typingctx, kc, pa, ars, acs, pb, ldb, c, ci, cj, first):
 
         a_base = builder.inttoptr(pa_v, fty.as_pointer())
         b_base = builder.inttoptr(pb_v, fty.as_pointer())
-        c_arr = context.make_array(signature.args[6])(context, builder, c_v)
         a_rows = [builder.gep(a_base, [builder.mul(const(r), ars_v)]) for r in range(MR)]
         fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vty, [vty] * 3),
                                              f"llvm.fma.v{nl}f{8 * isz}")  # fmt: skip
@@ -105,9 +105,8 @@ def micro_tile(typingctx, kc, pa, ars, acs, pb, ldb, c, ci, cj, first):
         undef = ir.Constant(vty, ir.Undefined)
         bcast_mask = ir.Constant(ir.VectorType(ir.IntType(32), nl), [0] * nl)
         acc = [[cgutils.alloca_once_value(builder, zero) for _ in range(NV)] for _ in range(MR)]
-        row_step = builder.sdiv(cgutils.unpack_tuple(builder, c_arr.strides, 2)[0], const(isz))
-        c_base = builder.gep(c_arr.data, [builder.add(builder.mul(ci_v, row_step), cj_v)])
-        c_rows = [builder.gep(c_base, [builder.mul(const(r), row_step)]) for r in range(MR)]
+        c_base = builder.inttoptr(pc_v, fty.as_pointer())
+        c_rows = [builder.gep(c_base, [builder.mul(const(r), ldc_v)]) for r in range(MR)]
         if PREFETCH_C:
             _prefetch_rows(builder, c_rows, intp)
         with cgutils.for_range(builder, kc_v) as loop:

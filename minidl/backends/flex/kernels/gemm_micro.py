@@ -67,7 +67,7 @@ def fetch_add(typingctx, counter):
     return types.int64(counter), codegen
 
 
-@intrinsic
+@intrinsic(prefer_literal=True)
 def micro_tile(typingctx, kc, pa, ars, acs, pb, ldb, pc, ldc, first, like):
     """``C[0:MR, 0:NR] (=|+=) A @ B`` for one MR x kc piece of A and kc x NR piece of B.
 
@@ -77,13 +77,17 @@ def micro_tile(typingctx, kc, pa, ars, acs, pb, ldb, pc, ldc, first, like):
     C-ordered rows: ``ars=lda, acs=1``); row ``p`` of B is the ``NR = NV * lanes`` contiguous
     values at ``pb`` + ``p*ldb`` elements, row ``r`` of C those at ``pc + r*ldc``. ``first``
     overwrites C, otherwise the tile is added to it. Only integers come in (no array), so a
-    tile costs no reference counting.
+    tile costs no reference counting. A literal ``ars`` (the packed panel's 1) becomes
+    constant displacements; any other reaches the rows through three group bases and three
+    offsets that LLVM cannot see through (seen as multiples of one stride, it chains the 12
+    rows' addresses: 12 dependent adds per step of k, as long as the step's 24 FMAs).
     """
     if not isinstance(like, types.Array):
         return None
     dtype = like.dtype
     i = types.intp
-    sig = types.void(i, i, i, i, i, i, i, i, types.boolean, like)
+    ars_lit = ars.literal_value if isinstance(ars, types.IntegerLiteral) else None
+    sig = types.void(i, i, ars if ars_lit is not None else i, i, i, i, i, i, types.boolean, like)
 
     def codegen(context, builder, signature, args):
         kc_v, pa_v, ars_v, acs_v, pb_v, ldb_v, pc_v, ldc_v, first_v = args[:9]
@@ -96,9 +100,21 @@ def micro_tile(typingctx, kc, pa, ars, acs, pb, ldb, pc, ldc, first, like):
         def const(x):
             return ir.Constant(intp, x)
 
-        a_base = builder.inttoptr(pa_v, fty.as_pointer())
         b_base = builder.inttoptr(pb_v, fty.as_pointer())
-        a_rows = [builder.gep(a_base, [builder.mul(const(r), ars_v)]) for r in range(MR)]
+        # A's rows: a literal ``ars`` gives constant displacements from one pointer per step;
+        # otherwise each step's three group bases pass through an empty asm statement, which
+        # LLVM cannot see through, and the rows are at three offsets from them (left visible,
+        # LLVM chains the rows' addresses, or keeps 12 offsets and spills them).
+        def opaque(x):
+            return builder.asm(ir.FunctionType(intp, [intp]), "", "=r,0", [x], False)
+
+        if ars_lit is None:
+            grp = [opaque(builder.mul(const(g * isz), ars_v)) for g in range(0, MR, 4)]
+            offs = [None] + [opaque(builder.mul(const(t * isz), ars_v)) for t in range(1, 4)]
+        else:
+            grp = [const(g * ars_lit * isz) for g in range(0, MR, 4)]
+            offs = [None] + [const(t * ars_lit * isz) for t in range(1, 4)]
+        fp = fty.as_pointer()
         fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vty, [vty] * 3),
                                              f"llvm.fma.v{nl}f{8 * isz}")  # fmt: skip
         zero = ir.Constant(vty, [ir.Constant(fty, 0.0)] * nl)
@@ -117,9 +133,14 @@ def micro_tile(typingctx, kc, pa, ars, acs, pb, ldb, pc, ldc, first, like):
                 _prefetch_rows(builder, [ahead], intp, write=False)
             bv = [builder.load(_vec_ptr(builder, builder.gep(brow, [const(v * nl)]), vty), align=isz)
                   for v in range(NV)]  # fmt: skip
-            pa = builder.mul(p, acs_v)
+            arow = builder.add(pa_v, builder.mul(p, builder.mul(acs_v, const(isz))))
+            if ars_lit is None:
+                bases = [opaque(builder.add(arow, g)) for g in grp]
+            else:
+                bases = [builder.add(arow, g) for g in grp]
             for r in range(MR):
-                x = builder.load(builder.gep(a_rows[r], [pa]))
+                at = bases[r // 4] if r % 4 == 0 else builder.add(bases[r // 4], offs[r % 4])
+                x = builder.load(builder.inttoptr(at, fp))
                 xv = builder.shuffle_vector(builder.insert_element(undef, x, ir.Constant(ir.IntType(32), 0)),
                                             undef, bcast_mask)  # fmt: skip
                 for v in range(NV):

@@ -84,11 +84,27 @@ def micro_tile(typingctx, kc, pa, ars, acs, pb, ldb, pc, ldc, first, like):
     """
     if not isinstance(like, types.Array):
         return None
-    dtype = like.dtype
-    i = types.intp
     ars_lit = ars.literal_value if isinstance(ars, types.IntegerLiteral) else None
+    i = types.intp
     sig = types.void(i, i, ars if ars_lit is not None else i, i, i, i, i, i, types.boolean, like)
+    return sig, _tile_codegen(MR, ars_lit, like.dtype)
 
+
+@intrinsic(prefer_literal=True)
+def micro_rows(typingctx, kc, pa, ars, acs, pb, ldb, pc, ldc, first, like, rows):
+    """:func:`micro_tile` with ``rows`` (a literal below MR) rows of A and C instead of MR: the
+    last panel of a C whose rows are not a multiple of MR (the MLP's m = 128 = 10 x 12 + 8)
+    then computes fewer rows of padding."""
+    if not (isinstance(like, types.Array) and isinstance(rows, types.IntegerLiteral)):
+        return None
+    i = types.intp
+    sig = types.void(i, i, i, i, i, i, i, i, types.boolean, like, rows)
+    return sig, _tile_codegen(rows.literal_value, None, like.dtype)
+
+
+def _tile_codegen(mr, ars_lit, dtype):
+    # The code of one mr x NR tile (``micro_tile``'s description); ``ars_lit``: a literal row
+    # step of A, or None.
     def codegen(context, builder, signature, args):
         kc_v, pa_v, ars_v, acs_v, pb_v, ldb_v, pc_v, ldc_v, first_v = args[:9]
         fty = context.get_value_type(dtype)
@@ -109,10 +125,10 @@ def micro_tile(typingctx, kc, pa, ars, acs, pb, ldb, pc, ldc, first, like):
             return builder.asm(ir.FunctionType(intp, [intp]), "", "=r,0", [x], False)
 
         if ars_lit is None:
-            grp = [opaque(builder.mul(const(g * isz), ars_v)) for g in range(0, MR, 4)]
+            grp = [opaque(builder.mul(const(g * isz), ars_v)) for g in range(0, mr, 4)]
             offs = [None] + [opaque(builder.mul(const(t * isz), ars_v)) for t in range(1, 4)]
         else:
-            grp = [const(g * ars_lit * isz) for g in range(0, MR, 4)]
+            grp = [const(g * ars_lit * isz) for g in range(0, mr, 4)]
             offs = [None] + [const(t * ars_lit * isz) for t in range(1, 4)]
         fp = fty.as_pointer()
         fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vty, [vty] * 3),
@@ -120,9 +136,9 @@ def micro_tile(typingctx, kc, pa, ars, acs, pb, ldb, pc, ldc, first, like):
         zero = ir.Constant(vty, [ir.Constant(fty, 0.0)] * nl)
         undef = ir.Constant(vty, ir.Undefined)
         bcast_mask = ir.Constant(ir.VectorType(ir.IntType(32), nl), [0] * nl)
-        acc = [[cgutils.alloca_once_value(builder, zero) for _ in range(NV)] for _ in range(MR)]
+        acc = [[cgutils.alloca_once_value(builder, zero) for _ in range(NV)] for _ in range(mr)]
         c_base = builder.inttoptr(pc_v, fty.as_pointer())
-        c_rows = [builder.gep(c_base, [builder.mul(const(r), ldc_v)]) for r in range(MR)]
+        c_rows = [builder.gep(c_base, [builder.mul(const(r), ldc_v)]) for r in range(mr)]
         if PREFETCH_C:
             _prefetch_rows(builder, c_rows, intp)
         with cgutils.for_range(builder, kc_v) as loop:
@@ -138,7 +154,7 @@ def micro_tile(typingctx, kc, pa, ars, acs, pb, ldb, pc, ldc, first, like):
                 bases = [opaque(builder.add(arow, g)) for g in grp]
             else:
                 bases = [builder.add(arow, g) for g in grp]
-            for r in range(MR):
+            for r in range(mr):
                 at = bases[r // 4] if r % 4 == 0 else builder.add(bases[r // 4], offs[r % 4])
                 x = builder.load(builder.inttoptr(at, fp))
                 xv = builder.shuffle_vector(builder.insert_element(undef, x, ir.Constant(ir.IntType(32), 0)),
@@ -146,20 +162,20 @@ def micro_tile(typingctx, kc, pa, ars, acs, pb, ldb, pc, ldc, first, like):
                 for v in range(NV):
                     builder.store(builder.call(fma, [xv, bv[v], builder.load(acc[r][v])]), acc[r][v])
         ptrs = [[_vec_ptr(builder, builder.gep(c_rows[r], [const(v * nl)]), vty) for v in range(NV)]
-                for r in range(MR)]  # fmt: skip
+                for r in range(mr)]  # fmt: skip
         with builder.if_else(first_v) as (then, otherwise):
             with then:
-                for r in range(MR):
+                for r in range(mr):
                     for v in range(NV):
                         builder.store(builder.load(acc[r][v]), ptrs[r][v], align=isz)
             with otherwise:
-                for r in range(MR):
+                for r in range(mr):
                     for v in range(NV):
                         old = builder.load(ptrs[r][v], align=isz)
                         builder.store(builder.fadd(old, builder.load(acc[r][v])), ptrs[r][v], align=isz)
         return context.get_dummy_value()
 
-    return sig, codegen
+    return codegen
 
 
 #: Prefetch the C tile before the reduction loop (measured with C far out of cache: 205 vs

@@ -24,7 +24,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._common import JIT_FAST
-from .gemm_micro import MR, NV, VBYTES, address, fetch_add, micro_tile
+from .gemm_micro import MR, NV, VBYTES, address, fetch_add, micro_rows, micro_tile
 from .gemm_vec import copy_vectors, transpose_square
 from .isa import ISA
 
@@ -154,6 +154,45 @@ def _edge_tile(kc, pa, ars, acs, pb, ldb, c, i, ia, j, tile, first):
                 crow[jj] += trow[jj - j]
 
 
+#: The shorter tiles for a last panel of fewer than MR rows (rows rounded up to one of them).
+SHORT1, SHORT2 = (4, 8) if MR == 12 else (2, 4)
+
+
+@njit(**JIT_FAST)
+def _short_tile(kc, a_addr, sa0, sa1, direct_a, pa, pb, ldb, c, i, j, tile, first):
+    # C rows i..m (fewer than MR) of the tile at column j, with the shortest tile that holds
+    # them: read from A in place (rows ending at m when the tile would pass it) or from the
+    # packed panel ``pa`` (zero rows past m), into C directly when it fits, else into ``tile``.
+    m = c.shape[0]
+    isz = c.itemsize
+    nr = tile.shape[1]
+    rows = m - i
+    r = SHORT1 if rows <= SHORT1 else SHORT2
+    ia = i
+    if direct_a:
+        ia = min(i, m - r)
+        pa, ars, acs = a_addr + (ia * sa0) * isz, sa0, sa1
+    else:
+        ars, acs = 1, MR
+    if r == rows:
+        pc, ldc = address(c) + (i * c.strides[0] // isz + j) * isz, c.strides[0] // isz
+    else:
+        pc, ldc = address(tile), nr
+    if r == SHORT1:
+        micro_rows(kc, pa, ars, acs, pb, ldb, pc, ldc, first or r != rows, c, SHORT1)
+    else:
+        micro_rows(kc, pa, ars, acs, pb, ldb, pc, ldc, first or r != rows, c, SHORT2)
+    if r != rows:
+        for q in range(i, m):
+            crow = c[q]
+            trow = tile[q - ia]
+            for jj in range(j, j + nr):
+                if first:
+                    crow[jj] = trow[jj - j]
+                else:
+                    crow[jj] += trow[jj - j]
+
+
 #: How a task finds B's strips (``b_mode``): packed once up front into the shared part of the
 #: scratch, packed by the task that uses them, or read where they lie (B's rows contiguous;
 #: a partial last strip packed by its task).
@@ -214,8 +253,11 @@ def block_task(a, b, bp, s_base, b_mode, c, i_lo, i_hi, s_lo, s_hi, ap, tile, di
                     else:
                         pb, ldb = bp_addr + p0 * nr * isz, nr
                     j = s * nr
-                    if i + MR > m or j + nr > n:
+                    if j + nr > n or (i + MR > m and m - i > SHORT2):
                         _edge_tile(kc, pa, ars, acs, pb, ldb, c, i, ia, j, tile, first)
+                    elif i + MR > m:
+                        _short_tile(kc, a_addr + p0 * sa1 * isz, sa0, sa1, direct_a, pa, pb, ldb, c, i, j,
+                                    tile, first)  # fmt: skip
                     elif ars == 1:  # a constant row step: displacements, not a chain of adds
                         micro_tile(kc, pa, 1, acs, pb, ldb, c_addr + (i * ldc + j) * isz, ldc, first, c)
                     else:

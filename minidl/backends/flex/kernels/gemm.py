@@ -47,7 +47,16 @@ from numba import njit, prange
 
 from ._common import JIT, aligned_empty, compute_dtype
 from .gemm_micro import MR, NV, VBYTES
-from .gemm_pack import B_IN_PLACE, B_OWN, B_SHARED, KC, gemm_parallel, gemm_serial, scratch_size
+from .gemm_pack import (
+    B_IN_PLACE,
+    B_OWN,
+    B_SHARED,
+    B_WORKER,
+    KC,
+    gemm_parallel,
+    gemm_serial,
+    scratch_size,
+)
 from .gemm_small import gemm_small
 from .isa import ISA
 
@@ -69,6 +78,9 @@ SMALL_MAX_WORK = 128**3 + 1
 #: m = 64 136 / 162 us, 128 262 / 276, 256 499 / 530, 384 764 / 745; at n = 1024 (rows 4 KiB
 #: apart, hence the stride rule) 3638 / 1602 us at m = 128.
 B_IN_PLACE_MAX_M = 256
+#: The largest packed B that each worker packs whole for itself (``gemm_pack.B_WORKER``)
+#: rather than the workers packing it together in a pass of its own before the product.
+B_WORKER_MAX_BYTES = 512 * 1024
 
 __all__ = ["ISA", "KC", "MC", "MR", "NR", "LANES", "matmul", "batched_matmul"]
 
@@ -131,32 +143,37 @@ def _buffer(size: int, dtype: np.dtype) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=256)
-def _grid(batch: int, m: int, n: int, nr: int, nw: int) -> tuple[int, int]:
+def _grid(batch: int, m: int, n: int, nr: int, nw: int, split_rows: bool = False) -> tuple[int, int]:
     """(row blocks, column blocks) of C per batch entry for ``nw`` workers.
 
-    Row blocks hold at most MC rows (a packed A block stays in L2). The workers take blocks
-    from a shared counter, so with threads the grid wants a few blocks per worker (a worker
-    sharing its core with another process then takes fewer), each still of several tiles.
-    Among those grids the one that finishes first on equal workers wins; a column split
-    counts a little against (each column block packs its A again).
+    Row blocks hold at most MC rows (a packed A block stays in L2). The tasks are dealt out
+    to the workers in contiguous runs, which a worker that finishes first takes from (see
+    ``gemm_pack._worker``), so with threads the grid wants a few tasks per worker, each
+    still of several tiles. Among those grids the one whose runs finish first on equal
+    workers wins; a column split counts a little against (each column block reads or packs
+    its A again), and so does a row split with ``split_rows`` (B read in place: each row block
+    streams its strips of B again; measured, 2 threads, x @ W1: 1 x 4 blocks 118 us, 3 x 3
+    135). C whose rows fit one block is kept whole unless ``split_rows``: otherwise its
+    blocks pack their own B strips, which a row split would repeat.
     """
     panels, strips = -(-m // MR), -(-n // nr)
     rows0 = -(-panels // (MC // MR))
-    want = 1 if nw == 1 else min(4 * nw, max(nw, panels * strips // 32))  # tasks of >= 32 tiles
+    tiles = batch * panels * strips
+    want = 1 if nw == 1 else min(4 * nw, max(2 * nw, tiles // 32), tiles)  # tasks of >= 32 tiles
     best = None
-    # One row block (m <= MC) is kept whole: its blocks then pack their own B strips.
-    for rows in range(rows0, (1 if rows0 == 1 else min(panels, max(rows0, want))) + 1):
+    rows_max = 1 if rows0 == 1 and not split_rows else min(panels, max(rows0, want))
+    for rows in range(rows0, rows_max + 1):
         for cols in range(1, min(strips, max(want, 1)) + 1):
             ntask = batch * rows * cols
-            if ntask < min(want, batch * panels * strips):
+            if ntask < want:
                 continue
-            free = [0] * nw
-            for t in range(ntask):  # list scheduling, as the shared counter does it
+            run = [0] * nw
+            for t in range(ntask):  # the runs of tasks the workers start from
                 ti, tj = (t % (rows * cols)) // cols, t % cols
-                tiles = ((ti + 1) * panels // rows - ti * panels // rows) * (
+                run[t * nw // ntask] += ((ti + 1) * panels // rows - ti * panels // rows) * (
                     (tj + 1) * strips // cols - tj * strips // cols)
-                free[free.index(min(free))] += tiles
-            key = (max(free) * (1 + 0.03 * (cols - 1)), ntask)
+            extra = 0.03 * (cols - 1) + (0.05 * (rows - 1) if split_rows else 0.0)
+            key = (max(run) * (1 + extra), ntask)
             if best is None or key < best[0]:
                 best = (key, rows, cols)
     if best is None:
@@ -188,17 +205,15 @@ def reads_a_in_place(a: np.ndarray) -> bool:
     return _unit(a, 1) and a.strides[2] < 1024
 
 
-def b_mode_of(b: np.ndarray, m: int, nti: int) -> int:
-    """How the tasks find B [batch, k, n]'s strips (``gemm_pack.B_*``) for C with ``m`` rows.
+def b_reads_in_place(b: np.ndarray, m: int) -> bool:
+    """Whether the tasks read B [batch, k, n]'s strips where they lie, for C with ``m`` rows.
 
     In place when B's rows are contiguous, C has at most ``B_IN_PLACE_MAX_M`` rows (few
     panels of A would share a packed copy) and B's rows are not a multiple of 2 KiB apart
-    (they would fall into the same few L1 sets); else packed by each block for its own
-    columns when C's rows form one block (no strip is shared), else packed once up front.
+    (they would fall into the same few L1 sets). Otherwise B is packed: by each block for its
+    own columns when C's rows form one block (no strip is shared), else once up front.
     """
-    if m <= B_IN_PLACE_MAX_M and _unit(b, 2) and b.strides[1] % 2048:
-        return B_IN_PLACE
-    return B_OWN if nti == 1 else B_SHARED
+    return m <= B_IN_PLACE_MAX_M and _unit(b, 2) and b.strides[1] % 2048 != 0
 
 
 def _gemm3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
@@ -220,9 +235,17 @@ def _gemm3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
         return
     nr = NV * (VBYTES // c.dtype.itemsize)
     nw = numba.get_num_threads() if parallel else 1
-    nti, ntj = _grid(batch, m, n, nr, nw)
+    b_in_place = b_reads_in_place(b, m)
+    nti, ntj = _grid(batch, m, n, nr, nw, b_in_place)
     direct_a = reads_a_in_place(a)
-    b_mode = b_mode_of(b, m, nti)
+    if b_in_place:
+        b_mode = B_IN_PLACE
+    elif nti == 1:
+        b_mode = B_OWN
+    elif nw > 1 and -(-n // nr) * nr * k * c.itemsize <= B_WORKER_MAX_BYTES:
+        b_mode = B_WORKER
+    else:
+        b_mode = B_SHARED
     buf = _buffer(scratch_size(batch, m, n, k, nr, nti, ntj, nw, direct_a, b_mode), c.dtype)
     if nw > 1:
         _any_layout(gemm_parallel, c.dtype)(a, b, c, buf, nti, ntj, nw, b_mode, direct_a)

@@ -194,9 +194,10 @@ def _short_tile(kc, a_addr, sa0, sa1, direct_a, pa, pb, ldb, c, i, j, tile, firs
 
 
 #: How a task finds B's strips (``b_mode``): packed once up front into the shared part of the
-#: scratch, packed by the task that uses them, or read where they lie (B's rows contiguous;
-#: a partial last strip packed by its task).
-B_SHARED, B_OWN, B_IN_PLACE = 0, 1, 2
+#: scratch, packed by the task that uses them, read where they lie (B's rows contiguous; a
+#: partial last strip packed by its task), or packed whole by each worker into its own slice
+#: before its first task (a small B: no pass before the workers, no strips from the other core).
+B_SHARED, B_OWN, B_IN_PLACE, B_WORKER = 0, 1, 2, 3
 
 
 @njit(**JIT_FAST)
@@ -269,13 +270,17 @@ GROUP = 8
 
 
 @njit(**JIT_FAST)
-def _worker(a, b, c, buf, nti, ntj, w, direct_a, b_mode, counter):
+def _worker(a, b, c, buf, nti, ntj, w, nw, direct_a, b_mode, counters):
     # Tasks are (batch entry, row block, column block), the blocks splitting C's MR-row panels
-    # into nti near-equal runs and its NR-column strips into ntj. Worker w takes tasks from
-    # the shared counter until none is left. Its slice of the scratch holds its packed A block
-    # and, with B_OWN (each strip used by one task only), the B strips of its task, packed
-    # right before use (they are then still in L2, and no separate packing pass is needed),
-    # with B_IN_PLACE the partial last strip, if its task has it.
+    # into nti near-equal runs and its NR-column strips into ntj. The tasks are dealt out in
+    # nw contiguous runs, one per worker, each with its own counter (``counters[8 * v]``, a
+    # cache line apart): worker w takes tasks from its own run, then from the others' (a
+    # worker that starts late, or shares its core with another process, loses tasks to the
+    # others). On time, each worker writes the same rows of C call after call (they stay in
+    # its L2, where the other core would have to fetch them). Its slice of the scratch holds
+    # its packed A block and, with B_OWN (each strip used by one task only), the B strips of
+    # its task, packed right before use (then still in L2, no separate packing pass), with
+    # B_IN_PLACE the partial last strip, if its task has it.
     batch, m, k = a.shape
     n = c.shape[2]
     nr = nr_of(c)
@@ -286,28 +291,39 @@ def _worker(a, b, c, buf, nti, ntj, w, direct_a, b_mode, counter):
     ap = buf[base : base + asz + 1]
     bw = buf[base + asz : base + asz + bsz + 1]
     tile = np.empty((MR, nr), c.dtype)
-    while True:
-        t = fetch_add(counter)
-        if t >= batch * nti * ntj:
-            break
-        bi = t // (nti * ntj)
-        r = t - bi * nti * ntj
-        ti = r // ntj
-        tj = r - ti * ntj
-        i_lo = ti * npan // nti * MR
-        i_hi = min((ti + 1) * npan // nti * MR, m)
-        s_lo = tj * ns // ntj
-        s_hi = (tj + 1) * ns // ntj
-        if b_mode == B_OWN:
-            pack_b_group(b[bi], s_lo, s_hi, nr, bw, 0)
-            block_task(a[bi], b[bi], bw, s_lo, b_mode, c[bi], i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a)
-        elif b_mode == B_IN_PLACE:
-            if s_hi * nr > n:
-                pack_b_group(b[bi], s_hi - 1, s_hi, nr, bw, 0)
-            block_task(a[bi], b[bi], bw, 0, b_mode, c[bi], i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a)
-        else:
-            bp = buf[bi * ns * k * nr : (bi + 1) * ns * k * nr + 1]
-            block_task(a[bi], b[bi], bp, 0, b_mode, c[bi], i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a)
+    ntask = batch * nti * ntj
+    packed_for = -1  # the batch entry whose B this worker's slice holds (B_WORKER)
+    for dv in range(nw):
+        v = (w + dv) % nw
+        lo = v * ntask // nw
+        hi = (v + 1) * ntask // nw
+        while True:
+            t = lo + fetch_add(counters[8 * v : 8 * v + 1])
+            if t >= hi:
+                break
+            bi = t // (nti * ntj)
+            r = t - bi * nti * ntj
+            ti = r // ntj
+            tj = r - ti * ntj
+            i_lo = ti * npan // nti * MR
+            i_hi = min((ti + 1) * npan // nti * MR, m)
+            s_lo = tj * ns // ntj
+            s_hi = (tj + 1) * ns // ntj
+            if b_mode == B_OWN:
+                pack_b_group(b[bi], s_lo, s_hi, nr, bw, 0)
+                block_task(a[bi], b[bi], bw, s_lo, b_mode, c[bi], i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a)
+            elif b_mode == B_IN_PLACE:
+                if s_hi * nr > n:
+                    pack_b_group(b[bi], s_hi - 1, s_hi, nr, bw, 0)
+                block_task(a[bi], b[bi], bw, 0, b_mode, c[bi], i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a)
+            elif b_mode == B_WORKER:
+                if packed_for != bi:
+                    pack_b_group(b[bi], 0, ns, nr, bw, 0)
+                    packed_for = bi
+                block_task(a[bi], b[bi], bw, 0, b_mode, c[bi], i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a)
+            else:
+                bp = buf[bi * ns * k * nr : (bi + 1) * ns * k * nr + 1]
+                block_task(a[bi], b[bi], bp, 0, b_mode, c[bi], i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a)
 
 
 @njit(**JIT_FAST)
@@ -323,6 +339,8 @@ def _scratch_parts(batch, m, n, k, nr, nti, ntj, direct_a, b_mode):
         bsz = (ns + ntj - 1) // ntj * k * nr
     elif b_mode == B_IN_PLACE and n % nr:
         bsz = k * nr
+    elif b_mode == B_WORKER:
+        bsz = ns * k * nr
     return shared, asz, bsz
 
 
@@ -334,13 +352,13 @@ def kc_max(k):
 
 
 @njit(**JIT_FAST)
-def _pack_shared_b(b, buf, u, nr, ngroup):
-    # Group u of GROUP strips (batch entry u // ngroup) into the shared packed B.
+def _pack_shared_b(b, buf, u, nr, ngroup, g):
+    # Group u of g strips (batch entry u // ngroup) into the shared packed B.
     k, n = b.shape[1], b.shape[2]
     ns = (n + nr - 1) // nr
     bi = u // ngroup
-    s0 = (u - bi * ngroup) * GROUP
-    pack_b_group(b[bi], s0, min(s0 + GROUP, ns), nr, buf, (bi * ns + s0) * k * nr)
+    s0 = (u - bi * ngroup) * g
+    pack_b_group(b[bi], s0, min(s0 + g, ns), nr, buf, (bi * ns + s0) * k * nr)
 
 
 @njit(**JIT_FAST)
@@ -357,24 +375,26 @@ def gemm_serial(a, b, c, buf, nti, ntj, b_mode, direct_a):
     ngroup = ((n + nr - 1) // nr + GROUP - 1) // GROUP
     if b_mode == B_SHARED:
         for u in range(batch * ngroup):
-            _pack_shared_b(b, buf, u, nr, ngroup)
-    _worker(a, b, c, buf, nti, ntj, 0, direct_a, b_mode, np.zeros(1, np.int64))
+            _pack_shared_b(b, buf, u, nr, ngroup, GROUP)
+    _worker(a, b, c, buf, nti, ntj, 0, 1, direct_a, b_mode, np.zeros(8, np.int64))
 
 
 @njit(parallel=True, **JIT_FAST)
 def gemm_parallel(a, b, c, buf, nti, ntj, nw, b_mode, direct_a):
-    """``gemm_serial`` on ``nw`` workers: B strips packed over threads (B_SHARED), then
-    the workers take C blocks from a shared counter (a core that a neighbour keeps busy takes
-    fewer), each with its own slice of ``buf``, sized by ``scratch_size(.., nw)``."""
+    """``gemm_serial`` on ``nw`` workers: B strips packed over threads (B_SHARED, in groups of
+    fewer strips when GROUP would leave a thread without one), then the workers take C blocks
+    as ``_worker`` says, each with its own slice of ``buf``, sized by ``scratch_size(.., nw)``."""
     batch, k, n = b.shape
     nr = nr_of(c)
-    ngroup = ((n + nr - 1) // nr + GROUP - 1) // GROUP
+    ns = (n + nr - 1) // nr
+    g = min(GROUP, max(1, -(-batch * ns // (2 * nw))))
+    ngroup = (ns + g - 1) // g
     if b_mode == B_SHARED:
         for u in prange(batch * ngroup):
-            _pack_shared_b(b, buf, u, nr, ngroup)
-    counter = np.zeros(1, np.int64)
+            _pack_shared_b(b, buf, u, nr, ngroup, g)
+    counters = np.zeros(8 * nw, np.int64)
     for w in prange(nw):
-        _worker(a, b, c, buf, nti, ntj, w, direct_a, b_mode, counter)
+        _worker(a, b, c, buf, nti, ntj, w, nw, direct_a, b_mode, counters)
 
 
 def scratch_size(batch: int, m: int, n: int, k: int, nr: int, nti: int, ntj: int, nw: int,

@@ -10,18 +10,23 @@ How it works (DESIGN §7 lists what was measured to matter):
   vectorizer picks 256-bit vectors on AVX-512 Intel CPUs, and SLP vectorization is off), so the
   tile is written with explicit LLVM vector types in a numba intrinsic; the tile shape comes
   from :data:`isa.ISA`.
-* **Packing and blocking** (``gemm_pack``): B is packed once per call into NR-column strips
-  (straight from its strides: a transposed weight is transposed in registers while packed);
-  A is read where it lies when it has a unit stride (a transposed view too: no transpose
-  copy first), else packed per task. An MR x KC panel of A stays in L1 while it meets a run
-  of B strips held in L2.
-* **Threads**: C is cut into blocks (``_grid``); the workers take blocks from an atomic
-  counter, so a core that a neighbour keeps busy simply takes fewer. B is packed over the
-  threads first, or, when C's rows form one block (the MLP's batch of 128), by each block for
-  its own columns right before use. A worker packs A into its own slice of one scratch
-  buffer, kept per calling thread between calls (a fresh 16 MiB buffer costs milliseconds of
-  page faults). Below ``PARALLEL_MIN_WORK`` (m*n*k summed over the batch) everything runs on
-  the calling thread: waking a second thread costs more than it saves.
+* **Packing and blocking** (``gemm_pack``): B's contiguous rows are read where they lie when
+  C has few rows (``b_reads_in_place``: the MLP's ``x @ W1`` no longer copies W1's 800 KB per
+  call); otherwise B is packed into NR-column strips (straight from its strides: a
+  transposed weight is transposed in registers while packed). A's contiguous rows are read
+  where they lie; a transposed view with far-apart rows (``x.T``) and strided A are packed,
+  with whole vectors, panel by panel right before use. An MR x KC panel of A stays in L1
+  while it meets a run of B strips held in L2; a last panel of fewer than MR rows runs a
+  shorter tile.
+* **Threads**: C is cut into blocks (``_grid``), dealt out to the workers in one contiguous
+  run each (a worker writes the same rows of C call after call); a worker done with its run
+  takes tasks from the others', so a core that a neighbour keeps busy simply does fewer. A
+  packed B is packed by each block for its own columns when C's rows form one block, whole
+  by each worker for itself when small, else over the threads first. Each worker packs A
+  into its own slice of one scratch buffer, kept per calling thread between calls (a fresh
+  16 MiB buffer costs milliseconds of page faults). Below ``PARALLEL_MIN_WORK`` (m*n*k
+  summed over the batch) everything runs on the calling thread: waking a second thread
+  costs more than it saves.
 * **Small products** (below ``SMALL_MAX_WORK``, float): ``gemm_small``, no packing at all; B's
   rows are read in place with masked vectors, so a 10-column product costs one vector per
   row, not a 32-column strip; A with contiguous columns and few columns of C runs as C^T.
@@ -29,8 +34,10 @@ How it works (DESIGN §7 lists what was measured to matter):
 
 Measured (bench/gemm_isa.py, this 2-core Xeon, 2 threads, each contender in its own process):
 AVX-512 n = 1024 / 2048 0.99x / 1.00x OpenBLAS (the dot-product kernel before: 0.6x); the AVX2
-build 0.92x / 0.91x; the MLP step's three big products 0.80-0.92x torch; its three small
-ones (n or k = 10, gemm_small) 0.7-1.2x torch on one thread (the packed kernel: 0.3-0.4x).
+build 0.92x / 0.91x; its three small ones (n or k = 10, gemm_small) 0.7-1.2x torch on one
+thread (the packed kernel: 0.3-0.4x). The MLP step's two big products, 1 thread CPU time,
+AVX-512, best of several runs on a shared machine: ``x @ W1`` 222-245 us (torch 223-252; it
+was 274-281), ``x.T @ dh`` 239-245 us (torch 232-234; was 279-291).
 
 No BLAS anywhere: ``np.dot``/``@`` inside numba would call OpenBLAS, whose thread pool fights
 numba's on a 2-core machine. Integer matrices take a plain i-k-j loop.

@@ -3,19 +3,23 @@
 Mirrors the packing and cache blocking of burn-flex's matmul (the BLIS loop nest its ``gemm``
 crate follows).
 
-* **B** [k, n] is packed once per call into strips of ``NR`` columns, each strip ``k`` rows of
-  ``NR`` contiguous values (zero past column ``n``), with whole-vector copies, or 16 x 16
-  register transposes when B is a transposed view (``gemm_vec``). The strips are shared by
-  all tasks.
-* **A** [m, k] is read where it lies when one of its strides is 1 (C-ordered rows, or a
-  transposed view such as ``x.T`` in a backward pass): the micro-kernel takes A's strides.
-  Otherwise (or when its rows are 8 KiB or more apart and would evict each other from L1)
-  each task packs its rows, one ``KC`` chunk at a time, into MR-row micro-panels stored
-  column by column.
+* **B** [k, n] is read where it lies (``B_IN_PLACE``: whole NR-column strips straight from
+  its contiguous rows, a partial last strip packed) or packed into strips of ``NR`` columns,
+  each strip ``k`` rows of ``NR`` contiguous values (zero past column ``n``), with
+  whole-vector copies, or 16 x 16 register transposes when B is a transposed view
+  (``gemm_vec``): by the task that uses them (``B_OWN``), whole by each worker for itself
+  (``B_WORKER``), or once up front, shared by all tasks (``B_SHARED``).
+* **A** [m, k] is read where it lies when its rows are contiguous (the micro-kernel takes A's
+  strides). Otherwise (a transposed view whose rows are far apart, rows 8 KiB or more apart
+  that would evict each other from L1, any other strides) it is packed into MR-row
+  micro-panels stored column by column, one ``KC`` chunk at a time: panel by panel right
+  before use when a panel meets one run of strips, else the task's block up front.
 * Loop nest per task and ``KC`` chunk: each MR-row panel of A (stays in L1) meets a run of
-  ``SUB`` B strips (stay in L2), one register tile each.
+  ``SUB`` B strips (stay in L2), one register tile each; a last panel of fewer than MR rows
+  takes a shorter tile (``micro_rows``).
 * A task owns one block of C (runs of MR-row panels x runs of NR-column strips) of one batch
-  entry, so tasks run on threads without races.
+  entry, so tasks run on threads without races; the tasks are dealt out to the workers in
+  contiguous runs, each taken from its own atomic counter (``_worker``).
 """
 
 from __future__ import annotations
@@ -309,21 +313,18 @@ def _worker(a, b, c, buf, nti, ntj, w, nw, direct_a, b_mode, counters):
             i_hi = min((ti + 1) * npan // nti * MR, m)
             s_lo = tj * ns // ntj
             s_hi = (tj + 1) * ns // ntj
+            bp, s_base = bw, 0
             if b_mode == B_OWN:
                 pack_b_group(b[bi], s_lo, s_hi, nr, bw, 0)
-                block_task(a[bi], b[bi], bw, s_lo, b_mode, c[bi], i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a)
-            elif b_mode == B_IN_PLACE:
-                if s_hi * nr > n:
-                    pack_b_group(b[bi], s_hi - 1, s_hi, nr, bw, 0)
-                block_task(a[bi], b[bi], bw, 0, b_mode, c[bi], i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a)
-            elif b_mode == B_WORKER:
-                if packed_for != bi:
-                    pack_b_group(b[bi], 0, ns, nr, bw, 0)
-                    packed_for = bi
-                block_task(a[bi], b[bi], bw, 0, b_mode, c[bi], i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a)
-            else:
+                s_base = s_lo
+            elif b_mode == B_IN_PLACE and s_hi * nr > n:
+                pack_b_group(b[bi], s_hi - 1, s_hi, nr, bw, 0)
+            elif b_mode == B_WORKER and packed_for != bi:
+                pack_b_group(b[bi], 0, ns, nr, bw, 0)
+                packed_for = bi
+            elif b_mode == B_SHARED:
                 bp = buf[bi * ns * k * nr : (bi + 1) * ns * k * nr + 1]
-                block_task(a[bi], b[bi], bp, 0, b_mode, c[bi], i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a)
+            block_task(a[bi], b[bi], bp, s_base, b_mode, c[bi], i_lo, i_hi, s_lo, s_hi, ap, tile, direct_a)
 
 
 @njit(**JIT_FAST)

@@ -32,12 +32,14 @@ How it works (DESIGN §7 lists what was measured to matter):
   row, not a 32-column strip; A with contiguous columns and few columns of C runs as C^T.
 * **One compiled version** per dtype serves operands of every layout (``_any_layout``).
 
-Measured (bench/gemm_isa.py, this 2-core Xeon, 2 threads, each contender in its own process):
-AVX-512 n = 1024 / 2048 0.99x / 1.00x OpenBLAS (the dot-product kernel before: 0.6x); the AVX2
-build 0.92x / 0.91x; its three small ones (n or k = 10, gemm_small) 0.7-1.2x torch on one
-thread (the packed kernel: 0.3-0.4x). The MLP step's two big products, 1 thread CPU time,
-AVX-512, best of several runs on a shared machine: ``x @ W1`` 222-245 us (torch 223-252; it
-was 274-281), ``x.T @ dh`` 239-245 us (torch 232-234; was 279-291).
+Measured (bench/gemm_isa.py, this 2-core Xeon, each contender in its own process, a machine
+shared with other work, load 2-3): AVX-512, 2 threads, n = 1024 / 2048 1.05x / 1.08x OpenBLAS;
+the AVX2 build 0.92x / 0.91x (before these notes' last changes). The MLP step's two big
+products, median / best, AVX-512: ``x @ W1`` 1 thread 278-284 / 243-258 us (torch 282-292 /
+252-282), 2 threads 141-157 / 132-149 (torch 155-167 / 133-159); ``x.T @ dh`` 1 thread
+274-280 / 244-265 (torch 258-268 / 251-252), 2 threads 166-175 / 146-163 (torch 134-143 /
+129-137). The three small ones (n or k = 10, gemm_small) 0.7-1.2x torch on one thread (the
+packed kernel: 0.3-0.4x).
 
 No BLAS anywhere: ``np.dot``/``@`` inside numba would call OpenBLAS, whose thread pool fights
 numba's on a 2-core machine. Integer matrices take a plain i-k-j loop.

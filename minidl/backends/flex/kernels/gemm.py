@@ -33,8 +33,9 @@ How it works (DESIGN §7 lists what was measured to matter):
 * **One compiled version** per dtype serves operands of every layout (``_any_layout``).
 
 Measured (bench/gemm_isa.py, this 2-core Xeon, each contender in its own process, a machine
-shared with other work, load 2-3): AVX-512, 2 threads, n = 1024 / 2048 1.05x / 1.08x OpenBLAS;
-the AVX2 build 0.92x / 0.91x (before these notes' last changes). The MLP step's two big
+shared with other work, load 2-3): 2 threads, n = 1024 / 2048 1.05x / 1.08x OpenBLAS on
+AVX-512, 0.95x / 0.97x on the AVX2 build (in the same runs the gemm before B in place, the
+untangled micro-kernel and the workers' runs: 0.92x / 0.98x, 0.87x / 0.87x). The MLP step's two big
 products, median / best, AVX-512: ``x @ W1`` 1 thread 278-284 / 243-258 us (torch 282-292 /
 252-282), 2 threads 141-157 / 132-149 (torch 155-167 / 133-159); ``x.T @ dh`` 1 thread
 274-280 / 244-265 (torch 258-268 / 251-252), 2 threads 166-175 / 146-163 (torch 134-143 /

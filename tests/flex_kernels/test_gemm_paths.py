@@ -114,6 +114,33 @@ def test_every_b_mode_on_any_grid_and_worker_count(rng, b_mode, nw, grid):
     assert_close(c, _ref(a, b), n=k)
 
 
+@pytest.mark.parametrize("b_mode", ["B_SHARED", "B_OWN", "B_IN_PLACE", "B_WORKER"])
+@pytest.mark.parametrize("nw", [1, 2, 3])
+@pytest.mark.parametrize("ta", [False, True])
+def test_worker_slices_start_on_pages_and_stay_in_the_scratch(rng, b_mode, nw, ta):
+    # Each worker's slice (packed A, then B strips) starts a whole number of PAGEs from the
+    # scratch's start, after the shared part; nothing is written past scratch_size.
+    mode = getattr(gemm_pack, b_mode)
+    batch, m, k, n = 1, 7 * MR + 5, 130, 4 * gemm.NR + 3
+    a = rng.standard_normal((batch, k, m)).astype(np.float32).transpose(0, 2, 1) if ta else \
+        rng.standard_normal((batch, m, k)).astype(np.float32)  # fmt: skip
+    b = rng.standard_normal((batch, k, n)).astype(np.float32)
+    nti, ntj = 3, 2
+    direct = gemm.reads_a_in_place(a)
+    shared, asz, bsz = gemm_pack._scratch_parts.py_func(batch, m, n, k, gemm.NR, nti, ntj, direct, mode)
+    page = gemm_pack.PAGE
+    step = gemm_pack._pages.py_func(asz + bsz)
+    start = gemm_pack._pages.py_func(shared)
+    size = gemm.scratch_size(batch, m, n, k, gemm.NR, nti, ntj, nw, direct, mode)
+    assert start % page == 0 and step % page == 0 and step >= asz + bsz
+    assert start >= shared and start + nw * step <= size
+    store = np.full(size + 64, -7.0, np.float32)
+    c = np.full((batch, m, n), np.nan, np.float32)
+    gemm._any_layout(gemm_pack.gemm_parallel, np.dtype(np.float32))(a, b, c, store[:size], nti, ntj, nw, mode, direct)
+    assert_close(c, _ref(a, b), n=k)
+    assert (store[size:] == -7.0).all()
+
+
 @pytest.mark.parametrize("threads", [1, 2])
 def test_mlp_products_keep_nan_and_inf_on_the_new_paths(rng, monkeypatch, threads):
     if threads == 1:

@@ -291,7 +291,7 @@ def _worker(a, b, c, buf, nti, ntj, w, nw, direct_a, b_mode, counters):
     npan = (m + MR - 1) // MR
     ns = (n + nr - 1) // nr
     shared, asz, bsz = _scratch_parts(batch, m, n, k, nr, nti, ntj, direct_a, b_mode)
-    base = shared + w * (asz + bsz)
+    base = _pages(shared) + w * _pages(asz + bsz)
     ap = buf[base : base + asz + 1]
     bw = buf[base + asz : base + asz + bsz + 1]
     tile = np.empty((MR, nr), c.dtype)
@@ -343,6 +343,20 @@ def _scratch_parts(batch, m, n, k, nr, nti, ntj, direct_a, b_mode):
     elif b_mode == B_WORKER:
         bsz = ns * k * nr
     return shared, asz, bsz
+
+
+#: Elements to which the shared part and each worker's slice of the scratch are rounded up
+#: (4 KiB of float32): every worker's packed A and B then sit at the same offsets within a
+#: page. Measured, 2 threads, x.T @ dh: with slices 186432 B apart (A and B at other page
+#: offsets in worker 1) worker 1 ran 11-14 us longer than worker 0 on the same work, call
+#: after call, whichever thread ran it (serially both halves took the same); rounded, the two
+#: end within 1-2 us of each other.
+PAGE = 1024
+
+
+@njit(**JIT_FAST)
+def _pages(x):
+    return (x + PAGE - 1) // PAGE * PAGE
 
 
 @njit(**JIT_FAST)
@@ -402,4 +416,4 @@ def scratch_size(batch: int, m: int, n: int, k: int, nr: int, nti: int, ntj: int
                  direct_a: bool, b_mode: int) -> int:  # fmt: skip
     """Elements of scratch one call needs: the shared packed B, then each worker's slice."""
     shared, asz, bsz = _scratch_parts.py_func(batch, m, n, k, nr, nti, ntj, direct_a, b_mode)
-    return shared + nw * (asz + bsz) + 2
+    return _pages.py_func(shared) + nw * _pages.py_func(asz + bsz) + 2

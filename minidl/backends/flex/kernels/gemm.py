@@ -24,7 +24,9 @@ How it works (DESIGN §7 lists what was measured to matter):
   packed B is packed by each block for its own columns when C's rows form one block, whole
   by each worker for itself when small, else over the threads first. Each worker packs A
   into its own slice of one scratch buffer, kept per calling thread between calls (a fresh
-  16 MiB buffer costs milliseconds of page faults). Below ``PARALLEL_MIN_WORK`` (m*n*k
+  16 MiB buffer costs milliseconds of page faults); the slices start whole pages apart
+  (``gemm_pack.PAGE``: a worker whose packed A and B lay at other page offsets ran 8-10%
+  longer on the same work). Below ``PARALLEL_MIN_WORK`` (m*n*k
   summed over the batch) everything runs on the calling thread: waking a second thread
   costs more than it saves.
 * **Small products** (below ``SMALL_MAX_WORK``, float): ``gemm_small``, no packing at all; B's
@@ -39,7 +41,8 @@ untangled micro-kernel and the workers' runs: 0.92x / 0.98x, 0.87x / 0.87x). The
 products, median / best, AVX-512: ``x @ W1`` 1 thread 278-284 / 243-258 us (torch 282-292 /
 252-282), 2 threads 141-157 / 132-149 (torch 155-167 / 133-159); ``x.T @ dh`` 1 thread
 274-280 / 244-265 (torch 258-268 / 251-252), 2 threads 166-175 / 146-163 (torch 134-143 /
-129-137). The three small ones (n or k = 10, gemm_small) 0.7-1.2x torch on one thread (the
+129-137); with the slices on pages (load 3-3.5, alternating with the code before): 2 threads
+p10 136-153 / best 132-146 (before 158-170 / 148-171; torch best 118 in the same bench run). The three small ones (n or k = 10, gemm_small) 0.7-1.2x torch on one thread (the
 packed kernel: 0.3-0.4x).
 
 No BLAS anywhere: ``np.dot``/``@`` inside numba would call OpenBLAS, whose thread pool fights

@@ -116,7 +116,8 @@ def main() -> None:
     print(f"variant: outer-product micro-tile {gemm.MR}x{gemm.NR} float32 ({gemm.MR}x{gemm_micro.NV} "
           f"vectors of {gemm.LANES} lanes), KC {gemm_pack.KC}, SUB {gemm_pack.SUB}, MC {gemm.MC}; "
           f"unpacked below m*n*k {gemm.SMALL_MAX_WORK} (tiles {gemm_small.MR2}x{gemm_small.NV2}, "
-          f"{gemm_small.MR1}x{gemm_small.NV1} vectors)")
+          f"{gemm_small.MR1}x{gemm_small.NV1} vectors); B's rows read in place up to m "
+          f"{gemm.B_IN_PLACE_MAX_M}, a packed B up to {gemm.B_WORKER_MAX_BYTES // 1024} KiB packed by each worker")
     print(f"BLAS {blas}; torch {torch.__version__} ({torch.backends.cpu.get_cpu_capability()}); "
           f"threads {args.threads}, numba layer {numba.config.THREADING_LAYER}")
     print(f"FMA peak: {peak['gflops']:.0f} GFLOP/s per core ({peak['lanes']} lanes)")

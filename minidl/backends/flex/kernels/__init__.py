@@ -45,6 +45,8 @@ module              wrappers (burn-flex piece)
 ``copy``            ``contiguous``, ``cast``, ``copy_into``, ``cat``, ``full``
 ``indexing``        ``gather``, ``scatter_add``, ``select``, ``select_add``, ``embedding``,
                     ``embedding_backward``
+``cache_guard``     drops numba's cached kernels of this folder when any of its sources changed
+                    (run at import; numba itself only checks each function's own file)
 ==================  ============================================================================
 
 The modules are imported lazily (``kernels.gemm`` ... on first attribute access), and the
@@ -54,7 +56,14 @@ wrappers are re-exported by name (``kernels.matmul``), so importing this package
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import Any
+
+from numba.core import config as _numba_config
+
+from .cache_guard import cache_folder, guard
+
+guard(Path(__file__).parent, cache_folder(Path(__file__), _numba_config.CACHE_DIR))
 
 _MODULES = (
     "gemm", "gemm_micro", "gemm_pack", "gemm_small", "gemm_vec", "conv", "conv_common", "conv_loop",

@@ -10,27 +10,40 @@ How it works (DESIGN §7 lists what was measured to matter):
   vectorizer picks 256-bit vectors on AVX-512 Intel CPUs, and SLP vectorization is off), so the
   tile is written with explicit LLVM vector types in a numba intrinsic; the tile shape comes
   from :data:`isa.ISA`.
-* **Packing and blocking** (``gemm_pack``): B is packed once per call into NR-column strips
-  (straight from its strides: a transposed weight is transposed in registers while packed);
-  A is read where it lies when it has a unit stride (a transposed view too: no transpose
-  copy first), else packed per task. An MR x KC panel of A stays in L1 while it meets a run
-  of B strips held in L2.
-* **Threads**: C is cut into blocks (``_grid``); the workers take blocks from an atomic
-  counter, so a core that a neighbour keeps busy simply takes fewer. B is packed over the
-  threads first, or, when C's rows form one block (the MLP's batch of 128), by each block for
-  its own columns right before use. A worker packs A into its own slice of one scratch
-  buffer, kept per calling thread between calls (a fresh 16 MiB buffer costs milliseconds of
-  page faults). Below ``PARALLEL_MIN_WORK`` (m*n*k summed over the batch) everything runs on
-  the calling thread: waking a second thread costs more than it saves.
+* **Packing and blocking** (``gemm_pack``): B's contiguous rows are read where they lie when
+  C has few rows (``b_reads_in_place``: the MLP's ``x @ W1`` no longer copies W1's 800 KB per
+  call); otherwise B is packed into NR-column strips (straight from its strides: a
+  transposed weight is transposed in registers while packed). A's contiguous rows are read
+  where they lie; a transposed view with far-apart rows (``x.T``) and strided A are packed,
+  with whole vectors, panel by panel right before use. An MR x KC panel of A stays in L1
+  while it meets a run of B strips held in L2; a last panel of fewer than MR rows runs a
+  shorter tile.
+* **Threads**: C is cut into blocks (``_grid``), dealt out to the workers in one contiguous
+  run each (a worker writes the same rows of C call after call); a worker done with its run
+  takes tasks from the others', so a core that a neighbour keeps busy simply does fewer. A
+  packed B is packed by each block for its own columns when C's rows form one block, whole
+  by each worker for itself when small, else over the threads first. Each worker packs A
+  into its own slice of one scratch buffer, kept per calling thread between calls (a fresh
+  16 MiB buffer costs milliseconds of page faults); the slices start whole pages apart
+  (``gemm_pack.PAGE``: a worker whose packed A and B lay at other page offsets ran 8-10%
+  longer on the same work). Below ``PARALLEL_MIN_WORK`` (m*n*k
+  summed over the batch) everything runs on the calling thread: waking a second thread
+  costs more than it saves.
 * **Small products** (below ``SMALL_MAX_WORK``, float): ``gemm_small``, no packing at all; B's
   rows are read in place with masked vectors, so a 10-column product costs one vector per
   row, not a 32-column strip; A with contiguous columns and few columns of C runs as C^T.
 * **One compiled version** per dtype serves operands of every layout (``_any_layout``).
 
-Measured (bench/gemm_isa.py, this 2-core Xeon, 2 threads, each contender in its own process):
-AVX-512 n = 1024 / 2048 0.99x / 1.00x OpenBLAS (the dot-product kernel before: 0.6x); the AVX2
-build 0.92x / 0.91x; the MLP step's three big products 0.80-0.92x torch; its three small
-ones (n or k = 10, gemm_small) 0.7-1.2x torch on one thread (the packed kernel: 0.3-0.4x).
+Measured (bench/gemm_isa.py, this 2-core Xeon, each contender in its own process, a machine
+shared with other work, load 2-3): 2 threads, n = 1024 / 2048 1.05x / 1.08x OpenBLAS on
+AVX-512, 0.95x / 0.97x on the AVX2 build (in the same runs the gemm before B in place, the
+untangled micro-kernel and the workers' runs: 0.92x / 0.98x, 0.87x / 0.87x). The MLP step's two big
+products, median / best, AVX-512: ``x @ W1`` 1 thread 278-284 / 243-258 us (torch 282-292 /
+252-282), 2 threads 141-157 / 132-149 (torch 155-167 / 133-159); ``x.T @ dh`` 1 thread
+274-280 / 244-265 (torch 258-268 / 251-252), 2 threads 166-175 / 146-163 (torch 134-143 /
+129-137); with the slices on pages (load 3-3.5, alternating with the code before): 2 threads
+p10 136-153 / best 132-146 (before 158-170 / 148-171; torch best 118 in the same bench run). The three small ones (n or k = 10, gemm_small) 0.7-1.2x torch on one thread (the
+packed kernel: 0.3-0.4x).
 
 No BLAS anywhere: ``np.dot``/``@`` inside numba would call OpenBLAS, whose thread pool fights
 numba's on a 2-core machine. Integer matrices take a plain i-k-j loop.
@@ -47,7 +60,16 @@ from numba import njit, prange
 
 from ._common import JIT, aligned_empty, compute_dtype
 from .gemm_micro import MR, NV, VBYTES
-from .gemm_pack import KC, gemm_parallel, gemm_serial, scratch_size
+from .gemm_pack import (
+    B_IN_PLACE,
+    B_OWN,
+    B_SHARED,
+    B_WORKER,
+    KC,
+    gemm_parallel,
+    gemm_serial,
+    scratch_size,
+)
 from .gemm_small import gemm_small
 from .isa import ISA
 
@@ -63,6 +85,15 @@ PARALLEL_MIN_WORK = 128**3 + 1
 #: serial shape tried (n = 10..256, k = 3..8000; most at large k with few rows, whose packed A
 #: panels are mostly padding), and the MLP's 10-column products 2-3x.
 SMALL_MAX_WORK = 128**3 + 1
+
+#: The most rows of C for which B's contiguous rows are read in place rather than packed.
+#: Measured, 1 thread, AVX-512, k = 784, n = 256 (B's rows 1 KiB apart): in place / packed
+#: m = 64 136 / 162 us, 128 262 / 276, 256 499 / 530, 384 764 / 745; at n = 1024 (rows 4 KiB
+#: apart, hence the stride rule) 3638 / 1602 us at m = 128.
+B_IN_PLACE_MAX_M = 256
+#: The largest packed B that each worker packs whole for itself (``gemm_pack.B_WORKER``)
+#: rather than the workers packing it together in a pass of its own before the product.
+B_WORKER_MAX_BYTES = 512 * 1024
 
 __all__ = ["ISA", "KC", "MC", "MR", "NR", "LANES", "matmul", "batched_matmul"]
 
@@ -125,32 +156,37 @@ def _buffer(size: int, dtype: np.dtype) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=256)
-def _grid(batch: int, m: int, n: int, nr: int, nw: int) -> tuple[int, int]:
+def _grid(batch: int, m: int, n: int, nr: int, nw: int, split_rows: bool = False) -> tuple[int, int]:
     """(row blocks, column blocks) of C per batch entry for ``nw`` workers.
 
-    Row blocks hold at most MC rows (a packed A block stays in L2). The workers take blocks
-    from a shared counter, so with threads the grid wants a few blocks per worker (a worker
-    sharing its core with another process then takes fewer), each still of several tiles.
-    Among those grids the one that finishes first on equal workers wins; a column split
-    counts a little against (each column block packs its A again).
+    Row blocks hold at most MC rows (a packed A block stays in L2). The tasks are dealt out
+    to the workers in contiguous runs, which a worker that finishes first takes from (see
+    ``gemm_pack._worker``), so with threads the grid wants a few tasks per worker, each
+    still of several tiles. Among those grids the one whose runs finish first on equal
+    workers wins; a column split counts a little against (each column block reads or packs
+    its A again), and so does a row split with ``split_rows`` (B read in place: each row block
+    streams its strips of B again; measured, 2 threads, x @ W1: 1 x 4 blocks 118 us, 3 x 3
+    135). C whose rows fit one block is kept whole unless ``split_rows``: otherwise its
+    blocks pack their own B strips, which a row split would repeat.
     """
     panels, strips = -(-m // MR), -(-n // nr)
     rows0 = -(-panels // (MC // MR))
-    want = 1 if nw == 1 else min(4 * nw, max(nw, panels * strips // 32))  # tasks of >= 32 tiles
+    tiles = batch * panels * strips
+    want = 1 if nw == 1 else min(4 * nw, max(2 * nw, tiles // 32), tiles)  # tasks of >= 32 tiles
     best = None
-    # One row block (m <= MC) is kept whole: its blocks then pack their own B strips.
-    for rows in range(rows0, (1 if rows0 == 1 else min(panels, max(rows0, want))) + 1):
+    rows_max = 1 if rows0 == 1 and not split_rows else min(panels, max(rows0, want))
+    for rows in range(rows0, rows_max + 1):
         for cols in range(1, min(strips, max(want, 1)) + 1):
             ntask = batch * rows * cols
-            if ntask < min(want, batch * panels * strips):
+            if ntask < want:
                 continue
-            free = [0] * nw
-            for t in range(ntask):  # list scheduling, as the shared counter does it
+            run = [0] * nw
+            for t in range(ntask):  # the runs of tasks the workers start from
                 ti, tj = (t % (rows * cols)) // cols, t % cols
-                tiles = ((ti + 1) * panels // rows - ti * panels // rows) * (
+                run[t * nw // ntask] += ((ti + 1) * panels // rows - ti * panels // rows) * (
                     (tj + 1) * strips // cols - tj * strips // cols)
-                free[free.index(min(free))] += tiles
-            key = (max(free) * (1 + 0.03 * (cols - 1)), ntask)
+            extra = 0.03 * (cols - 1) + (0.05 * (rows - 1) if split_rows else 0.0)
+            key = (max(run) * (1 + extra), ntask)
             if best is None or key < best[0]:
                 best = (key, rows, cols)
     if best is None:
@@ -165,14 +201,32 @@ def _unit(x: np.ndarray, dim: int) -> bool:
 def reads_a_in_place(a: np.ndarray) -> bool:
     """Whether the micro-kernel reads A [batch, m, k] where it lies rather than packed.
 
-    In place needs a unit stride along one of A's dims and m of at least one register tile.
-    Measured: reading in place wins (no packing) until A's rows are 8 KiB or more apart, where
-    they start to evict each other from L1 (same cache sets); then A is packed.
+    In place needs A's rows contiguous (unit stride along k) and m of at least one register
+    tile. Measured: reading in place wins (no packing) until A's rows are 8 KiB or more apart,
+    where they start to evict each other from L1 (same cache sets); then A is packed. A
+    transposed view (unit stride along m) is read in place only while its steps of k are less
+    than 1 KiB apart: each step is a row of the original, and rows far apart cost a DTLB
+    entry each. Measured, 1 thread, AVX-512, in place / packed: [784, k] (x.T, 3 KiB) @
+    [k, 256] k = 128 253 / 242 us, 512 1235 / 987; a [1024, 1024] transposed (4 KiB) 29 /
+    11.5 ms; [64, 1000] (256 B) @ [1000, 64] 44 / 58 us.
     """
     batch, m, k = a.shape
-    if m < MR or not (_unit(a, 1) or _unit(a, 2)):
+    if m < MR:
         return False
-    return max(a.strides[1], a.strides[2]) < 8192
+    if _unit(a, 2):
+        return a.strides[1] < 8192
+    return _unit(a, 1) and a.strides[2] < 1024
+
+
+def b_reads_in_place(b: np.ndarray, m: int) -> bool:
+    """Whether the tasks read B [batch, k, n]'s strips where they lie, for C with ``m`` rows.
+
+    In place when B's rows are contiguous, C has at most ``B_IN_PLACE_MAX_M`` rows (few
+    panels of A would share a packed copy) and B's rows are not a multiple of 2 KiB apart
+    (they would fall into the same few L1 sets). Otherwise B is packed: by each block for its
+    own columns when C's rows form one block (no strip is shared), else once up front.
+    """
+    return m <= B_IN_PLACE_MAX_M and _unit(b, 2) and b.strides[1] % 2048 != 0
 
 
 def _gemm3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
@@ -194,14 +248,22 @@ def _gemm3(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> None:
         return
     nr = NV * (VBYTES // c.dtype.itemsize)
     nw = numba.get_num_threads() if parallel else 1
-    nti, ntj = _grid(batch, m, n, nr, nw)
+    b_in_place = b_reads_in_place(b, m)
+    nti, ntj = _grid(batch, m, n, nr, nw, b_in_place)
     direct_a = reads_a_in_place(a)
-    own_b = nti == 1  # no strip is shared between blocks: each packs its own, right before use
-    buf = _buffer(scratch_size(batch, m, n, k, nr, nti, ntj, nw, direct_a, own_b), c.dtype)
-    if nw > 1:
-        _any_layout(gemm_parallel, c.dtype)(a, b, c, buf, nti, ntj, nw, direct_a, own_b)
+    if b_in_place:
+        b_mode = B_IN_PLACE
+    elif nti == 1:
+        b_mode = B_OWN
+    elif nw > 1 and -(-n // nr) * nr * k * c.itemsize <= B_WORKER_MAX_BYTES:
+        b_mode = B_WORKER
     else:
-        _any_layout(gemm_serial, c.dtype)(a, b, c, buf, nti, ntj, direct_a, own_b)
+        b_mode = B_SHARED
+    buf = _buffer(scratch_size(batch, m, n, k, nr, nti, ntj, nw, direct_a, b_mode), c.dtype)
+    if nw > 1:
+        _any_layout(gemm_parallel, c.dtype)(a, b, c, buf, nti, ntj, nw, b_mode, direct_a)
+    else:
+        _any_layout(gemm_serial, c.dtype)(a, b, c, buf, nti, ntj, b_mode, direct_a)
 
 
 _compiled: dict[tuple[object, np.dtype], object] = {}
@@ -226,9 +288,8 @@ def _any_layout(kernel, dtype: np.dtype):
             any3 = numba.types.Array(nb, 3, "A", readonly=True)  # takes writeable arrays too
             sig = (any3, any3, numba.types.Array(nb, 3, "C"))
             if kernel is not gemm_small:
-                flags = (numba.types.boolean,) * 2
-                ints = (numba.types.intp,) * (3 if kernel is gemm_parallel else 2)
-                sig += (numba.types.Array(nb, 1, "C"),) + ints + flags
+                ints = (numba.types.intp,) * (4 if kernel is gemm_parallel else 3)
+                sig += (numba.types.Array(nb, 1, "C"),) + ints + (numba.types.boolean,)
             kernel.disable_compile(False)
             kernel.compile(sig)
             kernel.disable_compile(True)  # C-, F-ordered and read-only operands take this version

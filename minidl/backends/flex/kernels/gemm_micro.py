@@ -67,25 +67,46 @@ def fetch_add(typingctx, counter):
     return types.int64(counter), codegen
 
 
-@intrinsic
-def micro_tile(typingctx, kc, pa, ars, acs, pb, ldb, c, ci, cj, first):
-    """``C[ci:ci+MR, cj:cj+NR] (=|+=) A @ B`` for one MR x kc piece of A and kc x NR piece of B.
+@intrinsic(prefer_literal=True)
+def micro_tile(typingctx, kc, pa, ars, acs, pb, ldb, pc, ldc, first, like):
+    """``C[0:MR, 0:NR] (=|+=) A @ B`` for one MR x kc piece of A and kc x NR piece of B.
 
-    ``pa`` and ``pb`` are addresses (from :func:`address`) of the pieces' first elements, of
-    ``c``'s dtype. Element ``(r, p)`` of A is at ``pa`` + ``r*ars + p*acs`` elements (packed:
-    ``ars=1, acs=MR``; a transposed view read in place: ``ars=1, acs=lda``; C-ordered rows:
-    ``ars=lda, acs=1``); row ``p`` of B is the ``NR = NV * lanes`` contiguous values at ``pb``
-    + ``p*ldb`` elements. ``c`` is 2-D with unit stride along its rows and the whole tile
-    inside it; ``first`` overwrites C, otherwise the tile is added to it.
+    ``pa``, ``pb`` and ``pc`` are addresses (from :func:`address`) of the pieces' first
+    elements, of ``like``'s dtype. Element ``(r, p)`` of A is at ``pa`` + ``r*ars + p*acs``
+    elements (packed: ``ars=1, acs=MR``; a transposed view read in place: ``ars=1, acs=lda``;
+    C-ordered rows: ``ars=lda, acs=1``); row ``p`` of B is the ``NR = NV * lanes`` contiguous
+    values at ``pb`` + ``p*ldb`` elements, row ``r`` of C those at ``pc + r*ldc``. ``first``
+    overwrites C, otherwise the tile is added to it. Only integers come in (no array), so a
+    tile costs no reference counting. A literal ``ars`` (the packed panel's 1) becomes
+    constant displacements; any other reaches the rows through three group bases and three
+    offsets that LLVM cannot see through (seen as multiples of one stride, it chains the 12
+    rows' addresses: 12 dependent adds per step of k, as long as the step's 24 FMAs).
     """
-    if not isinstance(c, types.Array):
+    if not isinstance(like, types.Array):
         return None
-    dtype = c.dtype
+    ars_lit = ars.literal_value if isinstance(ars, types.IntegerLiteral) else None
     i = types.intp
-    sig = types.void(i, i, i, i, i, i, c, i, i, types.boolean)
+    sig = types.void(i, i, ars if ars_lit is not None else i, i, i, i, i, i, types.boolean, like)
+    return sig, _tile_codegen(MR, ars_lit, like.dtype)
 
+
+@intrinsic(prefer_literal=True)
+def micro_rows(typingctx, kc, pa, ars, acs, pb, ldb, pc, ldc, first, like, rows):
+    """:func:`micro_tile` with ``rows`` (a literal below MR) rows of A and C instead of MR: the
+    last panel of a C whose rows are not a multiple of MR (the MLP's m = 128 = 10 x 12 + 8)
+    then computes fewer rows of padding."""
+    if not (isinstance(like, types.Array) and isinstance(rows, types.IntegerLiteral)):
+        return None
+    i = types.intp
+    sig = types.void(i, i, i, i, i, i, i, i, types.boolean, like, rows)
+    return sig, _tile_codegen(rows.literal_value, None, like.dtype)
+
+
+def _tile_codegen(mr, ars_lit, dtype):
+    # The code of one mr x NR tile (``micro_tile``'s description); ``ars_lit``: a literal row
+    # step of A, or None.
     def codegen(context, builder, signature, args):
-        kc_v, pa_v, ars_v, acs_v, pb_v, ldb_v, c_v, ci_v, cj_v, first_v = args
+        kc_v, pa_v, ars_v, acs_v, pb_v, ldb_v, pc_v, ldc_v, first_v = args[:9]
         fty = context.get_value_type(dtype)
         isz = context.get_abi_sizeof(fty)
         nl = VBYTES // isz
@@ -95,19 +116,29 @@ def micro_tile(typingctx, kc, pa, ars, acs, pb, ldb, c, ci, cj, first):
         def const(x):
             return ir.Constant(intp, x)
 
-        a_base = builder.inttoptr(pa_v, fty.as_pointer())
         b_base = builder.inttoptr(pb_v, fty.as_pointer())
-        c_arr = context.make_array(signature.args[6])(context, builder, c_v)
-        a_rows = [builder.gep(a_base, [builder.mul(const(r), ars_v)]) for r in range(MR)]
+        # A's rows: a literal ``ars`` gives constant displacements from one pointer per step;
+        # otherwise each step's three group bases pass through an empty asm statement, which
+        # LLVM cannot see through, and the rows are at three offsets from them (left visible,
+        # LLVM chains the rows' addresses, or keeps 12 offsets and spills them).
+        def opaque(x):
+            return builder.asm(ir.FunctionType(intp, [intp]), "", "=r,0", [x], False)
+
+        if ars_lit is None:
+            grp = [opaque(builder.mul(const(g * isz), ars_v)) for g in range(0, mr, 4)]
+            offs = [None] + [opaque(builder.mul(const(t * isz), ars_v)) for t in range(1, 4)]
+        else:
+            grp = [const(g * ars_lit * isz) for g in range(0, mr, 4)]
+            offs = [None] + [const(t * ars_lit * isz) for t in range(1, 4)]
+        fp = fty.as_pointer()
         fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vty, [vty] * 3),
                                              f"llvm.fma.v{nl}f{8 * isz}")  # fmt: skip
         zero = ir.Constant(vty, [ir.Constant(fty, 0.0)] * nl)
         undef = ir.Constant(vty, ir.Undefined)
         bcast_mask = ir.Constant(ir.VectorType(ir.IntType(32), nl), [0] * nl)
-        acc = [[cgutils.alloca_once_value(builder, zero) for _ in range(NV)] for _ in range(MR)]
-        row_step = builder.sdiv(cgutils.unpack_tuple(builder, c_arr.strides, 2)[0], const(isz))
-        c_base = builder.gep(c_arr.data, [builder.add(builder.mul(ci_v, row_step), cj_v)])
-        c_rows = [builder.gep(c_base, [builder.mul(const(r), row_step)]) for r in range(MR)]
+        acc = [[cgutils.alloca_once_value(builder, zero) for _ in range(NV)] for _ in range(mr)]
+        c_base = builder.inttoptr(pc_v, fty.as_pointer())
+        c_rows = [builder.gep(c_base, [builder.mul(const(r), ldc_v)]) for r in range(mr)]
         if PREFETCH_C:
             _prefetch_rows(builder, c_rows, intp)
         with cgutils.for_range(builder, kc_v) as loop:
@@ -118,28 +149,33 @@ def micro_tile(typingctx, kc, pa, ars, acs, pb, ldb, c, ci, cj, first):
                 _prefetch_rows(builder, [ahead], intp, write=False)
             bv = [builder.load(_vec_ptr(builder, builder.gep(brow, [const(v * nl)]), vty), align=isz)
                   for v in range(NV)]  # fmt: skip
-            pa = builder.mul(p, acs_v)
-            for r in range(MR):
-                x = builder.load(builder.gep(a_rows[r], [pa]))
+            arow = builder.add(pa_v, builder.mul(p, builder.mul(acs_v, const(isz))))
+            if ars_lit is None:
+                bases = [opaque(builder.add(arow, g)) for g in grp]
+            else:
+                bases = [builder.add(arow, g) for g in grp]
+            for r in range(mr):
+                at = bases[r // 4] if r % 4 == 0 else builder.add(bases[r // 4], offs[r % 4])
+                x = builder.load(builder.inttoptr(at, fp))
                 xv = builder.shuffle_vector(builder.insert_element(undef, x, ir.Constant(ir.IntType(32), 0)),
                                             undef, bcast_mask)  # fmt: skip
                 for v in range(NV):
                     builder.store(builder.call(fma, [xv, bv[v], builder.load(acc[r][v])]), acc[r][v])
         ptrs = [[_vec_ptr(builder, builder.gep(c_rows[r], [const(v * nl)]), vty) for v in range(NV)]
-                for r in range(MR)]  # fmt: skip
+                for r in range(mr)]  # fmt: skip
         with builder.if_else(first_v) as (then, otherwise):
             with then:
-                for r in range(MR):
+                for r in range(mr):
                     for v in range(NV):
                         builder.store(builder.load(acc[r][v]), ptrs[r][v], align=isz)
             with otherwise:
-                for r in range(MR):
+                for r in range(mr):
                     for v in range(NV):
                         old = builder.load(ptrs[r][v], align=isz)
                         builder.store(builder.fadd(old, builder.load(acc[r][v])), ptrs[r][v], align=isz)
         return context.get_dummy_value()
 
-    return sig, codegen
+    return codegen
 
 
 #: Prefetch the C tile before the reduction loop (measured with C far out of cache: 205 vs

@@ -274,3 +274,18 @@ def test_mean_of_a_small_tensor_counts_a_negative_dim_from_the_end():
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     np.testing.assert_array_equal(r.mean(x, -1), x.mean(-1, keepdims=True))
     np.testing.assert_array_equal(r.mean(x, -2), x.mean(-2, keepdims=True))
+
+
+def test_a_large_same_shape_result_starts_on_a_cache_line():
+    # the optimizer's `w - lr * g` becomes the next weight, which the gemm reads in place
+    from minidl.backends.flex.kernels import broadcast
+    from minidl.backends.flex.kernels._common import PARALLEL_MIN_ELEMS
+
+    rng = np.random.default_rng(7)
+    for dtype in (np.float32, np.float64):
+        a = rng.standard_normal((PARALLEL_MIN_ELEMS // 64, 64)).astype(dtype)
+        b = rng.standard_normal(a.shape).astype(dtype)
+        out = broadcast.binary("sub", a, b)
+        assert out.__array_interface__["data"][0] % 64 == 0
+        assert out.shape == a.shape and out.dtype == a.dtype and out.flags.c_contiguous
+        np.testing.assert_array_equal(out, a - b)

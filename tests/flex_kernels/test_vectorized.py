@@ -21,7 +21,6 @@ from minidl.backends.flex.kernels._common import JIT_EW, JIT_FAST
 
 F32 = types.Array(types.float32, 1, "C")
 F64 = types.Array(types.float64, 1, "C")
-F3 = types.Array(types.float32, 3, "C")
 B1 = types.Array(types.boolean, 1, "C")
 I64 = types.int64
 #: Packed float32 arithmetic, compares or blends on ymm/zmm registers (moves do not count: a
@@ -45,12 +44,9 @@ def _asm(kernel, signature, options=JIT_EW) -> str:
         (elementwise._compare_vv, (I64, F32, F32, B1)),
         (unary._cheap_rows, (F32, F32, I64)),
         (unary._vmath_rows, (F32, F32, I64)),
-        (broadcast._nest_vv, (I64, F3, F3, F3, I64, I64)),
-        (broadcast._nest_vs, (I64, F3, F3, F3, I64, I64)),
-        (broadcast._nest_sv, (I64, F3, F3, F3, I64, I64)),
     ],
     ids=["binary", "binary-scalar-rhs", "binary-scalar-lhs", "where", "compare", "unary-cheap",
-         "unary-vmath", "nest-full-rows", "nest-row-value", "nest-value-row"],
+         "unary-vmath"],
 )
 def test_row_loop_is_vectorized(kernel, signature):
     asm = _asm(kernel, signature)

@@ -36,7 +36,6 @@ module              wrappers (burn-flex piece)
                     per op (``add``, ``lt``, ``exp``, ...) (element-wise ops)
 ``broadcast``       ``binary(op, a, b)``, ``where``, ``clamp``: the kernels over broadcast
                     3-D views, and the row loops ``elementwise`` and ``unary`` share
-``binary_rows``     the binary ops' scalar forms, row loops and row nests (one per broadcast pattern)
 ``operands``        the operands as 3-D views, the result's shape and dtype, ``run3``
 ``unary``           ``unary(op, x)`` on flat arrays, the fused ``relu_affine``, ``relu_backward``
 ``vmath``           ``vexp``, ``vlog``: branch-free exp and log (range reduction + polynomial)
@@ -68,7 +67,7 @@ guard(Path(__file__).parent, cache_folder(Path(__file__), _numba_config.CACHE_DI
 _MODULES = (
     "gemm", "gemm_micro", "gemm_pack", "gemm_small", "gemm_vec", "conv", "conv_common", "conv_loop",
     "conv_tile", "conv_wgrad", "pool", "norm", "norm_simd", "softmax", "reduce", "reduce_rows",
-    "elementwise", "broadcast", "binary_rows", "operands", "unary", "vmath", "rng", "copy", "indexing",
+    "elementwise", "broadcast", "operands", "unary", "vmath", "rng", "copy", "indexing",
 )  # fmt: skip
 
 _EXPORTS = {

@@ -35,9 +35,6 @@ def _views3(shape: tuple[int, ...], arrays: list[np.ndarray]):
         # no fewer dims here and costs several microseconds.
         return (1,) * (3 - len(shape)) + shape, [a.reshape((1,) * (3 - a.ndim) + a.shape) for a in arrays]
     if all(a.flags.c_contiguous for a in arrays):
-        grouped = grouped_views(shape, arrays)
-        if grouped is not None:
-            return grouped
         # Strides straight from the shapes: no broadcast views built on the way (np.broadcast_to
         # costs about 2.5 us an array; one np.ndarray over the operand's buffer about 0.25 us).
         merged = merge_dims(shape, [_Strides(_broadcast_strides(a, shape)) for a in arrays])
@@ -52,42 +49,6 @@ def _views3(shape: tuple[int, ...], arrays: list[np.ndarray]):
     shape3 = tuple(merged[0])
     # The merge rule is NumPy's own, so these reshapes are views, never copies.
     return shape3, [v.reshape(shape3) for v in views]
-
-
-def grouped_views(shape: tuple[int, ...], arrays: list[np.ndarray]):
-    """``_views3`` for C-contiguous operands, as reshapes: adjacent dims merge where every
-    operand is either full or size 1 along both (an NCHW tensor and a [1, C, 1, 1] bias: [N, C,
-    H*W] and [1, C, 1]); None beyond three groups. What merge_dims finds for such operands, in
-    ~2 us instead of ~10 (its stride records and views)."""
-    rank = len(shape)
-    sizes: list[int] = []
-    kinds: list[int] = []  # per group, bit k set where operand k is full
-    for d in range(rank):
-        n = shape[d]
-        if n == 1:
-            continue
-        kind, bit = 0, 1
-        for a in arrays:
-            if a.ndim > rank - 1 - d and a.shape[d - rank] != 1:
-                kind |= bit
-            bit <<= 1
-        if kinds and kinds[-1] == kind:
-            sizes[-1] *= n
-        else:
-            sizes.append(n)
-            kinds.append(kind)
-    if len(sizes) > 3:
-        return None
-    while len(sizes) < 3:
-        sizes.insert(0, 1)
-        kinds.insert(0, 0)
-    views = []
-    bit = 1
-    for a in arrays:
-        views.append(a.reshape(sizes[0] if kinds[0] & bit else 1, sizes[1] if kinds[1] & bit else 1,
-                               sizes[2] if kinds[2] & bit else 1))
-        bit <<= 1
-    return tuple(sizes), views
 
 
 class _Strides:

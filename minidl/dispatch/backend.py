@@ -84,10 +84,6 @@ class Dispatch(FloatForwarding, IntForwarding, BoolForwarding, ActivationForward
     @classmethod
     def float_from_inner(cls, tensor: DispatchTensor, device: Device) -> DispatchTensor:
         """Lift a plain float tensor onto the autodiff ``device`` as a new leaf."""
-        src = tensor.device
-        if device._autodiff and not src._autodiff and src.kind == device.kind and src.index == device.index:
-            # the twin device (every optimizer step, for every param): nothing moves
-            return DispatchTensor(backend_for(device).from_inner(tensor.backend_tensor), device)
         return cls.float_to_device(tensor, device)
 
     @classmethod

@@ -50,17 +50,13 @@ class Optimizer:
         """One parameter's update (what the walk does for each param with a gradient)."""
         tensor = param.val()
         device = tensor.device
-        autodiff = device.is_autodiff()
-        inner = tensor.inner() if autodiff else tensor
-        if grad.device.is_autodiff():
-            grad = grad.inner()
+        grad = grad.inner()
         if self.grad_clipping is not None:
             grad = self.grad_clipping.clip_gradient(grad)
-        new, state = self.optim.step(lr, inner, grad, self.states.get(param.id))
+        new, state = self.optim.step(lr, tensor.inner(), grad, self.states.get(param.id))
         self.states[param.id] = state
-        if new.device.is_autodiff():  # a rule that computed on the autodiff device
-            new = new.inner()  # (on the inner device a tensor is in no graph: nothing to detach)
-        if autodiff:
+        new = new.inner()  # on the inner device a tensor is in no graph: nothing to detach
+        if device.is_autodiff():
             new = Tensor.from_inner(new, device, require_grad=param.require_grad)
         return param.with_value(new)
 

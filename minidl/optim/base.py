@@ -11,6 +11,7 @@ are immutable); the per-parameter state is kept in the optimizer, keyed by ``Par
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from minidl.module import Module, ModuleMapper, Param
@@ -42,9 +43,13 @@ class Optimizer:
         ``backward()`` returned, or a :class:`GradientsParams`."""
         if type(lr) is not float or not 0.0 <= lr < math.inf:  # the check below says what is wrong
             check_field(type(self.optim).__name__ + ".step", "lr", lr, float, non_negative)
-        if not isinstance(grads, GradientsParams):
-            grads = GradientsParams.from_grads(grads, module)
-        return module.map(_StepMapper(self, float(lr), grads))
+        if isinstance(grads, GradientsParams):
+            take = _take_by_id(grads)
+        else:
+            # what GradientsParams.from_grads would remove, taken during the same walk (one walk
+            # of the model instead of two: the optimizer's bookkeeping is a share of every step)
+            take = _take_from_graph(grads)
+        return module.map(_StepMapper(self, float(lr), take))
 
     def update(self, lr: float, param: Param, grad: Tensor) -> Param:
         """One parameter's update (what the walk does for each param with a gradient)."""
@@ -61,14 +66,28 @@ class Optimizer:
         return param.with_value(new)
 
 
+def _take_by_id(grads: GradientsParams) -> Callable[[Param], Tensor | None]:
+    def take(param: Param) -> Tensor | None:
+        return grads.remove(param.id)
+
+    return take
+
+
+def _take_from_graph(grads: Any) -> Callable[[Param], Tensor | None]:
+    def take(param: Param) -> Tensor | None:
+        return GradientsParams.grad_of(param, grads)
+
+    return take
+
+
 class _StepMapper(ModuleMapper):
-    def __init__(self, optimizer: Optimizer, lr: float, grads: GradientsParams):
+    def __init__(self, optimizer: Optimizer, lr: float, take: Callable[[Param], Tensor | None]):
         self.optimizer = optimizer
         self.lr = lr
-        self.grads = grads
+        self.take = take
 
     def map_param(self, path: str, param: Param) -> Param:
-        grad = self.grads.remove(param.id)
+        grad = self.take(param)
         if grad is None:
             return param
         return self.optimizer.update(self.lr, param, grad)

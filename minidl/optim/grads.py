@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from minidl.module import Module
+from minidl.module import Module, Param
 from minidl.tensor import Tensor
 
 
@@ -27,15 +27,21 @@ class GradientsParams:
         A lazy param that was never initialized took no part in the graph and is skipped."""
         out = GradientsParams()
         for param in module.parameters().values():
-            if not param.is_initialized():
-                continue
-            tensor = param.val()
-            if not tensor.device.is_autodiff():
-                continue
-            grad = tensor.grad_remove(grads)
+            grad = GradientsParams.grad_of(param, grads)
             if grad is not None:
                 out.register(param.id, grad)
         return out
+
+    @staticmethod
+    def grad_of(param: Param, grads: Any) -> Tensor | None:
+        """``param``'s gradient, removed from ``grads``; ``None`` if it has none (a lazy param
+        never initialized, or one on a plain device, took no part in the graph)."""
+        if not param.is_initialized():
+            return None
+        tensor = param.val()
+        if not tensor.device.is_autodiff():
+            return None
+        return tensor.grad_remove(grads)
 
     def register(self, param_id: str, grad: Tensor) -> None:
         """Store (or add to) the gradient of ``param_id``."""

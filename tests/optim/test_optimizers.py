@@ -232,3 +232,32 @@ def test_small_model_learns_with_adam(kind, make, data, steps, lr):
     assert losses[-1] < 0.5 * losses[0], losses
     for path, value in first_weights.items():  # the first model never changed
         np.testing.assert_array_equal(first_model.parameters()[path].val().to_numpy(), value)
+
+
+def test_step_on_backwards_result_equals_step_on_gradients_params():
+    """``step`` takes each gradient out of backward's result while it walks the model; that
+    is ``GradientsParams.from_grads`` then a step, to the bit, and a lazy layer never used
+    stays uninitialized."""
+    class WithUnused(Module):
+        def __init__(self):
+            self.fc = LinearConfig(3, 3).init(AD)
+            self.unused = LinearConfig(3, 5).init(AD)
+
+        def forward(self, x):
+            return self.fc(x) * 2.0
+
+    x = _T(np.arange(6.0).reshape(2, 3) / 5.0)
+    model = WithUnused()
+    grads = model(x).sum().backward()
+    direct = SgdConfig().init().step(0.1, model, grads)
+    assert model.fc.weight.val().grad(grads) is None  # taken out, as from_grads does
+    params = GradientsParams.from_grads(model(x).sum().backward(), model)
+    via_params = SgdConfig().init().step(0.1, model, params)
+    assert len(params) == 0  # the step took them all
+    for new in (direct, via_params):
+        assert new.fc.weight.id == model.fc.weight.id
+        assert not new.unused.weight.is_initialized()
+    for name in ("weight", "bias"):
+        np.testing.assert_array_equal(getattr(direct.fc, name).val().to_numpy(),
+                                      getattr(via_params.fc, name).val().to_numpy())
+    assert not np.array_equal(direct.fc.weight.val().to_numpy(), model.fc.weight.val().to_numpy())

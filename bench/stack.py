@@ -9,7 +9,8 @@ smoke run). What it prints, each a median over repeated samples, with ratios:
    cost of each layer shows; then the same on ``flex().autodiff()`` with both inputs tracked,
    against torch with ``requires_grad`` (target ≤ 2x), the autodiff layer entered on its own;
 2. an MLP 784-256-10, batch 128: forward, cross-entropy, backward and one SGD step, minidl on
-   ``Device.flex().autodiff()`` against torch;
+   ``Device.flex().autodiff()`` against torch, and the Flex ops of one such step replayed
+   back to back with no stack above them (what the kernels cost; the rest is the stack's);
 3. ``import minidl`` + the first ``Linear`` forward in a fresh process, with numba's cache warm
    (target < 2 s) and cold (an empty temporary ``NUMBA_CACHE_DIR``: every kernel compiles).
 
@@ -147,11 +148,53 @@ def mlp_step(scale: float) -> dict:
         tloss(tmodel(tx), ty).backward()
         topt.step()
 
-    res = compare({"torch": torch_step, "minidl flex.autodiff": minidl_step},
+    for _ in range(3):
+        minidl_step()
+    flex_calls = record_backend_calls(minidl_step)
+    alone = f"its {len(flex_calls)} Flex calls alone, replayed"
+
+    def flex_alone():
+        for op, args, kwargs in flex_calls:
+            op(*args, **kwargs)
+
+    res = compare({"torch": torch_step, "minidl flex.autodiff": minidl_step, alone: flex_alone},
                   budget=scale * 6.0, rounds=5)
     table("MLP 784-256-10, batch 128: forward + cross-entropy + backward + SGD step",
           _rows(res), HEADER)
+    stack_share = 1.0 - res[alone][0] / res["minidl flex.autodiff"][0]
+    print(f"the last row runs the Flex ops one step made, with the same arrays, back to back: the "
+          f"kernels and their wrappers with no stack above them; the stack (Tensor, Dispatch, "
+          f"Autodiff, optimizer) is the other {stack_share:.0%} of the step")
     return {k: v[0] for k, v in res.items()}
+
+
+def record_backend_calls(step) -> list[tuple]:
+    """``(op, args, kwargs)`` of every outermost Flex call one ``step()`` makes, in order."""
+    from minidl.backends.flex import Flex
+    from minidl.book.op_timer import BackendOpTimer
+
+    calls: list[tuple] = []
+
+    class Recorder(BackendOpTimer):
+        def _wrap(self, name, fn):
+            recorder = self
+
+            def recorded(cls, *args, **kwargs):
+                if recorder._depth:  # inside another Flex op: part of that one
+                    return fn(*args, **kwargs)
+                recorder._depth += 1
+                try:
+                    out = fn(*args, **kwargs)
+                finally:
+                    recorder._depth -= 1
+                calls.append((fn, args, kwargs))
+                return out
+
+            return classmethod(recorded)
+
+    with Recorder(Flex):
+        step()
+    return calls
 
 
 # ----- 3. start-up: import + first Linear forward in a fresh process ---------------------------------

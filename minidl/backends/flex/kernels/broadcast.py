@@ -297,13 +297,14 @@ def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:
     """
     code = BINARY_OPS[op]
     # Two arrays of one shape and native dtype: the tiny-op path, tested cheapest first (a 4x4
-    # add spends more time in these tests than in its loop). Small work runs `binary_same` on
-    # the arrays as they are (numba sees their layout); large contiguous work goes parallel.
-    if type(a) is np.ndarray and type(b) is np.ndarray and a.dtype is b.dtype and a.dtype in NATIVE_DTYPES:
-        if a.shape == b.shape:
+    # add spends more time in these tests than in its loop, so each attribute is read once).
+    # Small work runs `binary_same` on the arrays as they are (numba sees their layout); large
+    # contiguous work goes parallel.
+    if type(a) is np.ndarray and type(b) is np.ndarray and (dtype := a.dtype) is b.dtype and dtype in NATIVE_DTYPES:
+        if (shape := a.shape) == b.shape:
             n = a.size
             if n < PARALLEL_MIN_ELEMS:
-                out = np.empty(a.shape, a.dtype)
+                out = np.empty(shape, dtype)
                 binary_same(a, b, out, code)
                 return out
             if a.flags.c_contiguous and b.flags.c_contiguous:

@@ -31,6 +31,15 @@ HANDWRITTEN = (
     "float_device", "int_device", "bool_device", "float_to_device", "int_to_device", "bool_to_device",
 )
 
+#: Ops whose backend result is always one tensor primitive: their forwarder wraps it without
+#: asking (the others may return a tuple, data, a device or a flag, which ``wrap`` sorts out).
+#: The element-wise arithmetic and the products every training step makes, nothing rarer.
+ONE_TENSOR = frozenset({
+    "float_add", "float_sub", "float_mul", "float_div", "float_add_scalar", "float_sub_scalar",
+    "float_mul_scalar", "float_div_scalar", "float_matmul", "float_neg", "float_exp", "float_log",
+    "float_transpose", "float_reshape", "float_sum_dim", "float_mean",
+})
+
 FAMILIES = {
     "float_tensor": ("FloatForwarding", FloatTensorOps),
     "int_tensor": ("IntForwarding", IntTensorOps),
@@ -109,10 +118,14 @@ def _forwarder(name: str, fn) -> str:
     if conds:
         lines.append(f"            if {' and '.join(conds)}:")
         indent += "    "
-    lines += [
-        f"{indent}out = (device.routed_backend or backend_for(device)).{name}({call})",
-        f"{indent}return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)",
-    ]
+    backend_call = f"(device.routed_backend or backend_for(device)).{name}({call})"
+    if name in ONE_TENSOR:
+        lines.append(f"{indent}return DispatchTensor({backend_call}, device)")
+    else:
+        lines += [
+            f"{indent}out = {backend_call}",
+            f"{indent}return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)",
+        ]
     return "\n".join(lines) + "\n" + slow
 
 

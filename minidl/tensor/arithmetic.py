@@ -204,32 +204,40 @@ class ArithmeticOps(ShapeOps, CreationOps):
 
     # ----- operators ------------------------------------------------------------------------
     def __add__(self, other: Any) -> Self:
-        if isinstance(other, TensorBase):  # the common case first, one test
-            return self.add(other)
+        if isinstance(other, TensorBase):  # the common case first: add's body, a call fewer
+            self._binary("add", other)
+            op = Dispatch.float_add if self.kind is _FLOAT else Dispatch.int_add
+            return self._wrap(op(self.primitive, other.primitive))
         return self.add_scalar(other) if _is_number(other) else NotImplemented
 
     def __radd__(self, other: Any) -> Self:
         return self.add_scalar(other) if _is_number(other) else NotImplemented
 
     def __sub__(self, other: Any) -> Self:
-        if isinstance(other, TensorBase):  # the common case first, one test
-            return self.sub(other)
+        if isinstance(other, TensorBase):  # the common case first: sub's body, a call fewer
+            self._binary("sub", other)
+            op = Dispatch.float_sub if self.kind is _FLOAT else Dispatch.int_sub
+            return self._wrap(op(self.primitive, other.primitive))
         return self.sub_scalar(other) if _is_number(other) else NotImplemented
 
     def __rsub__(self, other: Any) -> Self:
         return self.neg().add_scalar(other) if _is_number(other) else NotImplemented
 
     def __mul__(self, other: Any) -> Self:
-        if isinstance(other, TensorBase):  # the common case first, one test
-            return self.mul(other)
+        if isinstance(other, TensorBase):  # the common case first: mul's body, a call fewer
+            self._binary("mul", other)
+            op = Dispatch.float_mul if self.kind is _FLOAT else Dispatch.int_mul
+            return self._wrap(op(self.primitive, other.primitive))
         return self.mul_scalar(other) if _is_number(other) else NotImplemented
 
     def __rmul__(self, other: Any) -> Self:
         return self.mul_scalar(other) if _is_number(other) else NotImplemented
 
     def __truediv__(self, other: Any) -> Self:
-        if isinstance(other, TensorBase):  # the common case first, one test
-            return self.div(other)
+        if isinstance(other, TensorBase):  # the common case first: div's body, a call fewer
+            self._binary("div", other)
+            op = Dispatch.float_div if self.kind is _FLOAT else Dispatch.int_div
+            return self._wrap(op(self.primitive, other.primitive))
         return self.div_scalar(other) if _is_number(other) else NotImplemented
 
     def __rtruediv__(self, other: Any) -> Self:

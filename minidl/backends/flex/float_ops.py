@@ -66,23 +66,23 @@ class FlexFloatOps:
     # ----- arithmetic (NumPy broadcasting; a Python scalar takes lhs's dtype) --------------------
     @classmethod
     def float_add(cls, lhs, rhs):
-        return _binary("add", lhs, rhs)
+        return binary("add", lhs, rhs, lhs_dtype=True)
 
     @classmethod
     def float_sub(cls, lhs, rhs):
-        return _binary("sub", lhs, rhs)
+        return binary("sub", lhs, rhs, lhs_dtype=True)
 
     @classmethod
     def float_mul(cls, lhs, rhs):
-        return _binary("mul", lhs, rhs)
+        return binary("mul", lhs, rhs, lhs_dtype=True)
 
     @classmethod
     def float_div(cls, lhs, rhs):
-        return _binary("div", lhs, rhs)
+        return binary("div", lhs, rhs, lhs_dtype=True)
 
     @classmethod
     def float_powf(cls, lhs, rhs):
-        return _binary("pow", lhs, rhs)
+        return binary("pow", lhs, rhs, lhs_dtype=True)
 
     @classmethod
     def float_add_scalar(cls, lhs, rhs: float):
@@ -113,12 +113,12 @@ class FlexFloatOps:
     @classmethod
     def float_max_pair(cls, lhs, rhs):
         """NaN-propagating maximum (torch.maximum)."""
-        return _binary("maximum", lhs, rhs)
+        return binary("maximum", lhs, rhs, lhs_dtype=True)
 
     @classmethod
     def float_min_pair(cls, lhs, rhs):
         """NaN-propagating minimum (torch.minimum)."""
-        return _binary("minimum", lhs, rhs)
+        return binary("minimum", lhs, rhs, lhs_dtype=True)
 
     @classmethod
     def float_clamp_min(cls, tensor, min: float):
@@ -430,11 +430,6 @@ def _expand_view(x: np.ndarray, shape: Shape) -> np.ndarray | None:
 
 def _like(out: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return out if out.dtype is dtype or out.dtype == dtype else cast(out, dtype)
-
-
-def _binary(op: str, lhs: np.ndarray, rhs) -> np.ndarray:
-    out = binary(op, lhs, rhs)
-    return out if out.dtype is lhs.dtype else _like(out, lhs.dtype)
 
 
 def _reshape(tensor: np.ndarray, shape: Shape) -> np.ndarray:

@@ -98,8 +98,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).float_add(lhs.backend_tensor, rhs.backend_tensor)
-                return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
+                return DispatchTensor((device.routed_backend or backend_for(device)).float_add(lhs.backend_tensor, rhs.backend_tensor), device)
         return route('float_add', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
@@ -107,8 +106,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).float_sub(lhs.backend_tensor, rhs.backend_tensor)
-                return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
+                return DispatchTensor((device.routed_backend or backend_for(device)).float_sub(lhs.backend_tensor, rhs.backend_tensor), device)
         return route('float_sub', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
@@ -116,8 +114,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).float_mul(lhs.backend_tensor, rhs.backend_tensor)
-                return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
+                return DispatchTensor((device.routed_backend or backend_for(device)).float_mul(lhs.backend_tensor, rhs.backend_tensor), device)
         return route('float_mul', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
@@ -125,8 +122,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).float_div(lhs.backend_tensor, rhs.backend_tensor)
-                return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
+                return DispatchTensor((device.routed_backend or backend_for(device)).float_div(lhs.backend_tensor, rhs.backend_tensor), device)
         return route('float_div', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
@@ -143,8 +139,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).float_add_scalar(lhs.backend_tensor, rhs)
-                return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
+                return DispatchTensor((device.routed_backend or backend_for(device)).float_add_scalar(lhs.backend_tensor, rhs), device)
         return route('float_add_scalar', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
@@ -152,8 +147,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).float_sub_scalar(lhs.backend_tensor, rhs)
-                return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
+                return DispatchTensor((device.routed_backend or backend_for(device)).float_sub_scalar(lhs.backend_tensor, rhs), device)
         return route('float_sub_scalar', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
@@ -161,8 +155,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).float_mul_scalar(lhs.backend_tensor, rhs)
-                return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
+                return DispatchTensor((device.routed_backend or backend_for(device)).float_mul_scalar(lhs.backend_tensor, rhs), device)
         return route('float_mul_scalar', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
@@ -170,8 +163,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).float_div_scalar(lhs.backend_tensor, rhs)
-                return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
+                return DispatchTensor((device.routed_backend or backend_for(device)).float_div_scalar(lhs.backend_tensor, rhs), device)
         return route('float_div_scalar', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
@@ -196,8 +188,7 @@ class FloatForwarding(FloatTensorOps):
     def float_neg(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_neg(tensor.backend_tensor)
-            return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
+            return DispatchTensor((device.routed_backend or backend_for(device)).float_neg(tensor.backend_tensor), device)
         return route('float_neg', {'tensor': tensor})
 
     @classmethod
@@ -257,16 +248,14 @@ class FloatForwarding(FloatTensorOps):
     def float_exp(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_exp(tensor.backend_tensor)
-            return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
+            return DispatchTensor((device.routed_backend or backend_for(device)).float_exp(tensor.backend_tensor), device)
         return route('float_exp', {'tensor': tensor})
 
     @classmethod
     def float_log(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_log(tensor.backend_tensor)
-            return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
+            return DispatchTensor((device.routed_backend or backend_for(device)).float_log(tensor.backend_tensor), device)
         return route('float_log', {'tensor': tensor})
 
     @classmethod
@@ -454,8 +443,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).float_matmul(lhs.backend_tensor, rhs.backend_tensor)
-                return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
+                return DispatchTensor((device.routed_backend or backend_for(device)).float_matmul(lhs.backend_tensor, rhs.backend_tensor), device)
         return route('float_matmul', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
@@ -470,16 +458,14 @@ class FloatForwarding(FloatTensorOps):
     def float_sum_dim(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_sum_dim(tensor.backend_tensor, dim)
-            return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
+            return DispatchTensor((device.routed_backend or backend_for(device)).float_sum_dim(tensor.backend_tensor, dim), device)
         return route('float_sum_dim', {'tensor': tensor, 'dim': dim})
 
     @classmethod
     def float_mean(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_mean(tensor.backend_tensor)
-            return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
+            return DispatchTensor((device.routed_backend or backend_for(device)).float_mean(tensor.backend_tensor), device)
         return route('float_mean', {'tensor': tensor})
 
     @classmethod
@@ -574,8 +560,7 @@ class FloatForwarding(FloatTensorOps):
     def float_reshape(cls, tensor, shape):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_reshape(tensor.backend_tensor, shape)
-            return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
+            return DispatchTensor((device.routed_backend or backend_for(device)).float_reshape(tensor.backend_tensor, shape), device)
         return route('float_reshape', {'tensor': tensor, 'shape': shape})
 
     @classmethod
@@ -697,6 +682,5 @@ class FloatForwarding(FloatTensorOps):
     def float_transpose(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_transpose(tensor.backend_tensor)
-            return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
+            return DispatchTensor((device.routed_backend or backend_for(device)).float_transpose(tensor.backend_tensor), device)
         return route('float_transpose', {'tensor': tensor})

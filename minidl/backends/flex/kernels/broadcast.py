@@ -290,10 +290,12 @@ def ternary_parallel(c, a, b, out, op):
         _ternary_task(c, a, b, out, op, t, nch)
 
 
-def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:
+def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar, lhs_dtype: bool = False) -> np.ndarray:
     """``a <op> b`` with NumPy broadcasting; op in add, sub, mul, div, pow, maximum, minimum.
 
-    Integer ``div`` truncates toward zero (Rust's and burn's integer division).
+    The result has NumPy's promoted dtype, or ``a``'s with ``lhs_dtype`` (a float op of Flex:
+    mixed dtypes give lhs's, as burn). Integer ``div`` truncates toward zero (Rust's and
+    burn's integer division).
     """
     code = BINARY_OPS[op]
     # Two arrays of one shape and native dtype: the tiny-op path, tested cheapest first (a 4x4
@@ -344,12 +346,13 @@ def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:
             y = np.full((1, 1, 1), a.dtype.type(b))  # the number in the array's dtype, as above
             binary_parallel(a.reshape(1, 1, n), y, out.reshape(1, 1, n), code)
             return out
+    # the general path; every path above gives a's dtype already
     dtype = result_dtype(a, b)
     cdt = compute_dtype(dtype)
     av, bv = as_operand(a, cdt), as_operand(b, cdt)
     out = np.empty(shape_of(av, bv), cdt)
     run3(binary_serial, binary_parallel, [av, bv], out, code)
-    return out.astype(dtype, copy=False)
+    return out.astype(a.dtype if lhs_dtype else dtype, copy=False)
 
 
 def where(mask: np.ndarray, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:

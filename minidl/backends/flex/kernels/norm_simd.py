@@ -94,7 +94,20 @@ def _codegen(context, builder, signature, args):
     builder.position_at_end(loop)
     j = builder.phi(i64)
     j.add_incoming(c64(0), pre)
+    # The output pass runs on a row already in L1: meanwhile, ask for the next row's cache
+    # lines (one prefetch per 64 bytes), so memory is busy while the arithmetic runs.
+    # [4096, 1024]: 606 -> 586 us at 2 threads (AVX-512). A prefetch past the end is harmless.
+    i8p = ir.IntType(8).as_pointer()
+    prefetch = cgutils.get_or_insert_function(
+        builder.module, ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32]), "llvm.prefetch.p0i8"
+    )
+    per_line = max(1, 16 // LANES)  # vectors per 64-byte line
     for u in range(4):
+        if u % per_line == 0:
+            ahead = builder.gep(xrow, [builder.add(builder.add(builder.mul(j, c64(CHUNK)), c64(u * LANES)), d)])
+            # read, locality 3 (keep in all levels), data cache
+            builder.call(prefetch, [builder.bitcast(ahead, i8p), ir.Constant(i32, 0), ir.Constant(i32, 3),
+                                    ir.Constant(i32, 1)])
         y = builder.fmul(builder.fsub(vload(xrow, j, u), mv), rv)
         y = builder.call(fma, [y, vload(g_p, j, u), vload(b_p, j, u)])
         p = builder.gep(orow, [builder.add(builder.mul(j, c64(CHUNK)), c64(u * LANES))])

@@ -44,11 +44,13 @@ class Optimizer:
         if type(lr) is not float or not 0.0 <= lr < math.inf:  # the check below says what is wrong
             check_field(type(self.optim).__name__ + ".step", "lr", lr, float, non_negative)
         if isinstance(grads, GradientsParams):
-            take = _take_by_id(grads)
+            def take(param: Param) -> Tensor | None:
+                return grads.remove(param.id)
         else:
             # what GradientsParams.from_grads would remove, taken during the same walk (one walk
             # of the model instead of two: the optimizer's bookkeeping is a share of every step)
-            take = _take_from_graph(grads)
+            def take(param: Param) -> Tensor | None:
+                return GradientsParams.grad_of(param, grads)
         return module.map(_StepMapper(self, float(lr), take))
 
     def update(self, lr: float, param: Param, grad: Tensor) -> Param:
@@ -64,20 +66,6 @@ class Optimizer:
         if device.is_autodiff():
             new = Tensor.from_inner(new, device, require_grad=param.require_grad)
         return param.with_value(new)
-
-
-def _take_by_id(grads: GradientsParams) -> Callable[[Param], Tensor | None]:
-    def take(param: Param) -> Tensor | None:
-        return grads.remove(param.id)
-
-    return take
-
-
-def _take_from_graph(grads: Any) -> Callable[[Param], Tensor | None]:
-    def take(param: Param) -> Tensor | None:
-        return GradientsParams.grad_of(param, grads)
-
-    return take
 
 
 class _StepMapper(ModuleMapper):

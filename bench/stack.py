@@ -174,25 +174,7 @@ def record_backend_calls(step) -> list[tuple]:
     from minidl.book.op_timer import BackendOpTimer
 
     calls: list[tuple] = []
-
-    class Recorder(BackendOpTimer):
-        def _wrap(self, name, fn):
-            recorder = self
-
-            def recorded(cls, *args, **kwargs):
-                if recorder._depth:  # inside another Flex op: part of that one
-                    return fn(*args, **kwargs)
-                recorder._depth += 1
-                try:
-                    out = fn(*args, **kwargs)
-                finally:
-                    recorder._depth -= 1
-                calls.append((fn, args, kwargs))
-                return out
-
-            return classmethod(recorded)
-
-    with Recorder(Flex):
+    with BackendOpTimer(Flex, record=calls):
         step()
     return calls
 

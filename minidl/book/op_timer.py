@@ -28,12 +28,16 @@ class BackendOpTimer:
 
     ``with BackendOpTimer(Flex) as timer: step()`` leaves, in ``timer.seconds`` and
     ``timer.calls``, the CPU time and the number of calls per op name; ``timer.total()`` is
-    their sum. The class is restored on exit, also after an exception.
+    their sum. The class is restored on exit, also after an exception. With ``record=[]`` the
+    list also receives ``(op, args, kwargs)`` of every outermost call, in order, so the same
+    backend work can be replayed without the stack above it (``bench/stack.py`` does).
     """
 
-    def __init__(self, backend: type, clock: Callable[[], float] = time.thread_time):
+    def __init__(self, backend: type, clock: Callable[[], float] = time.thread_time,
+                 record: list[tuple[Callable, tuple, dict]] | None = None):
         self.backend = backend
         self.clock = clock
+        self.record = record
         self.seconds: Counter[str] = Counter()
         self.calls: Counter[str] = Counter()
         self._saved: dict[str, Any] = {}
@@ -52,11 +56,14 @@ class BackendOpTimer:
             timer._depth += 1
             start = timer.clock()
             try:
-                return fn(*args, **kwargs)
+                out = fn(*args, **kwargs)
             finally:
                 timer.seconds[name] += timer.clock() - start
                 timer.calls[name] += 1
                 timer._depth -= 1
+            if timer.record is not None:
+                timer.record.append((fn, args, kwargs))
+            return out
 
         timed.__name__ = name
         return classmethod(timed)

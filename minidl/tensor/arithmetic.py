@@ -53,33 +53,25 @@ class ArithmeticOps(ShapeOps, CreationOps):
         """``self + other``, broadcasting (a number calls :meth:`add_scalar`)."""
         if not isinstance(other, TensorBase):
             return self.add_scalar(other)
-        self._binary("add", other)
-        op = Dispatch.float_add if self.kind is _FLOAT else Dispatch.int_add
-        return self._wrap(op(self.primitive, other.primitive))
+        return self.__add__(other)  # the operator holds the body (the hot path)
 
     def sub(self, other: Self | float) -> Self:
         """``self - other``, broadcasting."""
         if not isinstance(other, TensorBase):
             return self.sub_scalar(other)
-        self._binary("sub", other)
-        op = Dispatch.float_sub if self.kind is _FLOAT else Dispatch.int_sub
-        return self._wrap(op(self.primitive, other.primitive))
+        return self.__sub__(other)  # the operator holds the body (the hot path)
 
     def mul(self, other: Self | float) -> Self:
         """``self * other``, broadcasting."""
         if not isinstance(other, TensorBase):
             return self.mul_scalar(other)
-        self._binary("mul", other)
-        op = Dispatch.float_mul if self.kind is _FLOAT else Dispatch.int_mul
-        return self._wrap(op(self.primitive, other.primitive))
+        return self.__mul__(other)  # the operator holds the body (the hot path)
 
     def div(self, other: Self | float) -> Self:
         """``self / other``, broadcasting (Int: division rounding toward zero, as burn)."""
         if not isinstance(other, TensorBase):
             return self.div_scalar(other)
-        self._binary("div", other)
-        op = Dispatch.float_div if self.kind is _FLOAT else Dispatch.int_div
-        return self._wrap(op(self.primitive, other.primitive))
+        return self.__truediv__(other)  # the operator holds the body (the hot path)
 
     def remainder(self, other: Self | float) -> Self:
         """``self % other`` with the sign of the divisor (Python's and torch.remainder's rule)."""
@@ -204,7 +196,7 @@ class ArithmeticOps(ShapeOps, CreationOps):
 
     # ----- operators ------------------------------------------------------------------------
     def __add__(self, other: Any) -> Self:
-        if isinstance(other, TensorBase):  # the common case first: add's body, a call fewer
+        if isinstance(other, TensorBase):  # the common case first; the body lives here, not in the method
             self._binary("add", other)
             op = Dispatch.float_add if self.kind is _FLOAT else Dispatch.int_add
             return self._wrap(op(self.primitive, other.primitive))
@@ -214,7 +206,7 @@ class ArithmeticOps(ShapeOps, CreationOps):
         return self.add_scalar(other) if _is_number(other) else NotImplemented
 
     def __sub__(self, other: Any) -> Self:
-        if isinstance(other, TensorBase):  # the common case first: sub's body, a call fewer
+        if isinstance(other, TensorBase):  # the common case first; the body lives here, not in the method
             self._binary("sub", other)
             op = Dispatch.float_sub if self.kind is _FLOAT else Dispatch.int_sub
             return self._wrap(op(self.primitive, other.primitive))
@@ -224,7 +216,7 @@ class ArithmeticOps(ShapeOps, CreationOps):
         return self.neg().add_scalar(other) if _is_number(other) else NotImplemented
 
     def __mul__(self, other: Any) -> Self:
-        if isinstance(other, TensorBase):  # the common case first: mul's body, a call fewer
+        if isinstance(other, TensorBase):  # the common case first; the body lives here, not in the method
             self._binary("mul", other)
             op = Dispatch.float_mul if self.kind is _FLOAT else Dispatch.int_mul
             return self._wrap(op(self.primitive, other.primitive))
@@ -234,7 +226,7 @@ class ArithmeticOps(ShapeOps, CreationOps):
         return self.mul_scalar(other) if _is_number(other) else NotImplemented
 
     def __truediv__(self, other: Any) -> Self:
-        if isinstance(other, TensorBase):  # the common case first: div's body, a call fewer
+        if isinstance(other, TensorBase):  # the common case first; the body lives here, not in the method
             self._binary("div", other)
             op = Dispatch.float_div if self.kind is _FLOAT else Dispatch.int_div
             return self._wrap(op(self.primitive, other.primitive))

@@ -37,6 +37,19 @@ def test_an_op_called_inside_another_counts_once():
     assert timer.calls["linear"] == 0 or timer.calls["float_matmul"] == 0
 
 
+def test_records_the_outermost_calls_in_order_for_a_replay():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    calls: list = []
+    with BackendOpTimer(Flex, record=calls) as timer:
+        y = Flex.float_add(x, x)
+        z = Flex.float_matmul(y, x.T)
+    assert [fn.__name__ for fn, _, _ in calls] == ["float_add", "float_matmul"]
+    assert len(calls) == sum(timer.calls.values())
+    replayed = [fn(*args, **kwargs) for fn, args, kwargs in calls]  # the class is restored by now
+    np.testing.assert_array_equal(replayed[0], y)
+    np.testing.assert_array_equal(replayed[1], z)
+
+
 def test_restores_the_class_even_after_an_error():
     before = {name: Flex.__dict__.get(name) for name in ("float_add", "float_exp", "relu")}
     with pytest.raises(RuntimeError), BackendOpTimer(Flex):

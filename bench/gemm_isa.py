@@ -10,7 +10,7 @@ Run natively and as an AVX2 build on the same machine (numba, OpenBLAS and torch
 (``NUMBA_CPU_NAME`` alone keeps the host's features, AVX-512 included: ``isa.AVX2_BUILD``.)
 
 Prints the ISA numba compiles for, the variant that ISA picked (micro-tile ``gemm.MR x gemm.NR``
-in vector registers, the KC / SUB blocking), the FMA peak of one core (``minidl.book.peak``),
+in vector registers, the KC / SUB blocking), the FMA peak of one core (``minidl_book.peak``),
 then for square n and the products of an MLP 784-256-10 training step at batch 128
 (``x @ W``, ``x.T @ dy`` and ``dy @ W.T``, the transposes as views; then the output layer's
 ``h @ W2``, ``h.T @ g``, ``g @ W2.T``, which take the unpacked small kernel), GFLOP/s of Flex, OpenBLAS
@@ -107,7 +107,7 @@ def main() -> None:
     from threadpoolctl import threadpool_info
 
     from minidl.backends.flex.kernels import gemm, gemm_micro, gemm_pack, gemm_small, isa
-    from minidl.book.peak import fma_peak
+    from minidl_book.peak import fma_peak
 
     blas = [f"{p['internal_api']} {p.get('architecture')}" for p in threadpool_info()]
     peak = fma_peak()

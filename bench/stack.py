@@ -171,7 +171,7 @@ def mlp_step(scale: float) -> dict:
 def record_backend_calls(step) -> list[tuple]:
     """``(op, args, kwargs)`` of every outermost Flex call one ``step()`` makes, in order."""
     from minidl.backends.flex import Flex
-    from minidl.book.op_timer import BackendOpTimer
+    from minidl.debug.op_timer import BackendOpTimer
 
     calls: list[tuple] = []
     with BackendOpTimer(Flex, record=calls):

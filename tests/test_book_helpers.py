@@ -1,4 +1,4 @@
-"""minidl.book: the exercise checker and the seeds' side-by-side printer."""
+"""minidl_book: the exercise checker and the seeds' side-by-side printer."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import io
 import numpy as np
 import pytest
 
-from minidl.book import Exercise, max_abs_diff, report
+from minidl_book import Exercise, max_abs_diff, report
 
 # -- Exercise ------------------------------------------------------------------------------
 

@@ -1,4 +1,4 @@
-"""minidl.book.flowchart: valid SVG, every label drawn, edges drawn, text escaped, layout."""
+"""minidl.debug.flowchart: valid SVG, every label drawn, edges drawn, text escaped, layout."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from minidl.book.flowchart import Flowchart, from_edges
+from minidl.debug.flowchart import Flowchart, from_edges
 
 SVG = "{http://www.w3.org/2000/svg}"
 

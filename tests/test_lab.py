@@ -143,7 +143,7 @@ def test_make_lab_runs_as_root_and_shows_what_the_site_shows(browser, lab):  # n
         assert not solution.locator(".details-body").is_visible()
 
         # the cell tagged hide-input is collapsed to a placeholder
-        folded = nb.locator(".jp-CodeCell", has_text="from minidl.book import Exercise").first
+        folded = nb.locator(".jp-CodeCell", has_text="from minidl_book import Exercise").first
         assert folded.locator(".jp-InputPlaceholder").count() == 1, "hide-input is not folded"
 
         # Run All: every code cell gets an execution count, none shows an error

@@ -14,15 +14,15 @@
   its search chose, the generated kernels' sources, bytes moved with and without fusion.
 - :func:`pdb_session` — a genuine, non-interactive ``pdb`` transcript.
 
-The diagrams are drawn by :mod:`minidl.book.flowchart` (what the chapters share); ``Flowchart``
+The diagrams are drawn by :mod:`minidl.debug.flowchart` (what the chapters share); ``Flowchart``
 is re-exported here.
 Nothing in minidl imports this package; importing it costs no hook until a tool runs (or
 ``MINIDL_DEBUG`` asks for output).
 """
 
-from minidl.book.flowchart import Flowchart
 from minidl.debug.catalog import backend_classes, known_locations
 from minidl.debug.diagram import PathDiagram, merge_paths, path_diagram
+from minidl.debug.flowchart import Flowchart
 from minidl.debug.fusion import BlockView, FusionPlan, fusion_history, fusion_plan
 from minidl.debug.graph import GraphView, graph
 from minidl.debug.implementations import (

@@ -4,7 +4,7 @@ One box per frame, outermost at the top, arrows downwards; boxes are coloured by
 they belong to (nn, tensor, dispatch, autodiff, backend, kernel — DESIGN.md §1), protocol
 default bodies are drawn with round corners, and a legend names the colours. Several traces
 (Linear, Conv2d, LayerNorm) merge into one picture like seed 000's first flowchart: frames with
-the same name become one box. Rendering is :mod:`minidl.book.flowchart` (pure Python SVG), so
+the same name become one box. Rendering is :mod:`minidl.debug.flowchart` (pure Python SVG), so
 the picture shows inline in a notebook and in the built site without any JavaScript.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from html import escape
 
-from minidl.book.flowchart import FONT_FAMILY, Flowchart
+from minidl.debug.flowchart import FONT_FAMILY, Flowchart
 from minidl.debug.frames import Frame, Hit
 
 __trace_hide__ = True

@@ -4,7 +4,7 @@ The recording itself belongs to :mod:`minidl.autodiff` (``minidl.autodiff.graph`
 nodes: ids, parents, requirement, what each step saved). This wrapper accepts the same inputs
 (a ``Tensor``, a ``DispatchTensor`` or an ``AutodiffTensor``), prints the same table, and adds
 :meth:`GraphView.svg`: leaves at the top, each recorded step below its parents, drawn with
-:mod:`minidl.book.flowchart` — the picture of "separate matmul, reshape and add steps" that
+:mod:`minidl.debug.flowchart` — the picture of "separate matmul, reshape and add steps" that
 seed 000 describes for a Linear on an autodiff device.
 """
 
@@ -13,8 +13,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from minidl.book.flowchart import Flowchart
 from minidl.debug.diagram import COLORS
+from minidl.debug.flowchart import Flowchart
 
 __trace_hide__ = True
 

@@ -8,9 +8,9 @@ import torch
 from hypothesis import strategies as st
 
 from minidl import Tensor
-from minidl.book.build_check import BuildExercise, Reference, Rules
-from minidl.book.harness import is_placeholder, tensor_call
-from minidl.book.reader_code import numpy_uses
+from minidl_book.build_check import BuildExercise, Reference, Rules
+from minidl_book.harness import is_placeholder, tensor_call
+from minidl_book.reader_code import numpy_uses
 
 
 def _vectors():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from minidl.book import (
+from minidl_book import (
     build_backend,
     build_dispatch,
     build_dropout,

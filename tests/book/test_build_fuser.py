@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from minidl.backends.fusion import ElementwiseFuser, FusionFlex
-from minidl.book import build_fuser
+from minidl_book import build_fuser
 
 
 def test_reference_rule_passes_and_the_fusers_are_restored():

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from minidl.backends.flex import Flex
-from minidl.book.op_timer import BackendOpTimer
+from minidl.debug.op_timer import BackendOpTimer
 from minidl.dispatch import Device
 from minidl.nn import LinearConfig
 from minidl.tensor import Tensor

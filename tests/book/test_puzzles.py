@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from minidl.book.puzzles import BASE, PLANTED, PUZZLES
+from minidl_book.puzzles import BASE, PLANTED, PUZZLES
 
 
 def test_at_least_fifteen_puzzles_each_with_a_hint():
@@ -50,7 +50,7 @@ def test_base_ops_are_enough_for_the_base_only_puzzles():
 
 def test_a_functional_or_backend_op_called_directly_is_not_allowed():
     from minidl import functional
-    from minidl.book.puzzles import checker
+    from minidl_book.puzzles import checker
 
     def ones(a):
         return functional.relu(a * 0 + 1)  # relu is not a puzzle op

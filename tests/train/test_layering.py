@@ -37,6 +37,6 @@ def test_nothing_below_imports_the_top_packages(target):
 def test_the_top_packages_import_only_downward():
     for package in ("train", "data"):
         for path in (PACKAGE / package).rglob("*.py"):
-            assert not any(name.startswith(("minidl.book", "minidl.debug")) for name in imported_modules(path)), path
+            assert not any(name.startswith(("minidl_book", "minidl.debug")) for name in imported_modules(path)), path
     data_imports = set().union(*(imported_modules(p) for p in (PACKAGE / "data").rglob("*.py")))
     assert not any(name.startswith("minidl.train") for name in data_imports)

@@ -16,8 +16,8 @@ import torch
 from hypothesis import strategies as st
 
 from minidl import Tensor, functional
-from minidl.book.build_check import BuildExercise, Reference, Rules
-from minidl.book.harness import tensor_call
+from minidl_book.build_check import BuildExercise, Reference, Rules
+from minidl_book.harness import tensor_call
 
 __all__ = ["PLANTED", "exercise", "linear"]
 

@@ -1,6 +1,6 @@
 """Build exercises: the reader writes a piece of the framework, the checker runs it for real.
 
-A think-about-it :class:`~minidl.book.exercises.Exercise` asks for a prediction. A
+A think-about-it :class:`~minidl_book.exercises.Exercise` asks for a prediction. A
 :class:`BuildExercise` asks for code (a function, a backward ``Step``, a backend op, a layer)
 and checks it the way the framework would use it:
 
@@ -30,18 +30,18 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from minidl.book.harness import is_placeholder
-from minidl.book.reader_code import numpy_uses, reader_frame, solution_files
-from minidl.book.reader_code import site as call_site
-from minidl.book.verdict import (
+from minidl.debug import trace
+from minidl.debug.names import display_path
+from minidl_book.harness import is_placeholder
+from minidl_book.reader_code import numpy_uses, reader_frame, solution_files
+from minidl_book.reader_code import site as call_site
+from minidl_book.verdict import (
     TODO,
     Verdict,
     compare_outputs,
     describe_inputs,
     op_label,
 )
-from minidl.debug import trace
-from minidl.debug.names import display_path
 
 __trace_hide__ = True
 

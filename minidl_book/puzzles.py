@@ -22,9 +22,9 @@ import torch
 from hypothesis import strategies as st
 
 from minidl import Tensor
-from minidl.book.build_check import BuildExercise, Reference, Rules, Verdict
-from minidl.book.harness import tensor_call
-from minidl.book.verdict import op_label
+from minidl_book.build_check import BuildExercise, Reference, Rules, Verdict
+from minidl_book.harness import tensor_call
+from minidl_book.verdict import op_label
 
 #: What every puzzle may use: creating a range, broadcasting, arithmetic, comparisons, where.
 BASE = (

@@ -17,9 +17,9 @@ import torch
 from hypothesis import strategies as st
 
 from minidl import Distribution, Tensor
-from minidl.book.build_check import BuildExercise, Reference, Rules
-from minidl.book.compare import to_numpy
-from minidl.book.harness import dropout_run
+from minidl_book.build_check import BuildExercise, Reference, Rules
+from minidl_book.compare import to_numpy
+from minidl_book.harness import dropout_run
 
 __all__ = ["PLANTED", "dropout_forward", "exercise"]
 

@@ -17,11 +17,11 @@ import torch
 from hypothesis import strategies as st
 
 from minidl import Device, Tensor, functional
-from minidl.book.build_check import BuildExercise, Reference, Rules
-from minidl.book.harness import remap_run
 from minidl.module import Module
 from minidl.nn import LinearConfig
 from minidl.store import PytorchStore
+from minidl_book.build_check import BuildExercise, Reference, Rules
+from minidl_book.harness import remap_run
 
 __all__ = ["PLANTED", "Mlp", "TorchMlp", "exercise", "remap"]
 

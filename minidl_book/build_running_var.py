@@ -14,8 +14,8 @@ import torch
 from hypothesis import strategies as st
 
 from minidl import Tensor
-from minidl.book.build_check import BuildExercise, Reference, Rules
-from minidl.book.harness import running_var_run
+from minidl_book.build_check import BuildExercise, Reference, Rules
+from minidl_book.harness import running_var_run
 
 __all__ = ["PLANTED", "exercise", "running_var_update"]
 

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from minidl.backends.fusion.fusers import _broadcasts_to, _dtypes_ok
 from minidl.backends.fusion.ir import ELEMENTWISE, OperationIr
-from minidl.book.build_check import BuildExercise, Reference
-from minidl.book.harness import fuser_run, fuser_stream
+from minidl_book.build_check import BuildExercise, Reference
+from minidl_book.harness import fuser_run, fuser_stream
 
 __all__ = ["ELEMENTWISE", "PLANTED", "broadcasts_to", "dtypes_ok", "exercise", "fits"]
 

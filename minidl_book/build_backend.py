@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from minidl.backend import Backend, defining_class
 from minidl.backends.ndarray import NdArray
-from minidl.book.build_check import BuildExercise, Reference, Rules
-from minidl.book.harness import backend_run
+from minidl_book.build_check import BuildExercise, Reference, Rules
+from minidl_book.harness import backend_run
 
 __all__ = ["PLANTED", "ForgetfulNdArray", "exercise", "without_op"]
 

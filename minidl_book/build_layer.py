@@ -17,9 +17,9 @@ import torch
 from hypothesis import strategies as st
 
 from minidl import Device, Tensor
-from minidl.book.build_check import BuildExercise, Reference, Rules
-from minidl.book.harness import layer_run
 from minidl.module import Initializer, Module, Param, config
+from minidl_book.build_check import BuildExercise, Reference, Rules
+from minidl_book.harness import layer_run
 
 __all__ = ["PLANTED", "RmsNorm", "RmsNormConfig", "exercise"]
 

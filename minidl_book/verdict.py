@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from minidl.book.compare import to_numpy
+from minidl_book.compare import to_numpy
 
 __trace_hide__ = True
 

@@ -29,7 +29,7 @@ import hashlib
 from collections.abc import Iterable, Sequence
 from html import escape
 
-from minidl.book.flowchart_layout import (
+from minidl.debug.flowchart_layout import (
     EDGE_LABEL_FONT,
     FONT_SIZE,
     LINE_H,

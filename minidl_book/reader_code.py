@@ -56,7 +56,7 @@ def _codes(solution: Any) -> list:
 
 def _library_file(filename: str) -> bool:
     path = display_path(filename).replace("\\", "/")
-    return path.startswith("minidl/") and not path.startswith("minidl/book/")
+    return path.startswith("minidl/") and not path.startswith("minidl_book/")
 
 
 def numpy_uses(solution: Any) -> list[tuple[str, str]]:

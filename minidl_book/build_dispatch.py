@@ -16,9 +16,9 @@ import torch
 from hypothesis import strategies as st
 
 from minidl.backend import ModuleOps
-from minidl.book.build_check import BuildExercise, Reference, Rules
-from minidl.book.harness import dispatch_linear_run
 from minidl.dispatch.route import route
+from minidl_book.build_check import BuildExercise, Reference, Rules
+from minidl_book.harness import dispatch_linear_run
 
 __all__ = ["PLANTED", "exercise", "linear", "route"]
 

@@ -1,4 +1,4 @@
-"""The layered layout behind :class:`~minidl.book.flowchart.Flowchart`: sizes and positions.
+"""The layered layout behind :class:`~minidl.debug.flowchart.Flowchart`: sizes and positions.
 
 Longest-path layers, barycenter ordering within a layer, long edges routed through virtual
 points, then coordinates (x across layers, y along them; ``Flowchart`` turns them for ``LR``).

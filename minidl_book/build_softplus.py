@@ -15,8 +15,8 @@ import torch
 from hypothesis import strategies as st
 
 from minidl.autodiff import Step
-from minidl.book.build_check import BuildExercise, Reference, Rules
-from minidl.book.harness import unary_step_run
+from minidl_book.build_check import BuildExercise, Reference, Rules
+from minidl_book.harness import unary_step_run
 
 __all__ = ["PLANTED", "Softplus", "exercise"]
 

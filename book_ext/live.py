@@ -15,7 +15,13 @@ off in ``minidl-live.js``; nothing it loads leaves the site.
 
 So that a live session runs the same program as the build, each page carries the sources
 of all its code cells, including those tagged ``remove-cell``/``remove-input`` that the
-page does not show; the page script runs them too, hidden, in notebook order.
+page does not show; the page script runs them too, hidden, in notebook order. Each cell
+also carries a stable id and a digest of its source, and the labels of the exercises it
+checks (``book_ext/live_cells.py``): the page script saves the reader's edits and the
+exercises' verdicts in the browser under them.
+
+The ``{live-progress}`` directive puts the list of the book's exercises on a page (the
+progress page); the page script fills in the reader's verdicts from the browser's storage.
 """
 
 from __future__ import annotations
@@ -30,8 +36,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from docutils import nodes
+from live_cells import read_cells
 from sphinx.application import Sphinx
 from sphinx.util import logging
+from sphinx.util.docutils import SphinxDirective
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +51,8 @@ HERE = Path(__file__).resolve().parent
 VENDOR = HERE.parent / ".live_vendor" / f"thebe-{THEBE_VERSION}"
 TARGET = Path("_live") / "thebe"  # below the HTML output
 CONFIG_ID = "minidl-live-config"
+PROGRESS_ID = "minidl-progress-config"
+PROGRESS_PLACEHOLDER = '<div class="minidl-progress"></div>'
 
 
 def _integrity(data: bytes) -> str:
@@ -93,6 +104,8 @@ def vendor_thebe(dest: Path = VENDOR) -> Path:
 
 def _builder_inited(app: Sphinx) -> None:
     app.config.html_static_path.append(str(HERE / "static"))
+    for part in ("store", "math", "work"):  # helpers first: deferred scripts run in order
+        app.add_js_file(f"minidl-live-{part}.js", defer="defer")
     app.add_js_file("minidl-live.js", defer="defer")
     app.add_css_file("minidl-live.css")
     if app.builder.format == "html":
@@ -102,21 +115,62 @@ def _builder_inited(app: Sphinx) -> None:
             logger.info(f"Live code: thebe not vendored ({err})")
 
 
-def _code_cells(path: Path) -> list[dict[str, Any]]:
-    """Source and tags of every code cell of a notebook file, in order (empty if none)."""
-    if path.suffix not in {".md", ".ipynb"}:
-        return []
-    import jupytext
+class LiveProgress(SphinxDirective):
+    """``{live-progress}``: the book's exercises, with the reader's verdicts from the browser."""
 
-    text = path.read_text(encoding="utf-8")
-    if path.suffix == ".md" and "jupytext:" not in text.split("\n---", 1)[0]:
-        return []
-    nb = jupytext.reads(text, fmt=path.suffix[1:] if path.suffix == ".ipynb" else "md:myst")
-    return [
-        {"source": c.source, "tags": list(c.metadata.get("tags", []))}
-        for c in nb.cells
-        if c.cell_type == "code"
-    ]
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        return [nodes.raw("", PROGRESS_PLACEHOLDER, format="html")]
+
+
+def _source(app: Sphinx, docname: str) -> Path | None:
+    try:
+        return Path(app.env.doc2path(docname))
+    except Exception:  # a page with no source document (genindex, search)
+        return None
+
+
+def _book_order(app: Sphinx) -> list[str]:
+    """Every page reachable from the root's toctree, in reading order."""
+    order: list[str] = []
+
+    def walk(doc: str) -> None:
+        if doc in order:
+            return
+        order.append(doc)
+        for child in app.env.toctree_includes.get(doc, []):
+            walk(child)
+
+    walk(app.config.root_doc)
+    return order
+
+
+def _book_exercises(app: Sphinx, pagename: str) -> list[dict[str, Any]]:
+    """Per chapter with exercises: its storage key, title, address from ``pagename``, exercises."""
+    chapters = []
+    for doc in _book_order(app):
+        source = _source(app, doc)
+        if source is None or not source.is_file():
+            continue
+        _, exercises = read_cells(source)
+        if not exercises:
+            continue
+        title = app.env.titles.get(doc)
+        chapters.append(
+            {
+                "path": source.relative_to(Path(app.srcdir)).as_posix(),
+                "title": title.astext() if title is not None else doc,
+                "url": app.builder.get_relative_uri(pagename, doc),
+                "exercises": exercises,
+            }
+        )
+    return chapters
+
+
+def _script(element_id: str, data: Any) -> str:
+    payload = json.dumps(data).replace("<", "\\u003c")  # no "</script>" inside the JSON
+    return f'\n<script type="application/json" id="{element_id}">{payload}</script>\n'
 
 
 def _page_context(
@@ -124,11 +178,12 @@ def _page_context(
 ) -> None:
     if doctree is None or "body" not in context:
         return
-    try:
-        source = Path(app.env.doc2path(pagename))
-    except Exception:  # a page with no source document (genindex, search)
+    if PROGRESS_PLACEHOLDER in context["body"]:
+        context["body"] += _script(PROGRESS_ID, {"chapters": _book_exercises(app, pagename)})
+    source = _source(app, pagename)
+    if source is None:
         return
-    cells = _code_cells(source)
+    cells, exercises = read_cells(source)
     if not cells:
         return
     config = {
@@ -136,11 +191,11 @@ def _page_context(
         "path": source.relative_to(Path(app.srcdir)).as_posix(),
         "kernel": "python3",
         "cells": cells,
+        "exercises": exercises,
         "thebe": THEBE_VERSION,
         "vendored": (VENDOR / "index.js").is_file(),
     }
-    payload = json.dumps(config).replace("<", "\\u003c")  # no "</script>" inside the JSON
-    context["body"] += f'\n<script type="application/json" id="{CONFIG_ID}">{payload}</script>\n'
+    context["body"] += _script(CONFIG_ID, config)
 
 
 def _copy(app: Sphinx, exception: Exception | None) -> None:
@@ -153,6 +208,7 @@ def _copy(app: Sphinx, exception: Exception | None) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_directive("live-progress", LiveProgress)
     app.connect("builder-inited", _builder_inited)
     app.connect("html-page-context", _page_context)
     app.connect("build-finished", _copy)

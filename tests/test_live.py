@@ -1,7 +1,8 @@
 """Live code in the rendered page: ``make serve``'s two servers, driven in headless Chromium.
 
 One short chapter (the intro: a diagram, maths and an exercise, a few seconds to execute) is
-built into a temporary book, next to a stray ``intro.ipynb`` that must not break the build.
+built into a temporary book with the progress page, next to a stray ``intro.ipynb`` that
+must not break the build.
 ``make serve`` then serves it on free ports with its Jupyter server, and Playwright presses
 "Live code": a cell's build-time output is replaced by the kernel's, the exercise's
 prediction is edited to a wrong answer (✗ and the hint) and to the right one (✓), and no
@@ -9,7 +10,13 @@ request leaves 127.0.0.1. Ctrl-C (SIGINT to make's process group, as a terminal 
 must stop the site, the Jupyter server and its kernel. From ``file://`` and from a server
 without a kernel, the control must say to run ``make serve``.
 
-Cost: one build of the intro (~15 s), one Jupyter server and one kernel (~10 s), a browser.
+The reader's work: an edited cell comes back after a reload and runs, "reset" and "Reset this
+page" put back the book's text, an edit made on an older build of a cell is kept and marked,
+an exercise's ✓ shows on the progress page and survives a reload, and maths in a live output
+is typeset by the page's MathJax. Every wait waits for the condition it then asserts (a cold
+first run is slow), and says what the page showed when it timed out.
+
+Cost: one build of the intro (~15 s warm, ~75 s cold), a Jupyter server, a few kernels, a browser.
 """
 
 from __future__ import annotations
@@ -36,9 +43,14 @@ from urllib.parse import urlsplit
 import psutil
 import pytest
 from booktools import ROOT, strip_ansi
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from test_site import LOCAL_HOSTS, LOCAL_SCHEMES, Visit, browser  # noqa: F401 (fixture)
 
+sys.path.insert(0, str(ROOT / "book_ext"))
+from live_cells import read_cells  # noqa: E402
+
 CHAPTER = "chapters/intro"
+PROGRESS = "chapters/progress"
 BUILD_TIMEOUT = 600
 SERVE_TIMEOUT = 120  # make serve: until it prints its address
 KERNEL_TIMEOUT = 120  # "Live code" pressed: until the kernel is ready
@@ -58,7 +70,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (src / "book_ext").symlink_to(ROOT / "book_ext")  # so thebe is vendored once, in ROOT
     (src / "chapters").mkdir()
     shutil.copy2(ROOT / f"{CHAPTER}.md", src / f"{CHAPTER}.md")
-    (src / "_toc.yml").write_text(f"format: jb-book\nroot: {CHAPTER}\n", encoding="utf-8")
+    shutil.copy2(ROOT / f"{PROGRESS}.md", src / f"{PROGRESS}.md")
+    toc = f"format: jb-book\nroot: {CHAPTER}\nchapters:\n  - file: {PROGRESS}\n"
+    (src / "_toc.yml").write_text(toc, encoding="utf-8")
     stray = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     (src / f"{CHAPTER}.ipynb").write_text(json.dumps(stray), encoding="utf-8")
 
@@ -185,30 +199,90 @@ def _offsite(visit: Visit) -> list[str]:
     )
 
 
+SOURCES_JS = """() => [...document.querySelectorAll('.thebe-cell')].map(c => {
+    const cm = c.querySelector('.CodeMirror');
+    return cm && cm.CodeMirror ? cm.CodeMirror.getValue() : c.innerText; })"""
+
+
+def _state(page: object, show: object = ".minidl-live") -> str:
+    """What the page shows at ``show`` (a selector or a locator; its HTML, cut short) and the
+    Live code status."""
+    outer = "els => els.map(e => e.outerHTML).join('\\n')"
+    if isinstance(show, str):
+        html = page.evaluate(f"(sel) => ({outer})([...document.querySelectorAll(sel)])", show)
+    else:
+        html = show.evaluate_all(outer)
+    status = page.evaluate(
+        "() => document.querySelector('.minidl-live-status')?.textContent ?? '(no control)'"
+    )
+    return f"status: {status!r}\n{show}:\n{html[:4000] or '(nothing matches)'}"
+
+
+def _until(
+    page: object,
+    js: str,
+    arg: object = None,
+    *,
+    what: str,
+    seconds: float,
+    show: object = ".minidl-live",
+) -> object:
+    """Wait until the function ``js`` returns a truthy value; return it. On a timeout, fail
+    with ``what`` and the page's state at ``show``."""
+    try:
+        return page.wait_for_function(js, arg=arg, timeout=seconds * 1000).json_value()
+    except PlaywrightTimeout:
+        raise AssertionError(f"{what}: not within {seconds} s\n{_state(page, show)}") from None
+
+
+def _visible(
+    page: object, locator: object, *, what: str, seconds: float, show: object = ".minidl-live"
+) -> object:
+    """Wait until ``locator`` is attached and visible; on a timeout, fail with the page state."""
+    try:
+        locator.first.wait_for(timeout=seconds * 1000)
+    except PlaywrightTimeout:
+        raise AssertionError(f"{what}: not within {seconds} s\n{_state(page, show)}") from None
+    return locator
+
+
 def _cell_with(page: object, text: str) -> object:
     """The live (thebe) cell whose source contains ``text`` now (pinned by position, so it
     stays the same cell after an edit)."""
     # CodeMirror draws only the lines near the viewport, so a cell's rendered text can lack a
-    # line that is off-screen: ask each editor for its whole source, and give the page a moment.
-    cells = page.locator(".thebe-cell")
-    sources_js = """() => [...document.querySelectorAll('.thebe-cell')].map(c => {
-        const cm = c.querySelector('.CodeMirror');
-        return cm && cm.CodeMirror ? cm.CodeMirror.getValue() : c.innerText; })"""
-    found: list[int] = []
-    deadline = time.monotonic() + 20
-    while True:
-        found = [i for i, src in enumerate(page.evaluate(sources_js)) if text in src]
-        if found or time.monotonic() > deadline:
-            break
-        page.wait_for_timeout(250)
-    assert len(found) == 1, f"{len(found)} live cells contain {text!r}"
-    return cells.nth(found[0])
+    # line that is off-screen: ask each editor for its whole source.
+    found_js = f"""(text) => {{ const all = ({SOURCES_JS})();
+        const hits = all.map((s, i) => s.includes(text) ? i : -1).filter(i => i >= 0);
+        return hits.length === 1 ? [hits[0]] : null; }}"""
+    found = _until(
+        page,
+        found_js,
+        text,
+        what=f"one live cell containing {text!r}",
+        seconds=20,
+        show=".thebe-cell .CodeMirror",
+    )
+    return page.locator(".thebe-cell").nth(found[0])
+
+
+def _source_of(cell: object) -> str:
+    return cell.locator(".CodeMirror").evaluate("cm => cm.CodeMirror.getValue()")
 
 
 def _edit(page: object, cell: object, source: str) -> None:
     cell.locator(".CodeMirror").click()
     page.keyboard.press("Control+A")
     page.keyboard.type(source)
+
+
+def _start_live(page: object) -> None:
+    page.locator(".minidl-live-button").click()
+    _visible(
+        page,
+        page.locator(".minidl-live[data-kernel=ready]"),
+        what="Live code ready",
+        seconds=KERNEL_TIMEOUT,
+    )
 
 
 def _output_of(cell: object) -> object:
@@ -231,15 +305,19 @@ def test_live_code_runs_in_the_page(browser, served):  # noqa: F811
         )
         assert any("Write your prediction first" in t for t in built)
 
-        button.click()
-        page.wait_for_selector(".minidl-live[data-kernel=ready]", timeout=KERNEL_TIMEOUT * 1000)
+        _start_live(page)
         assert page.locator(".thebe-cell .CodeMirror").count() >= 4, "cells did not become editable"
 
         # the diagram cell: run it; its SVG now comes from the kernel
         chart = _cell_with(page, "layer_map = Flowchart(")
         chart.locator("button.thebe-run-button").click()
         out = _output_of(chart)
-        out.locator(".jp-OutputArea svg.minidl-flowchart").wait_for(timeout=RUN_TIMEOUT * 1000)
+        _visible(
+            page,
+            out.locator(".jp-OutputArea svg.minidl-flowchart"),
+            what="the live diagram",
+            seconds=RUN_TIMEOUT,
+        )
         assert out.locator("[data-build-time]").count() == 0, "the build-time output stayed"
 
         # the exercise: wrong prediction -> ✗ and the hint; right one -> ✓
@@ -247,7 +325,12 @@ def test_live_code_runs_in_the_page(browser, served):  # noqa: F811
         result = _output_of(cell)
         _edit(page, cell, "prediction = 0.125\nex_kaiming.check(prediction);")
         page.keyboard.press("Shift+Enter")
-        result.locator(".jp-OutputArea", has_text="✗").wait_for(timeout=RUN_TIMEOUT * 1000)
+        _visible(
+            page,
+            result.locator(".jp-OutputArea", has_text="✗"),
+            what="✗ for a wrong prediction",
+            seconds=RUN_TIMEOUT,
+        )
         text = result.inner_text()
         assert "Not quite" in text and "Hint:" in text and "fan-in" in text, text
         assert "Write your prediction first" not in text
@@ -255,7 +338,12 @@ def test_live_code_runs_in_the_page(browser, served):  # noqa: F811
         right = 1 / math.sqrt(256)  # burn's default: a = 1/sqrt(fan_in)
         _edit(page, cell, f"prediction = {right}\nex_kaiming.check(prediction);")
         page.keyboard.press("Shift+Enter")
-        result.locator(".jp-OutputArea", has_text="✓").wait_for(timeout=RUN_TIMEOUT * 1000)
+        _visible(
+            page,
+            result.locator(".jp-OutputArea", has_text="✓"),
+            what="✓ for the right prediction",
+            seconds=RUN_TIMEOUT,
+        )
         assert "Right" in result.inner_text() and "Hint" not in result.inner_text()
 
         # any cell can be rewritten: an HTML table and a matplotlib image render in place
@@ -263,9 +351,17 @@ def test_live_code_runs_in_the_page(browser, served):  # noqa: F811
         _edit(page, last, PLOT_AND_TABLE)
         page.keyboard.press("Shift+Enter")
         out = _output_of(last)
-        out.locator(".jp-OutputArea table.live-check").wait_for(timeout=RUN_TIMEOUT * 1000)
-        out.locator(".jp-OutputArea img[src^='data:image/png']").wait_for(
-            timeout=RUN_TIMEOUT * 1000
+        _visible(
+            page,
+            out.locator(".jp-OutputArea table.live-check"),
+            what="a live HTML table",
+            seconds=RUN_TIMEOUT,
+        )
+        _visible(
+            page,
+            out.locator(".jp-OutputArea img[src^='data:image/png']"),
+            what="a live matplotlib image",
+            seconds=RUN_TIMEOUT,
         )
 
         assert _offsite(visit) == [], "a request left 127.0.0.1"
@@ -275,9 +371,245 @@ def test_live_code_runs_in_the_page(browser, served):  # noqa: F811
 
         # leaving the page shuts its kernel down
         page.goto(f"{served.url}/", wait_until="load")
-        assert _wait_for(lambda: _sessions(served) == [], 15), "the page's kernel kept running"
+        assert _wait_for(lambda: _sessions(served) == [], STOP_TIMEOUT), (
+            f"the page's kernel kept running: {_sessions(served)}"
+        )
     finally:
         visit.close()
+
+
+KAIMING_CHECK = "ex_kaiming.check(prediction)"
+MATHS_CELL = "ex_small = Exercise("  # the intro's last cell but one: rewritten to show maths
+RIGHT_KAIMING = f"prediction = {1 / math.sqrt(256)}\nex_kaiming.check(prediction);"
+MATHS = (  # a displayed and a glued formula: text/latex, typeset at build time as display maths
+    "from IPython.display import Math, display\n"
+    "from myst_nb import glue\n"
+    "display(Math(r'a = \\frac{1}{\\sqrt{\\mathrm{fan_{in}}}}'))\n"
+    "glue('live_a', Math(r'a = \\tfrac{1}{16}'))"
+)
+STORE_JS = """(path) => JSON.parse(localStorage.getItem('minidl-live/v1/' + path) || '{}')"""
+
+
+def _saved(page: object) -> dict:
+    return page.evaluate(STORE_JS, f"{CHAPTER}.md")
+
+
+def _cell_ids(page: object) -> list[str]:
+    """The stable id of each cell of the page's config, in notebook order."""
+    return page.evaluate(
+        "() => JSON.parse(document.getElementById('minidl-live-config').textContent)"
+        ".cells.map(c => c.id)"
+    )
+
+
+def _run_in(page: object, cell: object) -> None:
+    cell.locator(".CodeMirror").click()
+    page.keyboard.press("Shift+Enter")
+
+
+def test_the_readers_work_survives_a_reload(browser, served):  # noqa: F811
+    """Edits come back and run, reset puts the book's text back, an edit of an older build is
+    marked, the progress page shows a ✓ after a right answer (and after a reload), maths in
+    a live output is typeset by the page's MathJax, and nothing leaves 127.0.0.1."""
+    visit = Visit(browser, f"{served.url}/{CHAPTER}.html")
+    page = visit.page
+    try:
+        _start_live(page)
+        kaiming = _cell_with(page, KAIMING_CHECK)
+        built_kaiming = _source_of(kaiming)
+        _edit(page, kaiming, RIGHT_KAIMING)
+        page.keyboard.press("Shift+Enter")
+        _visible(
+            page,
+            _output_of(kaiming).locator(".jp-OutputArea", has_text="✓"),
+            what="✓ for the right prediction",
+            seconds=RUN_TIMEOUT,
+        )
+
+        maths = _cell_with(page, MATHS_CELL)
+        built_maths = _source_of(maths)
+        _edit(page, maths, MATHS)
+        page.keyboard.press("Shift+Enter")
+        # typeset by the page's MathJax 3 (CHTML), as the built formulas are
+        out = _output_of(maths)
+        typeset = out.locator(".jp-RenderedLatex mjx-container[jax=CHTML][display=true]")
+        _until(
+            page,
+            "(el) => el.querySelectorAll('.jp-RenderedLatex mjx-container[jax=CHTML]').length == 2",
+            out.element_handle(),
+            what="both live formulas typeset by the page's MathJax",
+            seconds=RUN_TIMEOUT,
+            show=out,
+        )
+        assert typeset.count() == 2, _state(page, out)
+        assert "\\frac" not in out.inner_text(), out.inner_html()[:2000]
+        assert out.locator("mjx-container mjx-mfrac").count() == 2  # fractions, not text
+
+        ids = _cell_ids(page)
+        saved = _saved(page)["edits"]
+        edited = {v["source"] for v in saved.values()}
+        assert edited == {RIGHT_KAIMING, MATHS}, saved
+        assert set(saved) <= set(ids), (saved.keys(), ids)
+        assert _saved(page)["verdicts"]["ex-intro-kaiming"]["verdict"] == "right"
+        assert "0.0625" not in json.dumps(_saved(page)["verdicts"]), "an answer was stored"
+
+        # a reload: before Live code the page says what it keeps; then the edit is back, runs
+        page.reload(wait_until="load")
+        _visible(
+            page,
+            page.locator(".minidl-live-status", has_text="2 cells you edited"),
+            what="the saved edits announced",
+            seconds=15,
+        )
+        _start_live(page)
+        kaiming = _cell_with(page, KAIMING_CHECK)
+        assert _source_of(kaiming) == RIGHT_KAIMING
+        _visible(
+            page,
+            page.locator(".minidl-live-status", has_text="2 of your edited cells"),
+            what="the restored edits counted",
+            seconds=5,
+        )
+        _run_in(page, kaiming)
+        _visible(
+            page,
+            _output_of(kaiming).locator(".jp-OutputArea", has_text="✓ Right"),
+            what="the restored edit runs",
+            seconds=RUN_TIMEOUT,
+            show=_output_of(kaiming),
+        )
+
+        # reset this cell: the book's text, and the saved edit is gone
+        kaiming.locator(".minidl-live-reset-cell").click()
+        _until(
+            page,
+            "(src) => (" + SOURCES_JS + ")().includes(src)",
+            built_kaiming,
+            what="the cell's built text back",
+            seconds=5,
+            show=".thebe-cell .CodeMirror",
+        )
+        assert _source_of(kaiming) == built_kaiming
+        assert {v["source"] for v in _saved(page)["edits"].values()} == {MATHS}
+
+        # a rebuilt book whose cell changed: the saved edit was made on another text (the
+        # digest an older build wrote); it comes back marked, the new text one click away
+        page.evaluate(
+            """(path) => { const k = 'minidl-live/v1/' + path;
+                 const d = JSON.parse(localStorage.getItem(k));
+                 for (const e of Object.values(d.edits)) e.built = 'an-older-build';
+                 localStorage.setItem(k, JSON.stringify(d)); }""",
+            f"{CHAPTER}.md",
+        )
+        page.reload(wait_until="load")
+        _start_live(page)
+        maths = _cell_with(page, "display(Math(")
+        assert _source_of(maths) == MATHS
+        marked = page.locator(".cell[data-stale=true] .minidl-live-stale")
+        _visible(page, marked, what="the changed cell's edit marked", seconds=5)
+        assert marked.count() == 1, _state(page, ".minidl-live-stale")
+        marked.locator(".minidl-live-show-new").click()
+        new_text = marked.locator(".minidl-live-new-text")
+        _visible(page, new_text, what="the book's new text shown", seconds=5, show=".cell")
+        assert new_text.evaluate("e => e.textContent") == built_maths
+        assert _source_of(maths) == MATHS, "showing the new text must not drop the edit"
+        marked.locator(".minidl-live-keep").click()
+        assert page.locator(".minidl-live-stale").count() == 0
+        hashes = page.evaluate(
+            "() => JSON.parse(document.getElementById('minidl-live-config').textContent)"
+            ".cells.map(c => c.hash)"
+        )
+        kept = _saved(page)["edits"]
+        assert [v["built"] for v in kept.values()] == [hashes[ids.index(next(iter(kept)))]]
+
+        # reset this page: every cell the book's text, no saved edit left
+        page.locator(".minidl-live-reset-page").click()
+        _until(
+            page,
+            "(src) => (" + SOURCES_JS + ")().includes(src)",
+            built_maths,
+            what="the page's built text back",
+            seconds=5,
+            show=".thebe-cell .CodeMirror",
+        )
+        assert _saved(page)["edits"] == {}
+        assert page.locator(".minidl-live-reset-page").is_hidden()
+
+        # the progress page: the right answer's ✓, the others not tried; again after a reload
+        page.goto(f"{served.url}/{PROGRESS}.html", wait_until="load")
+        for attempt in ("first visit", "after a reload"):
+            item = page.locator(".minidl-progress-item[data-label=ex-intro-kaiming]")
+            _visible(
+                page,
+                page.locator(
+                    ".minidl-progress-item[data-label=ex-intro-kaiming][data-verdict=right]"
+                ),
+                what=f"✓ on the progress page ({attempt})",
+                seconds=10,
+                show=".minidl-progress",
+            )
+            assert item.locator(".minidl-progress-mark").inner_text() == "✓"
+            assert "The bound of a wider layer" in item.inner_text()
+            others = page.locator(".minidl-progress-item[data-verdict=none]")
+            assert others.count() == 3, _state(page, ".minidl-progress")
+            assert "1 of 4 exercises right" in page.locator(".minidl-progress").inner_text()
+            page.reload(wait_until="load")
+
+        assert _offsite(visit) == [], "a request left 127.0.0.1"
+        assert visit.errors == [], "a script raised"
+    finally:
+        visit.close()
+
+
+def test_cell_ids_survive_a_rebuild(tmp_path):
+    """The ids under which edits are saved are the same after a cell's text changes or a cell
+    is added in another section; the digest changes for the changed cell only."""
+    text = (ROOT / f"{CHAPTER}.md").read_text(encoding="utf-8")
+    before, exercises = read_cells(ROOT / f"{CHAPTER}.md")
+    changed = tmp_path / "changed.md"
+    changed.write_text(text.replace("ex_kaiming.check(prediction);", "ex_kaiming.check(p);"))
+    after, _ = read_cells(changed)
+    assert [c["id"] for c in after] == [c["id"] for c in before]
+    differ = [b["id"] for b, a in zip(before, after, strict=True) if b["hash"] != a["hash"]]
+    assert differ == [next(c["id"] for c in before if KAIMING_CHECK in c["source"])]
+
+    added = tmp_path / "added.md"
+    head, tail = text.split("(exercises-howto)=", 1)
+    added.write_text(head + "```{code-cell} ipython3\nx = 1\n```\n\n(exercises-howto)=" + tail)
+    grown, _ = read_cells(added)
+    assert len(grown) == len(before) + 1
+    later = [c for c in before if c["id"].startswith("think-about-it-exercises/")]
+    assert later and all(c in grown for c in later), "a cell added above moved later ids"
+
+    assert [e["label"] for e in exercises] == [
+        "ex-intro-kaiming",
+        "ex-intro-fan-out",
+        "ex-intro-xavier",
+        "ex-intro-conv",
+    ]
+    checking = {c["id"]: c["answers"] for c in before if c["answers"]}
+    assert list(checking.values()) == [
+        ["ex-intro-kaiming"],
+        ["ex-intro-fan-out", "ex-intro-xavier", "ex-intro-conv"],
+    ]
+
+
+def test_every_exercise_of_the_book_has_its_checking_cell():
+    """The progress page pairs each exercise with the cell that checks it: in every chapter of
+    the book, each ``{exercise}`` has one, and each checking cell calls ``check`` as often."""
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    docs = [toc["root"]] + [c["file"] for c in toc.get("chapters", [])]
+    total = 0
+    for doc in docs:
+        cells, exercises = read_cells(ROOT / f"{doc}.md")
+        unpaired = [e["label"] for e in exercises if e["cell"] is None]
+        assert unpaired == [], f"{doc}: no cell checks {unpaired}"
+        for c in cells:
+            assert len(c["answers"]) <= c["source"].count(".check("), (doc, c["id"])
+        total += len(exercises)
+    assert total > 0
 
 
 def _sessions(served: Served) -> list[dict]:
@@ -367,7 +699,12 @@ def test_without_a_kernel_the_control_says_make_serve(kind, browser, site, plain
     try:
         visit.page.locator(".minidl-live-button").click()
         status = visit.page.locator(".minidl-live-status")
-        status.filter(has_text="make serve").wait_for(timeout=10000)
+        _visible(
+            visit.page,
+            status.filter(has_text="make serve"),
+            what="the control saying make serve",
+            seconds=10,
+        )
         assert visit.page.locator(".thebe-cell").count() == 0
         assert _offsite(visit) == [] and visit.errors == []
     finally:

@@ -6,9 +6,17 @@
  * outputs of a run replace the build-time ones. Running a cell first runs the cells above it
  * that have not run yet (hidden ones included), so an exercise's check works at once.
  * Anywhere else (file://, another server) it says how to get live code: `make serve`.
+ *
+ * The reader's work survives a reload (minidl-live-store.js): each edit is saved under the
+ * cell's stable id as it is typed and comes back when Live code starts again; a cell whose
+ * text in the book changed since it was edited keeps the edit, marked, with the book's new
+ * text one click away. "reset" puts back one cell's book text, "Reset this page" all of
+ * them. After a cell that checks exercises runs, each check's ✓ or ✗ is remembered for the
+ * progress page. Maths in outputs is typeset by the page's MathJax (minidl-live-math.js).
  */
 (function () {
   "use strict";
+  const ns = (window.minidlLive = window.minidlLive || {});
   const CONFIG_ID = "minidl-live-config";
   const MAKE_SERVE =
     "Live code needs a Jupyter kernel beside the site: in the project folder run " +
@@ -28,6 +36,9 @@
       '<button type="button" class="minidl-live-restart" hidden ' +
       'title="Restart the kernel; cells run again from the top when you run one">' +
       "Restart kernel</button>" +
+      '<button type="button" class="minidl-live-reset-page" hidden ' +
+      'title="Put back the book\'s text in every cell of this page (your saved edits of it are dropped)">' +
+      "Reset this page</button>" +
       '<span class="minidl-live-status" role="status" aria-live="polite"></span>';
     const article = document.querySelector("article.bd-article") || document.querySelector("article");
     const h1 = article && article.querySelector("h1");
@@ -38,6 +49,7 @@
       bar,
       button: bar.querySelector(".minidl-live-button"),
       restart: bar.querySelector(".minidl-live-restart"),
+      resetPage: bar.querySelector(".minidl-live-reset-page"),
       status: bar.querySelector(".minidl-live-status"),
       say(html, kind) {
         this.status.innerHTML = html;
@@ -74,7 +86,9 @@
 
   /* Mark every cell's source and output for thebe, pairing them one to one. thebe pairs the
    * n-th source with the n-th output, so a cell without output gets an empty one, and cells
-   * the page does not show (remove-cell, remove-input) get a hidden source from the config. */
+   * the page does not show (remove-cell, remove-input) get a hidden source from the config.
+   * Returns, in the order thebe finds them, each cell's element and its config entry (null
+   * when the page's cells and the notebook's could not be paired: nothing is saved then). */
   function prepareCells(article, cfg) {
     const shown = [...article.querySelectorAll("div.cell")];
     const wanted = cfg.cells.filter((c) => !c.tags.includes("remove-cell"));
@@ -104,7 +118,7 @@
     };
     if (!paired) {
       shown.forEach((cell) => place(cell, null));
-      return order.map(() => []);
+      return order.map((el) => ({ el, info: null }));
     }
     for (const info of cfg.cells) {
       if (info.tags.includes("remove-cell")) {
@@ -122,12 +136,13 @@
         place(shown[k++], info);
       }
     }
-    return cfg.cells.map((c) => c.tags); // in the order thebe finds the cells
+    return cfg.cells.map((info, i) => ({ el: order[i], info }));
   }
 
   /* Running cell i first runs every earlier cell that has not run since the kernel started
    * (a cell tagged raises-exception is expected to raise, as in the build). */
-  function runAboveFirst(notebook, ui, tags) {
+  function runAboveFirst(notebook, ui, placed, onRan) {
+    const tags = placed.map((p) => (p.info ? p.info.tags : []));
     const cells = notebook.cells || [];
     const done = new Set();
     const original = cells.map((c) => c.execute.bind(c));
@@ -140,6 +155,7 @@
             ui.say(`running the cells above first (${j + 1} of ${i})…`, "busy");
             const r = await original[j](cells[j].source);
             done.add(j);
+            onRan(j, cells[j]);
             if (r && r.error && !(tags[j] || []).includes("raises-exception")) {
               ui.say("a cell above failed: fix it, then run again", "error");
               return r;
@@ -148,6 +164,7 @@
           ui.say("running…", "busy");
           const r = await original[i](source === undefined ? cell.source : source);
           done.add(i);
+          onRan(i, cell);
           if (r && r.error) ui.say("the cell raised (see its output)", "error");
           else ui.say("ready: edit a cell, then Shift-Enter or run", "ready");
           return r;
@@ -170,6 +187,7 @@
     }
     ui.button.disabled = true;
     ui.say("connecting to the kernel…", "busy");
+    const maths = ns.typesetter(cfg.root); // before thebe renders anything
     let server;
     try {
       const r = await fetch(cfg.root + "_live/server.json", { cache: "no-store" });
@@ -186,7 +204,7 @@
       loadCss(cfg.root + "_live/thebe/thebe.css");
       await loadScript(cfg.root + "_live/thebe/index.js");
       const article = document.querySelector("article") || document.body;
-      const tags = prepareCells(article, cfg);
+      const placed = prepareCells(article, cfg);
       const live = await window.thebe.bootstrap({
         useBinder: false,
         useJupyterLite: false,
@@ -198,7 +216,10 @@
         selector: "[data-executable]",
         outputSelector: "[data-output]",
         predefinedOutput: true,
-        mathjaxUrl: "", // thebe's default is MathJax 2 from a CDN; the page has its own
+        // thebe's default is MathJax 2 from a CDN. A URL keeps its LaTeX renderer; what it
+        // loads there is a bridge to the page's own MathJax 3 (minidl-live-math.js).
+        mathjaxUrl: cfg.root + "_static/minidl-live-mathjax2-bridge.js",
+        mathjaxConfig: "none",
         serverSettings: {
           baseUrl: server.baseUrl,
           wsUrl: server.wsUrl,
@@ -209,7 +230,13 @@
         codeMirrorConfig: { theme: "default", lineNumbers: false },
       });
       if (!live.session) throw new Error("the server started no kernel");
-      const reset = runAboveFirst(live.notebook, ui, tags);
+      live.notebook.rendermime.latexTypesetter = maths;
+      const work = ns.keepWork(cfg, ui, placed);
+      const ran = (i, cell) => {
+        work.ran(i, cell);
+        if (placed[i]) maths.typesetWithin(placed[i].el); // what the renderers left untypeset
+      };
+      const reset = runAboveFirst(live.notebook, ui, placed, ran);
       ui.restart.hidden = false;
       ui.restart.onclick = async () => {
         ui.say("restarting the kernel…", "busy");
@@ -224,7 +251,7 @@
       document.body.classList.add("minidl-live-on");
       ui.button.textContent = "Live code: on";
       ui.bar.dataset.kernel = "ready";
-      ui.say("ready: edit a cell, then Shift-Enter or run", "ready");
+      ui.say("ready: edit a cell, then Shift-Enter or run" + work.restored(), "ready");
     } catch (e) {
       console.error("minidl-live", e);
       const why = e && e.message ? e.message : String(e);
@@ -237,6 +264,7 @@
     const cfg = pageConfig();
     if (!cfg) return;
     const ui = buildControl();
+    ns.announceSaved(cfg, ui);
     ui.button.addEventListener("click", () => goLive(cfg, ui), { once: false });
   }
 

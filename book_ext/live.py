@@ -20,8 +20,9 @@ also carries a stable id and a digest of its source, and the labels of the exerc
 checks (``book_ext/live_cells.py``): the page script saves the reader's edits and the
 exercises' verdicts in the browser under them.
 
-The ``{live-progress}`` directive puts the list of the book's exercises on a page (the
-progress page); the page script fills in the reader's verdicts from the browser's storage.
+A page with a ``<div class="minidl-progress"></div>`` block (the intro's "Your progress")
+also gets the list of the book's exercises, chapter by chapter; the page script fills in the
+reader's verdicts from the browser's storage.
 """
 
 from __future__ import annotations
@@ -36,11 +37,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from docutils import nodes
 from live_cells import read_cells
 from sphinx.application import Sphinx
 from sphinx.util import logging
-from sphinx.util.docutils import SphinxDirective
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +51,7 @@ VENDOR = HERE.parent / ".live_vendor" / f"thebe-{THEBE_VERSION}"
 TARGET = Path("_live") / "thebe"  # below the HTML output
 CONFIG_ID = "minidl-live-config"
 PROGRESS_ID = "minidl-progress-config"
-PROGRESS_PLACEHOLDER = '<div class="minidl-progress"></div>'
+PROGRESS_PLACEHOLDER = '<div class="minidl-progress"></div>'  # a raw HTML block in a chapter
 
 
 def _integrity(data: bytes) -> str:
@@ -113,15 +112,6 @@ def _builder_inited(app: Sphinx) -> None:
             vendor_thebe()
         except RuntimeError as err:  # the site still reads; the control will say why
             logger.info(f"Live code: thebe not vendored ({err})")
-
-
-class LiveProgress(SphinxDirective):
-    """``{live-progress}``: the book's exercises, with the reader's verdicts from the browser."""
-
-    has_content = False
-
-    def run(self) -> list[nodes.Node]:
-        return [nodes.raw("", PROGRESS_PLACEHOLDER, format="html")]
 
 
 def _source(app: Sphinx, docname: str) -> Path | None:
@@ -208,7 +198,6 @@ def _copy(app: Sphinx, exception: Exception | None) -> None:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    app.add_directive("live-progress", LiveProgress)
     app.connect("builder-inited", _builder_inited)
     app.connect("html-page-context", _page_context)
     app.connect("build-finished", _copy)

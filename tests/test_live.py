@@ -1,7 +1,7 @@
 """Live code in the rendered page: ``make serve``'s two servers, driven in headless Chromium.
 
 One short chapter (the intro: a diagram, maths and an exercise, a few seconds to execute) is
-built into a temporary book with the progress page, next to a stray ``intro.ipynb`` that
+built into a temporary book, next to a stray ``intro.ipynb`` that
 must not break the build.
 ``make serve`` then serves it on free ports with its Jupyter server, and Playwright presses
 "Live code": a cell's build-time output is replaced by the kernel's, the exercise's
@@ -12,7 +12,7 @@ without a kernel, the control must say to run ``make serve``.
 
 The reader's work: an edited cell comes back after a reload and runs, "reset" and "Reset this
 page" put back the book's text, an edit made on an older build of a cell is kept and marked,
-an exercise's ✓ shows on the progress page and survives a reload, and maths in a live output
+an exercise's ✓ shows in the intro's progress list and survives a reload, and maths in a live output
 is typeset by the page's MathJax. Every wait waits for the condition it then asserts (a cold
 first run is slow), and says what the page showed when it timed out.
 
@@ -28,34 +28,45 @@ import math
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import threading
-import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import psutil
 import pytest
 from booktools import ROOT, strip_ansi
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from test_site import LOCAL_HOSTS, LOCAL_SCHEMES, Visit, browser  # noqa: F401 (fixture)
+from livetools import (
+    SOURCES_JS,
+    STOP_TIMEOUT,
+    Served,
+    cell_ids,
+    cell_with,
+    edit,
+    is_open,
+    offsite,
+    output_of,
+    run_in,
+    sessions,
+    source_of,
+    start_live,
+    state,
+    stored_work,
+    until,
+    visible,
+    wait_for,
+)
+from test_site import Visit, browser  # noqa: F401 (fixture)
 
 sys.path.insert(0, str(ROOT / "book_ext"))
 from live_cells import read_cells  # noqa: E402
 
 CHAPTER = "chapters/intro"
-PROGRESS = "chapters/progress"
 BUILD_TIMEOUT = 600
-SERVE_TIMEOUT = 120  # make serve: until it prints its address
-KERNEL_TIMEOUT = 120  # "Live code" pressed: until the kernel is ready
 RUN_TIMEOUT = 60  # one cell (and the cells above it) run live
-STOP_TIMEOUT = 30
 
 
 def _tail(text: str, n: int = 60) -> str:
@@ -70,9 +81,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (src / "book_ext").symlink_to(ROOT / "book_ext")  # so thebe is vendored once, in ROOT
     (src / "chapters").mkdir()
     shutil.copy2(ROOT / f"{CHAPTER}.md", src / f"{CHAPTER}.md")
-    shutil.copy2(ROOT / f"{PROGRESS}.md", src / f"{PROGRESS}.md")
-    toc = f"format: jb-book\nroot: {CHAPTER}\nchapters:\n  - file: {PROGRESS}\n"
-    (src / "_toc.yml").write_text(toc, encoding="utf-8")
+    (src / "_toc.yml").write_text(f"format: jb-book\nroot: {CHAPTER}\n", encoding="utf-8")
     stray = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     (src / f"{CHAPTER}.ipynb").write_text(json.dumps(stray), encoding="utf-8")
 
@@ -97,68 +106,6 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return html
 
 
-class Served:
-    """``make serve`` running in its own process group, with what it printed."""
-
-    def __init__(self, html: Path) -> None:
-        env = dict(os.environ)
-        env.pop("MAKEFLAGS", None)
-        self.proc = subprocess.Popen(
-            ["make", "-s", "-C", str(ROOT), "serve", f"SITE={html}", "PORT=0"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            env=env,
-            start_new_session=True,
-        )
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        deadline = time.monotonic() + SERVE_TIMEOUT
-        self.url = self.jupyter = ""
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            text = "\n".join(self.lines)
-            site = re.search(r"http://127\.0\.0\.1:(\d+)/", text)
-            kernel = re.search(r"runs on 127\.0\.0\.1:(\d+)", text)
-            if site and kernel:
-                self.url = site.group(0).rstrip("/")
-                self.jupyter = f"http://127.0.0.1:{kernel.group(1)}"
-                break
-            time.sleep(0.2)
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.lines.append(line.rstrip("\n"))
-
-    def output(self) -> str:
-        return "\n".join(self.lines)
-
-    def descendants(self) -> list[psutil.Process]:
-        try:
-            return psutil.Process(self.proc.pid).children(recursive=True)
-        except psutil.NoSuchProcess:
-            return []
-
-    def ctrl_c(self) -> int | None:
-        """SIGINT to the whole process group, as a terminal's Ctrl-C; the exit code."""
-        try:
-            os.killpg(self.proc.pid, signal.SIGINT)
-            return self.proc.wait(STOP_TIMEOUT)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            return None
-
-    def kill(self) -> None:
-        for p in [*self.descendants()]:
-            p.kill()
-        try:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.proc.wait(STOP_TIMEOUT)
-
-
 @pytest.fixture(scope="module")
 def served(site: Path) -> Iterator[Served]:
     s = Served(site)
@@ -180,117 +127,6 @@ PLOT_AND_TABLE = (
 )
 
 
-def _is_open(url: str) -> bool:
-    parts = urlsplit(url)
-    with socket.socket() as sock:
-        sock.settimeout(1)
-        return sock.connect_ex((parts.hostname, parts.port)) == 0
-
-
-def _offsite(visit: Visit) -> list[str]:
-    """Requests and websockets that would have left the machine (a kernel's ws is local)."""
-    urls = visit.requests + visit.external
-    return sorted(
-        {
-            u
-            for u in urls
-            if urlsplit(u).scheme not in LOCAL_SCHEMES and urlsplit(u).hostname not in LOCAL_HOSTS
-        }
-    )
-
-
-SOURCES_JS = """() => [...document.querySelectorAll('.thebe-cell')].map(c => {
-    const cm = c.querySelector('.CodeMirror');
-    return cm && cm.CodeMirror ? cm.CodeMirror.getValue() : c.innerText; })"""
-
-
-def _state(page: object, show: object = ".minidl-live") -> str:
-    """What the page shows at ``show`` (a selector or a locator; its HTML, cut short) and the
-    Live code status."""
-    outer = "els => els.map(e => e.outerHTML).join('\\n')"
-    if isinstance(show, str):
-        html = page.evaluate(f"(sel) => ({outer})([...document.querySelectorAll(sel)])", show)
-    else:
-        html = show.evaluate_all(outer)
-    status = page.evaluate(
-        "() => document.querySelector('.minidl-live-status')?.textContent ?? '(no control)'"
-    )
-    return f"status: {status!r}\n{show}:\n{html[:4000] or '(nothing matches)'}"
-
-
-def _until(
-    page: object,
-    js: str,
-    arg: object = None,
-    *,
-    what: str,
-    seconds: float,
-    show: object = ".minidl-live",
-) -> object:
-    """Wait until the function ``js`` returns a truthy value; return it. On a timeout, fail
-    with ``what`` and the page's state at ``show``."""
-    try:
-        return page.wait_for_function(js, arg=arg, timeout=seconds * 1000).json_value()
-    except PlaywrightTimeout:
-        raise AssertionError(f"{what}: not within {seconds} s\n{_state(page, show)}") from None
-
-
-def _visible(
-    page: object, locator: object, *, what: str, seconds: float, show: object = ".minidl-live"
-) -> object:
-    """Wait until ``locator`` is attached and visible; on a timeout, fail with the page state."""
-    try:
-        locator.first.wait_for(timeout=seconds * 1000)
-    except PlaywrightTimeout:
-        raise AssertionError(f"{what}: not within {seconds} s\n{_state(page, show)}") from None
-    return locator
-
-
-def _cell_with(page: object, text: str) -> object:
-    """The live (thebe) cell whose source contains ``text`` now (pinned by position, so it
-    stays the same cell after an edit)."""
-    # CodeMirror draws only the lines near the viewport, so a cell's rendered text can lack a
-    # line that is off-screen: ask each editor for its whole source.
-    found_js = f"""(text) => {{ const all = ({SOURCES_JS})();
-        const hits = all.map((s, i) => s.includes(text) ? i : -1).filter(i => i >= 0);
-        return hits.length === 1 ? [hits[0]] : null; }}"""
-    found = _until(
-        page,
-        found_js,
-        text,
-        what=f"one live cell containing {text!r}",
-        seconds=20,
-        show=".thebe-cell .CodeMirror",
-    )
-    return page.locator(".thebe-cell").nth(found[0])
-
-
-def _source_of(cell: object) -> str:
-    return cell.locator(".CodeMirror").evaluate("cm => cm.CodeMirror.getValue()")
-
-
-def _edit(page: object, cell: object, source: str) -> None:
-    cell.locator(".CodeMirror").click()
-    page.keyboard.press("Control+A")
-    page.keyboard.type(source)
-
-
-def _start_live(page: object) -> None:
-    page.locator(".minidl-live-button").click()
-    _visible(
-        page,
-        page.locator(".minidl-live[data-kernel=ready]"),
-        what="Live code ready",
-        seconds=KERNEL_TIMEOUT,
-    )
-
-
-def _output_of(cell: object) -> object:
-    """The output area that follows a live cell (thebe renders into the page's own)."""
-    cls = "contains(concat(' ', normalize-space(@class), ' '), ' cell ')"
-    return cell.locator(f"xpath=ancestor::div[{cls}][1]").locator("[data-output]")
-
-
 def test_live_code_runs_in_the_page(browser, served):  # noqa: F811
     visit = Visit(browser, f"{served.url}/{CHAPTER}.html")
     page = visit.page
@@ -305,14 +141,14 @@ def test_live_code_runs_in_the_page(browser, served):  # noqa: F811
         )
         assert any("Write your prediction first" in t for t in built)
 
-        _start_live(page)
+        start_live(page)
         assert page.locator(".thebe-cell .CodeMirror").count() >= 4, "cells did not become editable"
 
         # the diagram cell: run it; its SVG now comes from the kernel
-        chart = _cell_with(page, "layer_map = Flowchart(")
+        chart = cell_with(page, "layer_map = Flowchart(")
         chart.locator("button.thebe-run-button").click()
-        out = _output_of(chart)
-        _visible(
+        out = output_of(chart)
+        visible(
             page,
             out.locator(".jp-OutputArea svg.minidl-flowchart"),
             what="the live diagram",
@@ -321,11 +157,11 @@ def test_live_code_runs_in_the_page(browser, served):  # noqa: F811
         assert out.locator("[data-build-time]").count() == 0, "the build-time output stayed"
 
         # the exercise: wrong prediction -> ✗ and the hint; right one -> ✓
-        cell = _cell_with(page, "ex_kaiming.check(prediction)")
-        result = _output_of(cell)
-        _edit(page, cell, "prediction = 0.125\nex_kaiming.check(prediction);")
+        cell = cell_with(page, "ex_kaiming.check(prediction)")
+        result = output_of(cell)
+        edit(page, cell, "prediction = 0.125\nex_kaiming.check(prediction);")
         page.keyboard.press("Shift+Enter")
-        _visible(
+        visible(
             page,
             result.locator(".jp-OutputArea", has_text="✗"),
             what="✗ for a wrong prediction",
@@ -336,9 +172,9 @@ def test_live_code_runs_in_the_page(browser, served):  # noqa: F811
         assert "Write your prediction first" not in text
 
         right = 1 / math.sqrt(256)  # burn's default: a = 1/sqrt(fan_in)
-        _edit(page, cell, f"prediction = {right}\nex_kaiming.check(prediction);")
+        edit(page, cell, f"prediction = {right}\nex_kaiming.check(prediction);")
         page.keyboard.press("Shift+Enter")
-        _visible(
+        visible(
             page,
             result.locator(".jp-OutputArea", has_text="✓"),
             what="✓ for the right prediction",
@@ -347,32 +183,32 @@ def test_live_code_runs_in_the_page(browser, served):  # noqa: F811
         assert "Right" in result.inner_text() and "Hint" not in result.inner_text()
 
         # any cell can be rewritten: an HTML table and a matplotlib image render in place
-        last = _cell_with(page, "ex_small = Exercise(")
-        _edit(page, last, PLOT_AND_TABLE)
+        last = cell_with(page, "ex_small = Exercise(")
+        edit(page, last, PLOT_AND_TABLE)
         page.keyboard.press("Shift+Enter")
-        out = _output_of(last)
-        _visible(
+        out = output_of(last)
+        visible(
             page,
             out.locator(".jp-OutputArea table.live-check"),
             what="a live HTML table",
             seconds=RUN_TIMEOUT,
         )
-        _visible(
+        visible(
             page,
             out.locator(".jp-OutputArea img[src^='data:image/png']"),
             what="a live matplotlib image",
             seconds=RUN_TIMEOUT,
         )
 
-        assert _offsite(visit) == [], "a request left 127.0.0.1"
+        assert offsite(visit) == [], "a request left 127.0.0.1"
         kernel_ws = [u for u in visit.external if u.startswith("ws://127.0.0.1")]
         assert kernel_ws, "no kernel websocket was opened"
         assert visit.errors == [], "a script raised"
 
         # leaving the page shuts its kernel down
         page.goto(f"{served.url}/", wait_until="load")
-        assert _wait_for(lambda: _sessions(served) == [], STOP_TIMEOUT), (
-            f"the page's kernel kept running: {_sessions(served)}"
+        assert wait_for(lambda: sessions(served) == [], STOP_TIMEOUT), (
+            f"the page's kernel kept running: {sessions(served)}"
         )
     finally:
         visit.close()
@@ -387,53 +223,43 @@ MATHS = (  # a displayed and a glued formula: text/latex, typeset at build time 
     "display(Math(r'a = \\frac{1}{\\sqrt{\\mathrm{fan_{in}}}}'))\n"
     "glue('live_a', Math(r'a = \\tfrac{1}{16}'))"
 )
-STORE_JS = """(path) => JSON.parse(localStorage.getItem('minidl-live/v1/' + path) || '{}')"""
-
-
-def _saved(page: object) -> dict:
-    return page.evaluate(STORE_JS, f"{CHAPTER}.md")
-
-
-def _cell_ids(page: object) -> list[str]:
-    """The stable id of each cell of the page's config, in notebook order."""
-    return page.evaluate(
-        "() => JSON.parse(document.getElementById('minidl-live-config').textContent)"
-        ".cells.map(c => c.id)"
-    )
-
-
-def _run_in(page: object, cell: object) -> None:
-    cell.locator(".CodeMirror").click()
-    page.keyboard.press("Shift+Enter")
 
 
 def test_the_readers_work_survives_a_reload(browser, served):  # noqa: F811
     """Edits come back and run, reset puts the book's text back, an edit of an older build is
-    marked, the progress page shows a ✓ after a right answer (and after a reload), maths in
+    marked, the progress list shows a ✓ after a right answer (and after a reload), maths in
     a live output is typeset by the page's MathJax, and nothing leaves 127.0.0.1."""
     visit = Visit(browser, f"{served.url}/{CHAPTER}.html")
     page = visit.page
     try:
-        _start_live(page)
-        kaiming = _cell_with(page, KAIMING_CHECK)
-        built_kaiming = _source_of(kaiming)
-        _edit(page, kaiming, RIGHT_KAIMING)
+        start_live(page)
+        kaiming = cell_with(page, KAIMING_CHECK)
+        built_kaiming = source_of(kaiming)
+        edit(page, kaiming, RIGHT_KAIMING)
         page.keyboard.press("Shift+Enter")
-        _visible(
+        visible(
             page,
-            _output_of(kaiming).locator(".jp-OutputArea", has_text="✓"),
+            output_of(kaiming).locator(".jp-OutputArea", has_text="✓"),
             what="✓ for the right prediction",
             seconds=RUN_TIMEOUT,
         )
+        # the intro's progress list takes the verdict at once (no reload)
+        visible(
+            page,
+            page.locator(".minidl-progress-item[data-label=ex-intro-kaiming][data-verdict=right]"),
+            what="✓ in the progress list as soon as the check printed it",
+            seconds=10,
+            show=".minidl-progress",
+        )
 
-        maths = _cell_with(page, MATHS_CELL)
-        built_maths = _source_of(maths)
-        _edit(page, maths, MATHS)
+        maths = cell_with(page, MATHS_CELL)
+        built_maths = source_of(maths)
+        edit(page, maths, MATHS)
         page.keyboard.press("Shift+Enter")
         # typeset by the page's MathJax 3 (CHTML), as the built formulas are
-        out = _output_of(maths)
+        out = output_of(maths)
         typeset = out.locator(".jp-RenderedLatex mjx-container[jax=CHTML][display=true]")
-        _until(
+        until(
             page,
             "(el) => el.querySelectorAll('.jp-RenderedLatex mjx-container[jax=CHTML]').length == 2",
             out.element_handle(),
@@ -441,47 +267,51 @@ def test_the_readers_work_survives_a_reload(browser, served):  # noqa: F811
             seconds=RUN_TIMEOUT,
             show=out,
         )
-        assert typeset.count() == 2, _state(page, out)
+        assert typeset.count() == 2, state(page, out)
         assert "\\frac" not in out.inner_text(), out.inner_html()[:2000]
         assert out.locator("mjx-container mjx-mfrac").count() == 2  # fractions, not text
 
-        ids = _cell_ids(page)
-        saved = _saved(page)["edits"]
+        ids = cell_ids(page)
+        saved = stored_work(page, f"{CHAPTER}.md")["edits"]
         edited = {v["source"] for v in saved.values()}
         assert edited == {RIGHT_KAIMING, MATHS}, saved
         assert set(saved) <= set(ids), (saved.keys(), ids)
-        assert _saved(page)["verdicts"]["ex-intro-kaiming"]["verdict"] == "right"
-        assert "0.0625" not in json.dumps(_saved(page)["verdicts"]), "an answer was stored"
+        assert (
+            stored_work(page, f"{CHAPTER}.md")["verdicts"]["ex-intro-kaiming"]["verdict"] == "right"
+        )
+        assert "0.0625" not in json.dumps(stored_work(page, f"{CHAPTER}.md")["verdicts"]), (
+            "an answer was stored"
+        )
 
         # a reload: before Live code the page says what it keeps; then the edit is back, runs
         page.reload(wait_until="load")
-        _visible(
+        visible(
             page,
             page.locator(".minidl-live-status", has_text="2 cells you edited"),
             what="the saved edits announced",
             seconds=15,
         )
-        _start_live(page)
-        kaiming = _cell_with(page, KAIMING_CHECK)
-        assert _source_of(kaiming) == RIGHT_KAIMING
-        _visible(
+        start_live(page)
+        kaiming = cell_with(page, KAIMING_CHECK)
+        assert source_of(kaiming) == RIGHT_KAIMING
+        visible(
             page,
             page.locator(".minidl-live-status", has_text="2 of your edited cells"),
             what="the restored edits counted",
             seconds=5,
         )
-        _run_in(page, kaiming)
-        _visible(
+        run_in(page, kaiming)
+        visible(
             page,
-            _output_of(kaiming).locator(".jp-OutputArea", has_text="✓ Right"),
+            output_of(kaiming).locator(".jp-OutputArea", has_text="✓ Right"),
             what="the restored edit runs",
             seconds=RUN_TIMEOUT,
-            show=_output_of(kaiming),
+            show=output_of(kaiming),
         )
 
         # reset this cell: the book's text, and the saved edit is gone
         kaiming.locator(".minidl-live-reset-cell").click()
-        _until(
+        until(
             page,
             "(src) => (" + SOURCES_JS + ")().includes(src)",
             built_kaiming,
@@ -489,8 +319,10 @@ def test_the_readers_work_survives_a_reload(browser, served):  # noqa: F811
             seconds=5,
             show=".thebe-cell .CodeMirror",
         )
-        assert _source_of(kaiming) == built_kaiming
-        assert {v["source"] for v in _saved(page)["edits"].values()} == {MATHS}
+        assert source_of(kaiming) == built_kaiming
+        assert {v["source"] for v in stored_work(page, f"{CHAPTER}.md")["edits"].values()} == {
+            MATHS
+        }
 
         # a rebuilt book whose cell changed: the saved edit was made on another text (the
         # digest an older build wrote); it comes back marked, the new text one click away
@@ -502,29 +334,29 @@ def test_the_readers_work_survives_a_reload(browser, served):  # noqa: F811
             f"{CHAPTER}.md",
         )
         page.reload(wait_until="load")
-        _start_live(page)
-        maths = _cell_with(page, "display(Math(")
-        assert _source_of(maths) == MATHS
+        start_live(page)
+        maths = cell_with(page, "display(Math(")
+        assert source_of(maths) == MATHS
         marked = page.locator(".cell[data-stale=true] .minidl-live-stale")
-        _visible(page, marked, what="the changed cell's edit marked", seconds=5)
-        assert marked.count() == 1, _state(page, ".minidl-live-stale")
+        visible(page, marked, what="the changed cell's edit marked", seconds=5)
+        assert marked.count() == 1, state(page, ".minidl-live-stale")
         marked.locator(".minidl-live-show-new").click()
         new_text = marked.locator(".minidl-live-new-text")
-        _visible(page, new_text, what="the book's new text shown", seconds=5, show=".cell")
+        visible(page, new_text, what="the book's new text shown", seconds=5, show=".cell")
         assert new_text.evaluate("e => e.textContent") == built_maths
-        assert _source_of(maths) == MATHS, "showing the new text must not drop the edit"
+        assert source_of(maths) == MATHS, "showing the new text must not drop the edit"
         marked.locator(".minidl-live-keep").click()
         assert page.locator(".minidl-live-stale").count() == 0
         hashes = page.evaluate(
             "() => JSON.parse(document.getElementById('minidl-live-config').textContent)"
             ".cells.map(c => c.hash)"
         )
-        kept = _saved(page)["edits"]
+        kept = stored_work(page, f"{CHAPTER}.md")["edits"]
         assert [v["built"] for v in kept.values()] == [hashes[ids.index(next(iter(kept)))]]
 
         # reset this page: every cell the book's text, no saved edit left
         page.locator(".minidl-live-reset-page").click()
-        _until(
+        until(
             page,
             "(src) => (" + SOURCES_JS + ")().includes(src)",
             built_maths,
@@ -532,30 +364,29 @@ def test_the_readers_work_survives_a_reload(browser, served):  # noqa: F811
             seconds=5,
             show=".thebe-cell .CodeMirror",
         )
-        assert _saved(page)["edits"] == {}
+        assert stored_work(page, f"{CHAPTER}.md")["edits"] == {}
         assert page.locator(".minidl-live-reset-page").is_hidden()
 
-        # the progress page: the right answer's ✓, the others not tried; again after a reload
-        page.goto(f"{served.url}/{PROGRESS}.html", wait_until="load")
-        for attempt in ("first visit", "after a reload"):
+        # the progress list: the right answer's ✓, the others not tried; again after a reload
+        for attempt in ("after the resets", "after a reload"):
             item = page.locator(".minidl-progress-item[data-label=ex-intro-kaiming]")
-            _visible(
+            visible(
                 page,
                 page.locator(
                     ".minidl-progress-item[data-label=ex-intro-kaiming][data-verdict=right]"
                 ),
-                what=f"✓ on the progress page ({attempt})",
+                what=f"✓ in the progress list ({attempt})",
                 seconds=10,
                 show=".minidl-progress",
             )
             assert item.locator(".minidl-progress-mark").inner_text() == "✓"
             assert "The bound of a wider layer" in item.inner_text()
             others = page.locator(".minidl-progress-item[data-verdict=none]")
-            assert others.count() == 3, _state(page, ".minidl-progress")
+            assert others.count() == 3, state(page, ".minidl-progress")
             assert "1 of 4 exercises right" in page.locator(".minidl-progress").inner_text()
             page.reload(wait_until="load")
 
-        assert _offsite(visit) == [], "a request left 127.0.0.1"
+        assert offsite(visit) == [], "a request left 127.0.0.1"
         assert visit.errors == [], "a script raised"
     finally:
         visit.close()
@@ -595,7 +426,7 @@ def test_cell_ids_survive_a_rebuild(tmp_path):
 
 
 def test_every_exercise_of_the_book_has_its_checking_cell():
-    """The progress page pairs each exercise with the cell that checks it: in every chapter of
+    """The progress list pairs each exercise with the cell that checks it: in every chapter of
     the book, each ``{exercise}`` has one, and each checking cell calls ``check`` as often."""
     import yaml
 
@@ -610,24 +441,6 @@ def test_every_exercise_of_the_book_has_its_checking_cell():
             assert len(c["answers"]) <= c["source"].count(".check("), (doc, c["id"])
         total += len(exercises)
     assert total > 0
-
-
-def _sessions(served: Served) -> list[dict]:
-    token = json.loads(urllib.request.urlopen(f"{served.url}/_live/server.json").read())["token"]
-    req = urllib.request.Request(
-        f"{served.jupyter}/api/sessions", headers={"Authorization": f"token {token}"}
-    )
-    with urllib.request.urlopen(req, timeout=5) as r:
-        return json.loads(r.read())
-
-
-def _wait_for(condition: object, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.25)
-    return False
 
 
 def test_kernel_server_trusts_only_the_site(served):
@@ -699,14 +512,14 @@ def test_without_a_kernel_the_control_says_make_serve(kind, browser, site, plain
     try:
         visit.page.locator(".minidl-live-button").click()
         status = visit.page.locator(".minidl-live-status")
-        _visible(
+        visible(
             visit.page,
             status.filter(has_text="make serve"),
             what="the control saying make serve",
             seconds=10,
         )
         assert visit.page.locator(".thebe-cell").count() == 0
-        assert _offsite(visit) == [] and visit.errors == []
+        assert offsite(visit) == [] and visit.errors == []
     finally:
         visit.close()
 
@@ -716,10 +529,10 @@ def test_ctrl_c_stops_both_servers(served):
     children = served.descendants()
     names = " ".join(" ".join(p.cmdline()) for p in children)
     assert "jupyter_server" in names, names
-    assert _is_open(served.url) and _is_open(served.jupyter)
+    assert is_open(served.url) and is_open(served.jupyter)
     code = served.ctrl_c()
     assert code is not None, f"make serve still runs {STOP_TIMEOUT} s after Ctrl-C"
     gone, alive = psutil.wait_procs(children, timeout=STOP_TIMEOUT)
     assert alive == [], f"still running after Ctrl-C: {[p.cmdline() for p in alive]}"
-    assert not _is_open(served.url) and not _is_open(served.jupyter)
+    assert not is_open(served.url) and not is_open(served.jupyter)
     assert "stopping the site and the Jupyter server" in served.output()

@@ -8,8 +8,8 @@
  * Cell ids and digests are written into each page at build time (book_ext/live_cells.py).
  * Storage belongs to the site's origin (scheme, host, port): `make serve` on its usual
  * port finds it again the next day; file:// pages and other ports have their own.
- * The progress page ({live-progress}, book_ext/live.py) lists the book's exercises with
- * these verdicts; it needs no kernel and no network.
+ * The progress list (the intro's "Your progress", see book_ext/live.py) shows the book's
+ * exercises with these verdicts; it needs no kernel and no network.
  */
 (function () {
   "use strict";
@@ -88,7 +88,9 @@
     setVerdict(label, verdict) {
       const data = read(this.path);
       data.verdicts[label] = { verdict, at: Date.now() };
-      return write(this.path, data);
+      const ok = write(this.path, data);
+      window.dispatchEvent(new CustomEvent("minidl-live-verdict", { detail: { label, verdict } }));
+      return ok;
     }
   }
 
@@ -153,6 +155,7 @@
     const cfg = JSON.parse(el.textContent);
     renderProgress(host, cfg);
     window.addEventListener("storage", () => renderProgress(host, cfg)); // another tab
+    window.addEventListener("minidl-live-verdict", () => renderProgress(host, cfg)); // this one
     host.dataset.ready = "true";
   }
 

@@ -94,8 +94,12 @@
     }
   }
 
-  /* The progress list: every chapter with exercises, each exercise with its last verdict. */
+  /* The progress list: every chapter with exercises, each exercise with its last verdict
+   * (a fold the reader opened stays open when the list is drawn again). */
   function renderProgress(host, cfg) {
+    const opened = new Set(
+      [...host.querySelectorAll("details[open]")].map((d) => d.dataset.path),
+    );
     host.textContent = "";
     let right = 0;
     let total = 0;
@@ -104,10 +108,13 @@
     host.appendChild(summary);
     for (const chapter of cfg.chapters) {
       const verdicts = read(chapter.path).verdicts;
-      const section = document.createElement("section");
+      // one fold per chapter, open once the reader has tried one of its exercises
+      const section = document.createElement("details");
       section.className = "minidl-progress-chapter";
       section.dataset.path = chapter.path;
-      const h = document.createElement("p");
+      section.open =
+        opened.has(chapter.path) || chapter.exercises.some((ex) => ex.label in verdicts);
+      const h = document.createElement("summary");
       h.className = "minidl-progress-title";
       const a = document.createElement("a");
       a.href = chapter.url;

@@ -1,4 +1,4 @@
-/* What Live code keeps in the browser, and the progress page that reads it back.
+/* What Live code keeps in the browser, and the progress list that reads it back.
  *
  * One localStorage entry per chapter, "minidl-live/v1/<chapter source path>", holding
  *   edits:    { <cell id>: { source, built, at } }   the reader's text of a cell, and the

@@ -12,7 +12,7 @@
  * text in the book changed since it was edited keeps the edit, marked, with the book's new
  * text one click away. "reset" puts back one cell's book text, "Reset this page" all of
  * them. After a cell that checks exercises runs, each check's ✓ or ✗ is remembered for the
- * progress page. Maths in outputs is typeset by the page's MathJax (minidl-live-math.js).
+ * progress list in the intro. Maths in outputs is typeset by the page's MathJax (minidl-live-math.js).
  */
 (function () {
   "use strict";

@@ -292,10 +292,15 @@ def draw(ax: Any, roof: Roofline, points: Sequence[Point], title: str = "") -> N
         ax.plot(xs, np.minimum(roof.peak, xs * bw), styles.get(level, "-"), color="#546E7A",
                 lw=1.2, label=f"{level} roof, {bw:.0f} GB/s")
     ax.axhline(roof.peak, color="#D32F2F", lw=1.5, label=f"FMA peak, {roof.peak:.0f} GFLOP/s")
+    placed: list[Point] = []
     for point in points:
         ax.plot(point.intensity, point.gflops, "o", ms=7)
+        # a label goes above its dot when a dot already placed is close (within 0.2 decades)
+        crowded = any(abs(np.log10(point.intensity / q.intensity)) < 0.2
+                      and abs(np.log10(point.gflops / q.gflops)) < 0.2 for q in placed)
         ax.annotate(point.name, (point.intensity, point.gflops), textcoords="offset points",
-                    xytext=(6, -10), fontsize=7)
+                    xytext=(6, 5 if crowded else -10), fontsize=7)
+        placed.append(point)
     ax.set(xscale="log", yscale="log", xlim=(lo, hi), xlabel="arithmetic intensity (flops / byte)",
            ylabel="GFLOP/s (one thread)", title=title)
     ax.legend(fontsize=7, loc="lower right")

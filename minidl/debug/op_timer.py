@@ -17,10 +17,10 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-_PREFIXES = ("float_", "int_", "bool_")
-#: Module and activation ops are entry points too (they may call the float ops inside).
-_NAMED = ("linear", "relu", "relu_backward", "log_softmax", "softmax", "gelu", "sigmoid",
-          "conv2d", "layer_norm", "cross_entropy", "embedding", "dropout")
+#: Public names of a backend class that are not ops (state and random streams). Every other
+#: public callable is an entry point, module ops and their backward ops included (a conv2d's
+#: backward kernels run from the autodiff layer, not inside a float op).
+_NOT_OPS = ("ad_enabled", "generator", "seed", "stream")
 
 
 class BackendOpTimer:
@@ -44,7 +44,7 @@ class BackendOpTimer:
         self._depth = 0
 
     def _ops(self) -> list[str]:
-        names = [n for n in dir(self.backend) if n.startswith(_PREFIXES) or n in _NAMED]
+        names = [n for n in dir(self.backend) if not n.startswith("_") and n not in _NOT_OPS]
         return [n for n in names if callable(getattr(self.backend, n))]
 
     def _wrap(self, name: str, fn: Callable) -> classmethod:

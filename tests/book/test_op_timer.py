@@ -66,3 +66,18 @@ def test_grouped_puts_each_op_in_its_first_matching_group():
     timer.seconds.update({"float_matmul": 2.0, "float_add": 1.0, "relu": 0.5})
     groups = timer.grouped({"matmul": lambda op: "matmul" in op, "rest": lambda op: True})
     assert groups == {"matmul": 2.0, "rest": 1.5}
+
+
+def test_module_backward_ops_are_timed_not_left_to_the_stack():
+    # a conv2d's backward kernels are Flex ops the autodiff layer calls directly: were they
+    # not wrapped, their time would be counted as the stack's own Python
+    from minidl.nn import Conv2dConfig
+
+    device = Device.flex().autodiff()
+    conv = Conv2dConfig((1, 2), (3, 3)).init(device)
+    x = Tensor.from_numpy(np.ones((2, 1, 5, 5), np.float32), device)
+    with BackendOpTimer(Flex) as timer:
+        conv(x).sum().backward()
+    assert timer.calls["conv2d"] == 1
+    assert timer.calls["conv2d_weight_backward"] == 1
+    assert "seed" not in timer.seconds and "stream" not in timer.seconds

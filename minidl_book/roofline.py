@@ -1,0 +1,330 @@
+"""The book's one cost model: a roofline measured on the machine at hand.
+
+A kernel's speed is bounded twice. It cannot do arithmetic faster than the cores' **peak**
+(:func:`minidl_book.peak.fma_peak`), and it cannot move bytes faster than the memory level
+they come from allows. For a workload doing ``flops`` operations on ``bytes`` of unavoidable
+traffic, its **arithmetic intensity** ``I = flops / bytes`` turns the second bound into
+flops: ``attainable = min(peak, I * bandwidth)``. On a log-log plot of GFLOP/s against
+intensity the two bounds are a sloped line (one per memory level) and a flat one, the roof.
+
+This module measures the bandwidths with STREAM-style numba kernels (copy and triad, one
+thread, at array sizes that live in L2, in L3 and in DRAM: the cache sizes are read from
+``/sys/devices/system/cpu/cpu0/cache``), counts the flops and bytes of the workloads the book
+times, places measured timings under the roofs and draws the picture. It mirrors no burn
+piece: burn's book has no cost model, its benchmarks print times.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+import numba
+import numpy as np
+
+_CACHE_DIR = Path("/sys/devices/system/cpu/cpu0/cache")
+#: Used where sysfs says nothing (not Linux): a common x86 core of recent years.
+DEFAULT_CACHES = {"L1d": 32 << 10, "L2": 512 << 10, "L3": 32 << 20}
+
+
+# ----- counting: flops and bytes --------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What a workload must do: floating-point operations and bytes moved to or from memory."""
+
+    flops: float
+    bytes: float
+
+    @property
+    def intensity(self) -> float:
+        """Arithmetic intensity, flops per byte."""
+        return self.flops / self.bytes
+
+    def __add__(self, other: Counts) -> Counts:
+        return Counts(self.flops + other.flops, self.bytes + other.bytes)
+
+
+def gemm_counts(m: int, k: int, n: int, itemsize: int = 4) -> Counts:
+    """``[m, k] @ [k, n]``: a multiply and an add per term, each operand read once, C written."""
+    return Counts(2.0 * m * n * k, float(m * k + k * n + m * n) * itemsize)
+
+
+def conv2d_counts(batch: int, c_in: int, h: int, w: int, c_out: int, kh: int, kw: int,
+                  stride: int = 1, padding: int = 0, itemsize: int = 4) -> Counts:
+    """A direct 2-D convolution: ``2 * c_in * kh * kw`` flops per output value; the input,
+    the weight and the output each cross memory once."""
+    ho = (h + 2 * padding - kh) // stride + 1
+    wo = (w + 2 * padding - kw) // stride + 1
+    outputs = batch * c_out * ho * wo
+    moved = batch * c_in * h * w + c_out * c_in * kh * kw + outputs
+    return Counts(2.0 * outputs * c_in * kh * kw, float(moved) * itemsize)
+
+
+#: layer_norm per element: 1 add (mean), sub + mul + add (variance), sub, mul, mul, add (output).
+LAYER_NORM_FLOPS_PER_ELEMENT = 8
+
+
+def layer_norm_counts(rows: int, d: int, itemsize: int = 4) -> Counts:
+    """layer_norm over the last dim of ``[rows, d]`` with gamma and beta: a row fits in L1,
+    so memory sees x read once, y written once, and gamma and beta."""
+    return Counts(float(LAYER_NORM_FLOPS_PER_ELEMENT * rows * d), float(2 * rows * d + 2 * d) * itemsize)
+
+
+def elementwise_counts(n: int, arities: Sequence[int], fused: bool, itemsize: int = 4) -> Counts:
+    """A chain of element-wise ops over ``n`` elements, one flop per op and element.
+
+    ``arities`` holds each op's number of array inputs. Run op by op, every op reads its
+    inputs and writes its output; fused into one kernel, the chain reads each distinct input
+    once (the chain's own input, whatever its arity says) and writes one result."""
+    flops = float(len(arities) * n)
+    if fused:
+        return Counts(flops, 2.0 * n * itemsize)
+    return Counts(flops, float(sum(a + 1 for a in arities) * n * itemsize))
+
+
+# ----- counting the ops of a step, from the op timer's record --------------------------------
+
+
+def _numel(shape: Sequence[int]) -> int:
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def _conv_macs_per_output(weight: np.ndarray) -> int:
+    return _numel(weight.shape[1:])  # c_in / groups * kh * kw
+
+
+#: Ops whose flops are not one per element: (args, output) -> flops.
+PRODUCT_FLOPS: dict[str, Callable[[tuple, Any], float]] = {
+    "float_matmul": lambda a, out: 2.0 * out.size * a[0].shape[-1],
+    "linear": lambda a, out: 2.0 * out.size * a[0].shape[-1],
+    "linear_x_backward": lambda a, out: 2.0 * out.size * a[1].shape[-1],
+    "linear_weight_backward": lambda a, out: 2.0 * out.size * (a[0].size // a[0].shape[-1]),
+    "conv2d": lambda a, out: 2.0 * out.size * _conv_macs_per_output(a[1]),
+    "conv2d_x_backward": lambda a, out: 2.0 * a[2].size * _conv_macs_per_output(a[1]),
+    "conv2d_weight_backward": lambda a, out: 2.0 * a[2].size * _conv_macs_per_output(a[1]),
+}
+
+
+def _arrays(value: Any) -> list[np.ndarray]:
+    if isinstance(value, np.ndarray):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [a for v in value for a in _arrays(v)]
+    return []
+
+
+def op_counts(name: str, args: tuple, kwargs: Mapping[str, Any], out: Any) -> Counts:
+    """Flops and bytes of one backend call, as an eager backend runs it: every array argument
+    read, every array result written. Products (matmul, linear, conv2d and their backward
+    ops) count ``2 * multiply-adds``; every other op one flop per element of its largest
+    array (a reduction's input, an element-wise op's output)."""
+    arrays_in = _arrays(list(args) + list(kwargs.values()))
+    arrays_out = _arrays(out)
+    moved = sum(a.nbytes for a in arrays_in + arrays_out)
+    if name in PRODUCT_FLOPS:
+        flops = PRODUCT_FLOPS[name](args, arrays_out[0])
+    else:
+        flops = float(max((a.size for a in arrays_in + arrays_out), default=0))
+    return Counts(flops, float(moved))
+
+
+def count_record(record: Sequence[tuple[Callable, tuple, dict]]) -> tuple[Counts, int]:
+    """Total counts of the outermost backend calls kept by ``BackendOpTimer(record=[])``, and
+    their number. Each call is run once more to see its result (the ops are pure)."""
+    total = Counts(0.0, 0.0)
+    for fn, args, kwargs in record:
+        total = total + op_counts(fn.__name__, args, kwargs, fn(*args, **kwargs))
+    return total, len(record)
+
+
+# ----- measuring: bandwidth -----------------------------------------------------------------
+
+
+def cache_sizes(root: Path = _CACHE_DIR) -> dict[str, int]:
+    """Data cache sizes in bytes by level (``L1d``, ``L2``, ``L3``), read from sysfs (cpu0's
+    view: a shared L3 is reported whole); :data:`DEFAULT_CACHES` for what sysfs lacks."""
+    found: dict[str, int] = {}
+    for index in sorted(root.glob("index*")):
+        try:
+            level = (index / "level").read_text().strip()
+            kind = (index / "type").read_text().strip()
+            size = (index / "size").read_text().strip()
+        except OSError:
+            continue
+        if kind == "Instruction":
+            continue
+        units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+        nbytes = int(size[:-1]) * units[size[-1]] if size[-1] in units else int(size)
+        found["L1d" if level == "1" else f"L{level}"] = nbytes
+    return {**DEFAULT_CACHES, **found}
+
+
+@numba.njit(cache=True)
+def stream_copy(src: np.ndarray, dst: np.ndarray) -> None:  # pragma: no cover - numba
+    """STREAM copy: ``dst[i] = src[i]`` (8 bytes per float32 element, no flops)."""
+    for i in range(src.size):
+        dst[i] = src[i]
+
+
+@numba.njit(cache=True)
+def stream_triad(a: np.ndarray, b: np.ndarray, c: np.ndarray, s: np.float32) -> None:  # pragma: no cover
+    """STREAM triad: ``a[i] = b[i] + s * c[i]`` (12 bytes and 2 flops per float32 element)."""
+    for i in range(a.size):
+        a[i] = b[i] + s * c[i]
+
+
+def _best_seconds(fn: Callable[[], object], min_seconds: float, repeats: int) -> float:
+    """Best CPU time per call of ``fn`` over ``repeats`` timings of enough calls to last
+    ``min_seconds``."""
+    fn()
+    t0 = time.thread_time()
+    fn()
+    one = max(time.thread_time() - t0, 1e-7)
+    number = max(1, int(min_seconds / one))
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.thread_time()
+        for _ in range(number):
+            fn()
+        best = min(best, (time.thread_time() - t0) / number)
+    return best
+
+
+def stream_bandwidth(total_bytes: int, kernel: str = "triad", repeats: int = 5,
+                     min_seconds: float = 0.01) -> float:
+    """GB/s of one thread running a STREAM kernel whose arrays hold ``total_bytes`` together
+    (bytes counted STREAM's way: each element read or written once, no write-allocate)."""
+    arrays = 3 if kernel == "triad" else 2
+    n = max(1024, total_bytes // (4 * arrays))
+    a, b, c = (np.full(n, v, np.float32) for v in (0.0, 1.0, 2.0))
+    s = np.float32(3.0)
+    run = (lambda: stream_triad(a, b, c, s)) if kernel == "triad" else (lambda: stream_copy(b, a))
+    seconds = _best_seconds(run, min_seconds, repeats)
+    return arrays * n * 4 / seconds / 1e9
+
+
+def level_footprints(caches: Mapping[str, int] | None = None) -> dict[str, int]:
+    """Array footprints (bytes, all arrays of a kernel together) that live in each level:
+    half of L2, a quarter of L3 (more than L2 holds), and four times L3 for DRAM."""
+    caches = cache_sizes() if caches is None else caches
+    l2, l3 = caches["L2"], caches["L3"]
+    return {"L2": l2 // 2, "L3": max(l3 // 4, 2 * l2), "DRAM": max(4 * l3, 64 << 20)}
+
+
+def bandwidth_roofs(caches: Mapping[str, int] | None = None, repeats: int = 5) -> dict[str, dict[str, float]]:
+    """``{level: {"copy": GB/s, "triad": GB/s, "bytes": footprint}}`` for L2, L3 and DRAM."""
+    out = {}
+    for level, footprint in level_footprints(caches).items():
+        out[level] = {kernel: stream_bandwidth(footprint, kernel, repeats) for kernel in ("copy", "triad")}
+        out[level]["bytes"] = float(footprint)
+    return out
+
+
+# ----- the model: placing points, drawing the roofs -------------------------------------------
+
+
+@dataclass(frozen=True)
+class Point:
+    """A workload placed under the roofs: its counts, its measured time, and what it reached."""
+
+    name: str
+    counts: Counts
+    seconds: float
+
+    @property
+    def intensity(self) -> float:
+        return self.counts.intensity
+
+    @property
+    def gflops(self) -> float:
+        return self.counts.flops / self.seconds / 1e9
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """The machine's roofs: ``peak`` GFLOP/s and one bandwidth (GB/s) per memory level."""
+
+    peak: float
+    bandwidths: Mapping[str, float]
+
+    def attainable(self, intensity: float, level: str = "DRAM") -> float:
+        """GFLOP/s the roofs allow at ``intensity`` with the data coming from ``level``."""
+        return min(self.peak, intensity * self.bandwidths[level])
+
+    def ridge(self, level: str = "DRAM") -> float:
+        """The intensity (flops/byte) where ``level``'s slope meets the compute roof."""
+        return self.peak / self.bandwidths[level]
+
+    def bound(self, intensity: float, level: str = "DRAM") -> str:
+        """``"compute"`` right of the ridge, ``"memory"`` left of it."""
+        return "compute" if intensity >= self.ridge(level) else "memory"
+
+    def fraction(self, point: Point, level: str = "DRAM") -> float:
+        """The share of the roof above ``point`` that it reached."""
+        return point.gflops / self.attainable(point.intensity, level)
+
+    def predicted_seconds(self, counts: Counts, level: str = "DRAM") -> float:
+        """The least time the roofs allow for ``counts``: the slower of computing and moving."""
+        return max(counts.flops / (self.peak * 1e9), counts.bytes / (self.bandwidths[level] * 1e9))
+
+
+def place(name: str, counts: Counts, seconds: float) -> Point:
+    """A measured point: ``counts`` done in ``seconds``."""
+    if seconds <= 0:
+        raise ValueError(f"{name}: a time must be positive, got {seconds}")
+    return Point(name, counts, seconds)
+
+
+def draw(ax: Any, roof: Roofline, points: Sequence[Point], title: str = "") -> None:
+    """The roofs (log-log: one sloped line per memory level, the flat compute roof) and the
+    points on matplotlib axes ``ax``, each point labelled with its name."""
+    intensities = [p.intensity for p in points] + [roof.ridge(lvl) for lvl in roof.bandwidths]
+    lo, hi = min(intensities) / 4, max(intensities) * 4
+    xs = np.geomspace(lo, hi, 200)
+    styles = {"L2": ":", "L3": "-.", "DRAM": "--"}
+    for level, bw in roof.bandwidths.items():
+        ax.plot(xs, np.minimum(roof.peak, xs * bw), styles.get(level, "-"), color="#546E7A",
+                lw=1.2, label=f"{level} roof, {bw:.0f} GB/s")
+    ax.axhline(roof.peak, color="#D32F2F", lw=1.5, label=f"FMA peak, {roof.peak:.0f} GFLOP/s")
+    placed: list[Point] = []
+    for point in points:
+        ax.plot(point.intensity, point.gflops, "o", ms=7)
+        # a label goes above its dot when a dot already placed is close (within 0.2 decades)
+        crowded = any(abs(np.log10(point.intensity / q.intensity)) < 0.2
+                      and abs(np.log10(point.gflops / q.gflops)) < 0.2 for q in placed)
+        ax.annotate(point.name, (point.intensity, point.gflops), textcoords="offset points",
+                    xytext=(6, 5 if crowded else -10), fontsize=7)
+        placed.append(point)
+    ax.set(xscale="log", yscale="log", xlim=(lo, hi), xlabel="arithmetic intensity (flops / byte)",
+           ylabel="GFLOP/s (one thread)", title=title)
+    ax.legend(fontsize=7, loc="lower right")
+
+
+def median_seconds(contenders: Mapping[str, Callable[[], object]], budget: float = 0.5,
+                   rounds: int = 5, pause: float = 0.05) -> dict[str, dict[str, float]]:
+    """Median and best CPU seconds per call of each contender (this thread's CPU time).
+
+    After a warm-up call, each of ``rounds`` rounds gives every contender one block of
+    repeats (timed as a whole) followed by a pause, so different libraries' thread pools
+    never run interleaved; the per-call time of each block is one sample."""
+    reps, samples = {}, {name: [] for name in contenders}
+    for name, fn in contenders.items():
+        fn()
+        t0 = time.thread_time()
+        fn()
+        one = max(time.thread_time() - t0, 1e-7)
+        reps[name] = int(min(max(1, budget / rounds / len(contenders) / one), 5000))
+    for _ in range(rounds):
+        for name, fn in contenders.items():
+            t0 = time.thread_time()
+            for _ in range(reps[name]):
+                fn()
+            samples[name].append((time.thread_time() - t0) / reps[name])
+            time.sleep(pause)
+    return {name: {"median": median(s), "best": min(s)} for name, s in samples.items()}

@@ -1,4 +1,4 @@
-"""Side-by-side comparison, printed the way the seeds print minidl against PyTorch.
+"""Side-by-side comparison, printed the way the burn book prints burn against PyTorch.
 
 Seed 003 runs BatchNorm on both sides and prints one line per quantity, then a verdict::
 

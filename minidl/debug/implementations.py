@@ -9,7 +9,7 @@ has no monomorphized symbols, so we ask the two questions behind the count direc
 * :func:`coverage` — run a callable and list which ``(class, op)`` bodies ran: on an autodiff
   device ``Dispatch.linear`` runs, ``Autodiff[Flex].linear`` never does.
 
-:func:`module_ops_table` prints seed 000's table (op | ModuleOps default? | Dispatch forwards?
+:func:`module_ops_table` prints the nn-modules chapter's table (op | ModuleOps default? | Dispatch forwards?
 | Autodiff / Flex / NdArray override?).
 """
 
@@ -91,7 +91,7 @@ def implementations(op: str) -> Implementations:
 
     Rows: class | implementation (``defines`` / ``inherits default``) | the body that runs
     (class and file:line). Notes: whether Dispatch forwards ``op`` and how many classes have
-    their own body — the counterpart of seed 000's ``nm -C`` count.
+    their own body — the counterpart of the ``nm -C`` count the burn book runs over a compiled model.
     """
     ensure_loaded()
     proto = protocol_of(op)

@@ -45,9 +45,6 @@ ROOT_DIR = PACKAGE_DIR.parent
 #: Classes whose default methods a backend inherits (the protocol families).
 PROTOCOLS = ("FloatTensorOps", "IntTensorOps", "BoolTensorOps", "ActivationOps", "ModuleOps")
 
-#: The layers of a call path, top to bottom, as the diagrams colour them.
-LAYERS = ("user", "nn", "tensor", "dispatch", "autodiff", "backend", "kernel")
-
 _DTYPES = {
     "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64", "int8": "i8",
     "int16": "i16", "int32": "i32", "int64": "i64", "uint8": "u8", "bool": "bool",

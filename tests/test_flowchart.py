@@ -70,7 +70,7 @@ def nn_modules_call_path() -> Flowchart:
 
 
 def dropout_decision() -> Flowchart:
-    """Seed 003's decision: flag on? -> input on an autodiff device? -> drop."""
+    """The train-vs-inference chapter's decision: flag on? -> input on an autodiff device? -> drop."""
     fc = Flowchart()
     fc.node("flag", "training flag on?", shape="diamond")
     fc.node("dev", "input on an\nautodiff device?", shape="diamond")

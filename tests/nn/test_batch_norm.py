@@ -85,7 +85,7 @@ def test_valid_builds_fresh_running_state_not_shared(ad):
 
 
 def test_inference_without_valid_reads_stats_one_update_stale(ad):
-    """Seed 003's bnstale: the five printed lines."""
+    """burn's ``bnstale`` experiment (the train-vs-inference chapter): the five printed lines."""
     plain = ad.inner()
     bn = BatchNormConfig(3).init(ad)
     x = batch(0)

@@ -1,4 +1,4 @@
-"""Dropout: the three conditions (flag on, autodiff input, prob != 0). Seed 000's six-line
+"""Dropout: the three conditions (flag on, autodiff input, prob != 0). The nn-modules chapter's six-line
 puzzle and the train-vs-inference chapter's eight-line table must give burn's pattern: either no element
 dropped (max 1) or about half (max 2)."""
 

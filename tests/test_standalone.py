@@ -180,7 +180,7 @@ def resolves(module: str) -> bool:
 def test_architecture_md_exists_and_every_path_it_names_exists():
     text = (ROOT / "ARCHITECTURE.md").read_text()
     paths, modules = named_paths(text)
-    assert len(paths) > 30 and len(modules) > 5  # the document does name the code
+    assert len(paths) > 30 and len(modules) > 3  # the document does name the code
     missing = sorted(p for p in paths if not (ROOT / p).exists())
     assert missing == []
     unresolved = sorted(m for m in modules if not resolves(m))

@@ -1,7 +1,7 @@
 """The book's machinery, apart from the library: what the chapters share: think-about-it exercises and side-by-side comparison printers.
 
 - :class:`~minidl_book.exercises.Exercise`: predict first, then check against a live run.
-- :func:`~minidl_book.compare.report`: the seeds' ``name  n= 12  max|diff|=1.19e-07`` table.
+- :func:`~minidl_book.compare.report`: the burn book's ``name  n= 12  max|diff|=1.19e-07`` table.
 - :class:`~minidl.debug.flowchart.Flowchart`: the book's diagrams (call paths, decisions) as
   self-contained SVG, in pure Python; it lives in ``minidl.debug``, which draws its path
   diagrams with it, and is re-exported here for the chapters.

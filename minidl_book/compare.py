@@ -1,6 +1,6 @@
-"""Side-by-side comparison, printed the way the seeds print minidl against PyTorch.
+"""Side-by-side comparison, printed the way the burn book prints burn against PyTorch.
 
-Seed 003 runs BatchNorm on both sides and prints one line per quantity, then a verdict::
+burn's train-vs-inference experiment runs BatchNorm on both sides and prints one line per quantity, then a verdict::
 
     train_out                n= 12  max|diff|=1.19e-07
     running_mean_1           n=  3  max|diff|=0.00e+00

@@ -1,6 +1,6 @@
 """Think-about-it exercises: predict first, then check against a live run.
 
-The seeds end their sections with questions the reader answers before reading on ("a
+The burn book ends its sections with questions the reader answers before reading on ("a
 ``Linear(256, 64)`` on a fresh device: what is the largest weight it can draw?"). In this
 book such a question is executable. An :class:`Exercise` holds the question, a *callable*
 that runs the experiment (never a stored answer: if the library changes, the answer

@@ -1,4 +1,4 @@
-"""minidl_book: the exercise checker and the seeds' side-by-side printer."""
+"""minidl_book: the exercise checker and the side-by-side printer of burn's experiments."""
 
 from __future__ import annotations
 

@@ -38,8 +38,8 @@ def node_boxes(root: ET.Element) -> dict[str, tuple[float, float, float, float]]
     return out
 
 
-def seed_call_path() -> Flowchart:
-    """The seed's nn-modules chart (000): three forwards converging on the backend."""
+def nn_modules_call_path() -> Flowchart:
+    """The burn book's nn-modules chart: three forwards converging on the backend."""
     fc = Flowchart()
     labels = {
         "lin": "Linear forward",
@@ -70,7 +70,7 @@ def seed_call_path() -> Flowchart:
 
 
 def dropout_decision() -> Flowchart:
-    """Seed 003's decision: flag on? -> input on an autodiff device? -> drop."""
+    """The train-vs-inference chapter's decision: flag on? -> input on an autodiff device? -> drop."""
     fc = Flowchart()
     fc.node("flag", "training flag on?", shape="diamond")
     fc.node("dev", "input on an\nautodiff device?", shape="diamond")
@@ -82,7 +82,7 @@ def dropout_decision() -> Flowchart:
 
 
 def test_svg_is_valid_xml_with_every_label_and_edge():
-    fc = seed_call_path()
+    fc = nn_modules_call_path()
     root = parse(fc)
     texts = node_texts(root)
     assert texts == fc.nodes  # every node drawn once, with its full label
@@ -94,7 +94,7 @@ def test_svg_is_valid_xml_with_every_label_and_edge():
 
 
 def test_layers_flow_top_to_bottom_and_nodes_do_not_overlap():
-    root = parse(seed_call_path())
+    root = parse(nn_modules_call_path())
     box = node_boxes(root)
     # longest-path layering: every edge points down, and ad sits below both mm and dconv
     for a, b in [("lin", "flin"), ("flin", "dlin"), ("dlin", "mm"), ("mm", "ad"), ("ad", "be")]:
@@ -160,7 +160,7 @@ def test_left_to_right_direction_and_self_loop():
 
 
 def test_notebook_reprs_and_unique_marker_ids():
-    a, b = seed_call_path(), dropout_decision()
+    a, b = nn_modules_call_path(), dropout_decision()
     assert a._repr_svg_() == a.svg()
     assert a._repr_html_().count("<svg") == 1
     ids = {re.search(r'marker id="([^"]+)"', fc.svg()).group(1) for fc in (a, b)}

@@ -128,3 +128,33 @@ def test_no_import_cycle_anywhere():
     if cycle is not None and all(_backends(name) for name in cycle[:-1]):
         pytest.xfail("cycle inside minidl/backends/ (issue 12, items 2-4): " + " -> ".join(cycle))
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
+
+
+# ----- the library and the book's package --------------------------------------------------------
+BOOK_PACKAGE = ROOT / "minidl_book"
+
+
+def graph_with_the_book() -> dict[str, set[str]]:
+    """The import graph over ``minidl/`` and ``minidl_book/`` together."""
+    known = {module_name(p): p for p in sorted([*PACKAGE.rglob("*.py"), *BOOK_PACKAGE.rglob("*.py")])}
+    return {name: imported(name, path, known) for name, path in known.items()}
+
+
+def test_the_combined_graph_sees_the_books_imports_of_the_library():
+    graph = graph_with_the_book()
+    assert any(name.startswith("minidl_book") for name in graph)
+    assert any(t.startswith("minidl.") for n, ts in graph.items() if n.startswith("minidl_book") for t in ts)
+
+
+def test_no_minidl_module_imports_the_books_package():
+    """Nothing in the library, ``minidl.debug`` included, points up at ``minidl_book``."""
+    graph = graph_with_the_book()
+    arrows = sorted(f"{name} -> {target}" for name, targets in graph.items()
+                    if name == "minidl" or name.startswith("minidl.")
+                    for target in targets if target.partition(".")[0] == "minidl_book")
+    assert arrows == []
+
+
+def test_no_import_cycle_across_the_library_and_the_book():
+    cycle = find_cycle(graph_with_the_book(), skip=_backends)
+    assert cycle is None, "import cycle: " + " -> ".join(cycle)

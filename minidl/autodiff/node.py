@@ -17,11 +17,6 @@ from typing import Any
 _IDS = itertools.count(1)
 
 
-def next_id() -> int:
-    """A fresh node id."""
-    return next(_IDS)
-
-
 class Requirement(enum.Enum):
     """What a node needs from backward (burn's ``Requirement``).
 

@@ -24,26 +24,40 @@ class Device:
 
     __slots__ = ("kind", "index", "_autodiff", "checkpointing", "routed_backend")
 
-    def __init__(self, kind: str, index: int = 0, autodiff: bool = False, checkpointing: str | None = None):
+    def __new__(cls, kind: str, index: int = 0, autodiff: bool = False, checkpointing: str | None = None):
+        """The one ``Device`` of this identity: made on first request, handed out after.
+
+        Every way of getting a device (``Device("flex")``, ``Device.flex()``, ``.autodiff()``,
+        a backend's ``float_device``) returns the same object for the same (kind, index,
+        autodiff, checkpointing), so Dispatch tells "same device" by identity, the cheapest
+        test there is."""
+        key = (kind, int(index), bool(autodiff), checkpointing)
+        device = _INTERNED.get(key)
+        if device is not None:
+            return device
         if kind not in _KINDS:
             raise ValueError(f"Device: unknown kind {kind!r}, expected one of {_KINDS}")
-        self.kind = kind
-        self.index = int(index)
-        self._autodiff = bool(autodiff)
-        self.checkpointing = checkpointing
+        device = super().__new__(cls)
+        device.kind, device.index, device._autodiff, device.checkpointing = key
         #: The backend class Dispatch routes this device to, filled on first use (a cache:
         #: an op then pays one attribute read instead of a lookup keyed by four fields).
-        self.routed_backend: type | None = None
+        device.routed_backend = None
+        _INTERNED[key] = device
+        return device
+
+    def __reduce__(self):
+        # copy, deepcopy and pickle come back to the interned object
+        return (Device, (self.kind, self.index, self._autodiff, self.checkpointing))
 
     @staticmethod
     def flex(index: int = 0) -> Device:
         """The CPU device of the numba backend Flex (burn's ``Device::flex()``)."""
-        return _interned("flex", index, False, None)
+        return Device("flex", index)
 
     @staticmethod
     def ndarray(index: int = 0) -> Device:
         """The CPU device of the plain NumPy backend NdArray."""
-        return _interned("ndarray", index, False, None)
+        return Device("ndarray", index)
 
     @staticmethod
     def fusion(index: int = 0) -> Device:
@@ -60,18 +74,18 @@ class Device:
         """The same device with autodiff: tensors on it record a graph for ``backward``."""
         if self._autodiff:
             raise RuntimeError("Only first-order autodiff is supported")
-        return _interned(self.kind, self.index, True, None)
+        return Device(self.kind, self.index, True)
 
     def gradient_checkpointing(self) -> Device:
         """An autodiff device with balanced checkpointing: memory-bound steps recompute their
         inputs during backward instead of keeping them."""
         if not self._autodiff:
             raise RuntimeError("gradient_checkpointing() needs an autodiff device: call .autodiff() first")
-        return _interned(self.kind, self.index, True, "balanced")
+        return Device(self.kind, self.index, True, "balanced")
 
     def inner(self) -> Device:
         """The device without autodiff."""
-        return _interned(self.kind, self.index, False, None)
+        return Device(self.kind, self.index)
 
     def is_autodiff(self) -> bool:
         """Whether tensors created here record a graph."""
@@ -117,17 +131,8 @@ class Device:
 
 
 _PERSISTENT: dict[str, int] = {}
+#: Every device made so far, by (kind, index, autodiff, checkpointing): see ``Device.__new__``.
 _INTERNED: dict[tuple, Device] = {}
-
-
-def _interned(kind: str, index: int, autodiff: bool, checkpointing: str | None) -> Device:
-    """One Device object per (kind, index, autodiff, checkpointing), so that Dispatch can tell
-    "same device" by identity, the cheapest test there is (``Device(...)`` still makes new ones)."""
-    key = (kind, index, autodiff, checkpointing)
-    device = _INTERNED.get(key)
-    if device is None:
-        device = _INTERNED[key] = Device(kind, index, autodiff, checkpointing)
-    return device
 
 #: Set by ``minidl.dispatch`` at import: routes ``seed`` to the device's backend (an upward
 #: call the bottom layer must not import).

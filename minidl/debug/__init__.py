@@ -1,15 +1,15 @@
-"""Seeing inside minidl: the lldb and nm of this book (DESIGN.md §4).
+"""Seeing inside minidl: the lldb and nm of this book.
 
 - :func:`trace` — regex breakpoints over qualified names (``Flex\\.float_matmul``,
   ``Autodiff.*\\.linear$``), backtraces printed like lldb's ``bt`` (``bt(n, width=88)``
   elides or, with ``wrap=True``, wraps long argument lists), numba kernels as frames.
 - :func:`implementations` / :func:`module_ops_table` — which backend class defines an op and
-  which inherits the protocol default (seed 000's ``nm -C`` count); :func:`coverage` — which
+  which inherits the protocol default (the nn-modules chapter's ``nm -C`` count over burn's binary); :func:`coverage` — which
   bodies actually ran.
 - :func:`graph` — the autodiff steps behind a tensor, as a table and an SVG; ``names=`` (a
   module or ``{name: tensor}``) labels the leaves ``weight``, ``bias``, ... .
 - :func:`debug_level` / ``MINIDL_DEBUG`` — leveled output: routes, kernels and times, compiles.
-- :func:`path_diagram` / :func:`merge_paths` — a backtrace drawn as the seeds' flowcharts.
+- :func:`path_diagram` / :func:`merge_paths` — a backtrace drawn as a flowchart of its call path.
 - :func:`fusion_plan` / :func:`fusion_history` — what a fusion stream recorded, the blocks
   its search chose, the generated kernels' sources, bytes moved with and without fusion.
 - :func:`pdb_session` — a genuine, non-interactive ``pdb`` transcript.

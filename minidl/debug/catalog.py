@@ -75,19 +75,6 @@ def backend_classes(all_modules: bool = False) -> list[type]:
     return sorted(found, key=_order)
 
 
-def autodiff_classes() -> list[type]:
-    """The ``Autodiff[...]`` classes made so far."""
-    return [c for c in backend_classes() if c.__name__.startswith("Autodiff")]
-
-
-def class_named(name: str) -> type | None:
-    """The backend class called ``name`` (``"Autodiff[Flex]"`` included), if it exists."""
-    for cls in backend_classes(all_modules=True):
-        if cls.__name__ == name:
-            return cls
-    return None
-
-
 @dataclass(frozen=True)
 class Location:
     """Where a named piece of code lives. ``condition`` (a Python expression over the frame's

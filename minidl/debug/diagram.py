@@ -1,9 +1,9 @@
-"""Path diagrams: a backtrace drawn as the seeds draw their call paths (``flowchart TB``).
+"""Path diagrams: a backtrace drawn the way the burn book draws its call paths (``flowchart TB``).
 
 One box per frame, outermost at the top, arrows downwards; boxes are coloured by the layer
-they belong to (nn, tensor, dispatch, autodiff, backend, kernel — DESIGN.md §1), protocol
+they belong to (nn, tensor, dispatch, autodiff, backend, kernel — the layers of ARCHITECTURE.md), protocol
 default bodies are drawn with round corners, and a legend names the colours. Several traces
-(Linear, Conv2d, LayerNorm) merge into one picture like seed 000's first flowchart: frames with
+(Linear, Conv2d, LayerNorm) merge into one picture like the first flowchart of the burn book's nn-modules chapter: frames with
 the same name become one box. Rendering is :mod:`minidl.debug.flowchart` (pure Python SVG), so
 the picture shows inline in a notebook and in the built site without any JavaScript.
 """
@@ -189,5 +189,5 @@ def path_diagram(source: object, hit: int = 0, detail: bool = False,
 
 
 def merge_paths(*sources, **kw) -> PathDiagram:
-    """Several traces in one picture (seed 000's Linear / Conv2d / LayerNorm flowchart)."""
+    """Several traces in one picture (the nn-modules chapter's Linear / Conv2d / LayerNorm flowchart)."""
     return path_diagram(list(sources), **kw)

@@ -1,6 +1,6 @@
 """A pure-Python SVG flowchart renderer, in the style of mermaid ``flowchart TB``.
 
-The seeds draw every call path as a mermaid flowchart, for example::
+The burn book draws every call path as a mermaid flowchart, for example::
 
     flowchart TB
       lin["Linear forward"] --> flin["module linear"]
@@ -62,7 +62,7 @@ class Flowchart(LayeredLayout):
     notebooks and jupyter-book display the object directly.
 
     Args:
-        direction: ``"TB"`` (top to bottom, the seeds' choice) or ``"LR"`` (left to right).
+        direction: ``"TB"`` (top to bottom, the burn book's choice) or ``"LR"`` (left to right).
         title: optional accessible title (an SVG ``<title>``).
     """
 

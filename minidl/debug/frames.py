@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 class Frame:
     """One line of a backtrace: ``frame #4: minidl/backends/flex/ops.py:185 Flex.float_matmul(...)``.
 
-    ``layer`` is where the frame sits in DESIGN.md §1 (``tensor``, ``dispatch``, ``autodiff``,
+    ``layer`` is the layer the frame sits in (ARCHITECTURE.md, "The layers": ``tensor``, ``dispatch``, ``autodiff``,
     ``backend``, ``kernel``, ...); ``note`` marks a protocol default body
     (``"ModuleOps default"``); ``library`` is true for code of the minidl package; ``hop`` is
     true for the entry points a call path is told by — backend ops, generic defaults, the
@@ -121,7 +121,7 @@ class Hit:
         return self.frames[0].name
 
     def chain(self, kernels: bool = False, hops_only: bool = True, library_only: bool = True) -> list[str]:
-        """Qualified names outermost → innermost (the path read bottom-up, as the seed does).
+        """Qualified names outermost → innermost (the path read bottom-up, as the burn book reads its backtraces).
 
         ``hops_only`` keeps the entry points of the layers (see :class:`Frame`) and drops
         helpers in between; ``library_only`` drops frames outside the minidl package (the

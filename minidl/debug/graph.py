@@ -5,7 +5,7 @@ nodes: ids, parents, requirement, what each step saved). This wrapper accepts th
 (a ``Tensor``, a ``DispatchTensor`` or an ``AutodiffTensor``), prints the same table, and adds
 :meth:`GraphView.svg`: leaves at the top, each recorded step below its parents, drawn with
 :mod:`minidl.debug.flowchart` — the picture of "separate matmul, reshape and add steps" that
-seed 000 describes for a Linear on an autodiff device.
+the nn-modules chapter shows for a Linear on an autodiff device.
 """
 
 from __future__ import annotations

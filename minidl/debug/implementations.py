@@ -1,6 +1,6 @@
 """Who implements which op, and which bodies actually ran: the book's ``nm -C``.
 
-Seed 000 counts symbols: of the names ending in ``ModuleOps<..>>::linear`` only one is in the
+The burn book's nn-modules chapter counts symbols in a compiled model: of the names ending in ``ModuleOps<..>>::linear`` only one is in the
 binary, ``<Dispatch as ModuleOps<Dispatch>>::linear``; conv2d has 18, layer_norm 16. Python
 has no monomorphized symbols, so we ask the two questions behind the count directly:
 
@@ -9,7 +9,7 @@ has no monomorphized symbols, so we ask the two questions behind the count direc
 * :func:`coverage` — run a callable and list which ``(class, op)`` bodies ran: on an autodiff
   device ``Dispatch.linear`` runs, ``Autodiff[Flex].linear`` never does.
 
-:func:`module_ops_table` prints seed 000's table (op | ModuleOps default? | Dispatch forwards?
+:func:`module_ops_table` prints the nn-modules chapter's table (op | ModuleOps default? | Dispatch forwards?
 | Autodiff / Flex / NdArray override?).
 """
 
@@ -91,7 +91,7 @@ def implementations(op: str) -> Implementations:
 
     Rows: class | implementation (``defines`` / ``inherits default``) | the body that runs
     (class and file:line). Notes: whether Dispatch forwards ``op`` and how many classes have
-    their own body — the counterpart of seed 000's ``nm -C`` count.
+    their own body — the counterpart of the ``nm -C`` count the burn book runs over a compiled model.
     """
     ensure_loaded()
     proto = protocol_of(op)
@@ -162,7 +162,7 @@ def _autodiff_class() -> type | None:
 
 
 def module_ops_table(ops: Sequence[str] = ("conv2d", "layer_norm", "linear")) -> Table:
-    """Seed 000's table: op | ModuleOps default? | Dispatch forwards? | Autodiff overrides? |
+    """The nn-modules chapter's table: op | ModuleOps default? | Dispatch forwards? | Autodiff overrides? |
     Flex overrides? | NdArray overrides?, computed from the classes as they are."""
     ensure_loaded()
     classes = {c.__name__: c for c in backend_classes()}

@@ -22,7 +22,7 @@ numba kernel                ``kernel gemm_f32 [numba]``        the dispatcher's 
 ==========================  =================================  ===========================
 
 The module also shortens values for backtraces (``<f32[4,4] flex>``, ``<ad f32[4,2]>``) and
-sorts frames into the layers of DESIGN.md §1 for the path diagrams.
+sorts frames into the layers (ARCHITECTURE.md, "The layers") for the path diagrams.
 """
 
 from __future__ import annotations
@@ -44,9 +44,6 @@ ROOT_DIR = PACKAGE_DIR.parent
 
 #: Classes whose default methods a backend inherits (the protocol families).
 PROTOCOLS = ("FloatTensorOps", "IntTensorOps", "BoolTensorOps", "ActivationOps", "ModuleOps")
-
-#: The layers of a call path, top to bottom, as the diagrams colour them.
-LAYERS = ("user", "nn", "tensor", "dispatch", "autodiff", "backend", "kernel")
 
 _DTYPES = {
     "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64", "int8": "i8",
@@ -282,7 +279,7 @@ def frame_args(frame: types.FrameType, info: CodeInfo, cls=None) -> str:
 
 
 def layer_of(name: str, info: CodeInfo, cls=None) -> str:
-    """Which layer of DESIGN.md §1 a frame belongs to (``tensor``, ``dispatch``, ...)."""
+    """Which layer (ARCHITECTURE.md, "The layers") a frame belongs to (``tensor``, ``dispatch``, ...)."""
     if info.kind == "kernel":
         return "kernel"
     if cls is not None:

@@ -1,6 +1,6 @@
-"""Breakpoints and backtraces for Python, printed the way lldb prints them (DESIGN.md §4).
+"""Breakpoints and backtraces for Python, printed the way lldb prints them.
 
-Seed 000 proves "Autodiff's linear is never called" with lldb: a regex breakpoint on the gemm
+The burn book's nn-modules chapter proves "Autodiff's linear is never called" with lldb: a regex breakpoint on the gemm
 hits, one on ``Autodiff…::linear`` resolves to no location, and ``bt`` read bottom-up shows the
 path. :func:`trace` does the same for a Python callable::
 

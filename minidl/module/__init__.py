@@ -1,5 +1,5 @@
 """burn-core's module system: ``Module``, ``Param`` (lazy, with ``Flag``), ``RunningState``,
-``Initializer`` and ``@config`` (DESIGN.md §3).
+``Initializer`` and ``@config`` (burn-core's ``module``, ``config``).
 
 Imports point down: ``minidl.module`` uses ``minidl.tensor`` and ``minidl.dispatch``; the
 layers in ``minidl.nn`` and the optimizers in ``minidl.optim`` build on it.

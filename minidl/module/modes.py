@@ -2,7 +2,7 @@
 ``set_require_grad``, ``to_device``, ``fork`` (burn 0.22's ``AutodiffModule::valid``,
 ``Module::train``, ``freeze``/``unfreeze``, ``no_grad``, ``to_device``, ``fork``).
 
-What each one touches, which is what seed 003 measures:
+What each one touches, which is what the train-vs-inference chapter measures:
 
 ============================  ======================  =====================================
 mode                          training flags          float params

@@ -8,7 +8,7 @@ answer without initializing.
 
 Three mappers travel with a param (``LinearLayout.Col`` uses all three): ``init_mapper`` runs
 once on the freshly initialized value, ``save_mapper`` on the value written to a record,
-``load_mapper`` on a value read from one. The pitfall seed 000 teaches is kept on purpose:
+``load_mapper`` on a value read from one. The pitfall the nn-modules chapter teaches is kept on purpose:
 ``lazy_shape`` of an *uninitialized* param is the shape the init closure makes (before the
 init_mapper), of an initialized one the shape of the value (after it).
 

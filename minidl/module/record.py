@@ -7,7 +7,7 @@ not recorded. burn stores records through a ``Recorder``; ``minidl.store`` write
 to safetensors files.
 
 ``load_record`` checks the WHOLE record before building anything — names, shapes (against
-``Param.lazy_shape()``, so the ``LinearLayout.Col`` pitfall of seed 000 shows up exactly as in
+``Param.lazy_shape()``, so the ``LinearLayout.Col`` pitfall of the nn-modules chapter shows up exactly as in
 burn), dtypes — and raises naming the first parameter at fault; the module it was called on is
 never changed (a new module is returned).
 """

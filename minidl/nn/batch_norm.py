@@ -8,7 +8,7 @@ variance (``batch_norm_train``) and mixes them into the running statistics::
     running_var  = (1 - momentum) * running_var  + momentum * var      # biased: divides by n
 
 PyTorch mixes the UNBIASED variance (divides by n - 1) into ``running_var`` — the difference
-seed 003 measures. Otherwise the INFERENCE path normalizes with ``running_mean.value()`` and
+the train-vs-inference chapter measures. Otherwise the INFERENCE path normalizes with ``running_mean.value()`` and
 ``running_var.value()``: ``value()``, not ``value_sync()``, so without ``valid()`` it can read
 statistics one update stale, as burn does. The running statistics live on the inner device.
 """

@@ -3,7 +3,7 @@
 burn 0.22 drops only when THREE things hold — the layer's ``training`` flag is on, the input
 is on an autodiff device, and ``prob != 0`` — otherwise the input comes back unchanged.
 Kept elements are scaled by ``1 / (1 - prob)`` so the expectation is unchanged (inverted
-dropout). Seed 000's puzzle and seed 003's table are this ``if``.
+dropout). The nn-modules chapter's dropout puzzle and the train-vs-inference chapter's table are this ``if``.
 """
 
 from __future__ import annotations

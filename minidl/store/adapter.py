@@ -35,7 +35,7 @@ class TensorSlot:
     (burn's ``TensorSnapshot`` of the target: path, container stack, lazy shape, dtype).
 
     ``shape`` comes from ``Param.lazy_shape()`` — for a lazy ``LinearLayout.Col`` weight that
-    is ``[d_output, d_input]``, for a materialized one ``[d_input, d_output]`` (seed 000's
+    is ``[d_output, d_input]``, for a materialized one ``[d_input, d_output]`` (the nn-modules chapter's
     pitfall). ``kind`` is ``"param"`` or ``"running"`` (a ``RunningState``).
     """
 

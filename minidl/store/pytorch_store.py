@@ -11,7 +11,7 @@ The file is read by :mod:`minidl.store.torch_reader`, which never runs the file'
 ``PyTorchToBurnAdapter``): Linear weights are transposed, norm ``weight``/``bias`` found for
 ``gamma``/``beta``, ``num_batches_tracked`` ignored.
 
-The shape check compares with ``Param.lazy_shape()``, which is where seed 000's
+The shape check compares with ``Param.lazy_shape()``, which is where the nn-modules chapter's
 ``LinearLayout.Col`` pitfall comes from: a Col weight not yet initialized reports
 ``[d_output, d_input]`` and the transposed PyTorch weight is ``[d_input, d_output]`` —
 ``Shape mismatch for 'fc.weight'``; once initialized it reports ``[d_input, d_output]``, the

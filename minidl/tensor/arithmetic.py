@@ -18,7 +18,10 @@ from minidl.tensor.creation import CreationOps
 from minidl.tensor.shape_ops import ShapeOps
 
 _NUMERIC = (Kind.FLOAT, Kind.INT)
-_FLOAT, _BOOL = Kind.FLOAT, Kind.BOOL  # read on every binary op: a module global is cheaper than the enum's attribute
+# A speed trick kept on purpose (ARCHITECTURE.md, "Conventions"): every binary op reads these,
+# and on Python 3.11 an Enum member read as ``Kind.FLOAT`` cost 0.18-0.45 us against
+# 0.02-0.08 us for a module global (timeit), on a 4x4 add of about 3 us.
+_FLOAT, _BOOL = Kind.FLOAT, Kind.BOOL
 
 
 class ArithmeticOps(ShapeOps, CreationOps):

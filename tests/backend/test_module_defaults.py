@@ -118,7 +118,7 @@ def test_attention_with_and_without_mask_matches_torch(B, batch, q_len, k_len, d
 
 
 def test_batch_norm_train_variance_is_not_pytorchs_running_one(B):
-    # the lesson of seed 003: burn mixes the biased variance into running_var, PyTorch the unbiased
+    # the lesson of the train-vs-inference chapter: burn mixes the biased variance into running_var, PyTorch the unbiased
     x = randn(5, (4, 2, 3))
     _, _, var = B.batch_norm_train(x=x, gamma=None, beta=None, epsilon=1e-5)
     bn = torch.nn.BatchNorm1d(2, momentum=1.0)

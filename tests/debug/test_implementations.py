@@ -1,4 +1,4 @@
-"""Who defines which op (seed 000's ``nm -C`` count) and which bodies actually ran."""
+"""Who defines which op (the ``nm -C`` count of the burn book's nn-modules chapter) and which bodies actually ran."""
 
 from __future__ import annotations
 

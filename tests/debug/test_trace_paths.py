@@ -1,7 +1,7 @@
-"""Seed 000's lldb experiments, as traces: which path Linear, Conv2d and LayerNorm take.
+"""The nn-modules chapter's lldb experiments (burn's), as traces: which path Linear, Conv2d and LayerNorm take.
 
 Each test runs a real forward pass on a real device and reads the recorded backtraces; the
-expected paths are the routing rules of DESIGN.md §2 (Dispatch does not forward linear;
+expected paths are the routing rules of ARCHITECTURE.md's "How one call travels" (Dispatch does not forward linear;
 Autodiff overrides conv2d but not layer_norm; Flex fuses layer_norm).
 """
 

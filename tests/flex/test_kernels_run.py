@@ -1,5 +1,5 @@
 """Every compute op Flex writes runs a numba kernel; the pure layout ops only make views; and
-nothing in Flex calls BLAS (DESIGN §1, §7). Kernel calls are seen the way the debug tools see
+nothing in Flex calls BLAS (ARCHITECTURE.md, "Performance facts"). Kernel calls are seen the way the debug tools see
 them: numba reports each call of a compiled function to ``sys.setprofile`` hooks with the
 Python function's code object."""
 

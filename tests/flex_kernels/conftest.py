@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-# The kernels are cached by numba; keep the cache inside the project (DESIGN §7).
+# The kernels are cached by numba; keep the cache inside the project (ARCHITECTURE.md, "Conventions").
 os.environ.setdefault("NUMBA_CACHE_DIR", str(Path(__file__).resolve().parents[2] / ".numba_cache"))
 
 

@@ -1,4 +1,4 @@
-"""The house rules of the Flex kernels (DESIGN §7), checked on the code itself."""
+"""The house rules of the Flex kernels (ARCHITECTURE.md, "Conventions"), checked on the code itself."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ def need(device: Device) -> Device:
     return device
 
 
-#: The two device kinds the seeds use; tests parametrized over them run on both.
+#: The two device kinds burn's experiments use; tests parametrized over them run on both.
 KINDS = [pytest.param("ndarray", id="ndarray"), pytest.param("flex", id="flex")]
 
 

@@ -1,4 +1,4 @@
-"""Initializer: burn's formulas, the bounds of seed 000's init experiment, the statistics of
+"""Initializer: burn's formulas, the bounds of the nn-modules chapter's init experiment, the statistics of
 every kind, the no-fan errors, reproducibility and draw order (lazy init)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Module: field discovery, visit/map, parameters, devices, clone/to_device/fork, display,
-records, and the modes with burn 0.22's semantics (seed 003)."""
+records, and the modes with burn 0.22's semantics (the train-vs-inference chapter)."""
 
 from __future__ import annotations
 

@@ -70,7 +70,7 @@ def test_initializer_params_are_lazy_and_initialize_inside_persistent_allocation
 
 
 def test_col_layout_lazy_shape_is_the_pre_mapper_shape_until_initialized():
-    # the pitfall seed 000 teaches: [d_output, d_input] while lazy, [d_input, d_output] after
+    # the pitfall the nn-modules chapter teaches: [d_output, d_input] while lazy, [d_input, d_output] after
     linear = LinearConfig(6, 12).with_layout(LinearLayout.Col).init(Device.ndarray())
     assert linear.weight.lazy_shape() == (12, 6)
     assert linear.weight.val().shape == (6, 12)

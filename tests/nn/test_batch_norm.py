@@ -1,4 +1,4 @@
-"""BatchNorm (seed 003): biased running variance, the n/(n-1) gap to PyTorch, shared running
+"""BatchNorm (the train-vs-inference chapter): biased running variance, the n/(n-1) gap to PyTorch, shared running
 state on clone, fresh on valid(), one-update-stale inference, which cases update the stats,
 and freeze + set_require_grad(True)."""
 
@@ -17,7 +17,7 @@ MOMENTUM, EPS = 0.1, 1e-5
 
 
 def batch(k: int) -> np.ndarray:
-    """Batch k of seed 003's experiment: 4 samples, 3 features."""
+    """Batch k of burn's BatchNorm experiment (the train-vs-inference chapter): 4 samples, 3 features."""
     return (np.random.default_rng(100 + k).standard_normal((4, 3)) * [1.0, 1.5, 0.8] + [0.1, 1.0, 2.0]).astype(np.float32)
 
 
@@ -47,7 +47,7 @@ def test_running_stats_match_torch_only_when_torch_uses_the_biased_estimate(ad):
     close(bn.running_mean.value_sync(), twin.running_mean, "running_mean_1")
     ours_var = arr(bn.running_var.value_sync())
     theirs_var = twin.running_var.numpy()
-    assert np.all(np.abs(ours_var - theirs_var) > 1e-3)  # the MISMATCH of seed 003
+    assert np.all(np.abs(ours_var - theirs_var) > 1e-3)  # the MISMATCH burn's experiment prints
     n = batch(0).shape[0]
     np.testing.assert_allclose((theirs_var - 0.9) / (ours_var - 0.9), n / (n - 1), rtol=1e-4)
     for k in (1, 2):
@@ -85,7 +85,7 @@ def test_valid_builds_fresh_running_state_not_shared(ad):
 
 
 def test_inference_without_valid_reads_stats_one_update_stale(ad):
-    """Seed 003's bnstale: the five printed lines."""
+    """burn's ``bnstale`` experiment (the train-vs-inference chapter): the five printed lines."""
     plain = ad.inner()
     bn = BatchNormConfig(3).init(ad)
     x = batch(0)

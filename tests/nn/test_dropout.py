@@ -1,5 +1,5 @@
-"""Dropout: the three conditions (flag on, autodiff input, prob != 0). Seed 000's six-line
-puzzle and seed 003's eight-line table must give the seeds' pattern: either no element
+"""Dropout: the three conditions (flag on, autodiff input, prob != 0). The nn-modules chapter's six-line
+puzzle and the train-vs-inference chapter's eight-line table must give burn's pattern: either no element
 dropped (max 1) or about half (max 2)."""
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ def _assert_pattern(zeros: int, maximum: float, drops: bool) -> None:
         assert zeros == 0 and maximum == 1.0, (zeros, maximum)
 
 
-# seed 000: (label, device kind, autodiff, how the dropout is prepared, drops?)
+# the nn-modules chapter's puzzle: (label, device kind, autodiff, how the dropout is prepared, drops?)
 PUZZLE = [
     ("flex", "flex", False, lambda d: d, False),
     ("flex.autodiff()", "flex", True, lambda d: d, True),
     ("flex.autodiff(), dropout.valid()", "flex", True, lambda d: d.valid(), False),
     ("flex.autodiff(), dropout.freeze()", "flex", True, lambda d: d.freeze(), False),
-    ("ndarray", "ndarray", False, lambda d: d, False),  # the seed's "second device kind" (Metal)
+    ("ndarray", "ndarray", False, lambda d: d, False),  # burn's experiment's "second device kind" (Metal)
     ("ndarray.autodiff()", "ndarray", True, lambda d: d, True),
 ]
 
@@ -51,7 +51,7 @@ def test_seed_000_dropout_puzzle(label, kind, autodiff, prepare, drops):
     _assert_pattern(*_zeros_and_max(dropout, device), drops)
 
 
-# seed 003: (label, prepare, input autodiff?, drops?, training flag)
+# the train-vs-inference chapter's table: (label, prepare, input autodiff?, drops?, training flag)
 TABLE = [
     ("fresh, autodiff input", lambda d: d, True, True, True),
     ("fresh, plain input", lambda d: d, False, False, True),
@@ -101,7 +101,7 @@ def test_gradient_flows_only_through_kept_elements(ad):
 
 
 def test_dropout_after_an_autodiff_layer_drops_even_for_plain_data(kind):
-    # seed 003's "mixed": the data is plain, but Linear's output is on the autodiff device
+    # the train-vs-inference chapter's "mixed" experiment: the data is plain, but Linear's output is on the autodiff device
     plain = plain_device(kind)
     ad = plain.autodiff()
     ad.seed(0)

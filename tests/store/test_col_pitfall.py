@@ -1,4 +1,4 @@
-"""Seed 000's ``LinearLayout.Col`` pitfall, both branches.
+"""The nn-modules chapter's ``LinearLayout.Col`` pitfall, both branches.
 
 The shape check uses ``Param.lazy_shape()``: ``[d_output, d_input]`` for a Col weight not yet
 initialized, ``[d_input, d_output]`` once it is. The PyTorch adapter hands over the

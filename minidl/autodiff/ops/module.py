@@ -268,7 +268,7 @@ class AutodiffModuleOps(AutodiffOpsBase):
     def linear(cls, x, weight, bias=None):
         """One ``LinearWithBias``/``LinearNoBias`` step. Dispatch never calls this (it runs the
         ModuleOps default on itself), so on an autodiff device a Linear layer records separate
-        matmul / reshape / add steps instead — the lesson of seed 000."""
+        matmul / reshape / add steps instead — the lesson of the nn-modules chapter."""
         if bias is None:
             return record(cls, LinearNoBias(), x, weight)
         return record(cls, LinearWithBias(), x, weight, bias)

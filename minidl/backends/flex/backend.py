@@ -55,7 +55,7 @@ class Flex(FlexFloatOps, FlexActivationOps, FlexModuleOps, CpuHostOps, CpuViewOp
     Primitives are ``np.ndarray`` (float16 is stored as float16 and computed in float32); the
     device is ``Device.flex()``. The random streams are Flex's own counter-based generator
     (``int_random`` is the shared NumPy one of ``CpuHostOps``). No op calls BLAS: two thread
-    pools on two cores fight (DESIGN §7).
+    pools on two cores fight (ARCHITECTURE.md, "Performance facts").
     """
 
     name = "flex"

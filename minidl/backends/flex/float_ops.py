@@ -1,7 +1,7 @@
 """``FlexFloatOps``: every float op Flex writes itself (burn-flex's ``ops/float.rs``), each one
 call of a numba kernel from :mod:`minidl.backends.flex.kernels`: creation and casts (``copy``:
 fill, converting copy), arithmetic, unary math, comparisons and masks (``broadcast``, ``unary``,
-``elementwise``), matmul (``gemm``; the batch dims are handled here, no BLAS: DESIGN §7),
+``elementwise``), matmul (``gemm``; the batch dims are handled here, no BLAS: see ``float_matmul``),
 reductions (``reduce``) and the layout ops that move elements (``copy``, ``indexing``).
 
 Flex also overrides several ``FloatTensorOps`` *defaults* (scalar forms, ``neg``, ``recip``,
@@ -244,7 +244,7 @@ class FlexFloatOps:
     def float_matmul(cls, lhs, rhs):
         """``lhs @ rhs`` over the last two dims, batch dims broadcast (NumPy's rules), lhs's
         dtype, on the packed numba gemm. No BLAS: OpenBLAS's thread pool fights numba's on a
-        2-core machine (DESIGN §7). Three shapes of call:
+        2-core machine (ARCHITECTURE.md, "Performance facts"). Three shapes of call:
 
         - no batch on the right (a ``Linear`` weight): one 2-D gemm ``[batch*m, k] @ [k, n]``;
         - the same batch on both sides: one ``batched_matmul`` call;

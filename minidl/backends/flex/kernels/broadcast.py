@@ -296,6 +296,18 @@ def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar, lhs_dtype: bool = False)
     The result has NumPy's promoted dtype, or ``a``'s with ``lhs_dtype`` (a float op of Flex:
     mixed dtypes give lhs's, as burn). Integer ``div`` truncates toward zero (Rust's and
     burn's integer division).
+
+    Only the last block (the general path: promote, broadcast to 3-D views, ``run3``) is
+    needed for correctness. Everything before it is a **speed trick**, each one shaped by a
+    call that an MLP training step makes, each giving the same result as the general path:
+
+    1. same shape, small: ``binary_same`` on the arrays as they are (the tiny-op path);
+    2. same shape, large and contiguous: ``binary_parallel`` into a cache-line-aligned output;
+    3. a bias row ``[1, n]`` or column ``[m, 1]`` over a small ``[m, n]``: one loop nest;
+    4. one rank up to 3-D, contiguous: padded in front, size-1 dims broadcast by the kernel;
+    5. array and Python number, small: ``binary_array_scalar``;
+    6. array and Python number, large and contiguous: ``binary_parallel`` with a 1-element
+       operand (the optimizer's ``grad * lr``).
     """
     code = BINARY_OPS[op]
     # Two arrays of one shape and native dtype: the tiny-op path, tested cheapest first (a 4x4

@@ -2,7 +2,7 @@
 
 Mirrors burn-flex's ``float_matmul`` / ``int_matmul`` (the gemm behind ``Linear``).
 
-How it works (DESIGN §7 lists what was measured to matter):
+How it works (ARCHITECTURE.md, "Performance facts", lists what was measured to matter):
 
 * **Micro-kernel** (``gemm_micro``): an MR x NR tile of C in vector registers, updated by
   outer products, one packed row of B (NR values, ``NV`` vectors) against MR broadcast values

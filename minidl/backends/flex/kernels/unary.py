@@ -7,7 +7,8 @@ kernels of :mod:`.broadcast`, the module below this one.
 Mirrors burn-flex's ``float_exp``, ``float_log``, ... and the activations ``relu``, ``gelu``,
 ``sigmoid``. One flat loop over a contiguous array, the op a named integer constant (``EXP``,
 ``SIGMOID``, ...: compile-time constants to numba) whose branch LLVM hoists out of the loop; above ``PARALLEL_MIN_ELEMS`` elements, chunks over threads.
-``exp``, ``sigmoid`` and ``log`` use :mod:`.vmath`, whose loops vectorize (libm is one scalar
+``exp``, ``log``, ``tanh``, ``sigmoid``, ``erf``, both GELUs, ``sin``, ``cos`` and
+``powf_scalar`` use :mod:`.vmath` and its siblings, whose loops vectorize (libm is one scalar
 call per value: [128, 10] float32 exp 4.7 -> 1.4 us, [128, 256] 97 -> 13, 1 thread, warm).
 
 ``relu_affine`` is the fusion lesson: torch eager runs ``x * a``, ``+ b`` and ``relu`` as three
@@ -15,8 +16,6 @@ passes over memory with two temporaries; one numba loop reads x once and writes 
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 from numba import njit, prange
@@ -30,6 +29,10 @@ from .broadcast import (
 )
 from .operands import as_operand, run3, shape_of
 from .vmath import vexp, vlog
+from .vmath_act import vgelu_tanh, vsigmoid, vtanh
+from .vmath_erf import verf, vgelu
+from .vmath_pow import vpowf
+from .vmath_trig import NEAR, vcos, vcos_near, vsin, vsin_near
 
 CHUNK = 8192
 Scalar = int | float
@@ -38,11 +41,12 @@ _FLOATS = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 
 # The unary kernel's ops
 (EXP, LOG, SQRT, ABS, NEG, RECIP, TANH, SIGMOID, RELU, GELU, SIN, COS, ERF, FLOOR, CEIL, ROUND,
- LOG1P, EXPM1) = range(18)  # fmt: skip
+ LOG1P, EXPM1, GELU_TANH) = range(19)  # fmt: skip
 UNARY_OPS = {
     "exp": EXP, "log": LOG, "sqrt": SQRT, "abs": ABS, "neg": NEG, "recip": RECIP, "tanh": TANH,
     "sigmoid": SIGMOID, "relu": RELU, "gelu": GELU, "sin": SIN, "cos": COS, "erf": ERF,
     "floor": FLOOR, "ceil": CEIL, "round": ROUND, "log1p": LOG1P, "expm1": EXPM1,
+    "gelu_tanh": GELU_TANH,
 }  # fmt: skip
 
 
@@ -69,8 +73,9 @@ def _un_cheap(op, v):
     return np.sqrt(v)  # SQRT
 
 
-#: The ops written with :mod:`.vmath` (branch-free): a loop over them vectorizes too.
-_VMATH = (EXP, SIGMOID, LOG)
+#: The ops written with :mod:`.vmath` and its siblings (branch-free): a loop over them
+#: vectorizes too (in float32; their float64 forms call libm where that is as fast).
+_VMATH = (EXP, SIGMOID, LOG, TANH, ERF, GELU, GELU_TANH)
 
 
 @njit(inline="always", **JIT_EW)
@@ -79,23 +84,20 @@ def _un_vmath(op, v):
         return vexp(v)
     if op == LOG:
         return vlog(v)
-    return 1 / (1 + vexp(-v))  # SIGMOID: exp(-v) = inf gives 0, NaN stays NaN
+    if op == TANH:
+        return vtanh(v)
+    if op == ERF:
+        return verf(v)
+    if op == GELU:
+        return vgelu(v)
+    if op == GELU_TANH:
+        return vgelu_tanh(v)
+    return vsigmoid(v)  # SIGMOID
 
 
 @njit(inline="always", **JIT_EW)
 def _un_libm(op, v):
     # the ops that call libm for each value
-    if op == TANH:
-        return np.tanh(v)
-    if op == GELU:
-        # 1 + erf(z) written as erfc(-z): no cancellation for negative v (erf -> -1)
-        return 0.5 * v * math.erfc(-v * 0.7071067811865476)
-    if op == SIN:
-        return np.sin(v)
-    if op == COS:
-        return np.cos(v)
-    if op == ERF:
-        return math.erf(v)
     if op == LOG1P:
         return np.log1p(v)
     # EXPM1
@@ -115,6 +117,22 @@ def _vmath_rows(xs, os, op):
 
 
 @njit(**JIT_EW)
+def _trig_rows(xs, os, op):
+    # the vectorized near form over the whole chunk, then the rare far values again (|x| >=
+    # 4.2e8, inf, NaN) through libm: a branch in the first loop would keep it scalar
+    far = False
+    for i in range(os.shape[0]):
+        v = xs[i]
+        os[i] = vsin_near(v) if op == SIN else vcos_near(v)
+        far |= not np.abs(v) < NEAR
+    if far:
+        for i in range(os.shape[0]):
+            v = xs[i]
+            if not np.abs(v) < NEAR:
+                os[i] = vsin(v) if op == SIN else vcos(v)
+
+
+@njit(**JIT_EW)
 def _libm_rows(xs, os, op):
     for i in range(os.shape[0]):
         os[i] = _un_libm(op, xs[i])
@@ -122,15 +140,18 @@ def _libm_rows(xs, os, op):
 
 @njit(**JIT_EW)
 def _unary_chunk(x, out, op, lo, hi):
-    # Two loops: the ops LLVM can vectorize (arithmetic, compares, rounding) and the ones that
-    # call libm one value at a time (exp, log, tanh, erf, ...). In one loop the eighteen-way
-    # branch kept even ReLU scalar (measured: relu over [128, 256] 22 us, NumPy 6 us).
+    # Separate loops: the ops LLVM can vectorize (arithmetic, compares, rounding; the vmath
+    # functions; sin/cos with their fix-up) and the ones that call libm one value at a time
+    # (log1p, expm1). In one loop the eighteen-way branch kept even ReLU scalar (measured:
+    # relu over [128, 256] 22 us, NumPy 6 us).
     xs = x[lo:hi]
     os = out[lo:hi]
     if op in _CHEAP:
         _cheap_rows(xs, os, op)
     elif op in _VMATH:
         _vmath_rows(xs, os, op)
+    elif op == SIN or op == COS:
+        _trig_rows(xs, os, op)
     else:
         _libm_rows(xs, os, op)
 
@@ -147,6 +168,44 @@ def unary_parallel(x, out, op):
     n = x.shape[0]
     for t in prange((n + CHUNK - 1) // CHUNK):
         _unary_chunk(x, out, op, t * CHUNK, min(t * CHUNK + CHUNK, n))
+
+
+# x ** p for a scalar p: the exponents with a shorter exact form get their own loop
+POW_ANY, POW_SQUARE, POW_CUBE, POW_RECIP = range(4)
+_POW_FORMS = {2.0: POW_SQUARE, 3.0: POW_CUBE, -1.0: POW_RECIP}
+
+
+@njit(**JIT_EW)
+def _pow_chunk(x, out, p, form, lo, hi):
+    xs = x[lo:hi]
+    os = out[lo:hi]
+    if form == POW_SQUARE:
+        for i in range(os.shape[0]):
+            os[i] = xs[i] * xs[i]  # one rounding: correctly rounded
+    elif form == POW_CUBE:
+        for i in range(os.shape[0]):
+            v = np.float64(xs[i])  # x*x is exact in float64 (x float32): one rounding at the end
+            os[i] = v * v * v
+    elif form == POW_RECIP:
+        for i in range(os.shape[0]):
+            os[i] = 1 / xs[i]
+    else:
+        for i in range(os.shape[0]):
+            os[i] = vpowf(xs[i], p)
+
+
+@njit(**JIT_EW)
+def pow_serial(x, out, p, form):
+    """out = x ** p for flat contiguous arrays and a float64 ``p``; ``form`` from _POW_FORMS."""
+    _pow_chunk(x, out, p, form, 0, x.shape[0])
+
+
+@njit(parallel=True, **JIT_EW)
+def pow_parallel(x, out, p, form):
+    """``pow_serial`` with chunks spread over threads."""
+    n = x.shape[0]
+    for t in prange((n + CHUNK - 1) // CHUNK):
+        _pow_chunk(x, out, p, form, t * CHUNK, min(t * CHUNK + CHUNK, n))
 
 
 @njit(**JIT_EW)
@@ -202,7 +261,8 @@ def relu_backward_parallel(o, g, out):
 
 def unary(op: str, x: np.ndarray) -> np.ndarray:
     """``f(x)`` element-wise; op in exp, log, sqrt, abs, neg, recip, tanh, sigmoid, relu, gelu
-    (exact erf form), sin, cos, erf, floor, ceil, round (half to even), log1p, expm1. Any
+    (exact erf form), sin, cos, erf, floor, ceil, round (half to even), log1p, expm1, gelu_tanh
+    (torch's ``approximate="tanh"``). Any
     layout in, a C-contiguous array out, of x's dtype (integer ``abs``/``neg`` stay integer;
     other ops on integers give float32, as torch)."""
     code = UNARY_OPS[op]
@@ -225,6 +285,24 @@ def unary(op: str, x: np.ndarray) -> np.ndarray:
     if xc.size:
         kernel = unary_parallel if xc.size >= PARALLEL_MIN_ELEMS else unary_serial
         kernel(xc.reshape(-1), out.reshape(-1), code)
+    return out if cdt == x.dtype else out.astype(x.dtype)
+
+
+def powf_scalar(x: np.ndarray, p: float) -> np.ndarray:
+    """``x ** p`` element-wise for a float array and a Python float, with C99's special cases
+    (NumPy's and torch's: ``x ** 0 = 1``, a negative base and a non-integer ``p`` give NaN,
+    ...); ``p`` is rounded to x's dtype first, as NumPy and torch do. ``2``, ``3`` and ``-1``
+    run as products or a quotient; everything else through :func:`.vmath_pow.vpowf`. Any
+    layout in, a C-contiguous array of x's dtype out (float16 is computed in float32).
+    burn-flex's ``float_powf_scalar``."""
+    cdt = compute_dtype(x.dtype)
+    xc = np.ascontiguousarray(x, dtype=cdt)
+    out = np.empty(x.shape, cdt)
+    p = float(p)
+    form = _POW_FORMS.get(p, POW_ANY)
+    if xc.size:
+        kernel = pow_parallel if xc.size >= PARALLEL_MIN_ELEMS else pow_serial
+        kernel(xc.reshape(-1), out.reshape(-1), p, form)
     return out if cdt == x.dtype else out.astype(x.dtype)
 
 
@@ -275,4 +353,4 @@ def _unary_fn(op: str):
 
 
 (exp, log, sqrt, abs, neg, recip, tanh, sigmoid, relu, gelu, sin, cos, erf, floor, ceil, round,
- log1p, expm1) = (_unary_fn(o) for o in UNARY_OPS)  # noqa: A001  # fmt: skip
+ log1p, expm1, gelu_tanh) = (_unary_fn(o) for o in UNARY_OPS)  # noqa: A001  # fmt: skip

@@ -61,38 +61,63 @@ def _cos_poly(r):
     return ((1.0 + z * -4.99999997251031003120e-01) + w * 4.16666233237390631894e-02) + (w * z) * p
 
 
-def vsin_near(x):
-    """float32 ``sin(x)`` for ``|x| < NEAR``, branch-free (anything for other x: see vsin)."""
+def _libm_sin(x):
     return np.sin(x)
 
 
-def _sin_near32(x):
-    r, n = _reduce(x)
+def _libm_cos(x):
+    return np.cos(x)
+
+
+def vsin_near(x):
+    """float32 ``sin(x)`` for ``|x| < NEAR``, branch-free (anything for other x: see vsin);
+    float64: libm's."""
+    return np.sin(x)
+
+
+@njit(**_OPTS)
+def _sin_quadrant(r, n):
+    # sin(n pi/2 + r); a function of its own (no branch is left in the inlined caller)
     s, c = _sin_poly(r), _cos_poly(r)
     v = c if n & 1 else s
     return np.float32(-v if n & 2 else v)
 
 
-@overload(vsin_near, inline="always", jit_options=_OPTS)
-def _vsin_near_overload(x):
-    return _sin_near32 if x == types.float32 else None
-
-
-def vcos_near(x):
-    """float32 ``cos(x)`` for ``|x| < NEAR``, branch-free (anything for other x: see vcos)."""
-    return np.cos(x)
-
-
-def _cos_near32(x):
-    r, n = _reduce(x)
+@njit(**_OPTS)
+def _cos_quadrant(r, n):
     s, c = _sin_poly(r), _cos_poly(r)
     v = s if n & 1 else c
     return np.float32(-v if (n + 1) & 2 else v)
 
 
+def _sin_near32(x):
+    r, n = _reduce(x)
+    return _sin_quadrant(r, n)
+
+
+@overload(vsin_near, inline="always", jit_options=_OPTS)
+def _vsin_near_overload(x):
+    if x == types.float32:
+        return _sin_near32
+    return _libm_sin if x == types.float64 else None
+
+
+def vcos_near(x):
+    """float32 ``cos(x)`` for ``|x| < NEAR``, branch-free (anything for other x: see vcos);
+    float64: libm's."""
+    return np.cos(x)
+
+
+def _cos_near32(x):
+    r, n = _reduce(x)
+    return _cos_quadrant(r, n)
+
+
 @overload(vcos_near, inline="always", jit_options=_OPTS)
 def _vcos_near_overload(x):
-    return _cos_near32 if x == types.float32 else None
+    if x == types.float32:
+        return _cos_near32
+    return _libm_cos if x == types.float64 else None
 
 
 def vsin(x):
@@ -103,10 +128,6 @@ def vsin(x):
 
 def _sin32(x):
     return vsin_near(x) if abs(x) < NEAR else np.float32(np.sin(np.float64(x)))
-
-
-def _libm_sin(x):
-    return np.sin(x)
 
 
 @overload(vsin, inline="always", jit_options=_OPTS)
@@ -126,10 +147,6 @@ def vcos(x):
 
 def _cos32(x):
     return vcos_near(x) if abs(x) < NEAR else np.float32(np.cos(np.float64(x)))
-
-
-def _libm_cos(x):
-    return np.cos(x)
 
 
 @overload(vcos, inline="always", jit_options=_OPTS)

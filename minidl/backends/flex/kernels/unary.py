@@ -171,8 +171,9 @@ def unary_parallel(x, out, op):
 
 
 # x ** p for a scalar p: the exponents with a shorter exact form get their own loop
-POW_ANY, POW_SQUARE, POW_CUBE, POW_RECIP = range(4)
-_POW_FORMS = {2.0: POW_SQUARE, 3.0: POW_CUBE, -1.0: POW_RECIP}
+POW_ANY, POW_SQUARE, POW_CUBE, POW_RECIP, POW_SQRT = range(5)
+#: ``** 0.5`` is sqrt in NumPy and torch alike (C's pow differs at -0.0 and -inf)
+_POW_FORMS = {2.0: POW_SQUARE, 3.0: POW_CUBE, -1.0: POW_RECIP, 0.5: POW_SQRT}
 
 
 @njit(**JIT_EW)
@@ -189,6 +190,9 @@ def _pow_chunk(x, out, p, form, lo, hi):
     elif form == POW_RECIP:
         for i in range(os.shape[0]):
             os[i] = 1 / xs[i]
+    elif form == POW_SQRT:
+        for i in range(os.shape[0]):
+            os[i] = np.sqrt(xs[i])
     else:
         for i in range(os.shape[0]):
             os[i] = vpowf(xs[i], p)
@@ -291,8 +295,9 @@ def unary(op: str, x: np.ndarray) -> np.ndarray:
 def powf_scalar(x: np.ndarray, p: float) -> np.ndarray:
     """``x ** p`` element-wise for a float array and a Python float, with C99's special cases
     (NumPy's and torch's: ``x ** 0 = 1``, a negative base and a non-integer ``p`` give NaN,
-    ...); ``p`` is rounded to x's dtype first, as NumPy and torch do. ``2``, ``3`` and ``-1``
-    run as products or a quotient; everything else through :func:`.vmath_pow.vpowf`. Any
+    ...), and ``** 0.5`` as sqrt, as both do; ``p`` is rounded to x's dtype first, as they do.
+    ``2``, ``3``, ``-1`` and ``0.5`` run as products, a quotient or sqrt; everything else
+    through :func:`.vmath_pow.vpowf`. Any
     layout in, a C-contiguous array of x's dtype out (float16 is computed in float32).
     burn-flex's ``float_powf_scalar``."""
     cdt = compute_dtype(x.dtype)

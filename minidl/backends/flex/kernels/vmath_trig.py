@@ -92,7 +92,7 @@ def _cos_quadrant(r, n):
 
 def _sin_near32(x):
     r, n = _reduce(x)
-    return _sin_quadrant(r, n)
+    return x if x == np.float32(0) else _sin_quadrant(r, n)  # -0.0 stays -0.0
 
 
 @overload(vsin_near, inline="always", jit_options=_OPTS)

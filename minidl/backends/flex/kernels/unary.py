@@ -28,10 +28,10 @@ from .broadcast import (
     ternary_serial,
 )
 from .operands import as_operand, run3, shape_of
+from .unary_pow import powf_scalar  # noqa: F401  (re-exported)
 from .vmath import vexp, vlog
 from .vmath_act import vgelu_tanh, vsigmoid, vtanh
 from .vmath_erf import verf, vgelu
-from .vmath_pow import vpowf
 from .vmath_trig import NEAR, vcos, vcos_near, vsin, vsin_near
 
 CHUNK = 8192
@@ -74,8 +74,10 @@ def _un_cheap(op, v):
 
 
 #: The ops written with :mod:`.vmath` and its siblings (branch-free): a loop over them
-#: vectorizes too (in float32; their float64 forms call libm where that is as fast).
-_VMATH = (EXP, SIGMOID, LOG, TANH, ERF, GELU, GELU_TANH)
+#: vectorizes too (in float32; their float64 forms call libm where that is as fast). Two
+#: groups, so a first ``exp`` does not compile the GELUs too.
+_VMATH = (EXP, SIGMOID, LOG, TANH)
+_ERF = (ERF, GELU, GELU_TANH)
 
 
 @njit(inline="always", **JIT_EW)
@@ -86,13 +88,16 @@ def _un_vmath(op, v):
         return vlog(v)
     if op == TANH:
         return vtanh(v)
+    return vsigmoid(v)  # SIGMOID
+
+
+@njit(inline="always", **JIT_EW)
+def _un_erf(op, v):
     if op == ERF:
         return verf(v)
     if op == GELU:
         return vgelu(v)
-    if op == GELU_TANH:
-        return vgelu_tanh(v)
-    return vsigmoid(v)  # SIGMOID
+    return vgelu_tanh(v)  # GELU_TANH
 
 
 @njit(inline="always", **JIT_EW)
@@ -117,6 +122,12 @@ def _vmath_rows(xs, os, op):
 
 
 @njit(**JIT_EW)
+def _erf_rows(xs, os, op):
+    for i in range(os.shape[0]):
+        os[i] = _un_erf(op, xs[i])
+
+
+@njit(**JIT_EW)
 def _trig_rows(xs, os, op):
     # the vectorized near form over the whole chunk, then the rare far values again (|x| >=
     # 4.2e8, inf, NaN) through libm: a branch in the first loop would keep it scalar
@@ -138,78 +149,105 @@ def _libm_rows(xs, os, op):
         os[i] = _un_libm(op, xs[i])
 
 
+# Separate loops, each its own kernel pair: the ops LLVM can vectorize (arithmetic, compares,
+# rounding; the vmath functions; sin/cos with their fix-up) and the ones that call libm one
+# value at a time (log1p, expm1). In one loop the eighteen-way branch kept even ReLU scalar
+# (measured: relu over [128, 256] 22 us, NumPy 6 us); in one kernel a first ReLU compiled
+# every group (26 s with an empty cache, 4 s for ReLU's own).
 @njit(**JIT_EW)
-def _unary_chunk(x, out, op, lo, hi):
-    # Separate loops: the ops LLVM can vectorize (arithmetic, compares, rounding; the vmath
-    # functions; sin/cos with their fix-up) and the ones that call libm one value at a time
-    # (log1p, expm1). In one loop the eighteen-way branch kept even ReLU scalar (measured:
-    # relu over [128, 256] 22 us, NumPy 6 us).
-    xs = x[lo:hi]
-    os = out[lo:hi]
-    if op in _CHEAP:
-        _cheap_rows(xs, os, op)
-    elif op in _VMATH:
-        _vmath_rows(xs, os, op)
-    elif op == SIN or op == COS:
-        _trig_rows(xs, os, op)
-    else:
-        _libm_rows(xs, os, op)
-
-
-@njit(**JIT_EW)
-def unary_serial(x, out, op):
-    """out = f(x) for flat contiguous arrays; ``op`` from UNARY_OPS."""
-    _unary_chunk(x, out, op, 0, x.shape[0])
+def cheap_serial(x, out, op):
+    """out = f(x) for flat contiguous arrays; ``op`` one of the cheap (arithmetic) ops."""
+    _cheap_rows(x, out, op)
 
 
 @njit(parallel=True, **JIT_EW)
-def unary_parallel(x, out, op):
+def cheap_parallel(x, out, op):
+    """``cheap_serial`` with chunks spread over threads."""
+    n = x.shape[0]
+    for t in prange((n + CHUNK - 1) // CHUNK):
+        _cheap_rows(x[t * CHUNK : min(t * CHUNK + CHUNK, n)], out[t * CHUNK : min(t * CHUNK + CHUNK, n)], op)
+
+
+@njit(**JIT_EW)
+def vmath_serial(x, out, op):
+    """out = f(x) for exp, log, tanh, sigmoid."""
+    _vmath_rows(x, out, op)
+
+
+@njit(parallel=True, **JIT_EW)
+def vmath_parallel(x, out, op):
+    """``vmath_serial`` with chunks spread over threads."""
+    n = x.shape[0]
+    for t in prange((n + CHUNK - 1) // CHUNK):
+        _vmath_rows(x[t * CHUNK : min(t * CHUNK + CHUNK, n)], out[t * CHUNK : min(t * CHUNK + CHUNK, n)], op)
+
+
+@njit(**JIT_EW)
+def erf_serial(x, out, op):
+    """out = f(x) for erf, gelu, gelu_tanh."""
+    _erf_rows(x, out, op)
+
+
+@njit(parallel=True, **JIT_EW)
+def erf_parallel(x, out, op):
+    """``erf_serial`` with chunks spread over threads."""
+    n = x.shape[0]
+    for t in prange((n + CHUNK - 1) // CHUNK):
+        _erf_rows(x[t * CHUNK : min(t * CHUNK + CHUNK, n)], out[t * CHUNK : min(t * CHUNK + CHUNK, n)], op)
+
+
+@njit(**JIT_EW)
+def trig_serial(x, out, op):
+    """out = sin(x) or cos(x)."""
+    _trig_rows(x, out, op)
+
+
+@njit(parallel=True, **JIT_EW)
+def trig_parallel(x, out, op):
+    """``trig_serial`` with chunks spread over threads."""
+    n = x.shape[0]
+    for t in prange((n + CHUNK - 1) // CHUNK):
+        _trig_rows(x[t * CHUNK : min(t * CHUNK + CHUNK, n)], out[t * CHUNK : min(t * CHUNK + CHUNK, n)], op)
+
+
+@njit(**JIT_EW)
+def libm_serial(x, out, op):
+    """out = log1p(x) or expm1(x), libm per value."""
+    _libm_rows(x, out, op)
+
+
+@njit(parallel=True, **JIT_EW)
+def libm_parallel(x, out, op):
+    """``libm_serial`` with chunks spread over threads."""
+    n = x.shape[0]
+    for t in prange((n + CHUNK - 1) // CHUNK):
+        _libm_rows(x[t * CHUNK : min(t * CHUNK + CHUNK, n)], out[t * CHUNK : min(t * CHUNK + CHUNK, n)], op)
+
+
+def _kernels_of(code: int):
+    if code in _CHEAP:
+        return cheap_serial, cheap_parallel
+    if code in _VMATH:
+        return vmath_serial, vmath_parallel
+    if code in _ERF:
+        return erf_serial, erf_parallel
+    if code in (SIN, COS):
+        return trig_serial, trig_parallel
+    return libm_serial, libm_parallel
+
+
+#: op code -> (serial, parallel) kernel
+KERNELS = {code: _kernels_of(code) for code in UNARY_OPS.values()}
+
+
+def unary_serial(x: np.ndarray, out: np.ndarray, op: int) -> None:
+    """out = f(x) for flat contiguous arrays; ``op`` from UNARY_OPS (its group's serial kernel)."""
+    KERNELS[op][0](x, out, op)
+
+
+def unary_parallel(x: np.ndarray, out: np.ndarray, op: int) -> None:
     """``unary_serial`` with chunks spread over threads."""
-    n = x.shape[0]
-    for t in prange((n + CHUNK - 1) // CHUNK):
-        _unary_chunk(x, out, op, t * CHUNK, min(t * CHUNK + CHUNK, n))
-
-
-# x ** p for a scalar p: the exponents with a shorter exact form get their own loop
-POW_ANY, POW_SQUARE, POW_CUBE, POW_RECIP, POW_SQRT = range(5)
-#: ``** 0.5`` is sqrt in NumPy and torch alike (C's pow differs at -0.0 and -inf)
-_POW_FORMS = {2.0: POW_SQUARE, 3.0: POW_CUBE, -1.0: POW_RECIP, 0.5: POW_SQRT}
-
-
-@njit(**JIT_EW)
-def _pow_chunk(x, out, p, form, lo, hi):
-    xs = x[lo:hi]
-    os = out[lo:hi]
-    if form == POW_SQUARE:
-        for i in range(os.shape[0]):
-            os[i] = xs[i] * xs[i]  # one rounding: correctly rounded
-    elif form == POW_CUBE:
-        for i in range(os.shape[0]):
-            v = np.float64(xs[i])  # x*x is exact in float64 (x float32): one rounding at the end
-            os[i] = v * v * v
-    elif form == POW_RECIP:
-        for i in range(os.shape[0]):
-            os[i] = 1 / xs[i]
-    elif form == POW_SQRT:
-        for i in range(os.shape[0]):
-            os[i] = np.sqrt(xs[i])
-    else:
-        for i in range(os.shape[0]):
-            os[i] = vpowf(xs[i], p)
-
-
-@njit(**JIT_EW)
-def pow_serial(x, out, p, form):
-    """out = x ** p for flat contiguous arrays and a float64 ``p``; ``form`` from _POW_FORMS."""
-    _pow_chunk(x, out, p, form, 0, x.shape[0])
-
-
-@njit(parallel=True, **JIT_EW)
-def pow_parallel(x, out, p, form):
-    """``pow_serial`` with chunks spread over threads."""
-    n = x.shape[0]
-    for t in prange((n + CHUNK - 1) // CHUNK):
-        _pow_chunk(x, out, p, form, t * CHUNK, min(t * CHUNK + CHUNK, n))
+    KERNELS[op][1](x, out, op)
 
 
 @njit(**JIT_EW)
@@ -274,7 +312,7 @@ def unary(op: str, x: np.ndarray) -> np.ndarray:
         out = np.empty(x.shape, x.dtype)
         n = out.size
         if n:
-            (unary_parallel if n >= PARALLEL_MIN_ELEMS else unary_serial)(x.reshape(n), out.reshape(n), code)
+            KERNELS[code][n >= PARALLEL_MIN_ELEMS](x.reshape(n), out.reshape(n), code)
         return out
     if x.dtype.kind in "biu":
         # the integer forms are binary ops
@@ -287,27 +325,7 @@ def unary(op: str, x: np.ndarray) -> np.ndarray:
     xc = x if x.dtype == cdt and x.flags.c_contiguous else np.ascontiguousarray(x, dtype=cdt)
     out = np.empty(x.shape, cdt)
     if xc.size:
-        kernel = unary_parallel if xc.size >= PARALLEL_MIN_ELEMS else unary_serial
-        kernel(xc.reshape(-1), out.reshape(-1), code)
-    return out if cdt == x.dtype else out.astype(x.dtype)
-
-
-def powf_scalar(x: np.ndarray, p: float) -> np.ndarray:
-    """``x ** p`` element-wise for a float array and a Python float, with C99's special cases
-    (NumPy's and torch's: ``x ** 0 = 1``, a negative base and a non-integer ``p`` give NaN,
-    ...), and ``** 0.5`` as sqrt, as both do; ``p`` is rounded to x's dtype first, as they do.
-    ``2``, ``3``, ``-1`` and ``0.5`` run as products, a quotient or sqrt; everything else
-    through :func:`.vmath_pow.vpowf`. Any
-    layout in, a C-contiguous array of x's dtype out (float16 is computed in float32).
-    burn-flex's ``float_powf_scalar``."""
-    cdt = compute_dtype(x.dtype)
-    xc = np.ascontiguousarray(x, dtype=cdt)
-    out = np.empty(x.shape, cdt)
-    p = float(p)
-    form = _POW_FORMS.get(p, POW_ANY)
-    if xc.size:
-        kernel = pow_parallel if xc.size >= PARALLEL_MIN_ELEMS else pow_serial
-        kernel(xc.reshape(-1), out.reshape(-1), p, form)
+        KERNELS[code][xc.size >= PARALLEL_MIN_ELEMS](xc.reshape(-1), out.reshape(-1), code)
     return out if cdt == x.dtype else out.astype(x.dtype)
 
 

@@ -76,11 +76,12 @@ def vsin_near(x):
 
 
 @njit(**_OPTS)
-def _sin_quadrant(r, n):
-    # sin(n pi/2 + r); a function of its own (no branch is left in the inlined caller)
+def _sin_quadrant(x, r, n):
+    # sin(n pi/2 + r) = sin(x); a function of its own (no branch is left in the inlined caller)
     s, c = _sin_poly(r), _cos_poly(r)
     v = c if n & 1 else s
-    return np.float32(-v if n & 2 else v)
+    v = np.float32(-v if n & 2 else v)
+    return x if x == np.float32(0) else v  # -0.0 stays -0.0
 
 
 @njit(**_OPTS)
@@ -92,7 +93,7 @@ def _cos_quadrant(r, n):
 
 def _sin_near32(x):
     r, n = _reduce(x)
-    return x if x == np.float32(0) else _sin_quadrant(r, n)  # -0.0 stays -0.0
+    return _sin_quadrant(x, r, n)
 
 
 @overload(vsin_near, inline="always", jit_options=_OPTS)

@@ -8,7 +8,7 @@ Run from the repository root::
 
 A ratio is ``other time / Flex time``: above 1 Flex is faster. See ``bench/README.md``.
 
-Thread pools fight (DESIGN §7): numba's OpenMP workers, OpenBLAS's and torch's all spin for a
+Thread pools fight: numba's OpenMP workers, OpenBLAS's and torch's all spin for a
 while after a parallel call, and this machine has two cores. So the contenders never
 interleave inside a timed loop: each is timed in its own block of repeats, followed by a
 pause that lets its threads go to sleep, and the blocks of all contenders alternate over

@@ -15,7 +15,7 @@ smoke run). What it prints, each a median over repeated samples, with ratios:
    (target < 2 s) and cold (an empty temporary ``NUMBA_CACHE_DIR``: every kernel compiles).
 
 The timing conventions are those of ``bench/kernels.py`` (its helpers are reused): the
-threading layer and thread counts first (DESIGN §7: two pools spinning on two cores fight);
+threading layer and thread counts first (two pools spinning on two cores fight);
 each contender timed in its own block of repeats followed by a pause, blocks alternating over
 rounds; median (best) per contender. Printed, never asserted: the machine is shared and noisy.
 """

@@ -2,10 +2,12 @@
 
 Run natively and as an AVX2 build on the same machine (numba, OpenBLAS and torch all told so)::
 
-    .venv/bin/python bench/gemm_isa.py                       # the host's ISA
-    NUMBA_CPU_NAME=haswell NUMBA_CPU_FEATURES=-avx512f OPENBLAS_CORETYPE=Haswell \\
-        ATEN_CPU_CAPABILITY=avx2 ONEDNN_MAX_CPU_ISA=AVX2 MKL_ENABLE_INSTRUCTIONS=AVX2 \\
-        .venv/bin/python bench/gemm_isa.py
+    .venv/bin/python bench/gemm_isa.py           # the host's ISA, every peer on its own kernels
+    .venv/bin/python bench/gemm_isa.py --avx2    # NUMBA_CPU_NAME=haswell NUMBA_CPU_FEATURES=-avx512f
+                                                 # OPENBLAS_CORETYPE=Haswell ATEN_CPU_CAPABILITY=avx2 ...
+
+The contenders' processes start from ``minidl_book.peers.unpinned_env()``: an
+``OPENBLAS_CORETYPE`` inherited from the shell is dropped (``--avx2`` sets its own, and says so).
 
 (``NUMBA_CPU_NAME`` alone keeps the host's features, AVX-512 included: ``isa.AVX2_BUILD``.)
 
@@ -35,6 +37,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".numba_cache"))
+
+from minidl_book.peers import environment_pins, unpinned_env  # noqa: E402
+
+#: every library told to use AVX2 only: numba (CPU name and features), OpenBLAS, torch, oneDNN, MKL
+AVX2_ENV = {"NUMBA_CPU_NAME": "haswell", "NUMBA_CPU_FEATURES": "-avx512f", "OPENBLAS_CORETYPE": "Haswell",
+            "ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
+
+
+def child_env(avx2: bool) -> dict[str, str]:
+    """The contenders' environment: no inherited peer pin; with ``avx2`` the AVX2 build of every
+    side, OpenBLAS's Haswell kernels included (a pin chosen here, and printed, not inherited)."""
+    return unpinned_env(**(AVX2_ENV if avx2 else {}))
 
 #: (name, m, k, n, A transposed view?, B transposed view?)
 MLP = [("x@W", 128, 784, 256, False, False), ("x.T@dy", 784, 128, 256, True, False),
@@ -95,6 +109,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=2, help="processes per contender, alternating")
     ap.add_argument("--only", choices=["flex", "blas", "torch"], help=argparse.SUPPRESS)
+    ap.add_argument("--avx2", action="store_true", help="run every contender as an AVX2 build")
     args = ap.parse_args()
     cases = [(f"n={n}", n, n, n, False, False) for n in args.sizes]
     cases += [] if args.no_mlp else MLP
@@ -104,12 +119,18 @@ def main() -> None:
 
     import numba
     import torch
-    from threadpoolctl import threadpool_info
 
     from minidl.backends.flex.kernels import gemm, gemm_micro, gemm_pack, gemm_small, isa
     from minidl_book.peak import fma_peak
 
-    blas = [f"{p['internal_api']} {p.get('architecture')}" for p in threadpool_info()]
+    # the children's own report: their environment, not this process's
+    report = subprocess.run([sys.executable, "-c", "from minidl_book.peers import format_peer_report; "
+                             f"import torch; torch.set_num_threads({args.threads}); print(format_peer_report())"],
+                            capture_output=True, text=True, check=True, env=child_env(args.avx2), cwd=ROOT)
+    blas = report.stdout.strip().replace("\n", "; ")
+    if environment_pins():
+        print(f"(this process inherited {environment_pins()}; the contenders run without it"
+              f"{', as an AVX2 build (--avx2)' if args.avx2 else ''})")
     peak = fma_peak()
     print(f"ISA {isa.ISA} (numba cpu {isa.CPU_NAME}); avx512f in /proc/cpuinfo: "
           f"{'avx512f' in Path('/proc/cpuinfo').read_text()}; machine shared, load {os.getloadavg()[0]:.1f}")
@@ -118,8 +139,8 @@ def main() -> None:
           f"unpacked below m*n*k {gemm.SMALL_MAX_WORK} (tiles {gemm_small.MR2}x{gemm_small.NV2}, "
           f"{gemm_small.MR1}x{gemm_small.NV1} vectors); B's rows read in place up to m "
           f"{gemm.B_IN_PLACE_MAX_M}, a packed B up to {gemm.B_WORKER_MAX_BYTES // 1024} KiB packed by each worker")
-    print(f"BLAS {blas}; torch {torch.__version__} ({torch.backends.cpu.get_cpu_capability()}); "
-          f"threads {args.threads}, numba layer {numba.config.THREADING_LAYER}")
+    print(f"peers in the contenders' processes: {blas}")
+    print(f"torch {torch.__version__}; threads {args.threads}, numba layer {numba.config.THREADING_LAYER}")
     print(f"FMA peak: {peak['gflops']:.0f} GFLOP/s per core ({peak['lanes']} lanes)")
     print(f"each contender in its own process ({args.rounds} rounds, alternating), best of "
           f"{args.repeats} (x20 for small products), "
@@ -131,7 +152,7 @@ def main() -> None:
             cmd = [sys.executable, __file__, "--only", who, "--threads", str(args.threads),
                    "--repeats", str(args.repeats), "--sizes", *map(str, args.sizes)]  # fmt: skip
             cmd += ["--no-mlp"] if args.no_mlp else []
-            proc = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=True, env=child_env(args.avx2))
             got = json.loads(proc.stdout.strip().splitlines()[-1])
             times[who] = [min(x, y) for x, y in zip(times[who], got, strict=True)]
     print(f"{'shape':>22} {'flex GF/s':>10} {'of peak':>8} {'blas GF/s':>10} {'of peak':>8} "

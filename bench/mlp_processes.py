@@ -24,6 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from minidl_book.peers import environment_pins, unpinned_env  # noqa: E402
+
 _COMMON = """
 import time, statistics, numpy as np
 rng = np.random.default_rng(0)
@@ -70,11 +72,17 @@ def step():
 print(timed(step, {steps}))
 """
 
+_REPORT = """
+import torch
+torch.set_num_threads({threads})
+from minidl_book.peers import format_peer_report
+print(format_peer_report())
+"""
+
 
 def run(source: str, threads: int) -> float:
     """Seconds per step, as printed by a fresh process running ``source``."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), NUMBA_NUM_THREADS=str(threads),
-               OMP_NUM_THREADS=str(threads))
+    env = unpinned_env(PYTHONPATH=str(ROOT), NUMBA_NUM_THREADS=str(threads), OMP_NUM_THREADS=str(threads))
     env.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".numba_cache"))
     out = subprocess.run([sys.executable, "-c", source], env=env, capture_output=True, text=True,
                          check=True, cwd=ROOT)
@@ -101,6 +109,14 @@ def main() -> None:
         print(f"  {name:<26} median {med * 1e6:8.1f} us  best {min(ts) * 1e6:8.1f} us  "
               f"ratio {med / base:.2f}")
     print("target: minidl / torch <= 1 (issue 16)")
+    # what a child process (the same environment as the timed ones) runs with
+    env = unpinned_env(PYTHONPATH=str(ROOT), NUMBA_NUM_THREADS=str(args.threads), OMP_NUM_THREADS=str(args.threads))
+    env.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".numba_cache"))
+    report = subprocess.run([sys.executable, "-c", _REPORT.format(threads=args.threads)], env=env,
+                            capture_output=True, text=True, check=True, cwd=ROOT).stdout.strip()
+    print("peers (in a child process like the timed ones): " + report.replace("\n", "\n  "))
+    if environment_pins():
+        print(f"(this process inherited {environment_pins()}; the children ran without it)")
 
 
 if __name__ == "__main__":

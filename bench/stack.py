@@ -39,7 +39,9 @@ os.environ.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".numba_cache"))
 import numpy as np  # noqa: E402
 
 # the conventions of the kernel benchmarks: alternating blocks with pauses, median (best)
-from kernels import _fmt_t, compare, table, threading_report  # noqa: E402
+from kernels import _fmt_t, compare, rerun_unpinned_if_pinned, table, threading_report  # noqa: E402
+
+from minidl_book.peers import unpinned_env  # noqa: E402
 
 HEADER = ["impl", "median", "best", "ratio (its time / torch)", "repeats"]
 
@@ -199,7 +201,7 @@ print(f"{t1 - t0:.4f} {t2 - t0:.4f}")
 
 
 def _startup(cache_dir: str) -> tuple[float, float, float]:
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=str(ROOT))
+    env = unpinned_env(NUMBA_CACHE_DIR=cache_dir, PYTHONPATH=str(ROOT))
     env.pop("MINIDL_DEBUG", None)
     t0 = time.perf_counter()
     out = subprocess.run([sys.executable, "-c", _STARTUP], env=env, capture_output=True, text=True,
@@ -231,6 +233,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
     args = parser.parse_args()
+    rerun_unpinned_if_pinned(__file__, sys.argv[1:])  # peers at their best: no inherited pins
     t_start = time.perf_counter()
     scale = 0.4 if args.quick else 1.0
     print("# minidl stack benchmarks (median (best) over repeats; ratio = its time / torch's)\n")

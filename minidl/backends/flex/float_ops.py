@@ -29,7 +29,7 @@ from minidl.backends.flex.kernels.broadcast import binary, clamp, where
 from minidl.backends.flex.kernels.copy import cast, contiguous
 from minidl.backends.flex.kernels.elementwise import compare
 from minidl.backends.flex.kernels.indexing import in_compute_dtype, region
-from minidl.backends.flex.kernels.unary import unary
+from minidl.backends.flex.kernels.unary import powf_scalar, unary
 
 Shape = tuple[int, ...]
 
@@ -103,11 +103,14 @@ class FlexFloatOps:
     @classmethod
     def float_powf_scalar(cls, lhs, rhs: float):
         """``lhs ** rhs``; ``** 0.5`` and ``** -0.5`` are sqrt and 1 / sqrt, as in torch (C's pow
-        gives ``inf`` for ``(-inf) ** 0.5``, torch and sqrt NaN)."""
+        gives ``inf`` for ``(-inf) ** 0.5``, torch and sqrt NaN); float arrays take the
+        vectorized ``powf_scalar`` kernel, anything else the broadcasting ``pow``."""
         if rhs == 0.5:
             return cls.float_sqrt(lhs)
         if rhs == -0.5:
             return unary("recip", cls.float_sqrt(lhs))
+        if isinstance(lhs, np.ndarray) and lhs.dtype.kind == "f":
+            return powf_scalar(lhs, float(rhs))
         return binary("pow", lhs, float(rhs))
 
     @classmethod

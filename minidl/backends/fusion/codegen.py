@@ -18,9 +18,12 @@ same broadcast pattern. Each kernel comes in a parallel (``prange``) and a seria
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from minidl.backends.flex.kernels import vmath_all
+from minidl.backends.flex.kernels.cache_guard import sources_digest
 from minidl.backends.fusion.events import STREAM_LISTENERS, emit
 from minidl.backends.fusion.ir import ELEMENTWISE, REDUCE, OperationIr, TensorIr
 from minidl.backends.fusion.source import kernel_name, load
@@ -34,32 +37,18 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from minidl.backends.flex.kernels.vmath_all import vcos, verf, vexp, vlog, vpowf, vsin, vtanh
+
+# the digest of those functions' sources is in the kernel's name: an edit there recompiles it
+FLEX_SOURCES = "{flex}"
 FASTMATH = {{"reassoc", "contract", "nsz", "arcp"}}
-
-
-@njit(cache=True, inline="always", error_model="numpy")
-def erf32(a):
-    """float32 erf as two minimax polynomials: 8.8e-8 relative error at most
-    (against math.erf on 2M points), about 4x faster than math.erf."""
-    t = abs(a)
-    s = a * a
-    if t > np.float32(0.927734375):
-        r = np.float32(-1.72853470e-5) * t + np.float32(3.83197126e-4)
-        u = np.float32(-3.88396438e-3) * t + np.float32(2.42546219e-2)
-        r = r * s + u
-        r = r * t + np.float32(-1.06777877e-1)
-        r = r * t + np.float32(-6.34846687e-1)
-        r = r * t + np.float32(-1.28717512e-1)
-        r = np.float32(1.0) - np.exp(r * t - t)
-        return r if a >= 0 else -r
-    r = np.float32(-5.96761703e-4)
-    r = r * s + np.float32(4.99119423e-3)
-    r = r * s + np.float32(-2.67681349e-2)
-    r = r * s + np.float32(1.12819925e-1)
-    r = r * s + np.float32(-3.76125336e-1)
-    r = r * s + np.float32(1.28379166e-1)
-    return r * a + a
 '''
+
+_FLEX_DIGEST = sources_digest(Path(vmath_all.__file__).parent)[:12]
+
+#: Ops computed by Flex's vectorizable functions (the unary kernels' own), float32/float64 only
+VMATH = {"exp": "vexp({0})", "log": "vlog({0})", "tanh": "vtanh({0})", "sin": "vsin({0})", "cos": "vcos({0})",
+         "erf": "verf({0})", "powf_scalar": "vpowf({0}, {s0})"}
 
 _ABBREV = {"sum_dim": "sum", "max_dim": "max", "min_dim": "min", "add_scalar": "adds", "sub_scalar": "subs",
            "mul_scalar": "muls", "div_scalar": "divs", "powf_scalar": "pows", "mask_where": "where",
@@ -77,8 +66,8 @@ def _expr(op: OperationIr, args: list[str], scalars: list[str]) -> str:
     if template is None:  # a fuser's rule took an op it cannot write (see ElementwiseFuser.fits)
         raise ValueError(f"fusion: {op.kind!r} has no element-wise expression; a fuser took an op "
                          "its kernel cannot compute")
-    if op.kind == "erf" and op.out.dtype == np.float32:
-        template = "erf32({0})"
+    if op.kind in VMATH and op.out.dtype in (np.float32, np.float64):
+        template = VMATH[op.kind]
     text = template.format(*args, **{f"s{i}": s for i, s in enumerate(scalars)})
     return text if op.out.dtype == np.bool_ else f"{_np(op.out.dtype)}({text})"
 
@@ -149,7 +138,7 @@ def _finish(prefix: str, what: str, body: str, params: list[str], kinds: list[st
     sig = ", ".join(params)
     # a kernel without an outer loop (a sum of every element) has nothing to run in parallel
     parallel = "parallel=True, " if "RANGE(" in body else ""
-    source = (HEADER.format(what=what)
+    source = (HEADER.format(what=what, flex=_FLEX_DIGEST)
               + f"\n\n@njit(cache=True, {parallel}fastmath=FASTMATH, error_model='numpy')\n"
               + f"def kernel_par({sig}):\n{par}"
               + "\n\n@njit(cache=True, fastmath=FASTMATH, error_model='numpy')\n"

@@ -7,7 +7,8 @@ kernels of :mod:`.broadcast`, the module below this one.
 Mirrors burn-flex's ``float_exp``, ``float_log``, ... and the activations ``relu``, ``gelu``,
 ``sigmoid``. One flat loop over a contiguous array, the op a named integer constant (``EXP``,
 ``SIGMOID``, ...: compile-time constants to numba) whose branch LLVM hoists out of the loop; above ``PARALLEL_MIN_ELEMS`` elements, chunks over threads.
-``exp``, ``sigmoid`` and ``log`` use :mod:`.vmath`, whose loops vectorize (libm is one scalar
+``exp``, ``log``, ``tanh``, ``sigmoid``, ``erf``, both GELUs, ``sin``, ``cos`` and
+``powf_scalar`` use :mod:`.vmath` and its siblings, whose loops vectorize (libm is one scalar
 call per value: [128, 10] float32 exp 4.7 -> 1.4 us, [128, 256] 97 -> 13, 1 thread, warm).
 
 ``relu_affine`` is the fusion lesson: torch eager runs ``x * a``, ``+ b`` and ``relu`` as three
@@ -15,8 +16,6 @@ passes over memory with two temporaries; one numba loop reads x once and writes 
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 from numba import njit, prange
@@ -29,7 +28,11 @@ from .broadcast import (
     ternary_serial,
 )
 from .operands import as_operand, run3, shape_of
+from .unary_pow import powf_scalar  # noqa: F401  (re-exported)
 from .vmath import vexp, vlog
+from .vmath_act import vgelu_tanh, vsigmoid, vtanh
+from .vmath_erf import verf, vgelu
+from .vmath_trig import NEAR, vcos, vcos_near, vsin, vsin_near
 
 CHUNK = 8192
 Scalar = int | float
@@ -38,11 +41,12 @@ _FLOATS = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 
 # The unary kernel's ops
 (EXP, LOG, SQRT, ABS, NEG, RECIP, TANH, SIGMOID, RELU, GELU, SIN, COS, ERF, FLOOR, CEIL, ROUND,
- LOG1P, EXPM1) = range(18)  # fmt: skip
+ LOG1P, EXPM1, GELU_TANH) = range(19)  # fmt: skip
 UNARY_OPS = {
     "exp": EXP, "log": LOG, "sqrt": SQRT, "abs": ABS, "neg": NEG, "recip": RECIP, "tanh": TANH,
     "sigmoid": SIGMOID, "relu": RELU, "gelu": GELU, "sin": SIN, "cos": COS, "erf": ERF,
     "floor": FLOOR, "ceil": CEIL, "round": ROUND, "log1p": LOG1P, "expm1": EXPM1,
+    "gelu_tanh": GELU_TANH,
 }  # fmt: skip
 
 
@@ -69,8 +73,11 @@ def _un_cheap(op, v):
     return np.sqrt(v)  # SQRT
 
 
-#: The ops written with :mod:`.vmath` (branch-free): a loop over them vectorizes too.
-_VMATH = (EXP, SIGMOID, LOG)
+#: The ops written with :mod:`.vmath` and its siblings (branch-free): a loop over them
+#: vectorizes too (in float32; their float64 forms call libm where that is as fast). Two
+#: groups, so a first ``exp`` does not compile the GELUs too.
+_VMATH = (EXP, SIGMOID, LOG, TANH)
+_ERF = (ERF, GELU, GELU_TANH)
 
 
 @njit(inline="always", **JIT_EW)
@@ -79,23 +86,23 @@ def _un_vmath(op, v):
         return vexp(v)
     if op == LOG:
         return vlog(v)
-    return 1 / (1 + vexp(-v))  # SIGMOID: exp(-v) = inf gives 0, NaN stays NaN
+    if op == TANH:
+        return vtanh(v)
+    return vsigmoid(v)  # SIGMOID
+
+
+@njit(inline="always", **JIT_EW)
+def _un_erf(op, v):
+    if op == ERF:
+        return verf(v)
+    if op == GELU:
+        return vgelu(v)
+    return vgelu_tanh(v)  # GELU_TANH
 
 
 @njit(inline="always", **JIT_EW)
 def _un_libm(op, v):
     # the ops that call libm for each value
-    if op == TANH:
-        return np.tanh(v)
-    if op == GELU:
-        # 1 + erf(z) written as erfc(-z): no cancellation for negative v (erf -> -1)
-        return 0.5 * v * math.erfc(-v * 0.7071067811865476)
-    if op == SIN:
-        return np.sin(v)
-    if op == COS:
-        return np.cos(v)
-    if op == ERF:
-        return math.erf(v)
     if op == LOG1P:
         return np.log1p(v)
     # EXPM1
@@ -115,38 +122,132 @@ def _vmath_rows(xs, os, op):
 
 
 @njit(**JIT_EW)
+def _erf_rows(xs, os, op):
+    for i in range(os.shape[0]):
+        os[i] = _un_erf(op, xs[i])
+
+
+@njit(**JIT_EW)
+def _trig_rows(xs, os, op):
+    # the vectorized near form over the whole chunk, then the rare far values again (|x| >=
+    # 4.2e8, inf, NaN) through libm: a branch in the first loop would keep it scalar
+    far = False
+    for i in range(os.shape[0]):
+        v = xs[i]
+        os[i] = vsin_near(v) if op == SIN else vcos_near(v)
+        far |= not np.abs(v) < NEAR
+    if far:
+        for i in range(os.shape[0]):
+            v = xs[i]
+            if not np.abs(v) < NEAR:
+                os[i] = vsin(v) if op == SIN else vcos(v)
+
+
+@njit(**JIT_EW)
 def _libm_rows(xs, os, op):
     for i in range(os.shape[0]):
         os[i] = _un_libm(op, xs[i])
 
 
+# Separate loops, each its own kernel pair: the ops LLVM can vectorize (arithmetic, compares,
+# rounding; the vmath functions; sin/cos with their fix-up) and the ones that call libm one
+# value at a time (log1p, expm1). In one loop the eighteen-way branch kept even ReLU scalar
+# (measured: relu over [128, 256] 22 us, NumPy 6 us); in one kernel a first ReLU compiled
+# every group (26 s with an empty cache, 4 s for ReLU's own).
 @njit(**JIT_EW)
-def _unary_chunk(x, out, op, lo, hi):
-    # Two loops: the ops LLVM can vectorize (arithmetic, compares, rounding) and the ones that
-    # call libm one value at a time (exp, log, tanh, erf, ...). In one loop the eighteen-way
-    # branch kept even ReLU scalar (measured: relu over [128, 256] 22 us, NumPy 6 us).
-    xs = x[lo:hi]
-    os = out[lo:hi]
-    if op in _CHEAP:
-        _cheap_rows(xs, os, op)
-    elif op in _VMATH:
-        _vmath_rows(xs, os, op)
-    else:
-        _libm_rows(xs, os, op)
-
-
-@njit(**JIT_EW)
-def unary_serial(x, out, op):
-    """out = f(x) for flat contiguous arrays; ``op`` from UNARY_OPS."""
-    _unary_chunk(x, out, op, 0, x.shape[0])
+def cheap_serial(x, out, op):
+    """out = f(x) for flat contiguous arrays; ``op`` one of the cheap (arithmetic) ops."""
+    _cheap_rows(x, out, op)
 
 
 @njit(parallel=True, **JIT_EW)
-def unary_parallel(x, out, op):
-    """``unary_serial`` with chunks spread over threads."""
+def cheap_parallel(x, out, op):
+    """``cheap_serial`` with chunks spread over threads."""
     n = x.shape[0]
     for t in prange((n + CHUNK - 1) // CHUNK):
-        _unary_chunk(x, out, op, t * CHUNK, min(t * CHUNK + CHUNK, n))
+        _cheap_rows(x[t * CHUNK : min(t * CHUNK + CHUNK, n)], out[t * CHUNK : min(t * CHUNK + CHUNK, n)], op)
+
+
+@njit(**JIT_EW)
+def vmath_serial(x, out, op):
+    """out = f(x) for exp, log, tanh, sigmoid."""
+    _vmath_rows(x, out, op)
+
+
+@njit(parallel=True, **JIT_EW)
+def vmath_parallel(x, out, op):
+    """``vmath_serial`` with chunks spread over threads."""
+    n = x.shape[0]
+    for t in prange((n + CHUNK - 1) // CHUNK):
+        _vmath_rows(x[t * CHUNK : min(t * CHUNK + CHUNK, n)], out[t * CHUNK : min(t * CHUNK + CHUNK, n)], op)
+
+
+@njit(**JIT_EW)
+def erf_serial(x, out, op):
+    """out = f(x) for erf, gelu, gelu_tanh."""
+    _erf_rows(x, out, op)
+
+
+@njit(parallel=True, **JIT_EW)
+def erf_parallel(x, out, op):
+    """``erf_serial`` with chunks spread over threads."""
+    n = x.shape[0]
+    for t in prange((n + CHUNK - 1) // CHUNK):
+        _erf_rows(x[t * CHUNK : min(t * CHUNK + CHUNK, n)], out[t * CHUNK : min(t * CHUNK + CHUNK, n)], op)
+
+
+@njit(**JIT_EW)
+def trig_serial(x, out, op):
+    """out = sin(x) or cos(x)."""
+    _trig_rows(x, out, op)
+
+
+@njit(parallel=True, **JIT_EW)
+def trig_parallel(x, out, op):
+    """``trig_serial`` with chunks spread over threads."""
+    n = x.shape[0]
+    for t in prange((n + CHUNK - 1) // CHUNK):
+        _trig_rows(x[t * CHUNK : min(t * CHUNK + CHUNK, n)], out[t * CHUNK : min(t * CHUNK + CHUNK, n)], op)
+
+
+@njit(**JIT_EW)
+def libm_serial(x, out, op):
+    """out = log1p(x) or expm1(x), libm per value."""
+    _libm_rows(x, out, op)
+
+
+@njit(parallel=True, **JIT_EW)
+def libm_parallel(x, out, op):
+    """``libm_serial`` with chunks spread over threads."""
+    n = x.shape[0]
+    for t in prange((n + CHUNK - 1) // CHUNK):
+        _libm_rows(x[t * CHUNK : min(t * CHUNK + CHUNK, n)], out[t * CHUNK : min(t * CHUNK + CHUNK, n)], op)
+
+
+def _kernels_of(code: int):
+    if code in _CHEAP:
+        return cheap_serial, cheap_parallel
+    if code in _VMATH:
+        return vmath_serial, vmath_parallel
+    if code in _ERF:
+        return erf_serial, erf_parallel
+    if code in (SIN, COS):
+        return trig_serial, trig_parallel
+    return libm_serial, libm_parallel
+
+
+#: op code -> (serial, parallel) kernel
+KERNELS = {code: _kernels_of(code) for code in UNARY_OPS.values()}
+
+
+def unary_serial(x: np.ndarray, out: np.ndarray, op: int) -> None:
+    """out = f(x) for flat contiguous arrays; ``op`` from UNARY_OPS (its group's serial kernel)."""
+    KERNELS[op][0](x, out, op)
+
+
+def unary_parallel(x: np.ndarray, out: np.ndarray, op: int) -> None:
+    """``unary_serial`` with chunks spread over threads."""
+    KERNELS[op][1](x, out, op)
 
 
 @njit(**JIT_EW)
@@ -202,7 +303,8 @@ def relu_backward_parallel(o, g, out):
 
 def unary(op: str, x: np.ndarray) -> np.ndarray:
     """``f(x)`` element-wise; op in exp, log, sqrt, abs, neg, recip, tanh, sigmoid, relu, gelu
-    (exact erf form), sin, cos, erf, floor, ceil, round (half to even), log1p, expm1. Any
+    (exact erf form), sin, cos, erf, floor, ceil, round (half to even), log1p, expm1, gelu_tanh
+    (torch's ``approximate="tanh"``). Any
     layout in, a C-contiguous array out, of x's dtype (integer ``abs``/``neg`` stay integer;
     other ops on integers give float32, as torch)."""
     code = UNARY_OPS[op]
@@ -210,7 +312,7 @@ def unary(op: str, x: np.ndarray) -> np.ndarray:
         out = np.empty(x.shape, x.dtype)
         n = out.size
         if n:
-            (unary_parallel if n >= PARALLEL_MIN_ELEMS else unary_serial)(x.reshape(n), out.reshape(n), code)
+            KERNELS[code][n >= PARALLEL_MIN_ELEMS](x.reshape(n), out.reshape(n), code)
         return out
     if x.dtype.kind in "biu":
         # the integer forms are binary ops
@@ -223,8 +325,7 @@ def unary(op: str, x: np.ndarray) -> np.ndarray:
     xc = x if x.dtype == cdt and x.flags.c_contiguous else np.ascontiguousarray(x, dtype=cdt)
     out = np.empty(x.shape, cdt)
     if xc.size:
-        kernel = unary_parallel if xc.size >= PARALLEL_MIN_ELEMS else unary_serial
-        kernel(xc.reshape(-1), out.reshape(-1), code)
+        KERNELS[code][xc.size >= PARALLEL_MIN_ELEMS](xc.reshape(-1), out.reshape(-1), code)
     return out if cdt == x.dtype else out.astype(x.dtype)
 
 
@@ -275,4 +376,4 @@ def _unary_fn(op: str):
 
 
 (exp, log, sqrt, abs, neg, recip, tanh, sigmoid, relu, gelu, sin, cos, erf, floor, ceil, round,
- log1p, expm1) = (_unary_fn(o) for o in UNARY_OPS)  # noqa: A001  # fmt: skip
+ log1p, expm1, gelu_tanh) = (_unary_fn(o) for o in UNARY_OPS)  # noqa: A001  # fmt: skip

@@ -190,8 +190,8 @@ def test_each_puzzle_has_a_loop_spec_an_example_and_a_checker(name):
     spec = [c for c in code if re.search(rf"^def {name}_spec\(", c, re.M)]
     assert spec, f"puzzle {name}: no plain-Python spec `def {name}_spec(...)`"
     assert re.search(r"^\s+for ", spec[0], re.M), f"puzzle {name}: its spec has no loop"
-    assert re.search(rf"puzzles\.example\(\s*[\"']{name}[\"']\s*,\s*{name}_spec", spec[0]), (
-        f"puzzle {name}: the spec cell does not print its example (puzzles.example)")
+    assert re.search(rf"^example\(\s*[\"']{name}[\"']\s*,\s*{name}_spec", spec[0], re.M), (
+        f"puzzle {name}: the spec cell does not print its example (example(...))")
     assert any(f"puzzles.check({name})" in c and re.search(r"^\s+\.\.\.", c, re.M) for c in code), (
         f"puzzle {name}: no reader cell with a ... body checked by puzzles.check({name})")
 

@@ -48,11 +48,12 @@ class Puzzle:
     torch_ref: Callable[..., torch.Tensor]
     solution: Callable[..., Tensor]
     hints: tuple[str, ...] = ()
+    without: tuple[str, ...] = ()  # base ops this puzzle takes away (flatten: reshape)
 
     @property
     def allowed(self) -> tuple[str, ...]:
-        """:data:`BASE` plus this puzzle's extra ops."""
-        return BASE + self.extra
+        """:data:`BASE` plus this puzzle's extra ops, minus the ones it takes away."""
+        return tuple(op for op in BASE + self.extra if op not in self.without)
 
     def exercise(self, max_examples: int = 20) -> BuildExercise:
         """The checker of this puzzle (``max_examples`` generated cases)."""
@@ -98,7 +99,8 @@ def _bools(shape: Sequence[int]) -> st.SearchStrategy:
 _N = st.integers(1, 6)
 
 
-def _vec() -> st.SearchStrategy:
+def vector_cases() -> st.SearchStrategy:
+    """Cases of one float vector `a` of 1 to 6 small whole numbers."""
     return _N.flatmap(lambda n: st.fixed_dictionaries({"a": _floats([n])}))
 
 
@@ -218,6 +220,19 @@ def compress_sol(g: Tensor, v: Tensor) -> Tensor:
     return (v.unsqueeze_dim(0) @ target.float()).reshape([v.shape[0]])
 
 
+def flatten_sol(a: Tensor) -> Tensor:
+    i, j = a.shape
+    k = Tensor.arange(0, i * j, device=a.device)
+    rows = a[k / j]  # [i * j, j]: output k reads row k // j ...
+    column = (k % j).unsqueeze_dim(1) == Tensor.arange(0, j, device=a.device).unsqueeze_dim(0)
+    return rows.mask_fill(~column, 0.0).sum_dim(1)[:, 0]  # ... at column k % j
+
+
+def linspace_sol(i: Tensor, j: Tensor, n: int) -> Tensor:
+    steps = Tensor.arange(0, n, device=i.device).float()
+    return i + (j - i) * steps * (1 / max(1, n - 1))
+
+
 def bucketize_sol(v: Tensor, boundaries: Tensor) -> Tensor:
     above = boundaries.unsqueeze_dim(0) <= v.unsqueeze_dim(1)
     return above.int().sum_dim(1).reshape([v.shape[0]])
@@ -241,16 +256,20 @@ def _t_heaviside(a, b):
     return torch.heaviside(a, b)
 
 
+def _t_linspace(i, j, n):
+    return torch.linspace(float(i[0]), float(j[0]), n, dtype=torch.float32)
+
+
 _MATMUL = ("__matmul__",)
 _SUM = ("sum_dim",)
 _INDEX = ("__getitem__", "__mod__")
 
 PUZZLES: dict[str, Puzzle] = {p.name: p for p in [
     Puzzle("ones", "ones(a: [i]) -> [i]", "A float vector of ones as long as `a`.", (), ("a",),
-           _vec(), lambda a: torch.ones_like(a), ones_sol,
+           vector_cases(), lambda a: torch.ones_like(a), ones_sol,
            ("A range times zero is all zeros.", "Then add 1, and convert the int tensor with .float().")),
     Puzzle("sum", "sum(a: [i]) -> [1]", "The sum of `a`, without a reduction: use `@`.", _MATMUL,
-           ("a",), _vec(), lambda a: a.sum().reshape(1), sum_sol,
+           ("a",), vector_cases(), lambda a: a.sum().reshape(1), sum_sol,
            ("A [1, i] row times an [i, 1] column of ones is [1, 1].",
             "a * 0 + 1 is a vector of ones; reshape([1]) at the end.")),
     Puzzle("outer", "outer(a: [i], b: [j]) -> [i, j]", "The outer product of two vectors.", (),
@@ -262,7 +281,7 @@ PUZZLES: dict[str, Puzzle] = {p.name: p for p in [
            ("Compare a row index with a column index: where are they equal?",
             "Zero everything off the diagonal with mask_fill, then sum each row: sum_dim keeps the dim.")),
     Puzzle("eye", "eye(a: [i]) -> [i, i]", "The identity matrix with as many rows as `a` has elements.",
-           (), ("a",), _vec(), lambda a: torch.eye(a.shape[0]), eye_sol,
+           (), ("a",), vector_cases(), lambda a: torch.eye(a.shape[0]), eye_sol,
            ("`i == j` for a column of i and a row of j is a bool matrix.",
             "A bool tensor becomes 0.0 and 1.0 with .float().")),
     Puzzle("triu", "triu(a: [i, j]) -> [i, j]", "`a` with every element below the diagonal set to 0.",
@@ -270,21 +289,21 @@ PUZZLES: dict[str, Puzzle] = {p.name: p for p in [
            ("An element is below the diagonal when its row index is larger than its column index.",
             "mask_fill(mask, 0.0) writes 0 where the mask is true.")),
     Puzzle("cumsum", "cumsum(a: [i]) -> [i]", "Running sums: `out[k] = a[0] + ... + a[k]`.", _MATMUL,
-           ("a",), _vec(), lambda a: torch.cumsum(a, 0), cumsum_sol,
+           ("a",), vector_cases(), lambda a: torch.cumsum(a, 0), cumsum_sol,
            ("Which a[m] reach out[k]? Those with m <= k: that is a triangular matrix.",
             "Row a as [1, i], times the [i, i] matrix of (m <= k) as floats.")),
     Puzzle("diff", "diff(a: [i]) -> [i]", "`out[0] = a[0]`, `out[k] = a[k] - a[k-1]`.", _MATMUL,
-           ("a",), _vec(), _t_diff, diff_sol,
+           ("a",), vector_cases(), _t_diff, diff_sol,
            ("Write the matrix M with out = a @ M: two diagonals.",
             "M[m, k] is 1 when m == k and -1 when m + 1 == k.")),
     Puzzle("vstack", "vstack(a: [i], b: [i]) -> [2, i]", "`a` above `b`.", (), ("a", "b"),
            _two_vecs(True), lambda a, b: torch.stack([a, b]), vstack_sol,
            ("A column [0, 1] compared with 0 and with 1 picks a row.",
             "Multiply a (as a row) by (row == 0) and b by (row == 1), then add.")),
-    Puzzle("roll", "roll(a: [i]) -> [i]", "`out[k] = a[(k + 1) % i]`.", _INDEX, ("a",), _vec(),
+    Puzzle("roll", "roll(a: [i]) -> [i]", "`out[k] = a[(k + 1) % i]`.", _INDEX, ("a",), vector_cases(),
            lambda a: torch.roll(a, -1), roll_sol,
            ("Indexing with an int tensor gathers: a[idx].", "idx is (arange + 1) % i.")),
-    Puzzle("flip", "flip(a: [i]) -> [i]", "`a` reversed.", _INDEX, ("a",), _vec(),
+    Puzzle("flip", "flip(a: [i]) -> [i]", "`a` reversed.", _INDEX, ("a",), vector_cases(),
            lambda a: torch.flip(a, [0]), flip_sol,
            ("Index i - 1 - k.", "Build that index from arange with * -1 and +, then a[idx].")),
     Puzzle("heaviside", "heaviside(a: [i], b: [i]) -> [i]",
@@ -325,6 +344,20 @@ PUZZLES: dict[str, Puzzle] = {p.name: p for p in [
            _t_compress, compress_sol,
            ("Where does a kept v[m] land? At (number of kept elements up to m) - 1: a cumsum.",
             "Then it is scatter_add with those places, counting only kept elements.")),
+    Puzzle("flatten", "flatten(a: [i, j]) -> [i * j]", "The rows of `a`, one after the other.",
+           ("__getitem__", "__truediv__", "__mod__", "sum_dim"), ("a",), _matrix(),
+           lambda a: a.reshape(-1), flatten_sol,
+           ("Output k comes from row k // j, column k % j (an int tensor divided by an int "
+            "divides whole).",
+            "a[rows] gathers whole rows: keep the one column each output wants, then sum it out."),
+           without=("reshape",)),
+    Puzzle("linspace", "linspace(i: [1], j: [1], n: int) -> [n]",
+           "`n` evenly spaced floats from `i[0]` to `j[0]`, both ends included.", (),
+           ("i", "j", "n"), st.tuples(_floats([1]), _floats([1]), _N).map(
+               lambda t: {"i": t[0], "j": t[1], "n": t[2]}),
+           _t_linspace, linspace_sol,
+           ("The step is (j - i) / (n - 1); a single point (n = 1) is i.",
+            "A [1] tensor broadcasts against an [n] one: i + (j - i) * a float range * a number.")),
     Puzzle("bucketize", "bucketize(v: [i], boundaries: [j]) -> [i]",
            "For each `v[m]`, how many boundaries are <= it (boundaries sorted).", _SUM,
            ("v", "boundaries"),

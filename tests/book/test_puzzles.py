@@ -5,12 +5,54 @@ from __future__ import annotations
 
 import pytest
 
+from minidl_book.puzzle_examples import DEMO, DEMO_ATTEMPTS, EXAMPLES, example, spec_failure
 from minidl_book.puzzles import BASE, PLANTED, PUZZLES
 
 
-def test_at_least_fifteen_puzzles_each_with_a_hint():
-    assert len(PUZZLES) >= 15
+def test_all_21_puzzles_each_with_a_hint_and_an_example():
+    assert len(PUZZLES) == 21
     assert all(p.hints for p in PUZZLES.values())
+    assert set(EXAMPLES) == set(PUZZLES)
+    for name, case in EXAMPLES.items():
+        assert set(case) == set(PUZZLES[name].params), name
+
+
+def test_a_wrong_loop_spec_is_caught():
+    def cumsum_spec(a):  # forgets the element itself: an exclusive running sum
+        out, total = [0.0] * len(a), 0.0
+        for i in range(len(a)):
+            out[i] = total
+            total += a[i]
+        return out
+
+    assert spec_failure("cumsum", cumsum_spec) is not None
+    with pytest.raises(AssertionError, match="cumsum_spec disagrees"):
+        example("cumsum", cumsum_spec)
+
+
+def test_a_right_loop_spec_passes():
+    def flatten_spec(a):
+        return [x for row in a for x in row]
+
+    assert example("flatten", flatten_spec) == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+
+
+def test_the_demo_puzzle_is_none_of_the_readers():
+    assert DEMO.name not in PUZZLES
+    assert DEMO.exercise(8).find_failure(DEMO.solution) is None
+
+
+@pytest.mark.parametrize("attempt", sorted(DEMO_ATTEMPTS))
+def test_each_demo_attempt_gets_its_verdict(attempt):
+    wrong, kind = DEMO_ATTEMPTS[attempt]
+    verdict = DEMO.exercise(10).find_failure(wrong)
+    assert verdict is not None and verdict.kind == kind, verdict
+
+
+def test_flatten_takes_reshape_away():
+    assert "reshape" not in PUZZLES["flatten"].allowed
+    verdict = PUZZLES["flatten"].exercise(5).find_failure(lambda a: a.reshape([a.shape[0] * a.shape[1]]))
+    assert verdict.kind == "rule" and "reshape is not an allowed op" in verdict.text
 
 
 @pytest.mark.parametrize("name", sorted(PUZZLES))

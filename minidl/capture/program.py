@@ -50,7 +50,7 @@ class Program:
     scalars: list[SymbolicScalar]
     state: list[np.ndarray]
     outputs: list[str] = field(default_factory=list)
-    calls: int = 0
+    calls: int = 0  # backend calls one replay makes
     #: per state slot, the (call, path) that makes its new value
     positions: list[tuple[int, str]] = field(default_factory=list)
     names: list[str] = field(default_factory=list)
@@ -167,12 +167,14 @@ def build_program(prev: list[Call], calls: list[Call], inputs: dict[int, str], n
             f"{(calls + prev)[min(first, len(calls + prev) - 1)].where}). Python control flow changed "
             f"between steps (a first optimizer step, a branch on a value): warm up more, or remove it")
     b = _Builder(prev, calls, inputs)
-    lines: list[str] = []
+    lines: dict[int, tuple[str, str]] = {}
     for i, (call, before) in enumerate(zip(calls, prev)):
+        if not _paths(call.out, ""):  # a query (float_device, float_shape): nothing to replay
+            continue
         args = [b.arg(i, call, v, w) for v, w in zip(call.args, before.args)]
         args += [f"{k}={b.arg(i, call, v, before.kwargs.get(k))}" for k, v in call.kwargs.items()]
         fname = b.const(call.fn)
-        lines.append((f"t{i} = {fname}({', '.join(args)})", call.name))
+        lines[i] = (f"t{i} = {fname}({', '.join(args)})", call.name)
         for path, arr in _paths(call.out, ""):
             b.made.setdefault(id(arr), f"t{i}{path}")
     # every state slot receives the value the call that made it in the previous run makes now:
@@ -198,7 +200,7 @@ def build_program(prev: list[Call], calls: list[Call], inputs: dict[int, str], n
                                "(return only tensors made inside the step)")
         outs.append(expr)
     params = ", ".join([f"in{k}" for k in range(n_inputs)] + [f"s{k}" for k in range(len(b.scalars))])
-    body = [f"    {code:<60}# {name}" for code, name in lines] + [f"    {t}" for t in tail]
+    body = [f"    {code:<60}# {name}" for code, name in lines.values()] + [f"    {t}" for t in tail]
     state_names = ", ".join(f"st{k}" for k in range(len(b.state_arrays)))
     header = f"def replay({params}):"
     if state_names:
@@ -208,5 +210,5 @@ def build_program(prev: list[Call], calls: list[Call], inputs: dict[int, str], n
     namespace: dict[str, Any] = {"np": np, "STATE": tuple(b.state_arrays), **b.consts}
     exec(compile(source, "<captured step>", "exec"), namespace)  # noqa: S102 - our own generated code
     positions = sorted(b.state, key=b.state.get)
-    return Program(source, namespace["replay"], n_inputs, b.scalars, b.state_arrays, outs, len(calls),
+    return Program(source, namespace["replay"], n_inputs, b.scalars, b.state_arrays, outs, len(lines),
                    positions, [c.name for c in calls], namespace)

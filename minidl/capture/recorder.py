@@ -1,7 +1,7 @@
 """``Recorder``: the backend calls one run of a step makes, with their arguments and results.
 
 While active it wraps every public op of a backend class (``Flex``: ``float_matmul``,
-``relu_backward``, ...) the way the debug op timer does, keeping only the outermost call (a
+``relu_backward``, ``max_pool2d_with_indices``...), keeping only the outermost call (a
 ``linear`` that calls ``float_matmul`` is one entry: replaying ``linear`` replays the inner
 call). A call that reads a tensor back to the host (``*_into_data``) is refused unless the
 tensor is a declared input: the host would act on a value that a replay never shows it.
@@ -22,11 +22,8 @@ import numpy as np
 
 from minidl.capture.errors import CaptureError
 
-_PREFIXES = ("float_", "int_", "bool_")
-#: module and activation ops are entry points too (they may call the float ops inside)
-_NAMED = ("linear", "relu", "relu_backward", "log_softmax", "softmax", "gelu", "sigmoid",
-          "conv2d", "conv2d_backward", "layer_norm", "cross_entropy", "embedding", "dropout",
-          "max_pool2d", "max_pool2d_backward", "avg_pool2d", "avg_pool2d_backward")
+#: public callables of a backend that are not ops: they configure it or hand out its streams
+_NOT_OPS = frozenset({"ad_enabled", "generator", "seed", "stream", "name"})
 _READS = ("float_into_data", "int_into_data", "bool_into_data")
 _MINIDL = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _CAPTURE = os.path.dirname(os.path.abspath(__file__))
@@ -89,7 +86,7 @@ class Recorder:
         self._depth = 0
 
     def _ops(self) -> list[str]:
-        names = [n for n in dir(self.backend) if n.startswith(_PREFIXES) or n in _NAMED]
+        names = [n for n in dir(self.backend) if not n.startswith("_") and n not in _NOT_OPS]
         return [n for n in names if callable(getattr(self.backend, n))]
 
     def _refuse_read(self, name: str, args: tuple) -> None:

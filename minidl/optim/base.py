@@ -51,7 +51,9 @@ class Optimizer:
             # of the model instead of two: the optimizer's bookkeeping is a share of every step)
             def take(param: Param) -> Tensor | None:
                 return GradientsParams.grad_of(param, grads)
-        return module.map(_StepMapper(self, float(lr), take))
+        # a capture's symbolic learning rate (minidl.capture) stays symbolic: float() freezes it
+        lr = lr if getattr(lr, "symbolic", False) else float(lr)
+        return module.map(_StepMapper(self, lr, take))
 
     def update(self, lr: float, param: Param, grad: Tensor) -> Param:
         """One parameter's update (what the walk does for each param with a gradient)."""

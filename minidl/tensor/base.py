@@ -158,7 +158,9 @@ class TensorBase:
         if isinstance(value, TensorBase) or not isinstance(value, numbers.Number):
             fail(ops, f"Argument {arg} must be a number.", f"Found {type(value).__name__}.", kind=True)
         if self.kind is Kind.FLOAT:
-            return float(value)
+            # a capture's symbolic scalar (minidl.capture) is a float that remembers how it was
+            # computed from the step's inputs: float() would forget it and freeze the value
+            return value if type(value) is not float and getattr(value, "symbolic", False) else float(value)
         if self.kind is Kind.INT:
             if isinstance(value, numbers.Integral):
                 return int(value)

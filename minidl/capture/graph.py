@@ -1,0 +1,258 @@
+"""``capture(device, step, *args)`` and ``Graph.replay(*args)``: a step recorded once, then run
+as its backend program alone, with no Tensor, Dispatch, Autodiff or optimizer Python between
+the kernels (burn's ``burn::tensor::capture`` and ``Graph::replay``,
+``crates/burn-tensor/src/tensor/api/graph.rs``).
+
+burn records the closure's kernel launches into a CUDA/HIP graph and, on every other backend,
+"simply re-executes the closure". On our CPU backends capture goes further: it records the
+backend calls themselves (``Flex.float_matmul(a, b)``...) and replays those.
+
+What changes between steps is declared, never frozen by accident:
+
+- the step's Tensor arguments (the batch) are inputs, rebound by each replay after a guard
+  on shape, dtype and device;
+- its float arguments (the learning rate) are scalar inputs, tracked through the host
+  arithmetic that uses them (:mod:`minidl.capture.scalar`);
+- the optimizers passed in ``optimizers=`` have their host counters (Adam's step count)
+  tracked the same way and written back after each replay;
+- the model's parameters and the optimizer's moments are carried state: found by recording
+  two runs (what the second reads from the first), updated in place in the arrays the model
+  and optimizer hold, so those objects see each replay's values (and a checkpoint saves them);
+- random draws (dropout) are replayed as calls to the backend's random ops, which advance its
+  stream: every replay draws a new mask, the same one an eager run with the seed would.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from minidl.backend.dtype import Kind
+from minidl.capture.errors import CaptureError, ReplayMismatchError
+from minidl.capture.program import Program, build_program
+from minidl.capture.recorder import Recorder, root
+from minidl.capture.scalar import Guard, SymbolicScalar, evaluate
+from minidl.capture.tensors import array_of, flat_tensors, rebuild
+from minidl.capture.verify import run_verified
+from minidl.dispatch import Device
+from minidl.dispatch.route import backend_for
+from minidl.dispatch.tensor import DispatchTensor
+from minidl.tensor import Tensor
+
+_KINDS = {"f": Kind.FLOAT, "i": Kind.INT, "u": Kind.INT, "b": Kind.BOOL}
+
+
+class _Spec:
+    """What the capture saw at one argument position: a tensor (shape, dtype, device), a
+    scalar input (its name), or a static value every replay must repeat."""
+
+    def __init__(self, index: int, value: Any):
+        self.index = index
+        if isinstance(value, Tensor):
+            self.role = "tensor"
+            arr = array_of(value)
+            self.shape, self.dtype, self.device = tuple(arr.shape), arr.dtype, value.device
+            self.autodiff = value.device.is_autodiff()
+        elif isinstance(value, float):
+            self.role, self.name = "scalar", f"arg{index}"
+        else:
+            self.role, self.value = "static", value
+
+    def check(self, value: Any) -> None:
+        where = f"replay: argument {self.index}"
+        if self.role == "tensor":
+            if not isinstance(value, Tensor):
+                raise ReplayMismatchError(f"{where} must be a Tensor like at capture, found {type(value).__name__}")
+            arr = array_of(value)
+            if tuple(arr.shape) != self.shape:
+                raise ReplayMismatchError(
+                    f"{where} has shape {list(arr.shape)}, the capture had {list(self.shape)}: a captured "
+                    f"program is fixed to its shapes. Capture again for the new shape (minidl refuses, "
+                    f"like TinyJit, instead of recapturing silently like torch.compile: a capture runs "
+                    f"the step eagerly, and those runs train the model)")
+            if arr.dtype != self.dtype:
+                raise ReplayMismatchError(f"{where} has dtype {arr.dtype}, the capture had {self.dtype}")
+            if value.device != self.device or value.device.is_autodiff() != self.autodiff:
+                raise ReplayMismatchError(f"{where} is on {value.device}, the capture was on {self.device}")
+        elif self.role == "scalar":
+            if not isinstance(value, int | float) or isinstance(value, bool):
+                raise ReplayMismatchError(f"{where} must be a number (the scalar input {self.name}), "
+                                          f"found {type(value).__name__}")
+        elif not (value is self.value or _same(value, self.value)):
+            raise ReplayMismatchError(f"{where} is {value!r}, the capture had {self.value!r}: a "
+                                      f"non-tensor, non-float argument is part of the program")
+
+
+def _same(a: Any, b: Any) -> bool:
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+class _HostCounters:
+    """The number fields of the optimizers' per-parameter states (Adam's ``time``): made
+    symbolic for the recorded runs, then evaluated and written back after each replay."""
+
+    def __init__(self, optimizers: Sequence[Any]):
+        self.optimizers = list(optimizers)
+        self.values: dict[str, float] = {}
+        self.kinds: dict[str, type] = {}
+        self.next: dict[str, Any] = {}
+        self.where: dict[str, tuple[Any, Any, str]] = {}
+
+    def symbolize(self, guards: list) -> None:
+        for o, optim in enumerate(self.optimizers):
+            for pid, state in list(optim.states.items()):
+                if not dataclasses.is_dataclass(state):
+                    continue
+                changes = {}
+                for f in dataclasses.fields(state):
+                    value = getattr(state, f.name)
+                    if isinstance(value, int | float) and not isinstance(value, bool):
+                        name = f"optimizers[{o}].{f.name}[{pid}]"
+                        self.kinds.setdefault(name, int if isinstance(value, int) and
+                                              not isinstance(value, float) else float)
+                        self.values[name] = float(value)
+                        self.where[name] = (optim, pid, f.name)
+                        changes[f.name] = SymbolicScalar.input(name, float(value), guards)
+                if changes:
+                    optim.states[pid] = dataclasses.replace(state, **changes)
+
+    def collect(self) -> None:
+        """After a recorded run: the expressions of the new counts; concrete values go back."""
+        for name, (optim, pid, field) in self.where.items():
+            value = getattr(optim.states[pid], field)
+            self.next[name] = value
+            self.values[name] = float(value)
+        self.write_back()
+
+    def advance(self, env: dict[str, float]) -> None:
+        for name, expr in self.next.items():
+            self.values[name] = float(evaluate(expr, env))
+        self.write_back()
+
+    def write_back(self) -> None:
+        for name, (optim, pid, field) in self.where.items():
+            value = self.values[name]
+            value = int(round(value)) if self.kinds[name] is int else value
+            optim.states[pid] = dataclasses.replace(optim.states[pid], **{field: value})
+
+
+def capture(device: Device, step: Callable[..., Any], *args: Any, optimizers: Sequence[Any] = (),
+            warmup: int = 1, verify: bool = False) -> Graph:
+    """Capture ``step(*args)`` on ``device`` for replay (burn's ``capture(device, closure)``).
+
+    Runs the step eagerly ``warmup`` times, then twice more while recording its backend calls
+    (every run is a real step: it trains, as burn's warm-up runs do). Tensor arguments are the
+    inputs each replay rebinds; float arguments are scalar inputs; pass the optimizers whose
+    states hold host counters (Adam) in ``optimizers``. ``verify=True`` makes every replay also
+    run the eager step and compare (slow: for debugging a capture).
+    """
+    backend = backend_for(device.inner())
+    specs = [_Spec(i, a) for i, a in enumerate(args)]
+    for _ in range(warmup):
+        step(*args)
+    guards: list[Guard] = []
+    counters = _HostCounters(optimizers)
+    input_ids = {id(array_of(a)): f"in{k}" for k, a in
+                 enumerate(a for a, s in zip(args, specs) if s.role == "tensor")}
+    readable = {id(root(array_of(a))) for a, s in zip(args, specs) if s.role == "tensor"}
+    runs, result = [], None
+    for _ in range(2):
+        call_args = [SymbolicScalar.input(s.name, a, guards) if s.role == "scalar" else a
+                     for a, s in zip(args, specs)]
+        counters.symbolize(guards)
+        recorder = Recorder(backend, readable)
+        try:
+            with recorder:
+                result = step(*call_args)
+        finally:
+            counters.collect()
+        runs.append(recorder.calls)
+    outputs = [array_of(t) for t in flat_tensors(result)]
+    n_inputs = len(input_ids)
+    program = build_program(runs[0], runs[1], input_ids, n_inputs, outputs)
+    reached = " ".join(s.text for s in program.scalars) + " " + " ".join(g.text for g in guards)
+    for s in specs:
+        if s.role == "scalar" and s.name not in reached:
+            raise CaptureError(
+                f"capture refused the scalar input {s.name} (argument {s.index}): no backend call "
+                f"received a number computed from it. The step turned it into a plain number first "
+                f"(float(), math.*, NumPy) or did not use it; a replay would freeze its capture value")
+    unique = {(g.text, g.result): g for g in guards}
+    return Graph(device, step, specs, program, list(unique.values()), counters, result, backend, verify)
+
+
+class Graph:
+    """A captured step (burn's ``Graph``). ``replay(*args)`` runs the recorded backend program
+    with the new arguments and returns the step's result as fresh tensors on the inner device.
+
+    Each replay returns new output arrays (a result is never overwritten by the next replay),
+    but the carried state is updated in place: a parameter tensor taken from the model before
+    a replay shows the values after it (copy it with ``to_numpy()`` to keep it), as the output
+    buffers of a CUDA graph do.
+    """
+
+    def __init__(self, device: Device, step: Callable, specs: list[_Spec], program: Program,
+                 guards: list[Guard], counters: _HostCounters, result: Any, backend: type, verify: bool):
+        self.device, self.step, self.specs, self.program = device, step, specs, program
+        self.guards, self.counters, self._template, self.backend = guards, counters, result, backend
+        self.verify = verify
+        self.replays = 0
+        self._inner = device.inner()
+        texts = {}
+        for sym in program.scalars:
+            texts.setdefault(sym.text, sym)
+        self._scalar_index = [list(texts).index(s.text) for s in program.scalars]
+        self._scalar_exprs = [s.expr for s in texts.values()]
+
+    @property
+    def program_text(self) -> str:
+        """The generated replay function: one line per backend call."""
+        return self.program.source
+
+    @property
+    def calls(self) -> int:
+        """How many backend calls one replay makes."""
+        return self.program.calls
+
+    def _env(self, args: Sequence[Any]) -> dict[str, float]:
+        env = dict(self.counters.values)
+        for spec, value in zip(self.specs, args):
+            if spec.role == "scalar":
+                env[spec.name] = float(value)
+        for guard in self.guards:
+            if not guard.holds(env):
+                raise ReplayMismatchError(
+                    f"replay: at capture the step took a Python branch on a declared scalar "
+                    f"({guard.text} was {guard.result}); with these inputs it goes the other way, "
+                    f"and the recorded program is only the branch taken. Capture again")
+        return env
+
+    def replay(self, *args: Any) -> Any:
+        """Run the captured program on ``args`` (same structure as at capture)."""
+        if len(args) != len(self.specs):
+            raise ReplayMismatchError(f"replay: {len(args)} arguments, the capture had {len(self.specs)}")
+        for spec, value in zip(self.specs, args):
+            spec.check(value)
+        env = self._env(args)
+        if self.verify:
+            return self._verified(args, env)
+        return self._run(args, env)
+
+    def _run(self, args: Sequence[Any], env: dict[str, float]) -> Any:
+        arrays = [array_of(a) for a, s in zip(args, self.specs) if s.role == "tensor"]
+        values = [f(env) for f in self._scalar_exprs]
+        scalars = [values[k] for k in self._scalar_index]
+        outs = self.program.fn(*arrays, *scalars)
+        if self.counters.next:
+            self.counters.advance(env)
+        self.replays += 1
+        inner = self._inner
+        made = [Tensor(DispatchTensor(o, inner), _KINDS[o.dtype.kind]) for o in outs]
+        return rebuild(self._template, made)
+
+    def _verified(self, args: Sequence[Any], env: dict[str, float]) -> Any:
+        return run_verified(self, args, env)

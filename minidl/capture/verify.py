@@ -1,0 +1,70 @@
+"""``run_verified``: one replay checked against the eager step it stands for.
+
+For debugging a capture (``capture(..., verify=True)``): the state (carried arrays, host
+counters, the backend's random streams) is saved, the replay runs, the state is put back and
+the eager step runs on the same inputs while recorded; outputs and new state must agree to
+``rtol``. The eager run's new state arrays become the graph's buffers, so the model and the
+optimizer, which the eager step just rebound to them, and the graph stay the same arrays.
+No burn counterpart (burn's replay is unchecked); ``torch.compile`` has none either.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from minidl.capture.errors import CaptureError
+from minidl.capture.program import _paths
+from minidl.capture.recorder import Recorder, root
+from minidl.capture.tensors import array_of, flat_tensors
+
+RTOL = 1e-5
+
+
+def _streams(backend: type) -> list[tuple[Any, int]]:
+    return [(s, s.counter) for s in getattr(backend, "_streams", {}).values()]
+
+
+def _rel(a: np.ndarray, b: np.ndarray) -> float:
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    return float(np.max(np.abs(a - b) / (np.abs(b) + 1e-12))) if a.size else 0.0
+
+
+def run_verified(graph: Any, args: tuple, env: dict[str, float]) -> Any:
+    """Replay, then run the eager step from the same state, compare, keep the eager state."""
+    program = graph.program
+    saved = [s.copy() for s in program.state]
+    counters = dict(graph.counters.values)
+    streams = _streams(graph.backend)
+    result = graph._run(args, env)
+    replayed_state = [s.copy() for s in program.state]
+    replayed_out = [t.to_numpy() for t in flat_tensors(result)]
+    for buf, old in zip(program.state, saved):
+        np.copyto(buf, old)
+    graph.counters.values = counters
+    graph.counters.write_back()
+    for stream, counter in streams:
+        stream.counter = counter
+    readable = {id(root(array_of(a))) for a, s in zip(args, graph.specs) if s.role == "tensor"}
+    recorder = Recorder(graph.backend, readable)
+    with recorder:
+        eager = graph.step(*args)
+    calls = recorder.calls
+    if [c.name for c in calls] != program.names:
+        raise CaptureError("verify: the eager step made a different program than the capture "
+                           f"({len(calls)} calls, the capture {len(program.names)})")
+    graph.counters.values = counters
+    graph.counters.advance(env)
+    new_state = [dict(_paths(calls[j].out, ""))[path] for j, path in program.positions]
+    for k, (mine, theirs) in enumerate(zip(replayed_state, new_state)):
+        if _rel(mine, theirs) > RTOL:
+            raise CaptureError(f"verify: state {k} (shape {list(theirs.shape)}, made by call "
+                               f"{program.positions[k][0]} {program.names[program.positions[k][0]]}) "
+                               f"differs from the eager step: max relative error {_rel(mine, theirs):.2e}")
+    for k, (mine, t) in enumerate(zip(replayed_out, flat_tensors(eager))):
+        if _rel(mine, t.to_numpy()) > RTOL:
+            raise CaptureError(f"verify: output {k} differs from the eager step: max relative error "
+                               f"{_rel(mine, t.to_numpy()):.2e}")
+    program.rebind(new_state)
+    return result

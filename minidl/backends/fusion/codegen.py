@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from minidl.backends.fusion.events import STREAM_LISTENERS, emit
 from minidl.backends.fusion.ir import ELEMENTWISE, REDUCE, OperationIr, TensorIr
 from minidl.backends.fusion.source import kernel_name, load
 
@@ -121,26 +120,15 @@ class Kernel:
         self.inputs, self.writes, self.scalars, self.meta, self.work = inputs, writes, scalars, meta, work
         self.kinds = kinds
         self.bytes_read, self.bytes_written = bytes_read, bytes_written
-        self.launches = 0
 
-    def launch(self, ops: list[OperationIr], env: dict, write_ids: list[int]) -> None:
-        """Run the kernel for ``ops`` (this block in the current segment), reading from and
-        writing into ``env`` (tensor id -> array)."""
-        arrays = []
-        for slot in self.inputs:
-            arrays.append(np.ascontiguousarray(env[ops[slot.op].inputs[slot.pos].id]).reshape(-1))
-        outs = []
-        for j in self.writes:
-            t = ops[j].out
-            outs.append(np.empty(t.shape, dtype=t.dtype))
-        scalars = [dtype.type(ops[j].scalars[k]) for j, k, dtype in self.scalars]
-        fn = self.module.kernel_par if self.work >= PARALLEL_FROM else self.module.kernel_seq
-        if STREAM_LISTENERS:
-            emit("launch", name=self.name, parallel=self.work >= PARALLEL_FROM)
-        fn(*arrays, *[o.reshape(-1) for o in outs], *scalars, *self.meta)
-        self.launches += 1
-        for j, out in zip(self.writes, outs, strict=True):
-            env[ops[j].out.id] = out
+    @property
+    def parallel(self) -> bool:
+        """Whether launches run the ``prange`` version (enough work to wake a second thread)."""
+        return self.work >= PARALLEL_FROM
+
+    def function(self):
+        """The compiled function a launch calls: the parallel or the serial version."""
+        return self.module.kernel_par if self.parallel else self.module.kernel_seq
 
 
 def _finish(prefix: str, what: str, body: str, params: list[str], kinds: list[str]):

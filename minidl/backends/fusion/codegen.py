@@ -171,6 +171,12 @@ class _Values:
                 self.scalar_names[(j, k)] = f"s{len(self.scalars)}"
                 self.scalars.append((j, k, dtype))
 
+    def scalar_casts(self, indent: str) -> list[str]:
+        """Lines that turn each scalar argument (a Python float at launch) into the dtype of the
+        op it belongs to, as eager ``B`` does before it computes."""
+        return [f"{indent}s{i} = {_np(dtype)}(s{i})" for i, (_, _, dtype) in enumerate(self.scalars)
+                if dtype != np.bool_]
+
     def scalar_args(self, j: int) -> list[str]:
         return [self.scalar_names[(j, k)] for k in range(len(self.ops[j].scalars))]
 
@@ -327,7 +333,7 @@ def loop_kernel(ops: list[OperationIr], full: tuple[int, ...], reduced: tuple[in
     row_emit()
     if not lines or lines[-1].strip().endswith(":"):
         lines.append(f"{row_ind}pass")
-    body = "\n".join(lines) + "\n"
+    body = "\n".join(vals.scalar_casts(ind) + lines) + "\n"
     kinds = [op.kind for op in ops]
     what = "reduce" if reduced else "element-wise"
     name, source, module = _finish(prefix, what, body, params, kinds)

@@ -89,7 +89,7 @@ def matmul_kernel(ops: list[OperationIr], writes: list[int]) -> Kernel:
         lines.append(f"{deep}v{j} = {_expr(op, [name_of(t) for t in op.inputs], vals.scalar_args(j))}")
     for q, j in enumerate(writes):
         lines.append(f"{deep}{_at(f'o{q}', 'i * N + j')} = v{j}")
-    body = "\n".join(lines) + "\n"
+    body = "\n".join(vals.scalar_casts(ind) + lines) + "\n"
     kinds = [op.kind for op in ops]
     name, source, module = _finish("matmul", "matmul with epilogue", body, params, kinds)
     read = sum(t.nbytes for t in vals.ext)

@@ -115,14 +115,19 @@ class OperationIr:
     inputs, output, scalar arguments (passed to kernels at launch, so a new learning rate needs
     no new kernel) and static arguments (dims, dtypes: part of the plan's key)."""
 
-    __slots__ = ("kind", "op", "inputs", "out", "scalars", "static", "kwargs")
+    __slots__ = ("kind", "op", "inputs", "out", "scalars", "static", "names", "extra")
 
     def __init__(self, kind: str, op: str, inputs: tuple[TensorIr, ...], out: TensorIr,
-                 scalars: tuple = (), static: tuple = (), kwargs: dict | None = None):
+                 scalars: tuple = (), static: tuple = (), names: tuple[str, ...] = (), extra: dict | None = None):
         self.kind, self.op, self.inputs, self.out = kind, op, inputs, out
         self.scalars, self.static = scalars, static
-        #: keyword arguments to replay the op on ``B``: tensor inputs appear as their TensorIr
-        self.kwargs = {} if kwargs is None else kwargs
+        #: the protocol op's parameter name of each input, and its other keyword arguments
+        self.names, self.extra = names, extra
+
+    @property
+    def kwargs(self) -> dict:
+        """Keyword arguments to replay the op on ``B``: tensor inputs appear as their TensorIr."""
+        return {**dict(zip(self.names, self.inputs, strict=True)), **(self.extra or {})}
 
     def __repr__(self) -> str:
         args = [repr(t) for t in self.inputs] + [f"{s!r}" for s in self.scalars] + [f"{s!r}" for s in self.static]

@@ -9,8 +9,6 @@ found, execute; not found, explore (search), store, execute.
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,19 +20,17 @@ from minidl.backends.fusion.search import Explorer
 from minidl.backends.fusion.segment import Segment
 
 
-@dataclass
 class ExecutionRecord:
     """What one drain did, for :func:`minidl.debug.fusion_plan`: the recorded ops, the plan's
-    blocks (which fuser took which ops, each kernel), whether the plan came from the store."""
+    blocks (which fuser took which ops, each kernel), whether the plan came from the store,
+    the handle ids of the results written (held by someone at the drain), the reason."""
 
-    ops: list[OperationIr]
-    plan: ExecutionPlan
-    searched: bool
-    #: the handle ids of the results written (held by someone at the drain)
-    written: set[int] = field(default_factory=set)
-    reason: str = ""
-    seconds: float = 0.0
-    index: int = 0
+    __slots__ = ("ops", "plan", "searched", "written", "reason", "index")
+
+    def __init__(self, ops: list[OperationIr], plan: ExecutionPlan, searched: bool):
+        self.ops, self.plan, self.searched = ops, plan, searched
+        self.written: set[int] = set()
+        self.reason, self.index = "", 0
 
 
 class Processor:
@@ -51,7 +47,6 @@ class Processor:
 
     def process(self, segment: Segment, node: PlanNode | None) -> ExecutionRecord:
         """Run ``segment``; ``node`` is where its recording left the store's tree (None: off it)."""
-        start = time.perf_counter()
         alive = segment.alive()
         plan = node.plans.get(alive) if node is not None else None
         searched = plan is None
@@ -71,7 +66,7 @@ class Processor:
                 self.launches += 1
             else:
                 self._run_inner(segment.ops[step.index], values)
-        return ExecutionRecord(segment.ops, plan, searched, seconds=time.perf_counter() - start)
+        return ExecutionRecord(segment.ops, plan, searched)
 
     def plan(self, segment: Segment, alive: tuple[bool, ...]) -> ExecutionPlan:
         """Search the blocks of ``segment`` and prepare the step that runs each live one."""

@@ -21,6 +21,8 @@ from minidl.backends.fusion.ir import broadcast_shape
 from minidl.backends.fusion.tensor import FusionTensor
 
 BOOL = np.dtype(np.bool_)
+#: the protocol's parameter names of the tensor inputs, in order
+TENSOR, LHS, LHS_RHS = ("tensor",), ("lhs",), ("lhs", "rhs")
 
 
 def _shape(t) -> tuple[int, ...]:
@@ -32,24 +34,24 @@ def _dtype(t) -> np.dtype:
 
 
 def _unary(cls, kind: str, op: str, tensor):
-    return cls.stream.record(kind, op, (tensor,), _shape(tensor), _dtype(tensor), kwargs={"tensor": tensor})
+    return cls.stream.record(kind, op, (tensor,), _shape(tensor), _dtype(tensor), names=TENSOR)
 
 
 def _binary(cls, kind: str, op: str, lhs, rhs, dtype: np.dtype):
     a, b = _shape(lhs), _shape(rhs)
     shape = a if a == b else broadcast_shape(a, b)
-    return cls.stream.record(kind, op, (lhs, rhs), shape, dtype, kwargs={"lhs": lhs, "rhs": rhs})
+    return cls.stream.record(kind, op, (lhs, rhs), shape, dtype, names=LHS_RHS)
 
 
 def _scalar(cls, kind: str, op: str, lhs, rhs: float, dtype: np.dtype):
     return cls.stream.record(kind, op, (lhs,), _shape(lhs), dtype, scalars=(float(rhs),),
-                             kwargs={"lhs": lhs, "rhs": rhs})
+                             names=LHS, extra={"rhs": rhs})
 
 
 def _reduce(cls, kind: str, op: str, tensor, dim: int):
     shape = tuple(1 if d == dim else s for d, s in enumerate(_shape(tensor)))
     return cls.stream.record(kind, op, (tensor,), shape, _dtype(tensor), static=(int(dim),),
-                             kwargs={"tensor": tensor, "dim": dim})
+                             names=TENSOR, extra={"dim": dim})
 
 
 class FusionRecordedOps:
@@ -260,39 +262,40 @@ class FusionRecordedOps:
     @classmethod
     def bool_not(cls, tensor):
         """Record ``not`` (element-wise)."""
-        return cls.stream.record("bool_not", "bool_not", (tensor,), _shape(tensor), BOOL, kwargs={"tensor": tensor})
+        return cls.stream.record("bool_not", "bool_not", (tensor,), _shape(tensor), BOOL, names=TENSOR)
 
     @classmethod
     def bool_into_float(cls, tensor, dtype: DType = DType.F32):
         """Record the conversion of a mask to 0/1 floats."""
         return cls.stream.record("bool_into_float", "bool_into_float", (tensor,), _shape(tensor),
-                                 np.dtype(dtype.numpy), static=(dtype.value,), kwargs={"tensor": tensor, "dtype": dtype})
+                                 np.dtype(dtype.numpy), static=(dtype.value,), names=TENSOR, extra={"dtype": dtype})
 
     @classmethod
     def float_cast(cls, tensor, dtype: DType):
         """Record a cast to another float dtype."""
         return cls.stream.record("cast", "float_cast", (tensor,), _shape(tensor), np.dtype(dtype.numpy),
-                                 static=(dtype.value,), kwargs={"tensor": tensor, "dtype": dtype})
+                                 static=(dtype.value,), names=TENSOR, extra={"dtype": dtype})
 
     @classmethod
     def float_mask_where(cls, tensor, mask, value):
         """Record ``where(mask, value, tensor)`` (broadcasting)."""
         shape = broadcast_shape(_shape(tensor), _shape(mask), _shape(value))
         return cls.stream.record("mask_where", "float_mask_where", (tensor, mask, value), shape, _dtype(tensor),
-                                 kwargs={"tensor": tensor, "mask": mask, "value": value})
+                                 names=("tensor", "mask", "value"))
 
     @classmethod
     def float_mask_fill(cls, tensor, mask, value: float):
         """Record ``where(mask, value, tensor)`` with a scalar ``value``."""
         shape = broadcast_shape(_shape(tensor), _shape(mask))
         return cls.stream.record("mask_fill", "float_mask_fill", (tensor, mask), shape, _dtype(tensor),
-                                 scalars=(float(value),), kwargs={"tensor": tensor, "mask": mask, "value": value})
+                                 scalars=(float(value),), names=("tensor", "mask"),
+                                 extra={"value": value})
 
     @classmethod
     def float_sum(cls, tensor):
         """Record the sum of every element (shape ``[1]``)."""
         return cls.stream.record("sum", "float_sum", (tensor,), (1,), _dtype(tensor), static=("all",),
-                                 kwargs={"tensor": tensor})
+                                 names=TENSOR)
 
     @classmethod
     def float_matmul(cls, lhs, rhs):
@@ -302,7 +305,7 @@ class FusionRecordedOps:
             return run_on_inner(cls, "float_matmul", {"lhs": lhs, "rhs": rhs})  # B raises its own error
         batch = broadcast_shape(a[:-2], b[:-2])
         return cls.stream.record("matmul", "float_matmul", (lhs, rhs), batch + (a[-2], b[-1]), _dtype(lhs),
-                                 kwargs={"lhs": lhs, "rhs": rhs})
+                                 names=LHS_RHS)
 
     @classmethod
     def float_reshape(cls, tensor, shape: Sequence[int]):

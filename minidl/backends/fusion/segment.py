@@ -2,20 +2,24 @@
 
 Tensors are numbered in order of first appearance (*relative ids*): ``values[id]`` is a leaf's
 array from the moment it is first read, and a result's array once its block has run. Each op's
-*signature* (its protocol op, the relative ids it reads, a leaf's shape and dtype, its static
-arguments) is what the plan store's tree is walked by, so two recordings of the same step have
-equal signatures and find the same plan. Scalar arguments are kept apart, already in the dtype
-the kernels take them in, so a new learning rate reuses the plan and its kernels.
+*signature* (its protocol op, the IR of what it reads, its static arguments) is what the plan
+store's tree is walked by, so two recordings of the same step have equal signatures and find the
+same plan. Scalar arguments are kept apart, as Python floats (each kernel casts them to its ops'
+dtype), so a new learning rate reuses the plan and its kernels.
 """
 
 from __future__ import annotations
 
-import weakref
+from sys import getrefcount
 from typing import Any
 
 import numpy as np
 
 from minidl.backends.fusion.ir import OperationIr, TensorIr
+
+#: references to a handle nobody else holds, as ``getrefcount(handles[j])`` counts them:
+#: the segment's list and getrefcount's own argument
+_HELD_BY_SEGMENT = 2
 
 
 class Segment:
@@ -25,8 +29,7 @@ class Segment:
         self.ops: list[OperationIr] = []
         self.values: list[Any] = []
         self.scalars: list[Any] = []
-        self.signatures: list[tuple] = []
-        self.handles: list[weakref.ref] = []
+        self.handles: list[Any] = []
         self._leaves: dict[int, TensorIr] = {}  # handle id -> the leaf's IR
 
     def leaf(self, handle_id: int, value: Any) -> TensorIr:
@@ -44,28 +47,28 @@ class Segment:
         self.values.append(None)
         return ir
 
-    def append(self, operation: OperationIr, handle: weakref.ref) -> tuple:
-        """Add a recorded op (``handle`` refers to its result's handle); returns its signature."""
+    def append(self, operation: OperationIr, handle: Any) -> None:
+        """Add a recorded op and its result's handle (held until the drain, which asks whether
+        anyone else still holds it)."""
         self.ops.append(operation)
         self.handles.append(handle)
         if operation.scalars:
-            kind = operation.inputs[0].dtype if operation.inputs[0].dtype.kind == "f" else operation.out.dtype
-            self.scalars.extend(kind.type(s) for s in operation.scalars)
-        values = self.values
-        reads = tuple(t if values[t.id] is not None else t.id for t in operation.inputs)
-        signature = (operation.op, reads, operation.static)
-        self.signatures.append(signature)
-        return signature
+            self.scalars += operation.scalars
+
+    @property
+    def signatures(self) -> list[tuple]:
+        """Each op's signature: its protocol op, the full IR of its inputs, its static arguments.
+        Since ids are numbered in order of first appearance, equal signatures up to an op mean
+        equal segments up to it."""
+        return [(op.op, op.inputs, op.static) for op in self.ops]
 
     def alive(self) -> tuple[bool, ...]:
-        """For each op, whether someone still holds its result's handle."""
-        return tuple(ref() is not None for ref in self.handles)
+        """For each op, whether someone besides this segment holds its result's handle (burn
+        asks its handles' reference counts the same question)."""
+        handles = self.handles
+        return tuple([getrefcount(handles[j]) > _HELD_BY_SEGMENT for j in range(len(handles))])
 
     def alive_handles(self) -> list[tuple[int, Any]]:
-        """``(op index, handle)`` of every result whose handle is still held."""
-        out = []
-        for j, ref in enumerate(self.handles):
-            handle = ref()
-            if handle is not None:
-                out.append((j, handle))
-        return out
+        """``(op index, handle)`` of every result whose handle is held by someone else."""
+        handles = self.handles
+        return [(j, handles[j]) for j in range(len(handles)) if getrefcount(handles[j]) > _HELD_BY_SEGMENT]

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-import weakref
 from typing import Any
 
 import numpy as np
@@ -39,7 +38,7 @@ class Stream:
 
     def __init__(self, backend: type):
         self.backend = backend  # the inner backend B
-        self.lock = threading.RLock()
+        self.lock = threading.Lock()  # recording and draining never re-enter each other
         self.processor = Processor(backend)
         self._ids = itertools.count()
         self.segment = Segment()
@@ -49,8 +48,8 @@ class Stream:
         self.history: list = []
         #: how many executions (drains that ran something) this stream has had
         self.executions = 0
-        #: ops recorded so far (every op Fusion[B] received and did not run at once)
-        self.recorded = 0
+        #: ops run by those executions
+        self.executed_ops = 0
 
     @property
     def ops(self) -> list[OperationIr]:
@@ -61,7 +60,7 @@ class Stream:
         """Running totals: ``recorded`` ops, ``drains`` (executions), fused kernel ``launches``,
         ``inner_ops`` run on ``B`` (inside plans and at once), ``searches`` (plans not in the store)."""
         p = self.processor
-        return {"recorded": self.recorded, "drains": self.executions, "launches": p.launches,
+        return {"recorded": self.executed_ops + len(self.segment.ops), "drains": self.executions, "launches": p.launches,
                 "inner_ops": p.inner_ops, "searches": p.searches}
 
     # ----- handles ------------------------------------------------------------------------
@@ -81,32 +80,28 @@ class Stream:
         """Register ``tensor`` as an input of the op being recorded and return its IR: a pending
         result of this segment, or a leaf (numbered once per segment)."""
         if type(tensor) is FusionTensor and tensor._value is None:
-            if tensor.stream is not self:  # pragma: no cover - one stream per backend
-                raise RuntimeError(f"fusion: {tensor!r} is pending in another stream")
             return tensor.ir
         handle = self.as_handle(tensor)
         return self.segment.leaf(handle.id, handle._value)
 
     # ----- recording ----------------------------------------------------------------------
     def record(self, kind: str, op: str, inputs: tuple, shape: tuple[int, ...], dtype: np.dtype,
-               scalars: tuple = (), static: tuple = (), kwargs: dict | None = None) -> FusionTensor:
+               scalars: tuple = (), static: tuple = (), names: tuple[str, ...] = (),
+               extra: dict | None = None) -> FusionTensor:
         """Append one op to the segment; returns the pending handle of its result.
 
-        ``inputs`` are the op's tensor arguments in order; ``kwargs`` its keyword arguments for
-        a replay on ``B`` (the tensors among them are looked up in ``inputs``)."""
+        ``inputs`` are the op's tensor arguments in order and ``names`` their parameter names in
+        the protocol op; ``extra`` its other keyword arguments (both to replay it on ``B``)."""
         with self.lock:
             segment = self.segment
-            ins = tuple(self.input_ir(t) for t in inputs)
             out = segment.result(shape, dtype)
-            replay = {name: (ins[inputs.index(v)] if isinstance(v, FusionTensor | np.ndarray) else v)
-                      for name, v in kwargs.items()} if kwargs else {}
-            operation = OperationIr(kind, op, ins, out, scalars, static, replay)
+            operation = OperationIr(kind, op, tuple(map(self.input_ir, inputs)), out, scalars, static, names, extra)
             handle = FusionTensor(self, next(self._ids), shape, dtype, None, out)
-            signature = segment.append(operation, weakref.ref(handle))
-            self.recorded += 1
+            segment.append(operation, handle)
             # follow the plan store's tree one edge, the one of this op's signature
             node = self.node if len(segment.ops) > 1 else self.processor.store.root
-            self.node = node.children.get(signature) if node is not None else None
+            if node is not None:
+                self.node = node.children.get((op, operation.inputs, static))
             if STREAM_LISTENERS:
                 emit("recorded", operation=operation)
             return handle
@@ -123,6 +118,7 @@ class Stream:
             if STREAM_LISTENERS:
                 emit("drain", reason=reason, ops=len(segment.ops))
             record = self.processor.process(segment, node)
+            self.executed_ops += len(segment.ops)
             record.reason = reason
             record.index = self.executions
             self.executions += 1

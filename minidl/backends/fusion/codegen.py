@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from minidl.backends.fusion.ir import ELEMENTWISE, REDUCE, OperationIr, TensorIr
+from minidl.backends.fusion.ir import ELEMENTWISE, REDUCE, RESHAPE, OperationIr, TensorIr
 from minidl.backends.fusion.source import kernel_name, load
 
 #: Work (elements) from which the parallel version runs (DESIGN §7: ~64K for element-wise).
@@ -72,7 +72,7 @@ def _np(dtype: np.dtype) -> str:
 
 def _expr(op: OperationIr, args: list[str], scalars: list[str]) -> str:
     """The scalar expression of one element-wise op, cast to its output dtype."""
-    template = ELEMENTWISE.get(op.kind)
+    template = ELEMENTWISE.get(op.kind) or RESHAPE.get(op.kind)
     if template is None:  # a fuser's rule took an op it cannot write (see ElementwiseFuser.fits)
         raise ValueError(f"fusion: {op.kind!r} has no element-wise expression; a fuser took an op "
                          "its kernel cannot compute")

@@ -50,8 +50,19 @@ def wrap(cls, value):
     return value
 
 
+def _pending(value) -> bool:
+    if isinstance(value, FusionTensor):
+        return value.pending
+    if isinstance(value, list | tuple):
+        return any(_pending(v) for v in value)
+    return False
+
+
 def run_on_inner(cls, op: str, kwargs: dict):
-    """Run ``op`` on ``B`` with the values of ``kwargs`` and wrap the result."""
+    """Run ``op`` on ``B`` with the values of ``kwargs`` and wrap the result (a sync point
+    when one of them is pending: the drain's reason names the op)."""
+    if any(_pending(v) for v in kwargs.values()):
+        cls.stream.drain(reason=f"{op} needs its inputs")
     args = {k: unwrap(cls, v) for k, v in kwargs.items()}
     if STREAM_LISTENERS:
         emit("eager", op=op, backend=cls._inner.__name__)

@@ -73,10 +73,16 @@ OTHER = {
     "mask_fill": "{s0} if {1} else {0}",
     "cast": "{0}",
     "bool_into_float": "{0}",
+    # burn's expand: the identity, its input broadcast to the result's shape (as every input is)
+    "expand": "{0}",
 }
 
 #: Every element-wise kind and its expression template.
 ELEMENTWISE = {**UNARY, **BINARY, **SCALAR, **COMPARE, **OTHER}
+
+#: A reshape is the identity on a flat index: only a block that walks every tensor flat (no
+#: broadcast input) can read through it, so it is not in ELEMENTWISE (see ElementwiseFuser).
+RESHAPE = {"reshape": "{0}"}
 
 #: Reductions along one dim (kept with size 1): kind -> (accumulator start, update template).
 #: max/min propagate NaN, as torch does.

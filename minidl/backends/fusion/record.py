@@ -307,9 +307,44 @@ class FusionRecordedOps:
         return cls.stream.record("matmul", "float_matmul", (lhs, rhs), batch + (a[-2], b[-1]), _dtype(lhs),
                                  names=LHS_RHS)
 
+    # ----- views: recorded, so they are no sync point; the fusers read through them -------------
     @classmethod
     def float_reshape(cls, tensor, shape: Sequence[int]):
-        """A view of a ready tensor at once; a pending one is synced first (closes the block)."""
-        if isinstance(tensor, FusionTensor) and tuple(shape) == tensor.shape:
+        """A ready tensor's view is taken at once; a pending one's is recorded (the element-wise
+        fuser reads through it when its block has no broadcast input, else it runs on ``B``)."""
+        shape = tuple(int(s) for s in shape)
+        if isinstance(tensor, FusionTensor) and shape == tensor.shape:
             return tensor
-        return run_on_inner(cls, "float_reshape", {"tensor": tensor, "shape": tuple(shape)})
+        if not (isinstance(tensor, FusionTensor) and tensor.pending):
+            return run_on_inner(cls, "float_reshape", {"tensor": tensor, "shape": shape})
+        if -1 in shape or int(np.prod(shape)) != int(np.prod(tensor.shape)):
+            return run_on_inner(cls, "float_reshape", {"tensor": tensor, "shape": shape})  # B raises
+        return cls.stream.record("reshape", "float_reshape", (tensor,), shape, _dtype(tensor), static=(shape,),
+                                 names=TENSOR, extra={"shape": shape})
+
+    @classmethod
+    def float_expand(cls, tensor, shape: Sequence[int]):
+        """Record a broadcast to ``shape``: to a fuser, the identity with its input broadcast."""
+        shape = tuple(int(s) for s in shape)
+        if isinstance(tensor, FusionTensor) and shape == tensor.shape:
+            return tensor
+        try:
+            broadcast_shape(_shape(tensor), shape)
+        except ValueError:
+            return run_on_inner(cls, "float_expand", {"tensor": tensor, "shape": shape})  # B raises
+        return cls.stream.record("expand", "float_expand", (tensor,), shape, _dtype(tensor), static=(shape,),
+                                 names=TENSOR, extra={"shape": shape})
+
+    @classmethod
+    def float_swap_dims(cls, tensor, dim1: int, dim2: int):
+        """A ready tensor's view at once; a pending one's recorded (no fuser takes it: it runs on
+        ``B`` in stream order, inside the plan)."""
+        if not (isinstance(tensor, FusionTensor) and tensor.pending):
+            return run_on_inner(cls, "float_swap_dims", {"tensor": tensor, "dim1": dim1, "dim2": dim2})
+        shape = list(tensor.shape)
+        try:
+            shape[dim1], shape[dim2] = shape[dim2], shape[dim1]
+        except IndexError:
+            return run_on_inner(cls, "float_swap_dims", {"tensor": tensor, "dim1": dim1, "dim2": dim2})
+        return cls.stream.record("swap_dims", "float_swap_dims", (tensor,), tuple(shape), _dtype(tensor),
+                                 static=(dim1, dim2), names=TENSOR, extra={"dim1": dim1, "dim2": dim2})

@@ -1,5 +1,6 @@
 """Run every benchmark of issue 3 in one go: ``bench/kernels.py`` (the Flex kernels alone, vs
-NumPy and torch) then ``bench/stack.py`` (the whole minidl stack vs torch eager).
+NumPy and torch), ``bench/stack.py`` (the whole minidl stack vs torch eager), then
+``bench/steps.py`` (the book's CNN and MLP training steps, one process per contender).
 
 Run from the repository root: ``.venv/bin/python bench/run_all.py [--quick]``. Each script runs
 in its own process, one after the other (never two benchmarks at once: their thread pools
@@ -14,7 +15,7 @@ import time
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-SCRIPTS = ("kernels.py", "stack.py")
+SCRIPTS = ("kernels.py", "stack.py", "steps.py")
 
 
 def main(argv: list[str]) -> int:

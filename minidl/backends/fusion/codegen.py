@@ -131,24 +131,43 @@ class Kernel:
         return self.module.kernel_par if self.parallel else self.module.kernel_seq
 
 
-def _finish(prefix: str, what: str, body: str, params: list[str], kinds: list[str]):
-    par = body.replace("RANGE(", "prange(")
-    seq = body.replace("RANGE(", "range(")
+@dataclass
+class ParallelLoop:
+    """The outermost loop of a kernel's body: ``prange`` in ``kernel_par``, ``range`` in
+    ``kernel_seq`` (the body is otherwise the same)."""
+
+    indent: str
+    var: str
+    bound: str
+
+    def line(self, parallel: bool) -> str:
+        return f"{self.indent}for {self.var} in {'prange' if parallel else 'range'}({self.bound}):"
+
+
+def _render(body: list, parallel: bool) -> str:
+    return "".join((ln.line(parallel) if isinstance(ln, ParallelLoop) else ln) + "\n" for ln in body)
+
+
+def _finish(prefix: str, what: str, body: list, params: list[str], kinds: list[str]):
+    """Write, name and load the kernel module: ``kernel_par`` and ``kernel_seq`` from ``body``
+    (lines, and the :class:`ParallelLoop` they share)."""
     sig = ", ".join(params)
     # a kernel without an outer loop (a sum of every element) has nothing to run in parallel
-    parallel = "parallel=True, " if "RANGE(" in body else ""
+    parallel = "parallel=True, " if any(isinstance(ln, ParallelLoop) for ln in body) else ""
     source = (HEADER.format(what=what)
               + f"\n\n@njit(cache=True, {parallel}fastmath=FASTMATH, error_model='numpy')\n"
-              + f"def kernel_par({sig}):\n{par}"
+              + f"def kernel_par({sig}):\n{_render(body, True)}"
               + "\n\n@njit(cache=True, fastmath=FASTMATH, error_model='numpy')\n"
-              + f"def kernel_seq({sig}):\n{seq}")
+              + f"def kernel_seq({sig}):\n{_render(body, False)}")
     name = kernel_name(prefix, [_ABBREV.get(k, k) for k in kinds], source)
     module, _ = load(name, source)
     return name, source, module
 
 
 class _Values:
-    """The block's values: external inputs (``x<p>``) and op results (``v<j>``)."""
+    """The block's values: external inputs (array ``in<p>``, element ``x<p>``) and op results
+    (``v<j>``); ``offset<p>`` is where operand ``p``'s current row starts, ``stride<p>_<n>`` its
+    stride along loop ``n``."""
 
     def __init__(self, ops: list[OperationIr]):
         self.ops = ops
@@ -227,7 +246,7 @@ def loop_kernel(ops: list[OperationIr], full: tuple[int, ...], reduced: tuple[in
     inner = [(n, m) for n, m in enumerate(merged) if m[1]]
     n_ops = len(operand_strides)
     meta: list[int] = [m[0] for m in merged]
-    params = [f"a{p}" for p in range(len(vals.ext))] + [f"o{q}" for q in range(len(writes))]
+    params = [f"in{p}" for p in range(len(vals.ext))] + [f"out{q}" for q in range(len(writes))]
     params += [f"s{i}" for i in range(len(vals.scalars))] + [f"n{n}" for n in range(len(merged))]
 
     def stride_term(var: str, n: int, st: int, p: int) -> str | None:
@@ -235,9 +254,9 @@ def loop_kernel(ops: list[OperationIr], full: tuple[int, ...], reduced: tuple[in
             return None
         if st == 1:
             return var
-        params.append(f"st{p}_{n}")
+        params.append(f"stride{p}_{n}")
         meta.append(st)
-        return f"{var} * st{p}_{n}"
+        return f"{var} * stride{p}_{n}"
 
     base_terms: list[list[str]] = [[] for _ in range(n_ops)]
     inner_terms: list[list[str]] = [[] for _ in range(n_ops)]
@@ -252,14 +271,16 @@ def loop_kernel(ops: list[OperationIr], full: tuple[int, ...], reduced: tuple[in
             if term:
                 inner_terms[p].append(term)
     # ----- body ---------------------------------------------------------------------------
-    lines: list[str] = []
+    lines: list[str | ParallelLoop] = []
     ind = "    "
     for depth, (n, _) in enumerate(outer):
-        rng = "RANGE" if depth == 0 else "range"
-        lines.append(f"{ind * (depth + 1)}for i{n} in {rng}(n{n}):")
+        if depth == 0:
+            lines.append(ParallelLoop(ind, f"i{n}", f"n{n}"))
+        else:
+            lines.append(f"{ind * (depth + 1)}for i{n} in range(n{n}):")
     row_ind = ind * (len(outer) + 1)
     for p in range(n_ops):
-        lines.append(f"{row_ind}b{p} = {' + '.join(base_terms[p]) or '0'}")
+        lines.append(f"{row_ind}offset{p} = {' + '.join(base_terms[p]) or '0'}")
     done: set[str] = set()
     out_of = {f"v{j}": len(vals.ext) + q for q, j in enumerate(writes)}
 
@@ -276,13 +297,13 @@ def loop_kernel(ops: list[OperationIr], full: tuple[int, ...], reduced: tuple[in
                     continue
                 for i in ins:
                     if i.startswith("x") and i not in done:
-                        lines.append(f"{row_ind}{i} = {_at(f'a{i[1:]}', f'b{int(i[1:])}')}")
+                        lines.append(f"{row_ind}{i} = {_at(f'in{i[1:]}', f'offset{int(i[1:])}')}")
                         done.add(i)
                 lines.append(f"{row_ind}{v} = {_expr(op, ins, vals.scalar_args(j))}")
                 done.add(v)
                 if v in out_of:
                     q = out_of[v]
-                    lines.append(f"{row_ind}{_at(f'o{q - len(vals.ext)}', f'b{q}')} = {v}")
+                    lines.append(f"{row_ind}{_at(f'out{q - len(vals.ext)}', f'offset{q}')} = {v}")
                 progress = True
 
     max_level = max(level.values(), default=0)
@@ -306,8 +327,8 @@ def loop_kernel(ops: list[OperationIr], full: tuple[int, ...], reduced: tuple[in
                 return v
             if v.startswith("x"):
                 p = int(v[1:])
-                idx = " + ".join([f"b{p}", *inner_terms[p]])
-                lines.append(f"{deep}{v} = {_at(f'a{p}', idx)}")
+                idx = " + ".join([f"offset{p}", *inner_terms[p]])
+                lines.append(f"{deep}{v} = {_at(f'in{p}', idx)}")
             else:
                 j = int(v[1:])
                 ins = [need(name_of(t)) for t in ops[j].inputs]
@@ -322,18 +343,18 @@ def loop_kernel(ops: list[OperationIr], full: tuple[int, ...], reduced: tuple[in
         for j in outs:
             v = need(f"v{j}")
             q = out_of[v]
-            idx = " + ".join([f"b{q}", *inner_terms[q]])
-            lines.append(f"{deep}{_at(f'o{q - len(vals.ext)}', idx)} = {v}")
+            idx = " + ".join([f"offset{q}", *inner_terms[q]])
+            lines.append(f"{deep}{_at(f'out{q - len(vals.ext)}', idx)} = {v}")
         for j in reds:
             lines.append(f"{row_ind}v{j} = acc{j}")
             done.add(f"v{j}")
             if f"v{j}" in out_of:
                 q = out_of[f"v{j}"]
-                lines.append(f"{row_ind}{_at(f'o{q - len(vals.ext)}', f'b{q}')} = v{j}")
+                lines.append(f"{row_ind}{_at(f'out{q - len(vals.ext)}', f'offset{q}')} = v{j}")
     row_emit()
-    if not lines or lines[-1].strip().endswith(":"):
+    if not lines or isinstance(lines[-1], ParallelLoop) or lines[-1].strip().endswith(":"):
         lines.append(f"{row_ind}pass")
-    body = "\n".join(vals.scalar_casts(ind) + lines) + "\n"
+    body = vals.scalar_casts(ind) + lines
     kinds = [op.kind for op in ops]
     what = "reduce" if reduced else "element-wise"
     name, source, module = _finish(prefix, what, body, params, kinds)

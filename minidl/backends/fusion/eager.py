@@ -74,11 +74,19 @@ def eager_op(op: str):
     proto_fn = protocol_of(op).__dict__[op].__func__
     sig = inspect.signature(proto_fn)
 
+    names = [name for name in sig.parameters if name != "cls"]
+    defaults = {name: p.default for name, p in sig.parameters.items() if p.default is not p.empty}
+    plain = all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in sig.parameters.values())
+
     def method(cls, *args, **kwargs):
-        bound = sig.bind(cls, *args, **kwargs)
-        bound.apply_defaults()
-        params = dict(bound.arguments)
-        params.pop("cls")
+        if plain and len(args) <= len(names) and not kwargs.keys() & set(names[:len(args)]):
+            # the arguments by name, as bind would give them (without its cost on every call)
+            params = {**defaults, **dict(zip(names, args)), **kwargs}
+        else:
+            bound = sig.bind(cls, *args, **kwargs)
+            bound.apply_defaults()
+            params = dict(bound.arguments)
+            params.pop("cls")
         return run_on_inner(cls, op, params)
 
     method.__name__ = method.__qualname__ = op

@@ -1,6 +1,6 @@
 """Generate the kernel of a matmul block (burn-cubecl-fusion's ``matmul`` optimization, for a CPU).
 
-It computes ``A @ B`` in 4x4 tiles (B packed transposed, the dot-product form of DESIGN §7)
+It computes ``A @ B`` in 4x4 tiles (B packed transposed, so each output is a dot product of two contiguous rows)
 and applies the block's element-wise epilogue (bias add, activation) to each tile before
 writing it (fuse on write): the product itself is never stored unless someone holds it.
 """
@@ -22,7 +22,7 @@ from minidl.backends.fusion.ir import OperationIr, TensorIr
 
 def _tile_lines(dtype: str, ind: str) -> list[str]:
     """A 4x4 block of C = A @ B in the dot-product form (B packed transposed): 16 scalar
-    accumulators, the loop over k vectorized by LLVM (fastmath ``reassoc``), DESIGN §7."""
+    accumulators, the loop over k vectorized by LLVM (fastmath ``reassoc``)."""
     acc = [f"c{r}{c}" for r in range(4) for c in range(4)]
     lines = [f"{ind}{' = '.join(acc[:8])} = {dtype}(0)", f"{ind}{' = '.join(acc[8:])} = {dtype}(0)"]
     lines += [f"{ind}pa{r} = (i0 + {r}) * K" for r in range(4)] + [f"{ind}pb{c} = (j0 + {c}) * K" for c in range(4)]

@@ -1,5 +1,6 @@
 """Run every benchmark of issue 3 in one go: ``bench/kernels.py`` (the Flex kernels alone, vs
-NumPy and torch) then ``bench/stack.py`` (the whole minidl stack vs torch eager).
+NumPy and torch), ``bench/stack.py`` (the whole minidl stack vs torch eager), then
+``bench/steps.py`` (the book's CNN and MLP training steps, one process per contender).
 
 Run from the repository root: ``.venv/bin/python bench/run_all.py [--quick]``. Each script runs
 in its own process, one after the other (never two benchmarks at once: their thread pools
@@ -19,7 +20,7 @@ sys.path.insert(0, str(BENCH.parent))
 
 from minidl_book.peers import environment_pins, unpinned_env  # noqa: E402
 
-SCRIPTS = ("kernels.py", "stack.py")
+SCRIPTS = ("kernels.py", "stack.py", "steps.py")
 
 
 def main(argv: list[str]) -> int:

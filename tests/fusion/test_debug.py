@@ -30,12 +30,13 @@ def test_fusion_plan_lists_ops_blocks_kernels_and_bytes_and_history_counts_execu
     start = FusionFlex.stream.executions
     x = on(randn(41, 16, 16))
     (x.exp() * 2.0).to_numpy()
-    (x * 3.0).reshape((256,)).sum().to_numpy()
+    (x * 3.0).reshape((256,)).sum().to_numpy()  # the reshape of a pending tensor is no sync point
     plans = fusion_history(since=start)
-    assert len(plans) == 3 and [p.index for p in plans] == [start, start + 1, start + 2]
+    assert len(plans) == 2 and [p.index for p in plans] == [start, start + 1]
     plan = fusion_plan()
     text = str(plan)
-    assert "block 0" in text and "bytes:" in text and plan.kernels == [] and plan.blocks[0].fuser is None
+    assert "block 0" in text and "bytes:" in text and len(plan.kernels) == 1
+    assert plan.blocks[0].kinds == ["mul_scalar", "reshape"] and plan.blocks[1].fuser is None
     first = plans[0]
     assert first.blocks[0].fuser == "elementwise" and "def kernel_par" in first.source(0)
     assert first.bytes_fused < first.bytes_eager

@@ -38,9 +38,22 @@ def test_an_op_no_fuser_takes_syncs_its_pending_inputs_and_runs_on_the_inner_bac
     FusionFlex.sync()
     x = on(randn(1, 2, 6))
     y = (x * 3.0).exp()
-    z = y.reshape((3, 4))  # a layout change of a pending tensor closes the block
+    z = y.argmax(1)  # no fuser takes argmax: the stream drains, with the op as the reason
     assert pending_ops() == 0 and not z.primitive.backend_tensor.pending
-    np.testing.assert_allclose(z.to_numpy(), np.exp(randn(1, 2, 6) * 3).reshape(3, 4), rtol=1e-5)
+    assert FusionFlex.stream.history[-1].reason == "float_argmax needs its inputs"
+    np.testing.assert_array_equal(z.to_numpy().ravel(), np.exp(randn(1, 2, 6) * 3).argmax(1))
+
+
+def test_views_of_pending_tensors_are_recorded_not_synced():
+    FusionFlex.sync()
+    x = on(randn(3, 2, 6))
+    y = (x * 3.0).reshape((3, 4)).swap_dims(0, 1)
+    z = (x.sum_dim(1) + 1.0).expand((2, 6))
+    assert pending_ops() == 6 and y.primitive.backend_tensor.pending
+    want_y = (randn(3, 2, 6) * 3).reshape(3, 4).T
+    np.testing.assert_allclose(y.to_numpy(), want_y, rtol=1e-6)
+    want_z = np.broadcast_to(randn(3, 2, 6).sum(1, keepdims=True) + 1, (2, 6))
+    np.testing.assert_allclose(z.to_numpy(), want_z, rtol=1e-5, atol=1e-6)
 
 
 def test_dropped_intermediates_are_not_written_but_held_ones_are():

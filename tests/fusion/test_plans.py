@@ -40,14 +40,26 @@ def test_linear_fuses_the_bias_add_and_the_activation_into_the_matmul_kernel():
     np.testing.assert_allclose(act, want, rtol=1e-5, atol=1e-5)
 
 
-def test_a_reshape_in_the_middle_splits_a_chain_into_two_kernels():
+def test_a_reshape_in_the_middle_of_a_chain_fuses_through():
+    FusionFlex.sync()
     x = on(randn(9, 4, 6))
     y = ((x * 2.0 + 1.0).abs()).reshape((6, 4))
     z = ((y - 0.5) * y).exp()
-    z.to_numpy()
-    history = FusionFlex.stream.history
-    assert history[-2].plan.blocks[0].fuser == "elementwise"
-    assert last_plan().blocks[0].fuser == "elementwise"
+    out = z.to_numpy()
+    plan = last_plan()
+    assert len(plan.kernels) == 1 and plan.blocks[0].kinds == [
+        "mul_scalar", "add_scalar", "abs", "reshape", "sub_scalar", "mul", "exp"]
+    y_want = np.abs(randn(9, 4, 6) * 2 + 1).reshape(6, 4)
+    np.testing.assert_allclose(out, np.exp((y_want - 0.5) * y_want), rtol=1e-5)
+
+
+def test_a_broadcast_input_after_a_reshape_starts_a_new_block():
+    FusionFlex.sync()
+    x, b = on(randn(12, 4, 6)), on(randn(13, 1, 4))
+    out = ((x * 2.0).reshape((6, 4)) + b).to_numpy()  # b broadcast: the flat walk cannot hold it
+    plan = last_plan()
+    assert [blk.kinds for blk in plan.blocks] == [["mul_scalar", "reshape"], ["add"]]
+    np.testing.assert_allclose(out, (randn(12, 4, 6) * 2).reshape(6, 4) + randn(13, 1, 4), rtol=1e-6)
 
 
 def test_a_second_identical_step_reuses_the_stored_plan_without_searching():

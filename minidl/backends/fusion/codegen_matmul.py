@@ -1,6 +1,6 @@
 """Generate the kernel of a matmul block (burn-cubecl-fusion's ``matmul`` optimization, for a CPU).
 
-It computes ``A @ B`` in 4x4 tiles (B packed transposed, the dot-product form of ARCHITECTURE.md, "Performance facts")
+It computes ``A @ B`` in 4x4 tiles (B packed transposed, so each output is a dot product of two contiguous rows)
 and applies the block's element-wise epilogue (bias add, activation) to each tile before
 writing it (fuse on write): the product itself is never stored unless someone holds it.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from minidl.backends.fusion.codegen import (
     Kernel,
+    ParallelLoop,
     _at,
     _broadcast_strides,
     _expr,
@@ -21,7 +22,7 @@ from minidl.backends.fusion.ir import OperationIr, TensorIr
 
 def _tile_lines(dtype: str, ind: str) -> list[str]:
     """A 4x4 block of C = A @ B in the dot-product form (B packed transposed): 16 scalar
-    accumulators, the loop over k vectorized by LLVM (fastmath ``reassoc``; ARCHITECTURE.md, "Performance facts")."""
+    accumulators, the loop over k vectorized by LLVM (fastmath ``reassoc``)."""
     acc = [f"c{r}{c}" for r in range(4) for c in range(4)]
     lines = [f"{ind}{' = '.join(acc[:8])} = {dtype}(0)", f"{ind}{' = '.join(acc[8:])} = {dtype}(0)"]
     lines += [f"{ind}pa{r} = (i0 + {r}) * K" for r in range(4)] + [f"{ind}pb{c} = (j0 + {c}) * K" for c in range(4)]
@@ -40,9 +41,9 @@ def matmul_kernel(ops: list[OperationIr], writes: list[int]) -> Kernel:
     vals = _Values(ops)
     mm = ops[0]
     (m, k), (_, n) = mm.inputs[0].shape, mm.inputs[1].shape
-    a_name, b_name = (f"a{vals.ext_index[t.id]}" for t in mm.inputs)
+    a_name, b_name = (f"in{vals.ext_index[t.id]}" for t in mm.inputs)
     full = (m, n)
-    params = [f"a{p}" for p in range(len(vals.ext))] + [f"o{q}" for q in range(len(writes))]
+    params = [f"in{p}" for p in range(len(vals.ext))] + [f"out{q}" for q in range(len(writes))]
     params += [f"s{i}" for i in range(len(vals.scalars))] + ["M", "K", "N"]
     meta = [m, k, n]
     dtype = _np(mm.out.dtype)
@@ -50,10 +51,10 @@ def matmul_kernel(ops: list[OperationIr], writes: list[int]) -> Kernel:
     lines = [
         f"{ind}A = {a_name}",
         f"{ind}Bt = np.empty(N * K, dtype={dtype})",
-        f"{ind}for jj in RANGE(N):",
+        ParallelLoop(ind, "jj", "N"),
         f"{ind * 2}for kk in range(K):",
         f"{ind * 3}Bt[np.uint64(jj * K + kk)] = {b_name}[np.uint64(kk * N + jj)]",
-        f"{ind}for ib in RANGE((M + 3) // 4):",
+        ParallelLoop(ind, "ib", "(M + 3) // 4"),
         f"{ind * 2}i0 = ib * 4",
         f"{ind * 2}tile = np.empty(16, dtype={dtype})",
         f"{ind * 2}for jb in range((N + 3) // 4):",
@@ -84,12 +85,12 @@ def matmul_kernel(ops: list[OperationIr], writes: list[int]) -> Kernel:
         st = _broadcast_strides(t.shape, full)
         terms = [term for term in (("i" if st[0] == 1 else f"i * {st[0]}") if st[0] else None,
                                    ("j" if st[1] == 1 else f"j * {st[1]}") if st[1] else None) if term]
-        lines.append(f"{deep}x{p} = {_at(f'a{p}', ' + '.join(terms) or '0')}")
+        lines.append(f"{deep}x{p} = {_at(f'in{p}', ' + '.join(terms) or '0')}")
     for j, op in enumerate(ops[1:], start=1):
         lines.append(f"{deep}v{j} = {_expr(op, [name_of(t) for t in op.inputs], vals.scalar_args(j))}")
     for q, j in enumerate(writes):
-        lines.append(f"{deep}{_at(f'o{q}', 'i * N + j')} = v{j}")
-    body = "\n".join(lines) + "\n"
+        lines.append(f"{deep}{_at(f'out{q}', 'i * N + j')} = v{j}")
+    body = vals.scalar_casts(ind) + lines
     kinds = [op.kind for op in ops]
     name, source, module = _finish("matmul", "matmul with epilogue", body, params, kinds)
     read = sum(t.nbytes for t in vals.ext)

@@ -50,8 +50,19 @@ def wrap(cls, value):
     return value
 
 
+def _pending(value) -> bool:
+    if isinstance(value, FusionTensor):
+        return value.pending
+    if isinstance(value, list | tuple):
+        return any(_pending(v) for v in value)
+    return False
+
+
 def run_on_inner(cls, op: str, kwargs: dict):
-    """Run ``op`` on ``B`` with the values of ``kwargs`` and wrap the result."""
+    """Run ``op`` on ``B`` with the values of ``kwargs`` and wrap the result (a sync point
+    when one of them is pending: the drain's reason names the op)."""
+    if any(_pending(v) for v in kwargs.values()):
+        cls.stream.drain(reason=f"{op} needs its inputs")
     args = {k: unwrap(cls, v) for k, v in kwargs.items()}
     if STREAM_LISTENERS:
         emit("eager", op=op, backend=cls._inner.__name__)
@@ -63,11 +74,19 @@ def eager_op(op: str):
     proto_fn = protocol_of(op).__dict__[op].__func__
     sig = inspect.signature(proto_fn)
 
+    names = [name for name in sig.parameters if name != "cls"]
+    defaults = {name: p.default for name, p in sig.parameters.items() if p.default is not p.empty}
+    plain = all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in sig.parameters.values())
+
     def method(cls, *args, **kwargs):
-        bound = sig.bind(cls, *args, **kwargs)
-        bound.apply_defaults()
-        params = dict(bound.arguments)
-        params.pop("cls")
+        if plain and len(args) <= len(names) and not kwargs.keys() & set(names[:len(args)]):
+            # the arguments by name, as bind would give them (without its cost on every call)
+            params = {**defaults, **dict(zip(names, args)), **kwargs}
+        else:
+            bound = sig.bind(cls, *args, **kwargs)
+            bound.apply_defaults()
+            params = dict(bound.arguments)
+            params.pop("cls")
         return run_on_inner(cls, op, params)
 
     method.__name__ = method.__qualname__ = op

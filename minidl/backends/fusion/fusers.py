@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from minidl.backends.fusion.codegen import Kernel, loop_kernel
 from minidl.backends.fusion.codegen_matmul import matmul_kernel
-from minidl.backends.fusion.ir import ELEMENTWISE, FUSABLE_DTYPES, REDUCE, OperationIr
+from minidl.backends.fusion.ir import ELEMENTWISE, FUSABLE_DTYPES, REDUCE, RESHAPE, OperationIr
 
 
 def _dtypes_ok(op: OperationIr) -> bool:
@@ -50,13 +50,18 @@ class OperationFuser:
 
 class ElementwiseFuser(OperationFuser):
     """Element-wise ops (unary, binary with broadcasting, scalar, comparisons, where/mask_fill,
-    casts) whose results all have one shape: one pass, every intermediate in registers."""
+    casts, expand) whose results all have one shape: one pass, every intermediate in registers.
+
+    It also reads through a ``reshape`` when no input of the block is broadcast: every tensor
+    is then walked by one flat index, on which a reshape is the identity."""
 
     name = "elementwise"
 
     def reset(self) -> None:
         super().reset()
         self.shape: tuple[int, ...] | None = None
+        self.broadcasts = False  # some input is smaller than the block's results
+        self.reshaped = False  # a reshape was read through: the kernel walks flat
 
     @staticmethod
     def fits(op: OperationIr, shape: tuple[int, ...] | None) -> bool:
@@ -67,15 +72,39 @@ class ElementwiseFuser(OperationFuser):
         shape = shape if shape is not None else op.out.shape
         return op.out.shape == shape and all(_broadcasts_to(t.shape, shape) for t in op.inputs)
 
+    def _reads_through(self, op: OperationIr) -> bool:
+        return (op.kind in RESHAPE and self.shape is not None and not self.broadcasts and _dtypes_ok(op)
+                and _numel(op.out.shape) == _numel(self.shape))
+
     def fuse(self, op: OperationIr) -> bool:
+        if self._reads_through(op):
+            self.shape, self.reshaped = op.out.shape, True
+            self.ops.append(op)
+            return True
         if not self.fits(op, self.shape):
             return False
-        self.shape = self.shape if self.shape is not None else op.out.shape
+        shape = self.shape if self.shape is not None else op.out.shape
+        broadcasts = any(t.shape != shape for t in op.inputs)
+        if broadcasts and self.reshaped:
+            return False  # a broadcast input needs the shape a reshape earlier in the block lost
+        self.shape, self.broadcasts = shape, self.broadcasts or broadcasts
         self.ops.append(op)
         return True
 
     def finish(self, ops, writes):
+        if self.reshaped:  # every tensor the same size: walk them all as one flat dim
+            flat = (_numel(self.shape),)
+            ops = [OperationIr(op.kind, op.op, tuple(t._replace(shape=flat) for t in op.inputs),
+                               op.out._replace(shape=flat), op.scalars, op.static) for op in ops]
+            return loop_kernel(ops, flat, (), writes, "elemwise")
         return loop_kernel(ops, self.shape, (), writes, "elemwise")
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    out = 1
+    for size in shape:
+        out *= size
+    return out
 
 
 class ReduceFuser(OperationFuser):

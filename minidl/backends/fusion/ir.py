@@ -10,7 +10,7 @@ becomes inside a generated kernel (``{0}``, ``{1}`` are its inputs, ``{s0}`` its
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -73,10 +73,16 @@ OTHER = {
     "mask_fill": "{s0} if {1} else {0}",
     "cast": "{0}",
     "bool_into_float": "{0}",
+    # burn's expand: the identity, its input broadcast to the result's shape (as every input is)
+    "expand": "{0}",
 }
 
 #: Every element-wise kind and its expression template.
 ELEMENTWISE = {**UNARY, **BINARY, **SCALAR, **COMPARE, **OTHER}
+
+#: A reshape is the identity on a flat index: only a block that walks every tensor flat (no
+#: broadcast input) can read through it, so it is not in ELEMENTWISE (see ElementwiseFuser).
+RESHAPE = {"reshape": "{0}"}
 
 #: Reductions along one dim (kept with size 1): kind -> (accumulator start, update template).
 #: max/min propagate NaN, as torch does.
@@ -91,9 +97,11 @@ REDUCE = {
 FUSABLE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64), np.dtype(np.bool_))
 
 
-@dataclass(frozen=True)
-class TensorIr:
-    """A tensor as the stream sees it: an id, a shape and a dtype (burn's ``TensorIr``)."""
+class TensorIr(NamedTuple):
+    """A tensor as the stream sees it (burn's ``TensorIr``): an id, a shape and a dtype.
+
+    The id is *relative*: tensors are numbered in the order the current segment of the stream
+    first meets them, so the same step recorded twice gives the same ids (and the same plan)."""
 
     id: int
     shape: tuple[int, ...]
@@ -107,21 +115,25 @@ class TensorIr:
         return f"t{self.id}:{self.dtype.name}{list(self.shape)}"
 
 
-@dataclass
 class OperationIr:
-    """One recorded op: ``kind`` (``add``, ``sum_dim``, ``matmul``, ...), the protocol op it came
-    from (``float_add``: what runs on ``B`` when no fuser takes it), inputs, output, scalar
-    arguments (passed to kernels at launch, so a new learning rate needs no new kernel) and
-    static arguments (dims, dtypes: part of the plan's key)."""
+    """One recorded op (burn's ``OperationIr``): ``kind`` (``add``, ``sum_dim``, ``matmul``, ...),
+    the protocol op it came from (``float_add``: what runs on ``B`` when no fuser takes it),
+    inputs, output, scalar arguments (passed to kernels at launch, so a new learning rate needs
+    no new kernel) and static arguments (dims, dtypes: part of the plan's key)."""
 
-    kind: str
-    op: str
-    inputs: tuple[TensorIr, ...]
-    out: TensorIr
-    scalars: tuple[float, ...] = ()
-    static: tuple = ()
-    #: keyword arguments to replay the op on ``B``: tensor inputs appear as their TensorIr
-    kwargs: dict = field(default_factory=dict)
+    __slots__ = ("kind", "op", "inputs", "out", "scalars", "static", "names", "extra")
+
+    def __init__(self, kind: str, op: str, inputs: tuple[TensorIr, ...], out: TensorIr,
+                 scalars: tuple = (), static: tuple = (), names: tuple[str, ...] = (), extra: dict | None = None):
+        self.kind, self.op, self.inputs, self.out = kind, op, inputs, out
+        self.scalars, self.static = scalars, static
+        #: the protocol op's parameter name of each input, and its other keyword arguments
+        self.names, self.extra = names, extra
+
+    @property
+    def kwargs(self) -> dict:
+        """Keyword arguments to replay the op on ``B``: tensor inputs appear as their TensorIr."""
+        return {**dict(zip(self.names, self.inputs, strict=True)), **(self.extra or {})}
 
     def __repr__(self) -> str:
         args = [repr(t) for t in self.inputs] + [f"{s!r}" for s in self.scalars] + [f"{s!r}" for s in self.static]

@@ -2,10 +2,15 @@
 ``ExecutionPlanStore``, ``ExecutionStrategy``).
 
 A plan says how one recorded segment runs: a list of blocks, each either one fused kernel
-(``ExecutionStrategy.Optimization`` in burn) or one op run on ``B`` (``Operations``). Plans
-are stored by the segment's *structure* (op kinds, relative tensor ids, shapes, dtypes,
-static args, which results must be written; scalars excluded), so the same training step run
-again finds its plan without searching, and the kernels it needs are already loaded.
+(``ExecutionStrategy.Optimization`` in burn) or one op run on ``B`` (``Operations``). Plans are
+stored by the segment's *structure*: the store is a tree whose edges are op signatures (the
+protocol op, the relative ids it reads, leaf shapes and dtypes, static arguments; scalars
+excluded), walked one edge per recorded op, and a node holds the plans of the segments that
+end there, one per set of results still held at the drain. So the same training step run
+again finds its plan in one lookup, without searching, with its kernels already loaded.
+
+burn's store is indexed by the first op and its policy checks the candidate plans op by op as
+ops arrive; the tree is the same check, shared by every plan with a common prefix.
 """
 
 from __future__ import annotations
@@ -13,7 +18,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from minidl.backends.fusion.ir import OperationIr
+import numpy as np
+
+
+class PlanNode:
+    """A point in the plan store's tree: the segments recorded up to here."""
+
+    __slots__ = ("children", "plans")
+
+    def __init__(self):
+        #: op signature -> the node after that op
+        self.children: dict[tuple, PlanNode] = {}
+        #: which results are held at the drain (one bool per op) -> the plan
+        self.plans: dict[tuple[bool, ...], ExecutionPlan] = {}
 
 
 @dataclass
@@ -21,7 +38,7 @@ class Block:
     """Consecutive ops ``start:end`` of a segment and how they run.
 
     ``fuser`` names the fuser that took them (``None``: the op runs on ``B``); ``kernel`` is
-    the generated kernel's launcher; ``writes`` the relative ids the block must write.
+    the generated kernel; ``writes`` the relative ids the block must write.
     """
 
     start: int
@@ -35,50 +52,68 @@ class Block:
         return self.fuser is not None
 
 
+class Launch:
+    """A fused block ready to launch: which arrays it reads (relative ids), which it writes
+    (id, shape, dtype), the slice of the segment's scalars it takes and the kernel's sizes and
+    strides, all fixed when the plan was made."""
+
+    __slots__ = ("kernel", "function", "inputs", "outputs", "scalars", "sizes")
+
+    def __init__(self, kernel: Any, inputs: tuple[int, ...], outputs: tuple[tuple[int, tuple, np.dtype], ...],
+                 scalars: slice):
+        self.kernel = kernel
+        self.function = kernel.function()
+        self.inputs, self.outputs, self.scalars = inputs, outputs, scalars
+        self.sizes = tuple(kernel.meta)
+
+    def run(self, values: list, scalars: list) -> None:
+        """Allocate the outputs, call the kernel on flat views, store the outputs in ``values``."""
+        outs = [np.empty(shape, dtype) for _, shape, dtype in self.outputs]
+        self.function(*[values[i].reshape(-1) for i in self.inputs], *[o.reshape(-1) for o in outs],
+                      *scalars[self.scalars], *self.sizes)
+        for (tid, _, _), out in zip(self.outputs, outs, strict=True):
+            values[tid] = out
+
+
+class InnerOp:
+    """An op of a plan that runs alone on ``B`` (no fuser took it): op ``index`` of the segment."""
+
+    __slots__ = ("index",)
+
+    def __init__(self, index: int):
+        self.index = index
+
+
 @dataclass
 class ExecutionPlan:
-    """The blocks one segment structure runs as, found once by the search."""
+    """The blocks one segment structure runs as, found once by the search, and the steps that
+    run them (a :class:`Launch` per fused block, an :class:`InnerOp` per op left to ``B``; dead
+    blocks, whose results nobody reads, have no step)."""
 
-    key: tuple
     blocks: list[Block] = field(default_factory=list)
+    steps: list[Launch | InnerOp] = field(default_factory=list)
     uses: int = 0
 
 
 class ExecutionPlanStore:
-    """Plans by structure key (burn's ``ExecutionPlanStore``; burn indexes them by the first op
-    and validates candidates op by op as they arrive, we key the whole drained segment)."""
+    """Plans by segment structure (burn's ``ExecutionPlanStore``): the root of the tree."""
 
     def __init__(self):
-        self.plans: dict[tuple, ExecutionPlan] = {}
+        self.root = PlanNode()
+        self.count = 0
 
-    def get(self, key: tuple) -> ExecutionPlan | None:
-        return self.plans.get(key)
-
-    def add(self, plan: ExecutionPlan) -> ExecutionPlan:
-        self.plans[plan.key] = plan
+    def add(self, signatures: list[tuple], alive: tuple[bool, ...], plan: ExecutionPlan) -> ExecutionPlan:
+        """Store ``plan`` for the segment of these op signatures and held results."""
+        node = self.root
+        for signature in signatures:
+            child = node.children.get(signature)
+            if child is None:
+                child = node.children[signature] = PlanNode()
+            node = child
+        if alive not in node.plans:
+            self.count += 1
+        node.plans[alive] = plan
         return plan
 
     def __len__(self) -> int:
-        return len(self.plans)
-
-
-def relative(ops: list[OperationIr], leaves: dict, needed: set[int]) -> tuple[tuple, dict[int, int]]:
-    """The structure key of a segment and the map actual id -> relative id.
-
-    Relative ids number tensors in order of first appearance, so two runs of the same step
-    (fresh ids every time) give equal keys.
-    """
-    rel: dict[int, int] = {}
-    parts: list[tuple] = []
-
-    def rid(t) -> int:
-        if t.id not in rel:
-            rel[t.id] = len(rel)
-        return rel[t.id]
-
-    for op in ops:
-        ins = tuple((rid(t), t.shape, t.dtype.str, t.id in leaves) for t in op.inputs)
-        out = rid(op.out)
-        parts.append((op.kind, op.op, ins, out, op.out.shape, op.out.dtype.str, op.static, len(op.scalars)))
-    written = tuple(sorted(rel[i] for i in needed if i in rel))
-    return (tuple(parts), written), rel
+        return self.count

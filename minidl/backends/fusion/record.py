@@ -4,6 +4,9 @@ Each one infers its result's shape and dtype, appends an :class:`OperationIr` to
 and returns a pending handle. ``float_reshape`` of a ready tensor is a view taken at once; of a
 pending one it is a sync point (a layout change closes the block). ``float_matmul`` is
 recorded so a following bias add and activation can fuse into its kernel.
+
+Every op is a method of its own here (a traceback names it, with this file and line); the
+four helpers below hold what the ops of one shape have in common.
 """
 
 from __future__ import annotations
@@ -17,105 +20,282 @@ from minidl.backends.fusion.eager import run_on_inner
 from minidl.backends.fusion.ir import broadcast_shape
 from minidl.backends.fusion.tensor import FusionTensor
 
+BOOL = np.dtype(np.bool_)
+#: the protocol's parameter names of the tensor inputs, in order
+TENSOR, LHS, LHS_RHS = ("tensor",), ("lhs",), ("lhs", "rhs")
+
 
 def _shape(t) -> tuple[int, ...]:
-    return tuple(t.shape)
+    return t.shape if type(t.shape) is tuple else tuple(t.shape)
 
 
 def _dtype(t) -> np.dtype:
-    return np.dtype(t.dtype)
+    return t.dtype
 
 
-def _unary(kind: str, op: str):
-    def method(cls, tensor):
-        return cls.stream.record(kind, op, [tensor], _shape(tensor), _dtype(tensor), kwargs={"tensor": tensor})
-
-    method.__name__ = method.__qualname__ = op
-    method.__doc__ = f"Record ``{kind}`` (element-wise)."
-    return classmethod(method)
+def _unary(cls, kind: str, op: str, tensor):
+    return cls.stream.record(kind, op, (tensor,), _shape(tensor), _dtype(tensor), names=TENSOR)
 
 
-def _binary(kind: str, op: str, out_dtype=None):
-    def method(cls, lhs, rhs):
-        shape = broadcast_shape(_shape(lhs), _shape(rhs))
-        dtype = np.dtype(out_dtype) if out_dtype is not None else _dtype(lhs)
-        return cls.stream.record(kind, op, [lhs, rhs], shape, dtype, kwargs={"lhs": lhs, "rhs": rhs})
-
-    method.__name__ = method.__qualname__ = op
-    method.__doc__ = f"Record ``{kind}`` (element-wise, broadcasting)."
-    return classmethod(method)
+def _binary(cls, kind: str, op: str, lhs, rhs, dtype: np.dtype):
+    a, b = _shape(lhs), _shape(rhs)
+    shape = a if a == b else broadcast_shape(a, b)
+    return cls.stream.record(kind, op, (lhs, rhs), shape, dtype, names=LHS_RHS)
 
 
-def _scalar(kind: str, op: str, out_dtype=None):
-    def method(cls, lhs, rhs: float):
-        dtype = np.dtype(out_dtype) if out_dtype is not None else _dtype(lhs)
-        return cls.stream.record(kind, op, [lhs], _shape(lhs), dtype, scalars=(float(rhs),),
-                                 kwargs={"lhs": lhs, "rhs": rhs})
-
-    method.__name__ = method.__qualname__ = op
-    method.__doc__ = f"Record ``{kind}`` with a scalar passed at launch."
-    return classmethod(method)
+def _scalar(cls, kind: str, op: str, lhs, rhs: float, dtype: np.dtype):
+    return cls.stream.record(kind, op, (lhs,), _shape(lhs), dtype, scalars=(float(rhs),),
+                             names=LHS, extra={"rhs": rhs})
 
 
-def _reduce(kind: str, op: str):
-    def method(cls, tensor, dim: int):
-        shape = tuple(1 if d == dim else s for d, s in enumerate(_shape(tensor)))
-        return cls.stream.record(kind, op, [tensor], shape, _dtype(tensor), static=(int(dim),),
-                                 kwargs={"tensor": tensor, "dim": dim})
-
-    method.__name__ = method.__qualname__ = op
-    method.__doc__ = f"Record ``{kind}`` along ``dim`` (kept with size 1)."
-    return classmethod(method)
-
-
-UNARY_OPS = ["exp", "log", "log1p", "sqrt", "abs", "tanh", "sin", "cos", "erf", "floor", "neg", "recip"]
-BINARY_OPS = ["add", "sub", "mul", "div", "powf"]
-SCALAR_OPS = ["add", "sub", "mul", "div", "powf"]
-COMPARE_OPS = ["equal", "not_equal", "greater", "greater_equal", "lower", "lower_equal"]
+def _reduce(cls, kind: str, op: str, tensor, dim: int):
+    shape = tuple(1 if d == dim else s for d, s in enumerate(_shape(tensor)))
+    return cls.stream.record(kind, op, (tensor,), shape, _dtype(tensor), static=(int(dim),),
+                             names=TENSOR, extra={"dim": dim})
 
 
 class FusionRecordedOps:
     """The float and bool ops ``Fusion[B]`` records lazily (mixed into the ``Fusion`` class)."""
 
-    bool_and = _binary("bool_and", "bool_and", np.bool_)
-    bool_or = _binary("bool_or", "bool_or", np.bool_)
+    # ----- element-wise, one float input ----------------------------------------------------
+    @classmethod
+    def float_exp(cls, tensor):
+        """Record ``exp`` (element-wise)."""
+        return _unary(cls, "exp", "float_exp", tensor)
+
+    @classmethod
+    def float_log(cls, tensor):
+        """Record ``log`` (element-wise)."""
+        return _unary(cls, "log", "float_log", tensor)
+
+    @classmethod
+    def float_log1p(cls, tensor):
+        """Record ``log1p`` (element-wise)."""
+        return _unary(cls, "log1p", "float_log1p", tensor)
+
+    @classmethod
+    def float_sqrt(cls, tensor):
+        """Record ``sqrt`` (element-wise)."""
+        return _unary(cls, "sqrt", "float_sqrt", tensor)
+
+    @classmethod
+    def float_abs(cls, tensor):
+        """Record ``abs`` (element-wise)."""
+        return _unary(cls, "abs", "float_abs", tensor)
+
+    @classmethod
+    def float_tanh(cls, tensor):
+        """Record ``tanh`` (element-wise)."""
+        return _unary(cls, "tanh", "float_tanh", tensor)
+
+    @classmethod
+    def float_sin(cls, tensor):
+        """Record ``sin`` (element-wise)."""
+        return _unary(cls, "sin", "float_sin", tensor)
+
+    @classmethod
+    def float_cos(cls, tensor):
+        """Record ``cos`` (element-wise)."""
+        return _unary(cls, "cos", "float_cos", tensor)
+
+    @classmethod
+    def float_erf(cls, tensor):
+        """Record ``erf`` (element-wise)."""
+        return _unary(cls, "erf", "float_erf", tensor)
+
+    @classmethod
+    def float_floor(cls, tensor):
+        """Record ``floor`` (element-wise)."""
+        return _unary(cls, "floor", "float_floor", tensor)
+
+    @classmethod
+    def float_neg(cls, tensor):
+        """Record ``neg`` (element-wise)."""
+        return _unary(cls, "neg", "float_neg", tensor)
+
+    @classmethod
+    def float_recip(cls, tensor):
+        """Record ``recip`` (element-wise)."""
+        return _unary(cls, "recip", "float_recip", tensor)
+
+    # ----- element-wise, two inputs (broadcasting) -------------------------------------------
+    @classmethod
+    def float_add(cls, lhs, rhs):
+        """Record ``add`` (element-wise, broadcasting)."""
+        return _binary(cls, "add", "float_add", lhs, rhs, _dtype(lhs))
+
+    @classmethod
+    def float_sub(cls, lhs, rhs):
+        """Record ``sub`` (element-wise, broadcasting)."""
+        return _binary(cls, "sub", "float_sub", lhs, rhs, _dtype(lhs))
+
+    @classmethod
+    def float_mul(cls, lhs, rhs):
+        """Record ``mul`` (element-wise, broadcasting)."""
+        return _binary(cls, "mul", "float_mul", lhs, rhs, _dtype(lhs))
+
+    @classmethod
+    def float_div(cls, lhs, rhs):
+        """Record ``div`` (element-wise, broadcasting)."""
+        return _binary(cls, "div", "float_div", lhs, rhs, _dtype(lhs))
+
+    @classmethod
+    def float_powf(cls, lhs, rhs):
+        """Record ``powf`` (element-wise, broadcasting)."""
+        return _binary(cls, "powf", "float_powf", lhs, rhs, _dtype(lhs))
+
+    # ----- a tensor and a scalar (the scalar is passed at launch) ----------------------------
+    @classmethod
+    def float_add_scalar(cls, lhs, rhs: float):
+        """Record ``add`` of a tensor and a scalar."""
+        return _scalar(cls, "add_scalar", "float_add_scalar", lhs, rhs, _dtype(lhs))
+
+    @classmethod
+    def float_sub_scalar(cls, lhs, rhs: float):
+        """Record ``sub`` of a tensor and a scalar."""
+        return _scalar(cls, "sub_scalar", "float_sub_scalar", lhs, rhs, _dtype(lhs))
+
+    @classmethod
+    def float_mul_scalar(cls, lhs, rhs: float):
+        """Record ``mul`` of a tensor and a scalar."""
+        return _scalar(cls, "mul_scalar", "float_mul_scalar", lhs, rhs, _dtype(lhs))
+
+    @classmethod
+    def float_div_scalar(cls, lhs, rhs: float):
+        """Record ``div`` of a tensor and a scalar."""
+        return _scalar(cls, "div_scalar", "float_div_scalar", lhs, rhs, _dtype(lhs))
+
+    @classmethod
+    def float_powf_scalar(cls, lhs, rhs: float):
+        """Record ``powf`` of a tensor and a scalar."""
+        return _scalar(cls, "powf_scalar", "float_powf_scalar", lhs, rhs, _dtype(lhs))
+
+    # ----- comparisons (bool results) --------------------------------------------------------
+    @classmethod
+    def float_equal(cls, lhs, rhs):
+        """Record ``equal`` (element-wise, broadcasting; a bool result)."""
+        return _binary(cls, "equal", "float_equal", lhs, rhs, BOOL)
+
+    @classmethod
+    def float_equal_elem(cls, lhs, rhs: float):
+        """Record ``equal`` against a scalar (a bool result)."""
+        return _scalar(cls, "equal_elem", "float_equal_elem", lhs, rhs, BOOL)
+
+    @classmethod
+    def float_not_equal(cls, lhs, rhs):
+        """Record ``not_equal`` (element-wise, broadcasting; a bool result)."""
+        return _binary(cls, "not_equal", "float_not_equal", lhs, rhs, BOOL)
+
+    @classmethod
+    def float_not_equal_elem(cls, lhs, rhs: float):
+        """Record ``not_equal`` against a scalar (a bool result)."""
+        return _scalar(cls, "not_equal_elem", "float_not_equal_elem", lhs, rhs, BOOL)
+
+    @classmethod
+    def float_greater(cls, lhs, rhs):
+        """Record ``greater`` (element-wise, broadcasting; a bool result)."""
+        return _binary(cls, "greater", "float_greater", lhs, rhs, BOOL)
+
+    @classmethod
+    def float_greater_elem(cls, lhs, rhs: float):
+        """Record ``greater`` against a scalar (a bool result)."""
+        return _scalar(cls, "greater_elem", "float_greater_elem", lhs, rhs, BOOL)
+
+    @classmethod
+    def float_greater_equal(cls, lhs, rhs):
+        """Record ``greater_equal`` (element-wise, broadcasting; a bool result)."""
+        return _binary(cls, "greater_equal", "float_greater_equal", lhs, rhs, BOOL)
+
+    @classmethod
+    def float_greater_equal_elem(cls, lhs, rhs: float):
+        """Record ``greater_equal`` against a scalar (a bool result)."""
+        return _scalar(cls, "greater_equal_elem", "float_greater_equal_elem", lhs, rhs, BOOL)
+
+    @classmethod
+    def float_lower(cls, lhs, rhs):
+        """Record ``lower`` (element-wise, broadcasting; a bool result)."""
+        return _binary(cls, "lower", "float_lower", lhs, rhs, BOOL)
+
+    @classmethod
+    def float_lower_elem(cls, lhs, rhs: float):
+        """Record ``lower`` against a scalar (a bool result)."""
+        return _scalar(cls, "lower_elem", "float_lower_elem", lhs, rhs, BOOL)
+
+    @classmethod
+    def float_lower_equal(cls, lhs, rhs):
+        """Record ``lower_equal`` (element-wise, broadcasting; a bool result)."""
+        return _binary(cls, "lower_equal", "float_lower_equal", lhs, rhs, BOOL)
+
+    @classmethod
+    def float_lower_equal_elem(cls, lhs, rhs: float):
+        """Record ``lower_equal`` against a scalar (a bool result)."""
+        return _scalar(cls, "lower_equal_elem", "float_lower_equal_elem", lhs, rhs, BOOL)
+
+    # ----- reductions along a dim -------------------------------------------------------------
+    @classmethod
+    def float_sum_dim(cls, tensor, dim: int):
+        """Record ``sum`` along ``dim`` (kept with size 1)."""
+        return _reduce(cls, "sum_dim", "float_sum_dim", tensor, dim)
+
+    @classmethod
+    def float_max_dim(cls, tensor, dim: int):
+        """Record ``max`` along ``dim`` (kept with size 1)."""
+        return _reduce(cls, "max_dim", "float_max_dim", tensor, dim)
+
+    @classmethod
+    def float_min_dim(cls, tensor, dim: int):
+        """Record ``min`` along ``dim`` (kept with size 1)."""
+        return _reduce(cls, "min_dim", "float_min_dim", tensor, dim)
+
+
+    # ----- bool ops, conversions, selection ---------------------------------------------------
+    @classmethod
+    def bool_and(cls, lhs, rhs):
+        """Record ``and`` (element-wise, broadcasting)."""
+        return _binary(cls, "bool_and", "bool_and", lhs, rhs, BOOL)
+
+    @classmethod
+    def bool_or(cls, lhs, rhs):
+        """Record ``or`` (element-wise, broadcasting)."""
+        return _binary(cls, "bool_or", "bool_or", lhs, rhs, BOOL)
 
     @classmethod
     def bool_not(cls, tensor):
         """Record ``not`` (element-wise)."""
-        return cls.stream.record("bool_not", "bool_not", [tensor], _shape(tensor), np.bool_, kwargs={"tensor": tensor})
+        return cls.stream.record("bool_not", "bool_not", (tensor,), _shape(tensor), BOOL, names=TENSOR)
 
     @classmethod
     def bool_into_float(cls, tensor, dtype: DType = DType.F32):
         """Record the conversion of a mask to 0/1 floats."""
-        return cls.stream.record("bool_into_float", "bool_into_float", [tensor], _shape(tensor), dtype.numpy,
-                                 static=(dtype.value,), kwargs={"tensor": tensor, "dtype": dtype})
+        return cls.stream.record("bool_into_float", "bool_into_float", (tensor,), _shape(tensor),
+                                 np.dtype(dtype.numpy), static=(dtype.value,), names=TENSOR, extra={"dtype": dtype})
 
     @classmethod
     def float_cast(cls, tensor, dtype: DType):
         """Record a cast to another float dtype."""
-        return cls.stream.record("cast", "float_cast", [tensor], _shape(tensor), dtype.numpy,
-                                 static=(dtype.value,), kwargs={"tensor": tensor, "dtype": dtype})
+        return cls.stream.record("cast", "float_cast", (tensor,), _shape(tensor), np.dtype(dtype.numpy),
+                                 static=(dtype.value,), names=TENSOR, extra={"dtype": dtype})
 
     @classmethod
     def float_mask_where(cls, tensor, mask, value):
         """Record ``where(mask, value, tensor)`` (broadcasting)."""
         shape = broadcast_shape(_shape(tensor), _shape(mask), _shape(value))
-        return cls.stream.record("mask_where", "float_mask_where", [tensor, mask, value], shape, _dtype(tensor),
-                                 kwargs={"tensor": tensor, "mask": mask, "value": value})
+        return cls.stream.record("mask_where", "float_mask_where", (tensor, mask, value), shape, _dtype(tensor),
+                                 names=("tensor", "mask", "value"))
 
     @classmethod
     def float_mask_fill(cls, tensor, mask, value: float):
         """Record ``where(mask, value, tensor)`` with a scalar ``value``."""
         shape = broadcast_shape(_shape(tensor), _shape(mask))
-        return cls.stream.record("mask_fill", "float_mask_fill", [tensor, mask], shape, _dtype(tensor),
-                                 scalars=(float(value),), kwargs={"tensor": tensor, "mask": mask, "value": value})
+        return cls.stream.record("mask_fill", "float_mask_fill", (tensor, mask), shape, _dtype(tensor),
+                                 scalars=(float(value),), names=("tensor", "mask"),
+                                 extra={"value": value})
 
     @classmethod
     def float_sum(cls, tensor):
         """Record the sum of every element (shape ``[1]``)."""
-        return cls.stream.record("sum", "float_sum", [tensor], (1,), _dtype(tensor), static=("all",),
-                                 kwargs={"tensor": tensor})
+        return cls.stream.record("sum", "float_sum", (tensor,), (1,), _dtype(tensor), static=("all",),
+                                 names=TENSOR)
 
     @classmethod
     def float_matmul(cls, lhs, rhs):
@@ -124,32 +304,47 @@ class FusionRecordedOps:
         if len(a) < 2 or len(b) < 2 or a[-1] != b[-2]:
             return run_on_inner(cls, "float_matmul", {"lhs": lhs, "rhs": rhs})  # B raises its own error
         batch = broadcast_shape(a[:-2], b[:-2])
-        return cls.stream.record("matmul", "float_matmul", [lhs, rhs], batch + (a[-2], b[-1]), _dtype(lhs),
-                                 kwargs={"lhs": lhs, "rhs": rhs})
+        return cls.stream.record("matmul", "float_matmul", (lhs, rhs), batch + (a[-2], b[-1]), _dtype(lhs),
+                                 names=LHS_RHS)
 
+    # ----- views: recorded, so they are no sync point; the fusers read through them -------------
     @classmethod
     def float_reshape(cls, tensor, shape: Sequence[int]):
-        """A view of a ready tensor at once; a pending one is synced first (closes the block)."""
-        if isinstance(tensor, FusionTensor) and tuple(shape) == tensor.shape:
+        """A ready tensor's view is taken at once; a pending one's is recorded (the element-wise
+        fuser reads through it when its block has no broadcast input, else it runs on ``B``)."""
+        shape = tuple(int(s) for s in shape)
+        if isinstance(tensor, FusionTensor) and shape == tensor.shape:
             return tensor
-        return run_on_inner(cls, "float_reshape", {"tensor": tensor, "shape": tuple(shape)})
+        if not (isinstance(tensor, FusionTensor) and tensor.pending):
+            return run_on_inner(cls, "float_reshape", {"tensor": tensor, "shape": shape})
+        if -1 in shape or int(np.prod(shape)) != int(np.prod(tensor.shape)):
+            return run_on_inner(cls, "float_reshape", {"tensor": tensor, "shape": shape})  # B raises
+        return cls.stream.record("reshape", "float_reshape", (tensor,), shape, _dtype(tensor), static=(shape,),
+                                 names=TENSOR, extra={"shape": shape})
 
+    @classmethod
+    def float_expand(cls, tensor, shape: Sequence[int]):
+        """Record a broadcast to ``shape``: to a fuser, the identity with its input broadcast."""
+        shape = tuple(int(s) for s in shape)
+        if isinstance(tensor, FusionTensor) and shape == tensor.shape:
+            return tensor
+        try:
+            broadcast_shape(_shape(tensor), shape)
+        except ValueError:
+            return run_on_inner(cls, "float_expand", {"tensor": tensor, "shape": shape})  # B raises
+        return cls.stream.record("expand", "float_expand", (tensor,), shape, _dtype(tensor), static=(shape,),
+                                 names=TENSOR, extra={"shape": shape})
 
-def _install() -> None:
-    ops = {}
-    for k in UNARY_OPS:
-        ops[f"float_{k}"] = _unary(k, f"float_{k}")
-    for k in BINARY_OPS:
-        ops[f"float_{k}"] = _binary(k, f"float_{k}")
-    for k in SCALAR_OPS:
-        ops[f"float_{k}_scalar"] = _scalar(f"{k}_scalar", f"float_{k}_scalar")
-    for k in COMPARE_OPS:
-        ops[f"float_{k}"] = _binary(k, f"float_{k}", np.bool_)
-        ops[f"float_{k}_elem"] = _scalar(f"{k}_elem", f"float_{k}_elem", np.bool_)
-    for k in ("sum", "max", "min"):
-        ops[f"float_{k}_dim"] = _reduce(f"{k}_dim", f"float_{k}_dim")
-    for name, method in ops.items():
-        setattr(FusionRecordedOps, name, method)
-
-
-_install()
+    @classmethod
+    def float_swap_dims(cls, tensor, dim1: int, dim2: int):
+        """A ready tensor's view at once; a pending one's recorded (no fuser takes it: it runs on
+        ``B`` in stream order, inside the plan)."""
+        if not (isinstance(tensor, FusionTensor) and tensor.pending):
+            return run_on_inner(cls, "float_swap_dims", {"tensor": tensor, "dim1": dim1, "dim2": dim2})
+        shape = list(tensor.shape)
+        try:
+            shape[dim1], shape[dim2] = shape[dim2], shape[dim1]
+        except IndexError:
+            return run_on_inner(cls, "float_swap_dims", {"tensor": tensor, "dim1": dim1, "dim2": dim2})
+        return cls.stream.record("swap_dims", "float_swap_dims", (tensor,), tuple(shape), _dtype(tensor),
+                                 static=(dim1, dim2), names=TENSOR, extra={"dim1": dim1, "dim2": dim2})

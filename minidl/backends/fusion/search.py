@@ -23,7 +23,8 @@ class Explorer:
     def __init__(self):
         self.fusers = default_fusers()
 
-    def explore(self, ops: list[OperationIr], alive: set[int], rel: dict[int, int]) -> list[Block]:
+    def explore(self, ops: list[OperationIr], alive: set[int]) -> list[Block]:
+        """The blocks of ``ops``; ``alive`` holds the ids of the results someone still holds."""
         blocks: list[Block] = []
         i = 0
         while i < len(ops):
@@ -38,14 +39,14 @@ class Explorer:
             if best is None:
                 later = {t.id for op in ops[i + 1:] for t in op.inputs}
                 out = ops[i].out.id
-                blocks.append(Block(i, i + 1, writes=(rel[out],) if out in alive or out in later else ()))
+                blocks.append(Block(i, i + 1, writes=(out,) if out in alive or out in later else ()))
                 i += 1
                 continue
             end = i + best_len
             later = {t.id for op in ops[end:] for t in op.inputs}
             writes = [j for j, op in enumerate(ops[i:end]) if op.out.id in alive or op.out.id in later]
             kernel = best.finish(ops[i:end], writes)
-            blocks.append(Block(i, end, best.name, kernel, tuple(rel[ops[i + j].out.id] for j in writes)))
+            blocks.append(Block(i, end, best.name, kernel, tuple(ops[i + j].out.id for j in writes)))
             if STREAM_LISTENERS:
                 emit("fused", fuser=best.name, ops=best_len, kernel=kernel.name)
             i = end

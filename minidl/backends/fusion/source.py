@@ -1,7 +1,7 @@
 """Where generated kernels live: Python source files under the numba cache folder.
 
 numba can cache a function only if it has a source file (``exec``-built functions cannot be
-cached; ARCHITECTURE.md, "Performance facts"), so every generated kernel is written once to
+cached: numba keys its cache by the source file), so every generated kernel is written once to
 ``$NUMBA_CACHE_DIR/fusion_kernels/<name>.py`` and imported from there; ``cache=True`` then
 holds across processes. A kernel's name says what it fused and ends with a hash of its
 source, so the same source always lands in the same file and a file is never rewritten

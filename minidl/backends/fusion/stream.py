@@ -1,28 +1,32 @@
 """The stream of recorded operations and its sync points (burn-fusion's ``stream`` module).
 
-``Fusion[B]`` owns one :class:`Stream`. Each op it receives is appended as an
-:class:`~minidl.backends.fusion.ir.OperationIr`; nothing runs until :meth:`Stream.drain`,
-which hands the recorded segment to the :class:`~.processor.Processor` (search, plan cache,
-execution). A drain happens on a sync point: a value is read, or an op no fuser can take
-must run on ``B`` now.
+``Fusion[B]`` owns one :class:`Stream`. Each op it receives is appended to the current
+*segment* as an :class:`~minidl.backends.fusion.ir.OperationIr`; nothing runs until
+:meth:`Stream.drain`, which hands the segment to the :class:`~.processor.Processor`. A drain
+happens on a sync point: a value is read, or an op no fuser can take needs its inputs now.
 
-Which results must be written to memory is decided at drain time: a tensor whose handle is
-still alive (someone may read it) or that a later block reads. Intermediates whose handles
-were dropped (``(x * 2 + 1).relu()``'s ``x * 2``) stay in registers of a fused kernel.
+While an op is recorded the stream also walks the plan store (a tree with one edge per op
+signature, :class:`~.plan.PlanNode`), the way burn's policy checks the stored plans op by op
+as ops arrive: when the drain comes, the plan of a segment seen before is one lookup away,
+and everything a launch needs (input arrays by relative id, scalars already in the kernel's
+dtype) is in place. Which results must be written is decided at drain time: a tensor whose
+handle is still alive (someone may read it) or that a later block reads. Intermediates whose
+handles were dropped (``(x * 2 + 1).relu()``'s ``x * 2``) stay in a fused kernel's registers.
 """
 
 from __future__ import annotations
 
 import itertools
 import threading
-import weakref
 from typing import Any
 
 import numpy as np
 
 from minidl.backends.fusion.events import STREAM_LISTENERS, emit
 from minidl.backends.fusion.ir import OperationIr, TensorIr
+from minidl.backends.fusion.plan import PlanNode
 from minidl.backends.fusion.processor import Processor
+from minidl.backends.fusion.segment import Segment
 from minidl.backends.fusion.tensor import FusionTensor
 
 # not hidden from trace: a kernel's backtrace shows the drain that launched it (a read, a sync)
@@ -34,24 +38,35 @@ class Stream:
 
     def __init__(self, backend: type):
         self.backend = backend  # the inner backend B
-        self.ops: list[OperationIr] = []
-        self.leaves: dict[int, Any] = {}
-        self.handles: dict[int, weakref.ref] = {}
-        self.lock = threading.RLock()
+        self.lock = threading.Lock()  # recording and draining never re-enter each other
         self.processor = Processor(backend)
         self._ids = itertools.count()
+        self.segment = Segment()
+        #: where the current segment stands in the plan store (None: a path never seen)
+        self.node: PlanNode | None = None
         #: the last executions (newest last, up to 64), for minidl.debug.fusion_plan
         self.history: list = []
         #: how many executions (drains that ran something) this stream has had
         self.executions = 0
+        #: ops run by those executions
+        self.executed_ops = 0
+
+    @property
+    def ops(self) -> list[OperationIr]:
+        """The ops recorded since the last drain."""
+        return self.segment.ops
+
+    def counts(self) -> dict[str, int]:
+        """Running totals: ``recorded`` ops, ``drains`` (executions), fused kernel ``launches``,
+        ``inner_ops`` run on ``B`` (inside plans and at once), ``searches`` (plans not in the store)."""
+        p = self.processor
+        return {"recorded": self.executed_ops + len(self.segment.ops), "drains": self.executions, "launches": p.launches,
+                "inner_ops": p.inner_ops, "searches": p.searches}
 
     # ----- handles ------------------------------------------------------------------------
-    def new_id(self) -> int:
-        return next(self._ids)
-
     def ready(self, value: Any) -> FusionTensor:
         """A handle around an existing inner primitive (a leaf)."""
-        return FusionTensor(self, self.new_id(), value.shape, value.dtype, value)
+        return FusionTensor(self, next(self._ids), value.shape, value.dtype, value)
 
     def as_handle(self, tensor: Any) -> FusionTensor:
         """``tensor`` as a handle of this stream: an inner primitive (a NumPy array) becomes a leaf."""
@@ -62,50 +77,55 @@ class Stream:
         raise TypeError(f"fusion: expected a FusionTensor or an inner primitive, found {type(tensor).__name__}")
 
     def input_ir(self, tensor: Any) -> TensorIr:
-        """Register ``tensor`` as an input of the ops being recorded and return its IR."""
+        """Register ``tensor`` as an input of the op being recorded and return its IR: a pending
+        result of this segment, or a leaf (numbered once per segment)."""
+        if type(tensor) is FusionTensor and tensor._value is None:
+            return tensor.ir
         handle = self.as_handle(tensor)
-        if not handle.pending:
-            self.leaves[handle.id] = handle._value
-        elif handle.id not in self.handles:  # pragma: no cover - one stream per backend
-            raise RuntimeError(f"fusion: t{handle.id} is pending in another stream")
-        return handle.ir
+        return self.segment.leaf(handle.id, handle._value)
 
     # ----- recording ----------------------------------------------------------------------
-    def record(self, kind: str, op: str, inputs: list, shape: tuple[int, ...], dtype, scalars=(), static=(),
-               kwargs: dict | None = None) -> FusionTensor:
-        """Append one op; returns the pending handle of its result."""
+    def record(self, kind: str, op: str, inputs: tuple, shape: tuple[int, ...], dtype: np.dtype,
+               scalars: tuple = (), static: tuple = (), names: tuple[str, ...] = (),
+               extra: dict | None = None) -> FusionTensor:
+        """Append one op to the segment; returns the pending handle of its result.
+
+        ``inputs`` are the op's tensor arguments in order and ``names`` their parameter names in
+        the protocol op; ``extra`` its other keyword arguments (both to replay it on ``B``)."""
         with self.lock:
-            ins = tuple(self.input_ir(t) for t in inputs)
-            out = FusionTensor(self, self.new_id(), shape, dtype)
-            replay = dict(kwargs or {})
-            for name, value in list(replay.items()):
-                if isinstance(value, FusionTensor | np.ndarray):
-                    replay[name] = ins[[i for i, t in enumerate(inputs) if t is value][0]]
-            operation = OperationIr(kind, op, ins, out.ir, tuple(scalars), tuple(static), replay)
-            self.ops.append(operation)
-            self.handles[out.id] = weakref.ref(out)
+            segment = self.segment
+            out = segment.result(shape, dtype)
+            operation = OperationIr(kind, op, tuple(map(self.input_ir, inputs)), out, scalars, static, names, extra)
+            handle = FusionTensor(self, next(self._ids), shape, dtype, None, out)
+            segment.append(operation, handle)
+            # follow the plan store's tree one edge, the one of this op's signature
+            node = self.node if len(segment.ops) > 1 else self.processor.store.root
+            if node is not None:
+                self.node = node.children.get((op, operation.inputs, static))
             if STREAM_LISTENERS:
                 emit("recorded", operation=operation)
-            return out
+            return handle
 
     # ----- sync ---------------------------------------------------------------------------
     def drain(self, reason: str = "sync") -> None:
-        """Run every recorded op (a sync point): search or look up a plan, launch it, fill the
-        handles that are still alive."""
+        """Run every recorded op (a sync point): find the plan (or search one), launch it, fill
+        the handles that are still alive."""
         with self.lock:
-            if not self.ops:
+            segment = self.segment
+            if not segment.ops:
                 return
-            ops, leaves, handles = self.ops, self.leaves, self.handles
-            self.ops, self.leaves, self.handles = [], {}, {}
-            alive = {tid: ref() for tid, ref in handles.items()}
-            alive = {tid: h for tid, h in alive.items() if h is not None}
+            node, self.node, self.segment = self.node, None, Segment()
             if STREAM_LISTENERS:
-                emit("drain", reason=reason, ops=len(ops))
-            record, env = self.processor.process(ops, leaves, set(alive))
+                emit("drain", reason=reason, ops=len(segment.ops))
+            record = self.processor.process(segment, node)
+            self.executed_ops += len(segment.ops)
             record.reason = reason
             record.index = self.executions
             self.executions += 1
-            for tid, handle in alive.items():
-                handle._value = env[tid]
+            values, ops = segment.values, segment.ops
+            for j, handle in segment.alive_handles():
+                handle._value = values[ops[j].out.id]
+                record.written.add(handle.id)
             self.history.append(record)
-            del self.history[:-64]
+            if len(self.history) > 64:
+                del self.history[0]

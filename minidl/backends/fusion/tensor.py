@@ -19,20 +19,18 @@ class FusionTensor:
     """A lazy tensor handle. ``pending`` while its op waits in the stream; ``value`` runs the
     stream if needed and returns the inner primitive (a NumPy array for ``Fusion[Flex]``)."""
 
-    __slots__ = ("id", "shape", "dtype", "stream", "_value", "__weakref__")
+    __slots__ = ("id", "shape", "dtype", "stream", "ir", "_value", "__weakref__")
 
     # ``stream`` is a Stream (not imported here: the imports stay one-way)
-    def __init__(self, stream: Any, tid: int, shape: tuple[int, ...], dtype: np.dtype, value: Any = None):
+    def __init__(self, stream: Any, tid: int, shape: tuple[int, ...], dtype: np.dtype, value: Any = None,
+                 ir: TensorIr | None = None):
         self.stream = stream
         self.id = tid
-        self.shape = tuple(int(s) for s in shape)
-        self.dtype = np.dtype(dtype)
+        self.shape = shape
+        self.dtype = dtype
         self._value = value
-
-    @property
-    def ir(self) -> TensorIr:
-        """The stream's description of this tensor."""
-        return TensorIr(self.id, self.shape, self.dtype)
+        #: a pending result's description in the stream's current segment (None for a leaf)
+        self.ir = ir
 
     @property
     def pending(self) -> bool:
@@ -43,7 +41,7 @@ class FusionTensor:
     def value(self) -> Any:
         """The inner primitive; drains the stream first when the tensor is pending."""
         if self._value is None:
-            self.stream.drain(reason=f"read of t{self.id}")
+            self.stream.drain(reason=f"read of t{self.ir.id}")
             if self._value is None:  # pragma: no cover - a failed execution leaves it unset
                 raise RuntimeError(f"fusion: t{self.id} was not produced by the stream's execution")
         return self._value

@@ -1,0 +1,78 @@
+"""The book's training steps on the fusion device: the training chapter's CNN (batch 32, Adam)
+and the MLP 784-256-10 (SGD), from ``minidl_book.workloads``. Fused results equal eager Flex's
+over several steps (losses, updated parameters, BatchNorm's running statistics); a step makes
+a known number of drains and kernel launches (a sync point that sneaks back fails here); the
+second identical step performs no search."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from minidl.backends.fusion import FusionFlex
+from minidl.dispatch import Device
+from minidl_book.workloads import CNN_LR, minidl_cnn_step, minidl_mlp_step
+
+STEPS = 3
+NOISE_ONLY = {"conv1.bias", "conv2.bias"}
+
+
+def _state(step) -> dict[str, np.ndarray]:
+    """Every parameter and BatchNorm running statistic of the step's current model."""
+    model = step.state["model"]
+    out = {path: p.val().to_numpy() for path, p in model.parameters().items()}
+    for name in ("bn1", "bn2"):
+        bn = getattr(model, name, None)
+        if bn is not None:
+            out[f"{name}.running_mean"] = bn.running_mean.value().to_numpy()
+            out[f"{name}.running_var"] = bn.running_var.value().to_numpy()
+    return out
+
+
+@pytest.mark.parametrize("build", [minidl_cnn_step, minidl_mlp_step], ids=["cnn", "mlp"])
+def test_fused_steps_equal_eager_flex_steps(build):
+    eager = build(Device.flex().autodiff())
+    eager_losses = [eager() for _ in range(STEPS)]
+    eager_state = _state(eager)
+    fused = build(Device.fusion().autodiff())  # reseeds the inner device: the same dropout masks
+    fused_losses = [fused() for _ in range(STEPS)]
+    np.testing.assert_allclose(fused_losses, eager_losses, rtol=1e-5, atol=1e-6)
+    fused_state = _state(fused)
+    assert fused_state.keys() == eager_state.keys() and len(fused_state) >= 4
+    for path, want in eager_state.items():
+        if path in NOISE_ONLY:
+            # a conv bias before BatchNorm has a zero gradient in exact arithmetic (the norm
+            # subtracts the channel mean), so Adam's update of it is rounding noise over epsilon,
+            # which differs with the order of the sums; Adam moves a value at most ~lr a step
+            np.testing.assert_allclose(fused_state[path], want, atol=STEPS * CNN_LR, err_msg=path)
+            continue
+        np.testing.assert_allclose(fused_state[path], want, rtol=1e-4, atol=1e-5, err_msg=path)
+
+
+# (drains, fused kernels launched) per step, steady state; what makes each drain is listed in
+# the fusion chapter: conv2d, the two max-pools, argmax/gather/scatter of the cross-entropy and
+# the three backward module ops
+COUNTS = {"cnn": (minidl_cnn_step, 9), "mlp": (minidl_mlp_step, 3)}
+
+
+@pytest.mark.parametrize("name", sorted(COUNTS))
+def test_a_step_drains_a_known_number_of_times_and_the_second_step_searches_nothing(name):
+    build, drains = COUNTS[name]
+    step = build(Device.fusion().autodiff())
+    for _ in range(3):
+        # the first three steps search: Adam's first update has a branch of its own, and each
+        # step's update is recorded into the segment the next step's conv2d drains
+        step()
+    stream = FusionFlex.stream
+    before = stream.counts()
+    step()
+    after = stream.counts()
+    delta = {k: after[k] - before[k] for k in after}
+    assert delta["searches"] == 0, delta
+    assert delta["drains"] == drains, delta
+    # every parameter's update fuses: at least one kernel per drain, and more kernels than
+    # parameters (the optimizer's updates alone are one kernel each, or fewer)
+    params = len(step.state["model"].parameters())
+    assert delta["launches"] >= params, delta
+    reasons = [r.reason for r in stream.history[-drains:]]
+    assert not any("reshape" in r or "expand" in r or "swap_dims" in r for r in reasons), reasons

@@ -123,13 +123,15 @@ def save_checkpoint(directory: str | Path, epoch: int, model: Module, config: An
     How many are kept: by default **every** checkpoint (the training chapter resumes from
     an epoch before the last). With ``keep_last=n``, once epoch ``e`` is complete the
     checkpoint of epoch ``e - n`` is deleted (its manifest first), as burn-train's
-    ``KeepLastNCheckpoints::new(n)`` does. burn's learner defaults to ``n = 2`` (composed
-    with a strategy that also keeps the epoch of the best validation loss: an epoch goes
-    only when both agree) because its ``FileCheckpointer`` writes each record in place: a
-    save dying mid-file leaves the newest epoch torn and the one before it as the epoch to
-    resume from. Here a torn save cannot hide a complete one, so ``n = 1`` would already
-    always leave a resumable epoch; ``2`` still guards against the newest one being bad
-    for another reason (a diverged step saved faithfully).
+    ``KeepLastNCheckpoints::new(n)`` does. burn's learner defaults to ``n = 2``, composed
+    with a strategy that also keeps the epoch of the best validation loss (an epoch goes
+    only when both agree); burn's reason is "minimizing disk space while ensuring that the
+    training can be resumed even if something goes wrong". That matters there because its
+    ``FileCheckpointer`` writes each record in place, so a save dying mid-file leaves the
+    newest epoch torn and the one before it as the epoch to resume from. Here a torn save
+    never replaces a complete one, so ``n = 1`` already always leaves a resumable epoch;
+    ``2`` still keeps one step back from a newest epoch that is bad for another reason (a
+    diverged step, saved faithfully).
     """
     if keep_last is not None and keep_last < 1:
         raise ValueError(f"save_checkpoint: keep_last must be at least 1, found {keep_last}")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import secrets
 import signal
 import socket
@@ -26,8 +27,9 @@ from pathlib import Path
 import pytest
 from booktools import ROOT
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
 from test_live import _offsite
-from test_site import Visit, browser  # noqa: F401 (fixture)
+from test_site import WAIT_MS, Visit, browser, html_of, showing  # noqa: F401 (fixture)
 
 CHAPTER = "intro.md"
 START_TIMEOUT = 120
@@ -118,68 +120,74 @@ def test_make_lab_runs_as_root_and_shows_what_the_site_shows(browser, lab):  # n
     page = visit.page
     try:
         nb = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook")
-        nb.locator(".jp-CodeCell").first.wait_for(timeout=START_TIMEOUT * 1000)
-        try:  # the notebook's cells appear one render after another: wait for them all
-            page.wait_for_function(
-                """() => document.querySelectorAll(
-                     '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-CodeCell').length >= 4""",
-                timeout=60000,
-            )
-        except PlaywrightTimeout:
-            pass  # the assertion below says what was found
-        n_code = nb.locator(".jp-CodeCell").count()
-        assert n_code >= 4, "the chapter did not open as a notebook"
+        # the notebook's cells appear one render after another, slowest on a cold first start
+        # (JupyterLab and jupyterlab-myst warming up): wait for every code cell of the source
+        n_code = len(re.findall(r"^```\{code-cell\}", original.decode("utf-8"), re.M))
+        assert n_code >= 4, f"{CHAPTER} has {n_code} code cells"
+        with showing("the chapter did not open as a notebook", html_of(nb)):
+            expect(nb.locator(".jp-CodeCell")).to_have_count(n_code, timeout=START_TIMEOUT * 1000)
 
         # MyST rendered: the exercise is a box, not ":label:" text; its solution is folded
+        # (the box is rendered by jupyterlab-myst after the cell appears: wait for it first)
+        with showing("the exercise box did not render", html_of(nb.locator(".jp-MarkdownCell"))):
+            expect(nb.locator(".myst-exercise", has_text="The bound of a wider layer")).to_have_count(
+                1, timeout=WAIT_MS)
         raw = page.evaluate(
             """() => [...document.querySelectorAll('.jp-MarkdownCell')]
                  .filter(c => /:label:|\\{solution\\}|\\{glue:/.test(c.innerText)).length"""
         )
         assert raw == 0, "MyST shown as raw text"
-        assert nb.locator(".myst-exercise", has_text="The bound of a wider layer").count() == 1
         solution = nb.locator("details.myst-exercise", has_text="Solution to").first
-        solution.wait_for(timeout=30000)
-        assert solution.get_attribute("open") is None, "the solution is open"
+        with showing("the solution box did not render", html_of(nb.locator(".jp-MarkdownCell"))):
+            expect(solution).to_be_attached(timeout=WAIT_MS)
+        assert solution.get_attribute("open") is None, "the solution is open: " + html_of(solution)()
         assert not solution.locator(".details-body").is_visible()
 
         # the cell tagged hide-input is collapsed to a placeholder
         folded = nb.locator(".jp-CodeCell", has_text="from minidl_book import Exercise").first
-        assert folded.locator(".jp-InputPlaceholder").count() == 1, "hide-input is not folded"
+        with showing("hide-input is not folded", html_of(folded)):
+            expect(folded.locator(".jp-InputPlaceholder")).to_have_count(1, timeout=WAIT_MS)
 
         # Run All: every code cell gets an execution count, none shows an error
         nb.locator(".jp-Cell").first.click()
         page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
         page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
         # (a collapsed input shows no prompt: count the prompts that are shown)
-        page.wait_for_function(
-            """(n) => {
-                 const p = [...document.querySelectorAll(
-                   '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')]
-                   .map(e => e.textContent.trim()).filter(t => t);
-                 return p.length >= n && p.every(t => /^\\[\\d+\\]:?$/.test(t));
-               }""",
-            arg=n_code - nb.locator(".jp-CodeCell .jp-InputPlaceholder").count(),
-            timeout=RUN_TIMEOUT * 1000,
-        )
+        prompts = nb.locator(".jp-CodeCell .jp-InputPrompt")
+        with showing("Run All did not number every cell",
+                     lambda: " ".join(repr(t.strip()) for t in prompts.all_inner_texts())):
+            page.wait_for_function(
+                """(n) => {
+                     const p = [...document.querySelectorAll(
+                       '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')]
+                       .map(e => e.textContent.trim()).filter(t => t);
+                     return p.length >= n && p.every(t => /^\\[\\d+\\]:?$/.test(t));
+                   }""",
+                arg=n_code - nb.locator(".jp-CodeCell .jp-InputPlaceholder").count(),
+                timeout=RUN_TIMEOUT * 1000,
+            )
         errors = nb.locator(".jp-OutputArea-output", has_text="Traceback")
         assert errors.count() == 0, errors.first.inner_text()
-        assert nb.locator(".jp-OutputArea-output", has_text="✓ Right").count() >= 1
+        with showing("the checker's verdict is not shown", html_of(nb.locator(".jp-OutputArea-output"))):
+            expect(nb.locator(".jp-OutputArea-output", has_text="✓ Right").first).to_be_visible(timeout=WAIT_MS)
 
         # glue roles show what the kernel glued (the site shows the build's value)
         bound = f"{1 / math.sqrt(4):.2f}"  # {glue:text}`intro_a_small:.2f`
-        page.wait_for_function(
-            """(b) => {
-                 const md = [...document.querySelectorAll('.jp-MarkdownCell')].map(c => c.innerText);
-                 return md.some(t => t.includes(b)) && !md.some(t => t.includes('run the cells above]'));
-               }""",
-            arg=bound,
-            timeout=30000,
-        )
+        glue_state = html_of(nb.locator(".jp-MarkdownCell", has_text="run the cells above]"))
+        with showing(f"the glued value {bound} is not shown", glue_state):
+            page.wait_for_function(
+                """(b) => {
+                     const md = [...document.querySelectorAll('.jp-MarkdownCell')].map(c => c.innerText);
+                     return md.some(t => t.includes(b)) && !md.some(t => t.includes('run the cells above]'));
+                   }""",
+                arg=bound,
+                timeout=WAIT_MS,
+            )
         body = solution.locator(".details-body")
         # The cell may re-render (and fold again) while its glue comes back, the more often the
         # busier the machine (a fresh clone's CI once used up five fixed tries): keep trying for
         # a minute, and click only a closed solution (clicking an open one would fold it).
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + WAIT_MS / 1000
         while not body.is_visible() and time.monotonic() < deadline:
             if solution.get_attribute("open") is None:
                 solution.locator("summary .details-toggle").click()  # not its link
@@ -189,10 +197,13 @@ def test_make_lab_runs_as_root_and_shows_what_the_site_shows(browser, lab):  # n
                 pass
         assert body.is_visible(), "the solution does not open: " + solution.evaluate(
             "e => e.outerHTML.slice(0, 600)")
-        assert f"{1 / math.sqrt(256):.4f}" in solution.inner_text()
+        with showing("the solution does not show the glued answer", html_of(solution)):
+            expect(solution).to_contain_text(f"{1 / math.sqrt(256):.4f}", timeout=WAIT_MS)
 
         page.keyboard.press("Control+s")  # what autosave would do
-        page.wait_for_timeout(2000)
+        deadline = time.monotonic() + WAIT_MS / 1000  # the server logs the save it refused to write
+        while "unchanged, not rewritten" not in lab.output() and time.monotonic() < deadline:
+            page.wait_for_timeout(200)
         assert visit.errors == [], "a script raised"
         assert _offsite(visit) == [], "a request left 127.0.0.1"
     finally:

@@ -23,13 +23,14 @@ A failure names the page and quotes the offending block.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import os
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -37,7 +38,7 @@ import nbformat
 import pytest
 from booktools import ROOT, toc_docnames
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import expect, sync_playwright
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -58,6 +59,34 @@ REMOVED = {"remove-output", "remove-cell"}
 
 def _tail(text: str, n: int = 80) -> str:
     return "\n".join(text.splitlines()[-n:])
+
+
+#: How long a browser test waits for what it asserts: generous, because the case to design
+#: for is a first run on a cold, busy machine (every wait ends as soon as its condition holds).
+WAIT_MS = 60_000
+
+
+def html_of(locator: object, limit: int = 4000) -> Callable[[], str]:
+    """The state to show when a wait on ``locator`` gives up: its first element's HTML, or
+    the page's body when nothing matches yet."""
+
+    def state() -> str:
+        if locator.count():
+            return locator.first.evaluate("e => e.outerHTML")[:limit]
+        return "(nothing matches yet) page body: " + locator.page.evaluate(
+            "() => document.body.innerHTML")[:limit]
+
+    return state
+
+
+@contextlib.contextmanager
+def showing(what: str, state: Callable[[], str]) -> Iterator[None]:
+    """Wait (a Playwright ``expect`` or ``wait_for*`` inside) for what is asserted; if it never
+    comes, fail saying ``what`` and the page's state at that moment (``state()``)."""
+    try:
+        yield
+    except (AssertionError, PlaywrightTimeout) as err:
+        raise AssertionError(f"{what}: {err}\n--- state when the wait gave up:\n{state()}") from None
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +159,7 @@ class Visit:
         self.page.wait_for_load_state("networkidle")
         if self.page.query_selector(".math"):  # wait until MathJax has typeset the page
             try:
-                self.page.wait_for_function("() => window.MathJax?.startup?.promise", timeout=15000)
+                self.page.wait_for_function("() => window.MathJax?.startup?.promise", timeout=WAIT_MS)
             except PlaywrightTimeout:
                 self.errors.append("MathJax never started (was its script blocked?)")
             else:
@@ -203,22 +232,38 @@ CHECK_PAGE = """() => {
 }"""
 
 
+#: What a rendered page settles into: every code output there and every formula typeset.
+SETTLED = f"""(outputs) => {{
+  const info = ({CHECK_PAGE})();
+  return info.outputs >= outputs && info.rawMath.length === 0 &&
+         (info.maths === 0 || info.fontsLoaded.length > 0);
+}}"""
+
+
+def settled_info(page: object, outputs: int = 0) -> dict:
+    """:data:`CHECK_PAGE`'s report once the page shows ``outputs`` outputs and its maths is
+    typeset, or after :data:`WAIT_MS` (the assertions on the report then say what is wrong)."""
+    with contextlib.suppress(PlaywrightTimeout):
+        page.wait_for_function(SETTLED, arg=outputs, timeout=WAIT_MS)
+    return page.evaluate(CHECK_PAGE)
+
+
 @pytest.mark.parametrize("kind", ["file", "http"])
 @pytest.mark.parametrize("docname", DOCNAMES)
 def test_page_renders_offline(kind, docname, browser, built, html, server):
     visit = Visit(browser, page_url(kind, docname, html, server))
     try:
         assert visit.offsite() == [], "a request left the machine"
-        info = visit.page.evaluate(CHECK_PAGE)
+        info = settled_info(visit.page, expected_outputs(built, docname))
         assert info["title"], "the page shows no title"
         assert info["docTitle"].startswith(info["title"])
-        assert info["outputs"] == expected_outputs(built, docname), "code outputs missing"
-        assert info["emptyOutputs"] == 0
+        assert info["outputs"] == expected_outputs(built, docname), f"code outputs missing: {info}"
+        assert info["emptyOutputs"] == 0, info
         assert info["tracebacks"] == [], "a cell not tagged raises-exception shows a traceback"
-        assert info["rawMath"] == [], "maths left untypeset"
+        assert info["rawMath"] == [], f"maths left untypeset: {info}"
         if info["maths"]:
-            assert info["mjx"] >= info["maths"]
-            assert info["fontsLoaded"] and not info["fontErrors"], "MathJax fonts did not load"
+            assert info["mjx"] >= info["maths"], info
+            assert info["fontsLoaded"] and not info["fontErrors"], f"MathJax fonts did not load: {info}"
         assert visit.failed == [], "a local request failed (missing file?)"
         assert visit.errors == [], "a script raised"
     finally:
@@ -231,21 +276,25 @@ def test_intro_has_maths_a_diagram_and_a_hidden_solution(kind, browser, html, se
     page = visit.page
     try:
         assert visit.offsite() == []
-        info = page.evaluate(CHECK_PAGE)
-        assert info["maths"] >= 2 and info["mjx"] >= info["maths"]
-        assert info["svgs"] >= 1, "no flowchart diagram on the intro"
-        chart = page.locator("svg.minidl-flowchart").first
+        info = settled_info(page)
+        assert info["maths"] >= 2 and info["mjx"] >= info["maths"], info
+        charts = page.locator("svg.minidl-flowchart")
+        with showing("no flowchart diagram on the intro", html_of(page.locator("article"))):
+            expect(charts.first).to_be_visible(timeout=WAIT_MS)
+        chart = charts.first
         box = chart.bounding_box()
-        assert box and box["width"] > 200 and box["height"] > 200
-        assert chart.locator("g.node").count() == 7
+        assert box and box["width"] > 200 and box["height"] > 200, f"{box}: {html_of(chart)()[:600]}"
+        with showing("the flowchart has not its seven boxes", html_of(chart)):
+            expect(chart.locator("g.node")).to_have_count(7, timeout=WAIT_MS)
         assert "minidl.dispatch" in chart.text_content()
 
         solution = page.locator(".solution.dropdown").first
         body = solution.locator("#solution-content, section, p:not(.admonition-title)").first
         assert not body.is_visible(), "the solution is shown before it is opened"
         solution.locator("button.toggle-button").first.click()
-        body.wait_for(state="visible", timeout=5000)
-        assert "0.0625" in body.inner_text()  # the glued, live answer
+        with showing("the solution does not open", html_of(solution)):
+            expect(body).to_be_visible(timeout=WAIT_MS)
+            expect(body).to_contain_text("0.0625", timeout=WAIT_MS)  # the glued, live answer
         assert visit.errors == []
     finally:
         visit.close()
@@ -257,7 +306,9 @@ def test_every_chapter_has_a_page_and_index_redirects(browser, html):
         assert (html / f"{docname}.html").is_file(), f"no page for {docname}"
     visit = Visit(browser, (html / "index.html").as_uri())
     try:
-        visit.page.wait_for_url(f"**/{DOCNAMES[0]}.html", timeout=10000)
+        with showing("index.html does not redirect to the first chapter",
+                     lambda: f"at {visit.page.url}: {visit.page.content()[:2000]}"):
+            visit.page.wait_for_url(f"**/{DOCNAMES[0]}.html", timeout=WAIT_MS)
     finally:
         visit.close()
 

@@ -71,6 +71,24 @@ def _tensors(name: str, value):
             yield from _tensors(f"{name}[{i}]", item)
 
 
+def _strategy_name(device: Device) -> str:
+    # burn's ``CheckpointingStrategy`` as its ``{:?}`` prints it
+    return "None" if device.checkpointing is None else device.checkpointing.capitalize()
+
+
+def validate_checkpointing(op: str, lhs: Device, rhs: Device) -> None:
+    """Refuse an op whose inputs sit on autodiff devices with different checkpointing
+    strategies (burn-dispatch's ``validate_checkpointing``, word for word): one backward pass
+    cannot both keep and recompute the same step. A plain input has no strategy and takes
+    the autodiff one, as in burn."""
+    if lhs.checkpointing != rhs.checkpointing:
+        # burn asserts (a panic); here it is the same kind of error as a wrong device
+        raise ValueError(
+            f"{op}: Autodiff strategy mismatch: {_strategy_name(lhs)} vs {_strategy_name(rhs)}. "
+            "Tensors in the same operation must share a strategy."
+        )
+
+
 def _routing_device(op: str, args: dict) -> Device:
     first: tuple[str, DispatchTensor] | None = None
     autodiff_device: Device | None = None
@@ -83,8 +101,11 @@ def _routing_device(op: str, args: dict) -> Device:
                     f"{op}: Input tensor {tname} is on the wrong device: "
                     f"expected {first[1].device} (like {first[0]}), found {tensor.device}"
                 )
-            if tensor.device.is_autodiff() and autodiff_device is None:
-                autodiff_device = tensor.device
+            if tensor.device.is_autodiff():
+                if autodiff_device is None:
+                    autodiff_device = tensor.device
+                else:
+                    validate_checkpointing(op, autodiff_device, tensor.device)
     if first is not None:
         return autodiff_device or first[1].device
     for value in args.values():

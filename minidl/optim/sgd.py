@@ -8,6 +8,12 @@
 
 This is PyTorch's ``torch.optim.SGD`` rule. burn's MomentumConfig defaults are momentum 0.9,
 dampening 0.1, nesterov false.
+
+Nesterov momentum needs a non-zero momentum and zero dampening: :meth:`SgdConfig.init`
+refuses anything else with a :class:`~minidl.module.ConfigError`, as ``torch.optim.SGD``
+does ("Nesterov momentum requires a momentum and zero dampening"). burn's
+``MomentumConfig`` does not check, so burn runs a damped Nesterov step PyTorch would refuse
+(and with zero momentum ``nesterov`` would silently be plain SGD).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from minidl.module import config
-from minidl.module.config import interval, non_negative
+from minidl.module.config import ConfigError, interval, non_negative
 from minidl.optim.base import Optimizer, SimpleOptimizer
 from minidl.optim.clipping import GradientClippingConfig
 from minidl.tensor import Tensor
@@ -63,7 +69,15 @@ class SgdConfig:
     gradient_clipping: GradientClippingConfig | None = None
 
     def init(self) -> Optimizer:
-        """The optimizer, ready for ``step(lr, model, grads)``."""
+        """The optimizer, ready for ``step(lr, model, grads)``; Nesterov momentum with a
+        zero momentum or a non-zero dampening is a :class:`ConfigError` (as in PyTorch)."""
+        momentum = self.momentum
+        if momentum is not None and momentum.nesterov and (momentum.momentum <= 0 or momentum.dampening != 0):
+            raise ConfigError(
+                "SgdConfig.momentum: Nesterov momentum requires a momentum and zero dampening "
+                f"(found momentum {momentum.momentum}, dampening {momentum.dampening}); "
+                "use MomentumConfig(momentum, dampening=0.0, nesterov=True)"
+            )
         return Optimizer(Sgd(self.weight_decay, self.momentum), self.gradient_clipping)
 
 

@@ -22,6 +22,7 @@ from minidl.dispatch import Device
 from minidl.module import Module, is_config
 from minidl.module.record import flatten_record
 from minidl.store import safetensors_io
+from minidl.store.atomic_file import write_text_atomically
 from minidl.store.safetensors_store import FORMAT_METADATA, SafetensorsStore
 
 M = TypeVar("M", bound=Module)
@@ -34,7 +35,8 @@ def config_path(path: str | Path) -> Path:
 
 def save_module(module: Module, path: str | Path, config: Any = None) -> Path:
     """Save ``module``'s record to ``path`` (safetensors) and, if given, its ``config`` as
-    JSON at :func:`config_path` ``(path)``. Returns the record's path.
+    JSON at :func:`config_path` ``(path)``. Returns the record's path. Each file is written
+    whole or not at all (:mod:`minidl.store.atomic_file`).
 
     Saving needs values, so lazy params of ``module`` are initialized by it (as in burn);
     a ``LinearLayout.Col`` weight then reports its materialized shape from ``lazy_shape()``."""
@@ -42,7 +44,8 @@ def save_module(module: Module, path: str | Path, config: Any = None) -> Path:
     if config is not None:
         if not is_config(config):
             raise TypeError(f"save_module: config must be a @config instance, found {type(config).__name__}")
-        config.save(config_path(path))
+        # Config.save's text, written whole or not at all like the record
+        write_text_atomically(config_path(path), config.to_json() + "\n")
     SafetensorsStore.from_file(path).collect_from(module)
     return path
 

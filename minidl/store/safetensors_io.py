@@ -18,6 +18,7 @@ import numpy as np
 import safetensors
 import safetensors.numpy as st_numpy
 
+from minidl.store.atomic_file import write_bytes_atomically
 from minidl.store.errors import CorruptFileError, StoreError
 
 
@@ -27,7 +28,8 @@ def to_bytes(tensors: Mapping[str, np.ndarray], metadata: Mapping[str, str] | No
     for name, array in tensors.items():
         if not isinstance(array, np.ndarray):
             raise StoreError(f"safetensors: '{name}' is a {type(array).__name__}, not an array")
-        arrays[name] = np.ascontiguousarray(array)
+        # ascontiguousarray alone turns a 0-d array into shape (1,): keep the shape
+        arrays[name] = np.ascontiguousarray(array).reshape(array.shape)
     meta = {str(k): str(v) for k, v in (metadata or {}).items()}
     try:
         return st_numpy.save(arrays, metadata=meta or None)
@@ -56,13 +58,10 @@ def _metadata(data: bytes) -> dict[str, str]:
 
 
 def write_file(path: str | Path, tensors: Mapping[str, np.ndarray], metadata: Mapping[str, str] | None = None) -> None:
-    """Write ``tensors`` to ``path`` in the safetensors format (all or nothing: the bytes are
-    made first, then written to a temporary file that replaces ``path``)."""
-    path = Path(path)
-    data = to_bytes(tensors, metadata)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    tmp.replace(path)
+    """Write ``tensors`` to ``path`` in the safetensors format, whole or not at all: the
+    bytes are made first, then :func:`~minidl.store.atomic_file.write_bytes_atomically`
+    puts them in place, so a failing save leaves any file already at ``path`` as it was."""
+    write_bytes_atomically(path, to_bytes(tensors, metadata))
 
 
 def read_file(path: str | Path) -> tuple[dict[str, np.ndarray], dict[str, str]]:

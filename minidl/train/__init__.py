@@ -9,7 +9,10 @@ lies below; nothing in minidl imports it (``book`` and ``debug`` may).
 from __future__ import annotations
 
 from minidl.train.checkpoint import (
+    IncompleteCheckpointError,
     checkpoint_paths,
+    delete_checkpoint,
+    latest_complete_epoch,
     load_optimizer_record,
     optimizer_record,
     restore_checkpoint,
@@ -25,6 +28,7 @@ from minidl.train.metric import (
     NumericMetricState,
 )
 
-__all__ = ["AccuracyInput", "AccuracyMetric", "LossInput", "LossMetric", "Metric", "MetricEntry",
-           "NumericMetricState", "checkpoint_paths", "load_optimizer_record", "optimizer_record",
+__all__ = ["AccuracyInput", "AccuracyMetric", "IncompleteCheckpointError", "LossInput", "LossMetric",
+           "Metric", "MetricEntry", "NumericMetricState", "checkpoint_paths", "delete_checkpoint",
+           "latest_complete_epoch", "load_optimizer_record", "optimizer_record",
            "restore_checkpoint", "save_checkpoint"]

@@ -1,7 +1,7 @@
 """Helpers for the debug tools' tests: devices by backend name, small inputs.
 
-Each test that needs a backend piece asks for it through :func:`need`, which marks the test
-as an expected failure naming the missing piece (never a silent skip) until it lands.
+Each test that needs a library piece asks for it through :func:`need`; a piece that fails to
+import fails the test (nothing here turns it into an xfail or a skip).
 """
 
 from __future__ import annotations
@@ -9,18 +9,14 @@ from __future__ import annotations
 import importlib
 
 import numpy as np
-import pytest
 
 INNER = {"flex": ("minidl.backends.flex", "Flex"), "ndarray": ("minidl.backends.ndarray", "NdArray")}
 
 
 def need(module: str, attr: str | None = None):
-    """Import ``module`` (and ``attr``), or xfail the test naming what is missing."""
-    try:
-        mod = importlib.import_module(module)
-        return getattr(mod, attr) if attr else mod
-    except (ImportError, AttributeError) as err:
-        pytest.xfail(f"{module}{'.' + attr if attr else ''} has not landed yet: {err}")
+    """Import ``module`` (and its ``attr``); an import error is raised."""
+    mod = importlib.import_module(module)
+    return getattr(mod, attr) if attr else mod
 
 
 def device(kind: str, autodiff: bool = False):

@@ -1,5 +1,5 @@
-"""Devices for the module/nn/optim tests: NdArray (plain and autodiff) always, Flex when its
-backend exists — until then a Flex case is reported as xfail naming what is missing."""
+"""Devices for the module/nn/optim tests: NdArray and Flex (plain and autodiff). A backend
+that fails to load fails every test that needs it: nothing here turns it into an xfail."""
 
 from __future__ import annotations
 
@@ -9,22 +9,10 @@ import pytest
 from minidl.dispatch import Device, backend_for
 from minidl.tensor import Tensor
 
-FLEX_MISSING = "Flex backend not written yet (minidl.backends.flex.Flex)"
-
-
-def flex_available() -> bool:
-    """Whether ``minidl.backends.flex.Flex`` loads."""
-    try:
-        backend_for(Device.flex())
-        return True
-    except (ModuleNotFoundError, AttributeError, ImportError):
-        return False
-
 
 def need(device: Device) -> Device:
-    """``device``, or an xfail when its backend can't load yet (never a silent skip)."""
-    if device.kind == "flex" and not flex_available():
-        pytest.xfail(FLEX_MISSING)
+    """``device`` with its backend loaded (an import error is raised: the test fails)."""
+    backend_for(device)
     return device
 
 
@@ -33,7 +21,7 @@ KINDS = [pytest.param("ndarray", id="ndarray"), pytest.param("flex", id="flex")]
 
 
 def plain_device(kind: str) -> Device:
-    """The plain device of a kind (xfail for a missing Flex)."""
+    """The plain device of a kind, its backend loaded."""
     return need(Device.flex() if kind == "flex" else Device.ndarray())
 
 

@@ -1,4 +1,4 @@
-"""Fixtures: ``kind`` runs a test on each device kind (NdArray, Flex — xfail while missing —, Fusion[Flex])."""
+"""Fixtures: ``kind`` runs a test on each device kind (NdArray, Flex, Fusion[Flex])."""
 
 from __future__ import annotations
 

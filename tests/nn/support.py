@@ -1,36 +1,23 @@
-"""Helpers of the nn tests: devices (Flex as xfail while missing) and the PyTorch twin check."""
+"""Helpers of the nn tests: devices and the PyTorch twin check. A backend that fails to load
+fails the test that needs it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 import numpy as np
-import pytest
 import torch
 
 from minidl.dispatch import Device, backend_for
 from minidl.module import Module, ModuleMapper, Param
 from minidl.tensor import Tensor
 
-FLEX_MISSING = "Flex backend not written yet (minidl.backends.flex.Flex)"
-
-
-def flex_available() -> bool:
-    """Whether ``minidl.backends.flex.Flex`` loads."""
-    try:
-        backend_for(Device.flex())
-        return True
-    except (ModuleNotFoundError, AttributeError, ImportError):
-        return False
-
 
 def plain_device(kind: str) -> Device:
-    """The plain device of ``kind``; an xfail naming what is missing for a missing Flex."""
-    if kind == "flex" and not flex_available():
-        pytest.xfail(FLEX_MISSING)
-    if kind == "fusion":
-        return Device.fusion()
-    return Device.flex() if kind == "flex" else Device.ndarray()
+    """The plain device of ``kind``, its backend loaded (an import error fails the test)."""
+    device = {"fusion": Device.fusion, "flex": Device.flex, "ndarray": Device.ndarray}[kind]()
+    backend_for(device)
+    return device
 
 
 def randn(shape, seed: int = 0, scale: float = 1.0) -> np.ndarray:

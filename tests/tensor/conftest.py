@@ -13,11 +13,11 @@ from .support import DEVICES, load_device
 @pytest.fixture(scope="session", params=DEVICES, ids=[d[0] for d in DEVICES])
 def device(request) -> Device:
     """A device to create tensors on."""
-    _, make, pending = request.param
-    return load_device(make, pending)
+    _, make = request.param
+    return load_device(make)
 
 
 @pytest.fixture(scope="session")
 def plain() -> Device:
     """The NdArray device, for tests about the Tensor layer itself rather than a backend."""
-    return load_device(Device.ndarray, DEVICES[0][2])
+    return load_device(Device.ndarray)

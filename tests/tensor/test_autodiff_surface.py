@@ -14,9 +14,9 @@ from .support import DEVICES, T, close, load_device, randn, tt
 
 @pytest.fixture(scope="module", params=[DEVICES[1], DEVICES[3]], ids=[DEVICES[1][0], DEVICES[3][0]])
 def ad(request):
-    """An autodiff device (xfail while its backend or the decorator is missing)."""
-    _, make, pending = request.param
-    return load_device(make, pending)
+    """An autodiff device."""
+    _, make = request.param
+    return load_device(make)
 
 
 def test_backward_on_a_plain_tensor_requires_autodiff(plain):

@@ -116,6 +116,6 @@ def test_like_constructors_keep_shape_dtype_device(device):
 
 
 def test_device_none_means_the_default_flex_device():
-    load_device(*DEVICES[2][1:])  # xfails until Flex exists
+    load_device(DEVICES[2][1])
     t = Tensor.zeros([2], None)
     assert t.device == Device.flex() == Device.default()

@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from minidl.backend.op_patch import BackendOpPatch
 from minidl.capture.errors import CaptureError
 
 #: public callables of a backend that are not ops: they configure it or hand out its streams
-_NOT_OPS = frozenset({"ad_enabled", "generator", "seed", "stream", "name"})
 _READS = ("float_into_data", "int_into_data", "bool_into_data")
 _MINIDL = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _CAPTURE = os.path.dirname(os.path.abspath(__file__))
@@ -71,7 +71,7 @@ def tensor_read_name() -> str:
     return f"Tensor.{name}" if name else "a host read"
 
 
-class Recorder:
+class Recorder(BackendOpPatch):
     """Records the outermost calls to ``backend``'s ops while active (a ``with`` block).
 
     ``readable`` holds the ids of the root arrays a host read may touch (the declared inputs:
@@ -79,15 +79,9 @@ class Recorder:
     """
 
     def __init__(self, backend: type, readable: set[int]):
-        self.backend = backend
+        super().__init__(backend)
         self.readable = readable
         self.calls: list[Call] = []
-        self._saved: dict[str, Any] = {}
-        self._depth = 0
-
-    def _ops(self) -> list[str]:
-        names = [n for n in dir(self.backend) if not n.startswith("_") and n not in _NOT_OPS]
-        return [n for n in names if callable(getattr(self.backend, n))]
 
     def _refuse_read(self, name: str, args: tuple) -> None:
         tensor = args[0] if args else None
@@ -120,16 +114,3 @@ class Recorder:
         recorded.__name__ = name
         return classmethod(recorded)
 
-    def __enter__(self) -> Recorder:
-        for name in self._ops():
-            self._saved[name] = self.backend.__dict__.get(name)
-            setattr(self.backend, name, self._wrap(name, getattr(self.backend, name)))
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        for name, original in self._saved.items():
-            if original is None:  # inherited: drop the wrapper to uncover the base's op
-                delattr(self.backend, name)
-            else:
-                setattr(self.backend, name, original)
-        self._saved.clear()

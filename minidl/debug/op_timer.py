@@ -17,13 +17,10 @@ from collections import Counter
 from collections.abc import Callable
 from typing import Any
 
-#: Public names of a backend class that are not ops (state and random streams). Every other
-#: public callable is an entry point, module ops and their backward ops included (a conv2d's
-#: backward kernels run from the autodiff layer, not inside a float op).
-_NOT_OPS = ("ad_enabled", "generator", "seed", "stream")
+from minidl.backend.op_patch import BackendOpPatch
 
 
-class BackendOpTimer:
+class BackendOpTimer(BackendOpPatch):
     """Times every public op of ``backend`` (a backend class such as ``Flex``) while active.
 
     ``with BackendOpTimer(Flex) as timer: step()`` leaves, in ``timer.seconds`` and
@@ -35,17 +32,11 @@ class BackendOpTimer:
 
     def __init__(self, backend: type, clock: Callable[[], float] = time.thread_time,
                  record: list[tuple[Callable, tuple, dict]] | None = None):
-        self.backend = backend
+        super().__init__(backend)
         self.clock = clock
         self.record = record
         self.seconds: Counter[str] = Counter()
         self.calls: Counter[str] = Counter()
-        self._saved: dict[str, Any] = {}
-        self._depth = 0
-
-    def _ops(self) -> list[str]:
-        names = [n for n in dir(self.backend) if not n.startswith("_") and n not in _NOT_OPS]
-        return [n for n in names if callable(getattr(self.backend, n))]
 
     def _wrap(self, name: str, fn: Callable) -> classmethod:
         timer = self
@@ -67,21 +58,6 @@ class BackendOpTimer:
 
         timed.__name__ = name
         return classmethod(timed)
-
-    def __enter__(self) -> BackendOpTimer:
-        for name in self._ops():
-            self._saved[name] = self.backend.__dict__.get(name)
-            # the bound classmethod, so a subclass's override keeps its own cls
-            setattr(self.backend, name, self._wrap(name, getattr(self.backend, name)))
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        for name, original in self._saved.items():
-            if original is None:  # inherited: drop the wrapper to uncover the base's op
-                delattr(self.backend, name)
-            else:
-                setattr(self.backend, name, original)
-        self._saved.clear()
 
     def total(self) -> float:
         """CPU seconds spent inside the backend's ops (outermost calls only)."""

@@ -135,7 +135,10 @@ def _gelu64(x):
     cl = SQRT1_2 - ch
     err = ((xh * ch - (x * SQRT1_2)) + xh * cl + xl * ch) + xl * cl  # x*c - round(x*c), exact
     d = -(err + x * SQRT1_2_LO)
-    return 0.5 * x * (math.erfc(a) - 1.1283791670955126 * math.exp(-a * a) * d)
+    # past |x| = 40 erfc(a) is exactly 0 or 2 and exp(-a*a) is 0, while the split above
+    # overflows (inf - inf = NaN at x = +-inf): the correction is left out there
+    corr = 1.1283791670955126 * math.exp(-a * a) * d if abs(x) < 40.0 else 0.0
+    return 0.5 * x * (math.erfc(a) - corr)
 
 
 @overload(vgelu, inline="always", jit_options=_OPTS)

@@ -31,6 +31,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from ._common import JIT
 from .vmath import _OPTS, vexp
 
 SQRT1_2 = 0.7071067811865476
@@ -79,7 +80,7 @@ def _verf_overload(x):
     return None
 
 
-@njit(**_OPTS)
+@njit(**JIT, fastmath={"contract"})
 def erfcx_pos(a):
     """``exp(a**2) erfc(a)`` for a float64 ``a >= 0`` (finite; clamp first), 2**-37.8 relative
     error: Shepherd and Laframboise's ``(1 + p(q)) / (1 + 2a)``, one division for both."""

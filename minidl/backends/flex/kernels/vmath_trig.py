@@ -22,6 +22,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import overload
 
+from ._common import JIT
 from .vmath import _OPTS, _as_int
 
 #: float32 |x| below which the float64 reduction of ``vsin_near``/``vcos_near`` is exact enough
@@ -33,7 +34,7 @@ _PIO2_1T = 1.58932547735281966916e-08  # pi/2 - _PIO2_1
 _TOINT = 6755399441055744.0  # 1.5 * 2**52: adding it rounds to an integer held in the low bits
 
 
-@njit(**_OPTS)
+@njit(**JIT, fastmath={"contract"})
 def _reduce(x):
     # (r, n): x = n pi/2 + r, |r| <= pi/4 (a little more at the rounding edge); a far x
     # (|x| >= NEAR, inf, NaN) is replaced by 0 so nothing overflows
@@ -44,7 +45,7 @@ def _reduce(x):
     return r, _as_int(t)  # the low bits of t's mantissa are n (two's complement)
 
 
-@njit(**_OPTS)
+@njit(**JIT, fastmath={"contract"})
 def _sin_poly(r):
     z = r * r
     w = z * z
@@ -53,7 +54,7 @@ def _sin_poly(r):
     return (r + s * (-1.66666666416265235595e-01 + z * 8.33332938588946317560e-03)) + s * w * p
 
 
-@njit(**_OPTS)
+@njit(**JIT, fastmath={"contract"})
 def _cos_poly(r):
     z = r * r
     w = z * z
@@ -75,7 +76,7 @@ def vsin_near(x):
     return np.sin(x)
 
 
-@njit(**_OPTS)
+@njit(**JIT, fastmath={"contract"})
 def _sin_quadrant(x, r, n):
     # sin(n pi/2 + r) = sin(x); a function of its own (no branch is left in the inlined caller)
     s, c = _sin_poly(r), _cos_poly(r)
@@ -84,7 +85,7 @@ def _sin_quadrant(x, r, n):
     return x if x == np.float32(0) else v  # -0.0 stays -0.0
 
 
-@njit(**_OPTS)
+@njit(**JIT, fastmath={"contract"})
 def _cos_quadrant(r, n):
     s, c = _sin_poly(r), _cos_poly(r)
     v = s if n & 1 else c

@@ -59,6 +59,7 @@ from livetools import (
     visible,
     wait_for,
 )
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from test_site import Visit, browser  # noqa: F401 (fixture)
 
 sys.path.insert(0, str(ROOT / "book_ext"))
@@ -76,13 +77,16 @@ def _tail(text: str, n: int = 60) -> str:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The intro built alone (with the project's _config.yml and book_ext); its _build/html."""
+    """The intro built alone with the glossary (the project's _config.yml and book_ext); its _build/html."""
     src = tmp_path_factory.mktemp("livebook")
     shutil.copy2(ROOT / "_config.yml", src / "_config.yml")
     (src / "book_ext").symlink_to(ROOT / "book_ext")  # so thebe is vendored once, in ROOT
     (src / "chapters").mkdir()
     shutil.copy2(ROOT / f"{CHAPTER}.md", src / f"{CHAPTER}.md")
-    (src / "_toc.yml").write_text(f"format: jb-book\nroot: {CHAPTER}\n", encoding="utf-8")
+    # the glossary comes along: the intro's {term} links must resolve (an unknown term warns)
+    shutil.copy2(ROOT / "chapters" / "glossary.md", src / "chapters" / "glossary.md")
+    (src / "_toc.yml").write_text(
+        f"format: jb-book\nroot: {CHAPTER}\nchapters:\n  - file: chapters/glossary\n", encoding="utf-8")
     stray = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     (src / f"{CHAPTER}.ipynb").write_text(json.dumps(stray), encoding="utf-8")
 
@@ -91,15 +95,16 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     env.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".numba_cache"))
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
     env["PATH"] = f"{jb.parent}{os.pathsep}{env.get('PATH', '')}"
-    # not -W: links from the intro to chapters this one-page book lacks are the only
-    # warnings allowed (a stray notebook's "multiple files found" is not)
+    # not -W: links from the intro (and the glossary's {doc} links) to chapters this small
+    # book lacks are the only warnings allowed (a stray notebook's "multiple files found" is not)
     cmd = [str(jb), "build", str(src), "-n", "--keep-going"]
     proc = subprocess.run(
         cmd, cwd=src, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT
     )
     log = strip_ansi(proc.stdout + proc.stderr)
     assert proc.returncode == 0, f"jupyter-book build failed:\n{_tail(log)}"
-    warnings = [w for w in log.splitlines() if "WARNING:" in w and "[myst.xref_missing]" not in w]
+    warnings = [w for w in log.splitlines() if "WARNING:" in w and "[myst.xref_missing]" not in w
+                and not ("glossary.md" in w and "unknown document" in w)]
     assert warnings == [], "\n".join(warnings)
     html = src / "_build" / "html"
     assert (html / "_live" / "thebe" / "index.js").is_file(), "thebe was not vendored"
@@ -155,7 +160,10 @@ def test_live_code_runs_in_the_page(browser, served):  # noqa: F811
             what="the live diagram",
             seconds=RUN_TIMEOUT,
         )
-        assert out.locator("[data-build-time]").count() == 0, "the build-time output stayed"
+        try:  # the live output replaces the build-time one once the run has finished
+            out.locator("[data-build-time]").first.wait_for(state="detached", timeout=RUN_TIMEOUT * 1000)
+        except PlaywrightTimeout:
+            raise AssertionError(f"the build-time output stayed\n{state(page, out)}") from None
 
         # the exercise: wrong prediction -> ✗ and the hint; right one -> ✓
         cell = cell_with(page, "ex_kaiming.check(prediction)")

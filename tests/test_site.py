@@ -364,6 +364,8 @@ ANSWER_LEAKS = r"""() => {
       if (!(before(ex, cell) && before(cell, sol))) continue;
       const input = cell.querySelector('.cell_input');
       if (input && input.textContent.includes('.check(')) continue;  // the checker
+      // a puzzle's loop spec and its printed example are the question, not its answer
+      if (ex.id.startsWith('ex-puzzle-') && input && input.textContent.includes('example(')) continue;
       for (const out of cell.querySelectorAll('.cell_output')) {
         if (shown(out) && (out.innerText.trim() || out.querySelector('img, svg'))) {
           leaks.push({exercise: ex.id, kind: 'output shown before the solution',

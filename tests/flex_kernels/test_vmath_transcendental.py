@@ -83,16 +83,20 @@ def test_float32_is_within_2_ulp_over_the_whole_range(op):
 
 
 @pytest.mark.parametrize("op", OPS)
-def test_float32_special_values_match_torch(op):
+def test_float32_special_values_are_exact_and_match_torch_where_torch_is(op):
     info = np.finfo(np.float32)
     x = np.array([np.inf, -np.inf, np.nan, 0.0, info.smallest_subnormal, -info.smallest_subnormal,
                   1e-30, -1e-30, 20.0, -20.0, 1e30, -1e30], np.float32)  # fmt: skip
     out = unary.unary(op, x)
+    assert ulp_error(out, reference(op, x)).max() <= 1, f"{op}: {x} -> {out}"
     torch_fn = {"gelu": F.gelu, "gelu_tanh": lambda t: F.gelu(t, approximate="tanh")}.get(op, getattr(torch, op, None))
     theirs = torch_fn(torch.from_numpy(x)).numpy()
-    # torch flushes nothing here; its float32 gelu forms cancel for negative x (-20: 0 vs -0)
+    # torch's own answers are not all exact: its AVX2 float32 gelu gives NaN at +inf
+    # (inf * (1 + erf) computed as inf - inf), and its gelu forms cancel for negative x
+    # (-20: 0 vs -0). Where torch holds the limit, ours must agree with it.
+    torch_right = ulp_error(theirs, reference(op, x)) <= 1
     close = np.isclose(out, theirs, rtol=1e-6, atol=1e-37) | (np.isnan(out) & np.isnan(theirs))
-    assert close.all(), f"{op}: {x[~close]} -> ours {out[~close]}, torch {theirs[~close]}"
+    assert close[torch_right].all(), f"{op}: {x[~close]} -> ours {out[~close]}, torch {theirs[~close]}"
 
 
 def test_gelu_is_accurate_where_one_plus_erf_cancels():

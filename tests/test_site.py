@@ -1,9 +1,9 @@
 """The built site, opened in a real headless browser, from file:// and over http.
 
-The site is built once (``jupyter-book build -W -n --keep-going``, every chapter executed)
-into a temporary folder. Every page listed in _toc.yml is then opened in the Debian
-chromium, driven by Playwright, both as a file and from a localhost http server, with every
-request recorded: only file://, data:, blob: and 127.0.0.1/localhost may be asked for.
+The site is built once per session (``jupyter-book build -W -n --keep-going``, every
+chapter executed; the ``book_build`` fixture of tests/conftest.py) into a temporary folder.
+Every page listed in _toc.yml is then opened in the Debian chromium, driven by Playwright,
+both as a file and from a localhost http server, with every request recorded: only file://, data:, blob: and 127.0.0.1/localhost may be asked for.
 Each page must show its title and every code output, no traceback outside cells tagged
 ``raises-exception``, rendered maths with MathJax fonts that loaded, and no script error.
 The intro must also show a flowchart diagram and an exercise solution that is hidden
@@ -26,9 +26,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
-import os
-import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -36,7 +33,7 @@ from urllib.parse import urlsplit
 
 import nbformat
 import pytest
-from booktools import ROOT, toc_docnames
+from booktools import toc_docnames
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect, sync_playwright
 
@@ -52,7 +49,6 @@ CHROMIUM_ARGS = [
 ]
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 LOCAL_SCHEMES = {"file", "data", "blob", "about"}
-BUILD_TIMEOUT = 3600
 DOCNAMES = toc_docnames()
 REMOVED = {"remove-output", "remove-cell"}
 
@@ -90,21 +86,11 @@ def showing(what: str, state: Callable[[], str]) -> Iterator[None]:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Build the book once; return the folder that holds ``_build/html``."""
-    out = tmp_path_factory.mktemp("book")
-    jb = Path(sys.executable).with_name("jupyter-book")
-    env = dict(os.environ)
-    env.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".numba_cache"))
-    env["PATH"] = f"{jb.parent}{os.pathsep}{env.get('PATH', '')}"
-    cmd = [str(jb), "build", str(ROOT), "-W", "-n", "--keep-going", "--path-output", str(out)]
-    proc = subprocess.run(
-        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT
-    )
-    log = proc.stdout + proc.stderr
-    assert proc.returncode == 0, f"jupyter-book build failed:\n{_tail(log)}"
-    assert "build succeeded" in log
-    return out
+def built(book_build) -> Path:
+    """The session's book build (tests/conftest.py); the folder that holds ``_build/html``."""
+    assert book_build.returncode == 0, f"jupyter-book build failed:\n{_tail(book_build.log)}"
+    assert "build succeeded" in book_build.log
+    return book_build.out
 
 
 @pytest.fixture(scope="module")

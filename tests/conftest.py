@@ -1,0 +1,55 @@
+"""Fixtures shared across test files: the book, built once per test session.
+
+Building the book executes every chapter; the chapter tests read the executed notebooks it
+writes and the site tests open its pages, so the chapters run once per ``make test``, not
+once per test file that needs them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from booktools import ROOT
+
+BUILD_TIMEOUT = 3600
+
+
+@dataclass(frozen=True)
+class BookBuild:
+    """One ``jupyter-book build -W -n --keep-going`` of the project into ``out``."""
+
+    out: Path
+    returncode: int
+    log: str
+
+    @property
+    def html(self) -> Path:
+        return self.out / "_build" / "html"
+
+    def executed(self, docname: str) -> Path:
+        """The chapter as the build executed it (myst-nb writes it with its outputs)."""
+        return self.out / "_build" / "jupyter_execute" / f"{docname}.ipynb"
+
+    def error_report(self, docname: str) -> Path:
+        """Where myst-nb saves the traceback of a chapter whose execution failed."""
+        return self.html / "reports" / f"{docname}.err.log"
+
+
+@pytest.fixture(scope="session")
+def book_build(tmp_path_factory: pytest.TempPathFactory) -> BookBuild:
+    """Build the book once for the session (every chapter executed), pass or fail."""
+    out = tmp_path_factory.mktemp("book")
+    jb = Path(sys.executable).with_name("jupyter-book")
+    env = dict(os.environ)
+    env.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".numba_cache"))
+    env["PATH"] = f"{jb.parent}{os.pathsep}{env.get('PATH', '')}"
+    cmd = [str(jb), "build", str(ROOT), "-W", "-n", "--keep-going", "--path-output", str(out)]
+    proc = subprocess.run(
+        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT
+    )
+    return BookBuild(out, proc.returncode, proc.stdout + proc.stderr)

@@ -9,6 +9,7 @@
 - A glossary exists, every ``{term}`` link resolves to one of its entries, every entry is
   linked, and every chapter links it.
 - No page calls the burn book "the seed".
+- Every code cell fits the text column (88 columns), as the site test measures in a browser.
 """
 
 from __future__ import annotations
@@ -260,3 +261,21 @@ def test_no_page_calls_the_burn_book_the_seed(docname):
     text = chapter_path(docname).read_text(encoding="utf-8")
     hits = [line.strip() for line in text.splitlines() if _SEED_AS_BOOK.search(line)]
     assert not hits, f"{docname}: say \"burn's experiment\" / \"the burn book\": {hits}"
+
+
+#: The widest code line the site's text column shows without a scrollbar (_static/minidl.css
+#: sizes code for 88 columns at 1280 px; the browser check in test_site measures the result).
+CODE_COLUMNS = 88
+
+
+@pytest.mark.parametrize("docname", DOCNAMES)
+def test_code_cells_fit_the_text_column(docname):
+    page = PAGES[docname]
+    long = [
+        f"line {block.line + 2 + i}: {len(text)} columns"
+        for block in page.blocks
+        if block.kind == "code-cell"
+        for i, text in enumerate(block.body)
+        if len(text) > CODE_COLUMNS
+    ]
+    assert not long, f"{docname}: code lines wider than {CODE_COLUMNS} columns: {long}"

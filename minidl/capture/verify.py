@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 
 from minidl.capture.errors import CaptureError
+from minidl.capture.launches import recorder_for
 from minidl.capture.program import _paths
-from minidl.capture.recorder import Recorder, root
+from minidl.capture.recorder import root
 from minidl.capture.tensors import array_of, flat_tensors
 
 RTOL = 1e-5
@@ -47,9 +48,10 @@ def run_verified(graph: Any, args: tuple, env: dict[str, float]) -> Any:
     for stream, counter in streams:
         stream.counter = counter
     readable = {id(root(array_of(a))) for a, s in zip(args, graph.specs) if s.role == "tensor"}
-    recorder = Recorder(graph.backend, readable)
+    recorder = recorder_for(graph.device_backend, readable)
     with recorder:
         eager = graph.step(*args)
+        recorder.finish()
     calls = recorder.calls
     if [c.name for c in calls] != program.names:
         raise CaptureError("verify: the eager step made a different program than the capture "

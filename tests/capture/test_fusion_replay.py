@@ -10,6 +10,7 @@ import pytest
 from minidl import Device
 from minidl.backends.fusion import FusionFlex
 from minidl.capture import capture
+from minidl.capture.launches import _aliasable
 from tests.capture.helpers import Trainer, batches, schedule
 
 FUSION = Device.fusion().autodiff()
@@ -65,3 +66,23 @@ def test_fusion_replay_draws_a_new_dropout_mask_and_reads_the_model_it_updates()
     graph.replay(x, y, 0.1)
     # the model's own tensors (fusion handles around the carried buffers) show the update
     assert all(not np.array_equal(a, b) for a, b in zip(start, trainer.params()))
+
+
+def test_the_updates_write_the_carried_state_in_place():
+    (x, y), = batches(1, device=FUSION)
+    trainer = Trainer("adam", device=FUSION)
+    graph = capture(FUSION, trainer.step, x, y, 0.01, optimizers=[trainer.optim])
+    # Adam's fused update kernels take the parameters' and moments' buffers as outputs:
+    # no copy of the state is left after the program
+    assert "outs=(" in graph.program_text and "np.copyto" not in graph.program_text
+
+
+def test_a_kernel_input_may_be_its_output_only_where_it_is_read_element_by_element():
+    seq = "def kernel_seq(in0, in1, out0):\n    for i in range(n):\n"
+    loads_first = seq + "        x0 = in0[i]\n        x1 = in1[i]\n        out0[i] = x0 + x1\n"
+    store_first = seq + "        x0 = in0[i]\n        out0[i] = x0\n        x1 = in1[i]\n"
+    matmul = "def kernel_seq(in0, in1, in2, out0):\n    A = in1\n" + loads_first[len(seq):]
+    assert _aliasable("elemwise_add", loads_first, 2) == {(0, 0), (1, 0)}
+    assert _aliasable("elemwise_add", store_first, 2) == {(0, 0)}  # in1 is read after it
+    assert _aliasable("matmul_add", matmul, 3) == {(0, 0), (2, 0)}  # never the row-walked A
+    assert _aliasable("reduce_sum", loads_first, 2) == frozenset()

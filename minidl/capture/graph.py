@@ -35,7 +35,7 @@ from minidl.capture.program import Program, build_program
 from minidl.capture.recorder import root
 from minidl.capture.scalar import Guard, SymbolicScalar, evaluate
 from minidl.capture.tensors import array_of, flat_tensors, rebuild
-from minidl.capture.verify import run_verified
+from minidl.capture.verify import run_eager, run_verified
 from minidl.dispatch import Device
 from minidl.dispatch.route import backend_for
 from minidl.dispatch.tensor import DispatchTensor
@@ -133,6 +133,11 @@ class _HostCounters:
         for name, expr in self.next.items():
             self.values[name] = float(evaluate(expr, env))
         self.write_back()
+
+    def read_back(self) -> None:
+        """The counts the optimizers hold now (after an eager step advanced them)."""
+        for name, (optim, pid, field) in self.where.items():
+            self.values[name] = float(getattr(optim.states[pid], field))
 
     def write_back(self) -> None:
         for name, (optim, pid, field) in self.where.items():
@@ -249,6 +254,12 @@ class Graph:
         if self.verify:
             return self._verified(args, env)
         return self._run(args, env)
+
+    def step_eagerly(self, *args: Any) -> Any:
+        """Run the step eagerly on arguments its program does not fit (the data loader's
+        last, smaller batch); replays then continue from the state it left. The step must
+        make the same sequence of backend calls (only the shapes may differ)."""
+        return run_eager(self, args)
 
     def _run(self, args: Sequence[Any], env: dict[str, float]) -> Any:
         arrays = [array_of(a) for a, s in zip(args, self.specs) if s.role == "tensor"]

@@ -30,11 +30,12 @@ from typing import Any
 
 from minidl.backend.dtype import Kind
 from minidl.capture.errors import CaptureError, ReplayMismatchError
+from minidl.capture.launches import is_fusion, recorder_for
 from minidl.capture.program import Program, build_program
-from minidl.capture.recorder import Recorder, root
+from minidl.capture.recorder import root
 from minidl.capture.scalar import Guard, SymbolicScalar, evaluate
 from minidl.capture.tensors import array_of, flat_tensors, rebuild
-from minidl.capture.verify import run_verified
+from minidl.capture.verify import run_eager, run_verified
 from minidl.dispatch import Device
 from minidl.dispatch.route import backend_for
 from minidl.dispatch.tensor import DispatchTensor
@@ -133,6 +134,11 @@ class _HostCounters:
             self.values[name] = float(evaluate(expr, env))
         self.write_back()
 
+    def read_back(self) -> None:
+        """The counts the optimizers hold now (after an eager step advanced them)."""
+        for name, (optim, pid, field) in self.where.items():
+            self.values[name] = float(getattr(optim.states[pid], field))
+
     def write_back(self) -> None:
         for name, (optim, pid, field) in self.where.items():
             value = self.values[name]
@@ -164,10 +170,11 @@ def capture(device: Device, step: Callable[..., Any], *args: Any, optimizers: Se
         call_args = [SymbolicScalar.input(s.name, a, guards) if s.role == "scalar" else a
                      for a, s in zip(args, specs)]
         counters.symbolize(guards)
-        recorder = Recorder(backend, readable)
+        recorder = recorder_for(backend, readable)
         try:
             with recorder:
                 result = step(*call_args)
+                recorder.finish()
         finally:
             counters.collect()
         runs.append(recorder.calls)
@@ -182,7 +189,8 @@ def capture(device: Device, step: Callable[..., Any], *args: Any, optimizers: Se
                 f"received a number computed from it. The step turned it into a plain number first "
                 f"(float(), math.*, NumPy) or did not use it; a replay would freeze its capture value")
     unique = {(g.text, g.result): g for g in guards}
-    return Graph(device, step, specs, program, list(unique.values()), counters, result, backend, verify)
+    return Graph(device, step, specs, program, list(unique.values()), counters, result, backend,
+                 verify)
 
 
 class Graph:
@@ -198,7 +206,12 @@ class Graph:
     def __init__(self, device: Device, step: Callable, specs: list[_Spec], program: Program,
                  guards: list[Guard], counters: _HostCounters, result: Any, backend: type, verify: bool):
         self.device, self.step, self.specs, self.program = device, step, specs, program
-        self.guards, self.counters, self._template, self.backend = guards, counters, result, backend
+        self.guards, self.counters, self._template = guards, counters, result
+        #: the device's backend (``Flex``, ``Fusion[Flex]``) and the one the program calls
+        self.device_backend = backend
+        self.backend = backend.inner_backend() if is_fusion(backend) else backend
+        # a result goes back to the caller as the device's primitive (a ready fusion handle)
+        self._wrap = backend.stream.ready if is_fusion(backend) else (lambda arr: arr)
         self.verify = verify
         self.replays = 0
         self._inner = device.inner()
@@ -242,6 +255,12 @@ class Graph:
             return self._verified(args, env)
         return self._run(args, env)
 
+    def step_eagerly(self, *args: Any) -> Any:
+        """Run the step eagerly on arguments its program does not fit (the data loader's
+        last, smaller batch); replays then continue from the state it left. The step must
+        make the same sequence of backend calls (only the shapes may differ)."""
+        return run_eager(self, args)
+
     def _run(self, args: Sequence[Any], env: dict[str, float]) -> Any:
         arrays = [array_of(a) for a, s in zip(args, self.specs) if s.role == "tensor"]
         values = [f(env) for f in self._scalar_exprs]
@@ -251,7 +270,8 @@ class Graph:
             self.counters.advance(env)
         self.replays += 1
         inner = self._inner
-        made = [Tensor(DispatchTensor(o, inner), _KINDS[o.dtype.kind]) for o in outs]
+        wrap = self._wrap
+        made = [Tensor(DispatchTensor(wrap(o), inner), _KINDS[o.dtype.kind]) for o in outs]
         return rebuild(self._template, made)
 
     def _verified(self, args: Sequence[Any], env: dict[str, float]) -> Any:

@@ -143,6 +143,27 @@ class _Builder:
         return self.const(value)
 
 
+def _launch_writes_into(call: Call, path: str, buf: np.ndarray, state_root: int, last_read: int,
+                        j: int) -> bool:
+    """Whether fused launch ``j`` may write output ``path`` straight into the state buffer
+    ``buf``: nothing after it reads the old value, and where the launch itself reads it, its
+    kernel reads that input at element i only, before storing element i (``aliasable``, from
+    :mod:`minidl.capture.launches`), and at the output's own layout."""
+    aliasable = getattr(call.fn, "aliasable", None)
+    if aliasable is None or not path.startswith("[") or last_read > j:
+        return False
+    made = call.out[int(path[1:-1])]
+    if made.shape != buf.shape or made.dtype != buf.dtype or not buf.flags.c_contiguous:
+        return False
+    for pos, arg in enumerate(call.args):
+        if isinstance(arg, np.ndarray) and id(root(arg)) == state_root:
+            start = root(arg).__array_interface__["data"][0]
+            if ((pos, int(path[1:-1])) not in aliasable or arg.shape != buf.shape or not arg.flags.c_contiguous
+                    or arg.__array_interface__["data"][0] != start):
+                return False
+    return True
+
+
 def _equal(a: Any, b: Any) -> bool:
     if type(a) is not type(b):
         return False
@@ -180,7 +201,7 @@ def build_program(prev: list[Call], calls: list[Call], inputs: dict[int, str], n
     # every state slot receives the value the call that made it in the previous run makes now:
     # in the call itself when it is an elementwise op and its buffer is read no later (the
     # in-place update SGD's `w - lr * g` allows), else copied after the program
-    tail = []
+    tail, into = [], {}
     for (j, path), slot in b.state.items():
         op = calls[j].name
         last_read = b.reads.get(b.state_roots[slot], -1)
@@ -190,8 +211,14 @@ def build_program(prev: list[Call], calls: list[Call], inputs: dict[int, str], n
             code, name = lines[j]
             fn_args = code.split("(", 1)[1].rsplit(")", 1)[0]
             lines[j] = (f"t{j} = {b.const(UFUNCS[op])}({fn_args}, out=st{slot})", name + "  # in place")
+        elif _launch_writes_into(calls[j], path, buf, b.state_roots[slot], last_read, j):
+            into.setdefault(j, {})[int(path[1:-1])] = slot
         else:
             tail.append(f"np.copyto(st{slot}, t{j}{path})")
+    for j, slots in into.items():  # a fused launch given its state buffers as outputs
+        code, name = lines[j]
+        outs = ", ".join(f"st{slots[k]}" if k in slots else "None" for k in range(len(calls[j].out)))
+        lines[j] = (f"{code[:-1]}, outs=({outs},))", name + "  # in place")
     outs = []
     for arr in outputs:
         expr = b.made.get(id(arr)) or b.inputs.get(id(arr))

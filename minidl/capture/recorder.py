@@ -83,6 +83,9 @@ class Recorder(BackendOpPatch):
         self.readable = readable
         self.calls: list[Call] = []
 
+    def finish(self) -> None:
+        """The end of the recorded run (a lazy backend drains here: see ``launches.py``)."""
+
     def _refuse_read(self, name: str, args: tuple) -> None:
         tensor = args[0] if args else None
         if isinstance(tensor, np.ndarray) and id(root(tensor)) in self.readable:

@@ -12,10 +12,11 @@ from minidl.tensor import Tensor
 
 
 def array_of(tensor: Tensor) -> np.ndarray:
-    """The backend array under ``tensor`` (an autodiff tensor's ``inner``, unwrapped)."""
+    """The backend array under ``tensor`` (an autodiff tensor's ``inner``, unwrapped; a fusion
+    handle's ``value``, which drains its stream when the tensor is pending)."""
     prim = tensor.primitive.backend_tensor
     while not isinstance(prim, np.ndarray):
-        prim = prim.inner
+        prim = prim.inner if hasattr(prim, "inner") else prim.value
     return prim
 
 

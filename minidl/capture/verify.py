@@ -6,6 +6,10 @@ the eager step runs on the same inputs while recorded; outputs and new state mus
 ``rtol``. The eager run's new state arrays become the graph's buffers, so the model and the
 optimizer, which the eager step just rebound to them, and the graph stay the same arrays.
 No burn counterpart (burn's replay is unchecked); ``torch.compile`` has none either.
+
+``run_eager`` is the other eager run a graph makes: the step on arguments its program does
+not fit (a loader's last, smaller batch), after which the graph carries the state that run
+left, so replays continue from it.
 """
 
 from __future__ import annotations
@@ -15,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from minidl.capture.errors import CaptureError
+from minidl.capture.launches import recorder_for
 from minidl.capture.program import _paths
-from minidl.capture.recorder import Recorder, root
+from minidl.capture.recorder import root
 from minidl.capture.tensors import array_of, flat_tensors
 
 RTOL = 1e-5
@@ -29,6 +34,39 @@ def _streams(backend: type) -> list[tuple[Any, int]]:
 def _rel(a: np.ndarray, b: np.ndarray) -> float:
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     return float(np.max(np.abs(a - b) / (np.abs(b) + 1e-12))) if a.size else 0.0
+
+
+def _eager_recorded(graph: Any, args: tuple) -> tuple[Any, list]:
+    """``graph.step(*args)`` run eagerly while recorded; its result and its calls."""
+    readable = {id(root(array_of(a))) for a, s in zip(args, graph.specs) if s.role == "tensor"}
+    recorder = recorder_for(graph.device_backend, readable)
+    with recorder:
+        result = graph.step(*args)
+        recorder.finish()
+    if list(map(_kind, recorder.calls)) != [_kind(name) for name in graph.program.names]:
+        raise CaptureError(f"the eager step made a different program than the capture "
+                           f"({len(recorder.calls)} calls, the capture {len(graph.program.names)})")
+    return result, recorder.calls
+
+
+def _kind(call: Any) -> str:
+    # a fused kernel's name carries its shapes: another batch size launches other kernels
+    name = call if isinstance(call, str) else call.name
+    return "launch" if name.startswith("launch ") else name
+
+
+def _state_made_by(program: Any, calls: list) -> list[np.ndarray]:
+    return [dict(_paths(calls[j].out, ""))[path] for j, path in program.positions]
+
+
+def run_eager(graph: Any, args: tuple) -> Any:
+    """Run the step eagerly on ``args`` (any shapes the step takes) and make the arrays it
+    left in the model and optimizer the graph's carried state, the host counters what the
+    optimizer now holds."""
+    result, calls = _eager_recorded(graph, args)
+    graph.program.rebind(_state_made_by(graph.program, calls))
+    graph.counters.read_back()
+    return result
 
 
 def run_verified(graph: Any, args: tuple, env: dict[str, float]) -> Any:
@@ -46,17 +84,10 @@ def run_verified(graph: Any, args: tuple, env: dict[str, float]) -> Any:
     graph.counters.write_back()
     for stream, counter in streams:
         stream.counter = counter
-    readable = {id(root(array_of(a))) for a, s in zip(args, graph.specs) if s.role == "tensor"}
-    recorder = Recorder(graph.backend, readable)
-    with recorder:
-        eager = graph.step(*args)
-    calls = recorder.calls
-    if [c.name for c in calls] != program.names:
-        raise CaptureError("verify: the eager step made a different program than the capture "
-                           f"({len(calls)} calls, the capture {len(program.names)})")
+    eager, calls = _eager_recorded(graph, args)
     graph.counters.values = counters
     graph.counters.advance(env)
-    new_state = [dict(_paths(calls[j].out, ""))[path] for j, path in program.positions]
+    new_state = _state_made_by(program, calls)
     for k, (mine, theirs) in enumerate(zip(replayed_state, new_state)):
         if _rel(mine, theirs) > RTOL:
             raise CaptureError(f"verify: state {k} (shape {list(theirs.shape)}, made by call "

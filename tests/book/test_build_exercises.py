@@ -9,6 +9,7 @@ from minidl_book import (
     build_backend,
     build_dispatch,
     build_dropout,
+    build_guard,
     build_layer,
     build_linear,
     build_remap,
@@ -18,11 +19,12 @@ from minidl_book import (
 
 EXERCISES = {"softplus": build_softplus, "backend": build_backend, "running_var": build_running_var,
              "dispatch": build_dispatch, "layer": build_layer, "remap": build_remap,
-             "dropout": build_dropout, "linear": build_linear}
+             "dropout": build_dropout, "linear": build_linear, "guard": build_guard}
 REFERENCES = {"softplus": build_softplus.Softplus, "backend": build_backend.Complete,
               "running_var": build_running_var.running_var_update, "dispatch": build_dispatch.linear,
               "layer": build_layer.RmsNormConfig, "remap": build_remap.remap,
-              "dropout": build_dropout.dropout_forward, "linear": build_linear.linear}
+              "dropout": build_dropout.dropout_forward, "linear": build_linear.linear,
+              "guard": build_guard.guard}
 
 
 @pytest.mark.parametrize("name", sorted(EXERCISES))

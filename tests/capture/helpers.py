@@ -13,10 +13,10 @@ DEVICE = Device.flex().autodiff()
 BATCH, IN, HIDDEN, OUT = 16, 12, 24, 5
 
 
-def batches(n: int, seed: int = 3) -> list[tuple[Tensor, Tensor]]:
+def batches(n: int, seed: int = 3, device: Device = DEVICE) -> list[tuple[Tensor, Tensor]]:
     rng = np.random.default_rng(seed)
-    return [(Tensor.from_numpy(rng.standard_normal((BATCH, IN)).astype(np.float32), DEVICE),
-             Tensor.from_numpy(rng.integers(0, OUT, BATCH).astype(np.int64), DEVICE)) for _ in range(n)]
+    return [(Tensor.from_numpy(rng.standard_normal((BATCH, IN)).astype(np.float32), device),
+             Tensor.from_numpy(rng.integers(0, OUT, BATCH).astype(np.int64), device)) for _ in range(n)]
 
 
 def schedule(i: int) -> float:
@@ -26,10 +26,11 @@ def schedule(i: int) -> float:
 class Trainer:
     """Model + optimizer + the step function (returns the loss tensor; no host read)."""
 
-    def __init__(self, optimizer: str = "sgd", dropout: float = 0.3, seed: int = 7):
-        DEVICE.seed(seed)
-        self.model = Sequential(LinearConfig(IN, HIDDEN).init(DEVICE), Relu(),
-                                DropoutConfig(dropout).init(), LinearConfig(HIDDEN, OUT).init(DEVICE))
+    def __init__(self, optimizer: str = "sgd", dropout: float = 0.3, seed: int = 7,
+                 device: Device = DEVICE):
+        device.seed(seed)
+        self.model = Sequential(LinearConfig(IN, HIDDEN).init(device), Relu(),
+                                DropoutConfig(dropout).init(), LinearConfig(HIDDEN, OUT).init(device))
         for param in self.model.parameters().values():
             param.val()  # draw the lazy weights now, in a fixed order
         self.optim = (AdamConfig() if optimizer == "adam" else SgdConfig()).init()

@@ -33,6 +33,12 @@ def _dtype(t) -> np.dtype:
     return t.dtype
 
 
+def _host(value) -> float:
+    # a capture's symbolic scalar (minidl.capture) stays one, so the captured launch that takes
+    # it recomputes it per replay; float() would freeze it (the kernel casts either to its dtype)
+    return value if type(value) is not float and getattr(value, "symbolic", False) else float(value)
+
+
 def _unary(cls, kind: str, op: str, tensor):
     return cls.stream.record(kind, op, (tensor,), _shape(tensor), _dtype(tensor), names=TENSOR)
 
@@ -44,7 +50,7 @@ def _binary(cls, kind: str, op: str, lhs, rhs, dtype: np.dtype):
 
 
 def _scalar(cls, kind: str, op: str, lhs, rhs: float, dtype: np.dtype):
-    return cls.stream.record(kind, op, (lhs,), _shape(lhs), dtype, scalars=(float(rhs),),
+    return cls.stream.record(kind, op, (lhs,), _shape(lhs), dtype, scalars=(_host(rhs),),
                              names=LHS, extra={"rhs": rhs})
 
 
@@ -288,7 +294,7 @@ class FusionRecordedOps:
         """Record ``where(mask, value, tensor)`` with a scalar ``value``."""
         shape = broadcast_shape(_shape(tensor), _shape(mask))
         return cls.stream.record("mask_fill", "float_mask_fill", (tensor, mask), shape, _dtype(tensor),
-                                 scalars=(float(value),), names=("tensor", "mask"),
+                                 scalars=(_host(value),), names=("tensor", "mask"),
                                  extra={"value": value})
 
     @classmethod

@@ -1,0 +1,88 @@
+"""Capture on ``Device.fusion().autodiff()``: the program is the fused kernels and Flex calls
+the fusion stream ran, and a replay runs them with no stream in between (no plan lookup, no
+search, no drain), equal to eager fusion and to eager flex."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from minidl import Device
+from minidl.backends.fusion import FusionFlex
+from minidl.capture import capture
+from minidl.capture.launches import _aliasable
+from tests.capture.helpers import Trainer, batches, schedule
+
+FUSION = Device.fusion().autodiff()
+FLEX = Device.flex().autodiff()
+# 100 like the flex test: an eager fusion step of this MLP costs a few ms, so the three
+# 100-step runs of a case stay within seconds
+STEPS = 100
+RTOL = 1e-6
+#: eager fusion against eager flex: the fused kernels contract a*b+c into one rounding where
+#: Flex's separate ops round twice, so after 100 Adam steps a weight near zero differs by
+#: ~1e-7 (tests/fusion compares the two devices with the same kind of tolerance)
+FLEX_ATOL = 1e-6
+
+
+def _eager(device: Device, optimizer: str, data: list) -> tuple[list, Trainer]:
+    # the capture runs the step 3 times on its example arguments: the eager run does the same
+    trainer = Trainer(optimizer, device=device)
+    x0, y0 = data[0]
+    losses = [trainer.step(x0, y0, schedule(0)).to_numpy() for _ in range(3)]
+    losses += [trainer.step(x, y, schedule(i)).to_numpy() for i, (x, y) in enumerate(data[3:], 3)]
+    return losses[3:], trainer
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_fusion_replays_equal_eager_fusion_and_eager_flex(optimizer):
+    data = batches(STEPS, device=FUSION)
+    eager_losses, eager = _eager(FUSION, optimizer, data)
+    flex_losses, flex = _eager(FLEX, optimizer, batches(STEPS, device=FLEX))
+
+    trainer = Trainer(optimizer, device=FUSION)
+    graph = capture(FUSION, trainer.step, *data[0], schedule(0), optimizers=[trainer.optim])
+    assert any(name.startswith("launch ") for name in graph.program.names)
+    before = FusionFlex.stream.counts()
+    losses = [graph.replay(x, y, schedule(i)).to_numpy() for i, (x, y) in enumerate(data[3:], 3)]
+    # the replay never touched the stream: nothing recorded, drained, launched or searched
+    assert FusionFlex.stream.counts() == before
+
+    np.testing.assert_allclose(np.concatenate(losses), np.concatenate(eager_losses), rtol=RTOL)
+    np.testing.assert_allclose(np.concatenate(losses), np.concatenate(flex_losses), rtol=RTOL)
+    for mine, fused, plain in zip(trainer.params(), eager.params(), flex.params()):
+        np.testing.assert_allclose(mine, fused, rtol=RTOL, atol=1e-7)
+        np.testing.assert_allclose(mine, plain, rtol=RTOL, atol=FLEX_ATOL)
+    assert graph.replays == STEPS - 3
+
+
+def test_fusion_replay_draws_a_new_dropout_mask_and_reads_the_model_it_updates():
+    (x, y), = batches(1, device=FUSION)
+    trainer = Trainer("sgd", dropout=0.5, device=FUSION)
+    graph = capture(FUSION, trainer.step, x, y, 0.0)
+    losses = {float(graph.replay(x, y, 0.0).to_numpy()[0]) for _ in range(5)}
+    assert len(losses) == 5
+    start = trainer.params()
+    graph.replay(x, y, 0.1)
+    # the model's own tensors (fusion handles around the carried buffers) show the update
+    assert all(not np.array_equal(a, b) for a, b in zip(start, trainer.params()))
+
+
+def test_the_updates_write_the_carried_state_in_place():
+    (x, y), = batches(1, device=FUSION)
+    trainer = Trainer("adam", device=FUSION)
+    graph = capture(FUSION, trainer.step, x, y, 0.01, optimizers=[trainer.optim])
+    # Adam's fused update kernels take the parameters' and moments' buffers as outputs:
+    # no copy of the state is left after the program
+    assert "outs=(" in graph.program_text and "np.copyto" not in graph.program_text
+
+
+def test_a_kernel_input_may_be_its_output_only_where_it_is_read_element_by_element():
+    seq = "def kernel_seq(in0, in1, out0):\n    for i in range(n):\n"
+    loads_first = seq + "        x0 = in0[i]\n        x1 = in1[i]\n        out0[i] = x0 + x1\n"
+    store_first = seq + "        x0 = in0[i]\n        out0[i] = x0\n        x1 = in1[i]\n"
+    matmul = "def kernel_seq(in0, in1, in2, out0):\n    A = in1\n" + loads_first[len(seq):]
+    assert _aliasable("elemwise_add", loads_first, 2) == {(0, 0), (1, 0)}
+    assert _aliasable("elemwise_add", store_first, 2) == {(0, 0)}  # in1 is read after it
+    assert _aliasable("matmul_add", matmul, 3) == {(0, 0), (2, 0)}  # never the row-walked A
+    assert _aliasable("reduce_sum", loads_first, 2) == frozenset()

@@ -2,7 +2,9 @@
 
 Building the book executes every chapter; the chapter tests read the executed notebooks it
 writes and the site tests open its pages, so the chapters run once per ``make test``, not
-once per test file that needs them.
+once per test file that needs them. Under ``make test`` (pytest-xdist, two workers) every
+test that reads this build carries ``BOOK_GROUP``, so one worker builds the book and runs
+them while the other runs the library's tests.
 """
 
 from __future__ import annotations
@@ -17,6 +19,9 @@ import pytest
 from booktools import ROOT
 
 BUILD_TIMEOUT = 3600
+
+#: The tests that read the session's book build: one xdist worker runs them all (one build).
+BOOK_GROUP = pytest.mark.xdist_group("book")
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ import jupytext
 import nbformat
 import pytest
 from booktools import CELL_TIMEOUT, ROOT, chapter_path, strip_ansi, toc_docnames
+from conftest import BOOK_GROUP
 from nbclient import NotebookClient
 
 DOCNAMES = toc_docnames()
@@ -50,6 +51,7 @@ def test_kernel_is_the_projects_python():
     assert Path(cwd).resolve() == (ROOT / "chapters").resolve()
 
 
+@BOOK_GROUP
 @pytest.mark.timeout(3600)
 @pytest.mark.parametrize("docname", DOCNAMES)
 def test_chapter_executes(docname: str, book_build):

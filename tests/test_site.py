@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 import nbformat
 import pytest
 from booktools import toc_docnames
+from conftest import BOOK_GROUP
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect, sync_playwright
 
@@ -50,6 +51,7 @@ CHROMIUM_ARGS = [
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 LOCAL_SCHEMES = {"file", "data", "blob", "about"}
 DOCNAMES = toc_docnames()
+pytestmark = BOOK_GROUP  # every test here reads the session's book build
 REMOVED = {"remove-output", "remove-cell"}
 
 

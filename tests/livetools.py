@@ -177,8 +177,16 @@ def source_of(cell: object) -> str:
     return cell.locator(".CodeMirror").evaluate("cm => cm.CodeMirror.getValue()")
 
 
+def focus(cell: object) -> None:
+    """Click into the cell's editor and wait until it has the focus: on a loaded machine a
+    key pressed right after the click can reach the page before CodeMirror takes it."""
+    editor = cell.locator(".CodeMirror")
+    editor.click()
+    editor.and_(cell.locator(".CodeMirror-focused")).wait_for(state="attached", timeout=15_000)
+
+
 def edit(page: object, cell: object, source: str) -> None:
-    cell.locator(".CodeMirror").click()
+    focus(cell)
     page.keyboard.press("Control+A")
     page.keyboard.type(source)
 
@@ -216,7 +224,7 @@ def cell_ids(page: object) -> list[str]:
 
 
 def run_in(page: object, cell: object) -> None:
-    cell.locator(".CodeMirror").click()
+    focus(cell)
     page.keyboard.press("Shift+Enter")
 
 

@@ -12,7 +12,7 @@ The pattern a chapter copies (MyST Markdown notebook; ``glue`` puts live numbers
 solution's prose)::
 
     ```{exercise} Kaiming bound of Linear(256, 64)
-    :label: ex-intro-kaiming
+    :label: ex-mod-kaiming
 
     `Linear(256, 64)` draws its weight from U(-a, a). What is a?
     ```
@@ -26,7 +26,7 @@ solution's prose)::
         compare="close", rtol=1e-3,
         hint="The default gain is 1/sqrt(3); the bound is sqrt(3)*gain/sqrt(fan_in).",
     )
-    ex_kaiming.glue("intro_kaiming_a")  # the live answer, for the solution below
+    ex_kaiming.glue("mod_kaiming_a")  # the live answer, for the solution below
     ```
 
     ```{code-cell} ipython3
@@ -34,10 +34,10 @@ solution's prose)::
     ex_kaiming.check(prediction);  # the ; keeps the returned True/False off the page
     ```
 
-    ```{solution} ex-intro-kaiming
+    ```{solution} ex-mod-kaiming
     :class: dropdown
 
-    a = {glue:text}`intro_kaiming_a:.4f`, that is 1/sqrt(256) ...
+    a = {glue:text}`mod_kaiming_a:.4f`, that is 1/sqrt(256) ...
     ```
 
 ``{solution}`` with ``:class: dropdown`` (sphinx-exercise + sphinx-togglebutton) renders

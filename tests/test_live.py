@@ -24,7 +24,6 @@ from __future__ import annotations
 import functools
 import http.server
 import json
-import math
 import os
 import re
 import shutil
@@ -166,9 +165,9 @@ def test_live_code_runs_in_the_page(browser, served):  # noqa: F811
             raise AssertionError(f"the build-time output stayed\n{state(page, out)}") from None
 
         # the exercise: wrong prediction -> ✗ and the hint; right one -> ✓
-        cell = cell_with(page, "ex_kaiming.check(prediction)")
+        cell = cell_with(page, PLAIN_CHECK)
         result = output_of(cell)
-        edit(page, cell, "prediction = 0.125\nex_kaiming.check(prediction);")
+        edit(page, cell, 'prediction = "Flex.float_matmul"\nex_plain.check(prediction);')
         page.keyboard.press("Shift+Enter")
         visible(
             page,
@@ -177,11 +176,10 @@ def test_live_code_runs_in_the_page(browser, served):  # noqa: F811
             seconds=RUN_TIMEOUT,
         )
         text = result.inner_text()
-        assert "Not quite" in text and "Hint:" in text and "fan-in" in text, text
+        assert "Not quite" in text and "Hint:" in text and "autodiff device" in text, text
         assert "Write your prediction first" not in text
 
-        right = 1 / math.sqrt(256)  # burn's default: a = 1/sqrt(fan_in)
-        edit(page, cell, f"prediction = {right}\nex_kaiming.check(prediction);")
+        edit(page, cell, RIGHT_PLAIN)
         page.keyboard.press("Shift+Enter")
         visible(
             page,
@@ -192,7 +190,7 @@ def test_live_code_runs_in_the_page(browser, served):  # noqa: F811
         assert "Right" in result.inner_text() and "Hint" not in result.inner_text()
 
         # any cell can be rewritten: an HTML table and a matplotlib image render in place
-        last = cell_with(page, "ex_small = Exercise(")
+        last = cell_with(page, MATHS_CELL)
         edit(page, last, PLOT_AND_TABLE)
         page.keyboard.press("Shift+Enter")
         out = output_of(last)
@@ -223,9 +221,9 @@ def test_live_code_runs_in_the_page(browser, served):  # noqa: F811
         visit.close()
 
 
-KAIMING_CHECK = "ex_kaiming.check(prediction)"
-MATHS_CELL = "ex_small = Exercise("  # the intro's last cell but one: rewritten to show maths
-RIGHT_KAIMING = f"prediction = {1 / math.sqrt(256)}\nex_kaiming.check(prediction);"
+PLAIN_CHECK = "ex_plain.check(prediction)"
+MATHS_CELL = "ex_names = Exercise("  # the checker demo of the intro: rewritten to show maths
+RIGHT_PLAIN = 'prediction = "Autodiff[Flex].float_matmul"\nex_plain.check(prediction);'
 MATHS = (  # a displayed and a glued formula: text/latex, typeset at build time as display maths
     "from IPython.display import Math, display\n"
     "from myst_nb import glue\n"
@@ -242,20 +240,20 @@ def test_the_readers_work_survives_a_reload(browser, served):  # noqa: F811
     page = visit.page
     try:
         start_live(page)
-        kaiming = cell_with(page, KAIMING_CHECK)
-        built_kaiming = source_of(kaiming)
-        edit(page, kaiming, RIGHT_KAIMING)
+        plain_cell = cell_with(page, PLAIN_CHECK)
+        built_plain = source_of(plain_cell)
+        edit(page, plain_cell, RIGHT_PLAIN)
         page.keyboard.press("Shift+Enter")
         visible(
             page,
-            output_of(kaiming).locator(".jp-OutputArea", has_text="✓"),
+            output_of(plain_cell).locator(".jp-OutputArea", has_text="✓"),
             what="✓ for the right prediction",
             seconds=RUN_TIMEOUT,
         )
         # the intro's progress list takes the verdict at once (no reload)
         visible(
             page,
-            page.locator(".minidl-progress-item[data-label=ex-intro-kaiming][data-verdict=right]"),
+            page.locator(".minidl-progress-item[data-label=ex-intro-plain][data-verdict=right]"),
             what="✓ in the progress list as soon as the check printed it",
             seconds=10,
             show=".minidl-progress",
@@ -283,12 +281,12 @@ def test_the_readers_work_survives_a_reload(browser, served):  # noqa: F811
         ids = cell_ids(page)
         saved = stored_work(page, f"{CHAPTER}.md")["edits"]
         edited = {v["source"] for v in saved.values()}
-        assert edited == {RIGHT_KAIMING, MATHS}, saved
+        assert edited == {RIGHT_PLAIN, MATHS}, saved
         assert set(saved) <= set(ids), (saved.keys(), ids)
         assert (
-            stored_work(page, f"{CHAPTER}.md")["verdicts"]["ex-intro-kaiming"]["verdict"] == "right"
+            stored_work(page, f"{CHAPTER}.md")["verdicts"]["ex-intro-plain"]["verdict"] == "right"
         )
-        assert "0.0625" not in json.dumps(stored_work(page, f"{CHAPTER}.md")["verdicts"]), (
+        assert "float_matmul" not in json.dumps(stored_work(page, f"{CHAPTER}.md")["verdicts"]), (
             "an answer was stored"
         )
 
@@ -301,34 +299,34 @@ def test_the_readers_work_survives_a_reload(browser, served):  # noqa: F811
             seconds=15,
         )
         start_live(page)
-        kaiming = cell_with(page, KAIMING_CHECK)
-        assert source_of(kaiming) == RIGHT_KAIMING
+        plain_cell = cell_with(page, PLAIN_CHECK)
+        assert source_of(plain_cell) == RIGHT_PLAIN
         visible(
             page,
             page.locator(".minidl-live-status", has_text="2 of your edited cells"),
             what="the restored edits counted",
             seconds=5,
         )
-        run_in(page, kaiming)
+        run_in(page, plain_cell)
         visible(
             page,
-            output_of(kaiming).locator(".jp-OutputArea", has_text="✓ Right"),
+            output_of(plain_cell).locator(".jp-OutputArea", has_text="✓ Right"),
             what="the restored edit runs",
             seconds=RUN_TIMEOUT,
-            show=output_of(kaiming),
+            show=output_of(plain_cell),
         )
 
         # reset this cell: the book's text, and the saved edit is gone
-        kaiming.locator(".minidl-live-reset-cell").click()
+        plain_cell.locator(".minidl-live-reset-cell").click()
         until(
             page,
             "(src) => (" + SOURCES_JS + ")().includes(src)",
-            built_kaiming,
+            built_plain,
             what="the cell's built text back",
             seconds=5,
             show=".thebe-cell .CodeMirror",
         )
-        assert source_of(kaiming) == built_kaiming
+        assert source_of(plain_cell) == built_plain
         assert {v["source"] for v in stored_work(page, f"{CHAPTER}.md")["edits"].values()} == {
             MATHS
         }
@@ -378,18 +376,18 @@ def test_the_readers_work_survives_a_reload(browser, served):  # noqa: F811
 
         # the progress list: the right answer's ✓, the others not tried; again after a reload
         for attempt in ("after the resets", "after a reload"):
-            item = page.locator(".minidl-progress-item[data-label=ex-intro-kaiming]")
+            item = page.locator(".minidl-progress-item[data-label=ex-intro-plain]")
             visible(
                 page,
                 page.locator(
-                    ".minidl-progress-item[data-label=ex-intro-kaiming][data-verdict=right]"
+                    ".minidl-progress-item[data-label=ex-intro-plain][data-verdict=right]"
                 ),
                 what=f"✓ in the progress list ({attempt})",
                 seconds=10,
                 show=".minidl-progress",
             )
             assert item.locator(".minidl-progress-mark").inner_text() == "✓"
-            assert "The bound of a wider layer" in item.inner_text()
+            assert "Off the graph" in item.inner_text()
             others = page.locator(".minidl-progress-item[data-verdict=none]")
             assert others.count() == 3, state(page, ".minidl-progress")
             assert "1 of 4 exercises right" in page.locator(".minidl-progress").inner_text()
@@ -407,11 +405,11 @@ def test_cell_ids_survive_a_rebuild(tmp_path):
     text = (ROOT / f"{CHAPTER}.md").read_text(encoding="utf-8")
     before, exercises = read_cells(ROOT / f"{CHAPTER}.md")
     changed = tmp_path / "changed.md"
-    changed.write_text(text.replace("ex_kaiming.check(prediction);", "ex_kaiming.check(p);"))
+    changed.write_text(text.replace("ex_plain.check(prediction);", "ex_plain.check(p);"))
     after, _ = read_cells(changed)
     assert [c["id"] for c in after] == [c["id"] for c in before]
     differ = [b["id"] for b, a in zip(before, after, strict=True) if b["hash"] != a["hash"]]
-    assert differ == [next(c["id"] for c in before if KAIMING_CHECK in c["source"])]
+    assert differ == [next(c["id"] for c in before if PLAIN_CHECK in c["source"])]
 
     added = tmp_path / "added.md"
     head, tail = text.split("(exercises-howto)=", 1)
@@ -422,15 +420,15 @@ def test_cell_ids_survive_a_rebuild(tmp_path):
     assert later and all(c in grown for c in later), "a cell added above moved later ids"
 
     assert [e["label"] for e in exercises] == [
-        "ex-intro-kaiming",
-        "ex-intro-fan-out",
-        "ex-intro-xavier",
-        "ex-intro-conv",
+        "ex-intro-plain",
+        "ex-intro-routes",
+        "ex-intro-one-row",
+        "ex-intro-bias-grad",
     ]
     checking = {c["id"]: c["answers"] for c in before if c["answers"]}
     assert list(checking.values()) == [
-        ["ex-intro-kaiming"],
-        ["ex-intro-fan-out", "ex-intro-xavier", "ex-intro-conv"],
+        ["ex-intro-plain"],
+        ["ex-intro-routes", "ex-intro-one-row", "ex-intro-bias-grad"],
     ]
 
 

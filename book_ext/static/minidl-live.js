@@ -140,20 +140,26 @@
   }
 
   /* Running cell i first runs every earlier cell that has not run since the kernel started
-   * (a cell tagged raises-exception is expected to raise, as in the build). */
+   * (a cell tagged raises-exception is expected to raise, as in the build). What runs is the
+   * text in the cell's editor: an edit restored from the reader's store is put there with
+   * setValue, which thebe's own copy of the source does not always see. */
   function runAboveFirst(notebook, ui, placed, onRan) {
     const tags = placed.map((p) => (p.info ? p.info.tags : []));
     const cells = notebook.cells || [];
+    const shown = (j) => {
+      const box = placed[j] && placed[j].el && placed[j].el.querySelector(".CodeMirror");
+      return box && box.CodeMirror ? box.CodeMirror.getValue() : cells[j].source;
+    };
     const done = new Set();
     const original = cells.map((c) => c.execute.bind(c));
     let chain = Promise.resolve();
     cells.forEach((cell, i) => {
-      cell.execute = (source) => {
+      cell.execute = () => {
         const run = async () => {
           for (let j = 0; j < i; j++) {
             if (done.has(j)) continue;
             ui.say(`running the cells above first (${j + 1} of ${i})…`, "busy");
-            const r = await original[j](cells[j].source);
+            const r = await original[j](shown(j));
             done.add(j);
             onRan(j, cells[j]);
             if (r && r.error && !(tags[j] || []).includes("raises-exception")) {
@@ -162,7 +168,7 @@
             }
           }
           ui.say("running…", "busy");
-          const r = await original[i](source === undefined ? cell.source : source);
+          const r = await original[i](shown(i));
           done.add(i);
           onRan(i, cell);
           if (r && r.error) ui.say("the cell raised (see its output)", "error");
@@ -187,6 +193,7 @@
     }
     ui.button.disabled = true;
     ui.say("connecting to the kernel…", "busy");
+    const visit = Math.random().toString(36).slice(2, 10);
     const maths = ns.typesetter(cfg.root); // before thebe renders anything
     let server;
     try {
@@ -226,7 +233,10 @@
           token: server.token,
           appendToken: true,
         },
-        kernelOptions: { kernelName: server.kernel || cfg.kernel, path: cfg.path },
+        // a session of this visit's own: Jupyter hands out the running session of a path
+        // again, so after a reload the old page's "end my session" beacon (sent on leaving)
+        // would shut down the new page's kernel too
+        kernelOptions: { kernelName: server.kernel || cfg.kernel, path: `${cfg.path}-${visit}` },
         codeMirrorConfig: { theme: "default", lineNumbers: false },
       });
       if (!live.session) throw new Error("the server started no kernel");

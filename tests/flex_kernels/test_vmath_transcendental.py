@@ -99,6 +99,23 @@ def test_float32_special_values_are_exact_and_match_torch_where_torch_is(op):
     assert close[torch_right].all(), f"{op}: {x[~close]} -> ours {out[~close]}, torch {theirs[~close]}"
 
 
+def test_gelu_tail_through_the_subnormals_and_past_its_clamp():
+    # t Phi(-t) turns subnormal near t = 13.2 and is clamped at GELU_TAIL_END (its exp's scale
+    # 2**(n + 64) * 2**-64 must round once there); both sides of the clamp, both signs
+    end = vmath_erf.GELU_TAIL_END
+    x = np.linspace(-15.5, -12.5, 40001).astype(np.float32)
+    x = np.concatenate([x, [end, np.nextafter(end, np.float32(0)), np.nextafter(end, np.float32(20))]])
+    x = np.concatenate([x, -x])
+    out = unary.unary("gelu", x)
+    ref = reference("gelu", x)
+    assert ulp_error(out, ref).max() <= 2
+    tiny = np.finfo(np.float32).smallest_normal
+    assert ((np.abs(ref) < tiny) & (ref != 0)).sum() > 1000  # the subnormal results are swept
+    beyond = x <= -end
+    np.testing.assert_array_equal(np.signbit(out[beyond]), True)  # -0.0 past the clamp
+    np.testing.assert_array_equal(out[x >= end], x[x >= end])
+
+
 def test_gelu_is_accurate_where_one_plus_erf_cancels():
     # x Phi(x) for negative x, where 0.5 x (1 + erf(x / sqrt 2)) loses every digit
     x = -np.linspace(5, 14, 1001).astype(np.float32)

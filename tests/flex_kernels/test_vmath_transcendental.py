@@ -185,6 +185,18 @@ def test_powf_scalar_is_within_2_ulp_over_the_whole_range(p):
     assert err.max() <= 2, f"x ** {p}: {err.max()} ulp at x = {x[err.argmax()]!r}"
 
 
+@pytest.mark.parametrize("p", [2.7, -2.5, 101.5, 0.1])
+def test_powf_scalar_near_overflow_and_underflow(p):
+    # p log x through [-110, 100] (the exp's clamp) with x**p subnormal, near the largest
+    # float32 and past it; x subnormal too for p = 0.1
+    y = np.linspace(-110, 100, 200_001)
+    with np.errstate(all="ignore"):
+        x = np.exp(y / np.float32(p)).astype(np.float32)
+        x = x[(x > 0) & np.isfinite(x)]
+        ref = np.power(x.astype(np.float64), np.float64(np.float32(p))).astype(np.float32)
+    assert ulp_error(unary.powf_scalar(x, p), ref).max() <= 2
+
+
 def test_powf_scalar_special_cases_follow_numpy():
     xs = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5], np.float32)
     ps = [0.0, -0.0, 1.0, -1.0, 2.0, 3.0, -3.0, 0.5, -0.5, 2.5, -2.5, np.inf, -np.inf, np.nan]

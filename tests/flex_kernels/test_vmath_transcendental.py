@@ -99,6 +99,23 @@ def test_float32_special_values_are_exact_and_match_torch_where_torch_is(op):
     assert close[torch_right].all(), f"{op}: {x[~close]} -> ours {out[~close]}, torch {theirs[~close]}"
 
 
+def test_gelu_tail_through_the_subnormals_and_past_its_clamp():
+    # t Phi(-t) turns subnormal near t = 13.2 and is clamped at GELU_TAIL_END (its exp's scale
+    # 2**(n + 64) * 2**-64 must round once there); both sides of the clamp, both signs
+    end = vmath_erf.GELU_TAIL_END
+    x = np.linspace(-15.5, -12.5, 40001).astype(np.float32)
+    x = np.concatenate([x, [end, np.nextafter(end, np.float32(0)), np.nextafter(end, np.float32(20))]])
+    x = np.concatenate([x, -x])
+    out = unary.unary("gelu", x)
+    ref = reference("gelu", x)
+    assert ulp_error(out, ref).max() <= 2
+    tiny = np.finfo(np.float32).smallest_normal
+    assert ((np.abs(ref) < tiny) & (ref != 0)).sum() > 1000  # the subnormal results are swept
+    beyond = x <= -end
+    np.testing.assert_array_equal(np.signbit(out[beyond]), True)  # -0.0 past the clamp
+    np.testing.assert_array_equal(out[x >= end], x[x >= end])
+
+
 def test_gelu_is_accurate_where_one_plus_erf_cancels():
     # x Phi(x) for negative x, where 0.5 x (1 + erf(x / sqrt 2)) loses every digit
     x = -np.linspace(5, 14, 1001).astype(np.float32)
@@ -166,6 +183,18 @@ def test_powf_scalar_is_within_2_ulp_over_the_whole_range(p):
     err = ulp_error(out, ref)
     assert out.dtype == np.float32
     assert err.max() <= 2, f"x ** {p}: {err.max()} ulp at x = {x[err.argmax()]!r}"
+
+
+@pytest.mark.parametrize("p", [2.7, -2.5, 101.5, 0.1])
+def test_powf_scalar_near_overflow_and_underflow(p):
+    # p log x through [-110, 100] (the exp's clamp) with x**p subnormal, near the largest
+    # float32 and past it; x subnormal too for p = 0.1
+    y = np.linspace(-110, 100, 200_001)
+    with np.errstate(all="ignore"):
+        x = np.exp(y / np.float32(p)).astype(np.float32)
+        x = x[(x > 0) & np.isfinite(x)]
+        ref = np.power(x.astype(np.float64), np.float64(np.float32(p))).astype(np.float32)
+    assert ulp_error(unary.powf_scalar(x, p), ref).max() <= 2
 
 
 def test_powf_scalar_special_cases_follow_numpy():

@@ -80,6 +80,23 @@ def fmaximum(typingctx, a, b):
     return sig, codegen
 
 
+@intrinsic
+def fma(typingctx, a, b, c):
+    """``a * b + c`` rounded once, for three floats of one type, as LLVM's ``llvm.fma`` (one
+    instruction on x86-64 with FMA3, vectorized like any arithmetic): the exact error of a
+    product, ``fma(a, b, -a * b)``, which ``contract`` alone may or may not fuse."""
+    if not (a == b == c and isinstance(a, types.Float)):
+        return None
+    sig = a(a, b, c)
+
+    def codegen(context, builder, signature, args):
+        t = args[0].type
+        fn = builder.module.declare_intrinsic("llvm.fma", [t], ir.FunctionType(t, [t, t, t]))
+        return builder.call(fn, args)
+
+    return sig, codegen
+
+
 def vexp(x):
     """``exp(x)`` for a float32 or float64 scalar, branch-free so a loop over it vectorizes
     (use inside njit code; burn-flex's ``float_exp`` calls the platform's vector exp)."""

@@ -42,11 +42,12 @@ book: setup
 	@echo "The book: file://$(CURDIR)/_build/html/index.html   (or: make serve)"
 
 # pytest exits 5 when it collected nothing: that is a failure, not a pass. Two workers
-# (pytest-xdist): one builds the book and runs the tests that read it, the other the library's
-# tests meanwhile (tests/conftest.py groups them); TEST_WORKERS=0 runs everything in one process.
+# (pytest-xdist; --dist loadfile keeps a file's tests on one worker): one builds the book and
+# runs tests/test_site.py, collected first, while the other runs the library's tests
+# (tests/conftest.py). TEST_WORKERS=0 runs everything in one process.
 TEST_WORKERS ?= 2
 test: setup chromium
-	@$(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup); rc=$$?; \
+	@$(PY) -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
 	exit $$rc
 

@@ -2,9 +2,10 @@
 
 Building the book executes every chapter; the chapter tests read the executed notebooks it
 writes and the site tests open its pages, so the chapters run once per ``make test``, not
-once per test file that needs them. Under ``make test`` (pytest-xdist, two workers) every
-test that reads this build carries ``BOOK_GROUP``, so one worker builds the book and runs
-them while the other runs the library's tests.
+once per test file that needs them. Every test that reads this build lives in
+tests/test_site.py; under ``make test`` (pytest-xdist, two workers, ``--dist loadfile``: a
+file's tests stay on one worker) that file is collected first, so one worker builds the
+book and runs the site's tests while the other runs the library's.
 """
 
 from __future__ import annotations
@@ -20,8 +21,13 @@ from booktools import ROOT
 
 BUILD_TIMEOUT = 3600
 
-#: The tests that read the session's book build: one xdist worker runs them all (one build).
-BOOK_GROUP = pytest.mark.xdist_group("book")
+#: The file whose tests read the book build: scheduled first (see the module docstring).
+BOOK_TESTS = "test_site.py"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The book's tests first (a stable sort: every other test keeps its order)."""
+    items.sort(key=lambda item: item.path.name != BOOK_TESTS)
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,8 @@
-"""Every chapter listed in _toc.yml runs top to bottom as a notebook.
+"""The chapters' kernel and table of contents: _toc.yml lists files that exist, and the
+kernel a chapter runs in is the project's Python, in the chapter's folder.
 
-The chapters are executed once, by the session's book build (``book_build`` in
-tests/conftest.py: myst-nb runs each chapter in the project's kernel, in the chapter's
-folder, with the per-cell timeout of _config.yml). Each chapter's test reads what that run
-left: a chapter whose cell failed fails with the traceback myst-nb saved; otherwise every
-code cell of the chapter must have run, and none but those tagged ``raises-exception``
-may show an error. The project's kernel itself is checked with nbclient.
+That every chapter runs top to bottom is checked on the book's own build
+(``test_chapter_executes`` in tests/test_site.py), which executes each chapter once.
 """
 
 from __future__ import annotations
@@ -13,11 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import jupytext
 import nbformat
-import pytest
-from booktools import CELL_TIMEOUT, ROOT, chapter_path, strip_ansi, toc_docnames
-from conftest import BOOK_GROUP
+from booktools import CELL_TIMEOUT, ROOT, chapter_path, toc_docnames
 from nbclient import NotebookClient
 
 DOCNAMES = toc_docnames()
@@ -49,29 +43,3 @@ def test_kernel_is_the_projects_python():
     assert Path(prefix).resolve() == Path(sys.prefix).resolve()
     assert Path(minidl_file).resolve().is_relative_to(ROOT)  # the editable install
     assert Path(cwd).resolve() == (ROOT / "chapters").resolve()
-
-
-@BOOK_GROUP
-@pytest.mark.timeout(3600)
-@pytest.mark.parametrize("docname", DOCNAMES)
-def test_chapter_executes(docname: str, book_build):
-    report = book_build.error_report(docname)
-    if report.is_file():
-        tail = "\n".join(report.read_text(encoding="utf-8").splitlines()[-60:])
-        pytest.fail(f"{docname}: a cell failed when the book was built\n{strip_ansi(tail)}", False)
-    executed = book_build.executed(docname)
-    assert executed.is_file(), f"{docname}: the build wrote no executed notebook"
-    nb = nbformat.read(executed, as_version=4)
-    code = [cell for cell in nb.cells if cell.cell_type == "code"]
-    source = [cell for cell in jupytext.read(chapter_path(docname)).cells if cell.cell_type == "code"]
-    assert len(code) == len(source), f"{docname}: the executed notebook has other code cells"
-    skipped = [i for i, cell in enumerate(code) if cell.get("execution_count") is None]
-    assert not skipped, f"{docname}: code cells never executed (by index): {skipped}"
-    errors = [
-        out
-        for cell in code
-        if "raises-exception" not in cell.metadata.get("tags", [])
-        for out in cell.get("outputs", [])
-        if out.get("output_type") == "error"
-    ]
-    assert not errors, f"{docname}: error outputs: {[e.get('ename') for e in errors]}"

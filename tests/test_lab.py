@@ -23,6 +23,7 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import jupytext
 import pytest
 from booktools import ROOT
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -34,6 +35,14 @@ CHAPTER = "intro.md"
 START_TIMEOUT = 120
 RUN_TIMEOUT = 180
 STOP_TIMEOUT = 30
+
+
+def first_hidden_line() -> str:
+    """The first source line of the intro's first cell tagged hide-input."""
+    for cell in jupytext.read(ROOT / "chapters" / CHAPTER).cells:
+        if cell.cell_type == "code" and "hide-input" in cell.metadata.get("tags", []):
+            return next(line for line in cell.source.splitlines() if line.strip())
+    raise AssertionError(f"{CHAPTER} has no cell tagged hide-input")
 
 
 def free_port() -> int:
@@ -143,9 +152,11 @@ def test_make_lab_runs_as_root_and_shows_what_the_site_shows(browser, lab):  # n
         assert not solution.locator(".details-body").is_visible()
 
         # the cell tagged hide-input is collapsed to a placeholder
-        folded = nb.locator(".jp-CodeCell", has_text="from minidl_book import Exercise").first
-        with showing("hide-input is not folded", html_of(folded)):
-            expect(folded.locator(".jp-InputPlaceholder")).to_have_count(1, timeout=WAIT_MS)
+        # (a folded cell shows its first line in the placeholder: find it by that line)
+        folded = nb.locator(".jp-CodeCell", has_text=first_hidden_line(),
+                            has=page.locator(".jp-InputPlaceholder"))
+        with showing("hide-input is not folded", html_of(nb.locator(".jp-CodeCell"))):
+            expect(folded).to_have_count(1, timeout=WAIT_MS)
 
         # Run All: every code cell gets an execution count, none shows an error
         nb.locator(".jp-Cell").first.click()
@@ -176,6 +187,10 @@ def test_make_lab_runs_as_root_and_shows_what_the_site_shows(browser, lab):  # n
         with showing(f"the glued value {bound} is not shown", glue_state):
             page.wait_for_function(
                 """(b) => {
+                     // Lab renders only the cells in view: the glue sits near the top
+                     const outer = document.querySelector(
+                       '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
+                     if (outer) outer.scrollTop = 0;
                      const md = [...document.querySelectorAll('.jp-MarkdownCell')].map(c => c.innerText);
                      return md.some(t => t.includes(b)) && !md.some(t => t.includes('run the cells above]'));
                    }""",

@@ -26,15 +26,17 @@ from __future__ import annotations
 import contextlib
 import functools
 import http.server
+import json
+import re
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import jupytext
 import nbformat
 import pytest
-from booktools import toc_docnames
-from conftest import BOOK_GROUP
+from booktools import chapter_path, strip_ansi, toc_docnames
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect, sync_playwright
 
@@ -51,7 +53,6 @@ CHROMIUM_ARGS = [
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 LOCAL_SCHEMES = {"file", "data", "blob", "about"}
 DOCNAMES = toc_docnames()
-pytestmark = BOOK_GROUP  # every test here reads the session's book build
 REMOVED = {"remove-output", "remove-cell"}
 
 
@@ -143,8 +144,10 @@ class Visit:
         self.page.on("requestfailed", lambda r: self.failed.append(f"{r.url} {r.failure}"))
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.page.on("websocket", lambda ws: self.external.append(ws.url))
-        self.page.goto(url, wait_until="load")
-        self.page.wait_for_load_state("networkidle")
+        # a page of a thousand cells on a machine busy with the other test worker can take
+        # longer than Playwright's default 30 s to load and settle
+        self.page.goto(url, wait_until="load", timeout=WAIT_MS)
+        self.page.wait_for_load_state("networkidle", timeout=WAIT_MS)
         if self.page.query_selector(".math"):  # wait until MathJax has typeset the page
             try:
                 self.page.wait_for_function("() => window.MathJax?.startup?.promise", timeout=WAIT_MS)
@@ -258,8 +261,43 @@ def test_page_renders_offline(kind, docname, browser, built, html, server):
         visit.close()
 
 
+@pytest.mark.timeout(3600)
+@pytest.mark.parametrize("docname", DOCNAMES)
+def test_chapter_executes(docname: str, book_build):
+    report = book_build.error_report(docname)
+    if report.is_file():
+        tail = "\n".join(report.read_text(encoding="utf-8").splitlines()[-60:])
+        pytest.fail(f"{docname}: a cell failed when the book was built\n{strip_ansi(tail)}", False)
+    executed = book_build.executed(docname)
+    assert executed.is_file(), f"{docname}: the build wrote no executed notebook"
+    nb = nbformat.read(executed, as_version=4)
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    source = [cell for cell in jupytext.read(chapter_path(docname)).cells if cell.cell_type == "code"]
+    assert len(code) == len(source), f"{docname}: the executed notebook has other code cells"
+    skipped = [i for i, cell in enumerate(code) if cell.get("execution_count") is None]
+    assert not skipped, f"{docname}: code cells never executed (by index): {skipped}"
+    errors = [
+        out
+        for cell in code
+        if "raises-exception" not in cell.metadata.get("tags", [])
+        for out in cell.get("outputs", [])
+        if out.get("output_type") == "error"
+    ]
+    assert not errors, f"{docname}: error outputs: {[e.get('ename') for e in errors]}"
+
+
+def first_solution_answer(built: Path, docname: str) -> str:
+    """The value glued into the chapter's first solution, as the build measured it."""
+    source = chapter_path(docname).read_text(encoding="utf-8")
+    block = source[source.index("```{solution}"):]
+    name = re.search(r"\{glue:text\}`([\w]+)", block[: block.index("\n```")]).group(1)
+    glued = json.loads((built / "_build" / "jupyter_execute" / f"{docname}.glue.json").read_text())
+    return glued[name]["data"]["text/plain"].strip("'\"")
+
+
 @pytest.mark.parametrize("kind", ["file", "http"])
-def test_intro_has_maths_a_diagram_and_a_hidden_solution(kind, browser, html, server):
+def test_intro_has_maths_a_diagram_and_a_hidden_solution(kind, browser, built, html, server):
+    answer = first_solution_answer(built, "chapters/intro")
     visit = Visit(browser, page_url(kind, "chapters/intro", html, server))
     page = visit.page
     try:
@@ -282,7 +320,7 @@ def test_intro_has_maths_a_diagram_and_a_hidden_solution(kind, browser, html, se
         solution.locator("button.toggle-button").first.click()
         with showing("the solution does not open", html_of(solution)):
             expect(body).to_be_visible(timeout=WAIT_MS)
-            expect(body).to_contain_text("0.0625", timeout=WAIT_MS)  # the glued, live answer
+            expect(body).to_contain_text(answer, timeout=WAIT_MS)  # the glued, live answer
         assert visit.errors == []
     finally:
         visit.close()

@@ -18,7 +18,6 @@ re-executes the closure. This is the CPU version of the CUDA graph.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -33,47 +32,20 @@ def launcher(launch: Launch) -> Callable[..., tuple[np.ndarray, ...]]:
     new output arrays. ``outs`` may give, per output, an existing buffer to write instead (the
     carried state an update rewrites in place); ``None`` entries are allocated."""
     function, outputs, sizes, n_in = launch.function, launch.outputs, launch.sizes, len(launch.inputs)
+    flat = launch.kernel.flat_inputs
 
     def launch_kernel(*args: Any, outs: tuple | None = None) -> tuple[np.ndarray, ...]:
         made = tuple(np.empty(shape, dtype) if outs is None or outs[k] is None else outs[k]
                      for k, (_, shape, dtype) in enumerate(outputs))
-        function(*[a.reshape(-1) for a in args[:n_in]], *[o.reshape(-1) for o in made],
-                 *args[n_in:], *sizes)
+        inputs = [a.reshape(-1) for a in args[:n_in]] if flat else args[:n_in]
+        function(*inputs, *[o.reshape(-1) for o in made], *args[n_in:], *sizes)
         return made
 
     launch_kernel.__name__ = launch.kernel.name
     #: the input positions that may be an output's buffer when their shapes are equal
-    #: (program.py asks before updating carried state in place); see _aliasable
-    launch_kernel.aliasable = _aliasable(launch.kernel.name, launch.kernel.source, n_in)
+    #: (program.py asks before updating carried state in place): the kernel's own answer
+    launch_kernel.aliasable = launch.kernel.aliasable
     return launch_kernel
-
-
-def _aliasable(name: str, source: str, n_in: int) -> frozenset[tuple[int, int]]:
-    """The pairs (input p, output q) where input p may be output q's buffer: the kernel reads
-    p at element i only, and before it stores element i of q. That holds in an element-wise
-    kernel and in a matmul's epilogue (its ``B`` is packed before any store; its ``A`` is
-    read across a whole row of tiles, so it never may), for a load written before the store."""
-    if name.startswith("elemwise"):
-        excluded = set()
-    elif name.startswith("matmul") and (a := re.search(r"^\s*A = in(\d+)$", source, re.M)):
-        excluded = {int(a.group(1))}
-    else:
-        return frozenset()
-    lines = source.split("def kernel_seq", 1)[-1].splitlines()
-    loaded, pairs = set(), set()
-    for line in lines:
-        loaded.update(int(p) for p in re.findall(r"= in(\d+)\[", line))
-        store = re.match(r"\s*out(\d+)\[", line)
-        if store:
-            pairs.update((p, int(store.group(1))) for p in range(n_in) if p not in excluded
-                         and (p in loaded or f"in{p}[" not in source))
-    # an input loaded after some store of q (a second loop, a later line) is out for that q
-    for line_no, line in enumerate(lines):
-        store = re.match(r"\s*out(\d+)\[", line)
-        if store:
-            later = "\n".join(lines[line_no + 1:])
-            pairs -= {(int(p), int(store.group(1))) for p in re.findall(r"= in(\d+)\[", later)}
-    return frozenset(pairs)
 
 
 class FusionRecorder(Recorder):

@@ -110,8 +110,9 @@ def fusion_plan(index: int = -1, backend: type | None = None) -> FusionPlan:
 
 
 def fusion_history(since: int | None = None, backend: type | None = None) -> list[FusionPlan]:
-    """The plans of the last executions (up to 64), oldest first; with ``since``, only those
-    from execution number ``since`` on (take ``stream.executions`` before running something)."""
+    """The plans of the last executions (up to ``minidl.backends.fusion.stream.HISTORY``), oldest
+    first; with ``since``, only those from execution number ``since`` on (take
+    ``stream.executions`` before running something)."""
     records = _backend(backend).stream.history
     return [FusionPlan(r) for r in records if since is None or r.index >= since]
 

@@ -9,8 +9,8 @@ import pytest
 
 from minidl import Device
 from minidl.backends.fusion import FusionFlex
+from minidl.backends.fusion.codegen import aliasable_pairs
 from minidl.capture import capture
-from minidl.capture.launches import _aliasable
 from tests.capture.helpers import Trainer, batches, schedule
 
 FUSION = Device.fusion().autodiff()
@@ -81,8 +81,24 @@ def test_a_kernel_input_may_be_its_output_only_where_it_is_read_element_by_eleme
     seq = "def kernel_seq(in0, in1, out0):\n    for i in range(n):\n"
     loads_first = seq + "        x0 = in0[i]\n        x1 = in1[i]\n        out0[i] = x0 + x1\n"
     store_first = seq + "        x0 = in0[i]\n        out0[i] = x0\n        x1 = in1[i]\n"
-    matmul = "def kernel_seq(in0, in1, in2, out0):\n    A = in1\n" + loads_first[len(seq):]
-    assert _aliasable("elemwise_add", loads_first, 2) == {(0, 0), (1, 0)}
-    assert _aliasable("elemwise_add", store_first, 2) == {(0, 0)}  # in1 is read after it
-    assert _aliasable("matmul_add", matmul, 3) == {(0, 0), (2, 0)}  # never the row-walked A
-    assert _aliasable("reduce_sum", loads_first, 2) == frozenset()
+    assert aliasable_pairs(loads_first, 2) == {(0, 0), (1, 0)}
+    assert aliasable_pairs(store_first, 2) == {(0, 0)}  # in1 is read after it
+
+
+def test_a_matmul_blocks_epilogue_may_write_over_the_weight_it_updates_never_the_product():
+    FusionFlex.sync()
+    x, dh, w = (FusionFlex.stream.ready(np.ones(s, np.float32)) for s in ((4, 6), (4, 3), (6, 3)))
+    grad = FusionFlex.float_matmul(FusionFlex.float_swap_dims(x, 0, 1), dh)
+    new_w = FusionFlex.float_sub(w, FusionFlex.float_mul_scalar(grad, 0.5))
+    del grad
+    np.testing.assert_array_equal(new_w.value, np.full((6, 3), -1.0, np.float32))
+    kernel = FusionFlex.stream.history[-1].plan.steps[-1].kernel
+    assert kernel.name.startswith("matmul_") and not kernel.flat_inputs
+    assert kernel.aliasable == {(2, 0)}  # w's buffer (input 2) may become new_w; x.T and dh never
+    held = FusionFlex.float_matmul(FusionFlex.float_swap_dims(x, 0, 1), dh)
+    also = FusionFlex.float_add_scalar(held, 1.0)
+    np.testing.assert_array_equal(also.value, held.value + 1)
+    kernel = FusionFlex.stream.history[-1].plan.steps[-1].kernel
+    assert len(kernel.writes) == 2 and not any(q == kernel.writes.index(0) for _, q in kernel.aliasable)
+
+

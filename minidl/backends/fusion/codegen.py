@@ -17,6 +17,7 @@ same broadcast pattern. Each kernel comes in a parallel (``prange``) and a seria
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,7 +101,14 @@ class Slot:
 
 
 class Kernel:
-    """A generated kernel and how to launch it on a block's current ops."""
+    """A generated kernel and how to launch it on a block's current ops.
+
+    ``aliasable`` holds the pairs (input p, output q) where input p's buffer may also be output
+    q's (a capture replay updates carried state in place that way); ``flat_inputs`` says that a
+    launch passes every input as a flat view (the loop kernels index them by one offset)."""
+
+    flat_inputs = True
+    aliasable: frozenset[tuple[int, int]] = frozenset()
 
     def __init__(self, name: str, source: str, module, inputs: list[Slot], writes: list[int],
                  scalars: list[tuple[int, int, np.dtype]], meta: list[int], work: int, kinds: list[str],
@@ -350,4 +358,27 @@ def loop_kernel(ops: list[OperationIr], full: tuple[int, ...], reduced: tuple[in
     work = int(np.prod(full))
     read = sum(t.nbytes for t in vals.ext)
     written = sum(ops[j].out.nbytes for j in writes)
-    return Kernel(name, source, module, vals.slots, list(writes), vals.scalars, meta, work, kinds, read, written)
+    kernel = Kernel(name, source, module, vals.slots, list(writes), vals.scalars, meta, work, kinds, read, written)
+    if not reduced:  # a reduce kernel reads its rows more than once: no buffer is shared
+        kernel.aliasable = aliasable_pairs(source, len(vals.ext))
+    return kernel
+
+
+def aliasable_pairs(source: str, n_in: int) -> frozenset[tuple[int, int]]:
+    """For an element-wise kernel's ``source``: the pairs (input p, output q) where input p may
+    be output q's buffer, because the kernel reads p at element i only, before it stores element
+    i of q (a load written before the store, and none after it)."""
+    lines = source.split("def kernel_seq", 1)[-1].splitlines()
+    loaded, pairs = set(), set()
+    for line in lines:
+        loaded.update(int(p) for p in re.findall(r"= in(\d+)\[", line))
+        store = re.match(r"\s*out(\d+)\[", line)
+        if store:
+            pairs.update((p, int(store.group(1))) for p in range(n_in) if p in loaded or f"in{p}[" not in source)
+    # an input loaded after some store of q (a second loop, a later line) is out for that q
+    for line_no, line in enumerate(lines):
+        store = re.match(r"\s*out(\d+)\[", line)
+        if store:
+            later = "\n".join(lines[line_no + 1:])
+            pairs -= {(int(p), int(store.group(1))) for p in re.findall(r"= in(\d+)\[", later)}
+    return frozenset(pairs)

@@ -57,7 +57,7 @@ class Launch:
     (id, shape, dtype), the slice of the segment's scalars it takes and the kernel's sizes and
     strides, all fixed when the plan was made."""
 
-    __slots__ = ("kernel", "function", "inputs", "outputs", "scalars", "sizes")
+    __slots__ = ("kernel", "function", "inputs", "outputs", "scalars", "sizes", "flat")
 
     def __init__(self, kernel: Any, inputs: tuple[int, ...], outputs: tuple[tuple[int, tuple, np.dtype], ...],
                  scalars: slice):
@@ -65,13 +65,16 @@ class Launch:
         self.function = kernel.function()
         self.inputs, self.outputs, self.scalars = inputs, outputs, scalars
         self.sizes = tuple(kernel.meta)
+        self.flat = kernel.flat_inputs
 
     def run(self, values: list, scalars: list) -> None:
-        """Allocate the outputs, call the kernel on flat views, store the outputs in ``values``."""
-        outs = [np.empty(shape, dtype) for _, shape, dtype in self.outputs]
-        self.function(*[values[i].reshape(-1) for i in self.inputs], *[o.reshape(-1) for o in outs],
-                      *scalars[self.scalars], *self.sizes)
-        for (tid, _, _), out in zip(self.outputs, outs, strict=True):
+        """Allocate the outputs, call the kernel (on flat views of its inputs, unless it takes
+        them as they are), store the outputs in ``values``."""
+        empty = np.empty
+        outs = [empty(shape, dtype) for _, shape, dtype in self.outputs]
+        inputs = [values[i].reshape(-1) for i in self.inputs] if self.flat else [values[i] for i in self.inputs]
+        self.function(*inputs, *[o.reshape(-1) for o in outs], *scalars[self.scalars], *self.sizes)
+        for (tid, _, _), out in zip(self.outputs, outs):
             values[tid] = out
 
 
@@ -93,6 +96,11 @@ class ExecutionPlan:
     blocks: list[Block] = field(default_factory=list)
     steps: list[Launch | InnerOp] = field(default_factory=list)
     uses: int = 0
+
+    @property
+    def launches(self) -> int:
+        """How many fused kernels one run of the plan launches."""
+        return sum(type(step) is Launch for step in self.steps)
 
 
 class ExecutionPlanStore:

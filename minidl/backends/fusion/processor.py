@@ -45,9 +45,9 @@ class Processor:
         self.launches = 0
         self.inner_ops = 0
 
-    def process(self, segment: Segment, node: PlanNode | None) -> ExecutionRecord:
-        """Run ``segment``; ``node`` is where its recording left the store's tree (None: off it)."""
-        alive = segment.alive()
+    def process(self, segment: Segment, node: PlanNode | None, alive: tuple[bool, ...]) -> ExecutionRecord:
+        """Run ``segment``; ``node`` is where its recording left the store's tree (None: off it),
+        ``alive`` says which results are held by someone besides the segment."""
         plan = node.plans.get(alive) if node is not None else None
         searched = plan is None
         if plan is None:
@@ -63,9 +63,9 @@ class Processor:
                 if STREAM_LISTENERS:
                     emit("launch", name=step.kernel.name, parallel=step.kernel.parallel)
                 step.run(values, scalars)
-                self.launches += 1
             else:
                 self._run_inner(segment.ops[step.index], values)
+        self.launches += plan.launches
         return ExecutionRecord(segment.ops, plan, searched)
 
     def plan(self, segment: Segment, alive: tuple[bool, ...]) -> ExecutionPlan:

@@ -17,6 +17,8 @@ import numpy as np
 
 from minidl.backends.fusion.ir import OperationIr, TensorIr
 
+_new_tuple = tuple.__new__
+
 #: references to a handle nobody else holds, as ``getrefcount(handles[j])`` counts them:
 #: the segment's list and getrefcount's own argument
 _HELD_BY_SEGMENT = 2
@@ -43,8 +45,9 @@ class Segment:
 
     def result(self, shape: tuple[int, ...], dtype: np.dtype) -> TensorIr:
         """The IR of a new op's result (its array is filled when its block runs)."""
-        ir = TensorIr(len(self.values), shape, dtype)
-        self.values.append(None)
+        values = self.values
+        ir = _new_tuple(TensorIr, (len(values), shape, dtype))  # TensorIr(...) without its Python __new__
+        values.append(None)
         return ir
 
     def append(self, operation: OperationIr, handle: Any) -> None:
@@ -67,8 +70,3 @@ class Segment:
         asks its handles' reference counts the same question)."""
         handles = self.handles
         return tuple([getrefcount(handles[j]) > _HELD_BY_SEGMENT for j in range(len(handles))])
-
-    def alive_handles(self) -> list[tuple[int, Any]]:
-        """``(op index, handle)`` of every result whose handle is held by someone else."""
-        handles = self.handles
-        return [(j, handles[j]) for j in range(len(handles)) if getrefcount(handles[j]) > _HELD_BY_SEGMENT]

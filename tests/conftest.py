@@ -30,6 +30,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.path.name != BOOK_TESTS)
 
 
+@pytest.fixture(autouse=True)
+def _fusion_records_every_op(request: pytest.FixtureRequest):
+    """The fusion device runs a small op whose inputs exist on its inner backend at once
+    (``Stream.eager_below``): the tests' tensors are small, and they test the lazy machinery
+    (recording, search, fusers, kernels, capture of launches), so every fusion op is recorded
+    here unless a test is marked ``fusion_eager_policy`` (the policy's own tests and the real
+    training steps, which run the device as a user gets it)."""
+    if request.node.get_closest_marker("fusion_eager_policy"):
+        yield
+        return
+    from minidl.backends.fusion.stream import Stream
+
+    default, Stream.eager_below = Stream.eager_below, 0
+    try:
+        yield
+    finally:
+        Stream.eager_below = default
+
+
 @dataclass(frozen=True)
 class BookBuild:
     """One ``jupyter-book build -W -n --keep-going`` of the project into ``out``."""

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from minidl.backend import Backend, TensorData, is_required, op_names
+from minidl.backend import Backend, ModuleOps, TensorData, is_required, op_names, protocol_of
 from minidl.backend.device import Device
 from minidl.backend.options import ConvOptions
-from minidl.backends.fusion.eager import eager_op, inner_device, run_on_inner
+from minidl.backends.fusion.eager import eager_op, inner_device, run_on_inner, small_or_default
 from minidl.backends.fusion.record import FusionRecordedOps
 from minidl.backends.fusion.stream import Stream
 from minidl.backends.fusion.tensor import FusionTensor
@@ -143,14 +143,25 @@ def fusion_backend(inner: type) -> type:
             "name": f"fusion<{inner_name}>",
         }
         for op in op_names(Backend):
-            if is_required(Backend, op) and not any(op in k.__dict__ for k in Fusion.__mro__[:-1]
-                                                     if k not in _protocols()):
+            if any(op in k.__dict__ for k in Fusion.__mro__[:-1] if k not in _protocols()):
+                continue  # recorded (record.py) or Fusion's own
+            if is_required(Backend, op):
                 body[op] = eager_op(op)
+            elif _implements(inner, op) and protocol_of(op) is not ModuleOps:
+                # module ops stay the protocol's defaults, as burn's Fusion leaves them: their
+                # primitive ops take the small path one by one
+                body[op] = small_or_default(op)
         cls = type(f"Fusion[{inner.__name__}]", (Fusion,), body)
         cls.__qualname__ = cls.__name__
         cls.stream = Stream(inner)
         _CACHE[inner] = cls
     return cls
+
+
+def _implements(inner: type, op: str) -> bool:
+    """Whether ``inner`` has its own ``op`` (not the protocol's default)."""
+    protocols = _protocols()
+    return any(op in k.__dict__ for k in inner.__mro__ if k not in protocols)
 
 
 def _protocols() -> tuple[type, ...]:

@@ -16,7 +16,7 @@ import numpy as np
 from minidl.backend import protocol_of
 from minidl.backend.device import Device
 from minidl.backends.fusion.events import STREAM_LISTENERS, emit
-from minidl.backends.fusion.tensor import FusionTensor
+from minidl.backends.fusion.tensor import FusionTensor, small_value
 
 
 def inner_device(backend: type, device):
@@ -61,9 +61,20 @@ def _pending(value) -> bool:
 def run_on_inner(cls, op: str, kwargs: dict):
     """Run ``op`` on ``B`` with the values of ``kwargs`` and wrap the result (a sync point
     when one of them is pending: the drain's reason names the op)."""
-    if any(_pending(v) for v in kwargs.values()):
-        cls.stream.drain(reason=f"{op} needs its inputs")
-    args = {k: unwrap(cls, v) for k, v in kwargs.items()}
+    args = {}
+    for k, v in kwargs.items():  # the common case: ready handles and plain values
+        if type(v) is FusionTensor and v._value is not None:
+            args[k] = v._value
+        elif (type(v) is FusionTensor or type(v) is list or isinstance(v, Device)
+              or (type(v) is tuple and any(type(e) is not int for e in v))):
+            args = None  # pending, or a container that may hold handles or devices
+            break
+        else:
+            args[k] = v
+    if args is None:
+        if any(_pending(v) for v in kwargs.values()):
+            cls.stream.drain(reason=f"{op} needs its inputs")
+        args = {k: unwrap(cls, v) for k, v in kwargs.items()}
     if STREAM_LISTENERS:
         emit("eager", op=op, backend=cls._inner.__name__)
     return wrap(cls, getattr(cls._inner, op)(**args))
@@ -92,4 +103,35 @@ def eager_op(op: str):
     method.__name__ = method.__qualname__ = op
     method.__signature__ = sig
     method.__doc__ = f"``{op}`` on the inner backend (no fuser takes it; its inputs are synced)."
+    return classmethod(method)
+
+
+def small_or_default(op: str):
+    """A classmethod for a protocol default that ``B`` implements itself (``relu``, ``softmax``,
+    ``layer_norm``, ...): when every tensor argument exists and is small, ``B``'s own kernel runs
+    at once, as an eager op would; otherwise the protocol's default runs with ``cls = Fusion[B]``,
+    so its primitive ops are recorded and the fusers see them."""
+    default = protocol_of(op).__dict__[op].__func__
+
+    def method(cls, *args, **kwargs):
+        stream = cls.stream
+        if not kwargs and len(args) == 1:  # relu(tensor), sigmoid(tensor), ...: the common case
+            value = small_value(args[0], stream.eager_below)
+            if value is None:
+                return default(cls, *args)
+            return stream.now(op, getattr(cls._inner, op)(value))
+        limit = stream.eager_below
+        tensors = [a for a in (*args, *kwargs.values()) if type(a) is FusionTensor]
+        if tensors and all(small_value(t, limit) is not None for t in tensors):
+            result = getattr(cls._inner, op)(*[unwrap(cls, a) for a in args],
+                                             **{k: unwrap(cls, v) for k, v in kwargs.items()})
+            stream.at_once += 1
+            if STREAM_LISTENERS:
+                emit("eager", op=op, backend=cls._inner.__name__)
+            return wrap(cls, result)
+        return default(cls, *args, **kwargs)
+
+    method.__name__ = method.__qualname__ = op
+    method.__signature__ = inspect.signature(default)
+    method.__doc__ = f"``{op}``: ``B``'s own kernel on small ready tensors, else the protocol default (recorded)."
     return classmethod(method)

@@ -142,4 +142,16 @@ class OperationIr:
 
 def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     """NumPy's broadcast of ``shapes`` (raises ``ValueError`` naming them when incompatible)."""
+    if len(shapes) == 2 and len(shapes[0]) == len(shapes[1]):
+        # two shapes of one rank (a bias row, a batch statistic): without NumPy's general
+        # routine, which costs several microseconds a call
+        out = []
+        for a, b in zip(*shapes):
+            if a == b or b == 1:
+                out.append(a)
+            elif a == 1:
+                out.append(b)
+            else:
+                return tuple(np.broadcast_shapes(*shapes))  # raises, naming the shapes
+        return tuple(out)
     return tuple(np.broadcast_shapes(*shapes))

@@ -1,7 +1,8 @@
 """The ops ``Fusion[B]`` records instead of running (burn-fusion's ``ops/float.rs``, ``ops/bool.rs``).
 
 Each one infers its result's shape and dtype, appends an :class:`OperationIr` to the stream
-and returns a pending handle. ``float_reshape`` of a ready tensor is a view taken at once; of a
+and returns a pending handle, unless the op is small and its inputs exist: then it runs on
+``B`` at once (:data:`~.stream.EAGER_BELOW`: recording costs more than fusing would save). ``float_reshape`` of a ready tensor is a view taken at once; of a
 pending one it is a sync point (a layout change closes the block). ``float_matmul`` is
 recorded so a following bias add and activation can fuse into its kernel.
 
@@ -11,6 +12,7 @@ four helpers below hold what the ops of one shape have in common.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -18,7 +20,7 @@ import numpy as np
 from minidl.backend.dtype import DType
 from minidl.backends.fusion.eager import run_on_inner
 from minidl.backends.fusion.ir import broadcast_shape
-from minidl.backends.fusion.tensor import FusionTensor
+from minidl.backends.fusion.tensor import FusionTensor, small_value
 
 BOOL = np.dtype(np.bool_)
 #: the protocol's parameter names of the tensor inputs, in order
@@ -39,25 +41,61 @@ def _host(value) -> float:
     return value if type(value) is not float and getattr(value, "symbolic", False) else float(value)
 
 
+def _now(cls, op: str, *inputs, shape: tuple[int, ...] | None = None) -> list | None:
+    """The values of ``inputs`` when each exists and is small (and so is ``shape``, the result's,
+    when given): the op then runs on ``B`` at once. None: record it."""
+    limit = cls.stream.eager_below
+    if shape is not None and math.prod(shape) >= limit:
+        return None
+    values = []
+    for t in inputs:
+        value = small_value(t, limit)
+        if value is None:
+            return None
+        values.append(value)
+    return values
+
+
 def _unary(cls, kind: str, op: str, tensor):
-    return cls.stream.record(kind, op, (tensor,), _shape(tensor), _dtype(tensor), names=TENSOR)
+    stream = cls.stream
+    # small_value(tensor, ...) written out: this is every small op's path
+    value = tensor._value if type(tensor) is FusionTensor else small_value(tensor, stream.eager_below)
+    if value is not None and value.size < stream.eager_below:
+        return stream.now(op, getattr(cls._inner, op)(value))
+    return stream.record(kind, op, (tensor,), _shape(tensor), _dtype(tensor), names=TENSOR)
 
 
 def _binary(cls, kind: str, op: str, lhs, rhs, dtype: np.dtype):
     a, b = _shape(lhs), _shape(rhs)
-    shape = a if a == b else broadcast_shape(a, b)
-    return cls.stream.record(kind, op, (lhs, rhs), shape, dtype, names=LHS_RHS)
+    stream = cls.stream
+    limit = stream.eager_below
+    if a == b:
+        shape = a
+        if (x := small_value(lhs, limit)) is not None and (y := small_value(rhs, limit)) is not None:
+            return stream.now(op, getattr(cls._inner, op)(x, y))
+    else:
+        shape = broadcast_shape(a, b)
+        if (values := _now(cls, op, lhs, rhs, shape=shape)) is not None:
+            return stream.now(op, getattr(cls._inner, op)(*values))
+    return stream.record(kind, op, (lhs, rhs), shape, dtype, names=LHS_RHS)
 
 
 def _scalar(cls, kind: str, op: str, lhs, rhs: float, dtype: np.dtype):
-    return cls.stream.record(kind, op, (lhs,), _shape(lhs), dtype, scalars=(_host(rhs),),
-                             names=LHS, extra={"rhs": rhs})
+    stream = cls.stream
+    value = lhs._value if type(lhs) is FusionTensor else small_value(lhs, stream.eager_below)
+    if value is not None and value.size < stream.eager_below:
+        return stream.now(op, getattr(cls._inner, op)(value, rhs))
+    return stream.record(kind, op, (lhs,), _shape(lhs), dtype, scalars=(_host(rhs),),
+                         names=LHS, extra={"rhs": rhs})
 
 
 def _reduce(cls, kind: str, op: str, tensor, dim: int):
+    stream = cls.stream
+    if (value := small_value(tensor, stream.eager_below)) is not None:
+        return stream.now(op, getattr(cls._inner, op)(value, dim))
     shape = tuple(1 if d == dim else s for d, s in enumerate(_shape(tensor)))
-    return cls.stream.record(kind, op, (tensor,), shape, _dtype(tensor), static=(int(dim),),
-                             names=TENSOR, extra={"dim": dim})
+    return stream.record(kind, op, (tensor,), shape, _dtype(tensor), static=(int(dim),),
+                         names=TENSOR, extra={"dim": dim})
 
 
 class FusionRecordedOps:
@@ -268,17 +306,23 @@ class FusionRecordedOps:
     @classmethod
     def bool_not(cls, tensor):
         """Record ``not`` (element-wise)."""
+        if (values := _now(cls, "bool_not", tensor)) is not None:
+            return cls.stream.now("bool_not", cls._inner.bool_not(*values))
         return cls.stream.record("bool_not", "bool_not", (tensor,), _shape(tensor), BOOL, names=TENSOR)
 
     @classmethod
     def bool_into_float(cls, tensor, dtype: DType = DType.F32):
         """Record the conversion of a mask to 0/1 floats."""
+        if (values := _now(cls, "bool_into_float", tensor)) is not None:
+            return cls.stream.now("bool_into_float", cls._inner.bool_into_float(*values, dtype))
         return cls.stream.record("bool_into_float", "bool_into_float", (tensor,), _shape(tensor),
                                  np.dtype(dtype.numpy), static=(dtype.value,), names=TENSOR, extra={"dtype": dtype})
 
     @classmethod
     def float_cast(cls, tensor, dtype: DType):
         """Record a cast to another float dtype."""
+        if (values := _now(cls, "float_cast", tensor)) is not None:
+            return cls.stream.now("float_cast", cls._inner.float_cast(*values, dtype))
         return cls.stream.record("cast", "float_cast", (tensor,), _shape(tensor), np.dtype(dtype.numpy),
                                  static=(dtype.value,), names=TENSOR, extra={"dtype": dtype})
 
@@ -286,6 +330,8 @@ class FusionRecordedOps:
     def float_mask_where(cls, tensor, mask, value):
         """Record ``where(mask, value, tensor)`` (broadcasting)."""
         shape = broadcast_shape(_shape(tensor), _shape(mask), _shape(value))
+        if (values := _now(cls, "float_mask_where", tensor, mask, value, shape=shape)) is not None:
+            return cls.stream.now("float_mask_where", cls._inner.float_mask_where(*values))
         return cls.stream.record("mask_where", "float_mask_where", (tensor, mask, value), shape, _dtype(tensor),
                                  names=("tensor", "mask", "value"))
 
@@ -293,6 +339,8 @@ class FusionRecordedOps:
     def float_mask_fill(cls, tensor, mask, value: float):
         """Record ``where(mask, value, tensor)`` with a scalar ``value``."""
         shape = broadcast_shape(_shape(tensor), _shape(mask))
+        if (values := _now(cls, "float_mask_fill", tensor, mask, shape=shape)) is not None:
+            return cls.stream.now("float_mask_fill", cls._inner.float_mask_fill(*values, value))
         return cls.stream.record("mask_fill", "float_mask_fill", (tensor, mask), shape, _dtype(tensor),
                                  scalars=(_host(value),), names=("tensor", "mask"),
                                  extra={"value": value})
@@ -300,6 +348,8 @@ class FusionRecordedOps:
     @classmethod
     def float_sum(cls, tensor):
         """Record the sum of every element (shape ``[1]``)."""
+        if (values := _now(cls, "float_sum", tensor)) is not None:
+            return cls.stream.now("float_sum", cls._inner.float_sum(*values))
         return cls.stream.record("sum", "float_sum", (tensor,), (1,), _dtype(tensor), static=("all",),
                                  names=TENSOR)
 
@@ -310,6 +360,8 @@ class FusionRecordedOps:
         if len(a) < 2 or len(b) < 2 or a[-1] != b[-2]:
             return run_on_inner(cls, "float_matmul", {"lhs": lhs, "rhs": rhs})  # B raises its own error
         batch = broadcast_shape(a[:-2], b[:-2])
+        if (values := _now(cls, "float_matmul", lhs, rhs, shape=batch + (a[-2], b[-1]))) is not None:
+            return cls.stream.now("float_matmul", cls._inner.float_matmul(*values))
         return cls.stream.record("matmul", "float_matmul", (lhs, rhs), batch + (a[-2], b[-1]), _dtype(lhs),
                                  names=LHS_RHS)
 
@@ -338,6 +390,8 @@ class FusionRecordedOps:
             broadcast_shape(_shape(tensor), shape)
         except ValueError:
             return run_on_inner(cls, "float_expand", {"tensor": tensor, "shape": shape})  # B raises
+        if (values := _now(cls, "float_expand", tensor, shape=shape)) is not None:
+            return cls.stream.now("float_expand", cls._inner.float_expand(*values, shape))
         return cls.stream.record("expand", "float_expand", (tensor,), shape, _dtype(tensor), static=(shape,),
                                  names=TENSOR, extra={"shape": shape})
 

@@ -38,9 +38,19 @@ __trace_hide__ = False
 #: 300,000 objects (numba, torch): 110 ms each, 1.5 ms a step on average. 16 die young.
 HISTORY = 16
 
+#: Ops whose results have fewer elements than this, and whose inputs all exist, run on ``B`` at
+#: once instead of being recorded (``Fusion[B]``'s ops ask :func:`~.tensor.small_value`). Recording an op costs this Python runtime about twice what running a small
+#: op eagerly does, and a drain more; fusing saves memory traffic, which grows with the size.
+#: The fusion chapter's sweep of an 8-op chain puts the crossover between 4K and 64K elements.
+EAGER_BELOW = 1 << 15
+
 
 class Stream:
     """Recorded ops waiting to run, the leaves they read, and the handles they will fill."""
+
+    #: small ops with ready inputs run on ``B`` at once (:data:`EAGER_BELOW`); 0 records every
+    #: op, as burn does (set it on the class for every stream, on a stream for one)
+    eager_below: int = EAGER_BELOW
 
     def __init__(self, backend: type):
         self.backend = backend  # the inner backend B
@@ -56,6 +66,8 @@ class Stream:
         self.executions = 0
         #: ops run by those executions
         self.executed_ops = 0
+        #: how many ops ran on B at once (see eager_below)
+        self.at_once = 0
 
     @property
     def ops(self) -> list[OperationIr]:
@@ -67,7 +79,7 @@ class Stream:
         ``inner_ops`` run on ``B`` (inside plans and at once), ``searches`` (plans not in the store)."""
         p = self.processor
         return {"recorded": self.executed_ops + len(self.segment.ops), "drains": self.executions, "launches": p.launches,
-                "inner_ops": p.inner_ops, "searches": p.searches}
+                "inner_ops": p.inner_ops, "searches": p.searches, "at_once": self.at_once}
 
     # ----- handles ------------------------------------------------------------------------
     def ready(self, value: Any) -> FusionTensor:
@@ -112,6 +124,14 @@ class Stream:
             if STREAM_LISTENERS:
                 emit("recorded", operation=operation)
             return handle
+
+    def now(self, op: str, value: Any) -> FusionTensor:
+        """The ready handle of ``value``, what ``op`` returned when it ran on ``B`` at once (a
+        small op whose inputs exist: see :attr:`eager_below`)."""
+        self.at_once += 1
+        if STREAM_LISTENERS:
+            emit("eager", op=op, backend=self.backend.__name__)
+        return FusionTensor(self, next(self._ids), value.shape, value.dtype, value)
 
     # ----- sync ---------------------------------------------------------------------------
     def drain(self, reason: str = "sync") -> None:

@@ -54,3 +54,14 @@ class FusionTensor:
     def __repr__(self) -> str:
         state = "pending" if self.pending else "ready"
         return f"FusionTensor(t{self.id}, {self.dtype.name}{list(self.shape)}, {state})"
+
+
+def small_value(t: Any, limit: int) -> Any:
+    """``t``'s inner primitive when it exists and has fewer than ``limit`` elements, else None.
+
+    ``Fusion[B]`` runs an op on ``B`` at once when every input has such a value: recording
+    it would cost more than the memory traffic fusing it could save."""
+    if type(t) is FusionTensor:
+        value = t._value
+        return value if value is not None and value.size < limit else None
+    return t if isinstance(t, np.ndarray) and t.size < limit else None  # an inner primitive (Synced[B])

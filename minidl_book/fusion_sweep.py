@@ -1,0 +1,132 @@
+"""The fusion chapter's sweep: the 8-op element-wise chain from 16 elements to millions, on
+eager Flex, the fusion device, torch eager and ``torch.compile``, and the two numbers that
+explain its shape: what one recorded op costs and what one drain costs.
+
+``bench/fusion.py --sweep`` and the fusion chapter both call :func:`sweep`, so the page and the
+benchmark measure the same thing. Each contender's result is forced into memory (a fusion
+tensor's value is read: its sync point); each is timed in its own block of repeats, and the
+best of several blocks is kept (the least disturbed by a neighbour on a shared machine).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: sizes of the sweep, in float32 elements: from a latency to four times a large L2
+SIZES = (16, 256, 4096, 1 << 16, 1 << 18, 1 << 20, 1 << 22)
+
+
+def chain(x):
+    """The chain: mul, add, relu, abs, sub, mul, add (x), abs (8 ops, 7 intermediates)."""
+    return ((((x * 1.5 + 0.5).relu()).abs() - 0.25) * 2.0 + x).abs()
+
+
+def torch_chain(t):
+    """The same chain in torch (``relu`` is one ATen op there too)."""
+    import torch
+
+    return (torch.relu(t * 1.5 + 0.5).abs() - 0.25).mul(2.0).add(t).abs()
+
+
+def force(t) -> None:
+    """Make ``t``'s value exist: a fusion handle is synced; an eager tensor already is."""
+    prim = t.primitive.backend_tensor
+    if hasattr(prim, "pending"):
+        prim.value  # noqa: B018 - the read is the sync point
+
+
+def best_time(fn: Callable[[], object], budget: float = 0.05, blocks: int = 3) -> float:
+    """The best mean time of ``fn`` over ``blocks`` blocks of repeats (about ``budget`` seconds
+    a block), after two warm-up calls (compiling, the plan's search)."""
+    fn()
+    fn()
+    t0 = time.perf_counter()
+    fn()
+    reps = int(min(max(budget / max(time.perf_counter() - t0, 1e-7), 3), 2000))
+    best = float("inf")
+    for _ in range(blocks):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / reps)
+        time.sleep(0.02)  # spinning pool threads go back to sleep between blocks
+    return best
+
+
+@dataclass
+class Sweep:
+    """Seconds per chain, by contender and size; ``ratio(a, b)`` is a's time over b's."""
+
+    sizes: list[int]
+    seconds: dict[str, list[float]] = field(default_factory=dict)
+
+    def ratio(self, a: str, b: str) -> list[float]:
+        return [x / y for x, y in zip(self.seconds[a], self.seconds[b], strict=True)]
+
+    def table(self) -> str:
+        names = list(self.seconds)
+        lines = [f"{'elements':>10}" + "".join(f"{n:>16}" for n in names) + f"{'Flex / Fusion':>15}"]
+        for i, size in enumerate(self.sizes):
+            row = "".join(f"{self.seconds[n][i] * 1e6:>13.1f} us" for n in names)
+            lines.append(f"{size:>10}{row}{self.seconds['Flex (eager)'][i] / self.seconds['Fusion'][i]:>15.2f}")
+        return "\n".join(lines)
+
+
+def sweep(sizes: Sequence[int] = SIZES, with_torch: bool = True, budget: float = 0.05,
+          progress: Callable | None = None) -> Sweep:
+    """Time the chain at each size on eager Flex and Fusion (and torch eager and
+    ``torch.compile`` when ``with_torch``); results are checked equal before timing."""
+    names = ["Flex (eager)", "Fusion"] + (["torch eager", "torch.compile"] if with_torch else [])
+    out = Sweep(list(sizes), {n: [] for n in names})
+    compiled = None
+    if with_torch:
+        import torch
+
+        compiled = torch.compile(torch_chain, dynamic=False)
+    rng = np.random.default_rng(0)
+    for size in progress(sizes) if progress else sizes:
+        for name, fn in _contenders(rng.standard_normal(size).astype(np.float32), compiled).items():
+            out.seconds[name].append(best_time(fn, budget))
+    return out
+
+
+def _contenders(data: np.ndarray, compiled: Callable | None) -> dict[str, Callable[[], object]]:
+    """The chain over ``data`` on each contender (checked equal first); torch's when
+    ``compiled`` (the ``torch.compile``d chain) is given."""
+    from minidl import Device, Tensor
+
+    flex, fused = Tensor.from_numpy(data, Device.flex()), Tensor.from_numpy(data, Device.fusion())
+    np.testing.assert_allclose(chain(fused).to_numpy(), chain(flex).to_numpy(), rtol=1e-6, atol=1e-6)
+    contenders = {"Flex (eager)": lambda: chain(flex), "Fusion": lambda: force(chain(fused))}
+    if compiled is not None:
+        import torch
+
+        t = torch.from_numpy(data.copy())
+        contenders.update({"torch eager": lambda: torch_chain(t), "torch.compile": lambda: compiled(t)})
+    return contenders
+
+
+def fixed_costs(repeats: int = 2000) -> dict[str, float]:
+    """What the fusion device pays per call, whatever the data: seconds to record one op
+    (the chain's 8 ops recorded, not run, divided by 8) and to drain a segment of 8 ops of 16
+    elements whose plan is stored (a read that finds the plan, launches one kernel, fills the
+    handle); and eager Flex's cost of one such op, for comparison."""
+    from minidl import Device, Tensor
+
+    data = np.ones(16, np.float32)
+    fused, flex = Tensor.from_numpy(data, Device.fusion()), Tensor.from_numpy(data, Device.flex())
+    force(chain(fused))  # the plan is searched and stored
+    record = drain = 0.0
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        y = chain(fused)
+        t1 = time.perf_counter()
+        force(y)
+        drain += time.perf_counter() - t1
+        record += t1 - t0
+    eager = best_time(lambda: chain(flex), 0.05)
+    return {"record_op": record / repeats / 8, "drain": drain / repeats, "eager_op": eager / 8}

@@ -116,6 +116,14 @@ def test_gelu_tail_through_the_subnormals_and_past_its_clamp():
     np.testing.assert_array_equal(out[x >= end], x[x >= end])
 
 
+def test_gelu_is_within_1_ulp_above_zero():
+    # x - t Phi(-t) for x >= 0: the subtracted term's error is damped (every float32 was
+    # measured at 1 ulp here, 2 below 0)
+    x = every_float32()
+    x = x[~np.signbit(x) & ~np.isnan(x)]
+    assert ulp_error(unary.unary("gelu", x), reference("gelu", x)).max() <= 1
+
+
 def test_gelu_is_accurate_where_one_plus_erf_cancels():
     # x Phi(x) for negative x, where 0.5 x (1 + erf(x / sqrt 2)) loses every digit
     x = -np.linspace(5, 14, 1001).astype(np.float32)

@@ -116,17 +116,19 @@ def fixed_costs(repeats: int = 2000) -> dict[str, float]:
     elements whose plan is stored (a read that finds the plan, launches one kernel, fills the
     handle); and eager Flex's cost of one such op, for comparison."""
     from minidl import Device, Tensor
+    from minidl.backends.fusion import FusionFlex
 
     data = np.ones(16, np.float32)
     fused, flex = Tensor.from_numpy(data, Device.fusion()), Tensor.from_numpy(data, Device.flex())
-    force(chain(fused))  # the plan is searched and stored
-    record = drain = 0.0
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        y = chain(fused)
-        t1 = time.perf_counter()
-        force(y)
-        drain += time.perf_counter() - t1
-        record += t1 - t0
+    with FusionFlex.stream.recording_every_op():  # small as they are
+        force(chain(fused))  # the plan is searched and stored
+        record = drain = 0.0
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            y = chain(fused)
+            t1 = time.perf_counter()
+            force(y)
+            drain += time.perf_counter() - t1
+            record += t1 - t0
     eager = best_time(lambda: chain(flex), 0.05)
     return {"record_op": record / repeats / 8, "drain": drain / repeats, "eager_op": eager / 8}

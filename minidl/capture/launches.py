@@ -57,6 +57,7 @@ class FusionRecorder(Recorder):
         self.fusion = fusion
         self._launchers: dict[int, Callable] = {}
         self._run: Any = None
+        self._every_op: Any = None
 
     def _launcher(self, launch: Launch) -> Callable:
         fn = self._launchers.get(id(launch))
@@ -65,7 +66,12 @@ class FusionRecorder(Recorder):
         return fn
 
     def __enter__(self) -> FusionRecorder:
-        self.fusion.stream.drain(reason="capture: before a recorded run")
+        stream = self.fusion.stream
+        stream.drain(reason="capture: before a recorded run")
+        # record every op, small ones too: a recorded run's Python is paid once, and the
+        # replay then runs their fused kernels instead of one Flex call per small op
+        self._every_op = stream.recording_every_op()
+        self._every_op.__enter__()
         super().__enter__()
         recorder, original = self, Launch.run
 
@@ -90,6 +96,7 @@ class FusionRecorder(Recorder):
 
     def __exit__(self, *exc: Any) -> None:
         Launch.run = self._run
+        self._every_op.__exit__(*exc)
         super().__exit__(*exc)
 
 

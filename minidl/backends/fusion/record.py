@@ -2,9 +2,9 @@
 
 Each one infers its result's shape and dtype, appends an :class:`OperationIr` to the stream
 and returns a pending handle, unless the op is small and its inputs exist: then it runs on
-``B`` at once (:data:`~.stream.EAGER_BELOW`: recording costs more than fusing would save). ``float_reshape`` of a ready tensor is a view taken at once; of a
-pending one it is a sync point (a layout change closes the block). ``float_matmul`` is
-recorded so a following bias add and activation can fuse into its kernel.
+``B`` at once (:data:`~.stream.EAGER_BELOW`: recording costs more than fusing would save).
+``float_reshape`` of a ready tensor is a view taken at once; of a pending one it is recorded.
+``float_matmul`` is recorded so a following bias add and activation can fuse into its kernel.
 
 Every op is a method of its own here (a traceback names it, with this file and line); the
 four helpers below hold what the ops of one shape have in common.

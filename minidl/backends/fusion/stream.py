@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -80,6 +82,21 @@ class Stream:
         p = self.processor
         return {"recorded": self.executed_ops + len(self.segment.ops), "drains": self.executions, "launches": p.launches,
                 "inner_ops": p.inner_ops, "searches": p.searches, "at_once": self.at_once}
+
+    @contextmanager
+    def recording_every_op(self) -> Iterator[Stream]:
+        """For the block, record every op, small ones too (``eager_below = 0``, burn's way):
+        to watch the machinery on small tensors, or to capture a step whose recorded run's
+        Python is paid once. The stream's own setting comes back afterwards."""
+        own = vars(self).get("eager_below")
+        self.eager_below = 0
+        try:
+            yield self
+        finally:
+            if own is None:
+                del self.eager_below  # the class default again
+            else:
+                self.eager_below = own
 
     # ----- handles ------------------------------------------------------------------------
     def ready(self, value: Any) -> FusionTensor:

@@ -19,7 +19,7 @@ from minidl.tensor import Tensor
 @config
 class DropoutConfig:
     """Config of :class:`Dropout`. ``prob`` must be finite and in ``[0, 1)``: 1 would divide by
-    zero in ``1 / (1 - prob)`` (burn #5860 tightened the old ``[0, 1]``)."""
+    zero in ``1 / (1 - prob)`` (burn 0.22 refuses 1 too; older burn checked ``[0, 1]``)."""
 
     field_rules = {"prob": Rule(
         "in [0, 1)", lambda p: math.isfinite(p) and 0.0 <= p < 1.0,

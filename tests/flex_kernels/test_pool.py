@@ -69,3 +69,25 @@ def test_adaptive_avg_pool2d_and_backward_match_torch(rng, out_size):
 def test_pools_reject_non_4d_input():
     with pytest.raises(ValueError, match="4-D NCHW"):
         pool.avg_pool2d(np.zeros((3, 4), np.float32), 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(32, 8, 8, 8), (2, 3, 7, 9), (1, 1, 2, 2), (3, 2, 5, 4)])
+def test_the_2x2_kernel_is_the_general_kernel_to_the_bit(rng, shape, dtype):
+    # ties, NaNs (the last NaN of a window wins), -inf and odd sizes (a last row or column
+    # no whole window covers) on the 2x2 / stride 2 path, against the general kernel
+    x = rng.standard_normal(shape).astype(dtype)
+    x[..., 0, 1] = x[..., 0, 0]
+    x.reshape(-1)[::7] = np.nan
+    x.reshape(-1)[3::11] = -np.inf
+    values, idx = pool.max_pool2d(x, 2, 2)
+    want = np.empty(values.shape, dtype)
+    want_idx = np.empty(values.shape, np.int64)
+    pool.max_pool_serial(x, want, want_idx, 2, 2, 2, 2, 0, 0, 1, 1)
+    np.testing.assert_array_equal(values, want)
+    np.testing.assert_array_equal(idx, want_idx)
+    xt = torch.from_numpy(np.nan_to_num(x, nan=0.0, neginf=-1e30))
+    ref, ref_idx = F.max_pool2d(xt, 2, 2, return_indices=True)
+    clean, clean_idx = pool.max_pool2d(np.nan_to_num(x, nan=0.0, neginf=-1e30), 2, 2)
+    np.testing.assert_array_equal(clean, ref.numpy())
+    np.testing.assert_array_equal(clean_idx, ref_idx.numpy())

@@ -39,6 +39,8 @@ Backward (called by burn-autodiff's ``Conv2dWithBias`` / ``Conv2dNoBias`` backwa
 
 from __future__ import annotations
 
+import functools
+
 import numba
 import numpy as np
 from numba import njit
@@ -66,11 +68,19 @@ def _sources(xpad, kernel, stride, dilation, oh, ow, wp, groups, parallel, slack
     (kh, kw), (dh, dw) = kernel, dilation
     if stride == (1, 1):
         plane = xpad.shape[2]
-        c, dy, dx = np.meshgrid(np.arange(cg), np.arange(kh), np.arange(kw), indexing="ij")
-        offs = (c * plane + dy * dh * wp + dx * dw).reshape(-1).astype(np.int64)
+        offs = _shift_offsets(cg, kh, kw, plane, wp, dh, dw)
         return xpad.reshape(n_img, groups, cg * plane), offs, wp
     src = im2col_all(xpad, kernel, stride, dilation, oh, ow, wp, groups, parallel, slack)
     return src, np.arange(cg * kh * kw, dtype=np.int64) * (oh * ow), ow
+
+
+@functools.lru_cache(maxsize=256)
+def _shift_offsets(cg: int, kh: int, kw: int, plane: int, wp: int, dh: int, dw: int) -> np.ndarray:
+    # Where weight position r = (c, dy, dx) starts in the padded planes. A layer asks the same
+    # question every step: kept (the kernels only read it), since building it took longer
+    # than the kernel itself on the training chapter's 8x8 images.
+    c, dy, dx = np.meshgrid(np.arange(cg), np.arange(kh), np.arange(kw), indexing="ij")
+    return (c * plane + dy * dh * wp + dx * dw).reshape(-1).astype(np.int64)
 
 
 def conv2d(

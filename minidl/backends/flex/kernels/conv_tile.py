@@ -31,6 +31,8 @@ source window (about 10 KiB for 16 channels, in L1) and the packed weights (in L
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from llvmlite import ir
 from numba import njit, prange, types
@@ -210,10 +212,12 @@ def conv_tiles_parallel(src_all, offs, wpk, biasp, out, qv, dv, lanes, nv, parts
                (part + 1) * ntask // parts)  # fmt: skip
 
 
+@functools.lru_cache(maxsize=256)
 def slots(oh: int, ow: int, wrow: int, nv: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The vector slots of one output plane, padded to whole tiles: per slot its start on the
     source grid (row oh at ``oh * wrow``), its start in the [OH, OW] plane, and its valid
-    lanes (a row's last slot may be partial; padding slots have none)."""
+    lanes (a row's last slot may be partial; padding slots have none). Kept per shape (a layer
+    asks every step; the kernels only read them)."""
     per_row = -(-ow // LANES)
     col = np.arange(per_row) * LANES
     q = (np.arange(oh)[:, None] * wrow + col).reshape(-1)

@@ -132,11 +132,19 @@ def cast(x: np.ndarray, dtype) -> np.ndarray:
     return copy_into(x, out)
 
 
+#: Below this many elements NumPy's own strided copy makes the C-contiguous copy: the copy
+#: kernel's set-up (merging dims, strided views) cost ~30 us, more than a small copy takes.
+SMALL_COPY = 1 << 15
+
+
 def contiguous(x: np.ndarray) -> np.ndarray:
-    """``x`` itself when C-contiguous, else a C-contiguous copy made by the copy kernel."""
+    """``x`` itself when C-contiguous, else a C-contiguous copy (the copy kernel's, for large
+    arrays)."""
     x = np.asarray(x)
     if x.flags.c_contiguous:
         return x
+    if x.size < SMALL_COPY:
+        return np.ascontiguousarray(x)
     return copy_into(x, np.empty(x.shape, x.dtype))
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._common import JIT_FAST, PARALLEL_MIN_ELEMS, compute_dtype
+from .pool_2x2 import max_pool_2x2
 
 Pair = tuple[int, int]
 
@@ -283,8 +284,12 @@ def max_pool2d(
     oh, ow = _out_size(h, kh, sh, ph, dh, ceil_mode), _out_size(w, kw, sw, pw, dw, ceil_mode)
     out = np.empty((n, c, max(oh, 0), max(ow, 0)), xc.dtype)
     idx = np.empty(out.shape, np.int64)
-    if out.size:
-        kern = max_pool_parallel if out.size * kh * kw >= PARALLEL_MIN_ELEMS else max_pool_serial
+    small = out.size * kh * kw < PARALLEL_MIN_ELEMS
+    if out.size and small and (kh, kw, sh, sw, ph, pw, dh, dw) == (2, 2, 2, 2, 0, 0, 1, 1) \
+            and 2 * oh <= h and 2 * ow <= w:
+        max_pool_2x2(xc, out, idx)  # whole 2x2 windows: branch-free (pool_2x2.py)
+    elif out.size:
+        kern = max_pool_serial if small else max_pool_parallel
         kern(xc, out, idx, kh, kw, sh, sw, ph, pw, dh, dw)
     return out.astype(x.dtype, copy=False), idx
 

@@ -19,10 +19,11 @@ Float16 is computed in float32 and cast back (numba has no f16 arithmetic). Abov
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange, types
-from numba.extending import overload
+from numba import njit, prange
 
 from ._common import JIT_EW, PARALLEL_MIN_ELEMS, aligned_empty, compute_dtype
+from .binops import ADD, BINARY_OPS, DIV, MAXIMUM, MINIMUM, MUL, POW, SUB, binop  # noqa: F401
+from .broadcast_rows import binary_channel, binary_col, binary_row, channel_binary, channel_operand
 from .operands import (
     NATIVE_DTYPES,
     ArrayOrScalar,
@@ -35,57 +36,9 @@ from .operands import (
 
 CHUNK = 8192  # elements of the last dimension per parallel task
 
-# The binary kernel's ops
-ADD, SUB, MUL, DIV, POW, MAXIMUM, MINIMUM = range(7)
-BINARY_OPS = {"add": ADD, "sub": SUB, "mul": MUL, "div": DIV, "pow": POW, "maximum": MAXIMUM,
-              "minimum": MINIMUM}  # fmt: skip
-# The ternary kernel's ops, on operands (c, a, b)
-WHERE, RELU_AFFINE, CLAMP = range(3)
-
-
-# ---------------------------------------------------------------------------------------------
-# Scalar ops (inlined into the loops)
-# ---------------------------------------------------------------------------------------------
-
-
-def _div(x, y):
-    """x / y; for integers truncating toward zero, as Rust's ``/`` (burn's ``int_div``)."""
-
-
-@overload(_div, jit_options={"inline": "always"})
-def _div_impl(x, y):
-    # Chosen when the kernel is typed, so an integer kernel never promotes to float.
-    if isinstance(x, types.Integer):
-
-        def int_div(x, y):
-            if y == 0:
-                return x * 0
-            q = x // y
-            if (x % y != 0) and ((x < 0) != (y < 0)):
-                q += 1
-            return q
-
-        return int_div
-    return lambda x, y: x / y
-
-
-@njit(inline="always", **JIT_EW)
-def _bin(op, x, y):
-    if op == ADD:
-        return x + y
-    if op == SUB:
-        return x - y
-    if op == MUL:
-        return x * y
-    if op == DIV:
-        return _div(x, y)
-    if op == POW:
-        return x**y
-    if op == MAXIMUM:
-        # NaN-propagating maximum, like torch.maximum / np.maximum
-        return x if (x > y or x != x) else y
-    # MINIMUM
-    return x if (x < y or x != x) else y
+# The binary kernel's ops, the scalar op itself (binops.py), and the one-loop-nest paths for
+# small broadcasts (broadcast_rows.py)
+WHERE, RELU_AFFINE, CLAMP = range(3)  # the ternary kernel's ops, on operands (c, a, b)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -123,19 +76,19 @@ def row_of(x, i0, i1, lo, hi):
 @njit(**JIT_EW)
 def _rows_vv(op, ar, br, orow):
     for j in range(orow.shape[0]):
-        orow[j] = _bin(op, ar[j], br[j])
+        orow[j] = binop(op, ar[j], br[j])
 
 
 @njit(**JIT_EW)
 def _rows_vs(op, ar, y, orow):
     for j in range(orow.shape[0]):
-        orow[j] = _bin(op, ar[j], y)
+        orow[j] = binop(op, ar[j], y)
 
 
 @njit(**JIT_EW)
 def _rows_sv(op, x, br, orow):
     for j in range(orow.shape[0]):
-        orow[j] = _bin(op, x, br[j])
+        orow[j] = binop(op, x, br[j])
 
 
 @njit(**JIT_EW)
@@ -149,7 +102,7 @@ def _binary_task(a, b, out, op, t, nch):
     elif a_one and not b_one:
         _rows_sv(op, ar[0], br, orow)
     elif a_one:
-        orow[:] = _bin(op, ar[0], br[0])
+        orow[:] = binop(op, ar[0], br[0])
     else:
         _rows_vv(op, ar, br, orow)
 
@@ -178,33 +131,6 @@ def binary_array_scalar(a, y, out, op):
     """out = a <op> y for an array of any rank and layout and a scalar of its dtype: the
     small-work path of :func:`binary` for ``x * 0.5``, ``x + 1``."""
     _rows_vs(op, a.ravel(), y, out.ravel())
-
-
-@njit(**JIT_EW)
-def binary_row(a, b, out, op):
-    """out[i, j] = a[i, j] <op> b[0, j] for 2-D a, out [m, n] and b [1, n] (a bias row): one
-    loop nest, the row loop inlined. Through ``binary_serial`` each row was a call of its own
-    (~25 ns: a [128, 10] + [1, 10] add 5.7 us vs 0.6 us, [128, 256] + [1, 256] 8.6 vs 3.6)."""
-    br = b[0]
-    n = out.shape[1]
-    for i in range(out.shape[0]):
-        ar = a[i]
-        orow = out[i]
-        for j in range(n):
-            orow[j] = _bin(op, ar[j], br[j])
-
-
-@njit(**JIT_EW)
-def binary_col(a, b, out, op):
-    """out[i, j] = a[i, j] <op> b[i, 0] for 2-D a, out [m, n] and b [m, 1] (a per-row max or
-    sum subtracted from logits); as ``binary_row``."""
-    n = out.shape[1]
-    for i in range(out.shape[0]):
-        ar = a[i]
-        orow = out[i]
-        y = b[i, 0]
-        for j in range(n):
-            orow[j] = _bin(op, ar[j], y)
 
 
 @njit(parallel=True, **JIT_EW)
@@ -334,6 +260,17 @@ def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar, lhs_dtype: bool = False)
             # a bias row [1, n] or a column [m, 1] broadcast over a small [m, n]: one loop nest
             out = np.empty(a.shape, a.dtype)
             (binary_row if b.shape[0] == 1 and b.shape[1] == a.shape[1] else binary_col)(a, b, out, code)
+            return out
+        elif (a.ndim == b.ndim >= 3 and (channel := channel_operand(a.shape, b.shape)) is not None
+              and a.flags.c_contiguous and b.flags.c_contiguous):
+            # a per-channel [1, C, 1, 1] operand over a small [N, C, H, W] (either side)
+            big, small = (a, b) if channel else (b, a)
+            n, c = big.shape[0], big.shape[1]
+            out = np.empty(big.shape, big.dtype)
+            if channel or code in (ADD, MUL):  # IEEE add and mul commute: the faster loop
+                binary_channel(big.reshape(n, c, -1), small.reshape(c), out.reshape(n, c, -1), code)
+            else:
+                channel_binary(small.reshape(c), big.reshape(n, c, -1), out.reshape(n, c, -1), code)
             return out
         elif a.ndim == b.ndim <= 3 and a.flags.c_contiguous and b.flags.c_contiguous:
             # one rank (the Tensor layer's rule), up to three dims: padded in front to 3-D, the

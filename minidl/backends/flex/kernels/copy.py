@@ -132,9 +132,18 @@ def cast(x: np.ndarray, dtype) -> np.ndarray:
     return copy_into(x, out)
 
 
-#: Below this many elements NumPy's own strided copy makes the C-contiguous copy: the copy
-#: kernel's set-up (merging dims, strided views) cost ~30 us, more than a small copy takes.
+#: Below this many elements ``small_contiguous`` makes the copy: the copy kernel's set-up
+#: (merging dims, strided views) cost ~30 us, more than a small copy takes.
 SMALL_COPY = 1 << 15
+_NUMBA_COPIES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.int8, np.int16, np.int32,
+                                                np.int64, np.uint8, np.bool_))
+
+
+@njit(**JIT)
+def small_contiguous(x):
+    """A C-contiguous copy of a small array of any layout, in one call (numba walks the
+    strides; compiled once per rank, layout and dtype)."""
+    return np.ascontiguousarray(x)
 
 
 def contiguous(x: np.ndarray) -> np.ndarray:
@@ -143,8 +152,8 @@ def contiguous(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x)
     if x.flags.c_contiguous:
         return x
-    if x.size < SMALL_COPY:
-        return np.ascontiguousarray(x)
+    if x.size < SMALL_COPY and x.dtype in _NUMBA_COPIES:
+        return small_contiguous(x)
     return copy_into(x, np.empty(x.shape, x.dtype))
 
 

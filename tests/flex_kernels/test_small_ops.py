@@ -289,3 +289,36 @@ def test_a_large_same_shape_result_starts_on_a_cache_line():
         assert out.__array_interface__["data"][0] % 64 == 0
         assert out.shape == a.shape and out.dtype == a.dtype and out.flags.c_contiguous
         np.testing.assert_array_equal(out, a - b)
+
+
+def _general(op, a, b):
+    # the general path of broadcast.binary: 3-D views and the row kernels
+    from minidl.backends.flex.kernels import broadcast
+    from minidl.backends.flex.kernels.operands import as_operand, run3, shape_of
+
+    av, bv = as_operand(a, a.dtype), as_operand(b, a.dtype)
+    out = np.empty(shape_of(av, bv), a.dtype)
+    run3(broadcast.binary_serial, broadcast.binary_parallel, [av, bv], out, broadcast.BINARY_OPS[op])
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape,stat", [
+    ((32, 8, 8, 8), (1, 8, 1, 1)), ((32, 8, 8, 8), (32, 8, 8, 1)), ((32, 8, 8, 8), (32, 8, 1, 1)),
+    ((32, 16, 4, 4), (1, 16, 1, 1)), ((6, 5), (1, 5)), ((6, 5), (6, 1)), ((2, 3, 4), (1, 3, 4)),
+    ((2, 3, 4), (1, 1, 4)), ((3, 4, 5, 2), (1, 1, 5, 2)), ((2, 3, 4, 5, 6), (1, 3, 1, 1, 1)),
+])
+def test_small_statistic_broadcasts_equal_the_general_path_to_the_bit(rng, shape, stat, dtype):
+    from minidl.backends.flex.kernels import broadcast
+
+    big = rng.standard_normal(shape).astype(dtype)
+    small = rng.standard_normal(stat).astype(dtype) + 0.5
+    big.reshape(-1)[::13] = np.nan
+    expanded = np.broadcast_to(small, shape)  # an expand() view: stride 0 where stat is 1
+    for op in ("add", "sub", "mul", "div", "pow", "maximum", "minimum"):
+        for a, b in ((big, small), (small, big), (big, expanded), (expanded, big)):
+            got = broadcast.binary(op, a, b)
+            want = _general(op, np.ascontiguousarray(a) if a is expanded else a,
+                            np.ascontiguousarray(b) if b is expanded else b)
+            assert got.shape == want.shape and got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want, err_msg=f"{op} {a.shape} {b.shape}")

@@ -23,7 +23,7 @@ from numba import njit, prange
 
 from ._common import JIT_EW, PARALLEL_MIN_ELEMS, aligned_empty, compute_dtype
 from .binops import ADD, BINARY_OPS, DIV, MAXIMUM, MINIMUM, MUL, POW, SUB, binop  # noqa: F401
-from .broadcast_rows import binary_channel, binary_col, binary_row, channel_binary, channel_operand
+from .broadcast_rows import small_broadcast, unexpand
 from .operands import (
     NATIVE_DTYPES,
     ArrayOrScalar,
@@ -229,13 +229,17 @@ def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar, lhs_dtype: bool = False)
 
     1. same shape, small: ``binary_same`` on the arrays as they are (the tiny-op path);
     2. same shape, large and contiguous: ``binary_parallel`` into a cache-line-aligned output;
-    3. a bias row ``[1, n]`` or column ``[m, 1]`` over a small ``[m, n]``: one loop nest;
+    0. an ``expand``ed view (stride 0) is first taken as the small array it repeats;
+    3. a small statistic over a small array of one rank: a bias row ``[1, n]``, a per-row
+       column ``[m, 1, 1]``, a per-channel ``[1, C, 1, 1]`` (BatchNorm): one loop nest;
     4. one rank up to 3-D, contiguous: padded in front, size-1 dims broadcast by the kernel;
     5. array and Python number, small: ``binary_array_scalar``;
     6. array and Python number, large and contiguous: ``binary_parallel`` with a 1-element
        operand (the optimizer's ``grad * lr``).
     """
     code = BINARY_OPS[op]
+    if type(a) is np.ndarray and type(b) is np.ndarray and not (a.flags.c_contiguous and b.flags.c_contiguous):
+        a, b = _unexpanded(a, b)
     # Two arrays of one shape and native dtype: the tiny-op path, tested cheapest first (a 4x4
     # add spends more time in these tests than in its loop, so each attribute is read once).
     # Small work runs `binary_same` on the arrays as they are (numba sees their layout); large
@@ -254,23 +258,10 @@ def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar, lhs_dtype: bool = False)
                 out = aligned_empty(a.shape, a.dtype)
                 binary_parallel(a.reshape(1, 1, n), b.reshape(1, 1, n), out.reshape(1, 1, n), code)
                 return out
-        elif (a.ndim == b.ndim == 2 and a.size < PARALLEL_MIN_ELEMS and a.flags.c_contiguous
-              and b.flags.c_contiguous and ((b.shape[0] == 1 and b.shape[1] == a.shape[1])
-                                            or (b.shape[1] == 1 and b.shape[0] == a.shape[0]))):
-            # a bias row [1, n] or a column [m, 1] broadcast over a small [m, n]: one loop nest
-            out = np.empty(a.shape, a.dtype)
-            (binary_row if b.shape[0] == 1 and b.shape[1] == a.shape[1] else binary_col)(a, b, out, code)
-            return out
-        elif (a.ndim == b.ndim >= 3 and (channel := channel_operand(a.shape, b.shape)) is not None
-              and a.flags.c_contiguous and b.flags.c_contiguous):
-            # a per-channel [1, C, 1, 1] operand over a small [N, C, H, W] (either side)
-            big, small = (a, b) if channel else (b, a)
-            n, c = big.shape[0], big.shape[1]
-            out = np.empty(big.shape, big.dtype)
-            if channel or code in (ADD, MUL):  # IEEE add and mul commute: the faster loop
-                binary_channel(big.reshape(n, c, -1), small.reshape(c), out.reshape(n, c, -1), code)
-            else:
-                channel_binary(small.reshape(c), big.reshape(n, c, -1), out.reshape(n, c, -1), code)
+        elif (a.ndim == b.ndim >= 2 and a.flags.c_contiguous and b.flags.c_contiguous
+              and (out := small_broadcast(code, a, b)) is not None):
+            # a small statistic over a small array: a bias row [1, n], a per-row column
+            # [m, 1, 1], a per-channel [1, C, 1, 1] (broadcast_rows.py), one loop nest
             return out
         elif a.ndim == b.ndim <= 3 and a.flags.c_contiguous and b.flags.c_contiguous:
             # one rank (the Tensor layer's rule), up to three dims: padded in front to 3-D, the
@@ -302,6 +293,19 @@ def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar, lhs_dtype: bool = False)
     out = np.empty(shape_of(av, bv), cdt)
     run3(binary_serial, binary_parallel, [av, bv], out, code)
     return out.astype(a.dtype if lhs_dtype else dtype, copy=False)
+
+
+def _unexpanded(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``a`` and ``b`` with an ``expand()``ed view taken as the small array it repeats, as far as
+    the result keeps its shape (two views of one small array keep one of them whole)."""
+    ua, ub = unexpand(a), unexpand(b)
+    if (ua is a and ub is b) or a.ndim != b.ndim:
+        return a, b
+    full = broadcast_pair(a.shape, b.shape)
+    for pair in ((ua, ub), (ua, b), (a, ub)):
+        if broadcast_pair(pair[0].shape, pair[1].shape) == full:
+            return pair
+    return a, b
 
 
 def where(mask: np.ndarray, a: ArrayOrScalar, b: ArrayOrScalar) -> np.ndarray:

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from numba import njit
 
 from ._common import JIT_EW, PARALLEL_MIN_ELEMS
-from .binops import binop
+from .binops import ADD, MUL, binop
 
 
 @njit(**JIT_EW)
@@ -72,11 +73,72 @@ def channel_binary(y, a, out, op):
                 orow[s] = binop(op, v, ar[s])
 
 
-def channel_operand(a: tuple[int, ...], b: tuple[int, ...]) -> bool | None:
-    """True when b is a per-channel [1, C, 1, ...] operand of a small a [N, C, ...], False when
-    a is one of b, None otherwise."""
-    for big, small, rhs in ((a, b, True), (b, a, False)):
-        if (small[0] == 1 and small[1] == big[1] and all(d == 1 for d in small[2:])
-                and math.prod(big) < PARALLEL_MIN_ELEMS and big != small):
-            return rhs
+#: ops whose operands may be swapped: IEEE add and mul commute (max and min do not, for NaN
+#: and signed zeros), so a statistic on the left runs the same loop as one on the right
+COMMUTING = (ADD, MUL)
+
+
+def small_broadcast(code: int, a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
+    """``a <op> b`` in one loop nest when both are C-contiguous, of one rank, small, and one is
+    the other's per-row statistic (shape ``[m, 1, 1]`` of ``[m, h, w]``: trailing 1s, a
+    column), per-column one (leading 1s: a bias row) or per-channel one (``[1, C, 1, 1]``).
+    None when no such path fits; the caller's general path then runs."""
+    if a.size >= b.size:
+        big, small, rhs = a, b, True
+    else:
+        big, small, rhs = b, a, False
+    if big.size >= PARALLEL_MIN_ELEMS:
+        return None
+    shape, stat = big.shape, small.shape
+    in_order = rhs or code in COMMUTING  # the kernels below compute big <op> stat
+    k = _ones_from(stat)  # stat = shape[:k] + 1s: one value per row of M = prod(shape[:k])
+    if in_order and 0 < k < len(shape) and stat[:k] == shape[:k]:
+        m = math.prod(shape[:k])
+        out = np.empty(shape, big.dtype)
+        binary_col(big.reshape(m, -1), small.reshape(m, 1), out.reshape(m, -1), code)
+        return out
+    k = _ones_to(stat)  # stat = 1s + shape[k:]: one row shared by every leading index
+    if in_order and 0 < k < len(shape) and stat[k:] == shape[k:]:
+        n = math.prod(shape[k:])
+        out = np.empty(shape, big.dtype)
+        binary_row(big.reshape(-1, n), small.reshape(1, n), out.reshape(-1, n), code)
+        return out
+    if big.ndim >= 3 and _is_channel(shape, stat):
+        n, c = shape[0], shape[1]
+        out = np.empty(shape, big.dtype)
+        if in_order:
+            binary_channel(big.reshape(n, c, -1), small.reshape(c), out.reshape(n, c, -1), code)
+        else:
+            channel_binary(small.reshape(c), big.reshape(n, c, -1), out.reshape(n, c, -1), code)
+        return out
     return None
+
+
+def _ones_from(shape: tuple[int, ...]) -> int:
+    """Where the trailing run of 1s of ``shape`` starts."""
+    k = len(shape)
+    while k and shape[k - 1] == 1:
+        k -= 1
+    return k
+
+
+def _ones_to(shape: tuple[int, ...]) -> int:
+    """Where the leading run of 1s of ``shape`` ends."""
+    k = 0
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    return k
+
+
+def _is_channel(shape: tuple[int, ...], stat: tuple[int, ...]) -> bool:
+    return stat[0] == 1 and stat[1] == shape[1] and all(d == 1 for d in stat[2:]) and shape != stat
+
+
+def unexpand(x: np.ndarray) -> np.ndarray:
+    """A broadcast view (stride 0 along a dim of size > 1) as the small array it repeats, when
+    that is C-contiguous: ``expand([32, 8, 8, 1] -> [32, 8, 8, 8])`` back to [32, 8, 8, 1], so
+    the small-broadcast paths take it instead of a copy through strides. Else ``x`` itself."""
+    if x.flags.c_contiguous or 0 not in x.strides:
+        return x
+    y = x[tuple(slice(0, 1) if st == 0 and d > 1 else slice(None) for st, d in zip(x.strides, x.shape))]
+    return y if y.flags.c_contiguous else x

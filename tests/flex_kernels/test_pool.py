@@ -91,3 +91,12 @@ def test_the_2x2_kernel_is_the_general_kernel_to_the_bit(rng, shape, dtype):
     clean, clean_idx = pool.max_pool2d(np.nan_to_num(x, nan=0.0, neginf=-1e30), 2, 2)
     np.testing.assert_array_equal(clean, ref.numpy())
     np.testing.assert_array_equal(clean_idx, ref_idx.numpy())
+
+
+@pytest.mark.parametrize("bad", [-1, 16])
+def test_max_pool2d_backward_refuses_an_index_outside_the_plane(rng, bad):
+    grad = rng.standard_normal((1, 2, 2, 2)).astype(np.float32)
+    idx = np.zeros((1, 2, 2, 2), np.int64)
+    idx[0, 1, 1, 0] = bad
+    with pytest.raises(IndexError, match=r"out of range \[0, 16\)"):
+        pool.max_pool2d_backward(grad, idx, (1, 2, 4, 4))

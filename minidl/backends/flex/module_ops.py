@@ -29,6 +29,8 @@ default Flex replaces, with a fused kernel — the split the book's tables show 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from minidl.backend import ConvOptions, ConvTransposeOptions, InterpolateOptions, PoolOptions
@@ -165,8 +167,10 @@ def _like(out: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return out if out.dtype == dtype else cast(out, dtype)
 
 
+@functools.lru_cache(maxsize=256)
 def _has_real(size: int, out: int, k: int, s: int, p: int, d: int) -> np.ndarray:
-    """Per output position along one axis: does its window hold a real (non-padding) element?"""
+    """Per output position along one axis: does its window hold a real (non-padding) element?
+    (Kept per shape: a pool's backward asks every step; the caller only reads it.)"""
     starts = np.arange(out)[:, None] * s - p + np.arange(k)[None, :] * d
     return ((starts >= 0) & (starts < size)).any(axis=1)
 

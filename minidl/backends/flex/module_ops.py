@@ -62,6 +62,14 @@ class FlexModuleOps:
         """
         n, c, h, w = x.shape
         top, bottom, left, right = options.pads
+        (kh, kw), (dh, dw) = weight.shape[2:], options.dilation
+        if options.stride == (1, 1) and max(top, bottom) <= dh * (kh - 1) and max(left, right) <= dw * (kw - 1):
+            # stride 1, padding within the kernel's reach (a "same" conv): the transposed conv
+            # needs no cropping, so it computes x's size directly, not the padded one (the
+            # training chapter's 4x4 planes: 16 outputs instead of 36)
+            grad = conv.conv2d_x_backward(contiguous(output_grad), contiguous(weight), x.shape,
+                                          options.stride, options.pads, options.dilation, options.groups)
+            return _like(grad, x.dtype)
         padded = (n, c, h + top + bottom, w + left + right)
         grad = conv.conv2d_x_backward(contiguous(output_grad), contiguous(weight), padded,
                                       options.stride, 0, options.dilation, options.groups)

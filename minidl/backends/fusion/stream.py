@@ -41,9 +41,10 @@ __trace_hide__ = False
 HISTORY = 16
 
 #: Ops whose results have fewer elements than this, and whose inputs all exist, run on ``B`` at
-#: once instead of being recorded (``Fusion[B]``'s ops ask :func:`~.tensor.small_value`). Recording an op costs this Python runtime about twice what running a small
-#: op eagerly does, and a drain more; fusing saves memory traffic, which grows with the size.
-#: The fusion chapter's sweep of an 8-op chain puts the crossover between 4K and 64K elements.
+#: once instead of being recorded (``Fusion[B]``'s ops ask :func:`~.tensor.small_value`).
+#: Recording an op costs this Python runtime about twice what running a small op eagerly
+#: does, and a drain more; fusing saves memory traffic, which grows with the size. The fusion
+#: chapter's sweep of an 8-op chain puts the crossover between 4K and 64K elements.
 EAGER_BELOW = 1 << 15
 
 
@@ -78,7 +79,8 @@ class Stream:
 
     def counts(self) -> dict[str, int]:
         """Running totals: ``recorded`` ops, ``drains`` (executions), fused kernel ``launches``,
-        ``inner_ops`` run on ``B`` (inside plans and at once), ``searches`` (plans not in the store)."""
+        ``inner_ops`` run on ``B`` (inside plans and at once), ``searches`` (plans not in the store),
+        ``at_once`` (small ops on ready tensors run on ``B`` without being recorded)."""
         p = self.processor
         return {"recorded": self.executed_ops + len(self.segment.ops), "drains": self.executions, "launches": p.launches,
                 "inner_ops": p.inner_ops, "searches": p.searches, "at_once": self.at_once}

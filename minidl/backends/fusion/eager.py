@@ -125,9 +125,7 @@ def small_or_default(op: str):
         if tensors and all(small_value(t, limit) is not None for t in tensors):
             result = getattr(cls._inner, op)(*[unwrap(cls, a) for a in args],
                                              **{k: unwrap(cls, v) for k, v in kwargs.items()})
-            stream.at_once += 1
-            if STREAM_LISTENERS:
-                emit("eager", op=op, backend=cls._inner.__name__)
+            stream.ran_at_once(op)
             return wrap(cls, result)
         return default(cls, *args, **kwargs)
 

@@ -96,11 +96,11 @@ class ExecutionPlan:
     blocks: list[Block] = field(default_factory=list)
     steps: list[Launch | InnerOp] = field(default_factory=list)
     uses: int = 0
+    #: how many fused kernels one run of the plan launches (counted once, not per drain)
+    launches: int = field(init=False, default=0)
 
-    @property
-    def launches(self) -> int:
-        """How many fused kernels one run of the plan launches."""
-        return sum(type(step) is Launch for step in self.steps)
+    def __post_init__(self):
+        self.launches = sum(type(step) is Launch for step in self.steps)
 
 
 class ExecutionPlanStore:

@@ -147,10 +147,14 @@ class Stream:
     def now(self, op: str, value: Any) -> FusionTensor:
         """The ready handle of ``value``, what ``op`` returned when it ran on ``B`` at once (a
         small op whose inputs exist: see :attr:`eager_below`)."""
+        self.ran_at_once(op)
+        return FusionTensor(self, next(self._ids), value.shape, value.dtype, value)
+
+    def ran_at_once(self, op: str) -> None:
+        """Count (and tell the listeners) an op that ran on ``B`` without being recorded."""
         self.at_once += 1
         if STREAM_LISTENERS:
             emit("eager", op=op, backend=self.backend.__name__)
-        return FusionTensor(self, next(self._ids), value.shape, value.dtype, value)
 
     # ----- sync ---------------------------------------------------------------------------
     def drain(self, reason: str = "sync") -> None:

@@ -62,6 +62,11 @@ def test_which_operands_are_read_in_place():
     assert not gemm.reads_a_in_place(x.T[None])  # x.T: steps of k 3 KiB apart, packed
     assert gemm.reads_a_in_place(np.zeros((64, 100), np.float32).T[None])  # 256 B apart
     assert not gemm.reads_a_in_place(np.zeros((5, 100), np.float32)[None])  # m below a tile
+    # rows exactly at the ISA's limit are packed, rows just below it are read in place
+    limit = gemm.A_IN_PLACE_MAX_STRIDE // 4
+    assert not gemm.reads_a_in_place(np.zeros((1, 16, limit), np.float32))
+    assert gemm.reads_a_in_place(np.zeros((1, 16, limit - 16), np.float32))
+    assert gemm.A_IN_PLACE_MAX_STRIDE == (8192 if gemm.ISA == "avx512" else 16384)
 
 
 @pytest.mark.parametrize("dtype", FLOATS)

@@ -10,7 +10,7 @@ crate follows).
   (``gemm_vec``): by the task that uses them (``B_OWN``), whole by each worker for itself
   (``B_WORKER``), or once up front, shared by all tasks (``B_SHARED``).
 * **A** [m, k] is read where it lies when its rows are contiguous (the micro-kernel takes A's
-  strides). Otherwise (a transposed view whose rows are far apart, rows 8 KiB or more apart
+  strides). Otherwise (a transposed view whose rows are far apart, rows far enough apart
   that would evict each other from L1, any other strides) it is packed into MR-row
   micro-panels stored column by column, one ``KC`` chunk at a time: panel by panel right
   before use when a panel meets one run of strips, else the task's block up front.

@@ -4,7 +4,8 @@ vectorize, for the unary kernels and fusion's generated kernels (see :mod:`.vmat
 float32 ``erf`` is Norbert Juffa's minimax pair (published on Stack Overflow, "erff" in two
 polynomials, each under 1 ulp with an FMA): an odd polynomial for ``|x| <= 0.9277`` and
 ``1 - exp(-t P(t))`` above it, ``t = |x|``. Both are computed and one selected, with
-:func:`~.vmath.vexp` for the exp: a select vectorizes where libm's scalar ``erf`` does not.
+:func:`~.vmath.exp_nonpositive32` for the exp (its argument is never positive): a select
+vectorizes where libm's scalar ``erf`` does not.
 
 float32 GELU is ``x Φ(x)`` written through ``t Φ(-t)``, ``t = |x|``: ``x - t Φ(-t)`` for
 ``x >= 0`` and ``-t Φ(-t)`` below (``Φ(x) + Φ(-x) = 1``), so nothing cancels: ``1 + erf(z)``
@@ -47,7 +48,7 @@ import numpy as np
 from numba import types
 from numba.extending import overload
 
-from .vmath import _OPTS, _as_float, _as_int, fma, vexp
+from .vmath import _OPTS, _as_float, _as_int, exp_nonpositive32, fma
 
 SQRT1_2 = 0.7071067811865476
 SQRT1_2_LO = -4.833646656726457e-17  # sqrt(1/2) - SQRT1_2
@@ -69,7 +70,7 @@ def _erf32(x):
     r = r * t + f(-1.06777877e-1)
     r = r * t + f(-6.34846687e-1)
     r = r * t + f(-1.28717512e-1)
-    far = f(1) - vexp(r * t - t)  # erf(inf) = 1: the polynomial goes to -inf, exp to 0
+    far = f(1) - exp_nonpositive32(r * t - t)  # t (P(t) - 1) <= 0; at inf -inf, exp 0
     far = -far if x < f(0) else far
     # |x| <= 0.927734375: x + x Q(x**2)
     q = f(-5.96761703e-4)

@@ -99,6 +99,20 @@ def test_float32_special_values_are_exact_and_match_torch_where_torch_is(op):
     assert close[torch_right].all(), f"{op}: {x[~close]} -> ours {out[~close]}, torch {theirs[~close]}"
 
 
+def test_sin_and_cos_near_their_zeros_and_the_reductions_rounding_edges():
+    # sin reduces by q = round(x / pi), cos by the odd q = 2 round(x / pi - 1/2) + 1: around the
+    # zeros of each (k pi, (k + 1/2) pi) the result is tiny and the quotient sits on a rounding
+    # edge, so a lost 1/2 or a wrong quadrant shows as a sign or a size error (a cos whose
+    # -1/2 vanished in its rounding constant gave 1.9e-4 at x = 252.9, where cos is -4e-9)
+    k = np.arange(-2000, 2000, dtype=np.float64)
+    for op, centres in (("sin", k * np.pi), ("cos", (k + 0.5) * np.pi)):
+        x = centres.astype(np.float32)
+        steps = np.arange(-64, 65, dtype=np.float32)  # 64 floats either side of each centre
+        x = (x[None, :] + steps[:, None] * np.spacing(x)[None, :]).ravel()
+        err = ulp_error(unary.unary(op, x), reference(op, x))
+        assert err.max() <= 1, f"{op}: {err.max()} ulp at x = {x[int(err.argmax())]!r}"
+
+
 def test_gelu_tail_through_the_subnormals_and_past_its_clamp():
     # t Phi(-t) turns subnormal near t = 13.2 and is clamped at GELU_TAIL_END (its exp's scale
     # 2**(n + 64) * 2**-64 must round once there); both sides of the clamp, both signs

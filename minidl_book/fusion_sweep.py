@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -91,6 +92,29 @@ def sweep(sizes: Sequence[int] = SIZES, with_torch: bool = True, budget: float =
     for size in progress(sizes) if progress else sizes:
         for name, fn in _contenders(rng.standard_normal(size).astype(np.float32), compiled).items():
             out.seconds[name].append(best_time(fn, budget))
+    return out
+
+
+def policies(sizes: Sequence[int] = (16, 1 << 20), rounds: int = 7, budget: float = 0.02) -> Sweep:
+    """The chain on eager Flex, on Fusion as shipped (``"Fusion"``: small ops run at once) and
+    on Fusion recording every op (``"Fusion, every op"``), timed in turns: each round runs a
+    block of each, and each keeps its best block. Compared this way a neighbour's burst
+    slows all three alike, where two sweeps run at different times could disagree."""
+    from minidl.backends.fusion import FusionFlex
+
+    names = ["Flex (eager)", "Fusion", "Fusion, every op"]
+    out = Sweep(list(sizes), {n: [] for n in names})
+    rng = np.random.default_rng(0)
+    for size in sizes:
+        fns = _contenders(rng.standard_normal(size).astype(np.float32), None)
+        fns["Fusion, every op"] = fns["Fusion"]
+        best = dict.fromkeys(names, float("inf"))
+        for _ in range(rounds):
+            for name in names:
+                with FusionFlex.stream.recording_every_op() if name == "Fusion, every op" else nullcontext():
+                    best[name] = min(best[name], best_time(fns[name], budget, blocks=1))
+        for name in names:
+            out.seconds[name].append(best[name])
     return out
 
 

@@ -102,3 +102,14 @@ def test_zero_records_every_op(monkeypatch):
     y = T((4, 8)) * 2.0
     assert handle(y).pending and FusionFlex.stream.ops[-1].kind == "mul_scalar"
     FusionFlex.sync()
+
+
+def test_the_policy_comparison_times_three_contenders_and_leaves_the_policy_as_shipped():
+    from minidl_book.fusion_sweep import policies
+
+    before = FusionFlex.stream.eager_below
+    result = policies(sizes=[16, 4096], rounds=2, budget=0.002)
+    assert list(result.seconds) == ["Flex (eager)", "Fusion", "Fusion, every op"]
+    assert all(len(v) == 2 and min(v) > 0 for v in result.seconds.values())
+    assert FusionFlex.stream.eager_below == before
+    assert "Fusion, every op" in result.table()

@@ -177,6 +177,19 @@ class Exercise:
                 print(f"  Hint: {self.hint}")
         return ok
 
+    def assert_solution(self, stated: Any) -> None:
+        """Fail the build when a solution's stated answer is not what the experiment gives.
+
+        A chapter writes the answer its ``{solution}`` states (``ex.assert_solution(4)``) in a
+        ``remove-input`` cell after the solution, so a solution that says 4 while the live
+        run gives 5 stops the build. The comparison is the one :meth:`check` uses.
+        """
+        truth = self.measure()
+        if not bool(self._compare(stated, truth)):
+            raise AssertionError(
+                f"{self.question!r}: the solution states {stated!r}, the experiment gives {truth!r}"
+            )
+
     def solution(self) -> Any:
         """Run the experiment, print its answer and the explanation, return the answer."""
         truth = self.measure()

@@ -70,8 +70,7 @@ class DigitsCnn(Module):
         self.bn1 = BatchNormConfig(cfg.c1).init(device)
         self.conv2 = Conv2dConfig((cfg.c1, cfg.c2), (3, 3)).with_padding(pad).init(device)
         self.bn2 = BatchNormConfig(cfg.c2).init(device)
-        # burn's pool stride defaults to 1 (PyTorch's to the kernel size): say 2
-        self.pool = MaxPool2dConfig((2, 2)).with_strides((2, 2)).init()
+        self.pool = MaxPool2dConfig((2, 2)).init()  # strides default to the kernel size
         self.fc1 = LinearConfig(cfg.c2 * 2 * 2, cfg.hidden).init(device)
         self.dropout = DropoutConfig(cfg.dropout).init()
         self.fc2 = LinearConfig(cfg.hidden, 10).init(device)

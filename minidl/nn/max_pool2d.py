@@ -1,7 +1,8 @@
 """``MaxPool2d``: the max over each window of NCHW input (burn-nn ``pool/max_pool2d.rs``).
 
-As in burn, ``strides`` default to ``(1, 1)`` (PyTorch's default stride is the kernel size) and
-the padding is a :class:`~minidl.nn.PaddingConfig2d`; pools take symmetric padding only.
+As in burn (``#[config(default = "kernel_size")]``, since 0.18), ``strides`` default to the kernel
+size, like PyTorch's default stride: ``MaxPool2dConfig((2, 2)).init()`` halves height and width.
+The padding is a :class:`~minidl.nn.PaddingConfig2d`; pools take symmetric padding only.
 """
 
 from __future__ import annotations
@@ -29,10 +30,16 @@ class MaxPool2dConfig:
     """Config of :class:`MaxPool2d`."""
 
     kernel_size: tuple[int, int]
-    strides: tuple[int, int] = (1, 1)
+    strides: tuple[int, int] | None = None  # None: the kernel size, filled in when built
     padding: PaddingConfig2d = PaddingConfig2d.Valid
     dilation: tuple[int, int] = (1, 1)
     ceil_mode: bool = False
+
+    def __post_init__(self) -> None:
+        # burn's ``#[config(default = "kernel_size")]``: ``new`` copies the kernel size into
+        # ``strides``, so the built config (and its JSON) holds the concrete strides.
+        if self.strides is None:
+            object.__setattr__(self, "strides", self.kernel_size)
 
     def init(self) -> MaxPool2d:
         """The pool (no params, so no device)."""

@@ -121,9 +121,14 @@ def test_max_pool2d_matches_torch(ad):
     check_against_torch(layer, torch.nn.MaxPool2d(3, 2, 1), randn((2, 3, 7, 8)), ad, {})
 
 
-def test_max_pool2d_default_strides_are_one_like_burn(plain):
-    out = MaxPool2dConfig((2, 2)).init()(T(randn((1, 1, 5, 5)), plain))
-    assert out.shape == (1, 1, 4, 4)
+def test_max_pool2d_default_strides_are_the_kernel_size_like_burn(ad):
+    # burn-nn pool/max_pool2d.rs: ``#[config(default = "kernel_size")] strides`` (since 0.18)
+    config = MaxPool2dConfig((2, 2))
+    assert config.strides == (2, 2) and config.init().strides == (2, 2)
+    assert MaxPool2dConfig((3, 2)).strides == (3, 2)
+    assert config.with_strides((1, 1)).init().strides == (1, 1)
+    out = check_against_torch(config.init(), torch.nn.MaxPool2d(2), randn((2, 3, 6, 7)), ad, {})
+    assert out.shape == (2, 3, 3, 3)
 
 
 @pytest.mark.parametrize("include", [True, False])
@@ -135,7 +140,7 @@ def test_avg_pool2d_matches_torch(ad, include):
 
 
 def test_pools_refuse_asymmetric_padding(plain):
-    pool = MaxPool2dConfig((2, 2), padding=PaddingConfig2d.Same).init()
+    pool = MaxPool2dConfig((2, 2), strides=(1, 1), padding=PaddingConfig2d.Same).init()
     with pytest.raises(ValueError, match="asymmetric padding"):
         pool(T(randn((1, 1, 4, 4)), plain))
 

@@ -527,3 +527,56 @@ def test_no_exercise_answer_is_visible_on_load(docname, browser, html):
 def test_no_block_overflows_the_text_column(docname, browser, html):
     wide = reading(browser, html, docname)["wide"]
     assert wide == [], _listing(docname, wide, ("kind", "why", "text"))
+
+
+# ---- The book's budget: what a reader can finish (measured as the reader panel measures) ----
+
+#: A chapter a reader finishes in about 30 minutes, and a book of about fifteen such hours' worth
+#: less: page text as tests/pagestats.py extracts it (prose, code, outputs, folded boxes too).
+CHAPTER_KB, BOOK_KB, FIRST_CELL_LINES = 45.0, 500.0, 15
+
+#: The order a newcomer follows: the tour, the internals from the tensor up to the user layer,
+#: the end-to-end run, then the speed part, then the appendices.
+BOOK_ORDER = [
+    "chapters/intro", "chapters/tour", "chapters/tensors_and_backends", "chapters/dispatch",
+    "chapters/autodiff", "chapters/modules_params_config", "chapters/nn_modules",
+    "chapters/train_and_inference", "chapters/store", "chapters/training", "chapters/fusion",
+    "chapters/performance", "chapters/capture", "chapters/puzzles", "chapters/glossary",
+]
+
+
+@pytest.mark.parametrize("docname", DOCNAMES)
+def test_chapter_keeps_the_budget(docname, html):
+    """≤ 45 KB of page text, no shown assert or glue( line (the checks run in hidden cells
+    after the cell the reader sees), the first shown code cell ≤ 15 lines."""
+    import pagestats
+
+    s = pagestats.stats(html / f"{docname}.html")
+    problems = []
+    if s["kb"] > CHAPTER_KB:
+        problems.append(f"{s['kb']:.1f} KB of page text (budget {CHAPTER_KB:g})")
+    if s["plumbing"]:
+        problems.append(f"{s['plumbing']} shown assert/glue( lines")
+    if s["first_cell"] > FIRST_CELL_LINES:
+        problems.append(f"first shown code cell of {s['first_cell']} lines")
+    assert problems == [], f"{docname}.html: " + "; ".join(problems)
+
+
+def test_book_keeps_the_budget(html):
+    import pagestats
+
+    total = sum(pagestats.stats(html / f"{d}.html")["kb"] for d in DOCNAMES)
+    assert total <= BOOK_KB, f"{total:.0f} KB of page text in the book (budget {BOOK_KB:g})"
+
+
+def test_toc_follows_the_newcomers_order():
+    assert DOCNAMES == BOOK_ORDER
+
+
+def test_intro_map_links_every_chapter(html):
+    """The intro's map of the parts names and links every other page of the book."""
+    text = (html / "chapters" / "intro.html").read_text(encoding="utf-8")
+    missing = [
+        d for d in DOCNAMES[1:] if not re.search(rf'href="{Path(d).name}\.html[#"]', text)
+    ]
+    assert missing == [], f"the intro links no page of {missing}"

@@ -575,7 +575,8 @@ def test_toc_follows_the_newcomers_order():
 
 def test_intro_map_links_every_chapter(html):
     """The intro's map of the parts names and links every other page of the book."""
-    text = (html / "chapters" / "intro.html").read_text(encoding="utf-8")
+    page = (html / "chapters" / "intro.html").read_text(encoding="utf-8")
+    text = page[page.index("<article") : page.index("</article>")]  # not the sidebar's links
     missing = [
         d for d in DOCNAMES[1:] if not re.search(rf'href="{Path(d).name}\.html[#"]', text)
     ]

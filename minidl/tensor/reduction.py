@@ -175,7 +175,9 @@ class ReductionOps(ArithmeticOps, ConversionOps):
         dim = self._reduce_dim("var", dim)
         mean = self.mean_dim(dim)
         centered = self.sub(mean)
-        n = self.shape[dim] - correction
+        # torch's rule: n - correction is clamped at 0, so an empty dim (or one no larger than the
+        # correction) gives 0/0 = NaN, or inf when the squares sum above 0
+        n = max(0, self.shape[dim] - correction)
         return centered.mul(centered).sum_dim(dim).div_scalar(float(n)), mean
 
     def var_mean_bias(self, dim: int | None = None) -> tuple[Self, Self]:

@@ -55,6 +55,25 @@ def test_var_is_composed_like_burn_stats_var(device, correction):
     close(x.var_bias(0), torch.var(ta, 0, correction=0, keepdim=True), atol=1e-5)
 
 
+@pytest.mark.parametrize(
+    ("shape", "dim", "correction"),
+    [((3, 0), 1, 1), ((3, 0), 1, 0), ((0,), None, 1), ((0, 4), 0, 1), ((4, 2), 1, 3), ((4, 1), 1, 1)],
+)
+def test_var_without_enough_elements_is_nan_or_inf_as_torch(device, shape, dim, correction):
+    """n - correction <= 0 clamps at 0 as torch does: 0/0 is NaN (an empty dim), a positive sum
+    of squares over 0 is inf; never a raise, never a negative count's -0."""
+    import warnings
+
+    a = randn(shape, 25)
+    with warnings.catch_warnings():  # torch warns that the degrees of freedom are <= 0
+        warnings.simplefilter("ignore")
+        ref = torch.var(tt(a), correction=correction) if dim is None else torch.var(
+            tt(a), dim, correction=correction, keepdim=True
+        )
+    got = T(a, device).var(dim, correction).to_numpy()
+    np.testing.assert_array_equal(got, ref.numpy().reshape(got.shape))
+
+
 def test_reductions_of_non_contiguous_views(device):
     a = randn((6, 5), 24)
     x = T(a, device)[::2].transpose()

@@ -1,0 +1,121 @@
+"""The store chapter's models and helpers: a small CNN with one of each layer a PyTorch import
+has to handle (Conv2d, BatchNorm with running statistics, LayerNorm, Linear), its PyTorch twin
+under the same field names, and the few helpers the chapter's hidden checks use."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from minidl import Device, Tensor
+from minidl.module import Module, config
+from minidl.nn import (
+    BatchNormConfig,
+    Conv2dConfig,
+    LayerNormConfig,
+    LinearConfig,
+    LinearLayout,
+    PaddingConfig2d,
+)
+from minidl.tensor.functional import relu
+
+
+@config
+class NetConfig:
+    """Conv2d(3→channels, 3×3, pad 1) → BatchNorm → ReLU → flatten → LayerNorm → Linear."""
+
+    channels: int = 6
+    classes: int = 5
+
+    def init(self, device: Device) -> Net:
+        return Net(device, self.channels, self.classes)
+
+
+class Net(Module):
+    """The model; input ``[batch, 3, 4, 4]``."""
+
+    def __init__(self, device: Device, channels: int = 6, classes: int = 5):
+        padding = PaddingConfig2d.Explicit(1, 1, 1, 1)
+        self.conv = Conv2dConfig((3, channels), (3, 3)).with_padding(padding).init(device)
+        self.bn = BatchNormConfig(channels).init(device)
+        self.ln = LayerNormConfig(channels * 16).init(device)
+        self.fc = LinearConfig(channels * 16, classes).init(device)
+
+    def forward(self, x: Tensor) -> Tensor:
+        x = relu(self.bn(self.conv(x))).flatten(1)
+        return self.fc(self.ln(x))
+
+
+class TorchNet(torch.nn.Module):
+    """The PyTorch twin: the same layers under the same names."""
+
+    def __init__(self, channels: int = 6, classes: int = 5):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, channels, 3, padding=1)
+        self.bn = torch.nn.BatchNorm2d(channels)
+        self.ln = torch.nn.LayerNorm(channels * 16)
+        self.fc = torch.nn.Linear(channels * 16, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.relu(self.bn(self.conv(x))).flatten(1)
+        return self.fc(self.ln(x))
+
+
+class FcNet(Module):
+    """One ``Linear(2, 4)`` called ``fc`` in the given layout (the LinearLayout.Col pitfall)."""
+
+    def __init__(self, device: Device, layout: LinearLayout = LinearLayout.Row):
+        self.fc = LinearConfig(2, 4).with_layout(layout).init(device)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.fc(x)
+
+
+def batches(n: int = 3) -> list[np.ndarray]:
+    """``n`` fixed input batches ``[4, 3, 4, 4]``."""
+    return [np.random.default_rng(k).standard_normal((4, 3, 4, 4)).astype(np.float32)
+            for k in range(n)]
+
+
+def T(array, device: Device) -> Tensor:
+    """A float32 minidl tensor holding ``array`` on ``device``."""
+    return Tensor.from_numpy(np.ascontiguousarray(array, dtype=np.float32), device)
+
+
+def trained_twin(inputs: list[np.ndarray]) -> TorchNet:
+    """A TorchNet with non-default norm parameters and BatchNorm running statistics from a few
+    training-mode forwards, so that a wrong mapping cannot hide behind ones and zeros."""
+    torch.manual_seed(0)
+    net = TorchNet()
+    with torch.no_grad():
+        for norm in (net.bn, net.ln):
+            norm.weight.uniform_(0.5, 1.5)
+            norm.bias.normal_()
+        net.train()
+        for batch in inputs:
+            net(torch.from_numpy(batch))
+    return net.eval()
+
+
+def fingerprint(module: Module) -> dict:
+    """Per tensor: ``"lazy"`` or the bytes of its value (reads nothing lazy)."""
+    out = {}
+    for path, p in module.parameters().items():
+        out[path] = p.val().to_numpy().tobytes() if p.is_initialized() else "lazy"
+    for path, s in module.running_states().items():
+        out[path] = s.value().to_numpy().tobytes()
+    return out
+
+
+def state_arrays(module: Module) -> dict[str, np.ndarray]:
+    """Every param and running state by path, as NumPy arrays."""
+    out = {path: p.val().to_numpy() for path, p in module.parameters().items()}
+    out.update({path: s.value_sync().to_numpy() for path, s in module.running_states().items()})
+    return out
+
+
+def bit_exact(a: Module, b: Module) -> bool:
+    """Same paths, dtypes and bytes for every param and running state."""
+    sa, sb = state_arrays(a), state_arrays(b)
+    return sa.keys() == sb.keys() and all(
+        sa[k].dtype == sb[k].dtype and sa[k].tobytes() == sb[k].tobytes() for k in sa)

@@ -223,7 +223,7 @@ def test_live_code_runs_in_the_page(browser, served):  # noqa: F811
 
 PLAIN_CHECK = "ex_plain.check(prediction)"
 MATHS_CELL = "ex_names = Exercise("  # the checker demo of the intro: rewritten to show maths
-RIGHT_PLAIN = 'prediction = "Autodiff[Flex].float_matmul"\nex_plain.check(prediction);'
+RIGHT_PLAIN = 'prediction = "minidl.autodiff"\nex_plain.check(prediction);'
 MATHS = (  # a displayed and a glued formula: text/latex, typeset at build time as display maths
     "from IPython.display import Math, display\n"
     "from myst_nb import glue\n"
@@ -286,7 +286,7 @@ def test_the_readers_work_survives_a_reload(browser, served):  # noqa: F811
         assert (
             stored_work(page, f"{CHAPTER}.md")["verdicts"]["ex-intro-plain"]["verdict"] == "right"
         )
-        assert "float_matmul" not in json.dumps(stored_work(page, f"{CHAPTER}.md")["verdicts"]), (
+        assert "minidl.autodiff" not in json.dumps(stored_work(page, f"{CHAPTER}.md")["verdicts"]), (
             "an answer was stored"
         )
 
@@ -421,14 +421,14 @@ def test_cell_ids_survive_a_rebuild(tmp_path):
 
     assert [e["label"] for e in exercises] == [
         "ex-intro-plain",
-        "ex-intro-routes",
-        "ex-intro-one-row",
-        "ex-intro-bias-grad",
+        "ex-intro-weight-grad",
+        "ex-intro-grad-device",
+        "ex-intro-kernels",
     ]
     checking = {c["id"]: c["answers"] for c in before if c["answers"]}
     assert list(checking.values()) == [
         ["ex-intro-plain"],
-        ["ex-intro-routes", "ex-intro-one-row", "ex-intro-bias-grad"],
+        ["ex-intro-weight-grad", "ex-intro-grad-device", "ex-intro-kernels"],
     ]
 
 

@@ -21,9 +21,10 @@ __all__ = ["PLANTED", "exercise", "running_var_update"]
 
 
 def running_var_update(running_var: Tensor, batch: Tensor, momentum: float) -> Tensor:
-    """PyTorch's update: ``(1 - m) * running_var + m * var(batch, unbiased)`` per channel."""
+    """PyTorch's update, per channel:
+    ``(1 - m) * running_var + m * var(batch, unbiased)``."""
     n, channels = batch.shape
-    var = batch.var(0).reshape([channels])  # var divides by n - 1 (burn's var; var_bias by n)
+    var = batch.var(0).reshape([channels])  # var: ÷ (n - 1), as burn's; var_bias: ÷ n
     return running_var * (1.0 - momentum) + var * momentum
 
 

@@ -92,7 +92,7 @@ def modes_table(models: dict[str, Sequential]) -> Table:
         on, frozen, on_ad, wants, drops = mode_state(model)
         rows.append([label, mark[on], mark[frozen], "autodiff" if on_ad else "plain",
                      mark[wants], mark[drops]])
-    headers = ["model", "flag on", "frozen", "weights on", "want grad", "drops an autodiff input"]
+    headers = ["model", "flag on", "frozen", "weights on", "want grad", "drops"]
     return Table(headers, rows)
 
 

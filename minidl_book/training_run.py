@@ -1,0 +1,283 @@
+"""The training chapter's instrumentation: the digits CNN trained in minidl and PyTorch side by
+side (same initial weights through the store, same batches, same Adam), with per-step losses,
+per-epoch accuracies and the weight gap; and the experiments the chapter measures on the trained
+model (careless evaluation, frozen trunks, resuming). The chapter shows the bare loop; this
+module keeps the bookkeeping off the page.
+
+The model classes are :mod:`minidl_book.workloads`'s (``DigitsCnnConfig``, ``DigitsCnn``,
+``torch_cnn``), so the speed chapters measure the model this chapter trains.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from pathlib import Path
+
+import numpy as np
+import safetensors.torch
+import torch
+
+from minidl import Device
+from minidl.data import DataLoaderBuilder, DigitsBatcher, DigitsDataset
+from minidl.nn import CrossEntropyLossConfig
+from minidl.optim import AdamConfig, GradientsParams
+from minidl.store import MinidlToPyTorchAdapter, PytorchStore, SafetensorsStore, load_model
+from minidl.train import (
+    AccuracyInput,
+    AccuracyMetric,
+    LossInput,
+    LossMetric,
+    checkpoint_paths,
+    restore_checkpoint,
+    save_checkpoint,
+)
+from minidl_book.workloads import DigitsCnn, DigitsCnnConfig, torch_cnn
+
+SEED, BATCH, LR = 0, 32, 3e-3
+TRUNK = ("conv1", "bn1", "conv2", "bn2")
+
+
+@functools.cache
+def datasets(seed: int = SEED) -> tuple[DigitsDataset, DigitsDataset, DigitsDataset]:
+    """The train, valid and test splits of scikit-learn's digits (one seeded permutation)."""
+    return tuple(DigitsDataset(split, seed=seed) for split in ("train", "valid", "test"))
+
+
+def loader(dataset, device: Device, seed: int | None = None, batch_size: int = BATCH):
+    """burn's data loader: the digits batcher, a batch size, a shuffle seed (or none)."""
+    builder = DataLoaderBuilder(DigitsBatcher()).batch_size(batch_size)
+    if seed is not None:
+        builder = builder.shuffle(seed)
+    return builder.set_device(device).build(dataset)
+
+
+def accuracy(model: DigitsCnn, dataset, device: Device | None = None) -> float:
+    """Accuracy in % of ``model`` used as it is (pass ``model.valid()`` to evaluate properly),
+    batch by batch with burn-train's ``AccuracyMetric``, batches on ``device`` (default: the
+    plain flex device, where ``valid()`` puts the params)."""
+    metric = AccuracyMetric()
+    for batch in loader(dataset, device or Device.flex(), batch_size=BATCH):
+        metric.update(AccuracyInput(model(batch.images), batch.targets))
+    return metric.value()
+
+
+def torch_accuracy(twin: torch.nn.Module, dataset) -> float:
+    """The twin's accuracy in % in ``eval()`` mode."""
+    twin.eval()
+    with torch.no_grad():
+        predicted = twin(torch.from_numpy(dataset.images[:, None])).argmax(1).numpy()
+    twin.train()
+    return 100.0 * float(np.mean(predicted == dataset.labels))
+
+
+def epoch_seed(epoch: int) -> int:
+    """The seed of the device's random stream (the dropout masks) at the start of ``epoch``."""
+    return 1000 * SEED + epoch
+
+
+def twins(cfg: DigitsCnnConfig, device: Device, seed: int = SEED):
+    """A PyTorch twin drawn with ``torch.manual_seed(seed)`` and a minidl model on ``device``
+    loaded from its ``state_dict`` through ``PytorchStore`` (the adapter does the mapping)."""
+    torch.manual_seed(seed)
+    twin = torch_cnn(cfg)
+    model = PytorchStore.from_state_dict(twin.state_dict()).load_into(cfg.init(device))
+    return model, twin
+
+
+def twin_param(twin: torch.nn.Module, path: str) -> np.ndarray:
+    """The twin's tensor for minidl's param ``path``, in minidl's layout."""
+    layer, name = path.split(".")
+    value = getattr(getattr(twin, layer), {"gamma": "weight", "beta": "bias"}.get(name, name))
+    value = value.detach().numpy()
+    return value.T if layer.startswith("fc") and name == "weight" else value
+
+
+def to_torch(model: DigitsCnn, cfg: DigitsCnnConfig) -> torch.nn.Module:
+    """The way back: a SafetensorsStore with the minidl → PyTorch adapter, a strict load."""
+    store = SafetensorsStore.from_bytes().with_to_adapter(MinidlToPyTorchAdapter())
+    store.collect_from(model)
+    net = torch_cnn(cfg)
+    keys = net.load_state_dict(safetensors.torch.load(store.data))
+    assert not keys.missing_keys and not keys.unexpected_keys
+    return net
+
+
+def fit(cfg: DigitsCnnConfig, epochs: int, device: Device,
+        checkpoints: Path | None = None) -> dict:
+    """Train minidl and the PyTorch twin side by side on the same batches: the loop of the
+    chapter's first cell, plus the twin's steps, per-step losses, per-epoch validation
+    accuracies, the largest weight difference after each epoch and (optionally) a checkpoint
+    per epoch. The device's stream is seeded at each epoch's start (the dropout masks)."""
+    train_set, valid_set, _ = datasets()
+    model, twin = twins(cfg, device)
+    train_loader = loader(train_set, device, SEED)
+    adam, loss_fn = AdamConfig().init(), CrossEntropyLossConfig().init()
+    torch_adam = torch.optim.Adam(twin.parameters(), lr=LR, eps=AdamConfig().epsilon)
+    run = {key: [] for key in ("loss", "torch_loss", "valid", "torch_valid", "weight_gap")}
+    for epoch in range(1, epochs + 1):
+        batches = list(train_loader)  # this epoch's order (the loader's generator moves on)
+        device.seed(epoch_seed(epoch))
+        metric = LossMetric()
+        for batch in batches:
+            loss = loss_fn(model(batch.images), batch.targets)
+            grads = GradientsParams.from_grads(loss.backward(), model)
+            model = adam.step(LR, model, grads)
+            run["loss"].append(metric.update(LossInput(loss, batch.images.shape[0])).current)
+        twin.train()
+        for batch in batches:
+            x = torch.from_numpy(batch.images.to_numpy())
+            y = torch.from_numpy(batch.targets.to_numpy())
+            torch_adam.zero_grad()
+            torch_loss = torch.nn.functional.cross_entropy(twin(x), y)
+            torch_loss.backward()
+            torch_adam.step()
+            run["torch_loss"].append(torch_loss.item())
+        run["valid"].append(accuracy(model.valid(), valid_set))
+        run["torch_valid"].append(torch_accuracy(twin, valid_set))
+        run["weight_gap"].append(max(
+            float(np.max(np.abs(p.val().to_numpy() - twin_param(twin, path))))
+            for path, p in model.parameters().items()))
+        if checkpoints is not None:
+            save_checkpoint(checkpoints, epoch, model, cfg, adam)
+    run["loss"], run["torch_loss"] = np.array(run["loss"]), np.array(run["torch_loss"])
+    run.update(model=model, twin=twin, adam=adam, steps_per_epoch=len(batches))
+    return run
+
+
+def relative_gap(run: dict) -> np.ndarray:
+    """|minidl loss − PyTorch loss| / |PyTorch loss|, step by step."""
+    return np.abs(run["loss"] - run["torch_loss"]) / np.abs(run["torch_loss"])
+
+
+def plot_runs(runs: dict[str, dict], tolerance: float):
+    """Left: the relative loss gap per step of each run; right: validation accuracy per epoch,
+    minidl against PyTorch."""
+    import matplotlib.pyplot as plt
+
+    fig, (ax, ax_acc) = plt.subplots(1, 2, figsize=(10, 3.2))
+    for (name, run), style in zip(runs.items(), ("-", ":")):
+        steps = np.arange(1, len(run["loss"]) + 1) / run["steps_per_epoch"]
+        ax.semilogy(steps, np.maximum(relative_gap(run), 1e-9), style, lw=0.8, label=name)
+        epochs = np.arange(1, len(run["valid"]) + 1)
+        ax_acc.plot(epochs, run["valid"], style + "o", color="tab:blue",
+                    label=f"minidl, {name}")
+        ax_acc.plot(epochs, run["torch_valid"], style + "s", color="tab:orange", mfc="none",
+                    label=f"PyTorch, {name}")
+    ax.axhline(tolerance, ls="--", color="tab:red", lw=1, label=f"tolerance {tolerance:g}")
+    ax.set_xlabel("epoch")
+    ax.set_ylabel("relative |loss difference|")
+    ax.set_title("minidl vs PyTorch, step by step")
+    ax.legend(fontsize=7, loc="lower right")
+    ax_acc.set_xlabel("epoch")
+    ax_acc.set_ylabel("validation accuracy (%)")
+    ax_acc.legend(fontsize=7, loc="lower right")
+    fig.tight_layout()
+    plt.show()
+    plt.close(fig)
+
+
+def running_stats(model: DigitsCnn) -> dict[str, np.ndarray]:
+    """Every running state by path, as NumPy arrays."""
+    return {path: s.value_sync().to_numpy() for path, s in model.running_states().items()}
+
+
+def fine_tune(checkpoint: Path, how: str, device: Device, steps: int = 20,
+              round_trip: bool = False) -> dict[str, bool]:
+    """Fine-tune the model of ``checkpoint`` for ``steps`` Adam steps with the trunk kept as
+    ``how`` says (``"freeze()"``, ``"freeze().set_require_grad(True)"`` on the BatchNorms,
+    ``"no_grad()"``); per param and running state: did it move?"""
+    model = load_model(DigitsCnnConfig, checkpoint, device)
+    for name in TRUNK:
+        layer = getattr(model, name)
+        if how.startswith("freeze()"):
+            layer = layer.freeze()
+            if how != "freeze()" and name.startswith("bn"):
+                layer = layer.set_require_grad(True)
+        elif how == "no_grad()":
+            layer = layer.no_grad()
+        setattr(model, name, layer)
+    if round_trip:
+        model = model.valid().train()
+    values = lambda m: {**{p: v.val().to_numpy() for p, v in m.parameters().items()},  # noqa: E731
+                        **running_stats(m)}
+    start = values(model)
+    adam, loss_fn = AdamConfig().init(), CrossEntropyLossConfig().init()
+    device.seed(SEED)
+    for batch in itertools.islice(loader(datasets()[0], device, SEED + 7), steps):
+        model = adam.step(LR, model, loss_fn(model(batch.images), batch.targets).backward())
+    end = values(model)
+    return {path: not np.array_equal(start[path], end[path]) for path in start}
+
+
+def torch_fine_tune(checkpoint: Path, steps: int = 20) -> dict[str, bool]:
+    """The PyTorch recipe: conv weights ``requires_grad_(False)``, BatchNorms in ``eval()``;
+    what moved, under minidl's names."""
+    net = to_torch(load_model(DigitsCnnConfig, checkpoint, Device.flex()), DigitsCnnConfig())
+    net.train()
+    for name in TRUNK:
+        layer = getattr(net, name)
+        layer.requires_grad_(False) if name.startswith("conv") else layer.eval()
+    start = {k: v.clone() for k, v in net.state_dict().items()}
+    opt = torch.optim.Adam([p for p in net.parameters() if p.requires_grad], lr=LR, eps=1e-5)
+    for batch in itertools.islice(loader(datasets()[0], Device.flex(), SEED + 7), steps):
+        opt.zero_grad()
+        x = torch.from_numpy(batch.images.to_numpy())
+        y = torch.from_numpy(batch.targets.to_numpy())
+        torch.nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+    out = {}
+    for key, value in net.state_dict().items():
+        layer, name = key.split(".")
+        if name != "num_batches_tracked":
+            if layer.startswith("bn"):
+                name = {"weight": "gamma", "bias": "beta"}.get(name, name)
+            out[f"{layer}.{name}"] = not torch.equal(start[key], value)
+    return out
+
+
+def resume_losses(directory: Path, epoch: int, steps: int, device: Device,
+                  restore_optimizer: bool = True, reseed: bool = True) -> list[float]:
+    """The first ``steps`` losses of epoch ``epoch + 1``, resumed from the checkpoint of
+    ``epoch``: the model (and, if asked, Adam's state), the loader moved past ``epoch``
+    epochs, and (if asked) the device's stream seeded as the run seeded it."""
+    adam = AdamConfig().init()
+    if restore_optimizer:
+        model = restore_checkpoint(directory, epoch, DigitsCnnConfig, device, adam)
+    else:
+        model = load_model(DigitsCnnConfig, checkpoint_paths(directory, epoch)["model"], device)
+    train_loader, loss_fn = loader(datasets()[0], device, SEED), CrossEntropyLossConfig().init()
+    for _ in range(epoch):
+        train_loader.iter()  # each iter() draws one epoch's order: skip the ones trained
+    if reseed:
+        device.seed(epoch_seed(epoch + 1))
+    losses = []
+    for batch in itertools.islice(train_loader, steps):
+        loss = loss_fn(model(batch.images), batch.targets)
+        losses.append(float(loss.into_scalar()))
+        model = adam.step(LR, model, GradientsParams.from_grads(loss.backward(), model))
+    return losses
+
+
+def eps_experiment(torch_eps: float, steps: int, device: Device) -> float:
+    """Largest relative loss difference over ``steps`` dropout-free steps, with the twin's
+    Adam given ``torch_eps`` (minidl keeps burn's 1e-5)."""
+    cfg = DigitsCnnConfig().with_dropout(0.0)
+    model, net = twins(cfg, device)
+    adam, loss_fn = AdamConfig().init(), CrossEntropyLossConfig().init()
+    torch_adam = torch.optim.Adam(net.parameters(), lr=LR, eps=torch_eps)
+    train_loader = loader(datasets()[0], device, SEED)
+    batches = (b for _ in itertools.count() for b in train_loader)
+    worst = 0.0
+    for batch in itertools.islice(batches, steps):
+        loss = loss_fn(model(batch.images), batch.targets)
+        model = adam.step(LR, model, GradientsParams.from_grads(loss.backward(), model))
+        torch_adam.zero_grad()
+        x = torch.from_numpy(batch.images.to_numpy())
+        y = torch.from_numpy(batch.targets.to_numpy())
+        torch_loss = torch.nn.functional.cross_entropy(net(x), y)
+        torch_loss.backward()
+        torch_adam.step()
+        worst = max(worst, abs(float(loss.into_scalar()) - torch_loss.item())
+                    / abs(torch_loss.item()))
+    return worst

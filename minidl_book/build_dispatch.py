@@ -1,7 +1,7 @@
 """Build exercise of the dispatch chapter: the missing forwarder, ``Dispatch.linear``.
 
-burn 0.22.1's Dispatch forwards every ``ModuleOps`` method except ``linear`` (``// TODO:
-linear ops``), so on an autodiff device the protocol's default runs with ``B = Dispatch``
+burn-dispatch has no forwarder for ``linear`` (``// TODO: linear ops`` in ``src/ops/module.rs``,
+at v0.22.0-pre.2, at main and, by the burn book, in 0.22.1), so on an autodiff device the protocol's default runs with ``B = Dispatch``
 and the graph holds Matmul, Reshape and Add. The reader writes the forwarder the generated
 ones are made like (pass the arguments by name to ``route``). The checker installs it for
 one run, calls ``functional.linear`` on ``Autodiff[Flex]``, and checks the value and the

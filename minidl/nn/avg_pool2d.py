@@ -1,6 +1,7 @@
 """``AvgPool2d``: the mean over each window of NCHW input (burn-nn ``pool/avg_pool2d.rs``).
 
-``strides`` default to ``(1, 1)`` as in burn; ``count_include_pad`` (default true, like burn and
+As in burn (``#[config(default = "kernel_size")]``, since 0.18), ``strides`` default to the kernel
+size, like PyTorch's default stride; ``count_include_pad`` (default true, like burn and
 PyTorch) counts padded zeros in the divisor.
 """
 
@@ -19,10 +20,15 @@ class AvgPool2dConfig:
     """Config of :class:`AvgPool2d`."""
 
     kernel_size: tuple[int, int]
-    strides: tuple[int, int] = (1, 1)
+    strides: tuple[int, int] | None = None  # None: the kernel size, filled in when built
     padding: PaddingConfig2d = PaddingConfig2d.Valid
     count_include_pad: bool = True
     ceil_mode: bool = False
+
+    def __post_init__(self) -> None:
+        # burn's ``#[config(default = "kernel_size")]``, as MaxPool2dConfig
+        if self.strides is None:
+            object.__setattr__(self, "strides", self.kernel_size)
 
     def init(self) -> AvgPool2d:
         """The pool (no params, so no device)."""

@@ -17,13 +17,19 @@ def _check_padding(owner: str, padding: int, kernel_size: int, dilation: int = 1
 
 @config
 class MaxPool1dConfig:
-    """Config of :class:`MaxPool1d` (burn's fields; ``stride`` defaults to 1 as in burn)."""
+    """Config of :class:`MaxPool1d` (burn's fields; ``stride`` defaults to the kernel size, burn's
+    ``#[config(default = "kernel_size")]`` since 0.18, and PyTorch's default)."""
 
     kernel_size: int
-    stride: int = 1
+    stride: int | None = None  # None: the kernel size, filled in when built
     padding: int = 0
     dilation: int = 1
     ceil_mode: bool = False
+
+    def __post_init__(self) -> None:
+        # burn's ``#[config(default = "kernel_size")]``: the built config holds the concrete stride
+        if self.stride is None:
+            object.__setattr__(self, "stride", self.kernel_size)
 
     def init(self) -> MaxPool1d:
         """The pool (no params, so no device)."""
@@ -51,13 +57,19 @@ class MaxPool1d(Module):
 
 @config
 class AvgPool1dConfig:
-    """Config of :class:`AvgPool1d` (burn's fields)."""
+    """Config of :class:`AvgPool1d` (burn's fields; ``stride`` defaults to the kernel size, as
+    :class:`MaxPool1dConfig`'s)."""
 
     kernel_size: int
-    stride: int = 1
+    stride: int | None = None  # None: the kernel size, filled in when built
     padding: int = 0
     count_include_pad: bool = True
     ceil_mode: bool = False
+
+    def __post_init__(self) -> None:
+        # burn's ``#[config(default = "kernel_size")]``: the built config holds the concrete stride
+        if self.stride is None:
+            object.__setattr__(self, "stride", self.kernel_size)
 
     def init(self) -> AvgPool1d:
         """The pool (no params, so no device)."""

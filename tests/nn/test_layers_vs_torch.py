@@ -131,6 +131,21 @@ def test_max_pool2d_default_strides_are_the_kernel_size_like_burn(ad):
     assert out.shape == (2, 3, 3, 3)
 
 
+def test_other_pools_default_their_stride_to_the_kernel_size_like_burn(ad):
+    # burn-nn pool/avg_pool2d.rs, max_pool1d.rs, avg_pool1d.rs: the same
+    # ``#[config(default = "kernel_size")]`` as MaxPool2d (PR #3338, since 0.18)
+    from minidl.nn import AvgPool1dConfig, MaxPool1dConfig
+
+    assert AvgPool2dConfig((3, 2)).strides == (3, 2) and AvgPool2dConfig((2, 2)).init().strides == (2, 2)
+    assert MaxPool1dConfig(3).stride == 3 and AvgPool1dConfig(3).init().stride == 3
+    assert MaxPool1dConfig(3, stride=1).stride == 1
+    out = check_against_torch(AvgPool2dConfig((2, 2)).init(), torch.nn.AvgPool2d(2), randn((2, 3, 6, 7)), ad, {})
+    assert out.shape == (2, 3, 3, 3)
+    for config, twin in ((MaxPool1dConfig(3), torch.nn.MaxPool1d(3)), (AvgPool1dConfig(3), torch.nn.AvgPool1d(3))):
+        out = check_against_torch(config.init(), twin, randn((2, 3, 10)), ad, {})
+        assert out.shape == (2, 3, 3)
+
+
 @pytest.mark.parametrize("include", [True, False])
 def test_avg_pool2d_matches_torch(ad, include):
     layer = AvgPool2dConfig((3, 3), strides=(2, 2), padding=PaddingConfig2d.Explicit(1, 1, 1, 1),

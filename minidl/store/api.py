@@ -1,13 +1,13 @@
-"""One-call saving and loading, and a ``Recorder`` for records.
+"""One-call saving and loading, and a file writer for records.
 
-- :func:`save_module` / :func:`load_module` — burn's ``module.save_file(path, &recorder)`` /
-  ``module.load_file(path, &recorder, &device)`` written with burn-store's
-  ``SafetensorsStore``: the record in ``<name>.safetensors``, and, if a config is given, the
+- :func:`save_module` / :func:`load_module` — saving and loading a module in one call, written
+  with burn-store's ``SafetensorsStore`` (burn 0.21's ``module.save_file(path, &recorder)``
+  shape; 0.22 removed the ``Recorder`` system and saves through a store): the record in ``<name>.safetensors``, and, if a config is given, the
   config (the Config's own ``save``) as JSON beside it in ``<name>.json``.
 - :func:`load_model` — burn's usual pattern ``Config::load(path)?.init(&device)`` followed
   by ``load_record``: build the module from its saved config, then load its tensors.
-- :class:`SafetensorsFileRecorder` — burn's ``FileRecorder`` shape (``record(record, path)``
-  / ``load(path)``) for the nested records of ``Module.into_record()``; the module's own
+- :class:`SafetensorsFileRecorder` — the shape of burn 0.21's ``FileRecorder`` (``record(record,
+  path)`` / ``load(path)``; burn 0.22 has no recorders) for the nested records of ``Module.into_record()``; the module's own
   ``load_record`` then checks and applies the record.
 """
 
@@ -75,8 +75,8 @@ def _unflatten(flat: dict[str, Any]) -> dict[str, Any]:
 
 class SafetensorsFileRecorder:
     """Writes and reads module records (``Module.into_record()``) as safetensors files, in
-    the shape of burn's ``FileRecorder`` (``NamedMpkFileRecorder``, ...): full precision,
-    every dtype kept."""
+    the shape of burn 0.21's ``FileRecorder`` (``NamedMpkFileRecorder``, ...; 0.22 removed
+    recorders): full precision, every dtype kept."""
 
     file_extension = "safetensors"
 

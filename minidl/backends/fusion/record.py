@@ -1,4 +1,4 @@
-"""The ops ``Fusion[B]`` records instead of running (burn-fusion's ``ops/float.rs``, ``ops/bool.rs``).
+"""The ops ``Fusion[B]`` records instead of running (burn-fusion's ``ops/tensor.rs``, ``ops/bool_tensor.rs``).
 
 Each one infers its result's shape and dtype, appends an :class:`OperationIr` to the stream
 and returns a pending handle, unless the op is small and its inputs exist: then it runs on

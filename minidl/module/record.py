@@ -3,8 +3,9 @@
 A record is a nested ``dict`` that mirrors the module tree: a sub-module becomes a dict, a
 list of modules a list, a tensor param its tensor (with the ``save_mapper`` applied), a
 running state its synced value. Flags and constants are configuration, not state: they are
-not recorded. burn stores records through a ``Recorder``; ``minidl.store`` writes these dicts
-to safetensors files.
+not recorded. The nested shape is burn 0.21's per-module ``Record``; burn 0.22's
+``into_record`` returns a flat ``store::ModuleRecord`` (tensors keyed by dotted path and
+param id) and has no ``Recorder``. ``minidl.store`` writes these dicts to safetensors files.
 
 ``load_record`` checks the WHOLE record before building anything — names, shapes (against
 ``Param.lazy_shape()``, so the ``LinearLayout.Col`` pitfall of the nn-modules chapter shows up exactly as in

@@ -18,7 +18,7 @@ class Add(Step):
     def forward(self, B, lhs, rhs):
         return B.float_add(lhs, rhs)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return sum_to_shape(B, grad, self.shapes[0]), sum_to_shape(B, grad, self.shapes[1])
 
 
@@ -28,7 +28,7 @@ class Sub(Step):
     def forward(self, B, lhs, rhs):
         return B.float_sub(lhs, rhs)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         rhs = sum_to_shape(B, B.float_neg(grad), self.shapes[1]) if self.tracked[1] else None
         return sum_to_shape(B, grad, self.shapes[0]), rhs
 
@@ -43,9 +43,9 @@ class Mul(Step):
     def keeps(self, tracked):
         return tuple(name for name, other in (("rhs", tracked[0]), ("lhs", tracked[1])) if other)
 
-    def backward(self, B, grad, saved):
-        lhs = sum_to_shape(B, B.float_mul(grad, saved["rhs"]), self.shapes[0]) if self.tracked[0] else None
-        rhs = sum_to_shape(B, B.float_mul(grad, saved["lhs"]), self.shapes[1]) if self.tracked[1] else None
+    def backward(self, B, grad, state):
+        lhs = sum_to_shape(B, B.float_mul(grad, state["rhs"]), self.shapes[0]) if self.tracked[0] else None
+        rhs = sum_to_shape(B, B.float_mul(grad, state["lhs"]), self.shapes[1]) if self.tracked[1] else None
         return lhs, rhs
 
 
@@ -58,12 +58,12 @@ class Div(Step):
     def keeps(self, tracked):
         return ("lhs", "rhs") if tracked[1] else ("rhs",)
 
-    def backward(self, B, grad, saved):
-        rhs = saved["rhs"]
+    def backward(self, B, grad, state):
+        rhs = state["rhs"]
         d_lhs = sum_to_shape(B, B.float_div(grad, rhs), self.shapes[0]) if self.tracked[0] else None
         d_rhs = None
         if self.tracked[1]:
-            value = B.float_div(B.float_mul(grad, saved["lhs"]), B.float_mul(rhs, rhs))
+            value = B.float_div(B.float_mul(grad, state["lhs"]), B.float_mul(rhs, rhs))
             d_rhs = sum_to_shape(B, B.float_neg(value), self.shapes[1])
         return d_lhs, d_rhs
 
@@ -76,8 +76,8 @@ class Powf(Step):
     def forward(self, B, lhs, rhs):
         return B.float_powf(lhs, rhs)
 
-    def backward(self, B, grad, saved):
-        lhs, rhs = saved["lhs"], saved["rhs"]
+    def backward(self, B, grad, state):
+        lhs, rhs = state["lhs"], state["rhs"]
         d_lhs = d_rhs = None
         if self.tracked[0]:
             power = B.float_powf(lhs, B.float_sub_scalar(rhs, 1.0))
@@ -98,7 +98,7 @@ class AddScalar(Step):
     def forward(self, B, tensor):
         return B.float_add_scalar(tensor, self.rhs)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return (grad,)
 
 
@@ -115,7 +115,7 @@ class MulScalar(AddScalar):
     def forward(self, B, tensor):
         return B.float_mul_scalar(tensor, self.rhs)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return (B.float_mul_scalar(grad, self.rhs),)
 
 
@@ -125,7 +125,7 @@ class DivScalar(AddScalar):
     def forward(self, B, tensor):
         return B.float_div_scalar(tensor, self.rhs)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return (B.float_div_scalar(grad, self.rhs),)
 
 
@@ -137,8 +137,8 @@ class PowfScalar(AddScalar):
     def forward(self, B, tensor):
         return B.float_powf_scalar(tensor, self.rhs)
 
-    def backward(self, B, grad, saved):
-        power = B.float_powf_scalar(saved["tensor"], self.rhs - 1.0)
+    def backward(self, B, grad, state):
+        power = B.float_powf_scalar(state["tensor"], self.rhs - 1.0)
         return (B.float_mul(grad, B.float_mul_scalar(power, self.rhs)),)
 
 
@@ -155,7 +155,7 @@ class Neg(Step):
     def forward(self, B, tensor):
         return B.float_neg(tensor)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return (B.float_neg(grad),)
 
 
@@ -167,8 +167,8 @@ class Recip(Step):
     def forward(self, B, tensor):
         return B.float_recip(tensor)
 
-    def backward(self, B, grad, saved):
-        out = saved["out"]
+    def backward(self, B, grad, state):
+        out = state["out"]
         return (B.float_neg(B.float_mul(grad, B.float_mul(out, out))),)
 
 
@@ -190,8 +190,8 @@ class Clamp(Step):
             return B.float_clamp_min(tensor, self.min)
         return B.float_clamp(tensor, self.min, self.max)
 
-    def backward(self, B, grad, saved):
-        tensor = saved["tensor"]
+    def backward(self, B, grad, state):
+        tensor = state["tensor"]
         outside = None
         if self.min is not None:
             outside = B.float_lower_elem(tensor, self.min)
@@ -213,12 +213,12 @@ class Matmul(Step):
     def keeps(self, tracked):
         return tuple(name for name, other in (("rhs", tracked[0]), ("lhs", tracked[1])) if other)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         d_lhs = d_rhs = None
         if self.tracked[0]:
-            d_lhs = sum_to_shape(B, B.float_matmul(grad, B.float_transpose(saved["rhs"])), self.shapes[0])
+            d_lhs = sum_to_shape(B, B.float_matmul(grad, B.float_transpose(state["rhs"])), self.shapes[0])
         if self.tracked[1]:
-            d_rhs = sum_to_shape(B, B.float_matmul(B.float_transpose(saved["lhs"]), grad), self.shapes[1])
+            d_rhs = sum_to_shape(B, B.float_matmul(B.float_transpose(state["lhs"]), grad), self.shapes[1])
         return d_lhs, d_rhs
 
 

@@ -27,7 +27,7 @@ class Cast(Step):
     def forward(self, B, tensor):
         return B.float_cast(tensor, self.dtype)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return (B.float_cast(grad, self.source),)
 
 
@@ -42,7 +42,7 @@ class ToDevice(Step):
     def forward(self, B, tensor):
         return B.float_to_device(tensor, self.device)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return (B.float_to_device(grad, self.source),)
 
 

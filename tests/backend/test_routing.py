@@ -10,7 +10,7 @@ from minidl.backends.cpu_common import CpuBoolOps, CpuHostOps, CpuIntOps
 from minidl.backends.ndarray import NdArray
 from minidl.backends.ndarray.conv import NdArrayConvOps
 from minidl.backends.ndarray.float_ops import NdArrayFloatOps
-from minidl.dispatch import ROUTE_LISTENERS, Device, Dispatch, DispatchTensor, codegen
+from minidl.dispatch import ROUTE_LISTENERS, Device, Dispatch, DispatchTensor, write_forwarders
 
 LEFT_TO_DEFAULTS = ("linear", "linear_x_backward", "linear_weight_backward", "linear_bias_backward",
                     "layer_norm", "batch_norm", "batch_norm_train", "embedding", "conv1d")
@@ -51,10 +51,10 @@ def test_mixing_a_flex_and_an_ndarray_tensor_names_the_wrong_argument():
         Dispatch.conv2d(a, b, None, None)
 
 
-@pytest.mark.parametrize("module", sorted(codegen.FAMILIES))
-def test_dispatch_codegen_output_is_current(module):
-    assert codegen.target(module).read_text() == codegen.render(module), (
-        "dispatch/ops is stale: run `PYTHONPATH=. python minidl/dispatch/codegen.py`"
+@pytest.mark.parametrize("module", sorted(write_forwarders.FAMILIES))
+def test_dispatch_forwarders_are_what_write_forwarders_writes(module):
+    assert write_forwarders.target(module).read_text() == write_forwarders.render(module), (
+        "dispatch/ops is stale: run `PYTHONPATH=. python minidl/dispatch/write_forwarders.py`"
     )
 
 

@@ -33,8 +33,9 @@ class AutodiffOpsBase:
     checkpointing: ClassVar[str | None] = None
 
 
-def inner_device(device: Any) -> Any:
-    """The device to hand the inner backend: ``device.inner()`` for an autodiff device.
+def plain_device(device: Any) -> Any:
+    """``device`` without its autodiff flag (``device.inner()`` for an autodiff device): the
+    device to hand the inner backend.
 
     Autodiff[B]'s device is B's device (as in burn); Dispatch may pass its autodiff twin.
     """

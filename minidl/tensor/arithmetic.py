@@ -30,7 +30,7 @@ class ArithmeticOps(ShapeOps, CreationOps):
     __slots__ = ()
 
     # ----- shared checks ------------------------------------------------------------------
-    def _binary(self, ops: str, other: Self) -> None:
+    def _check_binary(self, ops: str, other: Self) -> None:
         """Check ``self <ops> other``: the kinds match and are numeric, Float dtypes match, the
         shapes broadcast. Runs on every binary op, so the common case costs one test per rule."""
         kind = self.kind
@@ -80,7 +80,7 @@ class ArithmeticOps(ShapeOps, CreationOps):
         """``self % other`` with the sign of the divisor (Python's and torch.remainder's rule)."""
         if not isinstance(other, TensorBase):
             return self.remainder_scalar(other)
-        self._binary("remainder", other)
+        self._check_binary("remainder", other)
         if self.kind is Kind.INT:
             return self._wrap(Dispatch.int_remainder(self.primitive, other.primitive))
         # float: a - floor(a / b) * b, the FloatTensorOps default spelled with tensors
@@ -92,7 +92,7 @@ class ArithmeticOps(ShapeOps, CreationOps):
         if not isinstance(other, TensorBase):
             return self.powf_scalar(other)
         self._require("powf", Kind.FLOAT)
-        self._binary("powf", other)
+        self._check_binary("powf", other)
         return self._wrap(Dispatch.float_powf(self.primitive, other.primitive))
 
     # ----- tensor ∘ scalar ------------------------------------------------------------------
@@ -200,7 +200,7 @@ class ArithmeticOps(ShapeOps, CreationOps):
     # ----- operators ------------------------------------------------------------------------
     def __add__(self, other: Any) -> Self:
         if isinstance(other, TensorBase):  # the common case first; the body lives here, not in the method
-            self._binary("add", other)
+            self._check_binary("add", other)
             op = Dispatch.float_add if self.kind is _FLOAT else Dispatch.int_add
             return self._wrap(op(self.primitive, other.primitive))
         return self.add_scalar(other) if _is_number(other) else NotImplemented
@@ -210,7 +210,7 @@ class ArithmeticOps(ShapeOps, CreationOps):
 
     def __sub__(self, other: Any) -> Self:
         if isinstance(other, TensorBase):  # the common case first; the body lives here, not in the method
-            self._binary("sub", other)
+            self._check_binary("sub", other)
             op = Dispatch.float_sub if self.kind is _FLOAT else Dispatch.int_sub
             return self._wrap(op(self.primitive, other.primitive))
         return self.sub_scalar(other) if _is_number(other) else NotImplemented
@@ -220,7 +220,7 @@ class ArithmeticOps(ShapeOps, CreationOps):
 
     def __mul__(self, other: Any) -> Self:
         if isinstance(other, TensorBase):  # the common case first; the body lives here, not in the method
-            self._binary("mul", other)
+            self._check_binary("mul", other)
             op = Dispatch.float_mul if self.kind is _FLOAT else Dispatch.int_mul
             return self._wrap(op(self.primitive, other.primitive))
         return self.mul_scalar(other) if _is_number(other) else NotImplemented
@@ -230,7 +230,7 @@ class ArithmeticOps(ShapeOps, CreationOps):
 
     def __truediv__(self, other: Any) -> Self:
         if isinstance(other, TensorBase):  # the common case first; the body lives here, not in the method
-            self._binary("div", other)
+            self._check_binary("div", other)
             op = Dispatch.float_div if self.kind is _FLOAT else Dispatch.int_div
             return self._wrap(op(self.primitive, other.primitive))
         return self.div_scalar(other) if _is_number(other) else NotImplemented

@@ -143,14 +143,14 @@ class MathOps(IndexingOps, ComparisonOps, ArithmeticOps):
 
     def max_pair(self, other: Self) -> Self:
         """Element-wise maximum of two tensors, broadcasting (torch's ``maximum``)."""
-        self._binary("max_pair", other)
+        self._check_binary("max_pair", other)
         if self.kind is _F:
             return self._wrap(Dispatch.float_max_pair(self.primitive, other.primitive))
         return self.mask_where(self.lower(other), other)
 
     def min_pair(self, other: Self) -> Self:
         """Element-wise minimum of two tensors, broadcasting (torch's ``minimum``)."""
-        self._binary("min_pair", other)
+        self._check_binary("min_pair", other)
         if self.kind is _F:
             return self._wrap(Dispatch.float_min_pair(self.primitive, other.primitive))
         return self.mask_where(self.greater(other), other)

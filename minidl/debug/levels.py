@@ -160,13 +160,15 @@ def _stat_totals(dispatcher) -> tuple[int, int]:
 
 
 def _on_profile(frame, event: str, arg) -> None:
+    # the frame that told the route listener (``route`` or a forwarder's fast path) returns
+    if event == "return" and _pending and _pending[-1].frame is frame:
+        p = _pending.pop()
+        took = time.perf_counter_ns() - p.t0
+        kernels = f"  [{', '.join(p.kernels)}]" if p.kernels else ""
+        _emit(f"{p.op} → {p.backend}  {p.args} → {_result(arg)}  {_us(took)}{kernels}")
+        return
     code = frame.f_code
     if code is _ROUTE_CODE:
-        if event == "return" and _pending and _pending[-1].frame is frame:
-            p = _pending.pop()
-            took = time.perf_counter_ns() - p.t0
-            kernels = f"  [{', '.join(p.kernels)}]" if p.kernels else ""
-            _emit(f"{p.op} → {p.backend}  {p.args} → {_result(arg)}  {_us(took)}{kernels}")
         return
     if get_level() >= 3 and code is _compile_code():
         if event == "call":

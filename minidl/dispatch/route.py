@@ -26,7 +26,9 @@ _BACKENDS = {
     "fusion": ("minidl.backends.fusion", "FusionFlex"),  # Fusion[Flex]
 }
 
-#: Called as ``listener(op, backend, args)`` for every routed op; empty unless debugging.
+#: Called as ``listener(op, backend, args)`` for every routed op, by :func:`route` and by the
+#: generated forwarders' fast path alike (the path is the same with or without a listener);
+#: empty unless debugging.
 ROUTE_LISTENERS: list[Callable] = []
 
 # trace tools skip frames of this module: they are the plumbing, not a layer of the stack

@@ -110,23 +110,32 @@ def _forwarder(name: str, fn) -> str:
     if not tensors:  # creation ops and the like: route by their device argument
         return f"\n    @classmethod\n    def {name}({sig}):\n{slow}"
     # The fast path, inlined: every tensor input on the same Device object (so no autodiff
-    # lifting), nothing else a tensor, nobody listening -> call the backend directly.
+    # lifting), nothing else a tensor -> call the backend directly. A debug listener is told
+    # here, so the path it logs is the path taken without it.
     first = tensors[0]
     conds = [f"type({t}) is DispatchTensor and {t}.device is device" for t in tensors[1:]]
     conds += [f"type({p.name}) is not DispatchTensor" for p in params
               if p.name not in tensors and p.name not in PLAIN_PARAMS]
     call = ", ".join(f"{p.name}.backend_tensor" if p.name in tensors else p.name for p in params)
+    heard = ", ".join(f"{p.name!r}: {p.name}.backend_tensor" if p.name in tensors else f"{p.name!r}: {p.name}"
+                      for p in params)
     lines = [
         "\n    @classmethod",
         f"    def {name}({sig}):",
-        f"        if type({first}) is DispatchTensor and not ROUTE_LISTENERS:",
+        f"        if type({first}) is DispatchTensor:",
         f"            device = {first}.device",
     ]
     indent = "            "
     if conds:
         lines.append(f"            if {' and '.join(conds)}:")
         indent += "    "
-    backend_call = f"(device.routed_backend or backend_for(device)).{name}({call})"
+    lines += [
+        f"{indent}backend = device.routed_backend or backend_for(device)",
+        f"{indent}if ROUTE_LISTENERS:",
+        f"{indent}    for listener in ROUTE_LISTENERS:",
+        f"{indent}        listener({name!r}, backend, {{{heard}}})",
+    ]
+    backend_call = f"backend.{name}({call})"
     if name in ONE_TENSOR:
         lines.append(f"{indent}return DispatchTensor({backend_call}, device)")
     else:
@@ -154,8 +163,8 @@ def render(module: str) -> str:
         f'    """Forwards every {proto.__name__} op to the backend of its first input\'s device.',
         "",
         "    When every tensor input sits on the same device, the forwarder calls that device's",
-        "    backend itself; any other case (mixed devices, autodiff lifting, a debug listener)",
-        '    goes through ``route``, which decides the general way."""',
+        "    backend itself (telling any ``ROUTE_LISTENERS`` first); any other case (mixed devices,",
+        '    autodiff lifting) goes through ``route``, which decides the general way."""',
     ]
     body = []
     for name in op_names(proto):  # the protocol's own ops, in declaration order

@@ -23,6 +23,21 @@ def test_level_one_lists_the_route_of_each_op(kind):
     assert log.lines == [f"float_add → {backend_name(kind)}"]
 
 
+def test_the_path_logged_is_the_fast_path_taken_without_the_log(kind, monkeypatch):
+    import minidl.dispatch.ops.float_tensor as forwarders
+
+    dev = device(kind)
+    x, y = tensor((2, 3), dev), tensor((2, 3), dev, seed=1)
+
+    def general_route(op, args):
+        raise AssertionError(f"{op} took route(): the log would show a path not taken without it")
+
+    monkeypatch.setattr(forwarders, "route", general_route)
+    with debug_level(2, capture=True) as log:
+        x + y
+    assert log.lines[0].startswith(f"float_add → {backend_name(kind)}  ")
+
+
 def test_level_one_on_autodiff_routes_to_the_decorated_backend(kind):
     dev = device(kind, autodiff=True)
     layer = need("minidl.nn", "LinearConfig")(4, 2).init(dev)

@@ -11,79 +11,115 @@ class ActivationForwarding(ActivationOps):
     """Forwards every ActivationOps op to the backend of its first input's device.
 
     When every tensor input sits on the same device, the forwarder calls that device's
-    backend itself; any other case (mixed devices, autodiff lifting, a debug listener)
-    goes through ``route``, which decides the general way."""
+    backend itself (telling any ``ROUTE_LISTENERS`` first); any other case (mixed devices,
+    autodiff lifting) goes through ``route``, which decides the general way."""
     @classmethod
     def relu(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).relu(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('relu', backend, {'tensor': tensor.backend_tensor})
+            out = backend.relu(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('relu', {'tensor': tensor})
 
     @classmethod
     def relu_backward(cls, output, grad):
-        if type(output) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(output) is DispatchTensor:
             device = output.device
             if type(grad) is DispatchTensor and grad.device is device:
-                out = (device.routed_backend or backend_for(device)).relu_backward(output.backend_tensor, grad.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('relu_backward', backend, {'output': output.backend_tensor, 'grad': grad.backend_tensor})
+                out = backend.relu_backward(output.backend_tensor, grad.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('relu_backward', {'output': output, 'grad': grad})
 
     @classmethod
     def leaky_relu(cls, tensor, negative_slope):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).leaky_relu(tensor.backend_tensor, negative_slope)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('leaky_relu', backend, {'tensor': tensor.backend_tensor, 'negative_slope': negative_slope})
+            out = backend.leaky_relu(tensor.backend_tensor, negative_slope)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('leaky_relu', {'tensor': tensor, 'negative_slope': negative_slope})
 
     @classmethod
     def gelu(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).gelu(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('gelu', backend, {'tensor': tensor.backend_tensor})
+            out = backend.gelu(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('gelu', {'tensor': tensor})
 
     @classmethod
     def gelu_backward(cls, x, grad):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
             if type(grad) is DispatchTensor and grad.device is device:
-                out = (device.routed_backend or backend_for(device)).gelu_backward(x.backend_tensor, grad.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('gelu_backward', backend, {'x': x.backend_tensor, 'grad': grad.backend_tensor})
+                out = backend.gelu_backward(x.backend_tensor, grad.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('gelu_backward', {'x': x, 'grad': grad})
 
     @classmethod
     def sigmoid(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).sigmoid(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('sigmoid', backend, {'tensor': tensor.backend_tensor})
+            out = backend.sigmoid(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('sigmoid', {'tensor': tensor})
 
     @classmethod
     def sigmoid_backward(cls, output, grad):
-        if type(output) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(output) is DispatchTensor:
             device = output.device
             if type(grad) is DispatchTensor and grad.device is device:
-                out = (device.routed_backend or backend_for(device)).sigmoid_backward(output.backend_tensor, grad.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('sigmoid_backward', backend, {'output': output.backend_tensor, 'grad': grad.backend_tensor})
+                out = backend.sigmoid_backward(output.backend_tensor, grad.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('sigmoid_backward', {'output': output, 'grad': grad})
 
     @classmethod
     def softmax(cls, tensor, dim):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).softmax(tensor.backend_tensor, dim)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('softmax', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
+            out = backend.softmax(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('softmax', {'tensor': tensor, 'dim': dim})
 
     @classmethod
     def log_softmax(cls, tensor, dim):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).log_softmax(tensor.backend_tensor, dim)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('log_softmax', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
+            out = backend.log_softmax(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('log_softmax', {'tensor': tensor, 'dim': dim})

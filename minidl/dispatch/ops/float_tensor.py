@@ -11,17 +11,21 @@ class FloatForwarding(FloatTensorOps):
     """Forwards every FloatTensorOps op to the backend of its first input's device.
 
     When every tensor input sits on the same device, the forwarder calls that device's
-    backend itself; any other case (mixed devices, autodiff lifting, a debug listener)
-    goes through ``route``, which decides the general way."""
+    backend itself (telling any ``ROUTE_LISTENERS`` first); any other case (mixed devices,
+    autodiff lifting) goes through ``route``, which decides the general way."""
     @classmethod
     def float_from_data(cls, data, device):
         return route('float_from_data', {'data': data, 'device': device})
 
     @classmethod
     def float_into_data(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_into_data(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_into_data', backend, {'tensor': tensor.backend_tensor})
+            out = backend.float_into_data(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_into_data', {'tensor': tensor})
 
@@ -47,568 +51,844 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_cast(cls, tensor, dtype):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_cast(tensor.backend_tensor, dtype)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_cast', backend, {'tensor': tensor.backend_tensor, 'dtype': dtype})
+            out = backend.float_cast(tensor.backend_tensor, dtype)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_cast', {'tensor': tensor, 'dtype': dtype})
 
     @classmethod
     def float_into_int(cls, tensor, dtype):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_into_int(tensor.backend_tensor, dtype)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_into_int', backend, {'tensor': tensor.backend_tensor, 'dtype': dtype})
+            out = backend.float_into_int(tensor.backend_tensor, dtype)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_into_int', {'tensor': tensor, 'dtype': dtype})
 
     @classmethod
     def float_detach(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_detach(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_detach', backend, {'tensor': tensor.backend_tensor})
+            out = backend.float_detach(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_detach', {'tensor': tensor})
 
     @classmethod
     def float_require_grad(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_require_grad(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_require_grad', backend, {'tensor': tensor.backend_tensor})
+            out = backend.float_require_grad(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_require_grad', {'tensor': tensor})
 
     @classmethod
     def float_set_require_grad(cls, tensor, require_grad):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_set_require_grad(tensor.backend_tensor, require_grad)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_set_require_grad', backend, {'tensor': tensor.backend_tensor, 'require_grad': require_grad})
+            out = backend.float_set_require_grad(tensor.backend_tensor, require_grad)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_set_require_grad', {'tensor': tensor, 'require_grad': require_grad})
 
     @classmethod
     def float_is_require_grad(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_is_require_grad(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_is_require_grad', backend, {'tensor': tensor.backend_tensor})
+            out = backend.float_is_require_grad(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_is_require_grad', {'tensor': tensor})
 
     @classmethod
     def float_add(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                return DispatchTensor((device.routed_backend or backend_for(device)).float_add(lhs.backend_tensor, rhs.backend_tensor), device)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_add', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                return DispatchTensor(backend.float_add(lhs.backend_tensor, rhs.backend_tensor), device)
         return route('float_add', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_sub(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                return DispatchTensor((device.routed_backend or backend_for(device)).float_sub(lhs.backend_tensor, rhs.backend_tensor), device)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_sub', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                return DispatchTensor(backend.float_sub(lhs.backend_tensor, rhs.backend_tensor), device)
         return route('float_sub', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_mul(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                return DispatchTensor((device.routed_backend or backend_for(device)).float_mul(lhs.backend_tensor, rhs.backend_tensor), device)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_mul', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                return DispatchTensor(backend.float_mul(lhs.backend_tensor, rhs.backend_tensor), device)
         return route('float_mul', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_div(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                return DispatchTensor((device.routed_backend or backend_for(device)).float_div(lhs.backend_tensor, rhs.backend_tensor), device)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_div', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                return DispatchTensor(backend.float_div(lhs.backend_tensor, rhs.backend_tensor), device)
         return route('float_div', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_powf(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).float_powf(lhs.backend_tensor, rhs.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_powf', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                out = backend.float_powf(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_powf', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_add_scalar(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                return DispatchTensor((device.routed_backend or backend_for(device)).float_add_scalar(lhs.backend_tensor, rhs), device)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_add_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
+                return DispatchTensor(backend.float_add_scalar(lhs.backend_tensor, rhs), device)
         return route('float_add_scalar', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_sub_scalar(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                return DispatchTensor((device.routed_backend or backend_for(device)).float_sub_scalar(lhs.backend_tensor, rhs), device)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_sub_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
+                return DispatchTensor(backend.float_sub_scalar(lhs.backend_tensor, rhs), device)
         return route('float_sub_scalar', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_mul_scalar(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                return DispatchTensor((device.routed_backend or backend_for(device)).float_mul_scalar(lhs.backend_tensor, rhs), device)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_mul_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
+                return DispatchTensor(backend.float_mul_scalar(lhs.backend_tensor, rhs), device)
         return route('float_mul_scalar', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_div_scalar(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                return DispatchTensor((device.routed_backend or backend_for(device)).float_div_scalar(lhs.backend_tensor, rhs), device)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_div_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
+                return DispatchTensor(backend.float_div_scalar(lhs.backend_tensor, rhs), device)
         return route('float_div_scalar', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_powf_scalar(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).float_powf_scalar(lhs.backend_tensor, rhs)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_powf_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
+                out = backend.float_powf_scalar(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_powf_scalar', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_remainder_scalar(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).float_remainder_scalar(lhs.backend_tensor, rhs)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_remainder_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
+                out = backend.float_remainder_scalar(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_remainder_scalar', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_neg(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            return DispatchTensor((device.routed_backend or backend_for(device)).float_neg(tensor.backend_tensor), device)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_neg', backend, {'tensor': tensor.backend_tensor})
+            return DispatchTensor(backend.float_neg(tensor.backend_tensor), device)
         return route('float_neg', {'tensor': tensor})
 
     @classmethod
     def float_recip(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_recip(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_recip', backend, {'tensor': tensor.backend_tensor})
+            out = backend.float_recip(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_recip', {'tensor': tensor})
 
     @classmethod
     def float_max_pair(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).float_max_pair(lhs.backend_tensor, rhs.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_max_pair', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                out = backend.float_max_pair(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_max_pair', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_min_pair(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).float_min_pair(lhs.backend_tensor, rhs.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_min_pair', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                out = backend.float_min_pair(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_min_pair', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_clamp_min(cls, tensor, min):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
             if type(min) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).float_clamp_min(tensor.backend_tensor, min)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_clamp_min', backend, {'tensor': tensor.backend_tensor, 'min': min})
+                out = backend.float_clamp_min(tensor.backend_tensor, min)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_clamp_min', {'tensor': tensor, 'min': min})
 
     @classmethod
     def float_clamp_max(cls, tensor, max):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
             if type(max) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).float_clamp_max(tensor.backend_tensor, max)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_clamp_max', backend, {'tensor': tensor.backend_tensor, 'max': max})
+                out = backend.float_clamp_max(tensor.backend_tensor, max)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_clamp_max', {'tensor': tensor, 'max': max})
 
     @classmethod
     def float_clamp(cls, tensor, min, max):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
             if type(min) is not DispatchTensor and type(max) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).float_clamp(tensor.backend_tensor, min, max)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_clamp', backend, {'tensor': tensor.backend_tensor, 'min': min, 'max': max})
+                out = backend.float_clamp(tensor.backend_tensor, min, max)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_clamp', {'tensor': tensor, 'min': min, 'max': max})
 
     @classmethod
     def float_exp(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            return DispatchTensor((device.routed_backend or backend_for(device)).float_exp(tensor.backend_tensor), device)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_exp', backend, {'tensor': tensor.backend_tensor})
+            return DispatchTensor(backend.float_exp(tensor.backend_tensor), device)
         return route('float_exp', {'tensor': tensor})
 
     @classmethod
     def float_log(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            return DispatchTensor((device.routed_backend or backend_for(device)).float_log(tensor.backend_tensor), device)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_log', backend, {'tensor': tensor.backend_tensor})
+            return DispatchTensor(backend.float_log(tensor.backend_tensor), device)
         return route('float_log', {'tensor': tensor})
 
     @classmethod
     def float_log1p(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_log1p(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_log1p', backend, {'tensor': tensor.backend_tensor})
+            out = backend.float_log1p(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_log1p', {'tensor': tensor})
 
     @classmethod
     def float_sqrt(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_sqrt(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_sqrt', backend, {'tensor': tensor.backend_tensor})
+            out = backend.float_sqrt(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_sqrt', {'tensor': tensor})
 
     @classmethod
     def float_abs(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_abs(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_abs', backend, {'tensor': tensor.backend_tensor})
+            out = backend.float_abs(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_abs', {'tensor': tensor})
 
     @classmethod
     def float_tanh(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_tanh(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_tanh', backend, {'tensor': tensor.backend_tensor})
+            out = backend.float_tanh(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_tanh', {'tensor': tensor})
 
     @classmethod
     def float_sin(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_sin(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_sin', backend, {'tensor': tensor.backend_tensor})
+            out = backend.float_sin(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_sin', {'tensor': tensor})
 
     @classmethod
     def float_cos(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_cos(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_cos', backend, {'tensor': tensor.backend_tensor})
+            out = backend.float_cos(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_cos', {'tensor': tensor})
 
     @classmethod
     def float_erf(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_erf(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_erf', backend, {'tensor': tensor.backend_tensor})
+            out = backend.float_erf(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_erf', {'tensor': tensor})
 
     @classmethod
     def float_floor(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_floor(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_floor', backend, {'tensor': tensor.backend_tensor})
+            out = backend.float_floor(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_floor', {'tensor': tensor})
 
     @classmethod
     def float_sign(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_sign(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_sign', backend, {'tensor': tensor.backend_tensor})
+            out = backend.float_sign(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_sign', {'tensor': tensor})
 
     @classmethod
     def float_equal(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).float_equal(lhs.backend_tensor, rhs.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_equal', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                out = backend.float_equal(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_equal', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_greater(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).float_greater(lhs.backend_tensor, rhs.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_greater', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                out = backend.float_greater(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_greater', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_lower(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).float_lower(lhs.backend_tensor, rhs.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_lower', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                out = backend.float_lower(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_lower', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_not_equal(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).float_not_equal(lhs.backend_tensor, rhs.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_not_equal', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                out = backend.float_not_equal(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_not_equal', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_greater_equal(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).float_greater_equal(lhs.backend_tensor, rhs.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_greater_equal', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                out = backend.float_greater_equal(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_greater_equal', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_lower_equal(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).float_lower_equal(lhs.backend_tensor, rhs.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_lower_equal', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                out = backend.float_lower_equal(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_lower_equal', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_equal_elem(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).float_equal_elem(lhs.backend_tensor, rhs)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_equal_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
+                out = backend.float_equal_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_equal_elem', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_not_equal_elem(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).float_not_equal_elem(lhs.backend_tensor, rhs)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_not_equal_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
+                out = backend.float_not_equal_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_not_equal_elem', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_greater_elem(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).float_greater_elem(lhs.backend_tensor, rhs)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_greater_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
+                out = backend.float_greater_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_greater_elem', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_greater_equal_elem(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).float_greater_equal_elem(lhs.backend_tensor, rhs)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_greater_equal_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
+                out = backend.float_greater_equal_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_greater_equal_elem', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_lower_elem(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).float_lower_elem(lhs.backend_tensor, rhs)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_lower_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
+                out = backend.float_lower_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_lower_elem', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_lower_equal_elem(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).float_lower_equal_elem(lhs.backend_tensor, rhs)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_lower_equal_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
+                out = backend.float_lower_equal_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_lower_equal_elem', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_matmul(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                return DispatchTensor((device.routed_backend or backend_for(device)).float_matmul(lhs.backend_tensor, rhs.backend_tensor), device)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_matmul', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                return DispatchTensor(backend.float_matmul(lhs.backend_tensor, rhs.backend_tensor), device)
         return route('float_matmul', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_sum(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_sum(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_sum', backend, {'tensor': tensor.backend_tensor})
+            out = backend.float_sum(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_sum', {'tensor': tensor})
 
     @classmethod
     def float_sum_dim(cls, tensor, dim):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            return DispatchTensor((device.routed_backend or backend_for(device)).float_sum_dim(tensor.backend_tensor, dim), device)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_sum_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
+            return DispatchTensor(backend.float_sum_dim(tensor.backend_tensor, dim), device)
         return route('float_sum_dim', {'tensor': tensor, 'dim': dim})
 
     @classmethod
     def float_mean(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            return DispatchTensor((device.routed_backend or backend_for(device)).float_mean(tensor.backend_tensor), device)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_mean', backend, {'tensor': tensor.backend_tensor})
+            return DispatchTensor(backend.float_mean(tensor.backend_tensor), device)
         return route('float_mean', {'tensor': tensor})
 
     @classmethod
     def float_mean_dim(cls, tensor, dim):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_mean_dim(tensor.backend_tensor, dim)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_mean_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
+            out = backend.float_mean_dim(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_mean_dim', {'tensor': tensor, 'dim': dim})
 
     @classmethod
     def float_prod(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_prod(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_prod', backend, {'tensor': tensor.backend_tensor})
+            out = backend.float_prod(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_prod', {'tensor': tensor})
 
     @classmethod
     def float_prod_dim(cls, tensor, dim):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_prod_dim(tensor.backend_tensor, dim)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_prod_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
+            out = backend.float_prod_dim(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_prod_dim', {'tensor': tensor, 'dim': dim})
 
     @classmethod
     def float_max_dim(cls, tensor, dim):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_max_dim(tensor.backend_tensor, dim)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_max_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
+            out = backend.float_max_dim(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_max_dim', {'tensor': tensor, 'dim': dim})
 
     @classmethod
     def float_min_dim(cls, tensor, dim):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_min_dim(tensor.backend_tensor, dim)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_min_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
+            out = backend.float_min_dim(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_min_dim', {'tensor': tensor, 'dim': dim})
 
     @classmethod
     def float_argmax(cls, tensor, dim):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_argmax(tensor.backend_tensor, dim)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_argmax', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
+            out = backend.float_argmax(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_argmax', {'tensor': tensor, 'dim': dim})
 
     @classmethod
     def float_argmin(cls, tensor, dim):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_argmin(tensor.backend_tensor, dim)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_argmin', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
+            out = backend.float_argmin(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_argmin', {'tensor': tensor, 'dim': dim})
 
     @classmethod
     def float_max(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_max(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_max', backend, {'tensor': tensor.backend_tensor})
+            out = backend.float_max(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_max', {'tensor': tensor})
 
     @classmethod
     def float_min(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_min(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_min', backend, {'tensor': tensor.backend_tensor})
+            out = backend.float_min(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_min', {'tensor': tensor})
 
     @classmethod
     def float_max_dim_with_indices(cls, tensor, dim):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_max_dim_with_indices(tensor.backend_tensor, dim)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_max_dim_with_indices', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
+            out = backend.float_max_dim_with_indices(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_max_dim_with_indices', {'tensor': tensor, 'dim': dim})
 
     @classmethod
     def float_min_dim_with_indices(cls, tensor, dim):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_min_dim_with_indices(tensor.backend_tensor, dim)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_min_dim_with_indices', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
+            out = backend.float_min_dim_with_indices(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_min_dim_with_indices', {'tensor': tensor, 'dim': dim})
 
     @classmethod
     def float_reshape(cls, tensor, shape):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            return DispatchTensor((device.routed_backend or backend_for(device)).float_reshape(tensor.backend_tensor, shape), device)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_reshape', backend, {'tensor': tensor.backend_tensor, 'shape': shape})
+            return DispatchTensor(backend.float_reshape(tensor.backend_tensor, shape), device)
         return route('float_reshape', {'tensor': tensor, 'shape': shape})
 
     @classmethod
     def float_swap_dims(cls, tensor, dim1, dim2):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_swap_dims(tensor.backend_tensor, dim1, dim2)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_swap_dims', backend, {'tensor': tensor.backend_tensor, 'dim1': dim1, 'dim2': dim2})
+            out = backend.float_swap_dims(tensor.backend_tensor, dim1, dim2)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_swap_dims', {'tensor': tensor, 'dim1': dim1, 'dim2': dim2})
 
     @classmethod
     def float_permute(cls, tensor, axes):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_permute(tensor.backend_tensor, axes)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_permute', backend, {'tensor': tensor.backend_tensor, 'axes': axes})
+            out = backend.float_permute(tensor.backend_tensor, axes)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_permute', {'tensor': tensor, 'axes': axes})
 
     @classmethod
     def float_flip(cls, tensor, axes):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_flip(tensor.backend_tensor, axes)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_flip', backend, {'tensor': tensor.backend_tensor, 'axes': axes})
+            out = backend.float_flip(tensor.backend_tensor, axes)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_flip', {'tensor': tensor, 'axes': axes})
 
     @classmethod
     def float_expand(cls, tensor, shape):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_expand(tensor.backend_tensor, shape)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_expand', backend, {'tensor': tensor.backend_tensor, 'shape': shape})
+            out = backend.float_expand(tensor.backend_tensor, shape)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_expand', {'tensor': tensor, 'shape': shape})
 
     @classmethod
     def float_slice(cls, tensor, slices):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_slice(tensor.backend_tensor, slices)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_slice', backend, {'tensor': tensor.backend_tensor, 'slices': slices})
+            out = backend.float_slice(tensor.backend_tensor, slices)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_slice', {'tensor': tensor, 'slices': slices})
 
     @classmethod
     def float_slice_assign(cls, tensor, slices, value):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
             if type(value) is DispatchTensor and value.device is device:
-                out = (device.routed_backend or backend_for(device)).float_slice_assign(tensor.backend_tensor, slices, value.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_slice_assign', backend, {'tensor': tensor.backend_tensor, 'slices': slices, 'value': value.backend_tensor})
+                out = backend.float_slice_assign(tensor.backend_tensor, slices, value.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_slice_assign', {'tensor': tensor, 'slices': slices, 'value': value})
 
@@ -618,69 +898,101 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_gather(cls, dim, tensor, indices):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device:
-                out = (device.routed_backend or backend_for(device)).float_gather(dim, tensor.backend_tensor, indices.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_gather', backend, {'dim': dim, 'tensor': tensor.backend_tensor, 'indices': indices.backend_tensor})
+                out = backend.float_gather(dim, tensor.backend_tensor, indices.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_gather', {'dim': dim, 'tensor': tensor, 'indices': indices})
 
     @classmethod
     def float_scatter(cls, dim, tensor, indices, value):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device and type(value) is DispatchTensor and value.device is device:
-                out = (device.routed_backend or backend_for(device)).float_scatter(dim, tensor.backend_tensor, indices.backend_tensor, value.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_scatter', backend, {'dim': dim, 'tensor': tensor.backend_tensor, 'indices': indices.backend_tensor, 'value': value.backend_tensor})
+                out = backend.float_scatter(dim, tensor.backend_tensor, indices.backend_tensor, value.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_scatter', {'dim': dim, 'tensor': tensor, 'indices': indices, 'value': value})
 
     @classmethod
     def float_select(cls, tensor, dim, indices):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device:
-                out = (device.routed_backend or backend_for(device)).float_select(tensor.backend_tensor, dim, indices.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_select', backend, {'tensor': tensor.backend_tensor, 'dim': dim, 'indices': indices.backend_tensor})
+                out = backend.float_select(tensor.backend_tensor, dim, indices.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_select', {'tensor': tensor, 'dim': dim, 'indices': indices})
 
     @classmethod
     def float_select_assign(cls, tensor, dim, indices, value):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device and type(value) is DispatchTensor and value.device is device:
-                out = (device.routed_backend or backend_for(device)).float_select_assign(tensor.backend_tensor, dim, indices.backend_tensor, value.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_select_assign', backend, {'tensor': tensor.backend_tensor, 'dim': dim, 'indices': indices.backend_tensor, 'value': value.backend_tensor})
+                out = backend.float_select_assign(tensor.backend_tensor, dim, indices.backend_tensor, value.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_select_assign', {'tensor': tensor, 'dim': dim, 'indices': indices, 'value': value})
 
     @classmethod
     def float_mask_where(cls, tensor, mask, value):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
             if type(mask) is DispatchTensor and mask.device is device and type(value) is DispatchTensor and value.device is device:
-                out = (device.routed_backend or backend_for(device)).float_mask_where(tensor.backend_tensor, mask.backend_tensor, value.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_mask_where', backend, {'tensor': tensor.backend_tensor, 'mask': mask.backend_tensor, 'value': value.backend_tensor})
+                out = backend.float_mask_where(tensor.backend_tensor, mask.backend_tensor, value.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_mask_where', {'tensor': tensor, 'mask': mask, 'value': value})
 
     @classmethod
     def float_mask_fill(cls, tensor, mask, value):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
             if type(mask) is DispatchTensor and mask.device is device and type(value) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).float_mask_fill(tensor.backend_tensor, mask.backend_tensor, value)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('float_mask_fill', backend, {'tensor': tensor.backend_tensor, 'mask': mask.backend_tensor, 'value': value})
+                out = backend.float_mask_fill(tensor.backend_tensor, mask.backend_tensor, value)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_mask_fill', {'tensor': tensor, 'mask': mask, 'value': value})
 
     @classmethod
     def float_repeat_dim(cls, tensor, dim, times):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).float_repeat_dim(tensor.backend_tensor, dim, times)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_repeat_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim, 'times': times})
+            out = backend.float_repeat_dim(tensor.backend_tensor, dim, times)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('float_repeat_dim', {'tensor': tensor, 'dim': dim, 'times': times})
 
     @classmethod
     def float_transpose(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            return DispatchTensor((device.routed_backend or backend_for(device)).float_transpose(tensor.backend_tensor), device)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('float_transpose', backend, {'tensor': tensor.backend_tensor})
+            return DispatchTensor(backend.float_transpose(tensor.backend_tensor), device)
         return route('float_transpose', {'tensor': tensor})

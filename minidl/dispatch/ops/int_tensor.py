@@ -11,17 +11,21 @@ class IntForwarding(IntTensorOps):
     """Forwards every IntTensorOps op to the backend of its first input's device.
 
     When every tensor input sits on the same device, the forwarder calls that device's
-    backend itself; any other case (mixed devices, autodiff lifting, a debug listener)
-    goes through ``route``, which decides the general way."""
+    backend itself (telling any ``ROUTE_LISTENERS`` first); any other case (mixed devices,
+    autodiff lifting) goes through ``route``, which decides the general way."""
     @classmethod
     def int_from_data(cls, data, device):
         return route('int_from_data', {'data': data, 'device': device})
 
     @classmethod
     def int_into_data(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).int_into_data(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('int_into_data', backend, {'tensor': tensor.backend_tensor})
+            out = backend.int_into_data(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_into_data', {'tensor': tensor})
 
@@ -39,264 +43,388 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_cast(cls, tensor, dtype):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).int_cast(tensor.backend_tensor, dtype)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('int_cast', backend, {'tensor': tensor.backend_tensor, 'dtype': dtype})
+            out = backend.int_cast(tensor.backend_tensor, dtype)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_cast', {'tensor': tensor, 'dtype': dtype})
 
     @classmethod
     def int_into_float(cls, tensor, dtype):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).int_into_float(tensor.backend_tensor, dtype)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('int_into_float', backend, {'tensor': tensor.backend_tensor, 'dtype': dtype})
+            out = backend.int_into_float(tensor.backend_tensor, dtype)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_into_float', {'tensor': tensor, 'dtype': dtype})
 
     @classmethod
     def int_add(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).int_add(lhs.backend_tensor, rhs.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('int_add', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                out = backend.int_add(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_add', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def int_sub(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).int_sub(lhs.backend_tensor, rhs.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('int_sub', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                out = backend.int_sub(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_sub', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def int_mul(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).int_mul(lhs.backend_tensor, rhs.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('int_mul', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                out = backend.int_mul(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_mul', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def int_div(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).int_div(lhs.backend_tensor, rhs.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('int_div', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                out = backend.int_div(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_div', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def int_remainder(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).int_remainder(lhs.backend_tensor, rhs.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('int_remainder', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                out = backend.int_remainder(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_remainder', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def int_add_scalar(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).int_add_scalar(lhs.backend_tensor, rhs)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('int_add_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
+                out = backend.int_add_scalar(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_add_scalar', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def int_mul_scalar(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).int_mul_scalar(lhs.backend_tensor, rhs)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('int_mul_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
+                out = backend.int_mul_scalar(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_mul_scalar', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def int_sub_scalar(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).int_sub_scalar(lhs.backend_tensor, rhs)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('int_sub_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
+                out = backend.int_sub_scalar(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_sub_scalar', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def int_neg(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).int_neg(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('int_neg', backend, {'tensor': tensor.backend_tensor})
+            out = backend.int_neg(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_neg', {'tensor': tensor})
 
     @classmethod
     def int_abs(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).int_abs(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('int_abs', backend, {'tensor': tensor.backend_tensor})
+            out = backend.int_abs(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_abs', {'tensor': tensor})
 
     @classmethod
     def int_equal(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).int_equal(lhs.backend_tensor, rhs.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('int_equal', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                out = backend.int_equal(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_equal', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def int_greater(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).int_greater(lhs.backend_tensor, rhs.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('int_greater', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                out = backend.int_greater(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_greater', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def int_lower(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                out = (device.routed_backend or backend_for(device)).int_lower(lhs.backend_tensor, rhs.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('int_lower', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
+                out = backend.int_lower(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_lower', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def int_equal_elem(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).int_equal_elem(lhs.backend_tensor, rhs)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('int_equal_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
+                out = backend.int_equal_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_equal_elem', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def int_greater_elem(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).int_greater_elem(lhs.backend_tensor, rhs)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('int_greater_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
+                out = backend.int_greater_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_greater_elem', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def int_lower_elem(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(lhs) is DispatchTensor:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).int_lower_elem(lhs.backend_tensor, rhs)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('int_lower_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
+                out = backend.int_lower_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_lower_elem', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def int_sum(cls, tensor):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).int_sum(tensor.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('int_sum', backend, {'tensor': tensor.backend_tensor})
+            out = backend.int_sum(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_sum', {'tensor': tensor})
 
     @classmethod
     def int_sum_dim(cls, tensor, dim):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).int_sum_dim(tensor.backend_tensor, dim)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('int_sum_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
+            out = backend.int_sum_dim(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_sum_dim', {'tensor': tensor, 'dim': dim})
 
     @classmethod
     def int_max_dim(cls, tensor, dim):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).int_max_dim(tensor.backend_tensor, dim)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('int_max_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
+            out = backend.int_max_dim(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_max_dim', {'tensor': tensor, 'dim': dim})
 
     @classmethod
     def int_min_dim(cls, tensor, dim):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).int_min_dim(tensor.backend_tensor, dim)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('int_min_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
+            out = backend.int_min_dim(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_min_dim', {'tensor': tensor, 'dim': dim})
 
     @classmethod
     def int_argmax(cls, tensor, dim):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).int_argmax(tensor.backend_tensor, dim)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('int_argmax', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
+            out = backend.int_argmax(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_argmax', {'tensor': tensor, 'dim': dim})
 
     @classmethod
     def int_argmin(cls, tensor, dim):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).int_argmin(tensor.backend_tensor, dim)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('int_argmin', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
+            out = backend.int_argmin(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_argmin', {'tensor': tensor, 'dim': dim})
 
     @classmethod
     def int_reshape(cls, tensor, shape):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).int_reshape(tensor.backend_tensor, shape)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('int_reshape', backend, {'tensor': tensor.backend_tensor, 'shape': shape})
+            out = backend.int_reshape(tensor.backend_tensor, shape)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_reshape', {'tensor': tensor, 'shape': shape})
 
     @classmethod
     def int_swap_dims(cls, tensor, dim1, dim2):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).int_swap_dims(tensor.backend_tensor, dim1, dim2)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('int_swap_dims', backend, {'tensor': tensor.backend_tensor, 'dim1': dim1, 'dim2': dim2})
+            out = backend.int_swap_dims(tensor.backend_tensor, dim1, dim2)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_swap_dims', {'tensor': tensor, 'dim1': dim1, 'dim2': dim2})
 
     @classmethod
     def int_permute(cls, tensor, axes):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).int_permute(tensor.backend_tensor, axes)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('int_permute', backend, {'tensor': tensor.backend_tensor, 'axes': axes})
+            out = backend.int_permute(tensor.backend_tensor, axes)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_permute', {'tensor': tensor, 'axes': axes})
 
     @classmethod
     def int_flip(cls, tensor, axes):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).int_flip(tensor.backend_tensor, axes)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('int_flip', backend, {'tensor': tensor.backend_tensor, 'axes': axes})
+            out = backend.int_flip(tensor.backend_tensor, axes)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_flip', {'tensor': tensor, 'axes': axes})
 
     @classmethod
     def int_expand(cls, tensor, shape):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).int_expand(tensor.backend_tensor, shape)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('int_expand', backend, {'tensor': tensor.backend_tensor, 'shape': shape})
+            out = backend.int_expand(tensor.backend_tensor, shape)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_expand', {'tensor': tensor, 'shape': shape})
 
     @classmethod
     def int_slice(cls, tensor, slices):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).int_slice(tensor.backend_tensor, slices)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('int_slice', backend, {'tensor': tensor.backend_tensor, 'slices': slices})
+            out = backend.int_slice(tensor.backend_tensor, slices)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_slice', {'tensor': tensor, 'slices': slices})
 
     @classmethod
     def int_slice_assign(cls, tensor, slices, value):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
             if type(value) is DispatchTensor and value.device is device:
-                out = (device.routed_backend or backend_for(device)).int_slice_assign(tensor.backend_tensor, slices, value.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('int_slice_assign', backend, {'tensor': tensor.backend_tensor, 'slices': slices, 'value': value.backend_tensor})
+                out = backend.int_slice_assign(tensor.backend_tensor, slices, value.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_slice_assign', {'tensor': tensor, 'slices': slices, 'value': value})
 
@@ -306,62 +434,90 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_gather(cls, dim, tensor, indices):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device:
-                out = (device.routed_backend or backend_for(device)).int_gather(dim, tensor.backend_tensor, indices.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('int_gather', backend, {'dim': dim, 'tensor': tensor.backend_tensor, 'indices': indices.backend_tensor})
+                out = backend.int_gather(dim, tensor.backend_tensor, indices.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_gather', {'dim': dim, 'tensor': tensor, 'indices': indices})
 
     @classmethod
     def int_scatter(cls, dim, tensor, indices, value):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device and type(value) is DispatchTensor and value.device is device:
-                out = (device.routed_backend or backend_for(device)).int_scatter(dim, tensor.backend_tensor, indices.backend_tensor, value.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('int_scatter', backend, {'dim': dim, 'tensor': tensor.backend_tensor, 'indices': indices.backend_tensor, 'value': value.backend_tensor})
+                out = backend.int_scatter(dim, tensor.backend_tensor, indices.backend_tensor, value.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_scatter', {'dim': dim, 'tensor': tensor, 'indices': indices, 'value': value})
 
     @classmethod
     def int_select(cls, tensor, dim, indices):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device:
-                out = (device.routed_backend or backend_for(device)).int_select(tensor.backend_tensor, dim, indices.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('int_select', backend, {'tensor': tensor.backend_tensor, 'dim': dim, 'indices': indices.backend_tensor})
+                out = backend.int_select(tensor.backend_tensor, dim, indices.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_select', {'tensor': tensor, 'dim': dim, 'indices': indices})
 
     @classmethod
     def int_select_assign(cls, tensor, dim, indices, value):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device and type(value) is DispatchTensor and value.device is device:
-                out = (device.routed_backend or backend_for(device)).int_select_assign(tensor.backend_tensor, dim, indices.backend_tensor, value.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('int_select_assign', backend, {'tensor': tensor.backend_tensor, 'dim': dim, 'indices': indices.backend_tensor, 'value': value.backend_tensor})
+                out = backend.int_select_assign(tensor.backend_tensor, dim, indices.backend_tensor, value.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_select_assign', {'tensor': tensor, 'dim': dim, 'indices': indices, 'value': value})
 
     @classmethod
     def int_mask_where(cls, tensor, mask, value):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
             if type(mask) is DispatchTensor and mask.device is device and type(value) is DispatchTensor and value.device is device:
-                out = (device.routed_backend or backend_for(device)).int_mask_where(tensor.backend_tensor, mask.backend_tensor, value.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('int_mask_where', backend, {'tensor': tensor.backend_tensor, 'mask': mask.backend_tensor, 'value': value.backend_tensor})
+                out = backend.int_mask_where(tensor.backend_tensor, mask.backend_tensor, value.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_mask_where', {'tensor': tensor, 'mask': mask, 'value': value})
 
     @classmethod
     def int_mask_fill(cls, tensor, mask, value):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
             if type(mask) is DispatchTensor and mask.device is device and type(value) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).int_mask_fill(tensor.backend_tensor, mask.backend_tensor, value)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('int_mask_fill', backend, {'tensor': tensor.backend_tensor, 'mask': mask.backend_tensor, 'value': value})
+                out = backend.int_mask_fill(tensor.backend_tensor, mask.backend_tensor, value)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_mask_fill', {'tensor': tensor, 'mask': mask, 'value': value})
 
     @classmethod
     def int_repeat_dim(cls, tensor, dim, times):
-        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(tensor) is DispatchTensor:
             device = tensor.device
-            out = (device.routed_backend or backend_for(device)).int_repeat_dim(tensor.backend_tensor, dim, times)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('int_repeat_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim, 'times': times})
+            out = backend.int_repeat_dim(tensor.backend_tensor, dim, times)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('int_repeat_dim', {'tensor': tensor, 'dim': dim, 'times': times})

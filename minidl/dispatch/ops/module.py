@@ -11,8 +11,8 @@ class ModuleForwarding(ModuleOps):
     """Forwards every ModuleOps op to the backend of its first input's device.
 
     When every tensor input sits on the same device, the forwarder calls that device's
-    backend itself; any other case (mixed devices, autodiff lifting, a debug listener)
-    goes through ``route``, which decides the general way."""
+    backend itself (telling any ``ROUTE_LISTENERS`` first); any other case (mixed devices,
+    autodiff lifting) goes through ``route``, which decides the general way."""
     # TODO: linear ops
     # def linear(cls, x, weight, bias=None):
     #     ...
@@ -25,287 +25,419 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def conv2d(cls, x, weight, bias, options):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
             if type(weight) is DispatchTensor and weight.device is device and type(bias) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).conv2d(x.backend_tensor, weight.backend_tensor, bias, options)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('conv2d', backend, {'x': x.backend_tensor, 'weight': weight.backend_tensor, 'bias': bias, 'options': options})
+                out = backend.conv2d(x.backend_tensor, weight.backend_tensor, bias, options)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('conv2d', {'x': x, 'weight': weight, 'bias': bias, 'options': options})
 
     @classmethod
     def conv2d_x_backward(cls, x, weight, output_grad, options):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
             if type(weight) is DispatchTensor and weight.device is device and type(output_grad) is DispatchTensor and output_grad.device is device:
-                out = (device.routed_backend or backend_for(device)).conv2d_x_backward(x.backend_tensor, weight.backend_tensor, output_grad.backend_tensor, options)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('conv2d_x_backward', backend, {'x': x.backend_tensor, 'weight': weight.backend_tensor, 'output_grad': output_grad.backend_tensor, 'options': options})
+                out = backend.conv2d_x_backward(x.backend_tensor, weight.backend_tensor, output_grad.backend_tensor, options)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('conv2d_x_backward', {'x': x, 'weight': weight, 'output_grad': output_grad, 'options': options})
 
     @classmethod
     def conv2d_weight_backward(cls, x, weight, output_grad, options):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
             if type(weight) is DispatchTensor and weight.device is device and type(output_grad) is DispatchTensor and output_grad.device is device:
-                out = (device.routed_backend or backend_for(device)).conv2d_weight_backward(x.backend_tensor, weight.backend_tensor, output_grad.backend_tensor, options)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('conv2d_weight_backward', backend, {'x': x.backend_tensor, 'weight': weight.backend_tensor, 'output_grad': output_grad.backend_tensor, 'options': options})
+                out = backend.conv2d_weight_backward(x.backend_tensor, weight.backend_tensor, output_grad.backend_tensor, options)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('conv2d_weight_backward', {'x': x, 'weight': weight, 'output_grad': output_grad, 'options': options})
 
     @classmethod
     def conv2d_bias_backward(cls, output_grad):
-        if type(output_grad) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(output_grad) is DispatchTensor:
             device = output_grad.device
-            out = (device.routed_backend or backend_for(device)).conv2d_bias_backward(output_grad.backend_tensor)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('conv2d_bias_backward', backend, {'output_grad': output_grad.backend_tensor})
+            out = backend.conv2d_bias_backward(output_grad.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('conv2d_bias_backward', {'output_grad': output_grad})
 
     @classmethod
     def conv1d(cls, x, weight, bias, stride=1, padding=0, dilation=1, groups=1, padding_end=None):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
             if type(weight) is DispatchTensor and weight.device is device and type(bias) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).conv1d(x.backend_tensor, weight.backend_tensor, bias, stride, padding, dilation, groups, padding_end)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('conv1d', backend, {'x': x.backend_tensor, 'weight': weight.backend_tensor, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups, 'padding_end': padding_end})
+                out = backend.conv1d(x.backend_tensor, weight.backend_tensor, bias, stride, padding, dilation, groups, padding_end)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('conv1d', {'x': x, 'weight': weight, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups, 'padding_end': padding_end})
 
     @classmethod
     def conv_transpose2d(cls, x, weight, bias, options):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
             if type(weight) is DispatchTensor and weight.device is device and type(bias) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).conv_transpose2d(x.backend_tensor, weight.backend_tensor, bias, options)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('conv_transpose2d', backend, {'x': x.backend_tensor, 'weight': weight.backend_tensor, 'bias': bias, 'options': options})
+                out = backend.conv_transpose2d(x.backend_tensor, weight.backend_tensor, bias, options)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('conv_transpose2d', {'x': x, 'weight': weight, 'bias': bias, 'options': options})
 
     @classmethod
     def max_pool2d(cls, x, options):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
-            out = (device.routed_backend or backend_for(device)).max_pool2d(x.backend_tensor, options)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('max_pool2d', backend, {'x': x.backend_tensor, 'options': options})
+            out = backend.max_pool2d(x.backend_tensor, options)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('max_pool2d', {'x': x, 'options': options})
 
     @classmethod
     def max_pool2d_with_indices(cls, x, options):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
-            out = (device.routed_backend or backend_for(device)).max_pool2d_with_indices(x.backend_tensor, options)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('max_pool2d_with_indices', backend, {'x': x.backend_tensor, 'options': options})
+            out = backend.max_pool2d_with_indices(x.backend_tensor, options)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('max_pool2d_with_indices', {'x': x, 'options': options})
 
     @classmethod
     def max_pool2d_with_indices_backward(cls, x, options, output_grad, indices):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device:
-                out = (device.routed_backend or backend_for(device)).max_pool2d_with_indices_backward(x.backend_tensor, options, output_grad.backend_tensor, indices.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('max_pool2d_with_indices_backward', backend, {'x': x.backend_tensor, 'options': options, 'output_grad': output_grad.backend_tensor, 'indices': indices.backend_tensor})
+                out = backend.max_pool2d_with_indices_backward(x.backend_tensor, options, output_grad.backend_tensor, indices.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('max_pool2d_with_indices_backward', {'x': x, 'options': options, 'output_grad': output_grad, 'indices': indices})
 
     @classmethod
     def avg_pool2d(cls, x, options):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
-            out = (device.routed_backend or backend_for(device)).avg_pool2d(x.backend_tensor, options)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('avg_pool2d', backend, {'x': x.backend_tensor, 'options': options})
+            out = backend.avg_pool2d(x.backend_tensor, options)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('avg_pool2d', {'x': x, 'options': options})
 
     @classmethod
     def avg_pool2d_backward(cls, x, options, output_grad):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device:
-                out = (device.routed_backend or backend_for(device)).avg_pool2d_backward(x.backend_tensor, options, output_grad.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('avg_pool2d_backward', backend, {'x': x.backend_tensor, 'options': options, 'output_grad': output_grad.backend_tensor})
+                out = backend.avg_pool2d_backward(x.backend_tensor, options, output_grad.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('avg_pool2d_backward', {'x': x, 'options': options, 'output_grad': output_grad})
 
     @classmethod
     def adaptive_avg_pool2d(cls, x, output_size):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
-            out = (device.routed_backend or backend_for(device)).adaptive_avg_pool2d(x.backend_tensor, output_size)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('adaptive_avg_pool2d', backend, {'x': x.backend_tensor, 'output_size': output_size})
+            out = backend.adaptive_avg_pool2d(x.backend_tensor, output_size)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('adaptive_avg_pool2d', {'x': x, 'output_size': output_size})
 
     @classmethod
     def adaptive_avg_pool2d_backward(cls, x, output_grad):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device:
-                out = (device.routed_backend or backend_for(device)).adaptive_avg_pool2d_backward(x.backend_tensor, output_grad.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('adaptive_avg_pool2d_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor})
+                out = backend.adaptive_avg_pool2d_backward(x.backend_tensor, output_grad.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('adaptive_avg_pool2d_backward', {'x': x, 'output_grad': output_grad})
 
     @classmethod
     def adaptive_max_pool2d(cls, x, output_size):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
-            out = (device.routed_backend or backend_for(device)).adaptive_max_pool2d(x.backend_tensor, output_size)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('adaptive_max_pool2d', backend, {'x': x.backend_tensor, 'output_size': output_size})
+            out = backend.adaptive_max_pool2d(x.backend_tensor, output_size)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('adaptive_max_pool2d', {'x': x, 'output_size': output_size})
 
     @classmethod
     def adaptive_max_pool2d_with_indices(cls, x, output_size):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
-            out = (device.routed_backend or backend_for(device)).adaptive_max_pool2d_with_indices(x.backend_tensor, output_size)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('adaptive_max_pool2d_with_indices', backend, {'x': x.backend_tensor, 'output_size': output_size})
+            out = backend.adaptive_max_pool2d_with_indices(x.backend_tensor, output_size)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('adaptive_max_pool2d_with_indices', {'x': x, 'output_size': output_size})
 
     @classmethod
     def adaptive_max_pool2d_with_indices_backward(cls, x, output_grad, indices):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device:
-                out = (device.routed_backend or backend_for(device)).adaptive_max_pool2d_with_indices_backward(x.backend_tensor, output_grad.backend_tensor, indices.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('adaptive_max_pool2d_with_indices_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor, 'indices': indices.backend_tensor})
+                out = backend.adaptive_max_pool2d_with_indices_backward(x.backend_tensor, output_grad.backend_tensor, indices.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('adaptive_max_pool2d_with_indices_backward', {'x': x, 'output_grad': output_grad, 'indices': indices})
 
     @classmethod
     def max_pool1d(cls, x, kernel_size, stride, padding=0, dilation=1, ceil_mode=False):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
             if type(kernel_size) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).max_pool1d(x.backend_tensor, kernel_size, stride, padding, dilation, ceil_mode)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('max_pool1d', backend, {'x': x.backend_tensor, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode})
+                out = backend.max_pool1d(x.backend_tensor, kernel_size, stride, padding, dilation, ceil_mode)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('max_pool1d', {'x': x, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode})
 
     @classmethod
     def max_pool1d_with_indices(cls, x, kernel_size, stride, padding=0, dilation=1, ceil_mode=False):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
             if type(kernel_size) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).max_pool1d_with_indices(x.backend_tensor, kernel_size, stride, padding, dilation, ceil_mode)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('max_pool1d_with_indices', backend, {'x': x.backend_tensor, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode})
+                out = backend.max_pool1d_with_indices(x.backend_tensor, kernel_size, stride, padding, dilation, ceil_mode)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('max_pool1d_with_indices', {'x': x, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode})
 
     @classmethod
     def max_pool1d_with_indices_backward(cls, x, kernel_size, stride, padding, dilation, ceil_mode, output_grad, indices):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device and type(kernel_size) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).max_pool1d_with_indices_backward(x.backend_tensor, kernel_size, stride, padding, dilation, ceil_mode, output_grad.backend_tensor, indices.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('max_pool1d_with_indices_backward', backend, {'x': x.backend_tensor, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode, 'output_grad': output_grad.backend_tensor, 'indices': indices.backend_tensor})
+                out = backend.max_pool1d_with_indices_backward(x.backend_tensor, kernel_size, stride, padding, dilation, ceil_mode, output_grad.backend_tensor, indices.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('max_pool1d_with_indices_backward', {'x': x, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode, 'output_grad': output_grad, 'indices': indices})
 
     @classmethod
     def avg_pool1d(cls, x, kernel_size, stride, padding=0, count_include_pad=True, ceil_mode=False):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
             if type(kernel_size) is not DispatchTensor and type(count_include_pad) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).avg_pool1d(x.backend_tensor, kernel_size, stride, padding, count_include_pad, ceil_mode)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('avg_pool1d', backend, {'x': x.backend_tensor, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'count_include_pad': count_include_pad, 'ceil_mode': ceil_mode})
+                out = backend.avg_pool1d(x.backend_tensor, kernel_size, stride, padding, count_include_pad, ceil_mode)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('avg_pool1d', {'x': x, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'count_include_pad': count_include_pad, 'ceil_mode': ceil_mode})
 
     @classmethod
     def avg_pool1d_backward(cls, x, output_grad, kernel_size, stride, padding, count_include_pad, ceil_mode):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(kernel_size) is not DispatchTensor and type(count_include_pad) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
-                out = (device.routed_backend or backend_for(device)).avg_pool1d_backward(x.backend_tensor, output_grad.backend_tensor, kernel_size, stride, padding, count_include_pad, ceil_mode)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('avg_pool1d_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'count_include_pad': count_include_pad, 'ceil_mode': ceil_mode})
+                out = backend.avg_pool1d_backward(x.backend_tensor, output_grad.backend_tensor, kernel_size, stride, padding, count_include_pad, ceil_mode)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('avg_pool1d_backward', {'x': x, 'output_grad': output_grad, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'count_include_pad': count_include_pad, 'ceil_mode': ceil_mode})
 
     @classmethod
     def adaptive_avg_pool1d(cls, x, output_size):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
-            out = (device.routed_backend or backend_for(device)).adaptive_avg_pool1d(x.backend_tensor, output_size)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('adaptive_avg_pool1d', backend, {'x': x.backend_tensor, 'output_size': output_size})
+            out = backend.adaptive_avg_pool1d(x.backend_tensor, output_size)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('adaptive_avg_pool1d', {'x': x, 'output_size': output_size})
 
     @classmethod
     def adaptive_avg_pool1d_backward(cls, x, output_grad):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device:
-                out = (device.routed_backend or backend_for(device)).adaptive_avg_pool1d_backward(x.backend_tensor, output_grad.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('adaptive_avg_pool1d_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor})
+                out = backend.adaptive_avg_pool1d_backward(x.backend_tensor, output_grad.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('adaptive_avg_pool1d_backward', {'x': x, 'output_grad': output_grad})
 
     @classmethod
     def adaptive_max_pool1d_with_indices(cls, x, output_size):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
-            out = (device.routed_backend or backend_for(device)).adaptive_max_pool1d_with_indices(x.backend_tensor, output_size)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('adaptive_max_pool1d_with_indices', backend, {'x': x.backend_tensor, 'output_size': output_size})
+            out = backend.adaptive_max_pool1d_with_indices(x.backend_tensor, output_size)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('adaptive_max_pool1d_with_indices', {'x': x, 'output_size': output_size})
 
     @classmethod
     def adaptive_max_pool1d_with_indices_backward(cls, x, output_grad, indices):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device:
-                out = (device.routed_backend or backend_for(device)).adaptive_max_pool1d_with_indices_backward(x.backend_tensor, output_grad.backend_tensor, indices.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('adaptive_max_pool1d_with_indices_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor, 'indices': indices.backend_tensor})
+                out = backend.adaptive_max_pool1d_with_indices_backward(x.backend_tensor, output_grad.backend_tensor, indices.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('adaptive_max_pool1d_with_indices_backward', {'x': x, 'output_grad': output_grad, 'indices': indices})
 
     @classmethod
     def interpolate(cls, x, output_size, options):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
-            out = (device.routed_backend or backend_for(device)).interpolate(x.backend_tensor, output_size, options)
+            backend = device.routed_backend or backend_for(device)
+            if ROUTE_LISTENERS:
+                for listener in ROUTE_LISTENERS:
+                    listener('interpolate', backend, {'x': x.backend_tensor, 'output_size': output_size, 'options': options})
+            out = backend.interpolate(x.backend_tensor, output_size, options)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('interpolate', {'x': x, 'output_size': output_size, 'options': options})
 
     @classmethod
     def interpolate_backward(cls, x, output_grad, output_size, options):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device:
-                out = (device.routed_backend or backend_for(device)).interpolate_backward(x.backend_tensor, output_grad.backend_tensor, output_size, options)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('interpolate_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor, 'output_size': output_size, 'options': options})
+                out = backend.interpolate_backward(x.backend_tensor, output_grad.backend_tensor, output_size, options)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('interpolate_backward', {'x': x, 'output_grad': output_grad, 'output_size': output_size, 'options': options})
 
     @classmethod
     def embedding(cls, weights, indices):
-        if type(weights) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(weights) is DispatchTensor:
             device = weights.device
             if type(indices) is DispatchTensor and indices.device is device:
-                out = (device.routed_backend or backend_for(device)).embedding(weights.backend_tensor, indices.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('embedding', backend, {'weights': weights.backend_tensor, 'indices': indices.backend_tensor})
+                out = backend.embedding(weights.backend_tensor, indices.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('embedding', {'weights': weights, 'indices': indices})
 
     @classmethod
     def embedding_backward(cls, weights, output_grad, indices):
-        if type(weights) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(weights) is DispatchTensor:
             device = weights.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device:
-                out = (device.routed_backend or backend_for(device)).embedding_backward(weights.backend_tensor, output_grad.backend_tensor, indices.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('embedding_backward', backend, {'weights': weights.backend_tensor, 'output_grad': output_grad.backend_tensor, 'indices': indices.backend_tensor})
+                out = backend.embedding_backward(weights.backend_tensor, output_grad.backend_tensor, indices.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('embedding_backward', {'weights': weights, 'output_grad': output_grad, 'indices': indices})
 
     @classmethod
     def layer_norm(cls, x, gamma, beta, epsilon):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
             if type(gamma) is DispatchTensor and gamma.device is device and type(beta) is DispatchTensor and beta.device is device:
-                out = (device.routed_backend or backend_for(device)).layer_norm(x.backend_tensor, gamma.backend_tensor, beta.backend_tensor, epsilon)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('layer_norm', backend, {'x': x.backend_tensor, 'gamma': gamma.backend_tensor, 'beta': beta.backend_tensor, 'epsilon': epsilon})
+                out = backend.layer_norm(x.backend_tensor, gamma.backend_tensor, beta.backend_tensor, epsilon)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('layer_norm', {'x': x, 'gamma': gamma, 'beta': beta, 'epsilon': epsilon})
 
     @classmethod
     def batch_norm(cls, x, gamma, beta, mean, var, epsilon):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
             if type(gamma) is DispatchTensor and gamma.device is device and type(beta) is DispatchTensor and beta.device is device and type(mean) is DispatchTensor and mean.device is device and type(var) is DispatchTensor and var.device is device:
-                out = (device.routed_backend or backend_for(device)).batch_norm(x.backend_tensor, gamma.backend_tensor, beta.backend_tensor, mean.backend_tensor, var.backend_tensor, epsilon)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('batch_norm', backend, {'x': x.backend_tensor, 'gamma': gamma.backend_tensor, 'beta': beta.backend_tensor, 'mean': mean.backend_tensor, 'var': var.backend_tensor, 'epsilon': epsilon})
+                out = backend.batch_norm(x.backend_tensor, gamma.backend_tensor, beta.backend_tensor, mean.backend_tensor, var.backend_tensor, epsilon)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('batch_norm', {'x': x, 'gamma': gamma, 'beta': beta, 'mean': mean, 'var': var, 'epsilon': epsilon})
 
     @classmethod
     def batch_norm_train(cls, x, gamma, beta, epsilon):
-        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(x) is DispatchTensor:
             device = x.device
             if type(gamma) is DispatchTensor and gamma.device is device and type(beta) is DispatchTensor and beta.device is device:
-                out = (device.routed_backend or backend_for(device)).batch_norm_train(x.backend_tensor, gamma.backend_tensor, beta.backend_tensor, epsilon)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('batch_norm_train', backend, {'x': x.backend_tensor, 'gamma': gamma.backend_tensor, 'beta': beta.backend_tensor, 'epsilon': epsilon})
+                out = backend.batch_norm_train(x.backend_tensor, gamma.backend_tensor, beta.backend_tensor, epsilon)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('batch_norm_train', {'x': x, 'gamma': gamma, 'beta': beta, 'epsilon': epsilon})
 
     @classmethod
     def attention(cls, query, key, value, mask=None):
-        if type(query) is DispatchTensor and not ROUTE_LISTENERS:
+        if type(query) is DispatchTensor:
             device = query.device
             if type(key) is DispatchTensor and key.device is device and type(value) is DispatchTensor and value.device is device and type(mask) is DispatchTensor and mask.device is device:
-                out = (device.routed_backend or backend_for(device)).attention(query.backend_tensor, key.backend_tensor, value.backend_tensor, mask.backend_tensor)
+                backend = device.routed_backend or backend_for(device)
+                if ROUTE_LISTENERS:
+                    for listener in ROUTE_LISTENERS:
+                        listener('attention', backend, {'query': query.backend_tensor, 'key': key.backend_tensor, 'value': value.backend_tensor, 'mask': mask.backend_tensor})
+                out = backend.attention(query.backend_tensor, key.backend_tensor, value.backend_tensor, mask.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
         return route('attention', {'query': query, 'key': key, 'value': value, 'mask': mask})

@@ -52,7 +52,8 @@ class Step:
     _names: ClassVar[dict[type, tuple[str, bool]]] = {}
 
     # What recording fills in (``finish`` in ops/base.py). Class-level defaults, so creating a
-    # step (once per op call) sets one attribute instead of seven.
+    # step (once per op call) sets one attribute instead of seven: a speed trick
+    # (ARCHITECTURE.md, "Where speed tricks may live").
     inputs: tuple[Node, ...] = ()
     tracked: tuple[bool, ...] = ()
     shapes: tuple[tuple[int, ...], ...] = ()

@@ -30,7 +30,7 @@ class Device:
         Every way of getting a device (``Device("flex")``, ``Device.flex()``, ``.autodiff()``,
         a backend's ``float_device``) returns the same object for the same (kind, index,
         autodiff, checkpointing), so Dispatch tells "same device" by identity, the cheapest
-        test there is."""
+        test there is (a speed trick, ARCHITECTURE.md, "Where speed tricks may live")."""
         key = (kind, int(index), bool(autodiff), checkpointing)
         device = _INTERNED.get(key)
         if device is not None:

@@ -191,6 +191,9 @@ class ArithmeticOps(ShapeOps, CreationOps):
         return out
 
     # ----- operators ------------------------------------------------------------------------
+    # A speed trick (ARCHITECTURE.md, "Where speed tricks may live"): the four operators hold
+    # the body themselves, Tensor first, so ``a + b`` is one Python call above Dispatch; the
+    # methods (``add``, ...) call them.
     def __add__(self, other: Any) -> Self:
         if isinstance(other, TensorBase):  # the common case first; the body lives here, not in the method
             self._check_binary("add", other)

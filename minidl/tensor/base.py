@@ -108,7 +108,8 @@ class TensorBase:
     def _wrap(self, primitive: DispatchTensor, kind: Kind | None = None) -> Self:
         """A tensor of this type around an op's result (``kind`` defaults to this tensor's).
 
-        Every op ends here, so it skips ``__init__``'s check: the primitive comes from Dispatch."""
+        Every op ends here, so it skips ``__init__``'s check: the primitive comes from Dispatch
+        (a speed trick, ARCHITECTURE.md, "Where speed tricks may live")."""
         out = _new_object(type(self))
         out.primitive = primitive
         out.kind = self.kind if kind is None else kind

@@ -78,7 +78,7 @@ def finish(AD: type, step: Step, inputs: Sequence[AutodiffTensor], out: Any) -> 
     Nothing is recorded when no input is tracked or inside ``no_grad()``: the result is then an
     untracked tensor and ``step`` (with whatever it saved) is dropped.
     """
-    # A speed trick kept on purpose (ARCHITECTURE.md, "Conventions"): every op comes through
+    # A speed trick kept on purpose (ARCHITECTURE.md, "Where speed tricks may live"): every op comes through
     # here, and the fields are spelled out for one and two inputs. The plain form (one
     # comprehension per field, here and in ``record``) measured Autodiff[Flex].float_add of a
     # 4x4 at 6.4 us against 3.6 us (best of bench/stack.py --quick, Python 3.11): on 3.11 each

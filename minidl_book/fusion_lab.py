@@ -100,9 +100,11 @@ def recorded_in_a_step(build: Callable[[Device], Any], steps: int = 2) -> int:
 
 def cnn_step_ms(rounds: int = 4, steps: int = 8) -> dict[str, float]:
     """Milliseconds per CNN step (best block) on ``flex().autodiff()``, on
-    ``fusion().autodiff()`` recording every op, and on it as shipped: timed in turns (each
-    round runs a block of each), so a neighbour's burst slows all three alike."""
+    ``fusion().autodiff()`` recording every op, and on it as shipped: one thread's CPU time
+    (numba on one thread), timed in turns (each round runs a block of each)."""
     import time
+
+    import numba
 
     from minidl_book.workloads import minidl_cnn_step
 
@@ -116,12 +118,16 @@ def cnn_step_ms(rounds: int = 4, steps: int = 8) -> dict[str, float]:
             runs[name]()
             runs[name]()
     best = dict.fromkeys(settings, float("inf"))
-    for _ in range(rounds):
-        for name, (_, eager_below) in settings.items():
-            with clean(eager_below):
-                t0 = time.perf_counter()
-                for _ in range(steps):
-                    runs[name]()
-                best[name] = min(best[name], (time.perf_counter() - t0) / steps * 1e3)
-            time.sleep(0.02)
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        for _ in range(rounds):
+            for name, (_, eager_below) in settings.items():
+                with clean(eager_below):
+                    t0 = time.thread_time()
+                    for _ in range(steps):
+                        runs[name]()
+                    best[name] = min(best[name], (time.thread_time() - t0) / steps * 1e3)
+    finally:
+        numba.set_num_threads(threads)
     return best

@@ -1,9 +1,10 @@
 """Build exercise of the tour: ``linear`` written with Tensor ops, burn's way.
 
 The tour follows ``Linear.forward`` down to the gemm. Its functional step, ``module.linear``,
-does two things before it hands the primitives on: it keeps burn's weight layout
-(``[d_input, d_output]``, the transpose of PyTorch's) and gives a 1-D input a batch dim for
-the matmul, removing it again after. The reader writes that function with Tensor ops. The
+keeps burn's weight layout (``[d_input, d_output]``, the transpose of PyTorch's) and accepts a
+1-D or a 2-D input (a 1-D input gives a 1-D output). The reader writes that function with
+Tensor ops: ``input @ weight`` (minidl's ``@`` takes a 1-D left operand as torch's does) and a
+bias reshaped to the output's rank (``+`` broadcasts only within one rank, as in burn). The
 checker compares it with ``torch.nn.functional.linear`` (given the transposed weight) on
 generated shapes, 1-D and 2-D inputs, with and without bias; the run must reach Flex's
 gemm through Dispatch, and calling minidl's own ``linear`` breaks a rule.
@@ -24,11 +25,10 @@ __all__ = ["PLANTED", "exercise", "linear"]
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     """``input @ weight + bias``, weight ``[d_input, d_output]``; a 1-D input stays 1-D."""
-    x = input.unsqueeze_dim(0) if input.rank == 1 else input
-    out = x @ weight
-    if bias is not None:
-        out = out + bias.unsqueeze_dim(0)  # same rank: burn broadcasts within a rank
-    return out.squeeze_dim(0) if input.rank == 1 else out
+    out = input @ weight  # [d_output] for a 1-D input, [n, d_output] for a 2-D one
+    if bias is not None:  # + broadcasts within one rank: give the bias the output's rank
+        out = out + bias.reshape((1,) * (out.rank - 1) + bias.shape)
+    return out
 
 
 # ----- planted wrong solutions ---------------------------------------------------------------
@@ -96,9 +96,12 @@ def exercise(max_examples: int = 15) -> BuildExercise:
                     must_reach={r"^Flex\.float_matmul$": "reach Flex's gemm (through Dispatch)"},
                     no_data=True),
         hints=[
+            "minidl's Tensor is burn's (input.rank, input.shape, reshape, unsqueeze_dim), and "
             "weight is [d_input, d_output]: input @ weight needs no transpose.",
-            "matmul wants a batch dim: give a 1-D input one (unsqueeze_dim(0)), and take it away after.",
-            "burn broadcasts tensors of the same rank: bias [d_output] becomes [1, d_output] first.",
+            "+ broadcasts only between tensors of one rank: for a 2-D input the bias "
+            "[d_output] must become [1, d_output] first.",
+            "A 1-D input: input @ weight is already [d_output] (minidl's @ takes a vector on "
+            "the left, as torch's does), and the bias adds to it as it is.",
         ],
         reference_solution=linear,
         max_examples=max_examples,

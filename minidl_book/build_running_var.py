@@ -92,8 +92,9 @@ def exercise(max_examples: int = 15) -> BuildExercise:
         references=[Reference("torch.nn.BatchNorm1d", _torch, rtol=1e-5, atol=1e-6)],
         rules=Rules(no_data=True),
         hints=[
-            "Which divisor does PyTorch use for the variance it mixes into running_var?",
-            "Tensor.var(dim) divides by n - 1 and var_bias(dim) by n; both keep dim with size 1.",
+            "Check three things: the divisor PyTorch mixes in (n - 1: var, not var_bias), the "
+            "shape ([C], while var(0) returns [1, C]), and which side momentum weighs.",
+            "Shapes: var(0) returns [1, C]; reshape it to [C] before mixing it with running_var.",
             "The new value is (1 - momentum) * old + momentum * batch statistic.",
         ],
         reference_solution=running_var_update,

@@ -7,6 +7,10 @@
 - :func:`modes_table`: what each mode method leaves in a model (flag, frozen mark, weight's
   device, wish for gradients) and whether its dropout then drops an autodiff input.
 - :func:`decision_chart`: the two questions a mode-dependent layer's ``forward`` asks.
+- :func:`as_bool`, :func:`as_number` and the comparisons built on them: the chapter's
+  exercises read ``"False"``, ``"4/3"`` or ``"1"`` as the reader means them.
+- :func:`stats_used`, :func:`running_state_timeline`, :func:`clone_picture`: the stale-
+  statistics table and the two RunningState pictures.
 """
 
 from __future__ import annotations
@@ -18,9 +22,12 @@ from minidl import Device, Tensor
 from minidl.debug import Table
 from minidl.debug.flowchart import Flowchart
 from minidl.nn import DropoutConfig, LinearConfig, Sequential
+from minidl_book.exercises import Exercise
 
-__all__ = ["T", "batch", "decision_chart", "mini_model", "mode_state", "modes_table",
-           "random_batch", "vec"]
+__all__ = ["PairExercise", "T", "as_bool", "as_number", "batch", "clone_picture",
+           "close_number", "decision_chart", "mini_model", "mode_state", "modes_table",
+           "random_batch", "running_state_timeline", "same_bool", "same_int", "stats_used",
+           "vec"]
 
 
 def T(array, device: Device) -> Tensor:
@@ -112,3 +119,161 @@ def decision_chart() -> Flowchart:
     chart.edge("device", "training", "yes")
     chart.edge("torch", "flag", dashed=True)
     return chart
+
+
+# --- the chapter's exercises: answers read as a reader writes them --------------------
+
+_TRUE, _FALSE = {"true", "yes", "y", "moves", "1"}, {"false", "no", "n", "0"}
+
+
+def as_bool(value) -> bool:
+    """``True``/``False`` as a bool or a word (``"False"``, ``"no"``); anything else refused.
+
+    ``bool("False")`` is ``True``, so a string is read as the word it is.
+    """
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
+        return value.strip().lower() in _TRUE
+    raise ValueError(f"not a yes/no answer: {value!r}")
+
+
+def as_number(value) -> float:
+    """A number, also written as a string: ``"4/3"``, ``"1.333"``, ``Fraction(4, 3)``."""
+    from fractions import Fraction
+
+    if isinstance(value, str):
+        return float(Fraction(value.strip().replace(" ", "")))
+    if isinstance(value, bool):
+        raise ValueError("a bool is not a number here")
+    return float(value)
+
+
+def same_bool(prediction, truth) -> bool:
+    return as_bool(prediction) == truth
+
+
+def same_int(prediction, truth) -> bool:
+    number = as_number(prediction)
+    return number == int(number) and int(number) == truth
+
+
+def close_number(rtol: float):
+    def compare(prediction, truth) -> bool:
+        return abs(as_number(prediction) - truth) <= rtol * abs(truth)
+
+    return compare
+
+
+def zeros_and_moves(prediction, truth, tolerance: int = 400) -> tuple[bool, bool]:
+    """Which half of a ``(zeros, moves)`` prediction is right (each half on its own)."""
+    zeros, moves = prediction
+    try:
+        count_ok = abs(as_number(zeros) - truth[0]) <= tolerance
+    except (TypeError, ValueError):
+        count_ok = False
+    try:
+        moves_ok = as_bool(moves) == truth[1]
+    except ValueError:
+        moves_ok = False
+    return count_ok, moves_ok
+
+
+class PairExercise(Exercise):
+    """An :class:`Exercise` whose ``(zeros, moves)`` answer says which half is wrong."""
+
+    def __init__(self, question: str, truth, *, hint: str = "") -> None:
+        super().__init__(question, truth,
+                         compare=lambda p, t: all(zeros_and_moves(p, t)), hint=hint)
+
+    def check(self, prediction=...) -> bool:
+        ok = super().check(prediction)
+        if not ok and prediction is not Ellipsis:
+            try:
+                count_ok, moves_ok = zeros_and_moves(prediction, self.measure())
+            except (TypeError, ValueError):
+                print("  Write a pair: (a count, True or False).")
+                return ok
+            right = {True: "right", False: "not right"}
+            print(f"  The zero count is {right[count_ok]}; the running-mean half is "
+                  f"{right[moves_ok]}.")
+        return ok
+
+
+# --- pictures and tables ------------------------------------------------------------
+
+
+def stats_used(looks: dict, x0: np.ndarray, eps: float = 1e-5) -> Table:
+    """For each output row of batch ``x0``: which running mean and variance normalized it.
+
+    Tries the four pairs (initial or updated mean, initial or updated variance) of a
+    BatchNorm that saw one training forward of ``x0`` and names the pair that reproduces
+    the row.
+    """
+    means = {"stale (0)": 0.0, "updated": 0.1 * x0.mean(axis=0)}
+    variances = {"stale (1)": 1.0, "updated": 0.9 + 0.1 * x0.var(axis=0)}
+    rows = []
+    for label, out in looks.items():
+        row = (out.to_numpy() if isinstance(out, Tensor) else np.asarray(out))[0]
+        found = [(m, v) for m, mean in means.items() for v, var in variances.items()
+                 if np.allclose(row, (x0[0] - mean) / np.sqrt(var + eps), rtol=1e-5)]
+        if len(found) != 1:
+            raise AssertionError(f"{label}: no single pair of statistics reproduces {row}")
+        rows.append([label, *found[0]])
+    return Table(["look at row 0 of batch 0", "mean used", "variance used"], rows)
+
+
+def running_state_timeline(events: list[tuple[str, str, str]]):
+    """A two-row strip: the folded value and the pending one of a RunningState, per event.
+
+    ``events``: (event, folded, pending) labels, as measured by the chapter.
+    """
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 1.9))
+    for col, (event, folded, pending) in enumerate(events):
+        ax.text(col, 2.05, event, ha="center", va="bottom", fontsize=8)
+        for row, (text, colour) in enumerate(((pending, "#FFE0B2"), (folded, "#C8E6C9"))):
+            face = colour if text != "-" else "#F5F5F5"
+            ax.add_patch(plt.Rectangle((col - 0.42, row + 0.1), 0.84, 0.8, fc=face,
+                                       ec="#616161", lw=0.8))
+            ax.text(col, row + 0.5, text, ha="center", va="center", fontsize=8)
+        if col and events[col - 1][2] != "-" and events[col][1] != events[col - 1][1]:
+            ax.annotate("", xy=(col - 0.3, 1.5), xytext=(col - 0.7, 0.5),
+                        arrowprops={"arrowstyle": "->", "color": "#2E7D32"})
+    ax.text(-0.55, 1.5, "value()\nreads", ha="right", va="center", fontsize=8)
+    ax.text(-0.55, 0.5, "pending\n(this thread)", ha="right", va="center", fontsize=8)
+    ax.set_xlim(-1.5, len(events) - 0.5)
+    ax.set_ylim(0, 2.5)
+    ax.axis("off")
+    fig.tight_layout()
+    return fig
+
+
+def clone_picture():
+    """PyTorch's deepcopy: two statistics; minidl's (burn's) clone(): one shared box."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(8, 1.8))
+    for ax, title, shared in ((axes[0], "PyTorch: copy.deepcopy(bn)", False),
+                              (axes[1], "burn, minidl: bn.clone()", True)):
+        for x, name in ((0.2, "bn"), (0.8, "the copy")):
+            ax.text(x, 0.85, name, ha="center", va="center", fontsize=8,
+                    bbox={"boxstyle": "round", "fc": "#E3F2FD", "ec": "#1565C0"})
+        targets = (0.5, 0.5) if shared else (0.2, 0.8)
+        labels = ["one RunningState\n(Arc<Mutex<…>>)"] if shared else [
+            "running_mean", "running_mean\n(a copy)"]
+        for x, label in zip(sorted(set(targets)), labels, strict=True):
+            ax.text(x, 0.2, label, ha="center", va="center", fontsize=8,
+                    bbox={"boxstyle": "square", "fc": "#FFF3E0", "ec": "#E65100"})
+        for x0, x1 in zip((0.2, 0.8), targets, strict=True):
+            ax.annotate("", xy=(x1, 0.36), xytext=(x0, 0.72),
+                        arrowprops={"arrowstyle": "->", "color": "#424242"})
+        ax.set_title(title, fontsize=9)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.axis("off")
+    fig.tight_layout()
+    return fig

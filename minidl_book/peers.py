@@ -16,7 +16,9 @@ finds a pin in its own environment re-runs its timing in a child process with
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
+from pathlib import Path
 
 #: Environment variables that pin a peer's kernel choice below what the CPU supports.
 PEER_PINS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
@@ -35,15 +37,84 @@ def unpinned_env(env: Mapping[str, str] | None = None, **extra: str) -> dict[str
     return out
 
 
+def torch_blas() -> str:
+    """The BLAS torch's ``mm`` runs, as ``torch.__config__.show()`` names it (``"MKL 2024.2"``;
+    torch's wheels link MKL into libtorch, on torch's own OpenMP threads, which
+    ``torch.set_num_threads`` sets), or ``""`` without torch."""
+    try:
+        import torch
+    except ImportError:
+        return ""
+    config = torch.__config__.show()
+    found = re.search(r"Math Kernel Library Version ([0-9.]+)", config)
+    if found:
+        return f"MKL {found.group(1)}"
+    found = re.search(r"BLAS_INFO=(\w+)", config)
+    return found.group(1) if found else "unknown BLAS"
+
+
+def _threads(n: object) -> str:
+    return f"{n} thread" if n == 1 else f"{n} threads"
+
+
+def _pool_owner(filepath: str) -> str:
+    """The package folder a native library was loaded from (``numpy.libs``, ``torch/lib``)."""
+    parts = Path(filepath).parts
+    if "site-packages" in parts:
+        rest = parts[parts.index("site-packages") + 1:]
+        return "/".join(rest[:-1]) or rest[-1]
+    return str(Path(filepath).parent)
+
+
+class limit_pools:  # noqa: N801 (used as a context manager, like threadpoolctl's)
+    """Every thread pool this process holds at ``threads``: each pool threadpoolctl finds
+    (NumPy's and SciPy's OpenBLAS, each OpenMP runtime), torch's intra-op threads and numba's.
+
+    A pool that loads after the ``with`` was entered is not limited: import every library
+    first (this class imports NumPy and, if installed, torch), and read :func:`peer_report`
+    inside, which says each pool's thread count."""
+
+    def __init__(self, threads: int = 1):
+        self.threads = threads
+
+    def __enter__(self) -> limit_pools:
+        import numba
+        import numpy as np  # noqa: F401
+        import threadpoolctl
+
+        self._numba = numba.get_num_threads()
+        numba.set_num_threads(min(self.threads, numba.config.NUMBA_NUM_THREADS))
+        try:
+            import torch
+
+            self._torch = torch.get_num_threads()
+            torch.set_num_threads(self.threads)
+        except ImportError:
+            self._torch = None
+        self._limits = threadpoolctl.threadpool_limits(self.threads)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        import numba
+
+        self._limits.restore_original_limits()
+        numba.set_num_threads(self._numba)
+        if self._torch is not None:
+            import torch
+
+            torch.set_num_threads(self._torch)
+
+
 def peer_report() -> dict[str, object]:
     """What each side runs with in this process: kernels and thread counts.
 
     Keys: ``numba_isa`` and ``numba_cpu`` (what minidl's kernels are compiled for),
-    ``numba_threads``, ``torch_capability`` and ``torch_threads`` (if torch imports),
-    ``blas`` (one entry per BLAS/OpenMP pool threadpoolctl sees: library, version, core type,
-    threads) and ``pins`` (the pins this process inherited; empty means peers chose freely)."""
+    ``numba_threads``, ``torch_capability``, ``torch_threads`` and ``torch_blas`` (if torch
+    imports), ``numpy_blas`` (the pool NumPy's ``a @ b`` runs on), ``blas`` (one entry per
+    BLAS/OpenMP pool threadpoolctl sees: library, version, core type, threads, owner) and
+    ``pins`` (the pins this process inherited; empty means peers chose freely)."""
     import numba
-    import numpy as np  # noqa: F401  (loads NumPy's OpenBLAS, so threadpoolctl can see it)
+    import numpy as np
     import threadpoolctl
 
     from minidl.backends.flex.kernels import isa
@@ -60,32 +131,47 @@ def peer_report() -> dict[str, object]:
         report["torch_capability"] = torch.backends.cpu.get_cpu_capability()
         report["torch_threads"] = torch.get_num_threads()
         report["torch_mkldnn"] = bool(torch.backends.mkldnn.is_available())
+        report["torch_blas"] = torch_blas()
     except ImportError:  # a minidl-only process
         pass
-    report["blas"] = [
-        {
+    numpy_dir = Path(np.__file__).resolve().parent
+    pools = []
+    for pool in threadpoolctl.threadpool_info():
+        path = pool.get("filepath") or ""
+        entry = {
             "library": pool.get("internal_api"),
             "version": pool.get("version"),
             "core_type": pool.get("architecture"),
             "threads": pool.get("num_threads"),
+            "owner": _pool_owner(path) if path else "",
         }
-        for pool in threadpoolctl.threadpool_info()
-    ]
+        pools.append(entry)
+        in_numpy = path.startswith(str(numpy_dir)) or "numpy.libs" in path
+        if pool.get("user_api") == "blas" and in_numpy:
+            report["numpy_blas"] = entry
+    report["blas"] = pools
     return report
 
 
 def format_peer_report(report: Mapping[str, object] | None = None) -> str:
-    """:func:`peer_report` as a few printable lines, ending with a warning if a peer is pinned."""
+    """:func:`peer_report` as a few printable lines: who ran each side's products on how many
+    threads, every other pool, and a warning if a peer is pinned."""
     r = dict(peer_report() if report is None else report)
-    lines = [f"minidl (numba): {r['numba_isa']} ({r['numba_cpu']}), {r['numba_threads']} threads"]
+    lines = [f"minidl (numba): {r['numba_isa']} ({r['numba_cpu']}), {_threads(r['numba_threads'])}"]
     if "torch_capability" in r:
-        lines.append(f"torch: CPU capability {r['torch_capability']}, {r['torch_threads']} threads")
-    for pool in r.get("blas", []):
-        core = pool.get("core_type") or "-"
-        lines.append(
-            f"{pool['library']} {pool.get('version') or ''}: core type {core}, "
-            f"{pool['threads']} threads"
-        )
+        blas = r.get("torch_blas")
+        lines.append(f"torch: CPU capability {r['torch_capability']}, {_threads(r['torch_threads'])}"
+                     + (f", its matmul by {blas}" if blas else ""))
+    numpy_blas = r.get("numpy_blas")
+    if numpy_blas:
+        lines.append(f"NumPy's a @ b: {numpy_blas['library']} {numpy_blas.get('version') or ''}, "
+                     f"core type {numpy_blas.get('core_type') or '-'}, {_threads(numpy_blas['threads'])}")
+    others = [p for p in r.get("blas", []) if p is not numpy_blas and p != numpy_blas]
+    if others:
+        lines.append("other pools: " + "; ".join(
+            f"{p['library']} ({p.get('owner') or '?'})"
+            + (f" core type {p['core_type']}" if p.get("core_type") else "")
+            + f" {_threads(p['threads'])}" for p in others))
     pins = r.get("pins") or {}
     if pins:
         named = ", ".join(f"{k}={v}" for k, v in pins.items())

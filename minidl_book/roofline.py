@@ -211,19 +211,49 @@ def stream_bandwidth(total_bytes: int, kernel: str = "triad", repeats: int = 5,
 
 def level_footprints(caches: Mapping[str, int] | None = None) -> dict[str, int]:
     """Array footprints (bytes, all arrays of a kernel together) that live in each level:
-    half of L2, a quarter of L3 (more than L2 holds), and four times L3 for DRAM."""
+    half of one core's L2; a quarter of L3 but at least four times L2 (and at most half of
+    L3); eight times L3 (at least 128 MiB) for DRAM, so no part of it stays in a cache."""
     caches = cache_sizes() if caches is None else caches
     l2, l3 = caches["L2"], caches["L3"]
-    return {"L2": l2 // 2, "L3": max(l3 // 4, 2 * l2), "DRAM": max(4 * l3, 64 << 20)}
+    return {"L2": l2 // 2, "L3": min(max(l3 // 4, 4 * l2), l3 // 2), "DRAM": max(8 * l3, 128 << 20)}
 
 
 def bandwidth_roofs(caches: Mapping[str, int] | None = None, repeats: int = 5) -> dict[str, dict[str, float]]:
-    """``{level: {"copy": GB/s, "triad": GB/s, "bytes": footprint}}`` for L2, L3 and DRAM."""
+    """``{level: {"copy": GB/s, "triad": GB/s, "best": the faster, "bytes": footprint}}`` for
+    L2, L3 and DRAM. A level's roof is its ``best``: a roof bounds every kernel from above."""
     out = {}
     for level, footprint in level_footprints(caches).items():
         out[level] = {kernel: stream_bandwidth(footprint, kernel, repeats) for kernel in ("copy", "triad")}
+        out[level]["best"] = max(out[level]["copy"], out[level]["triad"])
         out[level]["bytes"] = float(footprint)
     return out
+
+
+#: Two levels "differ" when the nearer one streams at least this much faster.
+LEVELS_DIFFER = 1.15
+
+
+def level_gaps(bandwidths: Mapping[str, float]) -> dict[str, float]:
+    """Each level's bandwidth over the next farther one's (``"L2/L3"``, ``"L3/DRAM"``): the
+    check that the measured levels are different memories (:data:`LEVELS_DIFFER`)."""
+    names = [lvl for lvl in ("L2", "L3", "DRAM") if lvl in bandwidths]
+    return {f"{a}/{b}": bandwidths[a] / bandwidths[b] for a, b in zip(names, names[1:])}
+
+
+#: A working set larger than a level but at most this many times its size still finds part of
+#: its data there (a 32 MiB stream on a 32 MiB L3 ran between L3's and DRAM's bandwidth), so it
+#: is judged against that faster level: a roof must bound it from above.
+SPILL = 4
+
+
+def level_of(working_set: float, caches: Mapping[str, int] | None = None) -> str:
+    """The memory level a working set of ``working_set`` bytes streams from, the one its roof
+    is taken from: ``"L2"`` if it fits one core's L2, ``"L3"`` if it is at most
+    :data:`SPILL` times L3, ``"DRAM"`` beyond."""
+    caches = cache_sizes() if caches is None else caches
+    if working_set <= caches["L2"]:
+        return "L2"
+    return "L3" if working_set <= SPILL * caches["L3"] else "DRAM"
 
 
 # ----- the model: placing points, drawing the roofs -------------------------------------------
@@ -236,6 +266,13 @@ class Point:
     name: str
     counts: Counts
     seconds: float
+    #: the bytes the workload keeps live at once (its arrays), which decide the memory level it
+    #: streams from; 0 means ``counts.bytes`` (a single pass over its data)
+    working_set: float = 0.0
+
+    @property
+    def footprint(self) -> float:
+        return self.working_set or self.counts.bytes
 
     @property
     def intensity(self) -> float:
@@ -252,6 +289,20 @@ class Roofline:
 
     peak: float
     bandwidths: Mapping[str, float]
+    #: cache sizes for :meth:`level_of` (default: this machine's)
+    caches: Mapping[str, int] | None = None
+
+    def level_of(self, point: Point) -> str:
+        """The level ``point``'s working set streams from (:func:`level_of`)."""
+        return level_of(point.footprint, self.caches)
+
+    def own_roof(self, point: Point) -> float:
+        """GFLOP/s the roofs allow ``point``, its data coming from its own level."""
+        return self.attainable(point.intensity, self.level_of(point))
+
+    def own_fraction(self, point: Point) -> float:
+        """The share of its own level's roof that ``point`` reached (at most 1 for a roof)."""
+        return point.gflops / self.own_roof(point)
 
     def attainable(self, intensity: float, level: str = "DRAM") -> float:
         """GFLOP/s the roofs allow at ``intensity`` with the data coming from ``level``."""
@@ -274,11 +325,12 @@ class Roofline:
         return max(counts.flops / (self.peak * 1e9), counts.bytes / (self.bandwidths[level] * 1e9))
 
 
-def place(name: str, counts: Counts, seconds: float) -> Point:
-    """A measured point: ``counts`` done in ``seconds``."""
+def place(name: str, counts: Counts, seconds: float, working_set: float = 0.0) -> Point:
+    """A measured point: ``counts`` done in ``seconds`` over a ``working_set`` of bytes
+    (default: ``counts.bytes``)."""
     if seconds <= 0:
         raise ValueError(f"{name}: a time must be positive, got {seconds}")
-    return Point(name, counts, seconds)
+    return Point(name, counts, seconds, working_set)
 
 
 def draw(ax: Any, roof: Roofline, points: Sequence[Point], title: str = "") -> None:

@@ -68,3 +68,18 @@ def test_the_peer_report_names_every_side():
                                                "threads": 2}], "pins": {"OPENBLAS_CORETYPE": "Haswell"}})
     assert "avx2 (znver3)" in text and "CPU capability AVX2" in text and "core type Zen" in text
     assert "WARNING" in text and "OPENBLAS_CORETYPE=Haswell" in text
+
+
+def test_limit_pools_limits_every_pool_and_the_report_names_who_ran_the_products():
+    import numba
+    import numpy as np  # noqa: F401
+    import threadpoolctl
+
+    with peers.limit_pools(1):
+        assert all(pool["num_threads"] == 1 for pool in threadpoolctl.threadpool_info())
+        assert numba.get_num_threads() == 1
+        report = peers.peer_report()
+    text = peers.format_peer_report(report)
+    assert "NumPy's a @ b: openblas" in text and "1 thread," in text
+    if "torch_blas" in report:
+        assert report["torch_threads"] == 1 and "MKL" in report["torch_blas"]

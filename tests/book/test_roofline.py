@@ -159,3 +159,15 @@ def test_draw_puts_every_point_on_log_axes():
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     assert {t.get_text() for t in ax.texts} == {"a", "b"}
     plt.close(fig)
+
+
+def test_each_workload_is_judged_against_the_level_its_working_set_lives_in():
+    caches = {"L1d": 32 << 10, "L2": 1 << 20, "L3": 32 << 20}
+    assert rl.level_of(512 << 10, caches) == "L2"
+    assert rl.level_of(32 << 20, caches) == "L3"  # a working set the size of L3: partly in it
+    assert rl.level_of(rl.SPILL * (32 << 20) + 1, caches) == "DRAM"
+    roof = rl.Roofline(100.0, {"L2": 80.0, "L3": 40.0, "DRAM": 10.0}, caches)
+    point = rl.place("chain", rl.Counts(8e6, 8e6), 1e-3, working_set=16 << 20)
+    assert roof.level_of(point) == "L3" and roof.own_roof(point) == 40.0
+    assert roof.own_fraction(point) == pytest.approx(8.0 / 40.0)
+    assert rl.level_gaps({"L2": 80.0, "L3": 40.0, "DRAM": 10.0}) == {"L2/L3": 2.0, "L3/DRAM": 4.0}

@@ -1,0 +1,252 @@
+"""Build exercise of the dispatch chapter: write route's choice of device (rules 1-3).
+
+The reader writes ``routing_device(op, args) -> Device``: the device of the first tensor
+input (a creation op's ``device`` argument when there is none), every other tensor input
+on an equal device or a ``ValueError`` ("wrong device"), two autodiff inputs on the same
+checkpointing strategy, and an autodiff device whenever any input is on one. The checker
+installs it in place of ``minidl.dispatch.route``'s own for one run (with a route listener
+on, so every generated forwarder goes through ``route``) and runs five scenarios through
+real ops: a plain batch with a plain model, a plain batch with an autodiff model (forward
+and backward, against PyTorch), a device mismatch, a checkpointing mismatch, and Bool ops
+on an autodiff tensor. Rule 4 (wrap the result with the device) stays in ``route``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from hypothesis import strategies as st
+
+from minidl import Device, Tensor
+from minidl.dispatch import route as route_module
+from minidl.dispatch.route import validate_checkpointing
+from minidl_book.build_check import BuildExercise, Reference
+
+__trace_hide__ = True
+
+__all__ = ["PLANTED", "SCENARIOS", "exercise", "routing_device", "tensor_inputs",
+           "validate_checkpointing"]
+
+
+def tensor_inputs(args: dict):
+    """``(name, DispatchTensor)`` for every tensor input, in order (lists count, item by item)."""
+    for name, value in args.items():
+        yield from route_module._tensors(name, value)
+
+
+def routing_device(op, args):
+    """The device an op runs on: rules 1, 2 and 3."""
+    first, autodiff = None, None
+    for name, tensor in tensor_inputs(args):
+        if first is None:
+            first = tensor.device  # rule 1: the first tensor input decides
+        elif tensor.device != first:  # rule 2: equal devices, ignoring autodiff
+            raise ValueError(f"{op}: Input tensor {name} is on the wrong device: "
+                             f"expected {first}, found {tensor.device}")
+        if tensor.device.is_autodiff():
+            if autodiff is None:
+                autodiff = tensor.device
+            else:  # two autodiff inputs: one checkpointing strategy
+                validate_checkpointing(op, autodiff, tensor.device)
+    if first is None:
+        return args["device"]  # a creation op: its device argument
+    return autodiff or first  # rule 3: any autodiff input makes it autodiff
+
+
+# ----- planted wrong solutions ---------------------------------------------------------------
+def first_device_only(op, args):
+    """Rule 1 alone: a plain batch meeting an autodiff model goes to Flex."""
+    for _name, tensor in tensor_inputs(args):
+        return tensor.device
+    return args["device"]
+
+
+def by_identity(op, args):
+    """Rule 2 with ``is``: refuses a plain batch with an autodiff model."""
+    devices = [t.device for _n, t in tensor_inputs(args)]
+    if not devices:
+        return args["device"]
+    if any(d is not devices[0] for d in devices):
+        raise ValueError(f"{op}: Input tensor is on the wrong device")
+    return devices[0]
+
+
+def no_checkpointing_check(op, args):
+    """Rules 1-3 without the strategy check: the mismatch runs."""
+    devices = [t.device for _n, t in tensor_inputs(args)]
+    if not devices:
+        return args["device"]
+    if any(d != devices[0] for d in devices):
+        raise ValueError(f"{op}: Input tensor is on the wrong device")
+    return next((d for d in devices if d.is_autodiff()), devices[0])
+
+
+#: name → (wrong solution, the verdict kind it must get)
+PLANTED = {
+    "first device only": (first_device_only, "check"),
+    "devices compared by identity": (by_identity, "check"),
+    "no checkpointing check": (no_checkpointing_check, "check"),
+}
+
+# ----- the scenarios -------------------------------------------------------------------------
+PLAIN, AUTODIFF = Device.flex(), Device.flex().autodiff()
+#: scenario → (device of x, device of the layer's w and b, the error the op must raise or None)
+SCENARIOS = {
+    "plain batch, plain model": (PLAIN, PLAIN, None),
+    "plain batch, autodiff model": (PLAIN, AUTODIFF, None),
+    "autodiff batch, autodiff model": (AUTODIFF, AUTODIFF, None),
+    "ndarray batch, flex model": (Device.ndarray(), AUTODIFF, "wrong device"),
+    "checkpointing mismatch": (AUTODIFF, AUTODIFF.gradient_checkpointing(), "strategy mismatch"),
+    "bool ops on an autodiff tensor": (AUTODIFF, AUTODIFF, None),
+}
+
+
+def _listener(op, backend, args) -> None:
+    """A route listener: while one is on, every generated forwarder goes through route."""
+
+
+def route_run(solution: Any, case: dict) -> dict:
+    """Install ``solution`` as route's device choice for one run and drive the scenario."""
+    from minidl import functional
+
+    x_dev, w_dev, _error = SCENARIOS[case["scenario"]]
+    original = route_module._routing_device
+    chosen: list = []
+
+    def recorded(op, args):
+        device = solution(op, args)
+        chosen.append(f"{op} → {device!r}")
+        return device
+
+    route_module._routing_device = recorded
+    route_module.ROUTE_LISTENERS.append(_listener)
+    out: dict = {"_chosen": chosen}
+    try:
+        x = Tensor.from_numpy(case["x"], x_dev)
+        w = Tensor.from_numpy(case["w"], w_dev)
+        b = Tensor.from_numpy(case["b"], w_dev)
+        if w_dev.is_autodiff():
+            w, b = w.require_grad(), b.require_grad()
+        zeros = Tensor.zeros((1, 2), device=Device.ndarray())  # a creation op: no tensor input
+        out["_zeros on"] = zeros.device
+        if case["scenario"].startswith("bool"):
+            mask = (x > 0).bool_not()  # Bool ops on an autodiff device
+            out["_mask on"] = mask.device
+            y = x.mask_fill(mask, 0.0) @ w
+        else:
+            try:
+                y = functional.linear(x, w, b)
+            except ValueError as err:
+                out["_error"] = str(err)
+                return out
+            except (AttributeError, TypeError) as err:  # a backend got another's primitive
+                out["_crash"] = f"{type(err).__name__}: {err}"
+                return out
+        out["_out on"] = y.device
+        out["out"] = y.inner().to_numpy()
+        if y.device.is_autodiff():
+            grads = (y * Tensor.from_numpy(case["g"], y.device)).sum().backward()
+            out["grad w"] = w.grad(grads)
+            if not case["scenario"].startswith("bool"):
+                out["grad b"] = b.grad(grads)
+    finally:
+        route_module._routing_device = original
+        route_module.ROUTE_LISTENERS.remove(_listener)
+    return out
+
+
+def _torch(case: dict) -> dict:
+    _x_dev, w_dev, error = SCENARIOS[case["scenario"]]
+    if error:
+        return {}
+    x = torch.from_numpy(case["x"])
+    w, b = (torch.from_numpy(case[k]).requires_grad_(True) for k in ("w", "b"))
+    bool_ops = case["scenario"].startswith("bool")
+    y = x.masked_fill(x <= 0, 0.0) @ w if bool_ops else x @ w + b
+    want = {"out": y.detach().numpy()}
+    if w_dev.is_autodiff():
+        (y * torch.from_numpy(case["g"])).sum().backward()
+        want["grad w"] = w.grad.numpy()
+        if not bool_ops:
+            want["grad b"] = b.grad.numpy()
+    return want
+
+
+def _devices(solution, case, outputs, trace) -> str | None:
+    x_dev, w_dev, error = SCENARIOS[case["scenario"]]
+    where = f"In the scenario {case['scenario']!r} (x on {x_dev!r}, w and b on {w_dev!r})"
+    if outputs.get("_zeros on") != Device.ndarray():
+        return (f"Tensor.zeros(..., device=Device.ndarray()) landed on {outputs.get('_zeros on')!r}"
+                ": a creation op has no tensor input and is routed by its device argument")
+    if error:
+        raised = outputs.get("_error")
+        if raised is None:
+            return (f"{where}, linear ran and returned a tensor on {outputs.get('_out on')!r}; "
+                    f"it must fail with a ValueError ({error})")
+        if error not in raised:
+            return f"{where}, the op failed with {raised!r}; it must fail with {error!r}"
+        return None
+    if "_crash" in outputs:
+        return (f"{where}, linear crashed inside a backend ({outputs['_crash']}): your "
+                f"routing_device sent {outputs['_chosen'][-1]}, whose backend that received a "
+                "primitive it does not own")
+    if "_error" in outputs:
+        return f"{where}, the op failed with {outputs['_error']!r}; it must run"
+    want = w_dev if w_dev.is_autodiff() else x_dev
+    if outputs.get("_mask on") is not None and not outputs["_mask on"].is_autodiff():
+        return (f"{where}, the comparison's Bool result is on {outputs['_mask on']!r}: "
+                "an op routed by an autodiff input stays on the autodiff device")
+    found = outputs.get("_out on")
+    if found != want or found.is_autodiff() != want.is_autodiff():
+        return f"{where}, the output is on {found!r}; it must be on {want!r}"
+    return None
+
+
+def _cases() -> st.SearchStrategy:
+    value = st.floats(-3, 3, width=32, allow_nan=False, allow_subnormal=False)
+
+    def arrays(*shape):
+        size = int(np.prod(shape))
+        return st.lists(value, min_size=size, max_size=size).map(
+            lambda v: np.array(v, dtype=np.float32).reshape(shape))
+
+    def case(scenario, n, d_in, d_out):
+        return st.fixed_dictionaries({
+            "scenario": st.just(scenario), "x": arrays(n, d_in), "w": arrays(d_in, d_out),
+            "b": arrays(d_out), "g": arrays(n, d_out)})
+
+    dims = st.tuples(st.sampled_from(list(SCENARIOS)), st.integers(1, 3), st.integers(1, 3),
+                     st.integers(1, 3))
+    return dims.flatmap(lambda d: case(*d))
+
+
+def _example(scenario: str) -> dict:
+    rng = np.random.default_rng(len(scenario))
+    draw = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
+    return {"scenario": scenario, "x": draw(2, 3), "w": draw(3, 2), "b": draw(2),
+            "g": draw(2, 2)}
+
+
+def exercise(max_examples: int = 6) -> BuildExercise:
+    """The checker for the reader's ``routing_device(op, args)``."""
+    return BuildExercise(
+        "route's choice of device (rules 1-3)",
+        cases=_cases(),
+        run=route_run,
+        references=[Reference("PyTorch", _torch, rtol=1e-5, atol=1e-5)],
+        checks=[_devices],
+        examples=[_example(s) for s in SCENARIOS],
+        hints=[
+            "Walk tensor_inputs(args) once. Keep the first tensor's device; compare every "
+            "other one to it with == (it ignores autodiff) and raise ValueError if they differ.",
+            "While walking, remember the first autodiff device you meet; when a second "
+            "autodiff input comes, call validate_checkpointing(op, first_autodiff, its device).",
+            "Return the autodiff device if there was one, else the first device; with no "
+            "tensor input at all, return args['device'].",
+        ],
+        reference_solution=routing_device,
+        max_examples=max_examples,
+        order=("scenario", "x", "w", "b", "g"),
+    )

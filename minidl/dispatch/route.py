@@ -26,9 +26,14 @@ _BACKENDS = {
     "fusion": ("minidl.backends.fusion", "FusionFlex"),  # Fusion[Flex]
 }
 
-#: Called as ``listener(op, backend, args)`` for every routed op, by :func:`route` and by the
-#: generated forwarders' fast path alike (the path is the same with or without a listener);
-#: empty unless debugging.
+#: Called as ``listener(op, backend, args)`` for every op Dispatch hands to a backend, on the
+#: path it takes: a generated forwarder's fast path or :func:`route`. A listener here changes
+#: no path, so ``MINIDL_DEBUG`` (``minidl.debug.levels``) logs what runs without it.
+OP_LISTENERS: list[Callable] = []
+
+#: Called like :data:`OP_LISTENERS`, but while one is here every forwarder hands its call to
+#: :func:`route`, the general path: for a tool that replaces one of route's rules and must
+#: see every op (the dispatch chapter's route build-it). Empty otherwise.
 ROUTE_LISTENERS: list[Callable] = []
 
 # trace tools skip frames of this module: they are the plumbing, not a layer of the stack
@@ -146,7 +151,7 @@ def route(op: str, args: dict):
     backend = backend_for(device)
     lift = backend.from_inner if device.is_autodiff() else None
     unwrapped = {k: _unwrap(v, lift) for k, v in args.items()}
-    if ROUTE_LISTENERS:
-        for listener in ROUTE_LISTENERS:
+    if ROUTE_LISTENERS or OP_LISTENERS:
+        for listener in (*ROUTE_LISTENERS, *OP_LISTENERS):
             listener(op, backend, unwrapped)
     return wrap(getattr(backend, op)(**unwrapped), device)

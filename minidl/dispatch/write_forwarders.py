@@ -110,8 +110,8 @@ def _forwarder(name: str, fn) -> str:
     if not tensors:  # creation ops and the like: route by their device argument
         return f"\n    @classmethod\n    def {name}({sig}):\n{slow}"
     # The fast path, inlined: every tensor input on the same Device object (so no autodiff
-    # lifting), nothing else a tensor -> call the backend directly. A debug listener is told
-    # here, so the path it logs is the path taken without it.
+    # lifting), nothing else a tensor, no route listener -> call the backend directly. The op
+    # listeners (debug output) are told here, so the path they log is the path taken without them.
     first = tensors[0]
     conds = [f"type({t}) is DispatchTensor and {t}.device is device" for t in tensors[1:]]
     conds += [f"type({p.name}) is not DispatchTensor" for p in params
@@ -122,7 +122,7 @@ def _forwarder(name: str, fn) -> str:
     lines = [
         "\n    @classmethod",
         f"    def {name}({sig}):",
-        f"        if type({first}) is DispatchTensor:",
+        f"        if type({first}) is DispatchTensor and not ROUTE_LISTENERS:",
         f"            device = {first}.device",
     ]
     indent = "            "
@@ -131,8 +131,8 @@ def _forwarder(name: str, fn) -> str:
         indent += "    "
     lines += [
         f"{indent}backend = device.routed_backend or backend_for(device)",
-        f"{indent}if ROUTE_LISTENERS:",
-        f"{indent}    for listener in ROUTE_LISTENERS:",
+        f"{indent}if OP_LISTENERS:",
+        f"{indent}    for listener in OP_LISTENERS:",
         f"{indent}        listener({name!r}, backend, {{{heard}}})",
     ]
     backend_call = f"backend.{name}({call})"
@@ -155,7 +155,7 @@ def render(module: str) -> str:
         "from __future__ import annotations",
         "",
         f"from minidl.backend import PRIMITIVE_TYPES, {', '.join(sorted(['DType', proto.__name__]))}  # noqa: F401",
-        "from minidl.dispatch.route import ROUTE_LISTENERS, backend_for, route, wrap  # noqa: F401",
+        "from minidl.dispatch.route import OP_LISTENERS, ROUTE_LISTENERS, backend_for, route, wrap  # noqa: F401",
         "from minidl.dispatch.tensor import DispatchTensor  # noqa: F401",
         "",
         "",
@@ -163,8 +163,8 @@ def render(module: str) -> str:
         f'    """Forwards every {proto.__name__} op to the backend of its first input\'s device.',
         "",
         "    When every tensor input sits on the same device, the forwarder calls that device's",
-        "    backend itself (telling any ``ROUTE_LISTENERS`` first); any other case (mixed devices,",
-        '    autodiff lifting) goes through ``route``, which decides the general way."""',
+        "    backend itself (telling the ``OP_LISTENERS`` first); any other case (mixed devices,",
+        '    autodiff lifting, a route listener) goes through ``route``, which decides the general way."""',
     ]
     body = []
     for name in op_names(proto):  # the protocol's own ops, in declaration order

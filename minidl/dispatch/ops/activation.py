@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from minidl.backend import PRIMITIVE_TYPES, ActivationOps, DType  # noqa: F401
-from minidl.dispatch.route import ROUTE_LISTENERS, backend_for, route, wrap  # noqa: F401
+from minidl.dispatch.route import OP_LISTENERS, ROUTE_LISTENERS, backend_for, route, wrap  # noqa: F401
 from minidl.dispatch.tensor import DispatchTensor  # noqa: F401
 
 
@@ -11,15 +11,15 @@ class ActivationForwarding(ActivationOps):
     """Forwards every ActivationOps op to the backend of its first input's device.
 
     When every tensor input sits on the same device, the forwarder calls that device's
-    backend itself (telling any ``ROUTE_LISTENERS`` first); any other case (mixed devices,
-    autodiff lifting) goes through ``route``, which decides the general way."""
+    backend itself (telling the ``OP_LISTENERS`` first); any other case (mixed devices,
+    autodiff lifting, a route listener) goes through ``route``, which decides the general way."""
     @classmethod
     def relu(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('relu', backend, {'tensor': tensor.backend_tensor})
             out = backend.relu(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -27,12 +27,12 @@ class ActivationForwarding(ActivationOps):
 
     @classmethod
     def relu_backward(cls, output, grad):
-        if type(output) is DispatchTensor:
+        if type(output) is DispatchTensor and not ROUTE_LISTENERS:
             device = output.device
             if type(grad) is DispatchTensor and grad.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('relu_backward', backend, {'output': output.backend_tensor, 'grad': grad.backend_tensor})
                 out = backend.relu_backward(output.backend_tensor, grad.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -40,11 +40,11 @@ class ActivationForwarding(ActivationOps):
 
     @classmethod
     def leaky_relu(cls, tensor, negative_slope):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('leaky_relu', backend, {'tensor': tensor.backend_tensor, 'negative_slope': negative_slope})
             out = backend.leaky_relu(tensor.backend_tensor, negative_slope)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -52,11 +52,11 @@ class ActivationForwarding(ActivationOps):
 
     @classmethod
     def gelu(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('gelu', backend, {'tensor': tensor.backend_tensor})
             out = backend.gelu(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -64,12 +64,12 @@ class ActivationForwarding(ActivationOps):
 
     @classmethod
     def gelu_backward(cls, x, grad):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(grad) is DispatchTensor and grad.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('gelu_backward', backend, {'x': x.backend_tensor, 'grad': grad.backend_tensor})
                 out = backend.gelu_backward(x.backend_tensor, grad.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -77,11 +77,11 @@ class ActivationForwarding(ActivationOps):
 
     @classmethod
     def sigmoid(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('sigmoid', backend, {'tensor': tensor.backend_tensor})
             out = backend.sigmoid(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -89,12 +89,12 @@ class ActivationForwarding(ActivationOps):
 
     @classmethod
     def sigmoid_backward(cls, output, grad):
-        if type(output) is DispatchTensor:
+        if type(output) is DispatchTensor and not ROUTE_LISTENERS:
             device = output.device
             if type(grad) is DispatchTensor and grad.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('sigmoid_backward', backend, {'output': output.backend_tensor, 'grad': grad.backend_tensor})
                 out = backend.sigmoid_backward(output.backend_tensor, grad.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -102,11 +102,11 @@ class ActivationForwarding(ActivationOps):
 
     @classmethod
     def softmax(cls, tensor, dim):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('softmax', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
             out = backend.softmax(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -114,11 +114,11 @@ class ActivationForwarding(ActivationOps):
 
     @classmethod
     def log_softmax(cls, tensor, dim):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('log_softmax', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
             out = backend.log_softmax(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)

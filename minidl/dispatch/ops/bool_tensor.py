@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from minidl.backend import PRIMITIVE_TYPES, BoolTensorOps, DType  # noqa: F401
-from minidl.dispatch.route import ROUTE_LISTENERS, backend_for, route, wrap  # noqa: F401
+from minidl.dispatch.route import OP_LISTENERS, ROUTE_LISTENERS, backend_for, route, wrap  # noqa: F401
 from minidl.dispatch.tensor import DispatchTensor  # noqa: F401
 
 
@@ -11,19 +11,19 @@ class BoolForwarding(BoolTensorOps):
     """Forwards every BoolTensorOps op to the backend of its first input's device.
 
     When every tensor input sits on the same device, the forwarder calls that device's
-    backend itself (telling any ``ROUTE_LISTENERS`` first); any other case (mixed devices,
-    autodiff lifting) goes through ``route``, which decides the general way."""
+    backend itself (telling the ``OP_LISTENERS`` first); any other case (mixed devices,
+    autodiff lifting, a route listener) goes through ``route``, which decides the general way."""
     @classmethod
     def bool_from_data(cls, data, device):
         return route('bool_from_data', {'data': data, 'device': device})
 
     @classmethod
     def bool_into_data(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('bool_into_data', backend, {'tensor': tensor.backend_tensor})
             out = backend.bool_into_data(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -31,11 +31,11 @@ class BoolForwarding(BoolTensorOps):
 
     @classmethod
     def bool_into_int(cls, tensor, dtype):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('bool_into_int', backend, {'tensor': tensor.backend_tensor, 'dtype': dtype})
             out = backend.bool_into_int(tensor.backend_tensor, dtype)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -43,11 +43,11 @@ class BoolForwarding(BoolTensorOps):
 
     @classmethod
     def bool_into_float(cls, tensor, dtype=DType.F32):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('bool_into_float', backend, {'tensor': tensor.backend_tensor, 'dtype': dtype})
             out = backend.bool_into_float(tensor.backend_tensor, dtype)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -55,11 +55,11 @@ class BoolForwarding(BoolTensorOps):
 
     @classmethod
     def bool_not(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('bool_not', backend, {'tensor': tensor.backend_tensor})
             out = backend.bool_not(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -67,12 +67,12 @@ class BoolForwarding(BoolTensorOps):
 
     @classmethod
     def bool_and(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('bool_and', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 out = backend.bool_and(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -80,12 +80,12 @@ class BoolForwarding(BoolTensorOps):
 
     @classmethod
     def bool_or(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('bool_or', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 out = backend.bool_or(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -93,12 +93,12 @@ class BoolForwarding(BoolTensorOps):
 
     @classmethod
     def bool_equal(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('bool_equal', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 out = backend.bool_equal(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -106,12 +106,12 @@ class BoolForwarding(BoolTensorOps):
 
     @classmethod
     def bool_xor(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('bool_xor', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 out = backend.bool_xor(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -119,11 +119,11 @@ class BoolForwarding(BoolTensorOps):
 
     @classmethod
     def bool_reshape(cls, tensor, shape):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('bool_reshape', backend, {'tensor': tensor.backend_tensor, 'shape': shape})
             out = backend.bool_reshape(tensor.backend_tensor, shape)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -131,11 +131,11 @@ class BoolForwarding(BoolTensorOps):
 
     @classmethod
     def bool_swap_dims(cls, tensor, dim1, dim2):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('bool_swap_dims', backend, {'tensor': tensor.backend_tensor, 'dim1': dim1, 'dim2': dim2})
             out = backend.bool_swap_dims(tensor.backend_tensor, dim1, dim2)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -143,11 +143,11 @@ class BoolForwarding(BoolTensorOps):
 
     @classmethod
     def bool_permute(cls, tensor, axes):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('bool_permute', backend, {'tensor': tensor.backend_tensor, 'axes': axes})
             out = backend.bool_permute(tensor.backend_tensor, axes)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -155,11 +155,11 @@ class BoolForwarding(BoolTensorOps):
 
     @classmethod
     def bool_flip(cls, tensor, axes):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('bool_flip', backend, {'tensor': tensor.backend_tensor, 'axes': axes})
             out = backend.bool_flip(tensor.backend_tensor, axes)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -167,11 +167,11 @@ class BoolForwarding(BoolTensorOps):
 
     @classmethod
     def bool_expand(cls, tensor, shape):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('bool_expand', backend, {'tensor': tensor.backend_tensor, 'shape': shape})
             out = backend.bool_expand(tensor.backend_tensor, shape)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -179,11 +179,11 @@ class BoolForwarding(BoolTensorOps):
 
     @classmethod
     def bool_slice(cls, tensor, slices):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('bool_slice', backend, {'tensor': tensor.backend_tensor, 'slices': slices})
             out = backend.bool_slice(tensor.backend_tensor, slices)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -195,11 +195,11 @@ class BoolForwarding(BoolTensorOps):
 
     @classmethod
     def bool_any(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('bool_any', backend, {'tensor': tensor.backend_tensor})
             out = backend.bool_any(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -207,11 +207,11 @@ class BoolForwarding(BoolTensorOps):
 
     @classmethod
     def bool_all(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('bool_all', backend, {'tensor': tensor.backend_tensor})
             out = backend.bool_all(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)

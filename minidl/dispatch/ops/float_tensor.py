@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from minidl.backend import PRIMITIVE_TYPES, DType, FloatTensorOps  # noqa: F401
-from minidl.dispatch.route import ROUTE_LISTENERS, backend_for, route, wrap  # noqa: F401
+from minidl.dispatch.route import OP_LISTENERS, ROUTE_LISTENERS, backend_for, route, wrap  # noqa: F401
 from minidl.dispatch.tensor import DispatchTensor  # noqa: F401
 
 
@@ -11,19 +11,19 @@ class FloatForwarding(FloatTensorOps):
     """Forwards every FloatTensorOps op to the backend of its first input's device.
 
     When every tensor input sits on the same device, the forwarder calls that device's
-    backend itself (telling any ``ROUTE_LISTENERS`` first); any other case (mixed devices,
-    autodiff lifting) goes through ``route``, which decides the general way."""
+    backend itself (telling the ``OP_LISTENERS`` first); any other case (mixed devices,
+    autodiff lifting, a route listener) goes through ``route``, which decides the general way."""
     @classmethod
     def float_from_data(cls, data, device):
         return route('float_from_data', {'data': data, 'device': device})
 
     @classmethod
     def float_into_data(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_into_data', backend, {'tensor': tensor.backend_tensor})
             out = backend.float_into_data(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -51,11 +51,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_cast(cls, tensor, dtype):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_cast', backend, {'tensor': tensor.backend_tensor, 'dtype': dtype})
             out = backend.float_cast(tensor.backend_tensor, dtype)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -63,11 +63,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_into_int(cls, tensor, dtype):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_into_int', backend, {'tensor': tensor.backend_tensor, 'dtype': dtype})
             out = backend.float_into_int(tensor.backend_tensor, dtype)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -75,11 +75,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_detach(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_detach', backend, {'tensor': tensor.backend_tensor})
             out = backend.float_detach(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -87,11 +87,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_require_grad(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_require_grad', backend, {'tensor': tensor.backend_tensor})
             out = backend.float_require_grad(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -99,11 +99,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_set_require_grad(cls, tensor, require_grad):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_set_require_grad', backend, {'tensor': tensor.backend_tensor, 'require_grad': require_grad})
             out = backend.float_set_require_grad(tensor.backend_tensor, require_grad)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -111,11 +111,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_is_require_grad(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_is_require_grad', backend, {'tensor': tensor.backend_tensor})
             out = backend.float_is_require_grad(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -123,60 +123,60 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_add(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_add', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 return DispatchTensor(backend.float_add(lhs.backend_tensor, rhs.backend_tensor), device)
         return route('float_add', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_sub(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_sub', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 return DispatchTensor(backend.float_sub(lhs.backend_tensor, rhs.backend_tensor), device)
         return route('float_sub', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_mul(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_mul', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 return DispatchTensor(backend.float_mul(lhs.backend_tensor, rhs.backend_tensor), device)
         return route('float_mul', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_div(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_div', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 return DispatchTensor(backend.float_div(lhs.backend_tensor, rhs.backend_tensor), device)
         return route('float_div', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_powf(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_powf', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 out = backend.float_powf(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -184,60 +184,60 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_add_scalar(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_add_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
                 return DispatchTensor(backend.float_add_scalar(lhs.backend_tensor, rhs), device)
         return route('float_add_scalar', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_sub_scalar(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_sub_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
                 return DispatchTensor(backend.float_sub_scalar(lhs.backend_tensor, rhs), device)
         return route('float_sub_scalar', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_mul_scalar(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_mul_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
                 return DispatchTensor(backend.float_mul_scalar(lhs.backend_tensor, rhs), device)
         return route('float_mul_scalar', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_div_scalar(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_div_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
                 return DispatchTensor(backend.float_div_scalar(lhs.backend_tensor, rhs), device)
         return route('float_div_scalar', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_powf_scalar(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_powf_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
                 out = backend.float_powf_scalar(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -245,12 +245,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_remainder_scalar(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_remainder_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
                 out = backend.float_remainder_scalar(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -258,22 +258,22 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_neg(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_neg', backend, {'tensor': tensor.backend_tensor})
             return DispatchTensor(backend.float_neg(tensor.backend_tensor), device)
         return route('float_neg', {'tensor': tensor})
 
     @classmethod
     def float_recip(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_recip', backend, {'tensor': tensor.backend_tensor})
             out = backend.float_recip(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -281,12 +281,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_max_pair(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_max_pair', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 out = backend.float_max_pair(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -294,12 +294,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_min_pair(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_min_pair', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 out = backend.float_min_pair(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -307,12 +307,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_clamp_min(cls, tensor, min):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(min) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_clamp_min', backend, {'tensor': tensor.backend_tensor, 'min': min})
                 out = backend.float_clamp_min(tensor.backend_tensor, min)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -320,12 +320,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_clamp_max(cls, tensor, max):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(max) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_clamp_max', backend, {'tensor': tensor.backend_tensor, 'max': max})
                 out = backend.float_clamp_max(tensor.backend_tensor, max)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -333,12 +333,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_clamp(cls, tensor, min, max):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(min) is not DispatchTensor and type(max) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_clamp', backend, {'tensor': tensor.backend_tensor, 'min': min, 'max': max})
                 out = backend.float_clamp(tensor.backend_tensor, min, max)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -346,33 +346,33 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_exp(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_exp', backend, {'tensor': tensor.backend_tensor})
             return DispatchTensor(backend.float_exp(tensor.backend_tensor), device)
         return route('float_exp', {'tensor': tensor})
 
     @classmethod
     def float_log(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_log', backend, {'tensor': tensor.backend_tensor})
             return DispatchTensor(backend.float_log(tensor.backend_tensor), device)
         return route('float_log', {'tensor': tensor})
 
     @classmethod
     def float_log1p(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_log1p', backend, {'tensor': tensor.backend_tensor})
             out = backend.float_log1p(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -380,11 +380,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_sqrt(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_sqrt', backend, {'tensor': tensor.backend_tensor})
             out = backend.float_sqrt(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -392,11 +392,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_abs(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_abs', backend, {'tensor': tensor.backend_tensor})
             out = backend.float_abs(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -404,11 +404,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_tanh(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_tanh', backend, {'tensor': tensor.backend_tensor})
             out = backend.float_tanh(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -416,11 +416,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_sin(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_sin', backend, {'tensor': tensor.backend_tensor})
             out = backend.float_sin(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -428,11 +428,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_cos(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_cos', backend, {'tensor': tensor.backend_tensor})
             out = backend.float_cos(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -440,11 +440,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_erf(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_erf', backend, {'tensor': tensor.backend_tensor})
             out = backend.float_erf(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -452,11 +452,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_floor(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_floor', backend, {'tensor': tensor.backend_tensor})
             out = backend.float_floor(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -464,11 +464,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_sign(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_sign', backend, {'tensor': tensor.backend_tensor})
             out = backend.float_sign(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -476,12 +476,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_equal(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_equal', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 out = backend.float_equal(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -489,12 +489,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_greater(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_greater', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 out = backend.float_greater(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -502,12 +502,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_lower(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_lower', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 out = backend.float_lower(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -515,12 +515,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_not_equal(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_not_equal', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 out = backend.float_not_equal(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -528,12 +528,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_greater_equal(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_greater_equal', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 out = backend.float_greater_equal(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -541,12 +541,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_lower_equal(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_lower_equal', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 out = backend.float_lower_equal(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -554,12 +554,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_equal_elem(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_equal_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
                 out = backend.float_equal_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -567,12 +567,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_not_equal_elem(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_not_equal_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
                 out = backend.float_not_equal_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -580,12 +580,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_greater_elem(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_greater_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
                 out = backend.float_greater_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -593,12 +593,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_greater_equal_elem(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_greater_equal_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
                 out = backend.float_greater_equal_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -606,12 +606,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_lower_elem(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_lower_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
                 out = backend.float_lower_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -619,12 +619,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_lower_equal_elem(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_lower_equal_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
                 out = backend.float_lower_equal_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -632,23 +632,23 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_matmul(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_matmul', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 return DispatchTensor(backend.float_matmul(lhs.backend_tensor, rhs.backend_tensor), device)
         return route('float_matmul', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_sum(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_sum', backend, {'tensor': tensor.backend_tensor})
             out = backend.float_sum(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -656,33 +656,33 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_sum_dim(cls, tensor, dim):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_sum_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
             return DispatchTensor(backend.float_sum_dim(tensor.backend_tensor, dim), device)
         return route('float_sum_dim', {'tensor': tensor, 'dim': dim})
 
     @classmethod
     def float_mean(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_mean', backend, {'tensor': tensor.backend_tensor})
             return DispatchTensor(backend.float_mean(tensor.backend_tensor), device)
         return route('float_mean', {'tensor': tensor})
 
     @classmethod
     def float_mean_dim(cls, tensor, dim):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_mean_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
             out = backend.float_mean_dim(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -690,11 +690,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_prod(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_prod', backend, {'tensor': tensor.backend_tensor})
             out = backend.float_prod(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -702,11 +702,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_prod_dim(cls, tensor, dim):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_prod_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
             out = backend.float_prod_dim(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -714,11 +714,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_max_dim(cls, tensor, dim):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_max_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
             out = backend.float_max_dim(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -726,11 +726,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_min_dim(cls, tensor, dim):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_min_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
             out = backend.float_min_dim(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -738,11 +738,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_argmax(cls, tensor, dim):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_argmax', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
             out = backend.float_argmax(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -750,11 +750,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_argmin(cls, tensor, dim):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_argmin', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
             out = backend.float_argmin(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -762,11 +762,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_max(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_max', backend, {'tensor': tensor.backend_tensor})
             out = backend.float_max(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -774,11 +774,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_min(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_min', backend, {'tensor': tensor.backend_tensor})
             out = backend.float_min(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -786,11 +786,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_max_dim_with_indices(cls, tensor, dim):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_max_dim_with_indices', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
             out = backend.float_max_dim_with_indices(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -798,11 +798,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_min_dim_with_indices(cls, tensor, dim):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_min_dim_with_indices', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
             out = backend.float_min_dim_with_indices(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -810,22 +810,22 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_reshape(cls, tensor, shape):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_reshape', backend, {'tensor': tensor.backend_tensor, 'shape': shape})
             return DispatchTensor(backend.float_reshape(tensor.backend_tensor, shape), device)
         return route('float_reshape', {'tensor': tensor, 'shape': shape})
 
     @classmethod
     def float_swap_dims(cls, tensor, dim1, dim2):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_swap_dims', backend, {'tensor': tensor.backend_tensor, 'dim1': dim1, 'dim2': dim2})
             out = backend.float_swap_dims(tensor.backend_tensor, dim1, dim2)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -833,11 +833,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_permute(cls, tensor, axes):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_permute', backend, {'tensor': tensor.backend_tensor, 'axes': axes})
             out = backend.float_permute(tensor.backend_tensor, axes)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -845,11 +845,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_flip(cls, tensor, axes):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_flip', backend, {'tensor': tensor.backend_tensor, 'axes': axes})
             out = backend.float_flip(tensor.backend_tensor, axes)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -857,11 +857,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_expand(cls, tensor, shape):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_expand', backend, {'tensor': tensor.backend_tensor, 'shape': shape})
             out = backend.float_expand(tensor.backend_tensor, shape)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -869,11 +869,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_slice(cls, tensor, slices):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_slice', backend, {'tensor': tensor.backend_tensor, 'slices': slices})
             out = backend.float_slice(tensor.backend_tensor, slices)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -881,12 +881,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_slice_assign(cls, tensor, slices, value):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(value) is DispatchTensor and value.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_slice_assign', backend, {'tensor': tensor.backend_tensor, 'slices': slices, 'value': value.backend_tensor})
                 out = backend.float_slice_assign(tensor.backend_tensor, slices, value.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -898,12 +898,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_gather(cls, dim, tensor, indices):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_gather', backend, {'dim': dim, 'tensor': tensor.backend_tensor, 'indices': indices.backend_tensor})
                 out = backend.float_gather(dim, tensor.backend_tensor, indices.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -911,12 +911,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_scatter(cls, dim, tensor, indices, value):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device and type(value) is DispatchTensor and value.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_scatter', backend, {'dim': dim, 'tensor': tensor.backend_tensor, 'indices': indices.backend_tensor, 'value': value.backend_tensor})
                 out = backend.float_scatter(dim, tensor.backend_tensor, indices.backend_tensor, value.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -924,12 +924,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_select(cls, tensor, dim, indices):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_select', backend, {'tensor': tensor.backend_tensor, 'dim': dim, 'indices': indices.backend_tensor})
                 out = backend.float_select(tensor.backend_tensor, dim, indices.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -937,12 +937,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_select_assign(cls, tensor, dim, indices, value):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device and type(value) is DispatchTensor and value.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_select_assign', backend, {'tensor': tensor.backend_tensor, 'dim': dim, 'indices': indices.backend_tensor, 'value': value.backend_tensor})
                 out = backend.float_select_assign(tensor.backend_tensor, dim, indices.backend_tensor, value.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -950,12 +950,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_mask_where(cls, tensor, mask, value):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(mask) is DispatchTensor and mask.device is device and type(value) is DispatchTensor and value.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_mask_where', backend, {'tensor': tensor.backend_tensor, 'mask': mask.backend_tensor, 'value': value.backend_tensor})
                 out = backend.float_mask_where(tensor.backend_tensor, mask.backend_tensor, value.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -963,12 +963,12 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_mask_fill(cls, tensor, mask, value):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(mask) is DispatchTensor and mask.device is device and type(value) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('float_mask_fill', backend, {'tensor': tensor.backend_tensor, 'mask': mask.backend_tensor, 'value': value})
                 out = backend.float_mask_fill(tensor.backend_tensor, mask.backend_tensor, value)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -976,11 +976,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_repeat_dim(cls, tensor, dim, times):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_repeat_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim, 'times': times})
             out = backend.float_repeat_dim(tensor.backend_tensor, dim, times)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -988,11 +988,11 @@ class FloatForwarding(FloatTensorOps):
 
     @classmethod
     def float_transpose(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('float_transpose', backend, {'tensor': tensor.backend_tensor})
             return DispatchTensor(backend.float_transpose(tensor.backend_tensor), device)
         return route('float_transpose', {'tensor': tensor})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from minidl.backend import PRIMITIVE_TYPES, DType, IntTensorOps  # noqa: F401
-from minidl.dispatch.route import ROUTE_LISTENERS, backend_for, route, wrap  # noqa: F401
+from minidl.dispatch.route import OP_LISTENERS, ROUTE_LISTENERS, backend_for, route, wrap  # noqa: F401
 from minidl.dispatch.tensor import DispatchTensor  # noqa: F401
 
 
@@ -11,19 +11,19 @@ class IntForwarding(IntTensorOps):
     """Forwards every IntTensorOps op to the backend of its first input's device.
 
     When every tensor input sits on the same device, the forwarder calls that device's
-    backend itself (telling any ``ROUTE_LISTENERS`` first); any other case (mixed devices,
-    autodiff lifting) goes through ``route``, which decides the general way."""
+    backend itself (telling the ``OP_LISTENERS`` first); any other case (mixed devices,
+    autodiff lifting, a route listener) goes through ``route``, which decides the general way."""
     @classmethod
     def int_from_data(cls, data, device):
         return route('int_from_data', {'data': data, 'device': device})
 
     @classmethod
     def int_into_data(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('int_into_data', backend, {'tensor': tensor.backend_tensor})
             out = backend.int_into_data(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -43,11 +43,11 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_cast(cls, tensor, dtype):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('int_cast', backend, {'tensor': tensor.backend_tensor, 'dtype': dtype})
             out = backend.int_cast(tensor.backend_tensor, dtype)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -55,11 +55,11 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_into_float(cls, tensor, dtype):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('int_into_float', backend, {'tensor': tensor.backend_tensor, 'dtype': dtype})
             out = backend.int_into_float(tensor.backend_tensor, dtype)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -67,12 +67,12 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_add(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('int_add', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 out = backend.int_add(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -80,12 +80,12 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_sub(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('int_sub', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 out = backend.int_sub(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -93,12 +93,12 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_mul(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('int_mul', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 out = backend.int_mul(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -106,12 +106,12 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_div(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('int_div', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 out = backend.int_div(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -119,12 +119,12 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_remainder(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('int_remainder', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 out = backend.int_remainder(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -132,12 +132,12 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_add_scalar(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('int_add_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
                 out = backend.int_add_scalar(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -145,12 +145,12 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_mul_scalar(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('int_mul_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
                 out = backend.int_mul_scalar(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -158,12 +158,12 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_sub_scalar(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('int_sub_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
                 out = backend.int_sub_scalar(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -171,11 +171,11 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_neg(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('int_neg', backend, {'tensor': tensor.backend_tensor})
             out = backend.int_neg(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -183,11 +183,11 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_abs(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('int_abs', backend, {'tensor': tensor.backend_tensor})
             out = backend.int_abs(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -195,12 +195,12 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_equal(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('int_equal', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 out = backend.int_equal(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -208,12 +208,12 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_greater(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('int_greater', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 out = backend.int_greater(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -221,12 +221,12 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_lower(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('int_lower', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
                 out = backend.int_lower(lhs.backend_tensor, rhs.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -234,12 +234,12 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_equal_elem(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('int_equal_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
                 out = backend.int_equal_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -247,12 +247,12 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_greater_elem(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('int_greater_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
                 out = backend.int_greater_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -260,12 +260,12 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_lower_elem(cls, lhs, rhs):
-        if type(lhs) is DispatchTensor:
+        if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('int_lower_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
                 out = backend.int_lower_elem(lhs.backend_tensor, rhs)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -273,11 +273,11 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_sum(cls, tensor):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('int_sum', backend, {'tensor': tensor.backend_tensor})
             out = backend.int_sum(tensor.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -285,11 +285,11 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_sum_dim(cls, tensor, dim):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('int_sum_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
             out = backend.int_sum_dim(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -297,11 +297,11 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_max_dim(cls, tensor, dim):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('int_max_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
             out = backend.int_max_dim(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -309,11 +309,11 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_min_dim(cls, tensor, dim):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('int_min_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
             out = backend.int_min_dim(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -321,11 +321,11 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_argmax(cls, tensor, dim):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('int_argmax', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
             out = backend.int_argmax(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -333,11 +333,11 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_argmin(cls, tensor, dim):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('int_argmin', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
             out = backend.int_argmin(tensor.backend_tensor, dim)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -345,11 +345,11 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_reshape(cls, tensor, shape):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('int_reshape', backend, {'tensor': tensor.backend_tensor, 'shape': shape})
             out = backend.int_reshape(tensor.backend_tensor, shape)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -357,11 +357,11 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_swap_dims(cls, tensor, dim1, dim2):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('int_swap_dims', backend, {'tensor': tensor.backend_tensor, 'dim1': dim1, 'dim2': dim2})
             out = backend.int_swap_dims(tensor.backend_tensor, dim1, dim2)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -369,11 +369,11 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_permute(cls, tensor, axes):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('int_permute', backend, {'tensor': tensor.backend_tensor, 'axes': axes})
             out = backend.int_permute(tensor.backend_tensor, axes)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -381,11 +381,11 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_flip(cls, tensor, axes):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('int_flip', backend, {'tensor': tensor.backend_tensor, 'axes': axes})
             out = backend.int_flip(tensor.backend_tensor, axes)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -393,11 +393,11 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_expand(cls, tensor, shape):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('int_expand', backend, {'tensor': tensor.backend_tensor, 'shape': shape})
             out = backend.int_expand(tensor.backend_tensor, shape)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -405,11 +405,11 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_slice(cls, tensor, slices):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('int_slice', backend, {'tensor': tensor.backend_tensor, 'slices': slices})
             out = backend.int_slice(tensor.backend_tensor, slices)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -417,12 +417,12 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_slice_assign(cls, tensor, slices, value):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(value) is DispatchTensor and value.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('int_slice_assign', backend, {'tensor': tensor.backend_tensor, 'slices': slices, 'value': value.backend_tensor})
                 out = backend.int_slice_assign(tensor.backend_tensor, slices, value.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -434,12 +434,12 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_gather(cls, dim, tensor, indices):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('int_gather', backend, {'dim': dim, 'tensor': tensor.backend_tensor, 'indices': indices.backend_tensor})
                 out = backend.int_gather(dim, tensor.backend_tensor, indices.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -447,12 +447,12 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_scatter(cls, dim, tensor, indices, value):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device and type(value) is DispatchTensor and value.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('int_scatter', backend, {'dim': dim, 'tensor': tensor.backend_tensor, 'indices': indices.backend_tensor, 'value': value.backend_tensor})
                 out = backend.int_scatter(dim, tensor.backend_tensor, indices.backend_tensor, value.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -460,12 +460,12 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_select(cls, tensor, dim, indices):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('int_select', backend, {'tensor': tensor.backend_tensor, 'dim': dim, 'indices': indices.backend_tensor})
                 out = backend.int_select(tensor.backend_tensor, dim, indices.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -473,12 +473,12 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_select_assign(cls, tensor, dim, indices, value):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device and type(value) is DispatchTensor and value.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('int_select_assign', backend, {'tensor': tensor.backend_tensor, 'dim': dim, 'indices': indices.backend_tensor, 'value': value.backend_tensor})
                 out = backend.int_select_assign(tensor.backend_tensor, dim, indices.backend_tensor, value.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -486,12 +486,12 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_mask_where(cls, tensor, mask, value):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(mask) is DispatchTensor and mask.device is device and type(value) is DispatchTensor and value.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('int_mask_where', backend, {'tensor': tensor.backend_tensor, 'mask': mask.backend_tensor, 'value': value.backend_tensor})
                 out = backend.int_mask_where(tensor.backend_tensor, mask.backend_tensor, value.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -499,12 +499,12 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_mask_fill(cls, tensor, mask, value):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(mask) is DispatchTensor and mask.device is device and type(value) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('int_mask_fill', backend, {'tensor': tensor.backend_tensor, 'mask': mask.backend_tensor, 'value': value})
                 out = backend.int_mask_fill(tensor.backend_tensor, mask.backend_tensor, value)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -512,11 +512,11 @@ class IntForwarding(IntTensorOps):
 
     @classmethod
     def int_repeat_dim(cls, tensor, dim, times):
-        if type(tensor) is DispatchTensor:
+        if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('int_repeat_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim, 'times': times})
             out = backend.int_repeat_dim(tensor.backend_tensor, dim, times)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from minidl.backend import PRIMITIVE_TYPES, DType, ModuleOps  # noqa: F401
-from minidl.dispatch.route import ROUTE_LISTENERS, backend_for, route, wrap  # noqa: F401
+from minidl.dispatch.route import OP_LISTENERS, ROUTE_LISTENERS, backend_for, route, wrap  # noqa: F401
 from minidl.dispatch.tensor import DispatchTensor  # noqa: F401
 
 
@@ -11,8 +11,8 @@ class ModuleForwarding(ModuleOps):
     """Forwards every ModuleOps op to the backend of its first input's device.
 
     When every tensor input sits on the same device, the forwarder calls that device's
-    backend itself (telling any ``ROUTE_LISTENERS`` first); any other case (mixed devices,
-    autodiff lifting) goes through ``route``, which decides the general way."""
+    backend itself (telling the ``OP_LISTENERS`` first); any other case (mixed devices,
+    autodiff lifting, a route listener) goes through ``route``, which decides the general way."""
     # TODO: linear ops
     # def linear(cls, x, weight, bias=None):
     #     ...
@@ -25,12 +25,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def conv2d(cls, x, weight, bias, options):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(weight) is DispatchTensor and weight.device is device and type(bias) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('conv2d', backend, {'x': x.backend_tensor, 'weight': weight.backend_tensor, 'bias': bias, 'options': options})
                 out = backend.conv2d(x.backend_tensor, weight.backend_tensor, bias, options)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -38,12 +38,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def conv2d_x_backward(cls, x, weight, output_grad, options):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(weight) is DispatchTensor and weight.device is device and type(output_grad) is DispatchTensor and output_grad.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('conv2d_x_backward', backend, {'x': x.backend_tensor, 'weight': weight.backend_tensor, 'output_grad': output_grad.backend_tensor, 'options': options})
                 out = backend.conv2d_x_backward(x.backend_tensor, weight.backend_tensor, output_grad.backend_tensor, options)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -51,12 +51,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def conv2d_weight_backward(cls, x, weight, output_grad, options):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(weight) is DispatchTensor and weight.device is device and type(output_grad) is DispatchTensor and output_grad.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('conv2d_weight_backward', backend, {'x': x.backend_tensor, 'weight': weight.backend_tensor, 'output_grad': output_grad.backend_tensor, 'options': options})
                 out = backend.conv2d_weight_backward(x.backend_tensor, weight.backend_tensor, output_grad.backend_tensor, options)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -64,11 +64,11 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def conv2d_bias_backward(cls, output_grad):
-        if type(output_grad) is DispatchTensor:
+        if type(output_grad) is DispatchTensor and not ROUTE_LISTENERS:
             device = output_grad.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('conv2d_bias_backward', backend, {'output_grad': output_grad.backend_tensor})
             out = backend.conv2d_bias_backward(output_grad.backend_tensor)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -76,12 +76,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def conv1d(cls, x, weight, bias, stride=1, padding=0, dilation=1, groups=1, padding_end=None):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(weight) is DispatchTensor and weight.device is device and type(bias) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('conv1d', backend, {'x': x.backend_tensor, 'weight': weight.backend_tensor, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups, 'padding_end': padding_end})
                 out = backend.conv1d(x.backend_tensor, weight.backend_tensor, bias, stride, padding, dilation, groups, padding_end)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -89,12 +89,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def conv_transpose2d(cls, x, weight, bias, options):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(weight) is DispatchTensor and weight.device is device and type(bias) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('conv_transpose2d', backend, {'x': x.backend_tensor, 'weight': weight.backend_tensor, 'bias': bias, 'options': options})
                 out = backend.conv_transpose2d(x.backend_tensor, weight.backend_tensor, bias, options)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -102,11 +102,11 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def max_pool2d(cls, x, options):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('max_pool2d', backend, {'x': x.backend_tensor, 'options': options})
             out = backend.max_pool2d(x.backend_tensor, options)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -114,11 +114,11 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def max_pool2d_with_indices(cls, x, options):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('max_pool2d_with_indices', backend, {'x': x.backend_tensor, 'options': options})
             out = backend.max_pool2d_with_indices(x.backend_tensor, options)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -126,12 +126,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def max_pool2d_with_indices_backward(cls, x, options, output_grad, indices):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('max_pool2d_with_indices_backward', backend, {'x': x.backend_tensor, 'options': options, 'output_grad': output_grad.backend_tensor, 'indices': indices.backend_tensor})
                 out = backend.max_pool2d_with_indices_backward(x.backend_tensor, options, output_grad.backend_tensor, indices.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -139,11 +139,11 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def avg_pool2d(cls, x, options):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('avg_pool2d', backend, {'x': x.backend_tensor, 'options': options})
             out = backend.avg_pool2d(x.backend_tensor, options)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -151,12 +151,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def avg_pool2d_backward(cls, x, options, output_grad):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('avg_pool2d_backward', backend, {'x': x.backend_tensor, 'options': options, 'output_grad': output_grad.backend_tensor})
                 out = backend.avg_pool2d_backward(x.backend_tensor, options, output_grad.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -164,11 +164,11 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def adaptive_avg_pool2d(cls, x, output_size):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('adaptive_avg_pool2d', backend, {'x': x.backend_tensor, 'output_size': output_size})
             out = backend.adaptive_avg_pool2d(x.backend_tensor, output_size)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -176,12 +176,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def adaptive_avg_pool2d_backward(cls, x, output_grad):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('adaptive_avg_pool2d_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor})
                 out = backend.adaptive_avg_pool2d_backward(x.backend_tensor, output_grad.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -189,11 +189,11 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def adaptive_max_pool2d(cls, x, output_size):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('adaptive_max_pool2d', backend, {'x': x.backend_tensor, 'output_size': output_size})
             out = backend.adaptive_max_pool2d(x.backend_tensor, output_size)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -201,11 +201,11 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def adaptive_max_pool2d_with_indices(cls, x, output_size):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('adaptive_max_pool2d_with_indices', backend, {'x': x.backend_tensor, 'output_size': output_size})
             out = backend.adaptive_max_pool2d_with_indices(x.backend_tensor, output_size)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -213,12 +213,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def adaptive_max_pool2d_with_indices_backward(cls, x, output_grad, indices):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('adaptive_max_pool2d_with_indices_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor, 'indices': indices.backend_tensor})
                 out = backend.adaptive_max_pool2d_with_indices_backward(x.backend_tensor, output_grad.backend_tensor, indices.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -226,12 +226,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def max_pool1d(cls, x, kernel_size, stride, padding=0, dilation=1, ceil_mode=False):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(kernel_size) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('max_pool1d', backend, {'x': x.backend_tensor, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode})
                 out = backend.max_pool1d(x.backend_tensor, kernel_size, stride, padding, dilation, ceil_mode)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -239,12 +239,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def max_pool1d_with_indices(cls, x, kernel_size, stride, padding=0, dilation=1, ceil_mode=False):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(kernel_size) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('max_pool1d_with_indices', backend, {'x': x.backend_tensor, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode})
                 out = backend.max_pool1d_with_indices(x.backend_tensor, kernel_size, stride, padding, dilation, ceil_mode)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -252,12 +252,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def max_pool1d_with_indices_backward(cls, x, kernel_size, stride, padding, dilation, ceil_mode, output_grad, indices):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device and type(kernel_size) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('max_pool1d_with_indices_backward', backend, {'x': x.backend_tensor, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode, 'output_grad': output_grad.backend_tensor, 'indices': indices.backend_tensor})
                 out = backend.max_pool1d_with_indices_backward(x.backend_tensor, kernel_size, stride, padding, dilation, ceil_mode, output_grad.backend_tensor, indices.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -265,12 +265,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def avg_pool1d(cls, x, kernel_size, stride, padding=0, count_include_pad=True, ceil_mode=False):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(kernel_size) is not DispatchTensor and type(count_include_pad) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('avg_pool1d', backend, {'x': x.backend_tensor, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'count_include_pad': count_include_pad, 'ceil_mode': ceil_mode})
                 out = backend.avg_pool1d(x.backend_tensor, kernel_size, stride, padding, count_include_pad, ceil_mode)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -278,12 +278,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def avg_pool1d_backward(cls, x, output_grad, kernel_size, stride, padding, count_include_pad, ceil_mode):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(kernel_size) is not DispatchTensor and type(count_include_pad) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('avg_pool1d_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'count_include_pad': count_include_pad, 'ceil_mode': ceil_mode})
                 out = backend.avg_pool1d_backward(x.backend_tensor, output_grad.backend_tensor, kernel_size, stride, padding, count_include_pad, ceil_mode)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -291,11 +291,11 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def adaptive_avg_pool1d(cls, x, output_size):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('adaptive_avg_pool1d', backend, {'x': x.backend_tensor, 'output_size': output_size})
             out = backend.adaptive_avg_pool1d(x.backend_tensor, output_size)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -303,12 +303,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def adaptive_avg_pool1d_backward(cls, x, output_grad):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('adaptive_avg_pool1d_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor})
                 out = backend.adaptive_avg_pool1d_backward(x.backend_tensor, output_grad.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -316,11 +316,11 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def adaptive_max_pool1d_with_indices(cls, x, output_size):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('adaptive_max_pool1d_with_indices', backend, {'x': x.backend_tensor, 'output_size': output_size})
             out = backend.adaptive_max_pool1d_with_indices(x.backend_tensor, output_size)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -328,12 +328,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def adaptive_max_pool1d_with_indices_backward(cls, x, output_grad, indices):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('adaptive_max_pool1d_with_indices_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor, 'indices': indices.backend_tensor})
                 out = backend.adaptive_max_pool1d_with_indices_backward(x.backend_tensor, output_grad.backend_tensor, indices.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -341,11 +341,11 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def interpolate(cls, x, output_size, options):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             backend = device.routed_backend or backend_for(device)
-            if ROUTE_LISTENERS:
-                for listener in ROUTE_LISTENERS:
+            if OP_LISTENERS:
+                for listener in OP_LISTENERS:
                     listener('interpolate', backend, {'x': x.backend_tensor, 'output_size': output_size, 'options': options})
             out = backend.interpolate(x.backend_tensor, output_size, options)
             return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -353,12 +353,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def interpolate_backward(cls, x, output_grad, output_size, options):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('interpolate_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor, 'output_size': output_size, 'options': options})
                 out = backend.interpolate_backward(x.backend_tensor, output_grad.backend_tensor, output_size, options)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -366,12 +366,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def embedding(cls, weights, indices):
-        if type(weights) is DispatchTensor:
+        if type(weights) is DispatchTensor and not ROUTE_LISTENERS:
             device = weights.device
             if type(indices) is DispatchTensor and indices.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('embedding', backend, {'weights': weights.backend_tensor, 'indices': indices.backend_tensor})
                 out = backend.embedding(weights.backend_tensor, indices.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -379,12 +379,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def embedding_backward(cls, weights, output_grad, indices):
-        if type(weights) is DispatchTensor:
+        if type(weights) is DispatchTensor and not ROUTE_LISTENERS:
             device = weights.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('embedding_backward', backend, {'weights': weights.backend_tensor, 'output_grad': output_grad.backend_tensor, 'indices': indices.backend_tensor})
                 out = backend.embedding_backward(weights.backend_tensor, output_grad.backend_tensor, indices.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -392,12 +392,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def layer_norm(cls, x, gamma, beta, epsilon):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(gamma) is DispatchTensor and gamma.device is device and type(beta) is DispatchTensor and beta.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('layer_norm', backend, {'x': x.backend_tensor, 'gamma': gamma.backend_tensor, 'beta': beta.backend_tensor, 'epsilon': epsilon})
                 out = backend.layer_norm(x.backend_tensor, gamma.backend_tensor, beta.backend_tensor, epsilon)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -405,12 +405,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def batch_norm(cls, x, gamma, beta, mean, var, epsilon):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(gamma) is DispatchTensor and gamma.device is device and type(beta) is DispatchTensor and beta.device is device and type(mean) is DispatchTensor and mean.device is device and type(var) is DispatchTensor and var.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('batch_norm', backend, {'x': x.backend_tensor, 'gamma': gamma.backend_tensor, 'beta': beta.backend_tensor, 'mean': mean.backend_tensor, 'var': var.backend_tensor, 'epsilon': epsilon})
                 out = backend.batch_norm(x.backend_tensor, gamma.backend_tensor, beta.backend_tensor, mean.backend_tensor, var.backend_tensor, epsilon)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -418,12 +418,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def batch_norm_train(cls, x, gamma, beta, epsilon):
-        if type(x) is DispatchTensor:
+        if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(gamma) is DispatchTensor and gamma.device is device and type(beta) is DispatchTensor and beta.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('batch_norm_train', backend, {'x': x.backend_tensor, 'gamma': gamma.backend_tensor, 'beta': beta.backend_tensor, 'epsilon': epsilon})
                 out = backend.batch_norm_train(x.backend_tensor, gamma.backend_tensor, beta.backend_tensor, epsilon)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)
@@ -431,12 +431,12 @@ class ModuleForwarding(ModuleOps):
 
     @classmethod
     def attention(cls, query, key, value, mask=None):
-        if type(query) is DispatchTensor:
+        if type(query) is DispatchTensor and not ROUTE_LISTENERS:
             device = query.device
             if type(key) is DispatchTensor and key.device is device and type(value) is DispatchTensor and value.device is device and type(mask) is DispatchTensor and mask.device is device:
                 backend = device.routed_backend or backend_for(device)
-                if ROUTE_LISTENERS:
-                    for listener in ROUTE_LISTENERS:
+                if OP_LISTENERS:
+                    for listener in OP_LISTENERS:
                         listener('attention', backend, {'query': query.backend_tensor, 'key': key.backend_tensor, 'value': value.backend_tensor, 'mask': mask.backend_tensor})
                 out = backend.attention(query.backend_tensor, key.backend_tensor, value.backend_tensor, mask.backend_tensor)
                 return DispatchTensor(out, device) if type(out) in PRIMITIVE_TYPES else wrap(out, device)

@@ -9,8 +9,6 @@ still flows through an autodiff model (the train-vs-inference chapter's ``mixed`
 
 from __future__ import annotations
 
-import functools
-import importlib
 from collections.abc import Callable
 
 import numpy as np
@@ -18,13 +16,6 @@ import numpy as np
 from minidl.backend import PRIMITIVE_TYPES
 from minidl.backend.device import Device
 from minidl.dispatch.tensor import DispatchTensor
-
-#: Modules and class names of the inner backends, imported on first use (numba loads lazily).
-_BACKENDS = {
-    "flex": ("minidl.backends.flex", "Flex"),
-    "ndarray": ("minidl.backends.ndarray", "NdArray"),
-    "fusion": ("minidl.backends.fusion", "FusionFlex"),  # Fusion[Flex]
-}
 
 #: Called as ``listener(op, backend, args)`` for every op Dispatch hands to a backend, on the
 #: path it takes: a generated forwarder's fast path or :func:`route`. A listener here changes
@@ -40,33 +31,52 @@ ROUTE_LISTENERS: list[Callable] = []
 __trace_hide__ = True
 
 
-@functools.cache
-def _inner_backend(kind: str) -> type:
-    module, name = _BACKENDS[kind]
-    return getattr(importlib.import_module(module), name)
+# The backend that owns each device kind, imported on first use (numba loads lazily): one
+# function per kind, so each import is a line a reader, grep and an IDE can follow.
+def _flex() -> type:
+    from minidl.backends.flex import Flex
+
+    return Flex
 
 
-def inner_backend(device: Device) -> type:
-    """The backend class that owns a device kind (``Flex``, ``NdArray`` or ``Fusion[Flex]``)."""
-    return _inner_backend(device.kind)
+def _ndarray() -> type:
+    from minidl.backends.ndarray import NdArray
+
+    return NdArray
 
 
-@functools.cache
-def _backend(kind: str, autodiff: bool, checkpointing: str | None) -> type:
-    inner = _inner_backend(kind)
-    if not autodiff:
-        return inner
-    from minidl.autodiff import autodiff_backend
+def _fusion() -> type:
+    from minidl.backends.fusion import FusionFlex  # Fusion[Flex]
 
-    return autodiff_backend(inner, checkpointing)
+    return FusionFlex
+
+
+#: Device kind -> the function that imports its backend.
+PLAIN_BACKENDS: dict[str, Callable[[], type]] = {"flex": _flex, "ndarray": _ndarray, "fusion": _fusion}
+
+#: ``backend_for``'s answers, by ``id(device)``: devices are interned and never freed, so an id
+#: names one device for good (a ``Device``'s own hash ignores autodiff, so it cannot be the
+#: key). The generated forwarders read it first, so an op pays one lookup, not an import.
+ROUTED: dict[int, type] = {}
+
+
+def plain_backend(device: Device) -> type:
+    """The backend class that owns a device's kind (``Flex``, ``NdArray`` or ``Fusion[Flex]``),
+    whether or not the device is autodiff."""
+    return PLAIN_BACKENDS[device.kind]()
 
 
 def backend_for(device: Device) -> type:
-    """``Flex``/``NdArray`` for a plain device, ``Autodiff[B]`` for an autodiff one.
+    """``Flex``/``NdArray``/``Fusion[Flex]`` for a plain device, ``Autodiff[B]`` for an autodiff
+    one; kept in :data:`ROUTED` after the first call."""
+    backend = ROUTED.get(id(device))
+    if backend is None:
+        backend = plain_backend(device)
+        if device.is_autodiff():
+            from minidl.autodiff import autodiff_backend
 
-    Cached per (kind, autodiff, checkpointing), and on the device (``device.routed_backend``,
-    which the generated forwarders read first): an op pays one attribute read, not an import."""
-    backend = device.routed_backend = _backend(device.kind, device.is_autodiff(), device.checkpointing)
+            backend = autodiff_backend(backend, device.checkpointing)
+        ROUTED[id(device)] = backend
     return backend
 
 

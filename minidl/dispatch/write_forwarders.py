@@ -109,9 +109,10 @@ def _forwarder(name: str, fn) -> str:
     tensors = [p.name for p in params if _is_tensor(name, p.name)]
     if not tensors:  # creation ops and the like: route by their device argument
         return f"\n    @classmethod\n    def {name}({sig}):\n{slow}"
-    # The fast path, inlined: every tensor input on the same Device object (so no autodiff
-    # lifting), nothing else a tensor, no route listener -> call the backend directly. The op
-    # listeners (debug output) are told here, so the path they log is the path taken without them.
+    # The fast path, inlined (a speed trick, ARCHITECTURE.md "Where speed tricks may live"):
+    # every tensor input on the same Device object (so no autodiff lifting), nothing else a
+    # tensor, no route listener -> the backend from ROUTED, called directly. The op listeners
+    # (debug output) are told here, so the path they log is the path taken without them.
     first = tensors[0]
     conds = [f"type({t}) is DispatchTensor and {t}.device is device" for t in tensors[1:]]
     conds += [f"type({p.name}) is not DispatchTensor" for p in params
@@ -130,7 +131,7 @@ def _forwarder(name: str, fn) -> str:
         lines.append(f"            if {' and '.join(conds)}:")
         indent += "    "
     lines += [
-        f"{indent}backend = device.routed_backend or backend_for(device)",
+        f"{indent}backend = ROUTED.get(id(device)) or backend_for(device)",
         f"{indent}if OP_LISTENERS:",
         f"{indent}    for listener in OP_LISTENERS:",
         f"{indent}        listener({name!r}, backend, {{{heard}}})",
@@ -155,7 +156,7 @@ def render(module: str) -> str:
         "from __future__ import annotations",
         "",
         f"from minidl.backend import PRIMITIVE_TYPES, {', '.join(sorted(['DType', proto.__name__]))}  # noqa: F401",
-        "from minidl.dispatch.route import OP_LISTENERS, ROUTE_LISTENERS, backend_for, route, wrap  # noqa: F401",
+        "from minidl.dispatch.route import OP_LISTENERS, ROUTE_LISTENERS, ROUTED, backend_for, route, wrap  # noqa: F401",
         "from minidl.dispatch.tensor import DispatchTensor  # noqa: F401",
         "",
         "",

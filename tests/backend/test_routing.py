@@ -92,3 +92,17 @@ def test_importing_ndarray_does_not_import_numba():
     code = "import sys, minidl.backends.ndarray, minidl.dispatch; print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_every_device_kind_has_its_backend_import_in_route_and_the_cache_lives_there():
+    from minidl.backend import device as device_module
+    from minidl.dispatch import route
+
+    assert set(route.PLAIN_BACKENDS) == set(device_module._KINDS)
+    for kind in device_module._KINDS:
+        plain = Device(kind)
+        assert route.plain_backend(plain) is route.backend_for(plain) is route.ROUTED[id(plain)]
+        ad = plain.autodiff()
+        assert route.backend_for(ad) is route.ROUTED[id(ad)] is not route.ROUTED[id(plain)]
+        assert route.backend_for(ad).inner_backend() is route.plain_backend(ad)
+    assert not hasattr(Device.flex(), "__dict__")  # Device holds no backend of its own

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from minidl.backend import PRIMITIVE_TYPES, DType, FloatTensorOps  # noqa: F401
-from minidl.dispatch.route import OP_LISTENERS, ROUTE_LISTENERS, backend_for, route, wrap  # noqa: F401
+from minidl.dispatch.route import OP_LISTENERS, ROUTE_LISTENERS, ROUTED, backend_for, route, wrap  # noqa: F401
 from minidl.dispatch.tensor import DispatchTensor  # noqa: F401
 
 
@@ -21,7 +21,7 @@ class FloatForwarding(FloatTensorOps):
     def float_into_data(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_into_data', backend, {'tensor': tensor.backend_tensor})
@@ -53,7 +53,7 @@ class FloatForwarding(FloatTensorOps):
     def float_cast(cls, tensor, dtype):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_cast', backend, {'tensor': tensor.backend_tensor, 'dtype': dtype})
@@ -65,7 +65,7 @@ class FloatForwarding(FloatTensorOps):
     def float_into_int(cls, tensor, dtype):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_into_int', backend, {'tensor': tensor.backend_tensor, 'dtype': dtype})
@@ -77,7 +77,7 @@ class FloatForwarding(FloatTensorOps):
     def float_detach(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_detach', backend, {'tensor': tensor.backend_tensor})
@@ -89,7 +89,7 @@ class FloatForwarding(FloatTensorOps):
     def float_require_grad(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_require_grad', backend, {'tensor': tensor.backend_tensor})
@@ -101,7 +101,7 @@ class FloatForwarding(FloatTensorOps):
     def float_set_require_grad(cls, tensor, require_grad):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_set_require_grad', backend, {'tensor': tensor.backend_tensor, 'require_grad': require_grad})
@@ -113,7 +113,7 @@ class FloatForwarding(FloatTensorOps):
     def float_is_require_grad(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_is_require_grad', backend, {'tensor': tensor.backend_tensor})
@@ -126,7 +126,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_add', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -138,7 +138,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_sub', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -150,7 +150,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_mul', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -162,7 +162,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_div', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -174,7 +174,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_powf', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -187,7 +187,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_add_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -199,7 +199,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_sub_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -211,7 +211,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_mul_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -223,7 +223,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_div_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -235,7 +235,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_powf_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -248,7 +248,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_remainder_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -260,7 +260,7 @@ class FloatForwarding(FloatTensorOps):
     def float_neg(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_neg', backend, {'tensor': tensor.backend_tensor})
@@ -271,7 +271,7 @@ class FloatForwarding(FloatTensorOps):
     def float_recip(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_recip', backend, {'tensor': tensor.backend_tensor})
@@ -284,7 +284,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_max_pair', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -297,7 +297,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_min_pair', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -310,7 +310,7 @@ class FloatForwarding(FloatTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(min) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_clamp_min', backend, {'tensor': tensor.backend_tensor, 'min': min})
@@ -323,7 +323,7 @@ class FloatForwarding(FloatTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(max) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_clamp_max', backend, {'tensor': tensor.backend_tensor, 'max': max})
@@ -336,7 +336,7 @@ class FloatForwarding(FloatTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(min) is not DispatchTensor and type(max) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_clamp', backend, {'tensor': tensor.backend_tensor, 'min': min, 'max': max})
@@ -348,7 +348,7 @@ class FloatForwarding(FloatTensorOps):
     def float_exp(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_exp', backend, {'tensor': tensor.backend_tensor})
@@ -359,7 +359,7 @@ class FloatForwarding(FloatTensorOps):
     def float_log(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_log', backend, {'tensor': tensor.backend_tensor})
@@ -370,7 +370,7 @@ class FloatForwarding(FloatTensorOps):
     def float_log1p(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_log1p', backend, {'tensor': tensor.backend_tensor})
@@ -382,7 +382,7 @@ class FloatForwarding(FloatTensorOps):
     def float_sqrt(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_sqrt', backend, {'tensor': tensor.backend_tensor})
@@ -394,7 +394,7 @@ class FloatForwarding(FloatTensorOps):
     def float_abs(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_abs', backend, {'tensor': tensor.backend_tensor})
@@ -406,7 +406,7 @@ class FloatForwarding(FloatTensorOps):
     def float_tanh(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_tanh', backend, {'tensor': tensor.backend_tensor})
@@ -418,7 +418,7 @@ class FloatForwarding(FloatTensorOps):
     def float_sin(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_sin', backend, {'tensor': tensor.backend_tensor})
@@ -430,7 +430,7 @@ class FloatForwarding(FloatTensorOps):
     def float_cos(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_cos', backend, {'tensor': tensor.backend_tensor})
@@ -442,7 +442,7 @@ class FloatForwarding(FloatTensorOps):
     def float_erf(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_erf', backend, {'tensor': tensor.backend_tensor})
@@ -454,7 +454,7 @@ class FloatForwarding(FloatTensorOps):
     def float_floor(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_floor', backend, {'tensor': tensor.backend_tensor})
@@ -466,7 +466,7 @@ class FloatForwarding(FloatTensorOps):
     def float_sign(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_sign', backend, {'tensor': tensor.backend_tensor})
@@ -479,7 +479,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_equal', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -492,7 +492,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_greater', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -505,7 +505,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_lower', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -518,7 +518,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_not_equal', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -531,7 +531,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_greater_equal', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -544,7 +544,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_lower_equal', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -557,7 +557,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_equal_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -570,7 +570,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_not_equal_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -583,7 +583,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_greater_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -596,7 +596,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_greater_equal_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -609,7 +609,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_lower_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -622,7 +622,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_lower_equal_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -635,7 +635,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_matmul', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -646,7 +646,7 @@ class FloatForwarding(FloatTensorOps):
     def float_sum(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_sum', backend, {'tensor': tensor.backend_tensor})
@@ -658,7 +658,7 @@ class FloatForwarding(FloatTensorOps):
     def float_sum_dim(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_sum_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -669,7 +669,7 @@ class FloatForwarding(FloatTensorOps):
     def float_mean(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_mean', backend, {'tensor': tensor.backend_tensor})
@@ -680,7 +680,7 @@ class FloatForwarding(FloatTensorOps):
     def float_mean_dim(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_mean_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -692,7 +692,7 @@ class FloatForwarding(FloatTensorOps):
     def float_prod(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_prod', backend, {'tensor': tensor.backend_tensor})
@@ -704,7 +704,7 @@ class FloatForwarding(FloatTensorOps):
     def float_prod_dim(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_prod_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -716,7 +716,7 @@ class FloatForwarding(FloatTensorOps):
     def float_max_dim(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_max_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -728,7 +728,7 @@ class FloatForwarding(FloatTensorOps):
     def float_min_dim(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_min_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -740,7 +740,7 @@ class FloatForwarding(FloatTensorOps):
     def float_argmax(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_argmax', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -752,7 +752,7 @@ class FloatForwarding(FloatTensorOps):
     def float_argmin(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_argmin', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -764,7 +764,7 @@ class FloatForwarding(FloatTensorOps):
     def float_max(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_max', backend, {'tensor': tensor.backend_tensor})
@@ -776,7 +776,7 @@ class FloatForwarding(FloatTensorOps):
     def float_min(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_min', backend, {'tensor': tensor.backend_tensor})
@@ -788,7 +788,7 @@ class FloatForwarding(FloatTensorOps):
     def float_max_dim_with_indices(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_max_dim_with_indices', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -800,7 +800,7 @@ class FloatForwarding(FloatTensorOps):
     def float_min_dim_with_indices(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_min_dim_with_indices', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -812,7 +812,7 @@ class FloatForwarding(FloatTensorOps):
     def float_reshape(cls, tensor, shape):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_reshape', backend, {'tensor': tensor.backend_tensor, 'shape': shape})
@@ -823,7 +823,7 @@ class FloatForwarding(FloatTensorOps):
     def float_swap_dims(cls, tensor, dim1, dim2):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_swap_dims', backend, {'tensor': tensor.backend_tensor, 'dim1': dim1, 'dim2': dim2})
@@ -835,7 +835,7 @@ class FloatForwarding(FloatTensorOps):
     def float_permute(cls, tensor, axes):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_permute', backend, {'tensor': tensor.backend_tensor, 'axes': axes})
@@ -847,7 +847,7 @@ class FloatForwarding(FloatTensorOps):
     def float_flip(cls, tensor, axes):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_flip', backend, {'tensor': tensor.backend_tensor, 'axes': axes})
@@ -859,7 +859,7 @@ class FloatForwarding(FloatTensorOps):
     def float_expand(cls, tensor, shape):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_expand', backend, {'tensor': tensor.backend_tensor, 'shape': shape})
@@ -871,7 +871,7 @@ class FloatForwarding(FloatTensorOps):
     def float_slice(cls, tensor, slices):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_slice', backend, {'tensor': tensor.backend_tensor, 'slices': slices})
@@ -884,7 +884,7 @@ class FloatForwarding(FloatTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(value) is DispatchTensor and value.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_slice_assign', backend, {'tensor': tensor.backend_tensor, 'slices': slices, 'value': value.backend_tensor})
@@ -901,7 +901,7 @@ class FloatForwarding(FloatTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_gather', backend, {'dim': dim, 'tensor': tensor.backend_tensor, 'indices': indices.backend_tensor})
@@ -914,7 +914,7 @@ class FloatForwarding(FloatTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device and type(value) is DispatchTensor and value.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_scatter', backend, {'dim': dim, 'tensor': tensor.backend_tensor, 'indices': indices.backend_tensor, 'value': value.backend_tensor})
@@ -927,7 +927,7 @@ class FloatForwarding(FloatTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_select', backend, {'tensor': tensor.backend_tensor, 'dim': dim, 'indices': indices.backend_tensor})
@@ -940,7 +940,7 @@ class FloatForwarding(FloatTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device and type(value) is DispatchTensor and value.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_select_assign', backend, {'tensor': tensor.backend_tensor, 'dim': dim, 'indices': indices.backend_tensor, 'value': value.backend_tensor})
@@ -953,7 +953,7 @@ class FloatForwarding(FloatTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(mask) is DispatchTensor and mask.device is device and type(value) is DispatchTensor and value.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_mask_where', backend, {'tensor': tensor.backend_tensor, 'mask': mask.backend_tensor, 'value': value.backend_tensor})
@@ -966,7 +966,7 @@ class FloatForwarding(FloatTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(mask) is DispatchTensor and mask.device is device and type(value) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_mask_fill', backend, {'tensor': tensor.backend_tensor, 'mask': mask.backend_tensor, 'value': value})
@@ -978,7 +978,7 @@ class FloatForwarding(FloatTensorOps):
     def float_repeat_dim(cls, tensor, dim, times):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_repeat_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim, 'times': times})
@@ -990,7 +990,7 @@ class FloatForwarding(FloatTensorOps):
     def float_transpose(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_transpose', backend, {'tensor': tensor.backend_tensor})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from minidl.backend import PRIMITIVE_TYPES, DType, ModuleOps  # noqa: F401
-from minidl.dispatch.route import OP_LISTENERS, ROUTE_LISTENERS, backend_for, route, wrap  # noqa: F401
+from minidl.dispatch.route import OP_LISTENERS, ROUTE_LISTENERS, ROUTED, backend_for, route, wrap  # noqa: F401
 from minidl.dispatch.tensor import DispatchTensor  # noqa: F401
 
 
@@ -28,7 +28,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(weight) is DispatchTensor and weight.device is device and type(bias) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('conv2d', backend, {'x': x.backend_tensor, 'weight': weight.backend_tensor, 'bias': bias, 'options': options})
@@ -41,7 +41,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(weight) is DispatchTensor and weight.device is device and type(output_grad) is DispatchTensor and output_grad.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('conv2d_x_backward', backend, {'x': x.backend_tensor, 'weight': weight.backend_tensor, 'output_grad': output_grad.backend_tensor, 'options': options})
@@ -54,7 +54,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(weight) is DispatchTensor and weight.device is device and type(output_grad) is DispatchTensor and output_grad.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('conv2d_weight_backward', backend, {'x': x.backend_tensor, 'weight': weight.backend_tensor, 'output_grad': output_grad.backend_tensor, 'options': options})
@@ -66,7 +66,7 @@ class ModuleForwarding(ModuleOps):
     def conv2d_bias_backward(cls, output_grad):
         if type(output_grad) is DispatchTensor and not ROUTE_LISTENERS:
             device = output_grad.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('conv2d_bias_backward', backend, {'output_grad': output_grad.backend_tensor})
@@ -79,7 +79,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(weight) is DispatchTensor and weight.device is device and type(bias) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('conv1d', backend, {'x': x.backend_tensor, 'weight': weight.backend_tensor, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups, 'padding_end': padding_end})
@@ -92,7 +92,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(weight) is DispatchTensor and weight.device is device and type(bias) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('conv_transpose2d', backend, {'x': x.backend_tensor, 'weight': weight.backend_tensor, 'bias': bias, 'options': options})
@@ -104,7 +104,7 @@ class ModuleForwarding(ModuleOps):
     def max_pool2d(cls, x, options):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('max_pool2d', backend, {'x': x.backend_tensor, 'options': options})
@@ -116,7 +116,7 @@ class ModuleForwarding(ModuleOps):
     def max_pool2d_with_indices(cls, x, options):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('max_pool2d_with_indices', backend, {'x': x.backend_tensor, 'options': options})
@@ -129,7 +129,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('max_pool2d_with_indices_backward', backend, {'x': x.backend_tensor, 'options': options, 'output_grad': output_grad.backend_tensor, 'indices': indices.backend_tensor})
@@ -141,7 +141,7 @@ class ModuleForwarding(ModuleOps):
     def avg_pool2d(cls, x, options):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('avg_pool2d', backend, {'x': x.backend_tensor, 'options': options})
@@ -154,7 +154,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('avg_pool2d_backward', backend, {'x': x.backend_tensor, 'options': options, 'output_grad': output_grad.backend_tensor})
@@ -166,7 +166,7 @@ class ModuleForwarding(ModuleOps):
     def adaptive_avg_pool2d(cls, x, output_size):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('adaptive_avg_pool2d', backend, {'x': x.backend_tensor, 'output_size': output_size})
@@ -179,7 +179,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('adaptive_avg_pool2d_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor})
@@ -191,7 +191,7 @@ class ModuleForwarding(ModuleOps):
     def adaptive_max_pool2d(cls, x, output_size):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('adaptive_max_pool2d', backend, {'x': x.backend_tensor, 'output_size': output_size})
@@ -203,7 +203,7 @@ class ModuleForwarding(ModuleOps):
     def adaptive_max_pool2d_with_indices(cls, x, output_size):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('adaptive_max_pool2d_with_indices', backend, {'x': x.backend_tensor, 'output_size': output_size})
@@ -216,7 +216,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('adaptive_max_pool2d_with_indices_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor, 'indices': indices.backend_tensor})
@@ -229,7 +229,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(kernel_size) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('max_pool1d', backend, {'x': x.backend_tensor, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode})
@@ -242,7 +242,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(kernel_size) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('max_pool1d_with_indices', backend, {'x': x.backend_tensor, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode})
@@ -255,7 +255,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device and type(kernel_size) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('max_pool1d_with_indices_backward', backend, {'x': x.backend_tensor, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode, 'output_grad': output_grad.backend_tensor, 'indices': indices.backend_tensor})
@@ -268,7 +268,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(kernel_size) is not DispatchTensor and type(count_include_pad) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('avg_pool1d', backend, {'x': x.backend_tensor, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'count_include_pad': count_include_pad, 'ceil_mode': ceil_mode})
@@ -281,7 +281,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(kernel_size) is not DispatchTensor and type(count_include_pad) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('avg_pool1d_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'count_include_pad': count_include_pad, 'ceil_mode': ceil_mode})
@@ -293,7 +293,7 @@ class ModuleForwarding(ModuleOps):
     def adaptive_avg_pool1d(cls, x, output_size):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('adaptive_avg_pool1d', backend, {'x': x.backend_tensor, 'output_size': output_size})
@@ -306,7 +306,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('adaptive_avg_pool1d_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor})
@@ -318,7 +318,7 @@ class ModuleForwarding(ModuleOps):
     def adaptive_max_pool1d_with_indices(cls, x, output_size):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('adaptive_max_pool1d_with_indices', backend, {'x': x.backend_tensor, 'output_size': output_size})
@@ -331,7 +331,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('adaptive_max_pool1d_with_indices_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor, 'indices': indices.backend_tensor})
@@ -343,7 +343,7 @@ class ModuleForwarding(ModuleOps):
     def interpolate(cls, x, output_size, options):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
-            backend = device.routed_backend or backend_for(device)
+            backend = ROUTED.get(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('interpolate', backend, {'x': x.backend_tensor, 'output_size': output_size, 'options': options})
@@ -356,7 +356,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('interpolate_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor, 'output_size': output_size, 'options': options})
@@ -369,7 +369,7 @@ class ModuleForwarding(ModuleOps):
         if type(weights) is DispatchTensor and not ROUTE_LISTENERS:
             device = weights.device
             if type(indices) is DispatchTensor and indices.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('embedding', backend, {'weights': weights.backend_tensor, 'indices': indices.backend_tensor})
@@ -382,7 +382,7 @@ class ModuleForwarding(ModuleOps):
         if type(weights) is DispatchTensor and not ROUTE_LISTENERS:
             device = weights.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('embedding_backward', backend, {'weights': weights.backend_tensor, 'output_grad': output_grad.backend_tensor, 'indices': indices.backend_tensor})
@@ -395,7 +395,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(gamma) is DispatchTensor and gamma.device is device and type(beta) is DispatchTensor and beta.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('layer_norm', backend, {'x': x.backend_tensor, 'gamma': gamma.backend_tensor, 'beta': beta.backend_tensor, 'epsilon': epsilon})
@@ -408,7 +408,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(gamma) is DispatchTensor and gamma.device is device and type(beta) is DispatchTensor and beta.device is device and type(mean) is DispatchTensor and mean.device is device and type(var) is DispatchTensor and var.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('batch_norm', backend, {'x': x.backend_tensor, 'gamma': gamma.backend_tensor, 'beta': beta.backend_tensor, 'mean': mean.backend_tensor, 'var': var.backend_tensor, 'epsilon': epsilon})
@@ -421,7 +421,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(gamma) is DispatchTensor and gamma.device is device and type(beta) is DispatchTensor and beta.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('batch_norm_train', backend, {'x': x.backend_tensor, 'gamma': gamma.backend_tensor, 'beta': beta.backend_tensor, 'epsilon': epsilon})
@@ -434,7 +434,7 @@ class ModuleForwarding(ModuleOps):
         if type(query) is DispatchTensor and not ROUTE_LISTENERS:
             device = query.device
             if type(key) is DispatchTensor and key.device is device and type(value) is DispatchTensor and value.device is device and type(mask) is DispatchTensor and mask.device is device:
-                backend = device.routed_backend or backend_for(device)
+                backend = ROUTED.get(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('attention', backend, {'query': query.backend_tensor, 'key': key.backend_tensor, 'value': value.backend_tensor, 'mask': mask.backend_tensor})

@@ -7,8 +7,10 @@ SGD) and the training chapter's digits CNN (batch 32, Adam). Every contender rea
 back each step, as the torch step (``loss.item()``) and the chapter's loop do. Each process
 gets ``minidl_book.peers.unpinned_env()`` with both libraries' thread counts set to
 ``--threads``, warms up, and prints the median of several timed samples; the table gives
-the median over rounds and the ratio to torch eager. Targets (issue 32): captured MLP <= 0.6x
-torch eager, captured CNN <= 0.8x.
+the median over rounds and the ratio to torch eager, which runs torch's fused optimizer
+(``minidl_book.workloads.TORCH_BEST_IMPL``: ``Adam(fused=True)``, ``SGD(fused=True)``).
+Targets (issue 32): captured MLP <= 0.6x torch eager, captured CNN <= 0.8x. ``bench/steps.py``
+times the same contenders beside torch's default optimizer, ranked against torch at its best.
 """
 
 from __future__ import annotations

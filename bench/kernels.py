@@ -495,14 +495,19 @@ def main() -> None:
         probe()
         return
     rerun_unpinned_if_pinned(__file__, sys.argv[1:])
-    if args.threads:
-        import numba
-        import threadpoolctl
-        import torch
+    def limit() -> None:
+        """Every pool the process holds at ``--threads``, again before each section: a library
+        a section loads (SciPy's OpenBLAS, an OpenMP runtime) brings a pool no earlier limit saw."""
+        if args.threads:
+            import numba
+            import threadpoolctl
+            import torch
 
-        numba.set_num_threads(args.threads)
-        torch.set_num_threads(args.threads)
-        threadpoolctl.threadpool_limits(args.threads, user_api="blas")
+            numba.set_num_threads(args.threads)
+            torch.set_num_threads(args.threads)
+            threadpoolctl.threadpool_limits(args.threads)
+
+    limit()
     t_start = time.perf_counter()
     scale = 0.4 if args.quick else 1.0
     print("# Flex kernel benchmarks (median (best) over repeats; ratio > 1: Flex faster)\n")
@@ -515,7 +520,7 @@ def main() -> None:
         "transcendental": lambda: bench_transcendental(scale),
         "tiny_add": lambda: bench_tiny(scale),
     }
-    results = {k: fn() for k, fn in sections.items() if not args.only or k in args.only}
+    results = {k: (limit(), fn())[1] for k, fn in sections.items() if not args.only or k in args.only}
     if not args.quick and not args.only:
         bench_compile()
     print(f"\n(whole run: {time.perf_counter() - t_start:.0f} s)")

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from hypothesis import strategies as st
 
+from minidl import Device
 from minidl.backend import Backend, defining_class
 from minidl.backends.ndarray import NdArray
 from minidl_book.build_check import BuildExercise, Reference, Rules
@@ -116,6 +117,24 @@ def _own_op(solution, case, outputs, trace) -> str | None:
     return None
 
 
+def _reaches_yours(solution, case, outputs, trace) -> str | None:
+    """The protocol's sigmoid must call the reader's float_exp. Checked by wrapping the
+    attribute, not by the trace's name for it: a ``classmethod(lambda cls, t: ...)`` or a
+    ``classmethod(my_exp)`` is named after its function, not after the class."""
+    calls = []
+    mine = solution.float_exp
+
+    def counted(cls, tensor):
+        calls.append(1)
+        return mine(tensor)
+
+    spy = type(solution.__name__, (solution,), {"float_exp": classmethod(counted)})
+    spy.sigmoid(spy.float_from_data(case["x"], Device.ndarray()))
+    if not calls:
+        return "the protocol's sigmoid never reached your float_exp"
+    return None
+
+
 def exercise(max_examples: int = 15) -> BuildExercise:
     """The checker for the reader's subclass of :data:`ForgetfulNdArray`."""
     return BuildExercise(
@@ -126,10 +145,8 @@ def exercise(max_examples: int = 15) -> BuildExercise:
         rules=Rules(forbidden={r"^(NdArray|Flex)\.float_exp$": "call another backend's float_exp "
                                "(write the op, do not borrow one)"},
                     must_reach={r"^(?!NdArray\.|Flex\.)\w+\.sigmoid$": "run the protocol's sigmoid "
-                                "default on your backend",
-                                r"^(?!NdArray\.|Flex\.|ForgetfulNdArray\.)\w+\.float_exp$":
-                                "reach your float_exp"}),
-        checks=[_own_op],
+                                "default on your backend"}),
+        checks=[_own_op, _reaches_yours],
         hints=[
             "Primitives of this backend are NumPy arrays: the op gets one and returns one.",
             "The result keeps the input's dtype and shape: a float32 [2, 3] gives a float32 [2, 3].",

@@ -3,7 +3,7 @@ buffer position it reads, beside the buffer itself.
 
 A view of ``arange(n)`` holds, in each cell, exactly the offset (in elements) of the buffer
 element it reads, so drawing the values is drawing the address arithmetic
-``offset = sum(index[d] * stride[d])``.
+``position = offset + sum(index[d] * stride[d])``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["element_strides", "draw_views"]
+__all__ = ["draw_broadcast", "draw_views", "element_strides"]
 
 
 def element_strides(array: np.ndarray) -> tuple[int, ...]:
@@ -51,4 +51,39 @@ def draw_views(buffer: np.ndarray, views: dict[str, np.ndarray]):
     strip.set_aspect("equal")
     strip.axis("off")
     strip.set_title("the one buffer in memory (12 float32, positions 0-11)", fontsize=9)
+    return fig
+
+
+def draw_broadcast(col: np.ndarray, row: np.ndarray, total: np.ndarray):
+    """Draw a ``[r, 1]`` operand, a ``[1, c]`` operand and their ``[r, c]`` sum: each operand
+    stretched to the result's shape (its one real cell solid, the repeats pale, as a stride
+    of 0 reads them), and the result's cells labelled with the two values they add."""
+    r, c = total.shape
+    fig, axes = plt.subplots(1, 3, figsize=(9.5, 2.6))
+    cmap = plt.get_cmap("tab10")
+    panels = [
+        (f"col: shape {list(col.shape)}, stretched", lambda i, j: (col[i, 0], i, j == 0)),
+        (f"row: shape {list(row.shape)}, stretched", lambda i, j: (row[0, j], j, i == 0)),
+        (f"col + row: shape {list(total.shape)}", None),
+    ]
+    for ax, (title, cell) in zip(axes, panels, strict=True):
+        for i in range(r):
+            for j in range(c):
+                if cell is None:
+                    colour, alpha = cmap(i), 0.35
+                    label = f"{col[i, 0]:g}+{row[0, j]:g}"
+                else:
+                    value, hue, real = cell(i, j)
+                    colour, alpha, label = cmap(hue + (0 if title.startswith("col") else 5)), \
+                        (0.9 if real else 0.3), f"{value:g}"
+                ax.add_patch(plt.Rectangle((j, r - 1 - i), 1, 1, color=colour, alpha=alpha,
+                                           ec="white"))
+                ax.text(j + 0.5, r - 0.5 - i, label, ha="center", va="center", fontsize=8)
+        ax.set_xlim(0, c)
+        ax.set_ylim(0, r)
+        ax.set_aspect("equal")
+        ax.axis("off")
+        ax.set_title(title, fontsize=9)
+    fig.text(0.5, 0.02, "solid: the operand's own cells; pale: the same cells read again "
+             "(stride 0)", ha="center", fontsize=8)
     return fig

@@ -117,11 +117,12 @@ def cnn_batch() -> tuple[np.ndarray, np.ndarray]:
     return batch.images.to_numpy(), batch.targets.to_numpy()
 
 
-def mlp_batch() -> tuple[np.ndarray, np.ndarray]:
-    """The MLP benchmarks' batch: x [128, 784] standard normal, y [128] in 0..9 (seed 0)."""
+def mlp_batch(batch: int = MLP_BATCH) -> tuple[np.ndarray, np.ndarray]:
+    """The MLP benchmarks' batch: x [128, 784] standard normal, y [128] in 0..9 (seed 0;
+    ``batch`` rows instead of 128 if asked)."""
     rng = np.random.default_rng(SEED)
-    x = rng.standard_normal((MLP_BATCH, 784)).astype(np.float32)
-    y = rng.integers(0, 10, MLP_BATCH).astype(np.int64)
+    x = rng.standard_normal((batch, 784)).astype(np.float32)
+    y = rng.integers(0, 10, batch).astype(np.int64)
     return x, y
 
 
@@ -171,15 +172,16 @@ def minidl_cnn_step(device: Device, cfg: DigitsCnnConfig | None = None) -> Train
     return _minidl_step(f"minidl CNN on {device}", model, AdamConfig().init(), CNN_LR, x, y, device, True)
 
 
-def minidl_mlp_step(device: Device) -> TrainStep:
-    """The MLP 784-256-10 step on ``device``, from the weights :func:`torch_mlp_step` draws."""
+def minidl_mlp_step(device: Device, batch: int = MLP_BATCH) -> TrainStep:
+    """The MLP 784-256-10 step on ``device``, from the weights :func:`torch_mlp_step` draws
+    (on a batch of ``batch`` rows, 128 unless asked)."""
     import torch
 
     torch.manual_seed(SEED)
     weights = {f"layers.{k}": v for k, v in _torch_mlp().state_dict().items()}
     model = Sequential(LinearConfig(784, 256).init(device), Relu(), LinearConfig(256, 10).init(device))
     model = PytorchStore.from_state_dict(weights).load_into(model)
-    x, y = mlp_batch()
+    x, y = mlp_batch(batch)
     return _minidl_step(f"minidl MLP on {device}", model, SgdConfig().init(), MLP_LR, x, y, device, False)
 
 

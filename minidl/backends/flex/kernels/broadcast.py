@@ -216,6 +216,9 @@ def ternary_parallel(c, a, b, out, op):
         _ternary_task(c, a, b, out, op, t, nch)
 
 
+_F32 = np.dtype(np.float32)  # an identity test is cheaper than hashing a dtype into a set
+
+
 def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar, lhs_dtype: bool = False) -> np.ndarray:
     """``a <op> b`` with NumPy broadcasting; op in add, sub, mul, div, pow, maximum, minimum.
 
@@ -237,6 +240,15 @@ def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar, lhs_dtype: bool = False)
     6. array and Python number, large and contiguous: ``binary_parallel`` with a 1-element
        operand (the optimizer's ``grad * lr``).
     """
+    # 1. first, before any flag is read: two small arrays of one shape and one native dtype (a
+    # 4x4 add spent 1.14 us in this function against 0.54 us for its np.empty and kernel call,
+    # the rest in the tests below; `binary_same` takes any layout, an expanded view included)
+    if type(a) is np.ndarray and type(b) is np.ndarray:
+        if ((shape := a.shape) == b.shape and (dtype := a.dtype) is b.dtype
+                and a.size < PARALLEL_MIN_ELEMS and (dtype is _F32 or dtype in NATIVE_DTYPES)):
+            out = np.empty(shape, dtype)
+            binary_same(a, b, out, BINARY_OPS[op])
+            return out
     code = BINARY_OPS[op]
     if type(a) is np.ndarray and type(b) is np.ndarray and not (a.flags.c_contiguous and b.flags.c_contiguous):
         a, b = _unexpanded(a, b)

@@ -89,7 +89,7 @@ def exercise(max_examples: int = 15) -> BuildExercise:
         cases=_cases(),
         run=running_var_run,
         references=[Reference("torch.nn.BatchNorm1d", _torch, rtol=1e-5, atol=1e-6)],
-        rules=Rules(no_data=True),
+        rules=Rules(no_data=True, no_numpy=True),
         hints=[
             "Which divisor does PyTorch use for the variance it mixes into running_var?",
             "Tensor.var(dim) divides by n - 1 and var_bias(dim) by n; both keep dim with size 1.",

@@ -68,7 +68,7 @@ class Puzzle:
             cases=self.cases,
             run=tensor_call(self.params),
             references=[Reference("PyTorch", reference, rtol=1e-6, atol=1e-6)],
-            rules=Rules(allowed=self.allowed, no_data=True),
+            rules=Rules(allowed=self.allowed, no_data=True, no_numpy=True, fresh_result=True),
             hints=self.hints,
             reference_solution=self.solution,
             max_examples=max_examples,

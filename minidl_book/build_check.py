@@ -514,11 +514,14 @@ def _plain_outputs(outputs: Any, watch: Watch, rules: Frozen) -> tuple[dict, str
         if name.startswith("_"):
             plain[name] = value
             continue
-        if rules.fresh_result and name == "out" and not (type(value) is Tensor and watch.made(value)):
-            kind = "a Tensor that was not made during this run" if type(value) is Tensor \
-                else f"a {type(value).__name__}"
-            return {}, (f"Rule broken: the result must be a minidl Tensor your code made from its "
-                        f"inputs; it returned {kind}")
+        if rules.fresh_result and name == "out" and not watch.made(value):
+            if rules.allowed is not None or type(value) is Tensor:
+                kind = "a Tensor that was not made during this run" if type(value) is Tensor \
+                    else f"a {type(value).__name__}"
+                return {}, (f"Rule broken: the result must be a minidl Tensor your code made from "
+                            f"its inputs; it returned {kind}")
+            return {}, (f"Rule broken: the result must be what the backend's ops returned; this "
+                        f"{type(value).__name__} was made some other way (NumPy on the array?)")
         if value is None:
             plain[name] = None
         elif type(value) is np.ndarray or (isinstance(value, np.generic) and type(value).__module__ == "numpy"):

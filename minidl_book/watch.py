@@ -69,13 +69,16 @@ INTROSPECTION_NAMES = frozenset({
     "__subclasses__", "__builtins__", "__getattribute__", "__get__", "__set__", "__dict__",
     "__wrapped__", "__defaults__", "__kwdefaults__", "_getframe",
     "_current_frames", "settrace", "setprofile", "get_objects", "get_referrers", "get_referents",
-    "__import__", "__reduce__", "__reduce_ex__",
+    "__import__", "__reduce__", "__reduce_ex__", "attrgetter", "methodcaller",
+    # a module reached as another module's attribute (minidl.tensor.base.sys.modules[...])
+    "sys", "gc", "inspect", "importlib", "builtins", "ctypes", "_thread", "threading", "modules",
+    "minidl_book", "_ACTIVE", "_hooks", "_callbacks",
 })
 #: Modules the reader's code must not import or hold while the checker runs it.
 INTERPRETER_MODULES = frozenset({
     "sys", "gc", "inspect", "importlib", "builtins", "ctypes", "threading", "_thread",
     "traceback", "types", "minidl_book", "multiprocessing", "subprocess", "os", "signal",
-    "atexit", "weakref", "marshal", "pickle", "code", "dis",
+    "atexit", "weakref", "marshal", "pickle", "code", "dis", "operator",
 })
 _BANNED_BUILTINS = {
     builtins.__import__: "an import done by call (__import__)", builtins.eval: "eval",
@@ -134,16 +137,31 @@ class Call:
     site: str
 
 
-def _classify_path(code: types.CodeType) -> str:
+def _classify_path(code: types.CodeType, glob: Mapping[str, Any] | None = None) -> str:
     filename = code.co_filename
+    if filename.startswith("<frozen"):
+        return "ext"
     if filename.startswith("<"):
-        return "ext"  # frozen importlib, dataclass/namedtuple-made methods: whoever called them
+        # exec'd code (dataclass and namedtuple methods, or a reader's exec'd helper): whose
+        # module it runs in decides
+        where = (glob or {}).get("__file__") or ""
+        if not where:
+            return "ext"  # numba's and dataclasses' generated code; read when the reader calls it
+        filename = where
     full = os.path.realpath(filename)
-    if full.startswith(_PACKAGE):
+    if full.startswith(_PACKAGE) or full.startswith(_kernel_dir()):
         return "book" if full.startswith(_BOOK) else "lib"
     if full.startswith(_EXTERNAL_PREFIXES):
         return "ext"
     return "reader"
+
+
+def _kernel_dir() -> str:
+    """Where the fusion backend writes the kernels it generates (library code, not the reader's;
+    see ``minidl.backends.fusion.source.kernel_dir``)."""
+    root = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(os.path.dirname(_PACKAGE[0].rstrip(os.sep)),
+                                                              ".numba_cache")
+    return os.path.realpath(os.path.join(root, "fusion_kernels")) + os.sep
 
 
 _PATH_KIND: dict[types.CodeType, str] = {}
@@ -276,21 +294,36 @@ def _audit(event: str, args: tuple) -> None:
         if not (args and isinstance(args[0], type) and getattr(args[0], "__module__", "").startswith(
                 ("minidl_book", "minidl.debug"))):
             return
-    if event == "import" and not (args and str(args[0]).split(".")[0] in ("numpy", "torch")):
-        return
+    if event == "import":
+        top = str(args[0]).split(".")[0] if args else ""
+        if not ((top == "numpy" and watch.rules.no_numpy) or (top == "torch" and watch.rules.no_torch)):
+            return
     watch._busy = True
     try:
         kind, frame = watch.owner(sys._getframe(1))
+        what = _audit_text(event, args)
+    except Exception:  # noqa: BLE001 - an audit hook must never break the code it watches
+        return
     finally:
         watch._busy = False
     if kind != "reader":
         return
-    what = {"object.__getattr__": f"reading {args[1] if len(args) > 1 else 'a frame'} (frames lead to the checker)",
-            "object.__setattr__": f"changing {getattr(args[0], '__name__', '?')}.{args[1]} (the checker)",
-            "object.__delattr__": f"deleting {getattr(args[0], '__name__', '?')}.{args[1]} (the checker)",
-            "import": f"importing {args[0]}"}.get(event, event)
     watch.add("no reaching outside your code", f"your code called {what}", site_of(frame))
     raise PermissionError(f"the checker refuses {what} in a checked solution")
+
+
+def _audit_text(event: str, args: tuple) -> str:
+    def arg(i: int) -> str:
+        return str(args[i]) if len(args) > i else "?"
+
+    if event == "object.__getattr__":
+        return f"reading {arg(1)} (frames lead to the checker)"
+    if event in ("object.__setattr__", "object.__delattr__"):
+        verb = "changing" if event == "object.__setattr__" else "deleting"
+        return f"{verb} {getattr(args[0], '__name__', '?') if args else '?'}.{arg(1)} (the checker)"
+    if event == "import":
+        return f"importing {arg(0)}"
+    return event
 
 
 sys.addaudithook(_audit)
@@ -351,7 +384,7 @@ class Watch:
         self.boundary: types.CodeType | None = None  # the checker's frame that calls run
 
     # ----- whose frame --------------------------------------------------------------------
-    def kind(self, code: types.CodeType) -> str:
+    def kind(self, code: types.CodeType, glob: Mapping[str, Any] | None = None) -> str:
         """``reader``, ``lib`` (minidl), ``book`` (minidl_book) or ``ext`` (transparent)."""
         k = self._kinds.get(code)
         if k is None:
@@ -362,7 +395,7 @@ class Watch:
             else:
                 k = _PATH_KIND.get(code)
                 if k is None:
-                    k = _PATH_KIND[code] = _classify_path(code)
+                    k = _PATH_KIND[code] = _classify_path(code, glob)
                 if k == "book" and code.co_filename in self.reader_files:
                     k = "reader-file"  # a helper beside a solution kept in the book's own files
             self._kinds[code] = k
@@ -372,7 +405,7 @@ class Watch:
         """Whose the frame is, looking through standard-library and third-party frames (at
         most ``limit`` of them: deep inside numba's compiler nobody is the reader)."""
         while frame is not None and limit > 0:
-            k = self.kind(frame.f_code)
+            k = self.kind(frame.f_code, frame.f_globals)
             if k not in ("ext", "reader-file"):  # a helper beside a planted solution: its caller's
                 return ("reader" if k == "reader" else "lib"), frame
             frame = frame.f_back
@@ -384,7 +417,8 @@ class Watch:
         self.violations.append(Violation(rule, text, site))
 
     def made(self, obj: Any) -> bool:
-        """Whether ``obj`` is a tensor made during this run."""
+        """Whether ``obj`` is a tensor made during this run (or, with ``fresh_result``, a
+        value a library call returned to the reader's code)."""
         return id(obj) in self._made_ids
 
     # ----- the run ------------------------------------------------------------------------
@@ -437,8 +471,12 @@ class Watch:
         elif event == "return":
             if frame.f_code is self._wrap_code:
                 self._keep(arg)
+            elif self.rules.fresh_result and frame.f_back is not None and \
+                    self.kind(frame.f_code) in ("lib", "book") and \
+                    self.kind(frame.f_back.f_code) == "reader":
+                self._keep(arg)  # what a library op handed the reader (a backend's primitive)
         elif event == "c_call":
-            kind = self.kind(frame.f_code)
+            kind = self.kind(frame.f_code, frame.f_globals)
             if kind == "reader":
                 self._builtin(arg, frame, frame)
             elif kind == "reader-file" and self.owner(frame, 8)[0] == "reader":
@@ -455,7 +493,7 @@ class Watch:
 
     def _call(self, frame: types.FrameType) -> None:
         code = frame.f_code
-        kind = self.kind(code)
+        kind = self.kind(code, frame.f_globals)
         rules = self.rules
         if kind == "reader-file" and self.owner(frame)[0] != "reader":
             return  # the harness's helper beside a planted solution, called by the harness
@@ -480,6 +518,10 @@ class Watch:
             self._keep(frame.f_locals.get("self"))
         if kind == "ext":
             back = frame.f_back
+            if code.co_filename.startswith("<") and not code.co_filename.startswith("<frozen") \
+                    and code not in self.scanned and back is not None and self.owner(back, 6)[0] == "reader":
+                self.scanned.add(code)  # an exec'd helper of the reader's
+                self.scan(code, frame.f_globals)
             if back is not None and (rules.no_numpy or rules.no_torch) and \
                     self.kind(back.f_code) in ("reader", "reader-file", "ext"):
                 module = frame.f_globals.get("__name__") or ""

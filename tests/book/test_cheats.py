@@ -313,3 +313,37 @@ def test_dropout_keeping_with_prob_is_refused_by_the_binomial_bound():
 
     verdict = build_dropout.exercise(5).find_failure(build_dropout.keeps_with_prob)
     assert verdict.kind == "check" and "dropped" in verdict.text and "chance to drop" in verdict.text
+
+
+def test_an_execd_helper_is_the_readers_code_too():
+    helper = _cell("def crunch():\n    return np.cumsum([1.0, 2.0])\n", "crunch", filename="<string>")
+    cumsum = _cell("def cumsum(a):\n    crunch()\n    return a * 0\n", "cumsum", {"crunch": helper})
+    _refused(_verdict("cumsum", cumsum), "no NumPy")
+
+
+def test_a_step_computing_with_numpy_reached_through_a_library_module_is_refused():
+    import minidl.backends.flex.float_ops as lib
+    from minidl.autodiff import Step
+    from minidl_book import build_softplus
+
+    assert hasattr(lib, "np")
+
+    class Sly(Step):
+        saves = ("tensor",)
+
+        def forward(self, B, tensor):
+            return lib.np.log1p(lib.np.exp(tensor))  # no NumPy name of its own
+
+        def backward(self, B, grad, saved):
+            return (B.float_mul(grad, B.sigmoid(saved["tensor"])),)
+
+    verdict = build_softplus.exercise(3).find_failure(Sly)
+    assert verdict.kind == "rule" and "backend's ops" in verdict.text
+    assert build_softplus.exercise(3).find_failure(build_softplus.Softplus) is None
+
+
+def test_a_module_reached_as_an_attribute_is_refused():
+    import minidl.tensor.base as base
+
+    ones = _cell("def ones(a):\n    base.sys.modules\n    return (a * 0 + 1).float()\n", "ones", {"base": base})
+    _refused(_verdict("ones", ones), "no reaching outside your code")

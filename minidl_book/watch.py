@@ -388,7 +388,9 @@ class Watch:
         """``reader``, ``lib`` (minidl), ``book`` (minidl_book) or ``ext`` (transparent)."""
         k = self._kinds.get(code)
         if k is None:
-            if code in self.reader_codes:
+            if code in self.rules.helpers:
+                k = "book"  # an earlier puzzle's solution: what it calls is not this solution's
+            elif code in self.reader_codes:
                 k = "reader"
             elif code in self.checker_codes:
                 k = "book"

@@ -347,3 +347,28 @@ def test_a_module_reached_as_an_attribute_is_refused():
 
     ones = _cell("def ones(a):\n    base.sys.modules\n    return (a * 0 + 1).float()\n", "ones", {"base": base})
     _refused(_verdict("ones", ones), "no reaching outside your code")
+
+
+def test_an_earlier_puzzle_may_be_called_and_a_later_one_may_not():
+    compress = _cell("def compress(g, v):\n"
+                     "    i = Tensor.arange(0, v.shape[0], device=v.device)\n"
+                     "    position = cumsum(g.float()) - 1\n"
+                     "    target = (position.unsqueeze_dim(1) == i.float().unsqueeze_dim(0)) & g.unsqueeze_dim(1)\n"
+                     "    return (v.unsqueeze_dim(0) @ target.float()).reshape([v.shape[0]])\n",
+                     "compress", {"cumsum": puzzles.cumsum_sol})
+    assert _verdict("compress", compress) is None
+    ones = _cell("def ones(a):\n    return cumsum(a * 0 + 1) * 0 + 1\n", "ones", {"cumsum": puzzles.cumsum_sol})
+    _refused(_verdict("ones", ones), "the checker is not yours to call")
+
+
+def test_the_readers_own_earlier_solution_counts_once_it_passed(capsys):
+    mine = _cell("def cumsum(a):\n"
+                 "    i = Tensor.arange(0, a.shape[0], device=a.device)\n"
+                 "    upper = (i.unsqueeze_dim(1) <= i.unsqueeze_dim(0)).float()\n"
+                 "    return (a.unsqueeze_dim(0) @ upper).reshape([a.shape[0]])\n", "cumsum")
+    fake = _cell("def cumsum(a):\n    return a.sum_dim(0)\n", "cumsum", filename="/tmp/ipykernel_0/fake.py")
+    puzzles.SOLVED["cumsum"] = fake  # put there by hand: checked again, not trusted
+    assert fake not in puzzles.earlier("sequence_mask")
+    assert puzzles.check(mine).ok and puzzles.SOLVED["cumsum"] is mine
+    assert mine in puzzles.earlier("sequence_mask") and mine not in puzzles.earlier("cumsum")
+    puzzles.SOLVED.clear()

@@ -259,9 +259,22 @@ class BuildExercise:
                 return Verdict(False, "value", f"The output could not be compared with {ref.label}: "
                                f"{type(err).__name__}: {err}", inputs)
             if diff is not None:
-                return Verdict(False, diff.kind, diff.text,
-                               inputs, index=diff.index, expected=diff.expected, found=diff.found,
-                               output=diff.output)
+                verdict = Verdict(False, diff.kind, diff.text,
+                                  inputs, index=diff.index, expected=diff.expected, found=diff.found,
+                                  output=diff.output)
+                try:
+                    import numpy as np
+
+                    from minidl_book.compare import to_numpy
+
+                    verdict.arrays = {
+                        "inputs": {k: v for k, v in case.items()
+                                   if not k.startswith("_") and isinstance(v, np.ndarray)},
+                        "expected": to_numpy(expected[diff.output]),
+                        "found": outputs[diff.output]}
+                except Exception:  # noqa: BLE001 - a drawing is a bonus, never a verdict
+                    verdict.arrays = None
+                return verdict
         for i, (_, what) in enumerate(frozen.must_reach):
             if i not in watch.reached:
                 return Verdict(False, "rule", f"Rule broken: the run must {what}, and it never did",

@@ -469,7 +469,19 @@ def check(solution, name: str | None = None) -> Verdict:
     verdict = ex.check(solution)
     if verdict.ok:
         SOLVED[name] = solution
+    else:
+        draw_verdict(verdict, name)
     return verdict
+
+
+def draw_verdict(verdict: Verdict, name: str) -> None:
+    """Draw a value or shape verdict's failing case as grids: inputs, target, yours."""
+    from minidl_book.puzzle_draw import grids, show, verdict_panels
+
+    drawn = verdict_panels(verdict)
+    if drawn is not None:
+        panels, differ = drawn
+        show(grids(panels, f"{name}: the failing case (red: the elements that differ)", differ))
 
 
 def solution(name: str) -> None:

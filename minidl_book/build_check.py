@@ -71,7 +71,7 @@ OTHER_OPS = f"{BACKEND_OPS}|{_functional_ops()}"
 ALWAYS = frozenset({"shape", "dims", "rank", "device", "dtype", "kind", "numel", "__len__"})
 
 
-@dataclass
+@dataclass(frozen=True)
 class Rules:
     """What a solution may, must and must not dispatch (checked on every case by trace).
 
@@ -93,8 +93,8 @@ class Rules:
             an input handed back, not an object of the reader's own kind).
         helpers: functions of the book the reader may call (earlier puzzles' solutions).
 
-    The rules are copied when a check starts; changing them from the reader's code changes
-    nothing but the verdict ("the checker is not yours to change"). Allowing an operator
+    Rules are frozen (``dataclasses.replace`` makes a changed copy) and copied again when a
+    check starts; changing them from the reader's code changes nothing but the verdict ("the checker is not yours to change"). Allowing an operator
     allows its named op too (``*``: ``mul``, ``mul_scalar``).
     """
 

@@ -41,9 +41,6 @@ def grids(panels: Sequence[tuple[str, Any]], title: str = "",
           differ: Mapping[str, np.ndarray] | None = None):
     """A figure with one grid per ``(label, array)``; ``differ[label]`` (a bool array of the
     grid's shape) outlines those cells in red."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
     from matplotlib.colors import TwoSlopeNorm
     from matplotlib.patches import Rectangle
@@ -85,10 +82,14 @@ def show(fig) -> None:
 
     try:
         from IPython import get_ipython
-        from IPython.display import display
+        from IPython.display import Image, display
 
         if get_ipython() is not None:
-            display(fig)
+            import io
+
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format="png", dpi=110)
+            display(Image(data=buffer.getvalue()))
     finally:
         plt.close(fig)
 

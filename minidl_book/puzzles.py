@@ -14,6 +14,7 @@ appendix shows and the tests check (wrong value, forbidden op, wrong shape, data
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -465,7 +466,8 @@ def check(solution, name: str | None = None) -> Verdict:
                        f"({', '.join(PUZZLES)})")
     print(allowed_text(name) + ".")
     ex = checker(name)
-    ex.rules.helpers = tuple(earlier(name))
+    # the rules from the puzzle's definition at every check, with the earlier puzzles solved so far
+    ex.rules = dataclasses.replace(PUZZLES[name].exercise(1).rules, helpers=tuple(earlier(name)))
     verdict = ex.check(solution)
     if verdict.ok:
         SOLVED[name] = solution

@@ -503,6 +503,7 @@ class Watch:
             if code not in self.scanned:
                 self.scanned.add(code)
                 self.scan(code, frame.f_globals)
+                self._closure(code, frame)
             if rules.must_reach:  # "reach your float_exp": the reader's own code counts
                 info = code_info(code, frame)
                 name = frame_name(frame, info)[0] if info.kind != "skip" else code.co_qualname
@@ -543,8 +544,9 @@ class Watch:
                      "the library's own plumbing", site_of(where))
             return
         if kind == "book" and code not in rules.helpers:
+            shown = code.co_name if "<locals>" in code.co_qualname else code.co_qualname
             self.add("the checker is not yours to call", f"your code called the checker's "
-                     f"{code.co_qualname} (its references and answers are not for solutions)",
+                     f"{shown} (the checker's objects, references and answers are not for solutions)",
                      site_of(where))
             return
         info = code_info(code, frame)
@@ -614,6 +616,20 @@ class Watch:
         return name is not None and not name.startswith("_") and name not in STORAGE_NAMES \
             and name not in INTROSPECTION_NAMES
 
+    def _closure(self, code: types.CodeType, frame: types.FrameType) -> None:
+        """Values the reader's code holds without naming them as globals: closure cells and
+        default arguments (a slot getter grabbed in an earlier cell)."""
+        try:
+            local = frame.f_locals
+        except Exception:  # noqa: BLE001
+            return
+        for name in code.co_freevars + code.co_varnames[: code.co_argcount + code.co_kwonlyargcount]:
+            if name in local and _reaching(local[name]):
+                self.add("no reaching outside your code", f"your code holds {name}, a "
+                         f"{type(local[name]).__name__} that opens objects from the outside",
+                         _code_site(code, code.co_firstlineno))
+                return
+
     # ----- the reader's code, read once ---------------------------------------------------
     def scan(self, code: types.CodeType, glob: Mapping[str, Any]) -> None:
         """Names the reader's code loads that break a rule (with their line)."""
@@ -643,6 +659,9 @@ class Watch:
                 top = module.split(".")[0]
                 if isinstance(value, types.ModuleType) and (module in INTERPRETER_MODULES or top in INTERPRETER_MODULES):
                     self.add("no reaching outside your code", f"your code uses the module {module}", where)
+                elif _reaching(value):
+                    self.add("no reaching outside your code", f"your code uses {name}, a "
+                             f"{type(value).__name__} that opens objects from the outside", where)
                 elif top == "numpy" and rules.no_numpy:
                     after = instructions[k + 1] if k + 1 < len(instructions) else None
                     shown = f"{name}.{after.argval}" if after is not None and after.opname in (
@@ -679,6 +698,22 @@ def static_name(code: types.CodeType, glob: Mapping[str, Any]) -> str:
         return qual
     module = (glob.get("__name__") or "").rsplit(".", 1)[-1]
     return f"{module}.{qual}" if module else qual
+
+
+_DESCRIPTOR_TYPES = (types.MethodWrapperType, types.WrapperDescriptorType, types.MemberDescriptorType,
+                     types.GetSetDescriptorType, types.FrameType, types.TracebackType, types.CodeType,
+                     _GuardedSlot)
+
+
+def _reaching(value: Any) -> bool:
+    """A value that opens objects from the outside: a slot or wrapper grabbed off a class
+    (``TensorBase.__dict__["primitive"].__get__``), a frame, a traceback, a code object, or a
+    ``functools.partial`` of one."""
+    import functools
+
+    if isinstance(value, functools.partial):
+        value = value.func
+    return isinstance(value, _DESCRIPTOR_TYPES)
 
 
 def _hashable(fn: Any) -> bool:

@@ -182,15 +182,24 @@ def test_frames_by_inspect_or_tracebacks_are_refused(source):
              "no reaching outside your code")
 
 
-def test_the_solution_cannot_switch_its_own_rules_off():
-    cumsum = _cell("def cumsum(a):\n"
-                   "    puzzles.checker('cumsum').rules.allowed = None\n"
-                   "    return (a.unsqueeze_dim(1) * 1.0).sum_dim(0).reshape([a.shape[0]])\n", "cumsum")
+@pytest.mark.parametrize("how", ["rules.allowed = None",
+                                 "object.__setattr__(rules, 'allowed', None)",
+                                 "object.__setattr__(rules, 'allowed', None); ex.rules = None"])
+def test_the_solution_cannot_switch_its_own_rules_off(how):
     checker = puzzles.checker("cumsum")
+    cumsum = _cell("def cumsum(a):\n"
+                   "    rules = ex.rules\n"
+                   "    try:\n"
+                   f"        {how}\n"
+                   "    except Exception:\n"
+                   "        pass\n"
+                   "    return (a.unsqueeze_dim(1) * 1.0).sum_dim(0).reshape([a.shape[0]])\n", "cumsum",
+                   {"ex": checker})
     allowed = tuple(checker.rules.allowed)
     verdict = checker.find_failure(cumsum)
-    assert verdict.kind == "rule" and verdict.rule in ("the checker is not yours to change",
-                                                       "no reaching outside your code")
+    assert verdict.kind == "rule" and verdict.rule in (
+        "the checker is not yours to change", "the checker is not yours to call",
+        "allowed ops (not sum_dim)"), verdict.text
     assert tuple(checker.rules.allowed) == allowed  # put back
 
 
@@ -372,3 +381,13 @@ def test_the_readers_own_earlier_solution_counts_once_it_passed(capsys):
     assert puzzles.check(mine).ok and puzzles.SOLVED["cumsum"] is mine
     assert mine in puzzles.earlier("sequence_mask") and mine not in puzzles.earlier("cumsum")
     puzzles.SOLVED.clear()
+
+
+def test_a_slot_getter_grabbed_in_an_earlier_cell_is_refused():
+    from minidl.tensor.base import TensorBase
+
+    get = TensorBase.__dict__["primitive"].__get__  # the cell before the solution
+    as_global = _cell("def ones(a):\n    get(a)\n    return (a * 0 + 1).float()\n", "ones", {"get": get})
+    _refused(_verdict("ones", as_global), "no reaching outside your code")
+    as_default = _cell("def ones(a, get=get):\n    get(a)\n    return (a * 0 + 1).float()\n", "ones", {"get": get})
+    _refused(_verdict("ones", as_default), "no reaching outside your code")

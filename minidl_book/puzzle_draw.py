@@ -1,6 +1,6 @@
 """Puzzles drawn as grids, the way Tensor-Puzzles draws them: one grid per array, a cell per
 element with its value written in it, the inputs first, then the target and (for a failing
-check) the reader's output, with the cells that differ outlined.
+check) the reader's output, with the cells that differ outlined (dashed).
 
 :func:`grids` makes the matplotlib figure; :func:`show` displays it in a notebook (and does
 nothing elsewhere, so the tests and scripts print only text).
@@ -49,8 +49,8 @@ def grids(panels: Sequence[tuple[str, Any]], title: str = "",
     cell = 0.32
     widths = [max(a.shape[1], 1) for _, a in arrays]
     height = max(a.shape[0] for _, a in arrays)
-    fig, axes = plt.subplots(1, len(arrays), figsize=(cell * (sum(widths) + 1.2 * len(arrays)) + 0.4,
-                                                     cell * height + 0.75),
+    width = max(cell * (sum(widths) + 1.2 * len(arrays)) + 0.4, 0.075 * len(title) + 0.4)
+    fig, axes = plt.subplots(1, len(arrays), figsize=(width, cell * height + 0.75),
                              gridspec_kw={"width_ratios": widths}, squeeze=False)
     values = np.concatenate([a.ravel() for _, a in arrays if a.size]) if arrays else np.zeros(1)
     values = values[np.isfinite(values)]
@@ -58,13 +58,14 @@ def grids(panels: Sequence[tuple[str, Any]], title: str = "",
     norm = TwoSlopeNorm(vmin=-span - 1e-9, vcenter=0.0, vmax=span + 1e-9)
     for ax, (label, a) in zip(axes[0], arrays):
         ax.imshow(a, cmap="coolwarm", norm=norm, aspect="equal")
-        for (r, c), v in np.ndenumerate(a):
-            ax.text(c, r, _label(v), ha="center", va="center", fontsize=7)
         mask = None if differ is None else differ.get(label)
-        if mask is not None:
-            for (r, c), bad in np.ndenumerate(_as_grid(mask) > 0):
-                if bad:
-                    ax.add_patch(Rectangle((c - 0.5, r - 0.5), 1, 1, fill=False, edgecolor="red", lw=1.6))
+        bad = np.zeros(a.shape, bool) if mask is None else _as_grid(mask) > 0
+        for (r, c), v in np.ndenumerate(a):
+            ax.text(c, r, _label(v), ha="center", va="center", fontsize=7,
+                    color="black", fontweight="bold" if bad[r, c] else "normal")
+            if bad[r, c]:
+                ax.add_patch(Rectangle((c - 0.45, r - 0.45), 0.9, 0.9, fill=False, edgecolor="#222222", linestyle="--",
+                                       lw=2.0, clip_on=False))
         ax.set_xticks(np.arange(-0.5, a.shape[1], 1), minor=True)
         ax.set_yticks(np.arange(-0.5, a.shape[0], 1), minor=True)
         ax.grid(which="minor", color="white", linewidth=1)

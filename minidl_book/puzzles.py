@@ -483,7 +483,7 @@ def draw_verdict(verdict: Verdict, name: str) -> None:
     drawn = verdict_panels(verdict)
     if drawn is not None:
         panels, differ = drawn
-        show(grids(panels, f"{name}: the failing case (red: the elements that differ)", differ))
+        show(grids(panels, f"{name}: the failing case (outlined: where yours differs)", differ))
 
 
 def solution(name: str) -> None:

@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import minidl
-import minidl_book
 from minidl.debug import _hooks
 from minidl.debug.names import _EXTERNAL_PREFIXES, code_info, frame_name
 
@@ -43,7 +42,8 @@ __trace_hide__ = True
 
 __all__ = ["ALIASES", "Frozen", "Violation", "Watch"]
 
-_PACKAGE = tuple(os.path.realpath(os.path.dirname(m.__file__)) + os.sep for m in (minidl, minidl_book))
+_PACKAGE = tuple(os.path.realpath(d) + os.sep for d in (os.path.dirname(minidl.__file__),
+                                                       os.path.dirname(__file__)))  # minidl_book
 _BOOK = _PACKAGE[1]
 
 #: Named ops that do what an operator does: allowing ``*`` allows ``mul`` too.

@@ -226,7 +226,7 @@ def exercise(max_examples: int = 20) -> BuildExercise:
         cases=_cases(),
         run=guard_run,
         references=[Reference("the case generator's record of what it changed", _expected)],
-        rules=Rules(no_data=True),
+        rules=Rules(no_data=True, no_numpy=True),
         checks=[_names_what_differs],
         hints=[
             "Compare the number of arguments first; then walk specs and args together "

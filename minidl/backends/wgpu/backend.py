@@ -16,6 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from minidl.backend import PRIMITIVE_TYPES, Backend, Device, Distribution, DType, TensorData
+from minidl.backend.limits import check_size
 from minidl.backends.wgpu import ops
 from minidl.backends.wgpu.module_ops import WgpuModuleOps
 from minidl.backends.wgpu.ops import BOOL, F32, I32, run_map
@@ -30,11 +31,12 @@ Shape = tuple[int, ...]
 #: float -> float, one WGSL expression of ``x0`` each (``tanh_``, ``erf_`` are the shaders' helpers)
 FLOAT_UNARY = {
     "float_exp": "exp(x0)", "float_log": "log(x0)", "float_sqrt": "sqrt(x0)", "float_abs": "abs(x0)",
-    "float_tanh": "tanh_(x0)", "float_sin": "sin(x0)", "float_cos": "cos(x0)", "float_erf": "erf_(x0)",
+    "float_tanh": "select(tanh_(x0), x0, is_nan(x0))", "float_sin": "select(nan(), sin(x0), finite(x0))",
+    "float_cos": "select(nan(), cos(x0), finite(x0))", "float_erf": "select(erf_(x0), x0, is_nan(x0))",
     "float_floor": "floor(x0)", "float_neg": "-x0", "float_recip": "1.0 / x0",
     "float_log1p": "select(log(1.0 + x0), x0 * (1.0 - 0.5 * x0), abs(x0) < 1e-4)",
-    "float_sign": "select(select(0.0, -1.0, x0 < 0.0), 1.0, x0 > 0.0)",
-    "relu": "select(0.0, x0, x0 > 0.0 || is_nan(x0))",
+    "float_sign": "f32(gt(x0, 0.0)) - f32(lt(x0, 0.0))",  # +0 at 0, -0 and NaN (torch)
+    "relu": "select(x0, 0.0, lt(x0, 0.0))",
     "sigmoid": "1.0 / (1.0 + exp(-x0))",
 }
 #: (float, float) -> float (lhs's dtype)
@@ -48,13 +50,11 @@ FLOAT_BINARY = {
 FLOAT_SCALAR = {
     "float_add_scalar": "x0 + s0", "float_sub_scalar": "x0 - s0", "float_mul_scalar": "x0 * s0",
     "float_div_scalar": "x0 / s0", "float_remainder_scalar": "rem_f(x0, s0)",
-    "float_clamp_min": "select(x0, s0, x0 < s0)", "float_clamp_max": "select(x0, s0, x0 > s0)",
 }
-FLOAT_COMPARE = {"float_equal": "x0 == x1", "float_greater": "x0 > x1", "float_lower": "x0 < x1",
-                 "float_not_equal": "x0 != x1", "float_greater_equal": "x0 >= x1", "float_lower_equal": "x0 <= x1"}
-FLOAT_COMPARE_ELEM = {"float_equal_elem": "x0 == s0", "float_not_equal_elem": "x0 != s0",
-                      "float_greater_elem": "x0 > s0", "float_greater_equal_elem": "x0 >= s0",
-                      "float_lower_elem": "x0 < s0", "float_lower_equal_elem": "x0 <= s0"}
+FLOAT_COMPARE = {"float_equal": "eq(x0, x1)", "float_greater": "gt(x0, x1)", "float_lower": "lt(x0, x1)",
+                 "float_not_equal": "!eq(x0, x1)", "float_greater_equal": "gt(x0, x1) || eq(x0, x1)",
+                 "float_lower_equal": "lt(x0, x1) || eq(x0, x1)"}
+FLOAT_COMPARE_ELEM = {n + "_elem": e.replace("x1", "s0") for n, e in FLOAT_COMPARE.items()}
 INT_BINARY = {"int_add": "x0 + x1", "int_sub": "x0 - x1", "int_mul": "x0 * x1"}
 INT_SCALAR = {"int_add_scalar": "x0 + s0", "int_mul_scalar": "x0 * s0", "int_sub_scalar": "x0 - s0"}
 INT_COMPARE = {"int_equal": "x0 == x1", "int_greater": "x0 > x1", "int_lower": "x0 < x1"}
@@ -159,11 +159,13 @@ class WgpuTensorOps:
 
     @classmethod
     def float_random(cls, shape: Shape, distribution: Distribution, dtype: DType, device):
+        check_size("float_random", shape, dtype.numpy)
         ops._float_dtype("float_random", dtype)
         return ops.distribution("float_random", shape, distribution, getattr(device, "index", 0))
 
     @classmethod
     def int_random(cls, shape: Shape, low: int, high: int, dtype: DType, device):
+        check_size("int_random", shape, dtype.numpy)
         ops._int_dtype("int_random", dtype)
         if not -(2**31) <= low < high <= 2**31 - 1:
             raise ValueError(f"int_random: expected -2^31 <= low < high < 2^31, found [{low}, {high})")
@@ -171,20 +173,24 @@ class WgpuTensorOps:
 
     @classmethod
     def float_full(cls, shape: Shape, fill_value: float, dtype: DType, device):
+        check_size("float_full", shape, dtype.numpy)
         ops._float_dtype("float_full", dtype)
         return run_map("float_full", "s0", [], F32, [fill_value], ["f32"],
                        out=ops.new(shape, F32, getattr(device, "index", 0), "float_full"), shape=tuple(shape))
 
     @classmethod
     def float_zeros(cls, shape: Shape, dtype: DType, device):
+        check_size("float_zeros", shape, dtype.numpy)
         return cls.float_full(shape, 0.0, dtype, device)
 
     @classmethod
     def float_ones(cls, shape: Shape, dtype: DType, device):
+        check_size("float_ones", shape, dtype.numpy)
         return cls.float_full(shape, 1.0, dtype, device)
 
     @classmethod
     def int_zeros(cls, shape: Shape, dtype: DType, device):
+        check_size("int_zeros", shape, dtype.numpy)
         ops._int_dtype("int_zeros", dtype)
         return run_map("int_zeros", "0", [], I32,
                        out=ops.new(shape, I32, getattr(device, "index", 0), "int_zeros"), shape=tuple(shape))
@@ -223,8 +229,10 @@ class WgpuTensorOps:
     # ----- the element-wise ops that need more than an expression ------------------------------
     @classmethod
     def float_powf_scalar(cls, lhs, rhs: float):
-        if rhs == 0.5:  # torch's sqrt path (see the protocol's default)
-            return run_map("float_powf_scalar", "sqrt(x0)", [lhs], F32)
+        if rhs == 0.5:  # torch's sqrt and rsqrt paths (see the protocol's default)
+            return run_map("float_powf_scalar", "select(sqrt(x0), nan(), lt(x0, 0.0))", [lhs], F32)
+        if rhs == -0.5:
+            return run_map("float_powf_scalar", "select(1.0 / sqrt(x0), nan(), lt(x0, 0.0))", [lhs], F32)
         return run_map("float_powf_scalar", "powf_(x0, s0)", [lhs], F32, [rhs], ["f32"])
 
     @classmethod
@@ -233,8 +241,17 @@ class WgpuTensorOps:
                        [min, max], ["f32", "f32"])
 
     @classmethod
+    def float_clamp_min(cls, tensor, min: float):
+        return run_map("float_clamp_min", "select(x0, s0, x0 < s0)", [tensor], F32, [min], ["f32"])
+
+    @classmethod
+    def float_clamp_max(cls, tensor, max: float):
+        return run_map("float_clamp_max", "select(x0, s0, x0 > s0)", [tensor], F32, [max], ["f32"])
+
+    @classmethod
     def relu_backward(cls, output, grad):
-        return run_map("relu_backward", "select(0.0, x1, x0 > 0.0)", [output, grad], F32)
+        # torch's threshold_backward: zero where output <= 0 (false for NaN: the gradient passes)
+        return run_map("relu_backward", "select(x1, 0.0, lt(x0, 0.0) || eq(x0, 0.0))", [output, grad], F32)
 
     @classmethod
     def int_div(cls, lhs, rhs):

@@ -60,7 +60,7 @@ class WgpuModuleOps:
         check_size("conv2d", (x.shape[0], co, oh, ow), F32)
         out = new((x.shape[0], co, oh, ow), F32, x.index, "conv2d")
         top, _, left, _ = options.pads
-        b = contiguous(bias) if bias is not None else out
+        b = contiguous(bias) if bias is not None else _Dummy(x.index)
         params = _conv_params(x.shape, (kh, kw), co, (oh, ow), options.stride, (top, left), options.dilation,
                               options.groups, bias is not None)
         return _run("conv2d", shaders.conv2d_kernel(), params, [contiguous(x), contiguous(weight), b], out)
@@ -99,7 +99,7 @@ class WgpuModuleOps:
         co = cog * g
         check_size("conv_transpose2d", (n, co, oh, ow), F32)
         out = new((n, co, oh, ow), F32, x.index, "conv_transpose2d")
-        b = contiguous(bias) if bias is not None else out
+        b = contiguous(bias) if bias is not None else _Dummy(x.index)
         params = _conv_params(x.shape, (kh, kw), co, (oh, ow), (sh, sw), (ph, pw), (dh, dw), g, bias is not None)
         return _run("conv_transpose2d", shaders.conv_transpose2d_kernel(), params,
                     [contiguous(x), contiguous(weight), b], out)
@@ -194,6 +194,11 @@ class WgpuModuleOps:
 
         result = NdArray.interpolate_backward(read(x), read(output_grad), output_size, options)
         return _upload("interpolate_backward", result, "f", _Index(x.index))
+
+
+class _Dummy:
+    def __init__(self, index: int):
+        self.buffer = runtime(index).dummy()
 
 
 class _Index:

@@ -37,6 +37,7 @@ def _check_rank(op: str, shape) -> None:
 
 def new(shape, dtype, index: int, op: str = "alloc") -> WgpuTensor:
     shape = tuple(int(s) for s in shape)
+    check_size(op, shape, np.dtype(dtype))  # minidl's size limit first, then the adapter's
     n = int(np.prod(shape, dtype=np.int64)) if shape else 1
     return WgpuTensor(runtime(index).empty(4 * n, op), shape, dtype, index=index)
 

@@ -131,6 +131,12 @@ class Runtime:
                 raise result["error"]
             return result["data"][:nbytes]
 
+    def dummy(self):
+        """A 4-byte buffer bound where a kernel's optional input (a bias) is absent."""
+        if getattr(self, "_dummy", None) is None:
+            self._dummy = self.empty(4, "dummy")
+        return self._dummy
+
     # ----- pipelines and dispatches ---------------------------------------------------------------
     def pipeline(self, source: str, n_bindings: int):
         """The compute pipeline of ``source`` (cached by its text): binding 0 is the params
@@ -168,11 +174,15 @@ class Runtime:
             group = self.device.create_bind_group(layout=layout, entries=entries)
             if self._encoder is None:
                 self._encoder = self.device.create_command_encoder()
-            cpass = self._encoder.begin_compute_pass()
-            cpass.set_pipeline(pipeline)
-            cpass.set_bind_group(0, group)
-            cpass.dispatch_workgroups(*groups)
-            cpass.end()
+            try:
+                cpass = self._encoder.begin_compute_pass()
+                cpass.set_pipeline(pipeline)
+                cpass.set_bind_group(0, group)
+                cpass.dispatch_workgroups(*groups)
+                cpass.end()
+            except BaseException:
+                self._encoder, self._pending, self._keep = None, 0, []  # drop what it recorded
+                raise
             self._keep.append((pbuf, group))
             self._pending += 1
             self.dispatches += 1
@@ -183,11 +193,13 @@ class Runtime:
         """Submit every recorded dispatch as one command buffer."""
         with self.lock:
             if self._encoder is not None:
-                self.queue.submit([self._encoder.finish()])
-                self.submits += 1
-                self._encoder = None
+                encoder, self._encoder = self._encoder, None
                 self._pending = 0
-                self._keep = []
+                try:  # a failed submit must not poison the next one: the encoder is dropped
+                    self.queue.submit([encoder.finish()])
+                    self.submits += 1
+                finally:
+                    self._keep = []
 
 
 def groups_1d(n: int) -> tuple[int, int, int]:

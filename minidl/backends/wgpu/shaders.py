@@ -28,6 +28,11 @@ WGSL_TYPE = {"f": "f32", "i": "i32", "b": "u32"}
 HELPERS = """
 fn is_nan(v: f32) -> bool { return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u; }
 fn nan() -> f32 { return bitcast<f32>(0x7fc00000u); }
+fn finite(v: f32) -> bool { return (bitcast<u32>(v) & 0x7f800000u) != 0x7f800000u; }
+// comparisons written out for NaN: WGSL lets a compiler assume floats are never NaN
+fn eq(a: f32, b: f32) -> bool { return !is_nan(a) && !is_nan(b) && a == b; }
+fn gt(a: f32, b: f32) -> bool { return !is_nan(a) && !is_nan(b) && a > b; }
+fn lt(a: f32, b: f32) -> bool { return !is_nan(a) && !is_nan(b) && a < b; }
 fn inf() -> f32 { return bitcast<f32>(0x7f800000u); }
 fn erf_(x: f32) -> f32 {
   // Abramowitz-Stegun 7.1.26 is 1e-7 absolute only far out; use the W. J. Cody-style
@@ -37,6 +42,7 @@ fn erf_(x: f32) -> f32 {
   let y = t * exp(-a * a - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
           t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 +
           t * (-0.82215223 + t * 0.17087277)))))))));
+  if (a < 1e-3) { return x * 1.1283791 * (1.0 - x * x / 3.0); }  // keeps -0 and tiny values
   return select(1.0 - y, y - 1.0, x < 0.0);
 }
 fn tanh_(x: f32) -> f32 {
@@ -48,13 +54,23 @@ fn tanh_(x: f32) -> f32 {
   let e = exp(-2.0 * abs(x));
   return sign(x) * (1.0 - e) / (1.0 + e);
 }
+fn odd(b: f32) -> bool { return abs(b) < 16777216.0 && floor(b) == b && (i32(abs(b)) & 1) == 1; }
 fn powf_(a: f32, b: f32) -> f32 {
-  if (b == 0.0) { return 1.0; }
-  if (a >= 0.0) { return pow(a, b); }
-  // a negative base: defined only for an integral exponent
-  if (floor(b) != b) { return nan(); }
-  let m = pow(-a, b);
-  return select(m, -m, (i32(b) & 1) == 1);
+  // C's pow (torch.pow) case by case, then |a|^b through exp2/log2 with the sign of an odd power
+  if (b == 0.0 || a == 1.0) { return 1.0; }
+  if (is_nan(a) || is_nan(b)) { return nan(); }
+  let neg = a < 0.0 || (a == 0.0 && (bitcast<u32>(a) & 0x80000000u) != 0u);
+  let sgn = select(1.0, -1.0, neg && odd(b));
+  if (!finite(b)) {
+    if (abs(a) == 1.0) { return 1.0; }
+    let big = abs(a) > 1.0;
+    return select(0.0, inf(), big == (b > 0.0));
+  }
+  let zero = select(0.0, bitcast<f32>(0x80000000u), sgn < 0.0);  // a signed zero, not folded
+  if (a == 0.0) { return select(zero, sgn * inf(), b < 0.0); }
+  if (!finite(a)) { return select(zero, sgn * inf(), b > 0.0); }
+  if (a < 0.0 && floor(b) != b) { return nan(); }
+  return sgn * exp2(b * log2(abs(a)));
 }
 fn rem_f(a: f32, b: f32) -> f32 { let r = a - b * floor(a / b); return r; }
 fn rem_i(a: i32, b: i32) -> i32 { let r = a % b; return select(r, r + b, r != 0 && ((r < 0) != (b < 0))); }

@@ -189,6 +189,11 @@ class Runtime:
             if self._pending >= MAX_PENDING:
                 self.flush()
 
+    def sync(self) -> None:
+        """Submit what is pending and wait until the device has run it (no read-back)."""
+        self.flush()
+        self.queue.on_submitted_work_done_sync()
+
     def flush(self) -> None:
         """Submit every recorded dispatch as one command buffer."""
         with self.lock:

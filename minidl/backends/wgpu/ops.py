@@ -73,7 +73,9 @@ def run_map(op: str, expr: str, inputs: Sequence[WgpuTensor], out_dtype, scalars
     n = int(np.prod(shape, dtype=np.int64)) if shape else 1
     if n == 0:
         return out
-    source = shaders.map_kernel(tuple(wtype(t.dtype) for t in inputs), wtype(out.dtype), expr, tuple(scalar_types))
+    flat = all(t.shape == shape and t.is_contiguous() for t in (*inputs, out))
+    source = shaders.map_kernel(tuple(wtype(t.dtype) for t in inputs), wtype(out.dtype), expr,
+                                tuple(scalar_types), flat)
     params = [n, len(shape)] + list(shape) + [1] * (MAXD - len(shape))
     for t in inputs:
         params += _block(t.shape, t.strides, t.offset, shape)
@@ -270,11 +272,11 @@ def _scalar(t: WgpuTensor) -> float:
 
 
 def _index_check(op: str, indices: WgpuTensor, size: int) -> None:
-    """Refuse an index outside ``[0, size)`` (reads two values back: a sync)."""
+    """Refuse an index outside ``[0, size)`` (reads the two bounds back: a sync)."""
     if indices.size == 0:
         return
-    low = int(_scalar(reduce_all(op, "min", indices, I32)))
-    high = int(_scalar(reduce_all(op, "max", indices, I32)))
+    both = _cat(op, [reduce_all(op, "min", indices, I32), reduce_all(op, "max", indices, I32)], 0)
+    low, high = (int(v) for v in read(both))  # one read-back for both bounds
     if low < 0 or high >= size:
         raise IndexError(f"{op}: index out of range [0, {size}): found {low}..{high}")
 

@@ -190,9 +190,9 @@ class Runtime:
                 self.flush()
 
     def sync(self) -> None:
-        """Submit what is pending and wait until the device has run it (no read-back)."""
-        self.flush()
-        self.queue.on_submitted_work_done_sync()
+        """Submit what is pending and wait until the device has run it: a 4-byte read-back,
+        queued after everything (wgpu 0.32's ``on_submitted_work_done_sync`` fails in cffi)."""
+        self.read(self.dummy(), 4)
 
     def flush(self) -> None:
         """Submit every recorded dispatch as one command buffer."""

@@ -84,7 +84,7 @@ def test_pipelines_are_cached_by_shader_text():
     for _ in range(3):
         (x + x).to_numpy()
     assert len(rt()._pipelines) == before
-    source = shaders.map_kernel(("f32", "f32"), "f32", "x0 + x1")
+    source = shaders.map_kernel(("f32", "f32"), "f32", "x0 + x1", (), True)  # the contiguous form
     assert source in rt()._pipelines and "out[oo] = x0 + x1;" in source
 
 

@@ -20,6 +20,7 @@ from minidl.backend import Device, Distribution, DType, TensorData
 from minidl.backend.limits import check_cat, check_size
 from minidl.backends.wgpu import shaders
 from minidl.backends.wgpu.runtime import groups_1d, runtime
+from minidl.backends.wgpu import tensor as tensor_module
 from minidl.backends.wgpu.tensor import SUPPORTED, WgpuTensor, c_strides, refuse_dtype
 
 F32, I32, BOOL = np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.bool_)
@@ -100,6 +101,9 @@ def read(t: WgpuTensor) -> np.ndarray:
     host = {"f": np.float32, "i": np.int32, "b": np.uint32}[t.dtype.kind]
     array = np.frombuffer(raw, dtype=host).reshape(t.shape)
     return array.astype(np.bool_) if t.dtype.kind == "b" else array.copy()
+
+
+tensor_module.READ = read  # np.asarray(WgpuTensor) reads back through here
 
 
 def _device(index: int) -> Device:

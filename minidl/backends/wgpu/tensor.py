@@ -19,6 +19,11 @@ SUPPORTED = (np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.bool_))
 SUPPORTED_NAMES = "float32, int32 and bool"
 
 
+#: How a tensor's values come back to the host: ``minidl.backends.wgpu.ops.read``, set when
+#: that module loads (it imports this one, so this one cannot import it).
+READ = None
+
+
 def refuse_dtype(op: str, dtype) -> None:
     """Raise the device's dtype error: WGSL has 32-bit types only."""
     name = dtype.value if isinstance(dtype, DType) else np.dtype(dtype).name
@@ -73,10 +78,9 @@ class WgpuTensor:
         return WgpuTensor(self.buffer, shape, self.dtype, strides, offset, self.index)
 
     def __array__(self, dtype=None, copy=None):
-        # np.asarray(t): a read-back (the backend's into_data), for tests and printing
-        from minidl.backends.wgpu.backend import Wgpu
-
-        array = Wgpu.read(self)
+        # np.asarray(t): a read-back (the ops' read, installed by minidl.backends.wgpu.ops,
+        # which imports this module), for tests and printing
+        array = READ(self)
         return array if dtype is None else array.astype(dtype)
 
     def __repr__(self) -> str:

@@ -12,12 +12,12 @@ import numpy as np
 import pytest
 
 from minidl import Device, Tensor
-from minidl.tensor.functional import softmax
 from minidl.backend import Distribution
 from minidl.backends.wgpu import Wgpu, ops, shaders
 from minidl.backends.wgpu import runtime as rt_module
 from minidl.backends.wgpu.tensor import WgpuTensor
 from minidl.dispatch import backend_for
+from minidl.tensor.functional import softmax
 
 from .support import needs_adapter
 

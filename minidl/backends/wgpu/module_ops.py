@@ -2,8 +2,8 @@
 pools (+ backward) as direct WGSL kernels, one thread per output element
 (burn-cubecl's ``kernel/conv`` and ``kernel/pool``, without their im2col and tiling).
 
-``interpolate`` and its backward are the exception: they read the tensor back, run NdArray's
-NumPy version and upload the result (no WGSL kernel yet). Every default of ``ModuleOps``
+``interpolate`` and its backward run on the device too; only their per-axis taps (a few
+indices and weights, torch's index arithmetic as NdArray writes it) are computed on the host. Every default of ``ModuleOps``
 (linear, layer_norm, batch_norm, embedding, the 1-D forms, attention) decomposes into
 device ops, as on the CPU backends.
 """
@@ -15,7 +15,7 @@ import numpy as np
 from minidl.backend import ConvOptions, ConvTransposeOptions, InterpolateOptions, PoolOptions
 from minidl.backend.limits import check_size
 from minidl.backends.wgpu import shaders
-from minidl.backends.wgpu.ops import F32, I32, _index_check, _upload, contiguous, new, read
+from minidl.backends.wgpu.ops import F32, I32, _index_check, _upload, contiguous, new
 from minidl.backends.wgpu.runtime import groups_1d, runtime
 
 
@@ -46,7 +46,7 @@ def _pool_params(x, out_hw, options: PoolOptions, dilation=True) -> list[int]:
 
 
 class WgpuModuleOps:
-    """Convolutions and pools on the device; interpolate through the host."""
+    """Convolutions, pools and interpolate on the device."""
 
     @classmethod
     def conv2d(cls, x, weight, bias, options: ConvOptions):
@@ -180,20 +180,37 @@ class WgpuModuleOps:
         return _run("adaptive_max_pool2d_with_indices_backward", shaders.adaptive_pool2d_backward_kernel("max"),
                     params, [contiguous(output_grad), contiguous(indices)], out)
 
-    # ----- interpolate: through the host (NdArray's NumPy version) --------------------------------
+    # ----- interpolate: the taps (torch's index arithmetic, NdArray's taps()) come from the host --
+    @classmethod
+    def _taps(cls, x, output_size, options: InterpolateOptions):
+        from minidl.backends.ndarray.interpolate import taps
+
+        parts = []
+        for size, out in zip(x.shape[2:], output_size, strict=True):
+            made = taps(size, int(out), options.mode, np.dtype(np.float32), options.align_corners)
+            low = made[0][0]
+            high, lam = (made[1][0], made[1][1]) if len(made) > 1 else (low, np.zeros(int(out), np.float32))
+            parts += [low, high, lam]
+        return _upload("interpolate", np.concatenate(parts).astype(np.float32), "f", _Index(x.index))
+
     @classmethod
     def interpolate(cls, x, output_size: tuple[int, int], options: InterpolateOptions):
-        from minidl.backends.ndarray import NdArray
-
-        result = NdArray.interpolate(read(x), output_size, options)
-        return _upload("interpolate", result, "f", _Index(x.index))
+        _check4("interpolate", x=x)
+        n, c, h, w = x.shape
+        oh, ow = (int(s) for s in output_size)
+        out = new((n, c, oh, ow), F32, x.index, "interpolate")
+        params = [n * c, h, w, oh, ow, int(options.mode == "bilinear")]
+        return _run("interpolate", shaders.interpolate_kernel(), params,
+                    [contiguous(x), cls._taps(x, (oh, ow), options)], out)
 
     @classmethod
     def interpolate_backward(cls, x, output_grad, output_size: tuple[int, int], options: InterpolateOptions):
-        from minidl.backends.ndarray import NdArray
-
-        result = NdArray.interpolate_backward(read(x), read(output_grad), output_size, options)
-        return _upload("interpolate_backward", result, "f", _Index(x.index))
+        n, c, h, w = x.shape
+        oh, ow = (int(s) for s in output_size)
+        out = new(x.shape, F32, x.index, "interpolate_backward")
+        params = [n * c, h, w, oh, ow, int(options.mode == "bilinear")]
+        return _run("interpolate_backward", shaders.interpolate_backward_kernel(), params,
+                    [contiguous(output_grad), cls._taps(x, (oh, ow), options)], out)
 
 
 class _Dummy:

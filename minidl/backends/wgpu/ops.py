@@ -19,8 +19,8 @@ import numpy as np
 from minidl.backend import Device, Distribution, DType, TensorData
 from minidl.backend.limits import check_cat, check_size
 from minidl.backends.wgpu import shaders
-from minidl.backends.wgpu.runtime import groups_1d, runtime
 from minidl.backends.wgpu import tensor as tensor_module
+from minidl.backends.wgpu.runtime import groups_1d, runtime
 from minidl.backends.wgpu.tensor import SUPPORTED, WgpuTensor, c_strides, refuse_dtype
 
 F32, I32, BOOL = np.dtype(np.float32), np.dtype(np.int32), np.dtype(np.bool_)

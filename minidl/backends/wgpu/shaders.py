@@ -633,3 +633,57 @@ def adaptive_pool2d_backward_kernel(kind: str) -> str:
   out[i] = acc;
 }}
 """)
+
+
+# ----- interpolate (nearest, bilinear): per-axis taps computed on the host ------------------------
+#
+# p: n_out, planes, H, W, OH, OW, bilinear. a1 (f32) holds the taps: for the rows, OH low indices,
+# OH high indices, OH weights lambda of the high tap; then the same three for the OW columns.
+# Nearest has only the low tap, of weight 1.
+
+@functools.cache
+def interpolate_kernel() -> str:
+    """out[plane, i, j] = the weighted sum of x over row taps of i and column taps of j."""
+    return (header(("f32", "f32"), "f32") + entry() + THREAD + """  if (i >= p[0]) { return; }
+  let H = p[2]; let W = p[3]; let OH = p[4]; let OW = p[5];
+  let oj = i % OW; let oi = (i / OW) % OH; let plane = i / (OW * OH);
+  let rl = i32(a1[oi]); let rh = i32(a1[OH + oi]); let ry = a1[2 * OH + oi];
+  let cb = 3 * OH;
+  let cl = i32(a1[cb + oj]); let ch = i32(a1[cb + OW + oj]); let cx = a1[cb + 2 * OW + oj];
+  let base = plane * H * W;
+  if (p[6] == 0) { out[i] = a0[base + rl * W + cl]; return; }
+  // the four taps, added one by one in NdArray's order (low-low, low-high, high-low, high-high)
+  var acc = a0[base + rl * W + cl] * ((1.0 - ry) * (1.0 - cx));
+  acc = acc + a0[base + rl * W + ch] * ((1.0 - ry) * cx);
+  acc = acc + a0[base + rh * W + cl] * (ry * (1.0 - cx));
+  acc = acc + a0[base + rh * W + ch] * (ry * cx);
+  out[i] = acc;
+}
+""")
+
+
+@functools.cache
+def interpolate_backward_kernel() -> str:
+    """dx[plane, r, c] = every output gradient whose taps read (r, c), times the taps' weights."""
+    return (header(("f32", "f32"), "f32") + entry() + THREAD + """  if (i >= p[0]) { return; }
+  let H = p[2]; let W = p[3]; let OH = p[4]; let OW = p[5]; let bilinear = p[6] != 0;
+  let c = i % W; let r = (i / W) % H; let plane = i / (W * H);
+  let cb = 3 * OH;
+  var acc = 0.0;
+  for (var oi = 0; oi < OH; oi = oi + 1) {
+    let rl = i32(a1[oi]); let rh = i32(a1[OH + oi]); let ry = a1[2 * OH + oi];
+    var wr = 0.0;
+    if (rl == r) { wr = select(1.0, 1.0 - ry, bilinear); }
+    if (bilinear && rh == r) { wr = wr + ry; }
+    if (wr == 0.0) { continue; }
+    for (var oj = 0; oj < OW; oj = oj + 1) {
+      let cl = i32(a1[cb + oj]); let ch = i32(a1[cb + OW + oj]); let cx = a1[cb + 2 * OW + oj];
+      var wc = 0.0;
+      if (cl == c) { wc = select(1.0, 1.0 - cx, bilinear); }
+      if (bilinear && ch == c) { wc = wc + cx; }
+      if (wc != 0.0) { acc = acc + a0[(plane * OH + oi) * OW + oj] * (wr * wc); }
+    }
+  }
+  out[i] = acc;
+}
+""")

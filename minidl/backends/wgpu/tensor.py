@@ -27,10 +27,10 @@ READ = None
 def refuse_dtype(op: str, dtype) -> None:
     """Raise the device's dtype error: WGSL has 32-bit types only."""
     name = dtype.value if isinstance(dtype, DType) else np.dtype(dtype).name
-    raise TypeError(
-        f"{op}: dtype {name} is not supported on Device.wgpu(): WGSL has no 64-bit types; "
-        f"the device supports {SUPPORTED_NAMES}"
-    )
+    why = ("float16 needs an optional WGSL feature (shader-f16) not every adapter has" if name == "float16"
+           else "WGSL has no 64-bit types")
+    raise TypeError(f"{op}: dtype {name} is not supported on Device.wgpu(): {why}; "
+                    f"the device supports {SUPPORTED_NAMES}")
 
 
 def c_strides(shape) -> tuple[int, ...]:

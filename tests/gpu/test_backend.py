@@ -163,3 +163,16 @@ def test_autodiff_through_tensor_matches_flex():
         grads[device.kind] = (loss.to_numpy(), tx.grad(g).to_numpy(), tw.grad(g).to_numpy())
     for flex, gpu in zip(grads["flex"], grads["wgpu"], strict=True):
         np.testing.assert_allclose(gpu, flex, rtol=1e-5, atol=1e-6)
+
+
+def test_bad_index_shapes_are_refused_before_a_kernel_reads_past_a_buffer():
+    t = ops._upload("t", np.zeros((3, 4), np.float32), "f", Device.wgpu())
+    idx = ops._upload("i", np.zeros((5, 2), np.int64), "i", Device.wgpu())
+    with pytest.raises(ValueError, match="float_gather: indices of shape"):
+        Wgpu.float_gather(1, t, idx)
+    with pytest.raises(ValueError, match="1-D indices"):
+        Wgpu.float_select(t, 1, idx)
+    with pytest.raises(ValueError, match="does not fit"):
+        Wgpu.float_slice_assign(t, [slice(0, 2)], t)
+    with pytest.raises(IndexError, match=r"index out of range \[0, 4\)"):
+        Wgpu.float_select(t, 1, ops._upload("i", np.array([0, 4]), "i", Device.wgpu()))

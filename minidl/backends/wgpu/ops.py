@@ -215,6 +215,13 @@ def _swap(t: WgpuTensor, d1: int, d2: int) -> WgpuTensor:
 
 
 def _slice_assign(op: str, t: WgpuTensor, slices, value: WgpuTensor) -> WgpuTensor:
+    region = _slice_view(t, slices).shape
+    try:
+        fits = value.ndim <= len(region) and np.broadcast_shapes(value.shape, region) == region
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"{op}: a value of shape {value.shape} does not fit the region {region}")
     out = run_map(op, "x0", [t], t.dtype)
     target = _slice_view(out, slices)
     run_map(op, "x0", [value], out.dtype, out=target, shape=target.shape)
@@ -311,8 +318,19 @@ def _index_dispatch(op: str, source: str, out: WgpuTensor, dim: int, operands: l
     return out
 
 
+def _fits(op: str, dim: int, t: WgpuTensor, indices: WgpuTensor) -> None:
+    """``indices`` of ``t``'s rank and no larger than it outside ``dim`` (torch's gather and
+    scatter rule; a larger one would read past the tensor)."""
+    if indices.ndim != t.ndim:
+        raise ValueError(f"{op}: indices of rank {indices.ndim} for a tensor of rank {t.ndim}: expected the same rank")
+    for d, (n, m) in enumerate(zip(indices.shape, t.shape, strict=True)):
+        if d != dim and n > m:
+            raise ValueError(f"{op}: indices of shape {indices.shape} exceed the tensor's shape {t.shape} in dim {d}")
+
+
 def gather(op: str, dim: int, t: WgpuTensor, indices: WgpuTensor) -> WgpuTensor:
     dim = dim % t.ndim
+    _fits(op, dim, t, indices)
     _index_check(op, indices, t.shape[dim])
     out = new(indices.shape, t.dtype, t.index, op)
     return _index_dispatch(op, shaders.gather_kernel(wtype(t.dtype)), out, dim, [t, indices])
@@ -320,6 +338,8 @@ def gather(op: str, dim: int, t: WgpuTensor, indices: WgpuTensor) -> WgpuTensor:
 
 def select(op: str, t: WgpuTensor, dim: int, indices: WgpuTensor) -> WgpuTensor:
     dim = dim % t.ndim
+    if indices.ndim != 1:
+        raise ValueError(f"{op}: expected 1-D indices, found shape {indices.shape}")
     _index_check(op, indices, t.shape[dim])
     shape = t.shape[:dim] + (indices.size,) + t.shape[dim + 1:]
     out = new(shape, t.dtype, t.index, op)
@@ -328,6 +348,14 @@ def select(op: str, t: WgpuTensor, dim: int, indices: WgpuTensor) -> WgpuTensor:
 
 def scatter(op: str, mode: str, dim: int, t: WgpuTensor, indices: WgpuTensor, value: WgpuTensor) -> WgpuTensor:
     dim = dim % t.ndim
+    if mode == "scatter":
+        _fits(op, dim, t, indices)
+        _fits(op, dim, value, indices)
+    else:
+        want = t.shape[:dim] + (indices.size,) + t.shape[dim + 1:]
+        if indices.ndim != 1 or value.shape != want:
+            raise ValueError(f"{op}: expected 1-D indices and a value of shape {want}, "
+                             f"found indices {indices.shape} and value {value.shape}")
     _index_check(op, indices, t.shape[dim])
     if value.dtype != t.dtype:
         value = run_map(op, f"{wtype(t.dtype)}(x0)", [value], t.dtype)

@@ -24,6 +24,8 @@ import numpy as np
 READ_TIMEOUT = float(os.environ.get("MINIDL_WGPU_READ_TIMEOUT", "60"))
 #: Dispatches recorded before the encoder is submitted without a read-back.
 MAX_PENDING = 256
+#: Bytes of freed buffers the runtime keeps for reuse.
+POOL_BYTES = 256 << 20
 #: Bytes of the parameter arena shared by the dispatches of one submit.
 ARENA_BYTES = 1 << 18
 #: Threads per workgroup of the 1-D kernels.
@@ -82,6 +84,8 @@ class Runtime:
         self._encoder = None
         self._pending = 0
         self._keep: list = []  # bind groups alive until their submit
+        self._free: dict[int, list] = {}  # freed buffers by size, for reuse
+        self._pooled_bytes = 0
         # every dispatch's parameters go to one arena buffer, at aligned offsets, written once
         # per submit (a buffer made per dispatch cost ~0.15 ms of wgpu calls)
         self.align = max(4, int(limits["min-storage-buffer-offset-alignment"]))
@@ -102,9 +106,23 @@ class Runtime:
             )
 
     def empty(self, nbytes: int, op: str = "alloc"):
+        """A device buffer of at least ``nbytes``, reused from the pool when one of that size
+        was freed (a fresh buffer costs an allocation and wgpu's zero fill on first use)."""
         self.check_bytes(nbytes, op)
+        size = max(4, (nbytes + 3) // 4 * 4)
+        free = self._free.get(size)
+        if free:
+            self._pooled_bytes -= size
+            return Block(free.pop(), size, self)
         usage = self.flags.STORAGE | self.flags.COPY_SRC | self.flags.COPY_DST
-        return self.device.create_buffer(size=max(4, (nbytes + 3) // 4 * 4), usage=usage)
+        return Block(self.device.create_buffer(size=size, usage=usage), size, self)
+
+    def release(self, raw, size: int) -> None:
+        """Take back the buffer of a dead :class:`Block` (a later dispatch may write it: the
+        commands recorded before still read it first, passes run in order)."""
+        if self._pooled_bytes + size <= POOL_BYTES:
+            self._free.setdefault(size, []).append(raw)
+            self._pooled_bytes += size
 
     def upload(self, array: np.ndarray, op: str = "upload"):
         data = np.ascontiguousarray(array)
@@ -124,7 +142,8 @@ class Runtime:
 
             def run():
                 try:
-                    result["data"] = bytes(self.queue.read_buffer(buffer, 0, (nbytes + 3) // 4 * 4))
+                    raw = getattr(buffer, "raw", buffer)
+                    result["data"] = bytes(self.queue.read_buffer(raw, 0, (nbytes + 3) // 4 * 4))
                 except BaseException as error:  # noqa: BLE001 - handed to the caller
                     result["error"] = error
 
@@ -186,7 +205,8 @@ class Runtime:
             self._arena_used = offset + -(-len(words) // self.align) * self.align
             entries = [{"binding": 0, "resource": {"buffer": self._arena, "offset": offset, "size": len(words)}}]
             for i, buf in enumerate(buffers, start=1):
-                entries.append({"binding": i, "resource": {"buffer": buf, "offset": 0, "size": buf.size}})
+                raw = getattr(buf, "raw", buf)
+                entries.append({"binding": i, "resource": {"buffer": raw, "offset": 0, "size": raw.size}})
             group = self.device.create_bind_group(layout=layout, entries=entries)
             if self._encoder is None:
                 self._encoder = self.device.create_command_encoder()
@@ -227,6 +247,22 @@ class Runtime:
                     self.submits += 1
                 finally:
                     self._keep = []
+
+
+class Block:
+    """A pooled device buffer: ``raw`` is the wgpu buffer; when the last tensor viewing it
+    dies, the runtime takes ``raw`` back for the next allocation of its size."""
+
+    __slots__ = ("raw", "size", "runtime")
+
+    def __init__(self, raw, size: int, runtime: Runtime):
+        self.raw, self.size, self.runtime = raw, size, runtime
+
+    def __del__(self):
+        try:
+            self.runtime.release(self.raw, self.size)
+        except Exception:  # noqa: BLE001 - at interpreter exit the runtime may be gone
+            pass
 
 
 def groups_1d(n: int) -> tuple[int, int, int]:

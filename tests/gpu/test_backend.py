@@ -176,3 +176,12 @@ def test_bad_index_shapes_are_refused_before_a_kernel_reads_past_a_buffer():
         Wgpu.float_slice_assign(t, [slice(0, 2)], t)
     with pytest.raises(IndexError, match=r"index out of range \[0, 4\)"):
         Wgpu.float_select(t, 1, ops._upload("i", np.array([0, 4]), "i", Device.wgpu()))
+
+
+def test_the_module_ops_table_has_the_gpu_column_computed_from_the_class():
+    from minidl.debug.implementations import module_ops_table
+
+    table = module_ops_table(("conv2d", "layer_norm"), gpu=True)
+    assert table.headers[-1] == "Wgpu overrides?"
+    # like burn's CubeBackend: conv2d has its own kernel, layer_norm runs the default
+    assert [row[-1] for row in table.rows] == ["yes", "no"]

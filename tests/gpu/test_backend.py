@@ -185,3 +185,18 @@ def test_the_module_ops_table_has_the_gpu_column_computed_from_the_class():
     assert table.headers[-1] == "Wgpu overrides?"
     # like burn's CubeBackend: conv2d has its own kernel, layer_norm runs the default
     assert [row[-1] for row in table.rows] == ["yes", "no"]
+
+
+def test_the_dispatches_of_a_linear_forward_can_be_recorded_with_their_shaders():
+    from minidl.nn import LinearConfig
+
+    device = Device.wgpu()
+    layer = LinearConfig(6, 3).init(device)
+    x = T(np.ones((4, 6), np.float32), device)
+    layer(x)  # the first call draws the lazy params' initial values (two random kernels)
+    with rt().record_dispatches() as made:
+        layer(x)
+    # the ModuleOps default: a matmul and a broadcast bias add (Dispatch does not forward linear)
+    assert len(made) == 2
+    assert "acc[r] = acc[r] + a0" in made[0].source and made[0].groups == (1, 1, 1)
+    assert "x0 + x1" in made[1].source

@@ -15,8 +15,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -94,6 +96,7 @@ class Runtime:
         self._arena_used = 0  # bytes reserved, aligned
         self._arena_fill = 0  # bytes written into the chunks
         self.dispatches = 0  # counted for the book's "dispatches a Linear forward makes"
+        self.recorders: list[list] = []  # open record_dispatches() lists
         self.submits = 0
         self.lock = threading.RLock()
 
@@ -222,10 +225,24 @@ class Runtime:
                 self._arena_chunks = []
                 raise
             self._keep.append(group)
+            if self.recorders:
+                for recorder in self.recorders:
+                    recorder.append(Dispatched(source, tuple(groups), np.asarray(params).tolist()))
             self._pending += 1
             self.dispatches += 1
             if self._pending >= MAX_PENDING:
                 self.flush()
+
+    @contextlib.contextmanager
+    def record_dispatches(self):
+        """Collect every dispatch made inside the block as :class:`Dispatched` (its WGSL source,
+        workgroups and parameters): what a Linear forward launches, say."""
+        made: list[Dispatched] = []
+        self.recorders.append(made)
+        try:
+            yield made
+        finally:
+            self.recorders.remove(made)
 
     def sync(self) -> None:
         """Submit what is pending and wait until the device has run it: a 4-byte read-back,
@@ -247,6 +264,20 @@ class Runtime:
                     self.submits += 1
                 finally:
                     self._keep = []
+
+
+@dataclass(frozen=True)
+class Dispatched:
+    """One recorded dispatch: the kernel's WGSL text, its workgroup grid, its ``p`` words."""
+
+    source: str
+    groups: tuple[int, int, int]
+    params: list
+
+    @property
+    def entry(self) -> str:
+        """The kernel's first line after its bindings and helpers (``@compute ...``)."""
+        return self.source[self.source.index("@compute"):].splitlines()[0]
 
 
 class Block:

@@ -24,6 +24,7 @@ _BACKENDS = {
     "flex": ("minidl.backends.flex", "Flex"),
     "ndarray": ("minidl.backends.ndarray", "NdArray"),
     "fusion": ("minidl.backends.fusion", "FusionFlex"),  # Fusion[Flex]
+    "wgpu": ("minidl.backends.wgpu", "Wgpu"),  # WGSL kernels through wgpu (the optional `gpu` extra)
 }
 
 #: Called as ``listener(op, backend, args)`` for every routed op; empty unless debugging.

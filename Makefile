@@ -53,6 +53,7 @@ test: setup chromium
 
 # The site test drives the Debian chromium; install it where it is missing (CI runs as root).
 # npm fetches thebe for the pages' Live code when the site is built (tests/test_live.py).
+# mesa-vulkan-drivers gives Device.wgpu() an adapter (lavapipe) on a machine without a GPU.
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
 	  echo "chromium is missing: installing the Debian package"; \
@@ -64,6 +65,11 @@ chromium:
 	  SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q npm; }
+	@test -n "$$(ls /usr/share/vulkan/icd.d/lvp_icd*.json 2>/dev/null)" || { \
+	  echo "mesa-vulkan-drivers is missing: installing the Debian package (lavapipe, the software Vulkan driver Device.wgpu() runs on without a GPU)"; \
+	  SUDO=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q mesa-vulkan-drivers; }
 
 # The site and, beside it, a Jupyter server for the pages' "Live code" control (both on
 # 127.0.0.1; random token; CORS only from the site). Builds first when the site is missing

@@ -5,7 +5,9 @@
 * :func:`costs`: what a graph keeps, the peak NumPy allocation through forward + backward
   (``tracemalloc``), the forward ops backward re-runs (``debug.coverage``), the best backward
   time;
-* :func:`grads_both`: the gradients of ``sum(out * w)`` for every input, in minidl and PyTorch.
+* :func:`grads_both`: the gradients of ``sum(out * w)`` for every input, in minidl and PyTorch;
+* :func:`apply_step`: run a reader's unary ``Step`` class on a tensor (recorded on an autodiff
+  device, forward only on a plain one), so ``gradcheck`` can test it.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import torch
 from minidl import Device, Tensor, debug
 from minidl.autodiff import graph_memory
 
-__all__ = ["FORWARD_OPS", "chain", "chain_loss", "costs", "deep_block", "grads_both"]
+__all__ = ["FORWARD_OPS", "apply_step", "chain", "chain_loss", "costs", "deep_block",
+           "grads_both"]
 
 START = np.random.default_rng(0).standard_normal((128, 128)).astype(np.float32)
 _rng = np.random.default_rng(1)
@@ -31,7 +34,7 @@ FORWARD_OPS = ("float_sin", "float_tanh", "float_exp", "float_mul", "float_mul_s
 
 
 def chain(x: Tensor, length: int) -> Tensor:
-    """``length`` element-wise steps: sin, a product with x, exp of a half, tanh, again."""
+    """``length`` rounds: sin, a product with x, exp of a half (two ops), tanh, again."""
     y = x
     for i in range(length):
         kind = i % 4
@@ -47,7 +50,8 @@ def chain(x: Tensor, length: int) -> Tensor:
 
 
 def chain_loss(dev: Device) -> Tensor:
-    """The 40-step chain from a tracked [128, 128] leaf, summed."""
+    """The chain of 40 rounds (50 element-wise ops: ``(y * 0.5).exp()`` is two) from a
+    tracked [128, 128] leaf, summed."""
     return chain(Tensor.from_numpy(START, dev).require_grad(), 40).sum()
 
 
@@ -97,3 +101,18 @@ def grads_both(fn_ours, fn_theirs, shapes: dict, seed: int = 0) -> dict:
     grads = (out * Tensor.from_numpy(w, ad)).sum().backward()
     (t_out * torch.from_numpy(w)).sum().backward()
     return {n: (ours[n].grad(grads), theirs[n].grad) for n in shapes}
+
+
+def apply_step(step_cls: type, x: Tensor) -> Tensor:
+    """``step_cls`` (a unary ``Step``) applied to ``x``: recorded in the graph on an autodiff
+    device (as an op Autodiff overrides would be), its forward alone on a plain device."""
+    from minidl.dispatch import backend_for
+    from minidl.dispatch.tensor import DispatchTensor
+    from minidl_book.harness import attach_step
+
+    B = backend_for(x.device)
+    if x.device.is_autodiff():
+        out = attach_step(B, step_cls(), x.primitive.backend_tensor)
+    else:
+        out = step_cls().forward(B, x.primitive.backend_tensor)
+    return Tensor(DispatchTensor(out, x.device))

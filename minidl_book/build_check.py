@@ -25,16 +25,16 @@ trace (``__trace_hide__``), so what the rules see is the reader's code and the s
 from __future__ import annotations
 
 import inspect
+import re
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from minidl.debug import trace
 from minidl.debug.names import display_path
 from minidl_book.harness import is_placeholder
-from minidl_book.reader_code import numpy_uses, reader_frame, solution_files
-from minidl_book.reader_code import site as call_site
+from minidl_book.reader_code import numpy_uses, reader_codes, reader_frame, solution_files
+from minidl_book.watch import ALIASES, Frozen, Violation, Watch, freeze
 from minidl_book.verdict import (
     TODO,
     Verdict,
@@ -71,7 +71,7 @@ OTHER_OPS = f"{BACKEND_OPS}|{_functional_ops()}"
 ALWAYS = frozenset({"shape", "dims", "rank", "device", "dtype", "kind", "numel", "__len__"})
 
 
-@dataclass
+@dataclass(frozen=True)
 class Rules:
     """What a solution may, must and must not dispatch (checked on every case by trace).
 
@@ -84,8 +84,18 @@ class Rules:
         no_data: forbid pulling a tensor's values out (``to_numpy``, ``tolist``, ``float(t)``,
             iterating...): everything stays inside the framework.
         no_numpy: forbid NumPy in the reader's code (a step or a backend op computing on a
-            primitive's array with ``np.exp`` instead of the backend's ops). A NumPy ufunc
-            call leaves no trace event, so this one is read from the code's global names.
+            primitive's array with ``np.exp`` instead of the backend's ops), however it was
+            imported: NumPy's Python functions and builtins are seen when the reader calls
+            them, its names in every piece of the reader's code that runs.
+        no_torch: forbid torch in the reader's code (on by default: the references are
+            PyTorch's, the reader's answer must not be).
+        fresh_result: the output ``out`` must be a minidl ``Tensor`` made during the run (not
+            an input handed back, not an object of the reader's own kind).
+        helpers: functions of the book the reader may call (earlier puzzles' solutions).
+
+    Rules are frozen (``dataclasses.replace`` makes a changed copy) and copied again when a
+    check starts; changing them from the reader's code changes nothing but the verdict ("the checker is not yours to change"). Allowing an operator
+    allows its named op too (``*``: ``mul``, ``mul_scalar``).
     """
 
     allowed: Sequence[str] | None = None
@@ -93,6 +103,9 @@ class Rules:
     must_reach: Mapping[str, str] = field(default_factory=dict)
     no_data: bool = False
     no_numpy: bool = False
+    no_torch: bool = True
+    fresh_result: bool = False
+    helpers: Sequence[Any] = ()
 
     def leading(self) -> list[str]:
         """The built-in breakpoints that come before ``forbidden`` and ``must_reach``."""
@@ -199,35 +212,119 @@ class BuildExercise:
         return verdict
 
     def _verdict_for(self, solution: Any, case: dict, inputs: str) -> Verdict | None:
+        frozen = getattr(self, "_frozen", None) or freeze(self.rules, self.rules.helpers)
         files = solution_files(solution)
-        patterns = self.rules.patterns()
+        watch = Watch(frozen, reader_codes(solution), self._checker_codes(),
+                      reader_files=list(files.values()))
+        error, message, outputs = None, "", None
+        run = self._run_frozen or self.run
+        with watch:
+            try:
+                outputs = _drive(watch, run, solution, case)
+            except KeyboardInterrupt:
+                raise
+            except BaseException as err:  # noqa: BLE001 - the reader's code raised: a verdict
+                error = err
+                message = _message(err)  # the reader's __str__ runs here, under the watch
+        changed = self._restore()
+        if changed:
+            watch.add("the checker is not yours to change", f"your code changed the checker's "
+                      f"{changed} (put back as it was)")
+        if watch.violations:
+            return _rule(watch.violations[0], inputs)
+        if error is not None:
+            return self._raised(error, files, inputs, message)
         try:
-            t = trace(self.run, solution, case, breakpoints=patterns, echo=False)
-        except Exception as err:  # the reader's code raised: report it at the reader's line
-            return self._raised(err, files, inputs)
-        outputs = dict(t.result)
-        broken = self._rule_verdict(t, files, inputs)
+            outputs, wrong = _plain_outputs(outputs, watch, frozen)
+        except Exception as err:  # noqa: BLE001
+            return Verdict(False, "check", f"The checker could not read the run's outputs: "
+                           f"{type(err).__name__}: {err}", inputs)
+        if wrong:
+            return Verdict(False, "rule", wrong, inputs, rule="a tensor made by your code")
+        broken = self._rule_verdict(watch, frozen, inputs)
         if broken is not None:
             return broken
-        for check in self.checks:  # structure first: a module the walk cannot see has no grads
-            text = check(solution, case, outputs, t)
+        for check in self._checks_frozen or self.checks:  # structure first
+            try:
+                text = check(solution, case, outputs, watch)
+            except Exception as err:  # noqa: BLE001 - a check that cannot read the output
+                text = f"The checker could not check the output: {type(err).__name__}: {err}"
             if text:
                 return Verdict(False, "check", text, inputs)
-        for ref in self.references:
+        for ref in self._references_frozen or self.references:
             expected = ref.fn(case)
-            diff = compare_outputs(outputs, expected, ref.rtol, ref.atol, ref.label, ref.dtype)
+            try:
+                diff = compare_outputs(outputs, expected, ref.rtol, ref.atol, ref.label, ref.dtype)
+            except Exception as err:  # noqa: BLE001 - an output that cannot be compared
+                return Verdict(False, "value", f"The output could not be compared with {ref.label}: "
+                               f"{type(err).__name__}: {err}", inputs)
             if diff is not None:
-                return Verdict(False, diff.kind, diff.text,
-                               inputs, index=diff.index, expected=diff.expected, found=diff.found,
-                               output=diff.output)
-        broken = self._reach_verdict(t, inputs)
-        if broken is not None:
-            return broken
+                verdict = Verdict(False, diff.kind, diff.text,
+                                  inputs, index=diff.index, expected=diff.expected, found=diff.found,
+                                  output=diff.output)
+                try:
+                    import numpy as np
+
+                    from minidl_book.compare import to_numpy
+
+                    verdict.arrays = {
+                        "inputs": {k: v for k, v in case.items()
+                                   if not k.startswith("_") and isinstance(v, np.ndarray)},
+                        "expected": to_numpy(expected[diff.output]),
+                        "found": outputs[diff.output]}
+                except Exception:  # noqa: BLE001 - a drawing is a bonus, never a verdict
+                    verdict.arrays = None
+                return verdict
+        for i, (_, what) in enumerate(frozen.must_reach):
+            if i not in watch.reached:
+                return Verdict(False, "rule", f"Rule broken: the run must {what}, and it never did",
+                               inputs, rule=what)
         return None
 
-    def _raised(self, err: Exception, files: Mapping[str, str], inputs: str) -> Verdict:
+    def _restore(self) -> str:
+        """What of this exercise the run changed (rules, run, checks, references), put back."""
+        kept = getattr(self, "_kept", None)
+        if kept is None:
+            return ""
+        rules, fingerprint, run, checks, references, ref_fields = kept
+        changed = []
+        if self.rules is not rules or _fingerprint(rules) != fingerprint:
+            changed.append("rules")
+            for name, value in zip(("allowed", "forbidden", "must_reach", "no_data", "no_numpy",
+                                    "no_torch", "fresh_result", "helpers"), fingerprint):
+                object.__setattr__(rules, name, value)
+            self.rules = rules
+        if self.run is not run or self.checks != checks or self.references != references:
+            changed.append("run, checks or references")
+            self.run, self.checks, self.references = run, checks, references
+        for ref, fields in ref_fields:
+            if vars(ref) != fields:
+                changed.append("references")
+                vars(ref).update(fields)
+        return " and ".join(changed)
+
+    _kept: Any = None
+    _frozen: Frozen | None = None
+    _run_frozen: Any = None
+    _checks_frozen: Any = None
+    _references_frozen: Any = None
+
+    def _checker_codes(self) -> set:
+        codes: set = set()
+        for fn in [self.run, *self.checks, *(r.fn for r in self.references)]:
+            fn = getattr(fn, "__func__", fn)
+            code = getattr(fn, "__code__", None)
+            stack = [code] if code is not None else []
+            while stack:
+                c = stack.pop()
+                codes.add(c)
+                stack += [k for k in c.co_consts if hasattr(k, "co_code")]
+        return codes
+
+    def _raised(self, err: BaseException, files: Mapping[str, str], inputs: str,
+                message: str = "") -> Verdict:
         entry = reader_frame(err.__traceback__, files)
-        message = f"{type(err).__name__}: {err}".strip()
+        message = (message or type(err).__name__).strip()
         last = traceback.extract_tb(err.__traceback__)[-1] if err.__traceback__ else None
         if entry is None and last is not None:
             where = (f"inside minidl, in {last.name} ({display_path(last.filename)}:{last.lineno}), "
@@ -243,66 +340,61 @@ class BuildExercise:
             text += f"\n  (raised inside minidl, by {display_path(last.filename)}:{last.lineno}, called from that line)"
         return Verdict(False, "error", text, inputs, call=where)
 
-    def _rule_verdict(self, t, files: Mapping[str, str], inputs: str) -> Verdict | None:
-        rules = self.rules
-        if rules.allowed is not None or rules.no_data:
-            allowed = None if rules.allowed is None else set(rules.allowed) | ALWAYS
-            bp = t.breakpoints[0]
-            for hit in t.hits_of(bp.id):
-                if len(hit.frames) < 2 or hit.frames[1].path not in files:
-                    continue  # called by the library itself, not by the reader
-                op = hit.name.split(".", 1)[1]
-                site = call_site(hit.frames[1], files)
+    def _rule_verdict(self, watch: Watch, rules: Frozen, inputs: str) -> Verdict | None:
+        """The first library call the reader's own code made that the rules do not allow."""
+        allowed = None if rules.allowed is None else _with_aliases(rules.allowed) | ALWAYS
+        tensor_ops = re.compile(TENSOR_OPS)
+        other_ops = re.compile(OTHER_OPS)
+        count = 0
+        for call in watch.calls:
+            if tensor_ops.search(call.name):
+                count += 1
+                op = call.name.split(".", 1)[1]
                 if rules.no_data and op in DATA_OUT:
                     label = "" if op_label(op) == op else f" ({op_label(op)})"
                     return Verdict(False, "rule", f"Rule broken: no values out of a tensor; "
-                                   f"your code called {hit.name}{label}\n  {site}",
-                                   inputs, rule="no data out", call=site)
+                                   f"your code called {call.name}{label}\n  {call.site}",
+                                   inputs, rule="no data out", call=call.site)
                 if allowed is not None and op not in allowed:
                     return Verdict(False, "rule", f"Rule broken: {op_label(op)} is not an allowed op; "
-                                   f"your code called {hit.name}\n  {site}",
-                                   inputs, rule=f"allowed ops (not {op})", call=site)
-            if bp.hits > 200:
-                return Verdict(False, "rule", "Rule broken: over 200 Tensor calls for one small case; "
-                               "solve it with whole-tensor ops, not a Python loop over elements",
-                               inputs, rule="no loops")
-        if rules.allowed is not None:  # a functional or backend op called directly
-            for hit in t.hits_of(2):
-                if len(hit.frames) >= 2 and hit.frames[1].path in files:
-                    site = call_site(hit.frames[1], files)
-                    return Verdict(False, "rule", f"Rule broken: {hit.name} is not an allowed op "
-                                   f"(only the Tensor ops listed)\n  {site}", inputs,
-                                   rule=f"allowed ops (not {hit.name})", call=site)
-        offset = len(rules.leading())
-        for i, why in enumerate(rules.forbidden.values()):
-            hits = t.hits_of(i + 1 + offset)
-            if hits:
-                hit = hits[0]
-                frame = next((f for f in hit.frames if f.path in files), None)
-                site = call_site(frame, files) if frame else "(below your code)"
-                return Verdict(False, "rule", f"Rule broken: must not {why}; the run reached "
-                               f"{hit.name}\n  {site}", inputs, rule=why, call=site)
-        return None
-
-    def _reach_verdict(self, t, inputs: str) -> Verdict | None:
-        rules = self.rules
-        offset = len(rules.leading()) + len(rules.forbidden)
-        for i, what in enumerate(rules.must_reach.values()):
-            if not t.hits_of(i + 1 + offset):
-                return Verdict(False, "rule", f"Rule broken: the run must {what}, and it never did",
-                               inputs, rule=what)
+                                   f"your code called {call.name}\n  {call.site}",
+                                   inputs, rule=f"allowed ops (not {op})", call=call.site)
+            elif allowed is not None and other_ops.search(call.name):
+                return Verdict(False, "rule", f"Rule broken: {call.name} is not an allowed op "
+                               f"(only the Tensor ops listed)\n  {call.site}", inputs,
+                               rule=f"allowed ops (not {call.name})", call=call.site)
+        if (rules.allowed is not None or rules.no_data) and count > 200:
+            return Verdict(False, "rule", "Rule broken: over 200 Tensor calls for one small case; "
+                           "solve it with whole-tensor ops, not a Python loop over elements",
+                           inputs, rule="no loops")
         return None
 
     # ----- the whole check ------------------------------------------------------------------
     def find_failure(self, solution: Any) -> Verdict | None:
-        """Run the explicit examples, then the generated cases; the first failure, shrunk."""
+        """Run the explicit examples, then the generated cases; the first failure, shrunk.
+
+        The rules, the run, the checks and the references are copied first: what the reader's
+        code does to the exercise object during the runs does not change this check."""
+        self._frozen = freeze(self.rules, self.rules.helpers)
+        self._kept = (self.rules, _fingerprint(self.rules), self.run, list(self.checks),
+                      list(self.references), [(r, vars(r).copy()) for r in self.references])
+        self._run_frozen, self._checks_frozen = self.run, tuple(self.checks)
+        self._references_frozen = tuple(Reference(r.label, r.fn, r.rtol, r.atol, r.dtype)
+                                        for r in self.references)
+        try:
+            return self._find_failure(solution)
+        finally:
+            self._frozen = self._run_frozen = self._checks_frozen = self._references_frozen = None
+            self._kept = None
+
+    def _find_failure(self, solution: Any) -> Verdict | None:
         if self.rules.no_numpy:
             uses = numpy_uses(solution)
             if uses:
                 name, where = uses[0]
                 return Verdict(False, "rule", f"Rule broken: no NumPy in your code; it uses "
                                f"{name}\n  {where}", "", rule="no NumPy", call=where)
-        for case in self.examples:
+        for case in [dict(c) for c in self.examples]:
             verdict = self.verdict_for(solution, case)
             if verdict is not None:
                 return verdict
@@ -376,3 +468,95 @@ class BuildExercise:
 
     def __repr__(self) -> str:
         return f"BuildExercise({self.title!r})"
+
+
+def _with_aliases(allowed) -> set[str]:
+    """The allowed ops with the named ops that do the same (``__mul__`` → ``mul``)."""
+    out = set(allowed)
+    for op in allowed:
+        out.update(ALIASES.get(op, ()))
+    return out
+
+
+def _drive(watch: Watch, run, solution, case):
+    """The checker's frame that runs the reader's code (the watch's boundary)."""
+    watch.boundary = _drive.__code__
+    result = run(solution, case)
+    return dict(result)
+
+
+def _message(err: BaseException) -> str:
+    try:
+        return f"{type(err).__name__}: {err}"
+    except Exception:  # noqa: BLE001 - an exception whose str raises
+        return type(err).__name__
+
+
+def _rule(v: Violation, inputs: str) -> Verdict:
+    site = f"\n  {v.site}" if v.site else ""
+    text = v.text if v.text.startswith("must not") else v.text
+    return Verdict(False, "rule", f"Rule broken: {text}{site}", inputs, rule=v.rule,
+                   call=v.site or None)
+
+
+def _library_type(value: Any) -> bool:
+    """Whether ``value``'s class is one of minidl's own (found under its name in its module,
+    and defined in the package's files), so reading it runs no code of the reader's."""
+    import sys
+
+    klass = type(value)
+    module = sys.modules.get(getattr(klass, "__module__", "") or "")
+    if module is None or not klass.__module__.startswith("minidl."):
+        return False
+    return vars(module).get(klass.__name__) is klass
+
+
+def _plain_outputs(outputs: Any, watch: Watch, rules: Frozen) -> tuple[dict, str]:
+    """The run's outputs as NumPy arrays (``_``-names as they are: the harness's records), and
+    a reason when an output is not a tensor of the library's (or NumPy/torch's) own kind."""
+    import numpy as np
+
+    from minidl import Tensor
+
+    from minidl_book.compare import to_numpy
+
+    if type(outputs) is not dict:
+        return {}, f"the run gave {type(outputs).__name__}, not its outputs"
+    plain: dict = {}
+    for name, value in outputs.items():
+        if name.startswith("_"):
+            plain[name] = value
+            continue
+        if rules.fresh_result and name == "out" and not watch.made(value):
+            if rules.allowed is not None or type(value) is Tensor:
+                kind = "a Tensor that was not made during this run" if type(value) is Tensor \
+                    else f"a {type(value).__name__}"
+                return {}, (f"Rule broken: the result must be a minidl Tensor your code made from "
+                            f"its inputs; it returned {kind}")
+            return {}, (f"Rule broken: the result must be what the backend's ops returned; this "
+                        f"{type(value).__name__} was made some other way (NumPy on the array?)")
+        if value is None:
+            plain[name] = None
+        elif type(value) is np.ndarray or (isinstance(value, np.generic) and type(value).__module__ == "numpy"):
+            array = np.asarray(value)
+            if array.dtype.kind not in "biuf":
+                return {}, f"Rule broken: {name} holds {array.dtype} values, not numbers"
+            plain[name] = array
+        elif type(value) in (int, float, bool):
+            plain[name] = np.asarray(value)
+        elif type(value) is Tensor:
+            plain[name] = Tensor.to_numpy(value)
+        elif _library_type(value) or type(value).__module__.split(".")[0] == "torch" and \
+                type(value).__name__ in ("Tensor", "Parameter"):
+            plain[name] = to_numpy(value)
+        else:
+            return {}, (f"Rule broken: {name} is a {type(value).__name__}, not a tensor: return "
+                        "what the library's ops made")
+    return plain, ""
+
+
+def _fingerprint(rules: Rules) -> tuple:
+    """The rules' values, copied (to tell whether the reader's code changed them)."""
+    return (None if rules.allowed is None else tuple(rules.allowed), dict(rules.forbidden),
+            dict(rules.must_reach), rules.no_data, rules.no_numpy, rules.no_torch,
+            rules.fresh_result, tuple(rules.helpers))

@@ -5,9 +5,10 @@ autodiff device and ``prob != 0``; otherwise the input comes back unchanged. Kep
 are scaled by ``1 / (1 - prob)``. The reader writes that rule as a function. A random mask
 has no single right value, so the checker compares what is determined: unchanged input
 (against PyTorch's ``dropout`` in eval mode, which is the identity) when nothing may drop,
-and when it drops, that every element is 0 or ``x / (1 - prob)``, that some are dropped and
-some kept (256 or more elements per case), and that the gradient passes exactly through
-the kept ones, scaled the same way.
+and when it drops, that every element is 0 or ``x / (1 - prob)``, that the number dropped is
+within a binomial bound around ``prob`` (256 or more elements per case: keeping with
+probability ``prob`` instead of ``1 - prob`` is refused), that a second call draws another
+mask, and that the gradient passes exactly through the kept ones, scaled the same way.
 """
 
 from __future__ import annotations
@@ -48,10 +49,20 @@ def unscaled(input: Tensor, prob: float, training: bool) -> Tensor:
     return input * input.random_like(Distribution.bernoulli(1.0 - prob))
 
 
+def keeps_with_prob(input: Tensor, prob: float, training: bool) -> Tensor:
+    """The classic slip: a mask that is 1 with probability ``prob`` keeps ``prob`` of the
+    elements and drops ``1 - prob`` (the scaling is right, the fraction is not)."""
+    if not training or not input.device.is_autodiff() or prob == 0.0:
+        return input
+    mask = input.random_like(Distribution.bernoulli(prob))
+    return input * mask * (1.0 / (1.0 - prob))
+
+
 #: name → (wrong function, the verdict kind it must get)
 PLANTED = {
     "drops on a plain device": (drops_on_any_device, "value"),
     "kept elements not scaled": (unscaled, "check"),
+    "keeps with probability prob": (keeps_with_prob, "check"),
 }
 
 
@@ -99,6 +110,17 @@ def _mask(solution, case, outputs, trace) -> str | None:
         return (f"training on an autodiff device with prob = {case['prob']}: "
                 f"{'no element was dropped' if kept.all() else 'every element was dropped'} "
                 f"out of {kept.size}")
+    n, p = kept.size, case["prob"]
+    dropped = int(n - kept.sum())
+    low, high = _binomial_bound(n, p)
+    if not low <= dropped <= high:
+        return (f"with prob = {p}, {dropped} of {n} elements were dropped; a mask that drops each "
+                f"element with probability prob drops between {low} and {high} (mean {n * p:.0f}, "
+                "5 standard deviations either side): is prob the chance to drop, or to keep?")
+    again = outputs.get("_again")
+    if again is not None and np.array_equal(to_numpy(again) != 0, kept):
+        return ("two calls dropped exactly the same elements: the mask must be drawn at random "
+                "at every call (input.random_like)")
     grad = outputs["_grad"]
     if grad is not None:
         want = np.where(kept, case["g"] / keep, 0.0)
@@ -107,6 +129,12 @@ def _mask(solution, case, outputs, trace) -> str | None:
             index = tuple(int(i) for i in np.argwhere(~np.isclose(got, want, rtol=1e-5, atol=1e-6))[0])
             return f"grad{list(index)} = {got[index]:.6g}, expected {want[index]:.6g} (g / (1 - prob) where kept, else 0)"
     return None
+
+
+def _binomial_bound(n: int, p: float, sds: float = 5.0) -> tuple[int, int]:
+    """The counts of dropped elements a Binomial(n, p) mask gives but once in millions."""
+    mean, sd = n * p, (n * p * (1 - p)) ** 0.5
+    return max(0, int(np.floor(mean - sds * sd - 1))), min(n, int(np.ceil(mean + sds * sd + 1)))
 
 
 def exercise(max_examples: int = 15) -> BuildExercise:
@@ -124,6 +152,7 @@ def exercise(max_examples: int = 15) -> BuildExercise:
             "A kept element is divided by the keep probability, so the expectation stays the same.",
         ],
         reference_solution=dropout_forward,
+        examples=[{"prob": 0.1, "training": True, "autodiff": True, **_arrays(1, 16)}],
         max_examples=max_examples,
         order=("prob", "training", "autodiff", "x"),
     )

@@ -6,8 +6,9 @@ shape, dtype and device, a scalar input, a static value. The reader writes
 ``ReplayMismatchError`` with a message that names the argument's position and what differs
 (both values). The specs here are plain dicts, not minidl's ``_Spec`` objects, so the
 library's own check cannot be pasted in. The checker generates specs and argument lists
-(fitting ones, and ones with one argument changed: its shape, dtype, device, kind, or a
-static value, or one argument too many or too few), and compares which calls are refused, at
+(fitting ones, ones where a declared scalar has another value, which must go through, and
+ones with one argument changed: its shape, dtype, device, kind, or a static value, or one
+argument too many or too few), and compares which calls are refused, at
 which position, with the generator's own record of what it changed; a guard must look at
 shapes, dtypes and devices only, never at a tensor's values.
 """
@@ -62,6 +63,15 @@ def shapes_only(specs: list[dict], args: tuple) -> None:
                                       f"the capture had {spec['shape']}")
 
 
+def scalar_frozen(specs: list[dict], args: tuple) -> None:
+    """Refuses any other value of a declared scalar, which a replay must accept (another
+    learning rate is what a scalar input is for)."""
+    guard(specs, args)
+    for i, (spec, arg) in enumerate(zip(specs, args)):
+        if spec["kind"] == "scalar" and arg != spec["value"]:
+            raise ReplayMismatchError(f"argument {i} is {arg!r}, the capture had {spec['value']!r}")
+
+
 def vague(specs: list[dict], args: tuple) -> None:
     """Refuses the right calls, but its message says neither where nor what."""
     try:
@@ -89,6 +99,7 @@ def reads_values(specs: list[dict], args: tuple) -> None:
 #: name → (wrong solution, the verdict kind it must get)
 PLANTED = {
     "shapes only": (shapes_only, "value"),
+    "a scalar frozen at its capture value": (scalar_frozen, "value"),
     "vague message": (vague, "check"),
     "another exception": (wrong_error, "error"),
     "reads the values": (reads_values, "rule"),
@@ -109,7 +120,7 @@ def _spec_strategy() -> st.SearchStrategy:
     return st.one_of(tensor, tensor, scalar, static)
 
 
-CHANGES = ("none", "shape", "dtype", "device", "kind", "static", "extra", "missing")
+CHANGES = ("none", "scalar", "shape", "dtype", "device", "kind", "static", "extra", "missing")
 
 
 def _cases() -> st.SearchStrategy:
@@ -137,7 +148,7 @@ def arguments(case: dict) -> tuple[list, int]:
         return values[:-1], -1
     if change == "none":
         return values, -1
-    wanted = {"shape": "tensor", "dtype": "tensor", "device": "tensor", "kind": None,
+    wanted = {"scalar": "scalar", "shape": "tensor", "dtype": "tensor", "device": "tensor", "kind": None,
               "static": "static"}[change]
     fits = [i for i, s in enumerate(specs) if wanted is None or s["kind"] == wanted]
     if not fits:
@@ -153,6 +164,8 @@ def arguments(case: dict) -> tuple[list, int]:
     elif change == "device":
         other = "flex" if spec["device"] == "flex+ad" else "flex+ad"
         values[i] = ("tensor", spec["shape"], spec["dtype"], other)
+    elif change == "scalar":  # a new value of a declared scalar: the replay must accept it
+        values[i] = round(spec["value"] / 2 + 0.25, 6)
     elif change == "kind":
         values[i] = "a string" if spec["kind"] != "static" else None
     else:
@@ -198,7 +211,7 @@ def _expected(case: dict) -> dict:
     values, at = arguments(case)
     if case["change"] in ("extra", "missing"):
         return {"refused": np.int64(1)}
-    refused = values != [_value(s) for s in case["specs"]]
+    refused = case["change"] != "scalar" and values != [_value(s) for s in case["specs"]]
     return {"refused": np.int64(int(refused)), "argument": np.int64(at if refused else -1)}
 
 
@@ -226,7 +239,7 @@ def exercise(max_examples: int = 20) -> BuildExercise:
         cases=_cases(),
         run=guard_run,
         references=[Reference("the case generator's record of what it changed", _expected)],
-        rules=Rules(no_data=True),
+        rules=Rules(no_data=True, no_numpy=True),
         checks=[_names_what_differs],
         hints=[
             "Compare the number of arguments first; then walk specs and args together "
@@ -240,7 +253,7 @@ def exercise(max_examples: int = 20) -> BuildExercise:
         reference_solution=guard,
         examples=[{"specs": [{"kind": "tensor", "shape": (8, 12), "dtype": "float32",
                               "device": "flex+ad"}, {"kind": "scalar", "value": 0.1}],
-                   "change": change, "at": 0} for change in ("none", "shape")],
+                   "change": change, "at": 0} for change in ("none", "scalar", "shape")],
         max_examples=max_examples,
         order=("specs", "change", "at"),
     )

@@ -167,7 +167,7 @@ def exercise(max_examples: int = 12) -> BuildExercise:
         cases=_cases(),
         run=layer_run,
         references=[Reference("torch.nn.RMSNorm", _torch, rtol=1e-5, atol=1e-5)],
-        rules=Rules(no_data=True),
+        rules=Rules(no_data=True, no_numpy=True),
         checks=[_structure],
         hints=[
             "A layer keeps its tensors as Param fields (Initializer.Ones.init([d_model], device)): "

@@ -91,10 +91,10 @@ def exercise(max_examples: int = 15) -> BuildExercise:
         cases=_cases(),
         run=tensor_call(["input", "weight", "bias"]),
         references=[Reference("torch.nn.functional.linear", _torch, rtol=1e-5, atol=1e-5)],
-        rules=Rules(forbidden={r"^(module\.linear|module\.linear_impl|Linear\.forward)$":
+        rules=Rules(forbidden={r"^(\w+\.linear|module\.linear_impl|Linear\.forward)$":
                                "call minidl's own linear (write it with Tensor ops)"},
                     must_reach={r"^Flex\.float_matmul$": "reach Flex's gemm (through Dispatch)"},
-                    no_data=True),
+                    no_data=True, no_numpy=True),
         hints=[
             "minidl's Tensor is burn's (input.rank, input.shape, reshape, unsqueeze_dim), and "
             "weight is [d_input, d_output]: input @ weight needs no transpose.",

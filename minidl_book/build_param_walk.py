@@ -3,12 +3,16 @@
 burn's ``#[derive(Module)]`` generates, from a struct's fields, the code that visits every
 parameter. The reader writes that walk for minidl's modules at run time:
 ``named_params(module) -> {dotted path: Param}`` over the instance's fields in the order
-``__init__`` set them, recursing into sub-modules, lists and tuples (``blocks.0``) and dicts
+``__init__`` set them (``module.named_fields()``: the checker's watch refuses ``vars()`` and
+``__dict__`` in the reader's code), recursing into sub-modules, lists and tuples (``blocks.0``) and dicts
 (``heads.left``), keeping tensor params, and skipping flags (``Param[Flag]``), running states
 and constants. The checker runs it on a set of models (a layer, a ``Sequential``, a model with
-a BatchNorm, a dropout, a list of blocks, a dict of heads, constants and ``None``) and compares
+a BatchNorm, a dropout, a list of blocks, a dict of heads, constants and ``None``, one ``Param``
+tied into two fields) and compares
 the paths, their order and the very ``Param`` objects with minidl's own ``parameters()``; it
-also checks that the walk draws no number (it must read fields, not values).
+also checks that the walk draws no number (it must read fields, not values). A tied param is
+listed at every path (as ``Module.parameters()`` and burn's generated visit do); a walk that
+de-duplicates by id, as PyTorch's ``parameters()`` does, is refused.
 """
 
 from __future__ import annotations
@@ -49,6 +53,15 @@ class Pair(Module):
         self.layers = (LinearConfig(2, 3).init(device), Relu())
 
 
+class Tied(Module):
+    """Weight tying: one Param in two fields (``second.weight is first.weight``)."""
+
+    def __init__(self, device: Device):
+        self.first = LinearConfig(4, 4, bias=False).init(device)
+        self.second = LinearConfig(4, 4).init(device)
+        self.second.weight = self.first.weight
+
+
 MODELS = {
     "Linear(3, 2)": lambda d: LinearConfig(3, 2).init(d),
     "Sequential(Linear, Relu, Linear)": lambda d: Sequential(
@@ -56,6 +69,7 @@ MODELS = {
     "Blocks": lambda d: Blocks(d),
     "Blocks(3 blocks)": lambda d: Blocks(d, 3),
     "Pair": lambda d: Pair(d),
+    "Tied": lambda d: Tied(d),
 }
 
 
@@ -69,7 +83,7 @@ def named_params(module) -> dict:
             if not value.is_flag():
                 found[path] = value
         elif isinstance(value, Module):
-            for name, field in vars(value).items():
+            for name, field in value.named_fields():
                 walk(field, f"{path}.{name}" if path else name)
         elif isinstance(value, (list, tuple)):
             for i, item in enumerate(value):
@@ -92,7 +106,7 @@ def walk_keeps_flags(module) -> dict:
         if isinstance(value, Param):
             found[path] = value
         elif isinstance(value, Module):
-            for name, field in vars(value).items():
+            for name, field in value.named_fields():
                 walk(field, f"{path}.{name}" if path else name)
         elif isinstance(value, (list, tuple)):
             for i, item in enumerate(value):
@@ -114,7 +128,7 @@ def walk_no_lists(module) -> dict:
             if not value.is_flag():
                 found[path] = value
         elif isinstance(value, Module):
-            for name, field in vars(value).items():
+            for name, field in value.named_fields():
                 walk(field, f"{path}.{name}" if path else name)
 
     walk(module, "")
@@ -134,12 +148,23 @@ def walk_draws(module) -> dict:
     return found
 
 
+def walk_dedup_by_id(module) -> dict:
+    """PyTorch's habit: each Param once, at its first path, so a tied param loses a path."""
+    found, seen = {}, set()
+    for path, param in named_params(module).items():
+        if param.id not in seen:
+            seen.add(param.id)
+            found[path] = param
+    return found
+
+
 #: name → (wrong walk, the verdict kind it must get)
 PLANTED = {
     "keeps flags": (walk_keeps_flags, "check"),
     "skips lists and dicts": (walk_no_lists, "check"),
     "sorted paths": (walk_sorted, "check"),
     "draws the values": (walk_draws, "check"),
+    "de-duplicates by id": (walk_dedup_by_id, "check"),
 }
 
 
@@ -170,6 +195,12 @@ def _checks(solution, case, outputs, trace) -> str | None:
         return (f"your walk returned {len(extra)} path(s) that are no tensor param, e.g. "
                 f"{first!r} (a {kinds[first]})")
     if missing:
+        tied = [(p, q) for p in missing for q in found if found[q] is truth[p]]
+        if tied:
+            p, q = tied[0]
+            return (f"your walk dropped {p!r}: it holds the same Param as {q!r} (a tied "
+                    "param, one id). The walk lists every path, even when the id repeats: "
+                    "the record and the optimizer visit each path")
         return (f"your walk missed {len(missing)} param(s), e.g. {missing[0]!r}; expected "
                 f"{list(truth)}")
     if list(found) != list(truth):
@@ -194,15 +225,16 @@ def exercise(max_examples: int = 5) -> BuildExercise:
         references=[Reference("minidl's Module.parameters()", _minidl)],
         checks=[_checks],
         hints=[
-            "vars(module) lists the fields in the order __init__ set them. A field is a "
-            "Param, a Module, a list/tuple/dict of them, or something the walk skips.",
+            "module.named_fields() lists the fields in the order __init__ set them "
+            "(constants left out). A field is a Param, a Module, a list/tuple/dict of them, "
+            "or something the walk skips.",
             "A Param holding a Flag is a Param too: param.is_flag() tells them apart. "
             "A RunningState, a number, a string or None holds no parameter.",
             "Paths join field names, list indices and dict keys with dots: blocks.0.weight, "
             "heads.left.bias.",
         ],
         reference_solution=named_params,
-        examples=[{"model": "Blocks"}, {"model": "Pair"}],
+        examples=[{"model": "Blocks"}, {"model": "Pair"}, {"model": "Tied"}],
         max_examples=max_examples,
         order=("model",),
     )

@@ -90,7 +90,7 @@ def exercise(max_examples: int = 15) -> BuildExercise:
         cases=_cases(),
         run=running_var_run,
         references=[Reference("torch.nn.BatchNorm1d", _torch, rtol=1e-5, atol=1e-6)],
-        rules=Rules(no_data=True),
+        rules=Rules(no_data=True, no_numpy=True),
         hints=[
             "Check three things: the divisor PyTorch mixes in (n - 1: var, not var_bias), the "
             "shape ([C], while var(0) returns [1, C]), and which side momentum weighs.",

@@ -140,7 +140,7 @@ def exercise(max_examples: int = 15) -> BuildExercise:
         rules=Rules(forbidden={r"^Tensor\.": "use Tensor methods inside a step (a step works on "
                                "the inner backend's primitives, with B's ops)"},
                     must_reach={r"^Flex\.": "compute with the inner backend B (B.float_exp, ...)"},
-                    no_numpy=True),
+                    no_numpy=True, fresh_result=True),
         checks=[_kept_one],
         hints=[
             "forward gets the inner backend B and a primitive: B.float_exp, B.float_log1p.",

@@ -76,3 +76,69 @@ def eager_and_replayed(workload: str) -> dict[str, float]:
     eager = workloads.WORKLOADS[workload][0](device)
     ms = cpu_ms_in_turns({"eager": eager, "replay": replay})
     return {**ms, "calls": graph.calls}
+
+
+def draw_timing(timed: dict[str, dict[str, float]]):
+    """Eager beside replayed step time per workload: the part replay removes is the Python
+    above the kernels."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 2.1))
+    for row, t in enumerate(timed.values()):
+        ax.barh(row + 0.2, t["replay"], 0.35, color="#4c72b0")
+        ax.barh(row - 0.2, t["eager"], 0.35, color="#dd8452")
+        ax.text(t["eager"], row - 0.2, f"  eager {t['eager']:.1f} ms: kernels + Tensor, "
+                "Dispatch, autodiff, optimizer walk", va="center", fontsize=8)
+        ax.text(t["replay"], row + 0.2, f"  replayed {t['replay']:.1f} ms: the same kernels, "
+                f"{t['calls']} calls ({1 - t['replay'] / t['eager']:.0%} less)",
+                va="center", fontsize=8)
+    ax.set_yticks(range(len(timed)), list(timed))
+    ax.set_xlim(0, 2.3 * max(t["eager"] for t in timed.values()))
+    ax.set_xlabel("one step, ms of one thread's CPU time")
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
+def draw_two_runs():
+    """The timeline of a capture: warm-up, two recorded runs, replays; the arrows show how
+    each array the second run reads is classified."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch
+
+    fig, ax = plt.subplots(figsize=(8.2, 3.1))
+    ax.set_xlim(0, 10.4)
+    ax.set_ylim(-0.3, 3.3)
+    ax.axis("off")
+    runs = [(0.1, "warm-up\n(eager step)", "#eeeeee"), (2.25, "recorded run 1", "#dde7f3"),
+            (5.0, "recorded run 2\n= the program", "#cfe3cf"), (7.8, "replay, replay, ...",
+                                                              "#f3e6cf")]
+    for x, label, color in runs:
+        width = 1.9 if x < 1 else 2.4
+        ax.add_patch(FancyBboxPatch((x, 0.2), width, 2.5, boxstyle="round,pad=0.03",
+                                    fc=color, ec="#888888"))
+        ax.text(x + width / 2, 2.95, label, ha="center", va="center", fontsize=9)
+    for x, run in ((2.3, 1), (5.0, 2)):
+        ax.text(x + 0.15, 2.2, f"t = matmul(x, w{run - 1})", fontsize=8, family="monospace")
+        ax.text(x + 0.15, 1.6, "loss, g = ...(t, c)", fontsize=8, family="monospace")
+        ax.text(x + 0.15, 1.0, f"w{run} = w{run - 1} - lr*g", fontsize=8, family="monospace")
+    ax.text(7.95, 1.9, "in0 = the new batch\nst0 <- st0 - s0*g\n(no Python layers)",
+            fontsize=8, family="monospace", va="center")
+
+    def arrow(x0, y0, x1, y1, text, color, tx, ty):
+        ax.annotate("", (x1, y1), (x0, y0),
+                    arrowprops=dict(arrowstyle="->", color=color, lw=1.4,
+                                    connectionstyle="arc3,rad=-0.25"))
+        ax.text(tx, ty, text, color=color, fontsize=8, ha="center")
+
+    arrow(3.9, 0.95, 6.3, 2.15, "carried state: made\nby the previous run", "#2a6e2a", 3.45,
+          0.35)
+    arrow(5.3, 2.15, 5.3, 1.75, "", "#555555", 0, 0)
+    ax.annotate("", (7.8, 1.9), (7.45, 1.9), arrowprops=dict(arrowstyle="->", lw=1.4))
+    ax.text(6.2, 0.4, "temporary (t): made\nearlier in this run", fontsize=7.5,
+            color="#555555", ha="center")
+    ax.text(5.35, -0.2, "x: input (the argument)   c: constant (the same array in both runs)"
+            "   lr: scalar input", fontsize=8, ha="center", color="#1f4e8c")
+    fig.tight_layout()
+    return fig

@@ -50,57 +50,192 @@ prints "write your prediction first", so the book builds and the tests pass with
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-__all__ = ["Exercise"]
+__all__ = ["NOT_PLAIN", "Exercise", "NotPlain", "plain_answer", "word"]
 
 RIGHT, WRONG, TODO = "✓", "✗", "✎"
 
 Compare = Callable[[Any, Any], bool]
 
-
-def _plain(x: Any) -> Any:
-    """Tuples for sequences and shapes, Python scalars for NumPy scalars, arrays as is."""
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, list | tuple) or type(x).__name__ == "Size":  # torch.Size is a tuple
-        return tuple(_plain(v) for v in x)
-    if hasattr(x, "detach") and hasattr(x, "numpy"):  # a torch tensor
-        return x.detach().cpu().numpy()
-    return x
+#: What check() says to an answer it will not compare (an object of the reader's own kind).
+NOT_PLAIN = "write a number, a word, True/False or a tuple of them"
 
 
-def _as_array(x: Any) -> np.ndarray:
-    x = _plain(x)
-    if hasattr(x, "to_numpy") and not isinstance(x, np.ndarray):
-        x = x.to_numpy()
-    return np.asarray(x)
+class NotPlain(TypeError):
+    """The prediction is not a plain answer (see :func:`plain_answer`)."""
+
+
+def _torch_types() -> tuple[type, type] | None:
+    import sys
+
+    torch = sys.modules.get("torch")
+    return None if torch is None else (torch.Tensor, torch.Size)
+
+
+def plain_answer(x: Any, depth: int = 0) -> Any:
+    """The prediction as a plain value, or :class:`NotPlain`.
+
+    Plain: ``bool``, ``int``, ``float``, ``str``, ``None`` (exactly those types, never a
+    subclass that could redefine ``==``), tuples/lists (→ tuple) and sets (→ frozenset) of
+    those, a numeric NumPy array (→ a copy), a NumPy scalar (→ its Python value), a torch
+    ``Size`` (→ tuple) or tensor and a minidl ``Tensor`` (→ a NumPy copy). Nothing of the
+    reader's own kind reaches a comparison, so no ``__eq__`` or ``__array__`` of theirs runs.
+    """
+    if depth > 20:
+        raise NotPlain("nested too deep")
+    kind = type(x)
+    if x is None or kind in (bool, int, float, str):
+        return x
+    if isinstance(x, np.generic) and kind.__module__ == "numpy":
+        value = x.item()
+        if value is None or type(value) in (bool, int, float, complex):
+            return value
+        raise NotPlain(f"a NumPy {kind.__name__}")
+    if kind in (tuple, list):
+        return tuple(plain_answer(v, depth + 1) for v in x)
+    if kind in (set, frozenset):
+        return frozenset(plain_answer(v, depth + 1) for v in x)
+    if kind is np.ndarray:
+        if x.dtype.kind not in "biuf":
+            raise NotPlain(f"an array of {x.dtype}")
+        return np.array(x, copy=True)
+    torch_types = _torch_types()
+    if torch_types is not None and kind is torch_types[1]:
+        return tuple(int(v) for v in tuple.__iter__(x))
+    if torch_types is not None and kind is torch_types[0]:
+        return plain_answer(x.detach().cpu().numpy(), depth + 1)
+    from minidl import Tensor
+
+    if kind is Tensor:
+        return plain_answer(Tensor.to_numpy(x), depth + 1)
+    raise NotPlain(f"a {kind.__name__}")
+
+
+def _truth_plain(x: Any) -> Any:
+    """The experiment's answer made plain where it can be (it is ours: anything else stays)."""
+    try:
+        return plain_answer(x)
+    except NotPlain:
+        return x
+
+
+_PUNCT = " \t\n.,;:!?'\"`()[]{}"
+
+
+def word(text: str) -> str:
+    """A word answer as it compares: case-folded, spaces collapsed, ``_``/``-`` as spaces,
+    outer punctuation and brackets and a leading article dropped (``"(B)"`` → ``"b"``,
+    ``"The  Same"`` → ``"same"``)."""
+    w = " ".join(text.replace("_", " ").replace("-", " ").casefold().split()).strip(_PUNCT)
+    for article in ("the ", "a ", "an "):
+        if w.startswith(article) and len(w) > len(article):
+            w = w[len(article):]
+    return w.strip(_PUNCT)
+
+
+def _is_number(x: Any) -> bool:
+    return type(x) in (int, float)
+
+
+def _words_of(text: str) -> tuple[str, ...]:
+    """``"b, c"`` / ``"b and c"`` → ``("b", "c")``: a set answer written as one string."""
+    parts = re.split(r",|;|\band\b|\s+", text)
+    return tuple(p for p in (word(p) for p in parts) if p)
+
+
+class _Compare:
+    """The comparison ``check`` runs: the truth's type decides, the prediction is plain."""
+
+    def __init__(self, mode: str, rtol: float, atol: float, synonyms: Mapping[str, Any]):
+        self.mode, self.rtol, self.atol = mode, rtol, atol
+        self.synonyms = {word(k): {word(v) for v in vs} | {word(k)} for k, vs in synonyms.items()}
+
+    @property
+    def tolerance(self) -> str:
+        return f"within rtol {self.rtol:g}, atol {self.atol:g}" if self.mode == "close" else ""
+
+    def words_equal(self, p: str, t: str) -> bool:
+        return word(p) in self.synonyms.get(word(t), {word(t)})
+
+    def numbers_equal(self, p: Any, t: Any) -> bool:
+        if self.mode == "close":
+            return bool(np.isclose(float(p), float(t), rtol=self.rtol, atol=self.atol))
+        if type(t) is int and type(p) is int:
+            return p == t
+        return bool(np.isclose(float(p), float(t), rtol=1e-9, atol=0.0))
+
+    def as_set(self, p: Any, t: Any) -> bool:
+        if isinstance(p, str):
+            p = _words_of(p)
+        elif not isinstance(p, tuple | frozenset):
+            p = (p,)
+        want = {self.key(v) for v in t}
+        got = {self.key(v) for v in p}
+        return want == got
+
+    def key(self, v: Any) -> Any:
+        if isinstance(v, str):
+            w = word(v)
+            for canonical, alts in self.synonyms.items():
+                if w in alts:
+                    return ("w", canonical)
+            return ("w", w)
+        if type(v) is bool:
+            return ("b", v)
+        if _is_number(v):
+            return ("n", round(float(v), 9))
+        return ("o", v)
+
+    def __call__(self, p: Any, t: Any) -> bool:
+        t = _truth_plain(t)
+        if self.mode == "set" or isinstance(t, frozenset):
+            if isinstance(t, tuple | frozenset):
+                return self.as_set(p, t)
+        if t is None:
+            return p is None
+        if type(t) is bool:
+            if isinstance(p, str):
+                return word(p) in (("true", "yes") if t else ("false", "no"))
+            return type(p) is bool and p == t
+        if _is_number(t) or type(t) is complex:
+            return _is_number(p) and self.numbers_equal(p, t)
+        if isinstance(t, str):
+            return isinstance(p, str) and self.words_equal(p, t)
+        if isinstance(t, tuple):
+            if isinstance(p, np.ndarray):
+                p = tuple(p.tolist())
+            return isinstance(p, tuple) and len(p) == len(t) and all(
+                self(pv, tv) for pv, tv in zip(p, t))
+        if isinstance(t, np.ndarray):
+            if isinstance(p, tuple):
+                p = np.asarray(p)  # plain numbers only: no object of the reader's runs here
+            if not isinstance(p, np.ndarray) or p.dtype.kind not in "biuf" or p.shape != t.shape:
+                return False
+            if self.mode == "close" or t.dtype.kind == "f":
+                rtol = self.rtol if self.mode == "close" else 1e-9
+                atol = self.atol if self.mode == "close" else 0.0
+                return bool(np.allclose(p.astype(np.float64), t.astype(np.float64), rtol=rtol, atol=atol))
+            return bool(np.array_equal(p, t))
+        return bool(t == p)  # the truth's own kind decides (p is plain: none of the reader's code)
 
 
 def exact(prediction: Any, truth: Any) -> bool:
-    """Equal, with lists and tuples alike, strings compared after stripping spaces."""
-    p, t = _plain(prediction), _plain(truth)
-    if isinstance(p, str) and isinstance(t, str):
-        return p.strip() == t.strip()
-    if isinstance(p, np.ndarray) or isinstance(t, np.ndarray):
-        pa, ta = _as_array(p), _as_array(t)
-        return pa.shape == ta.shape and bool(np.array_equal(pa, ta))
-    return bool(p == t)
+    """Equal, the truth's type deciding: words case- and space-insensitive, lists and tuples
+    alike, floats to 1e-9."""
+    return _Compare("exact", 0.0, 0.0, {})(plain_answer(prediction), truth)
 
 
 def close(rtol: float = 1e-2, atol: float = 0.0) -> Compare:
     """A comparison of numbers (or arrays of one shape) within ``rtol``/``atol``."""
+    cmp = _Compare("close", rtol, atol, {})
 
     def compare(prediction: Any, truth: Any) -> bool:
-        try:
-            p = _as_array(prediction).astype(np.float64)
-            t = _as_array(truth).astype(np.float64)
-        except (TypeError, ValueError):
-            return False
-        return p.shape == t.shape and bool(np.allclose(p, t, rtol=rtol, atol=atol))
+        return cmp(plain_answer(prediction), truth)
 
     compare.__name__ = f"close(rtol={rtol:g}, atol={atol:g})"
     return compare
@@ -114,10 +249,15 @@ class Exercise:
         truth: a callable with no arguments that runs the experiment and returns the
             answer. It runs at every :meth:`check`, so the answer cannot go stale.
         compare: ``"exact"`` (default), ``"close"`` (numbers or arrays within
-            ``rtol``/``atol``) or a callable ``(prediction, truth) -> bool``.
+            ``rtol``/``atol``), ``"set"`` (a collection whose order does not matter; a
+            question with "which of" and a collection for an answer compares so by itself)
+            or a callable ``(prediction, truth) -> bool`` (it gets the prediction made
+            plain: tuples for lists, Python numbers, NumPy copies of arrays).
         rtol, atol: tolerances for ``compare="close"``.
         hint: printed when the prediction is wrong. It must not give the answer away.
         explanation: printed by :meth:`solution` after the measured answer.
+        synonyms: other words that count as a word answer (``{"same": ["equal"]}``); words
+            already compare case- and space-insensitively, without a leading article.
     """
 
     def __init__(
@@ -130,20 +270,25 @@ class Exercise:
         atol: float = 0.0,
         hint: str = "",
         explanation: str = "",
+        synonyms: Mapping[str, Sequence[str]] | None = None,
     ) -> None:
         if not callable(truth):
             raise TypeError(
                 "Exercise truth must be a callable that runs the experiment "
                 f"(e.g. lambda: ...), got {type(truth).__name__}"
             )
-        if compare == "exact":
-            self._compare: Compare = exact
-        elif compare == "close":
-            self._compare = close(rtol, atol)
+        synonyms = dict(synonyms or {})
+        self._custom: Compare | None = None
+        if compare in ("exact", "close", "set"):
+            mode = compare
         elif callable(compare):
-            self._compare = compare
+            mode, self._custom = "exact", compare
         else:
-            raise ValueError(f"compare must be 'exact', 'close' or a callable, got {compare!r}")
+            raise ValueError(f"compare must be 'exact', 'close', 'set' or a callable, got {compare!r}")
+        # "Which of ...?" with a collection for an answer: order does not matter
+        self._which = compare == "exact" and "which of" in question.casefold()
+        self._cmp = _Compare(mode, rtol, atol, synonyms)
+        self.compare = compare
         self.question = question
         self.truth = truth
         self.hint = hint
@@ -153,26 +298,51 @@ class Exercise:
         """Run the experiment now and return its answer."""
         return self.truth()
 
+    def _judge(self, prediction: Any, truth: Any) -> tuple[bool, str]:
+        """``(right, why not)``: the prediction made plain, then the comparison (the truth's
+        type decides); an answer that is not plain or a comparison that raises is wrong, with
+        the reason."""
+        try:
+            p = plain_answer(prediction)
+        except NotPlain as err:
+            return False, f"{err} is not an answer the checker compares: {NOT_PLAIN}."
+        try:
+            if self._custom is not None:
+                result = self._custom(p, truth)
+                if type(result) not in (bool, np.bool_):
+                    return False, f"the comparison gave {type(result).__name__}, not True/False"
+                return bool(result), ""
+            cmp = self._cmp
+            t = _truth_plain(truth)
+            if self._which and isinstance(t, tuple | frozenset):
+                return cmp.as_set(p, t), ""
+            return cmp(p, truth), ""
+        except Exception as err:  # noqa: BLE001 - any failure to compare is a verdict, not a crash
+            return False, f"the answer could not be compared ({type(err).__name__}: {err}): {NOT_PLAIN}."
+
     def check(self, prediction: Any = ...) -> bool:
         """Compare ``prediction`` with a live run; print ✓ or ✗ (+ hint); return whether right.
 
         ``...`` (Ellipsis) means "no prediction yet": it prints a reminder and returns
         ``False`` without running anything, so a chapter builds with the placeholder.
+        Only plain answers are compared (numbers, words, True/False, None, tuples, lists and
+        sets of them, numeric arrays); words compare case- and space-insensitively, a
+        "which of" question (or ``compare="set"``) as a set, numbers within the tolerance.
         """
         if prediction is Ellipsis:
             print(
                 f"{TODO} Write your prediction first: replace ... with it and run the cell again."
             )
             return False
-        truth = self.measure()
-        try:
-            ok = bool(self._compare(prediction, truth))
-        except Exception:  # a prediction of the wrong kind is just wrong
-            ok = False
+        ok, why = self._judge(prediction, self.measure())
+        shown = _shown(prediction)
+        tolerance = f" ({self._cmp.tolerance})" if self._cmp.tolerance and self._custom is None else ""
         if ok:
-            print(f"{RIGHT} Right: {prediction!r} matches what the experiment measured.")
+            print(f"{RIGHT} Right: {shown} matches what the experiment measured{tolerance}.")
         else:
-            print(f"{WRONG} Not quite: {prediction!r} is not what the experiment gives.")
+            print(f"{WRONG} Not quite: {shown} is not what the experiment gives{tolerance}.")
+            if why:
+                print(f"  Why: {why}")
             if self.hint:
                 print(f"  Hint: {self.hint}")
         return ok
@@ -181,13 +351,15 @@ class Exercise:
         """Fail the build when a solution's stated answer is not what the experiment gives.
 
         A chapter writes the answer its ``{solution}`` states (``ex.assert_solution(4)``) in a
-        ``remove-input`` cell after the solution, so a solution that says 4 while the live
-        run gives 5 stops the build. The comparison is the one :meth:`check` uses.
+        ``remove-input`` cell after the solution, so a solution that says 4 while the run
+        gives 5 stops the build. The comparison is the one :meth:`check` uses.
         """
         truth = self.measure()
-        if not bool(self._compare(stated, truth)):
+        ok, why = self._judge(stated, truth)
+        if not ok:
             raise AssertionError(
                 f"{self.question!r}: the solution states {stated!r}, the experiment gives {truth!r}"
+                + (f" ({why})" if why else "")
             )
 
     def solution(self) -> Any:
@@ -213,3 +385,14 @@ class Exercise:
 
     def __repr__(self) -> str:
         return f"Exercise({self.question!r})"
+
+
+def _shown(prediction: Any) -> str:
+    """The prediction for the message: its repr when plain, else only its type (a reader's
+    object's ``__repr__`` does not run either)."""
+    try:
+        plain_answer(prediction)
+    except NotPlain:
+        return f"a {type(prediction).__name__} object"
+    text = repr(prediction)
+    return text if len(text) <= 200 else text[:197] + "..."

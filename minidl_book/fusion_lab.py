@@ -17,8 +17,12 @@ from minidl.backends.fusion import FusionFlex
 from minidl.backends.fusion.plan import ExecutionPlanStore
 from minidl.backends.fusion.stream import EAGER_BELOW
 
-__all__ = ["EAGER_BELOW", "clean", "cnn_step_counts", "fresh_store", "cnn_step_ms", "kernel_text", "kernels_in",
-           "recorded_in_a_step"]
+__all__ = ["EAGER_BELOW", "clean", "cnn_step_counts", "cnn_step_ms", "draw_stream", "fresh_store",
+           "kernel_text", "kernels_in", "plot_sweep", "recorded_in_a_step"]
+
+#: a block's colour by the fuser that took it (``None``: no fuser, run on the inner backend)
+COLOURS = {"elementwise": "tab:blue", "reduce": "tab:orange", "matmul": "tab:green",
+           None: "0.7"}
 
 
 @contextmanager
@@ -61,12 +65,20 @@ def kernels_in(fn: Callable[[], Any]) -> int:
     return sum(len(p.kernels) for p in debug.fusion_history(since=start))
 
 
-def kernel_text(source: str) -> str:
+def kernel_text(source: str, passes: tuple[str, ...] = ()) -> str:
     """The sequential kernel of a generated file (``kernel_par`` is the same loop with
-    ``prange``), without the file's imports."""
+    ``prange``), without the file's imports; ``passes``: a comment for each inner loop over a
+    row (``for k…``), in order."""
     lines = source.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("def kernel_seq"))
-    return "\n".join(lines[start - 1:]).rstrip()
+    lines = lines[start - 1:]
+    notes = iter(passes)
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("for k"):
+            note = next(notes, None)
+            if note:
+                lines[i] = f"{line}  # {note}"
+    return "\n".join(lines).rstrip()
 
 
 def cnn_step_counts(step_number: int = 2) -> tuple[dict[str, int], list]:
@@ -131,3 +143,93 @@ def cnn_step_ms(rounds: int = 4, steps: int = 8) -> dict[str, float]:
     finally:
         numba.set_num_threads(threads)
     return best
+
+
+def _short(reason: str) -> str:
+    """The op named by a drain's reason, shortened for a label."""
+    name = reason.split(" needs")[0].removeprefix("float_")
+    name = name.replace("max_pool2d_with_indices", "pool").replace("_backward", " bw")
+    return name.replace("conv2d_", "conv ")
+
+
+def draw_stream(plans: list, pending: int = 0, title: str = "",
+                phases: tuple[tuple[str, int], ...] = ()):
+    """The ops of ``plans`` (consecutive drains) as one strip, one column per recorded op,
+    coloured by the fuser whose block took it (grey: run alone on the inner backend); a red
+    line at the end of each drain, numbered and labelled by the op that is not recorded and
+    forced it; ``pending`` hatched columns at the end for ops still waiting. ``phases``:
+    (label, number of drains it ends at) spans drawn under the strip. Returns the figure."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch, Rectangle
+
+    total = sum(len(p.record.ops) for p in plans) + pending
+    fig, axis = plt.subplots(figsize=(9, 2.9))
+    x = 0
+    for number, plan in enumerate(plans, 1):
+        for block in plan.blocks:
+            axis.add_patch(Rectangle((x, 0), len(block.kinds), 1, color=COLOURS[block.fuser],
+                                     ec="white", lw=0.3))
+            x += len(block.kinds)
+        height = 1.15 + 0.38 * ((number - 1) % 3)
+        axis.plot([x, x], [0, height], color="tab:red", lw=1.2)
+        axis.text(x, height, f" {number} {_short(plan.reason)}", fontsize=7.5, ha="left",
+                  va="center", color="tab:red")
+    if pending:
+        axis.add_patch(Rectangle((x, 0), pending, 1, fill=False, hatch="///", ec="0.5"))
+        axis.text(x + pending / 2, 0.5, f"{pending} ops pending", ha="center", va="center",
+                  fontsize=8, backgroundcolor="white")
+    ends = [0]
+    for plan in plans:
+        ends.append(ends[-1] + len(plan.record.ops))
+    start = 0
+    for label, drains in phases:
+        axis.annotate("", (start, -0.12), (ends[drains], -0.12),
+                      arrowprops={"arrowstyle": "<->", "lw": 0.8})
+        axis.text((start + ends[drains]) / 2, -0.2, label, ha="center", va="top", fontsize=8)
+        start = ends[drains]
+    axis.set(xlim=(0, total), ylim=(-0.45 if phases else 0, 2.1), yticks=[],
+             xlabel="recorded ops, in order")
+    handles = [Patch(color=c, label=f"{k} fuser" if k else "alone on Flex")
+               for k, c in COLOURS.items()]
+    handles.append(Patch(facecolor="white", edgecolor="tab:red", label="drain, and the op"
+                         " on Flex that forced it"))
+    axis.legend(handles=handles, ncol=5, fontsize=7.5, loc="upper center",
+                bbox_to_anchor=(0.5, -0.32), frameon=False)
+    if title:
+        axis.set_title(title, fontsize=9)
+    for side in ("top", "right", "left"):
+        axis.spines[side].set_visible(False)
+    axis.spines["bottom"].set_position(("data", -0.45 if phases else 0))
+    fig.subplots_adjust(left=0.02, right=0.98, top=0.9, bottom=0.33)
+    return fig
+
+
+def plot_sweep(chain_sweep, costs: dict[str, float]):
+    """The chain's time per size on each contender (log-log), with the fixed costs that
+    explain its shape in the title. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    fig, axis = plt.subplots(figsize=(6.4, 3))
+    for name, seconds in chain_sweep.seconds.items():
+        axis.loglog(chain_sweep.sizes, [s * 1e6 for s in seconds], "o-", label=name)
+    axis.set(xlabel="float32 elements", ylabel="µs per chain (one thread's CPU)")
+    axis.set_title(f"record one op {costs['record_op'] * 1e6:.1f} µs, drain the 9 "
+                   f"{costs['drain'] * 1e6:.1f} µs, run one small op on Flex "
+                   f"{costs['eager_op'] * 1e6:.1f} µs", fontsize=9)
+    axis.legend()
+    fig.tight_layout()
+    return fig
+
+
+#: the CNN step's phases, by the drain each ends at (the 1st drain runs step 1's update; the
+#: 5th, forced by the cross-entropy's ``gather``, ends the forward and the loss)
+CNN_PHASES = (("step 1's update", 1), ("forward and loss", 5), ("backward", 9))
+
+
+def draw_cnn_step(plans: list, pending: int):
+    """:func:`draw_stream` of the CNN's step (:func:`cnn_step_counts`), its phases marked."""
+    fig = draw_stream(plans, pending, "The CNN's step 2 on fusion().autodiff(), every op "
+                      "recorded", CNN_PHASES)
+    fig.axes[0].text(sum(len(p.record.ops) for p in plans) + pending / 2, -0.2,
+                     "step 2's update", ha="center", va="top", fontsize=8)
+    return fig

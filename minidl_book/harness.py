@@ -215,10 +215,12 @@ def dropout_run(solution: Any, case: dict) -> dict:
     if case["autodiff"]:
         x = x.require_grad()
     out = solution(x, case["prob"], case["training"])
-    grad = None
+    grad = again = None
     if case["autodiff"] and out is not None and out is not x and getattr(out, "shape", None) == x.shape:
         grad = x.grad((out * Tensor.from_numpy(case["g"], dev)).sum().backward())
-    return {"out": out, "_grad": grad}
+        again = solution(x, case["prob"], case["training"])  # a second mask, drawn anew
+        again = again.to_numpy() if type(again) is Tensor else None
+    return {"out": out, "_grad": grad, "_again": again}
 
 
 # ----- a fuser rule installed in Fusion[Flex]'s element-wise fuser for one run --------------------

@@ -66,12 +66,21 @@ def _pool_owner(filepath: str) -> str:
     return str(Path(filepath).parent)
 
 
+def numba_owns(pool_path: str) -> bool:
+    """Whether the OpenMP runtime at ``pool_path`` is the one numba's ``omp`` threading layer
+    runs on: the system's libgomp (torch and scikit-learn bring their own, inside their
+    packages)."""
+    return "site-packages" not in Path(pool_path).parts
+
+
 class limit_pools:  # noqa: N801 (used as a context manager, like threadpoolctl's)
     """Every thread pool this process holds at ``threads``: each pool threadpoolctl finds
-    (NumPy's and SciPy's OpenBLAS, each OpenMP runtime), torch's intra-op threads and numba's.
+    (NumPy's and SciPy's OpenBLAS, the OpenMP runtimes of torch, scikit-learn and numba's
+    ``omp`` layer), torch's intra-op threads and numba's (``numba.set_num_threads``, which
+    sizes each of its OpenMP teams).
 
     A pool that loads after the ``with`` was entered is not limited: import every library
-    first (this class imports NumPy and, if installed, torch), and read :func:`peer_report`
+    first (this class imports NumPy and, if installed, torch and scipy.linalg), and read :func:`peer_report`
     inside, which says each pool's thread count."""
 
     def __init__(self, threads: int = 1):
@@ -91,13 +100,21 @@ class limit_pools:  # noqa: N801 (used as a context manager, like threadpoolctl'
             torch.set_num_threads(self.threads)
         except ImportError:
             self._torch = None
-        self._limits = threadpoolctl.threadpool_limits(self.threads)
+        try:  # SciPy's own OpenBLAS loads with scipy.linalg, often after torch imported scipy
+            import scipy.linalg  # noqa: F401
+        except ImportError:
+            pass
+        self._pools = []
+        for lib in threadpoolctl.ThreadpoolController().lib_controllers:
+            self._pools.append((lib, lib.num_threads))
+            lib.set_num_threads(self.threads)
         return self
 
     def __exit__(self, *exc) -> None:
         import numba
 
-        self._limits.restore_original_limits()
+        for lib, threads in self._pools:
+            lib.set_num_threads(threads)
         numba.set_num_threads(self._numba)
         if self._torch is not None:
             import torch
@@ -145,6 +162,8 @@ def peer_report() -> dict[str, object]:
             "threads": pool.get("num_threads"),
             "owner": _pool_owner(path) if path else "",
         }
+        if pool.get("user_api") == "openmp" and path and numba_owns(path):
+            entry["owner"] = "system, numba's omp layer"
         pools.append(entry)
         in_numpy = path.startswith(str(numpy_dir)) or "numpy.libs" in path
         if pool.get("user_api") == "blas" and in_numpy:

@@ -6,7 +6,9 @@
   pool it holds limited (:class:`.peers.limit_pools`) and reported; medians of wall and CPU
   time.
 - :func:`peer_times`: in one such process, the peers' gemm (Flex, NumPy's OpenBLAS, torch's
-  MKL) and a 4x4 add (minidl, torch), each in its own block of repeats (CPU time).
+  MKL), a 4x4 add (minidl, torch), and sin, cos and the exact GELU on 1M float32 (Flex,
+  torch, and torch's GELU with oneDNN switched off), each in its own block of repeats (CPU
+  time).
 - :func:`step_counts`: the backend calls of one steady step and their flops and bytes.
 """
 
@@ -141,6 +143,23 @@ with limit_pools({threads}):
     x4, t4 = Tensor.from_numpy(small, Device.flex()), torch.from_numpy(small)
     out["tiny add"] = rl.median_seconds({{"minidl": lambda: x4 + x4, "torch": lambda: t4 + t4}},
                                         budget=0.4, rounds=5)
+    import torch.nn.functional as F
+    from minidl.backends.flex.kernels import unary
+    x = (rng.standard_normal(1 << 20) * 3).astype(np.float32)
+    tx = torch.from_numpy(x)
+
+    def torch_gelu_own():  # torch's own vectorized kernel, oneDNN switched off
+        with torch.backends.mkldnn.flags(enabled=False):
+            return F.gelu(tx)
+
+    out["unary"] = rl.median_seconds({{
+        "Flex sin": lambda: unary.unary("sin", x), "torch sin": lambda: torch.sin(tx),
+        "Flex cos": lambda: unary.unary("cos", x), "torch cos": lambda: torch.cos(tx),
+        "Flex gelu": lambda: unary.unary("gelu", x), "torch gelu": lambda: F.gelu(tx),
+        "torch gelu, oneDNN off": torch_gelu_own}}, budget=3.0, rounds=5)
+    far = np.array([-6.0], np.float32)
+    out["gelu at -6"] = {{"Flex": float(unary.unary("gelu", far)[0]),
+                          "torch": float(F.gelu(torch.from_numpy(far))[0])}}
     out["peers"] = format_peer_report()
     out["report"] = {{k: v for k, v in peer_report().items()}}
 print("RESULT " + json.dumps(out))

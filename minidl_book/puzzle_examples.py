@@ -95,6 +95,11 @@ def example(name: str, spec: Callable[..., Any]) -> Any:
     out = spec(*(_plain(case[p]) for p in puzzle.params))
     inputs = ", ".join(f"{p}={_plain(case[p])}" for p in puzzle.params)
     print(f"{name}({inputs})\n  -> {out}")
+    from minidl_book.puzzle_draw import grids, show
+
+    sizes = ", ".join(f"{p} = {case[p]}" for p in puzzle.params if not isinstance(case[p], np.ndarray))
+    panels = [(p, case[p]) for p in puzzle.params if isinstance(case[p], np.ndarray)]
+    show(grids(panels + [("target", np.asarray(out, dtype=np.float64))], f"{name}" + (f" ({sizes})" if sizes else "")))
     assert _agrees(out, _torch_answer(puzzle, case)), f"{name}_spec disagrees with PyTorch on the example"
     failing = spec_failure(name, spec)
     assert failing is None, f"{name}_spec disagrees with PyTorch on {failing}"
@@ -141,4 +146,8 @@ DEMO_ATTEMPTS: dict[str, tuple[Callable[[Tensor], Tensor], str]] = {
 def demo(attempt: Callable[[Tensor], Tensor]) -> Verdict:
     """Check ``attempt`` at the demo puzzle on a fresh checker (no reader puzzle's state)."""
     print("Allowed: the base ops only.")
-    return DEMO.exercise(max_examples=10).check(attempt)
+    verdict = DEMO.exercise(max_examples=10).check(attempt)
+    from minidl_book.puzzles import draw_verdict
+
+    draw_verdict(verdict, DEMO.name)
+    return verdict

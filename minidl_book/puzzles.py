@@ -14,6 +14,7 @@ appendix shows and the tests check (wrong value, forbidden op, wrong shape, data
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -68,7 +69,8 @@ class Puzzle:
             cases=self.cases,
             run=tensor_call(self.params),
             references=[Reference("PyTorch", reference, rtol=1e-6, atol=1e-6)],
-            rules=Rules(allowed=self.allowed, no_data=True),
+            rules=Rules(allowed=self.allowed, no_data=True, no_numpy=True, fresh_result=True,
+                        helpers=tuple(earlier(self.name))),
             hints=self.hints,
             reference_solution=self.solution,
             max_examples=max_examples,
@@ -368,6 +370,36 @@ PUZZLES: dict[str, Puzzle] = {p.name: p for p in [
 ]}
 
 
+#: The order of the appendix: a puzzle may call the puzzles before it (their hidden solutions,
+#: or the reader's own solutions that passed), and the ops inside such a call do not count.
+ORDER = ("ones", "sum", "outer", "diag", "eye", "triu", "cumsum", "diff", "vstack", "roll", "flip",
+         "compress", "pad_to", "sequence_mask", "bincount", "scatter_add", "flatten", "linspace",
+         "heaviside", "repeat", "bucketize")
+
+#: The reader's solutions that passed their checker (name → function), usable in later puzzles.
+SOLVED: dict[str, Callable[..., Tensor]] = {}
+
+
+def earlier(name: str) -> list[Callable[..., Tensor]]:
+    """The functions a solution of ``name`` may call: the hidden solutions of the puzzles
+    before it in :data:`ORDER`, and the reader's own solutions of them that passed."""
+    before = ORDER[: ORDER.index(name)] if name in ORDER else ()
+    return [PUZZLES[p].solution for p in before] + [SOLVED[p] for p in before
+                                                    if p in SOLVED and _passes(p, SOLVED[p])]
+
+
+_PASSED: dict = {}
+
+
+def _passes(name: str, fn: Callable[..., Tensor]) -> bool:
+    """Whether the reader's ``fn`` passes puzzle ``name`` (checked again, once per function: an
+    entry put into :data:`SOLVED` by hand is not trusted)."""
+    key = (name, getattr(fn, "__code__", None))
+    if key not in _PASSED:
+        _PASSED[key] = PUZZLES[name].exercise(5).find_failure(fn) is None
+    return _PASSED[key]
+
+
 # ----- planted wrong solutions: what a reader might write, and the verdict it must get ----------
 def outer_wrong_value(a: Tensor, b: Tensor) -> Tensor:
     return a.unsqueeze_dim(1) + b.unsqueeze_dim(0)  # + instead of *
@@ -420,7 +452,10 @@ def checker(name: str) -> BuildExercise:
 def allowed_text(name: str) -> str:
     """``Allowed: the base ops and @, sum_dim``."""
     extra = [op_label(op) for op in PUZZLES[name].extra]
-    return "Allowed: the base ops" + (f" and {', '.join(extra)}" if extra else " only")
+    text = "Allowed: the base ops" + (f" and {', '.join(extra)}" if extra else " only")
+    before = ORDER[: ORDER.index(name)] if name in ORDER else ()
+    return text + (f"; and the earlier puzzles ({before[0]} … {before[-1]})" if len(before) > 1
+                   else f"; and the earlier puzzle {before[0]}" if before else "")
 
 
 def check(solution, name: str | None = None) -> Verdict:
@@ -430,7 +465,25 @@ def check(solution, name: str | None = None) -> Verdict:
         raise KeyError(f"no puzzle named {name!r}: name your function after the puzzle "
                        f"({', '.join(PUZZLES)})")
     print(allowed_text(name) + ".")
-    return checker(name).check(solution)
+    ex = checker(name)
+    # the rules from the puzzle's definition at every check, with the earlier puzzles solved so far
+    ex.rules = dataclasses.replace(PUZZLES[name].exercise(1).rules, helpers=tuple(earlier(name)))
+    verdict = ex.check(solution)
+    if verdict.ok:
+        SOLVED[name] = solution
+    else:
+        draw_verdict(verdict, name)
+    return verdict
+
+
+def draw_verdict(verdict: Verdict, name: str) -> None:
+    """Draw a value or shape verdict's failing case as grids: inputs, target, yours."""
+    from minidl_book.puzzle_draw import grids, show, verdict_panels
+
+    drawn = verdict_panels(verdict)
+    if drawn is not None:
+        panels, differ = drawn
+        show(grids(panels, f"{name}: the failing case (outlined: where yours differs)", differ))
 
 
 def solution(name: str) -> None:
@@ -438,5 +491,5 @@ def solution(name: str) -> None:
     checker(name).solution(name)
 
 
-__all__ = ["BASE", "PAGE_EXAMPLES", "PLANTED", "PUZZLES", "Puzzle", "allowed_text", "check",
-           "checker", "solution"]
+__all__ = ["BASE", "ORDER", "PAGE_EXAMPLES", "PLANTED", "PUZZLES", "SOLVED", "Puzzle", "allowed_text",
+           "check", "checker", "earlier", "solution"]

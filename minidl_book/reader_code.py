@@ -18,13 +18,19 @@ from minidl.debug.names import display_path
 
 __trace_hide__ = True
 
-__all__ = ["numpy_uses", "reader_frame", "site", "solution_files"]
+__all__ = ["numpy_uses", "reader_codes", "reader_frame", "site", "solution_files"]
 
 
 def solution_files(solution: Any) -> dict[str, str]:
     """The files of the reader's code (display path → file name): the function's, or every
     method's of a class. Frames in these files are "the reader's frames"."""
     return {display_path(code.co_filename): code.co_filename for code, _ in _codes(solution)}
+
+
+def reader_codes(solution: Any) -> set:
+    """The code objects of the reader's solution (nested functions included): its frames are
+    the reader's wherever its file is (a planted solution kept in the book's own files)."""
+    return {code for code, _ in _codes(solution)}
 
 
 def _codes(solution: Any) -> list:

@@ -57,6 +57,9 @@ class Verdict:
     rule: str | None = None
     call: str | None = None
     hints: list[str] = field(default_factory=list)
+    #: for a value or shape verdict: ``{"inputs": {name: array}, "expected": ..., "found": ...}``
+    #: (the failing case's arrays, for a drawing of input, target and yours)
+    arrays: dict | None = field(default=None, repr=False)
 
     def __bool__(self) -> bool:
         return self.ok

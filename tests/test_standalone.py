@@ -135,9 +135,10 @@ def test_pyproject_declares_exactly_what_minidl_imports():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     declared = {re.split(r"[<>=!~ \[]", d)[0].lower() for d in project["dependencies"]}
     optional = {re.split(r"[<>=!~ \[]", d)[0].lower()
-                for d in project["optional-dependencies"]["digits"]}
+                for extra in ("digits", "gpu") for d in project["optional-dependencies"][extra]}
     imported = {distribution_of(m) for m in third_party_imports()}
-    assert optional <= imported  # the optional extra is really used (by minidl.data.digits)
+    # the optional extras are really used (by minidl.data.digits, by minidl.backends.wgpu)
+    assert optional <= imported
     assert declared == imported - optional
     assert not imported & {distribution_of(m) for m in ("torch", "hypothesis")}
 

@@ -2,9 +2,10 @@
 
 Steps run in decreasing node id (a topological order, since parents are created first). Each
 step gets the sum of its output's gradients, returns one per input, and — unless the graph is
-retained — is *consumed*: its saved arrays are freed and it is marked so. This mirrors burn,
-whose graph server removes every step it executes: calling backward a second time through the
-same steps is an error, with a message saying so.
+retained — is *consumed*: its saved arrays are freed and it is marked so, as burn's graph
+server removes every step it executes. Calling backward a second time through the same steps
+is an error here, with a message saying so; burn's traversal skips a removed step instead
+(``graph/traversal.rs``), leaving the gradients below it out.
 """
 
 from __future__ import annotations

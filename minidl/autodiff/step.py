@@ -44,7 +44,8 @@ class Step:
 
     ``memory_bound`` steps (element-wise, layout, reductions) are cheap to re-run: under
     balanced checkpointing they keep no computed array and recompute their inputs in backward.
-    Compute-bound steps (matmul, conv, pools, linear) set it ``False`` and keep their inputs.
+    Compute-bound steps (matmul, conv, pools, linear) set it ``False``: they keep their inputs,
+    and their output stays cached as a value others recompute from.
     """
 
     memory_bound: ClassVar[bool] = True

@@ -10,11 +10,11 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 
-_KINDS = ("flex", "ndarray", "fusion")
+_KINDS = ("flex", "ndarray", "fusion", "wgpu")
 
 
 class Device:
-    """A device: a backend kind (``flex``, ``ndarray`` or ``fusion``), an index, and optionally autodiff.
+    """A device: a backend kind (``flex``, ``ndarray``, ``fusion`` or ``wgpu``), an index, and optionally autodiff.
 
     Build one with ``Device.flex()`` / ``Device.ndarray()`` / ``Device.fusion()`` and wrap it
     with ``.autodiff()``.
@@ -61,6 +61,14 @@ class Device:
         """The lazy fusion device: ``Fusion[Flex]``, ops recorded and run as fused numba kernels
         (burn's ``Fusion<CubeBackend>`` counterpart on a CPU). It shares Flex's random stream."""
         return Device("fusion", index)
+
+    @staticmethod
+    def wgpu(index: int = 0) -> Device:
+        """The GPU device of the backend ``Wgpu``: WGSL compute kernels through wgpu (burn's
+        ``Device::wgpu()``, CubeBackend on the wgpu runtime), on the adapter wgpu picks (a real
+        GPU, or Mesa's software Vulkan driver lavapipe); ``index`` picks another adapter.
+        Needs the optional ``wgpu`` package; supports float32, int32 and bool."""
+        return Device("wgpu", index)
 
     @staticmethod
     def default() -> Device:

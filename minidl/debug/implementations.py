@@ -161,12 +161,17 @@ def _autodiff_class() -> type | None:
     return None
 
 
-def module_ops_table(ops: Sequence[str] = ("conv2d", "layer_norm", "linear")) -> Table:
+def module_ops_table(ops: Sequence[str] = ("conv2d", "layer_norm", "linear"), gpu: bool = False) -> Table:
     """The nn-modules chapter's table: op | ModuleOps default? | Dispatch forwards? | Autodiff overrides? |
-    Flex overrides? | NdArray overrides?, computed from the classes as they are."""
+    Flex overrides? | NdArray overrides?, computed from the classes as they are. ``gpu`` adds
+    the GPU backend's column (``Wgpu``, burn's CubeBackend; importing it needs no GPU)."""
     ensure_loaded()
     classes = {c.__name__: c for c in backend_classes()}
     columns = [("Autodiff", _autodiff_class()), ("Flex", classes.get("Flex")), ("NdArray", classes.get("NdArray"))]
+    if gpu:
+        from minidl.backends.wgpu import Wgpu
+
+        columns.append(("Wgpu", Wgpu))
     dispatch = classes.get("Dispatch")
     rows = []
     for op in ops:

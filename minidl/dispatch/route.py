@@ -51,8 +51,19 @@ def _fusion() -> type:
     return FusionFlex
 
 
+def _wgpu() -> type:
+    from minidl.backends.wgpu import Wgpu  # WGSL kernels through wgpu (the optional `gpu` extra)
+
+    return Wgpu
+
+
 #: Device kind -> the function that imports its backend.
-PLAIN_BACKENDS: dict[str, Callable[[], type]] = {"flex": _flex, "ndarray": _ndarray, "fusion": _fusion}
+PLAIN_BACKENDS: dict[str, Callable[[], type]] = {
+    "flex": _flex,
+    "ndarray": _ndarray,
+    "fusion": _fusion,
+    "wgpu": _wgpu,
+}
 
 #: ``backend_for``'s answers, by ``id(device)``: devices are interned and never freed, so an id
 #: names one device for good (a ``Device``'s own hash ignores autodiff, so it cannot be the
@@ -61,14 +72,14 @@ ROUTED: dict[int, type] = {}
 
 
 def plain_backend(device: Device) -> type:
-    """The backend class that owns a device's kind (``Flex``, ``NdArray`` or ``Fusion[Flex]``),
-    whether or not the device is autodiff."""
+    """The backend class that owns a device's kind (``Flex``, ``NdArray``, ``Fusion[Flex]`` or
+    ``Wgpu``), whether or not the device is autodiff."""
     return PLAIN_BACKENDS[device.kind]()
 
 
 def backend_for(device: Device) -> type:
-    """``Flex``/``NdArray``/``Fusion[Flex]`` for a plain device, ``Autodiff[B]`` for an autodiff
-    one; kept in :data:`ROUTED` after the first call."""
+    """``Flex``/``NdArray``/``Fusion[Flex]``/``Wgpu`` for a plain device, ``Autodiff[B]`` for an
+    autodiff one; kept in :data:`ROUTED` after the first call."""
     backend = ROUTED.get(id(device))
     if backend is None:
         backend = plain_backend(device)

@@ -23,6 +23,8 @@ BACKENDS = [
     ("flex", "minidl.backends.flex", "Flex"),
     # Fusion[Flex] synced after every op, so primitives in and out stay NumPy arrays
     ("fusion", "minidl.backends.fusion.synced", "SyncedFusionFlex"),
+    # Wgpu (WGSL kernels; lavapipe where there is no GPU), NumPy in and out: see WGPU_TOLERANCE
+    ("wgpu", "tests.backend.support", "WgpuUnderTest"),
 ]
 
 #: hypothesis settings for every property here: no deadline (numba compiles on first call) and
@@ -33,6 +35,51 @@ SETTINGS = settings(deadline=None, max_examples=EXAMPLES, suppress_health_check=
 
 F32_RTOL = 1e-5
 EPS = {np.float16: 1e-3, np.float32: 1.2e-7, np.float64: 2.3e-16}
+
+
+#: Device.wgpu() computes in float32 with WGSL's built-ins (on lavapipe: LLVM's): its results
+#: stay within the suite's float32 tolerances (F32_RTOL = 1e-5, atol 1e-6, sum_atol for
+#: reductions); erf and tanh are the shaders' own approximations, within 1.2e-7 absolute.
+WGPU_REFUSES = "is not supported on Device.wgpu()"
+
+
+def _skip_unsupported(message: str):
+    """An example in a dtype the GPU device refuses (float64, float16) is not a failure: a
+    hypothesis example is rejected, any other test skipped."""
+    from hypothesis import reject
+    from hypothesis.control import currently_in_test_context
+
+    if currently_in_test_context():
+        reject()
+    import pytest
+
+    pytest.skip(message)
+
+
+def __getattr__(name: str):
+    if name == "WgpuUnderTest":
+        from minidl.backend import Backend, op_names
+        from minidl.backends.wgpu.synced import SyncedWgpu
+
+        def forward(op):
+            inner = SyncedWgpu.__dict__[op].__func__
+
+            def method(cls, *args, **kwargs):
+                try:
+                    return inner(cls, *args, **kwargs)
+                except (TypeError, OverflowError) as error:
+                    if WGPU_REFUSES in str(error) or "stores ints as int32" in str(error):
+                        _skip_unsupported(str(error))
+                    raise
+
+            method.__name__ = method.__qualname__ = op
+            method.__signature__ = SyncedWgpu.__dict__[op].__func__.__signature__
+            return classmethod(method)
+
+        cls = type("Synced[Wgpu]", (SyncedWgpu,), {op: forward(op) for op in op_names(Backend)})
+        globals()[name] = cls
+        return cls
+    raise AttributeError(name)
 
 
 def load_backend(module: str, name: str) -> type:

@@ -58,6 +58,9 @@ UNARY = {
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op", sorted(UNARY))
 def test_unary_ops_agree_with_torch_on_nan_inf_and_signed_zero(B, op, dtype):
+    if B.name == "wgpu" and op in ("float_sin", "float_cos"):
+        pytest.xfail("Device.wgpu(): WGSL's sin/cos (lavapipe's) reduce a huge argument (-1e30) "
+                     "wrongly; the backend has no Payne-Hanek reduction yet")
     x = edge(dtype)
     out = getattr(B, op)(x)
     close(out, UNARY[op](tt(x)))

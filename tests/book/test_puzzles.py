@@ -100,3 +100,26 @@ def test_a_functional_or_backend_op_called_directly_is_not_allowed():
     verdict = checker("ones").find_failure(ones)
     assert verdict.kind == "rule" and "relu is not an allowed op" in verdict.text
     assert "functional.relu(a * 0 + 1)" in verdict.call
+
+
+def test_the_pages_stubs_have_the_types_of_the_signatures():
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "chapters" / "puzzles.md").read_text()
+    for name, puzzle in PUZZLES.items():
+        found = re.search(rf"^def {name}\((.*?)\) -> Tensor:", page, re.M)
+        params = re.findall(r"(\w+): (\[[^\]]*\](?: bool)?|int)", puzzle.signature.split("->")[0])
+        want = ", ".join(f"{n}: {'int' if t == 'int' else 'Tensor'}" for n, t in params)
+        assert found and found.group(1) == want, (name, found and found.group(1), want)
+
+
+def test_the_page_order_is_the_order_earlier_puzzles_follow():
+    import re
+    from pathlib import Path
+
+    from minidl_book.puzzles import ORDER
+
+    page = (Path(__file__).resolve().parents[2] / "chapters" / "puzzles.md").read_text()
+    stubs = [m for m in re.findall(r"^def (\w+)\(.*\) -> Tensor:", page, re.M) if m in PUZZLES]
+    assert tuple(stubs) == ORDER

@@ -17,12 +17,13 @@ def need(device: Device) -> Device:
 
 
 #: The two device kinds burn's experiments use; tests parametrized over them run on both.
-KINDS = [pytest.param("ndarray", id="ndarray"), pytest.param("flex", id="flex")]
+#: Plus the GPU device (Device.wgpu(), float32 tolerances as for the CPU kinds).
+KINDS = [pytest.param("ndarray", id="ndarray"), pytest.param("flex", id="flex"), pytest.param("wgpu", id="wgpu")]
 
 
 def plain_device(kind: str) -> Device:
     """The plain device of a kind, its backend loaded."""
-    return need(Device.flex() if kind == "flex" else Device.ndarray())
+    return need({"flex": Device.flex, "wgpu": Device.wgpu}.get(kind, Device.ndarray)())
 
 
 def arr(t: Tensor) -> np.ndarray:

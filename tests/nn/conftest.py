@@ -1,4 +1,5 @@
-"""Fixtures: ``kind`` runs a test on each device kind (NdArray, Flex, Fusion[Flex])."""
+"""Fixtures: ``kind`` runs a test on each device kind (NdArray, Flex, Fusion[Flex], Wgpu: the
+GPU device, float32 tolerances as for the CPU kinds)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from minidl.dispatch import Device
 from .support import plain_device
 
 
-@pytest.fixture(params=["ndarray", "flex", "fusion"])
+@pytest.fixture(params=["ndarray", "flex", "fusion", "wgpu"])
 def kind(request) -> str:
     """A device kind."""
     return request.param

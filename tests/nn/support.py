@@ -15,7 +15,7 @@ from minidl.tensor import Tensor
 
 def plain_device(kind: str) -> Device:
     """The plain device of ``kind``, its backend loaded (an import error fails the test)."""
-    device = {"fusion": Device.fusion, "flex": Device.flex, "ndarray": Device.ndarray}[kind]()
+    device = {"fusion": Device.fusion, "flex": Device.flex, "ndarray": Device.ndarray, "wgpu": Device.wgpu}[kind]()
     backend_for(device)
     return device
 

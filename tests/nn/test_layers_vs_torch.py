@@ -174,6 +174,8 @@ def test_layer_norm_matches_torch(ad):
 
 
 def test_layer_norm_computes_float16_in_float32_and_casts_back(plain):
+    if plain.kind == "wgpu":
+        pytest.skip("Device.wgpu() refuses float16 (tests/gpu checks the refusal)")
     layer = LayerNormConfig(8).init(plain)
     x = randn((3, 8), scale=200.0)  # sums of squares overflow float16
     out = layer(Tensor.from_numpy(x.astype(np.float16), device=plain))

@@ -41,11 +41,19 @@ class Mul(Step):
         return B.float_mul(lhs, rhs)
 
     def keeps(self, tracked):
-        return tuple(name for name, other in (("rhs", tracked[0]), ("lhs", tracked[1])) if other)
+        kept = ()
+        if tracked[0]:  # lhs needs grad * rhs
+            kept += ("rhs",)
+        if tracked[1]:  # rhs needs grad * lhs
+            kept += ("lhs",)
+        return kept
 
     def backward(self, B, grad, state):
-        lhs = sum_to_shape(B, B.float_mul(grad, state["rhs"]), self.shapes[0]) if self.tracked[0] else None
-        rhs = sum_to_shape(B, B.float_mul(grad, state["lhs"]), self.shapes[1]) if self.tracked[1] else None
+        lhs = rhs = None
+        if self.tracked[0]:
+            lhs = sum_to_shape(B, B.float_mul(grad, state["rhs"]), self.shapes[0])
+        if self.tracked[1]:
+            rhs = sum_to_shape(B, B.float_mul(grad, state["lhs"]), self.shapes[1])
         return lhs, rhs
 
 
@@ -211,7 +219,12 @@ class Matmul(Step):
         return B.float_matmul(lhs, rhs)
 
     def keeps(self, tracked):
-        return tuple(name for name, other in (("rhs", tracked[0]), ("lhs", tracked[1])) if other)
+        kept = ()
+        if tracked[0]:  # lhs needs grad * rhs
+            kept += ("rhs",)
+        if tracked[1]:  # rhs needs grad * lhs
+            kept += ("lhs",)
+        return kept
 
     def backward(self, B, grad, state):
         d_lhs = d_rhs = None

@@ -1,0 +1,143 @@
+"""The modules chapter's picture of a module: the tree its fields make.
+
+``draw_tree(model)`` draws every field of ``model`` in field order: sub-modules, lists and
+dicts as inner nodes, and each leaf with its dotted path, its kind (param, flag, running
+state, constant; a node's constants share one box) and, for params and running states, its
+shape and the last four hex digits of its id (a tied param shows the same id at two paths).
+The kinds are coloured, so the walk, the record and the optimizer can be read off the same
+figure; ``notes`` adds a remark to a leaf (where burn differs).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from minidl.module import Module, Param
+from minidl.module.running import RunningState
+
+__all__ = ["KIND_COLORS", "draw_tree", "leaves", "rows"]
+
+#: kind → (fill, stroke)
+KIND_COLORS = {
+    "param": ("#dbeafe", "#2563eb"),
+    "flag": ("#fef3c7", "#d97706"),
+    "running state": ("#dcfce7", "#16a34a"),
+    "constant": ("#f3f4f6", "#9ca3af"),
+}
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, Param):
+        return "flag" if value.is_flag() else "param"
+    if isinstance(value, RunningState):
+        return "running state"
+    return "constant"
+
+
+def _children(value: Any) -> list[tuple[str, Any]] | None:
+    """The named children of an inner node, or ``None`` for a leaf."""
+    if isinstance(value, Module):
+        return list(vars(value).items())
+    if isinstance(value, (list, tuple)):
+        return [(str(i), v) for i, v in enumerate(value)]
+    if isinstance(value, dict):
+        return [(str(k), v) for k, v in value.items()]
+    return None
+
+
+def leaves(model: Module) -> dict[str, str]:
+    """Every leaf of ``model``'s field tree: dotted path → kind."""
+    out: dict[str, str] = {}
+
+    def walk(value: Any, path: str) -> None:
+        children = _children(value)
+        if children is None:
+            out[path] = _kind(value)
+            return
+        for name, child in children:
+            walk(child, f"{path}.{name}" if path else name)
+
+    walk(model, "")
+    return out
+
+
+def rows(model: Module, root: str | None = None) -> list[dict]:
+    """The tree as rows, in field order: depth, parent row, label, kind, detail."""
+    out: list[dict] = [{"depth": 0, "parent": None, "label": root or type(model).__name__,
+                        "kind": None, "detail": "", "path": ""}]
+
+    def walk(value: Any, path: str, depth: int, parent: int) -> None:
+        children = _children(value)
+        constants = [n for n, c in children if _children(c) is None and _kind(c) == "constant"]
+        for name, child in children:
+            sub = f"{path}.{name}" if path else name
+            if name in constants:
+                continue
+            grand = _children(child)
+            if grand is None:
+                kind = _kind(child)
+                detail = ""
+                if kind == "param":
+                    detail = f"{list(child.lazy_shape())}  id …{child.id[-4:]}"
+                elif kind == "running state":
+                    detail = f"{list(child.shape)}  id …{child.id[-4:]}"
+                out.append({"depth": depth, "parent": parent, "label": sub, "kind": kind,
+                            "detail": detail, "path": sub})
+            else:
+                out.append({"depth": depth, "parent": parent, "kind": None, "detail": "",
+                            "label": f"{sub}: {type(child).__name__}", "path": sub})
+                walk(child, sub, depth + 1, len(out) - 1)
+        if constants:
+            names = ", ".join(constants)
+            label = f"{path}.{{{names}}}" if path and len(constants) > 1 else (
+                f"{path}.{names}" if path else names)
+            values = ", ".join(repr(c) for n, c in children if n in constants)
+            out.append({"depth": depth, "parent": parent, "label": label, "kind": "constant",
+                        "detail": values, "path": label})
+
+    walk(model, "", 1, 0)
+    return out
+
+
+def draw_tree(model: Module, root: str | None = None, notes: dict[str, str] | None = None,
+              title: str | None = None, width: float = 8.5):
+    """Draw ``model``'s field tree with matplotlib; return the figure.
+
+    ``notes`` maps a leaf's dotted path to a remark printed at the right (where burn differs).
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    table = rows(model, root)
+    notes = notes or {}
+    h = 0.2 * len(table) + 0.55
+    fig, ax = plt.subplots(figsize=(width, h))
+    step, indent = 1.0, 0.32
+    for i, r in enumerate(table):
+        y = -i * step
+        x = r["depth"] * indent
+        if r["parent"] is not None:
+            py = -r["parent"] * step
+            px = (r["depth"] - 1) * indent + 0.08
+            ax.plot([px, px, x - 0.03], [py - 0.35, y, y], color="#9ca3af", lw=0.8)
+        if r["kind"] is None:
+            ax.text(x, y, r["label"], va="center", fontsize=8.5, family="monospace",
+                    weight="bold")
+        else:
+            fill, stroke = KIND_COLORS[r["kind"]]
+            ax.text(x, y, r["label"], va="center", fontsize=8.5, family="monospace",
+                    bbox={"boxstyle": "round,pad=0.2", "fc": fill, "ec": stroke, "lw": 0.8})
+            ax.text(2.8, y, r["kind"], va="center", fontsize=8, color=stroke)
+            ax.text(3.95, y, r["detail"], va="center", fontsize=8, family="monospace")
+        if r["path"] in notes:
+            ax.text(5.2 if r["parent"] is not None else 1.1, y, notes[r["path"]],
+                    va="center", fontsize=7.5, color="#b91c1c", style="italic")
+    ax.set_xlim(-0.05, 7.6)
+    ax.set_ylim(-(len(table) - 0.4) * step, 0.6 * step)
+    ax.axis("off")
+    handles = [Patch(fc=f, ec=e, label=k) for k, (f, e) in KIND_COLORS.items()]
+    ax.legend(handles=handles, loc="lower right", fontsize=7.5, ncol=2, frameon=False)
+    if title:
+        ax.set_title(title, fontsize=9.5, loc="left")
+    fig.tight_layout()
+    return fig

@@ -40,10 +40,11 @@ def source_taps(i: int, in_size: int, out_size: int, mode: str, dtype: np.dtype,
     return [(low, t(1) - lam), (min(low + 1, in_size - 1), lam)]
 
 
-def _axis(in_size: int, out_size: int, options: InterpolateOptions, dtype: np.dtype):
-    """Per tap slot: the input position and weight of every output along one axis."""
-    per_output = [source_taps(i, in_size, out_size, options.mode, dtype, options.align_corners)
-                  for i in range(out_size)]
+def taps(in_size: int, out_size: int, mode: str, dtype: np.dtype,
+         align_corners: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per tap slot, ``(input position, weight)`` of every output along one axis: one slot for
+    nearest, two for bilinear (the Wgpu backend uploads these for its kernels)."""
+    per_output = [source_taps(i, in_size, out_size, mode, dtype, align_corners) for i in range(out_size)]
     slots = zip(*per_output, strict=True)  # slot k: the k-th tap of every output
     return [(np.array([j for j, _ in slot]), np.array([w for _, w in slot], dtype)) for slot in slots]
 
@@ -51,8 +52,8 @@ def _axis(in_size: int, out_size: int, options: InterpolateOptions, dtype: np.dt
 def _taps(x: np.ndarray, output_size: tuple[int, int], options: InterpolateOptions):
     """``(rows, weight [oh, ow], cols)`` for every pair of a row slot and a column slot."""
     dtype = compute(x).dtype
-    rows = _axis(x.shape[2], output_size[0], options, dtype)
-    cols = _axis(x.shape[3], output_size[1], options, dtype)
+    rows = taps(x.shape[2], output_size[0], options.mode, dtype, options.align_corners)
+    cols = taps(x.shape[3], output_size[1], options.mode, dtype, options.align_corners)
     return [(r[:, None], rw[:, None] * cw[None, :], c[None, :]) for r, rw in rows for c, cw in cols]
 
 

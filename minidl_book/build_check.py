@@ -34,7 +34,6 @@ from typing import Any
 from minidl.debug.names import display_path
 from minidl_book.harness import is_placeholder
 from minidl_book.reader_code import numpy_uses, reader_codes, reader_frame, solution_files
-from minidl_book.watch import ALIASES, Frozen, Violation, Watch, freeze
 from minidl_book.verdict import (
     TODO,
     Verdict,
@@ -42,6 +41,7 @@ from minidl_book.verdict import (
     describe_inputs,
     op_label,
 )
+from minidl_book.watch import ALIASES, Frozen, Violation, Watch, freeze
 
 __trace_hide__ = True
 
@@ -560,7 +560,6 @@ def _plain_outputs(outputs: Any, watch: Watch, rules: Frozen) -> tuple[dict, str
     import numpy as np
 
     from minidl import Tensor
-
     from minidl_book.compare import to_numpy
 
     if type(outputs) is not dict:

@@ -26,7 +26,7 @@ from minidl.autodiff.step import State
 from minidl.autodiff.tensor import autodiff_tensor_of
 from minidl.backend.dtype import DType
 from minidl.backends.flex import Flex
-from minidl_book.build_check import BuildExercise, Reference
+from minidl_book.build_check import BuildExercise, Reference, Rules
 
 __all__ = ["PLANTED", "backward_walk", "exercise", "program"]
 
@@ -172,13 +172,10 @@ def _cases() -> st.SearchStrategy:
                                   "ops": st.lists(op, min_size=1, max_size=6)})
 
 
-def _run(solution, case: dict) -> dict:
-    dev = Device.flex().autodiff()
-    leaves = [Tensor.from_numpy(case[n], dev) for n in LEAVES]
-    leaves[0], leaves[1] = leaves[0].require_grad(), leaves[1].require_grad()
-    loss = program(leaves, case["ops"], lambda t: t.sin(), lambda t: t * 3.0)
-    root = autodiff_tensor_of(loss)
-    checkpointer, runs = Checkpointer(Flex), Counter()
+def _step_runner(runs: Counter, checkpointer: Checkpointer):
+    """The ``run_step`` handed to the reader: runs one recorded step and counts it. It is the
+    checker's code the reader is meant to call, so the rules list it in ``helpers`` (the count
+    stays in its closure, out of the reader's reach)."""
 
     def run_step(node, grad):
         runs[node.id] += 1
@@ -187,6 +184,17 @@ def _run(solution, case: dict) -> dict:
         return [(parent, g) for parent, tracked, g in zip(step.inputs, step.tracked, input_grads)
                 if tracked and g is not None]
 
+    return run_step
+
+
+def _run(solution, case: dict) -> dict:
+    dev = Device.flex().autodiff()
+    leaves = [Tensor.from_numpy(case[n], dev) for n in LEAVES]
+    leaves[0], leaves[1] = leaves[0].require_grad(), leaves[1].require_grad()
+    loss = program(leaves, case["ops"], lambda t: t.sin(), lambda t: t * 3.0)
+    root = autodiff_tensor_of(loss)
+    runs = Counter()
+    run_step = _step_runner(runs, Checkpointer(Flex))
     ones = Flex.float_ones(root.shape, DType.of(root.dtype), Flex.float_device(root.inner))
     result = solution(root.node, ones, run_step)
     ids = {n: autodiff_tensor_of(t).node.id for n, t in zip(LEAVES, leaves)}
@@ -211,7 +219,7 @@ def _minidl(case: dict) -> dict:
             for n, t in (("a", a), ("b", b))}
 
 
-def _once(solution, case, outputs, trace) -> str | None:
+def _once(solution, case, outputs, watch) -> str | None:
     twice = {i: n for i, n in outputs["_runs"].items() if n > 1}
     if twice:
         node_id, n = next(iter(twice.items()))
@@ -237,6 +245,7 @@ def exercise(max_examples: int = 25) -> BuildExercise:
         run=_run,
         references=[Reference("PyTorch", _torch, rtol=1e-5, atol=1e-5),
                     Reference("minidl's backward()", _minidl, rtol=1e-5, atol=1e-6)],
+        rules=Rules(helpers=(_step_runner,)),  # run_step is the checker's, meant to be called
         checks=[_once],
         hints=[
             "Collect every node under the root first (follow node.parents). Node ids grow in "

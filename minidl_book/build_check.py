@@ -34,7 +34,6 @@ from typing import Any
 from minidl.debug.names import display_path
 from minidl_book.harness import is_placeholder
 from minidl_book.reader_code import numpy_uses, reader_codes, reader_frame, solution_files
-from minidl_book.watch import ALIASES, Frozen, Violation, Watch, freeze
 from minidl_book.verdict import (
     TODO,
     Verdict,
@@ -42,6 +41,7 @@ from minidl_book.verdict import (
     describe_inputs,
     op_label,
 )
+from minidl_book.watch import ALIASES, Frozen, Violation, Watch, freeze
 
 __trace_hide__ = True
 
@@ -162,9 +162,14 @@ class BuildExercise:
             backend...). Its values may be minidl tensors, primitives, NumPy or torch.
         references: the independent answers (see :class:`Reference`), checked in order.
         rules: what the solution may dispatch (see :class:`Rules`).
-        checks: extra ``check(solution, case, outputs, trace) -> str | None``; a string is
+        checks: extra ``check(solution, case, outputs, watch) -> str | None``; a string is
             a failed verdict ("kept 'out' and 'tensor', needs only one").
-        hints: the ladder; failed check *n* shows hints 1..n (the newest last).
+        hints: the ladder; failed check *n* shows hints 1..n (the newest last). A hint can
+            be tied to the kind of failure it helps with (``value``, ``shape``, ``dtype``,
+            ``rule``, ``error``, ``check``): ``{"shape": "...", "value": ["...", "..."]}``
+            (key ``"*"``: any failure), or list items ``("shape", "...")`` /
+            ``(("value", "dtype"), "...")`` beside plain strings. A failure opens the next
+            hint that applies to its kind and shows the opened hints that apply.
         reference_solution: the hidden solution; :meth:`solution` prints its source.
         examples: explicit cases tried first, in order.
         max_examples: how many generated cases (keep pages fast: 10-30).
@@ -181,7 +186,7 @@ class BuildExercise:
         references: Sequence[Reference],
         rules: Rules | None = None,
         checks: Sequence[Callable[..., str | None]] = (),
-        hints: Sequence[str] = (),
+        hints: Sequence[str | tuple[Any, str]] | Mapping[str, str | Sequence[str]] = (),
         reference_solution: Any = None,
         examples: Sequence[dict] = (),
         max_examples: int = 20,
@@ -194,7 +199,9 @@ class BuildExercise:
         self.references = list(references)
         self.rules = rules or Rules()
         self.checks = list(checks)
-        self.hints = list(hints)
+        self.hint_ladder = _hint_ladder(hints)
+        self.hints = [text for _, text in self.hint_ladder]
+        self.hints_opened: list[int] = []  # indices into hint_ladder, in the order opened
         self.reference_solution = reference_solution
         self.examples = list(examples)
         self.max_examples = max_examples
@@ -438,10 +445,16 @@ class BuildExercise:
         if verdict is None:
             verdict = Verdict(True, "ok", "", "")
             verdict.text = f"✓ {self.title}: every case passed (rules and references)."
-        elif self.hints:
-            self.hints_open = min(len(self.hints), self.hints_open + 1)
-            verdict.hints = self.hints[: self.hints_open]
-        print(verdict.render(len(self.hints)))
+        elif self.hint_ladder:
+            fits = [i for i, (kinds, _) in enumerate(self.hint_ladder)
+                    if kinds is None or verdict.kind in kinds]
+            new = next((i for i in fits if i not in self.hints_opened), None)
+            if new is not None:
+                self.hints_opened.append(new)
+            self.hints_open = len(self.hints_opened)
+            verdict.hints = [self.hint_ladder[i][1] for i in fits if i in self.hints_opened]
+            verdict.hints_total = len(fits)
+        print(verdict.render())
         return verdict
 
     def solution(self, name: str | None = None) -> Any:
@@ -468,6 +481,36 @@ class BuildExercise:
 
     def __repr__(self) -> str:
         return f"BuildExercise({self.title!r})"
+
+
+def _hint_ladder(hints: Any) -> list[tuple[frozenset[str] | None, str]]:
+    """``[(kinds or None for any failure, text)]`` from the plain list, the ``{kind: hint(s)}``
+    dict, or a list mixing strings and ``(kind(s), text)`` pairs."""
+    items = []
+    if isinstance(hints, Mapping):
+        for key, texts in hints.items():
+            for text in [texts] if isinstance(texts, str) else texts:
+                items.append((key, text))
+    else:
+        items = [(None, h) if isinstance(h, str) else tuple(h) for h in hints]
+    out = []
+    for key, text in items:
+        if not isinstance(text, str):
+            raise TypeError(f"a hint is a string, not {type(text).__name__}")
+        if key is None or key == "*":
+            out.append((None, text))
+        else:
+            kinds = frozenset([key] if isinstance(key, str) else key)
+            unknown = kinds - HINT_KINDS
+            if unknown:
+                raise ValueError(f"hint kinds {sorted(unknown)}: a hint is tied to one of "
+                                 f"{sorted(HINT_KINDS)}")
+            out.append((kinds, text))
+    return out
+
+
+#: The verdict kinds a hint can be tied to.
+HINT_KINDS = frozenset({"value", "shape", "dtype", "rule", "error", "check"})
 
 
 def _with_aliases(allowed) -> set[str]:
@@ -517,7 +560,6 @@ def _plain_outputs(outputs: Any, watch: Watch, rules: Frozen) -> tuple[dict, str
     import numpy as np
 
     from minidl import Tensor
-
     from minidl_book.compare import to_numpy
 
     if type(outputs) is not dict:

@@ -47,8 +47,11 @@ def naive(cls, tensor, dim):
 
 
 def log_of_softmax(cls, tensor, dim):
-    """log(softmax): a probability under 1e-45 is 0 in float32, and its log is -inf."""
-    return cls.float_log(cls.softmax(tensor, dim))
+    """log(softmax), the softmax composed from cls ops and shifted (so no overflow): a
+    probability under 1e-45 is 0 in float32, and its log is -inf. (Calling ``cls.softmax``
+    instead breaks the rule against a backend's own softmax before any value is compared.)"""
+    e = cls.float_exp(cls.float_sub(tensor, cls.float_max_dim(tensor, dim)))
+    return cls.float_log(cls.float_div(e, cls.float_sum_dim(e, dim)))
 
 
 def with_numpy(cls, tensor, dim):

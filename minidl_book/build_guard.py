@@ -1,4 +1,8 @@
-"""Build exercise of the capture chapter: the guard a replay runs before its program.
+"""Build exercises of the capture chapter. The chapter's: ``classify(run1, run2, inputs)``,
+the core of capture (each array the second recorded run reads: temporary, input, carried
+state or constant; a host value that changes between the runs refused); see the section
+below ``classify``. Kept beside it (tested, not on the page): the guard a replay runs before
+its program.
 
 A captured program is fixed to what the capture saw at each argument position: a tensor's
 shape, dtype and device, a scalar input, a static value. The reader writes
@@ -25,7 +29,8 @@ from minidl import Device, Tensor
 from minidl.capture import ReplayMismatchError
 from minidl_book.build_check import BuildExercise, Reference, Rules
 
-__all__ = ["PLANTED", "exercise", "guard"]
+__all__ = ["CLASSIFY_PLANTED", "EXAMPLE", "PLANTED", "classify", "classify_exercise", "exercise",
+           "guard", "show_runs"]
 
 DEVICES = {"flex+ad": Device.flex().autodiff(), "flex": Device.flex()}
 
@@ -256,4 +261,245 @@ def exercise(max_examples: int = 20) -> BuildExercise:
                    "change": change, "at": 0} for change in ("none", "scalar", "shape")],
         max_examples=max_examples,
         order=("specs", "change", "at"),
+    )
+
+
+# ===== the chapter's build-it: classify the arrays of two recorded runs =====================
+# A recorded call is a dict: {"op": "matmul", "reads": ["#7", "#3"], "makes": "#12",
+# "number": None}; "number" is the host number the call was given: None, a float the host
+# computed, or "lr" (a declared scalar input: symbolic, the same in both runs). The reader
+# writes classify(run1, run2, inputs): each array the second run reads -> "temporary", "input",
+# "state" or "constant"; a CaptureError naming "call <i>" where the runs disagree on a host
+# number, or read an array that is none of the four and differs between the runs.
+
+from minidl.capture import CaptureError  # noqa: E402
+
+KINDS = ("temporary", "input", "state", "constant")
+
+
+def classify(run1: list[dict], run2: list[dict], inputs: set[str]) -> dict[str, str]:
+    """What each array the second run reads is; refuse what a replay would freeze."""
+    made_by_run1 = {call["makes"] for call in run1}
+    made_by_run2: set[str] = set()
+    kinds = {}
+    for i, (before, call) in enumerate(zip(run1, run2)):
+        if call["number"] != before["number"]:
+            raise CaptureError(f"call {i} ({call['op']}) got {before['number']!r}, "
+                               f"then {call['number']!r}: a replay would freeze it")
+        for old, array in zip(before["reads"], call["reads"]):
+            if array in made_by_run2:
+                kinds[array] = "temporary"
+            elif array in inputs:
+                kinds[array] = "input"
+            elif array in made_by_run1:
+                kinds[array] = "state"
+            elif array == old:
+                kinds[array] = "constant"
+            else:
+                raise CaptureError(f"call {i} ({call['op']}) read {old}, then {array}: "
+                                   "host data made in the step, a replay would freeze")
+        made_by_run2.add(call["makes"])
+    return kinds
+
+
+# ----- planted wrong solutions ---------------------------------------------------------------
+def _no_refusals(run1, run2, inputs):
+    """Right kinds, but never refuses: a changed host number or array goes through."""
+    made_by_run1 = {call["makes"] for call in run1}
+    made_now: set[str] = set()
+    kinds = {}
+    for call in run2:
+        for array in call["reads"]:
+            kinds[array] = ("temporary" if array in made_now else "input" if array in inputs
+                            else "state" if array in made_by_run1 else "constant")
+        made_now.add(call["makes"])
+    return kinds
+
+
+def _no_state(run1, run2, inputs):
+    """Forgets the previous run: a weight made by run 1 counts as a constant."""
+    kinds = _no_refusals(run1, run2, inputs)
+    return {a: "constant" if k == "state" else k for a, k in kinds.items()}
+
+
+def _refuses_declared_scalars(run1, run2, inputs):
+    """Refuses every call given a number, the declared learning rate included."""
+    for i, call in enumerate(run2):
+        if call["number"] is not None:
+            raise CaptureError(f"call {i} ({call['op']}) takes a host number")
+    return classify(run1, run2, inputs)
+
+
+#: name → (wrong solution, the verdict kind it must get)
+CLASSIFY_PLANTED = {
+    "never refuses": (_no_refusals, "check"),
+    "no carried state": (_no_state, "check"),
+    "refuses the declared lr": (_refuses_declared_scalars, "check"),
+}
+
+_FORWARD_OPS = ("matmul", "add", "relu", "mul", "exp", "sum")
+
+
+@st.composite
+def _recipes(draw) -> dict:
+    """A step: forward/backward ops over inputs, constants, parameters and earlier results,
+    then one update per parameter; and what (if anything) differs between the two runs."""
+    n_params, n_inputs, n_consts = draw(st.integers(1, 3)), draw(st.integers(1, 2)), \
+        draw(st.integers(0, 2))
+    sources = [("in", k) for k in range(n_inputs)] + [("const", k) for k in range(n_consts)] \
+        + [("param", k) for k in range(n_params)]
+    ops = []
+    for j in range(draw(st.integers(2, 5))):
+        pool = sources + [("tmp", m) for m in range(j)]
+        reads = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=2))
+        number = draw(st.sampled_from([None, None, 0.5]))
+        ops.append((draw(st.sampled_from(_FORWARD_OPS)), reads, number))
+    for k in range(n_params):
+        ops.append(("mul_scalar", [("tmp", draw(st.integers(0, len(ops) - 1)))], "lr"))
+        ops.append(("sub", [("param", k), ("tmp", len(ops) - 1)], None))
+    change = draw(st.sampled_from(["none", "none", "host number", "host array"]))
+    return {"ops": ops, "n_params": n_params, "n_inputs": n_inputs, "n_consts": n_consts,
+            "change": change, "at": draw(st.integers(0, 20))}
+
+
+def _runs(recipe: dict) -> dict:
+    """The warm-up and two recorded runs of a recipe, with opaque array names."""
+    counter = iter(range(1, 1000))
+
+    def name() -> str:
+        return f"#{next(counter)}"
+
+    inputs = [name() for _ in range(recipe["n_inputs"])]
+    consts = [name() for _ in range(recipe["n_consts"])]
+    params = [name() for _ in range(recipe["n_params"])]
+    numbered = [j for j, op in enumerate(recipe["ops"]) if op[2] == 0.5]
+    const_reads = [(j, r) for j, op in enumerate(recipe["ops"])
+                   for r, src in enumerate(op[1]) if src[0] == "const"]
+    runs = []
+    for run in range(3):  # warm-up, run 1, run 2
+        made, calls, new_params = [], [], list(params)
+        for j, (op, reads, number) in enumerate(recipe["ops"]):
+            names = []
+            for src_kind, k in reads:
+                names.append({"in": inputs, "const": consts, "param": params,
+                              "tmp": made}[src_kind][k])
+            if run == 2 and recipe["change"] == "host number" and numbered and \
+                    j == numbered[recipe["at"] % len(numbered)]:
+                number = 0.25  # Adam's bias correction: another value each step
+            if run == 2 and recipe["change"] == "host array" and const_reads and \
+                    j == const_reads[recipe["at"] % len(const_reads)][0]:
+                r = const_reads[recipe["at"] % len(const_reads)][1]
+                names[r] = f"#{900 + j}"  # an array the step made on the host this time
+            made.append(name())
+            calls.append({"op": op, "reads": names, "makes": made[-1], "number": number})
+            if op == "sub" and reads[0][0] == "param":
+                new_params[reads[0][1]] = made[-1]
+        params = new_params
+        runs.append(calls)
+    return {"run1": runs[1], "run2": runs[2], "inputs": set(inputs)}
+
+
+#: the page's example: x @ w, times a constant and a host number, then w - lr * that
+EXAMPLE = _runs({"ops": [("matmul", [("in", 0), ("param", 0)], None),
+                         ("mul", [("tmp", 0), ("const", 0)], 0.5),
+                         ("mul_scalar", [("tmp", 1)], "lr"),
+                         ("sub", [("param", 0), ("tmp", 2)], None)],
+                 "n_params": 1, "n_inputs": 1, "n_consts": 1, "change": "none", "at": 0})
+
+
+def show_runs(case: dict) -> None:
+    """Print a case's two runs side by side, one call a line."""
+    def text(c: dict) -> str:
+        number = "" if c["number"] is None else f", {c['number']!r}"
+        return f"{c['makes']} = {c['op']}({', '.join(c['reads'])}{number})"
+
+    print("inputs:", *sorted(case["inputs"]))
+    print(f"{'call':<5}{'run1':<32}run2")
+    for i, (a, b) in enumerate(zip(case["run1"], case["run2"])):
+        print(f"{i:<5}{text(a):<32}{text(b)}")
+
+
+def _classify_cases() -> st.SearchStrategy:
+    return _recipes().map(_runs)
+
+
+def classify_run(solution: Any, case: dict) -> dict:
+    """Call ``solution(run1, run2, inputs)`` on copies; outputs whether it refused (1/0) and
+    the call its message names (-1: none); the kinds and message for the check."""
+    copy = [[dict(c, reads=list(c["reads"])) for c in case[k]] for k in ("run1", "run2")]
+    try:
+        kinds = solution(copy[0], copy[1], set(case["inputs"]))
+    except CaptureError as err:
+        found = re.search(r"call (\d+)", str(err))
+        return {"refused": np.int64(1), "call": np.int64(int(found.group(1)) if found else -1),
+                "_kinds": None, "_message": str(err)}
+    return {"refused": np.int64(0), "call": np.int64(-1), "_kinds": kinds, "_message": ""}
+
+
+def _expected_classes(case: dict) -> dict:
+    try:
+        classify(case["run1"], case["run2"], case["inputs"])
+    except CaptureError as err:
+        call = int(re.search(r"call (\d+)", str(err)).group(1))
+        return {"refused": np.int64(1), "call": np.int64(call)}
+    return {"refused": np.int64(0), "call": np.int64(-1)}
+
+
+def _same_kinds(solution, case, outputs, watch) -> str | None:
+    """Readable verdicts: the first array classified wrong, or a refusal where none is due
+    (or none where one is)."""
+    try:
+        expected = classify(case["run1"], case["run2"], case["inputs"])
+        due = None
+    except CaptureError as err:
+        expected, due = None, str(err)
+    if due is None and outputs["_kinds"] is None:
+        return (f"Your classify refused ({outputs['_message']!r}), but nothing here changes "
+                "between the runs that a replay would freeze")
+    if due is not None:
+        call = re.search(r"call (\d+)", due).group(0)
+        if outputs["_kinds"] is not None:
+            return (f"Your classify returned kinds, but {call} differs between the two runs: "
+                    f"{due.split(': ', 1)[0].split(') ', 1)[1]}. A replay would freeze it: "
+                    "raise CaptureError naming the call")
+        if not re.search(rf"\b{call}\b", outputs["_message"]):
+            return (f"Your classify refused, but its message {outputs['_message']!r} does not "
+                    f"name {call}, where the runs differ")
+        return None
+    found = outputs["_kinds"]
+    if not isinstance(found, dict):
+        return f"classify must return a dict {{array: kind}}, it returned {type(found).__name__}"
+    for array, kind in expected.items():
+        if found.get(array) != kind:
+            reader = next(i for i, c in enumerate(case["run2"]) if array in c["reads"])
+            return (f"{array} (read by call {reader} of run 2) is {kind!r}, your classify "
+                    f"says {found.get(array)!r}")
+    extra = set(found) - set(expected)
+    if extra:
+        return f"{sorted(extra)} are not read by run 2: classify only what run 2 reads"
+    return None
+
+
+def classify_exercise(max_examples: int = 25) -> BuildExercise:
+    """The checker for the reader's ``classify(run1, run2, inputs)``."""
+    return BuildExercise(
+        "classify the arrays of two recorded runs",
+        cases=_classify_cases(),
+        run=classify_run,
+        references=[Reference("the reference classification", _expected_classes)],
+        rules=Rules(no_numpy=True),
+        checks=[_same_kinds],
+        hints=[
+            "Walk the two runs side by side: zip(run1, run2) gives the same call of each run, "
+            "and zip(before['reads'], call['reads']) the same argument position.",
+            "Keep two sets: what run 1 made (every 'makes' of run1) and what run 2 has made "
+            "so far (add each call's 'makes' after reading its arguments).",
+            "Order of the tests: made earlier in run 2 → temporary; in inputs → input; made "
+            "by run 1 → state; the same name in both runs → constant; else refuse. Compare "
+            "'number' first: 'lr' in both runs is fine, 0.5 then 0.25 is not.",
+        ],
+        reference_solution=classify,
+        examples=[EXAMPLE],
+        max_examples=max_examples,
+        order=("run1", "run2", "inputs"),
     )

@@ -320,6 +320,12 @@ class Exercise:
         except Exception as err:  # noqa: BLE001 - any failure to compare is a verdict, not a crash
             return False, f"the answer could not be compared ({type(err).__name__}: {err}): {NOT_PLAIN}."
 
+    def accepts(self, prediction: Any, truth: Any = Ellipsis) -> bool:
+        """Whether :meth:`check` would accept ``prediction`` against ``truth`` (a live run when
+        omitted), printing nothing: a chapter's hidden cell asserts with it that a right answer
+        written another way passes and a plausible wrong one does not."""
+        return self._judge(prediction, self.measure() if truth is Ellipsis else truth)[0]
+
     def check(self, prediction: Any = ...) -> bool:
         """Compare ``prediction`` with a live run; print ✓ or ✗ (+ hint); return whether right.
 

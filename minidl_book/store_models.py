@@ -119,3 +119,77 @@ def bit_exact(a: Module, b: Module) -> bool:
     sa, sb = state_arrays(a), state_arrays(b)
     return sa.keys() == sb.keys() and all(
         sa[k].dtype == sb[k].dtype and sa[k].tobytes() == sb[k].tobytes() for k in sa)
+
+
+def sequential_twin(torch_net: TorchNet) -> tuple[torch.nn.Sequential, dict[str, int]]:
+    """The same network as an ``nn.Sequential`` holding ``torch_net``'s values, and the
+    position of each named layer in it (parameter-less layers count too)."""
+    nn = torch.nn
+    seq = nn.Sequential(nn.Conv2d(3, 6, 3, padding=1), nn.BatchNorm2d(6), nn.ReLU(),
+                        nn.Flatten(), nn.LayerNorm(96), nn.Linear(96, 5))
+    positions = {"conv": 0, "bn": 1, "ln": 4, "fc": 5}
+    renamed = {}
+    for key, value in torch_net.state_dict().items():
+        layer, rest = key.split(".", 1)
+        renamed[f"{positions[layer]}.{rest}"] = value
+    seq.load_state_dict(renamed)
+    return seq, positions
+
+
+def count(prediction, truth) -> bool:
+    """A count: ``10`` or ``"10"`` alike."""
+    if isinstance(prediction, str) and prediction.strip().isdigit():
+        prediction = int(prediction.strip())
+    return type(prediction) is int and prediction == truth
+
+
+def applied_names(prediction, truth: tuple[str, ...]) -> bool:
+    """How many tensors were applied: the number (``1``, ``"1"``) or the names themselves."""
+    if isinstance(prediction, tuple | list | set | frozenset):
+        return set(prediction) == set(truth)
+    if isinstance(prediction, str) and not prediction.strip().isdigit():
+        return {prediction.strip()} == set(truth)
+    return count(prediction, len(truth))
+
+
+def draw_file_layouts(pt_path, safetensors_path):
+    """The two files side by side: the ``.pt`` zip (a pickle plus one raw buffer per storage)
+    and the safetensors file (header length, JSON header, raw bytes)."""
+    import json
+    import struct
+    import zipfile
+
+    import matplotlib.pyplot as plt
+
+    with zipfile.ZipFile(pt_path) as archive:
+        entries = [(i.filename.split("/", 1)[1], i.file_size) for i in archive.infolist()]
+    pickle = [e for e in entries if e[0] == "data.pkl"]
+    storages = [e for e in entries if e[0].startswith("data/")]
+    raw = safetensors_path.read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n])
+    tensors = len([k for k in header if k != "__metadata__"])
+    rows = [
+        ("torch.save → .pt (a zip)",
+         [(f"{pickle[0][0]}\n{pickle[0][1]} B\na program:\nGLOBAL, REDUCE…", "#f4c7c3")]
+         + [(f"{len(storages)} storages\ndata/0 … data/{len(storages) - 1}\nraw bytes",
+             "#d9e7f5")]
+         + [("version, byteorder,\n…", "#eeeeee")]),
+        ("safetensors",
+         [("8 bytes\nheader length", "#eeeeee"),
+          (f"JSON header ({n} B)\n{tensors} × name → dtype,\nshape, byte range", "#fff2cc"),
+          (f"raw little-endian bytes\n{len(raw) - 8 - n} B", "#d9e7f5")]),
+    ]
+    fig, ax = plt.subplots(figsize=(8.8, 2.6))
+    for r, (title, boxes) in enumerate(rows):
+        y = 1 - r
+        ax.text(0, y + 0.42, title, fontsize=10, weight="bold")
+        for i, (label, color) in enumerate(boxes):
+            ax.add_patch(plt.Rectangle((i * 3.0, y - 0.35), 2.9, 0.7, facecolor=color,
+                                       edgecolor="#555555"))
+            ax.text(i * 3.0 + 1.45, y, label, ha="center", va="center", fontsize=8.5)
+    ax.set_xlim(-0.1, 9.0)
+    ax.set_ylim(-0.45, 1.6)
+    ax.axis("off")
+    plt.close(fig)
+    return fig

@@ -26,8 +26,6 @@ from minidl.store import MinidlToPyTorchAdapter, PytorchStore, SafetensorsStore,
 from minidl.train import (
     AccuracyInput,
     AccuracyMetric,
-    LossInput,
-    LossMetric,
     checkpoint_paths,
     restore_checkpoint,
     save_checkpoint,
@@ -72,8 +70,9 @@ def torch_accuracy(twin: torch.nn.Module, dataset) -> float:
 
 
 def epoch_seed(epoch: int) -> int:
-    """The seed of the device's random stream (the dropout masks) at the start of ``epoch``."""
-    return 1000 * SEED + epoch
+    """The seed of the device's random stream (the dropout masks) at the start of ``epoch``:
+    the chapter's loop calls ``device.seed(epoch)``."""
+    return epoch
 
 
 def twins(cfg: DigitsCnnConfig, device: Device, seed: int = SEED):
@@ -103,45 +102,63 @@ def to_torch(model: DigitsCnn, cfg: DigitsCnnConfig) -> torch.nn.Module:
     return net
 
 
+def torch_epoch(twin: torch.nn.Module, torch_adam, batches) -> list[float]:
+    """One epoch of the PyTorch twin on minidl's batches: the loop every PyTorch user writes."""
+    twin.train()
+    losses = []
+    for batch in batches:
+        x = torch.from_numpy(batch.images.to_numpy())
+        y = torch.from_numpy(batch.targets.to_numpy())
+        torch_adam.zero_grad()
+        loss = torch.nn.functional.cross_entropy(twin(x), y)
+        loss.backward()
+        torch_adam.step()
+        losses.append(loss.item())
+    return losses
+
+
 def fit(cfg: DigitsCnnConfig, epochs: int, device: Device,
         checkpoints: Path | None = None) -> dict:
-    """Train minidl and the PyTorch twin side by side on the same batches: the loop of the
-    chapter's first cell, plus the twin's steps, per-step losses, per-epoch validation
-    accuracies, the largest weight difference after each epoch and (optionally) a checkpoint
-    per epoch. The device's stream is seeded at each epoch's start (the dropout masks)."""
-    train_set, valid_set, _ = datasets()
-    model, twin = twins(cfg, device)
-    train_loader = loader(train_set, device, SEED)
+    """Train minidl and the PyTorch twin side by side on the same batches."""
+    model, twin = twins(cfg, device)  # the same weights, through the store
+    train_loader = loader(datasets()[0], device, SEED)
     adam, loss_fn = AdamConfig().init(), CrossEntropyLossConfig().init()
     torch_adam = torch.optim.Adam(twin.parameters(), lr=LR, eps=AdamConfig().epsilon)
-    run = {key: [] for key in ("loss", "torch_loss", "valid", "torch_valid", "weight_gap")}
+    run = new_run()
     for epoch in range(1, epochs + 1):
-        batches = list(train_loader)  # this epoch's order (the loader's generator moves on)
-        device.seed(epoch_seed(epoch))
-        metric = LossMetric()
-        for batch in batches:
+        batches = list(train_loader)  # this epoch's order, for both
+        device.seed(epoch)  # the dropout masks, as in the chapter's loop
+        for batch in batches:  # the chapter's loop
             loss = loss_fn(model(batch.images), batch.targets)
             grads = GradientsParams.from_grads(loss.backward(), model)
             model = adam.step(LR, model, grads)
-            run["loss"].append(metric.update(LossInput(loss, batch.images.shape[0])).current)
-        twin.train()
-        for batch in batches:
-            x = torch.from_numpy(batch.images.to_numpy())
-            y = torch.from_numpy(batch.targets.to_numpy())
-            torch_adam.zero_grad()
-            torch_loss = torch.nn.functional.cross_entropy(twin(x), y)
-            torch_loss.backward()
-            torch_adam.step()
-            run["torch_loss"].append(torch_loss.item())
-        run["valid"].append(accuracy(model.valid(), valid_set))
-        run["torch_valid"].append(torch_accuracy(twin, valid_set))
-        run["weight_gap"].append(max(
-            float(np.max(np.abs(p.val().to_numpy() - twin_param(twin, path))))
-            for path, p in model.parameters().items()))
+            run["loss"].append(float(loss.into_scalar()))
+        run["torch_loss"] += torch_epoch(twin, torch_adam, batches)
+        end_epoch(run, model, twin)
         if checkpoints is not None:
             save_checkpoint(checkpoints, epoch, model, cfg, adam)
+    return finish(run, model, twin, len(batches))
+
+
+def new_run() -> dict:
+    """The run's record: per-step losses, per-epoch accuracies and weight gaps."""
+    return {key: [] for key in ("loss", "torch_loss", "valid", "torch_valid", "param_gap")}
+
+
+def end_epoch(run: dict, model: DigitsCnn, twin: torch.nn.Module) -> None:
+    """Validation accuracies and each param's largest |minidl − PyTorch| after an epoch."""
+    valid_set = datasets()[1]
+    run["valid"].append(accuracy(model.valid(), valid_set))
+    run["torch_valid"].append(torch_accuracy(twin, valid_set))
+    run["param_gap"].append({
+        path: float(np.max(np.abs(p.val().to_numpy() - twin_param(twin, path))))
+        for path, p in model.parameters().items()})
+
+
+def finish(run: dict, model: DigitsCnn, twin: torch.nn.Module, steps_per_epoch: int) -> dict:
     run["loss"], run["torch_loss"] = np.array(run["loss"]), np.array(run["torch_loss"])
-    run.update(model=model, twin=twin, adam=adam, steps_per_epoch=len(batches))
+    run["weight_gap"] = [max(gaps.values()) for gaps in run["param_gap"]]
+    run.update(model=model, twin=twin, steps_per_epoch=steps_per_epoch)
     return run
 
 
@@ -259,25 +276,74 @@ def resume_losses(directory: Path, epoch: int, steps: int, device: Device,
     return losses
 
 
-def eps_experiment(torch_eps: float, steps: int, device: Device) -> float:
-    """Largest relative loss difference over ``steps`` dropout-free steps, with the twin's
+def eps_experiment(torch_eps: float, steps: int, device: Device) -> np.ndarray:
+    """Relative loss difference per step over ``steps`` dropout-free steps, with the twin's
     Adam given ``torch_eps`` (minidl keeps burn's 1e-5)."""
     cfg = DigitsCnnConfig().with_dropout(0.0)
     model, net = twins(cfg, device)
     adam, loss_fn = AdamConfig().init(), CrossEntropyLossConfig().init()
     torch_adam = torch.optim.Adam(net.parameters(), lr=LR, eps=torch_eps)
-    train_loader = loader(datasets()[0], device, SEED)
-    batches = (b for _ in itertools.count() for b in train_loader)
-    worst = 0.0
-    for batch in itertools.islice(batches, steps):
+    batches = list(_endless(loader(datasets()[0], device, SEED), steps))
+    ours, theirs = [], []
+    for batch in batches:
         loss = loss_fn(model(batch.images), batch.targets)
+        ours.append(float(loss.into_scalar()))
         model = adam.step(LR, model, GradientsParams.from_grads(loss.backward(), model))
-        torch_adam.zero_grad()
-        x = torch.from_numpy(batch.images.to_numpy())
-        y = torch.from_numpy(batch.targets.to_numpy())
-        torch_loss = torch.nn.functional.cross_entropy(net(x), y)
-        torch_loss.backward()
-        torch_adam.step()
-        worst = max(worst, abs(float(loss.into_scalar()) - torch_loss.item())
-                    / abs(torch_loss.item()))
-    return worst
+    theirs = torch_epoch(net, torch_adam, batches)
+    return np.abs(np.array(ours) - theirs) / np.abs(np.array(theirs))
+
+
+def torch_eps_pair(eps: float, other_eps: float, steps: int) -> np.ndarray:
+    """The same experiment with PyTorch on both sides: two twins from the same weights,
+    Adam with ``eps`` and with ``other_eps``; the relative loss difference per step."""
+    cfg = DigitsCnnConfig().with_dropout(0.0)
+    batches = list(_endless(loader(datasets()[0], Device.flex(), SEED), steps))
+    losses = []
+    for e in (eps, other_eps):
+        torch.manual_seed(SEED)
+        net = torch_cnn(cfg)
+        losses.append(np.array(torch_epoch(net, torch.optim.Adam(net.parameters(), lr=LR,
+                                                                  eps=e), batches)))
+    return np.abs(losses[0] - losses[1]) / np.abs(losses[1])
+
+
+def _endless(data_loader, steps: int):
+    return itertools.islice((b for _ in itertools.count() for b in data_loader), steps)
+
+
+def median_grads(twin: torch.nn.Module, batch) -> dict[str, float]:
+    """Median |gradient| of each of the twin's parameters on one batch (train mode)."""
+    twin.train()
+    twin.zero_grad()
+    x = torch.from_numpy(batch.images.to_numpy())
+    y = torch.from_numpy(batch.targets.to_numpy())
+    torch.nn.functional.cross_entropy(twin(x), y).backward()
+    out = {name: float(p.grad.abs().median()) for name, p in twin.named_parameters()}
+    twin.zero_grad()
+    return out
+
+
+def blame(checkpoint: Path, dataset, device: Device) -> dict[str, float]:
+    """Test accuracy of the checkpoint's model on ``device`` (no ``valid()``) with only the
+    dropout in training behaviour, and with only the two BatchNorms on batch statistics."""
+    bn_only = load_model(DigitsCnnConfig, checkpoint, device)
+    bn_only.dropout = bn_only.dropout.freeze()
+    dropout_only = load_model(DigitsCnnConfig, checkpoint, device)
+    dropout_only.bn1 = dropout_only.bn1.freeze()
+    dropout_only.bn2 = dropout_only.bn2.freeze()
+    device.seed(SEED)
+    return {"dropout": accuracy(dropout_only, dataset, device),
+            "batchnorm": accuracy(bn_only, dataset, device)}
+
+
+def small_grad_share(threshold: float) -> float:
+    """% of the dropout-free twin's weights whose |gradient| at step 1 is below
+    ``threshold`` (the twin as drawn, the first batch of the run)."""
+    torch.manual_seed(SEED)
+    net = torch_cnn(DigitsCnnConfig().with_dropout(0.0))
+    batch = next(iter(loader(datasets()[0], Device.flex(), SEED)))
+    x = torch.from_numpy(batch.images.to_numpy())
+    y = torch.from_numpy(batch.targets.to_numpy())
+    torch.nn.functional.cross_entropy(net(x), y).backward()
+    g = torch.cat([p.grad.abs().flatten() for p in net.parameters()])
+    return 100.0 * float((g < threshold).float().mean())

@@ -57,6 +57,8 @@ class Verdict:
     rule: str | None = None
     call: str | None = None
     hints: list[str] = field(default_factory=list)
+    #: how many hints the exercise has for a failure of this kind (``Hint 2 of 3``)
+    hints_total: int = field(default=0, repr=False)
     #: for a value or shape verdict: ``{"inputs": {name: array}, "expected": ..., "found": ...}``
     #: (the failing case's arrays, for a drawing of input, target and yours)
     arrays: dict | None = field(default=None, repr=False)
@@ -64,10 +66,12 @@ class Verdict:
     def __bool__(self) -> bool:
         return self.ok
 
-    def render(self, total_hints: int = 0) -> str:
-        """The text the checker prints."""
+    def render(self, total_hints: int | None = None) -> str:
+        """The text the checker prints (``total_hints``: how many the ladder holds, the
+        verdict's own count when not given; never fewer than the hints shown)."""
         if self.ok or self.kind == "todo":
             return self.text
+        total_hints = max(self.hints_total if total_hints is None else total_hints, len(self.hints))
         lines = [f"{WRONG} {self.text}"]
         if self.inputs:
             lines.append("  Failing case:")

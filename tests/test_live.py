@@ -150,7 +150,7 @@ def test_live_code_runs_in_the_page(browser, served):  # noqa: F811
         assert page.locator(".thebe-cell .CodeMirror").count() >= 4, "cells did not become editable"
 
         # the diagram cell: run it; its SVG now comes from the kernel
-        chart = cell_with(page, "layer_map = Flowchart(")
+        chart = cell_with(page, "layer_map = package_map(")
         chart.locator("button.thebe-run-button").click()
         out = output_of(chart)
         visible(

@@ -80,6 +80,29 @@ def test_hint_ladder_opens_one_hint_per_failed_check(capsys):
     assert "Hint 1 of 2: first" in out and "another hint opens" in out
 
 
+def test_hints_tied_to_a_kind_open_for_that_kind_of_failure_only(capsys):
+    for form in ({"rule": "rule hint", "value": ["value 1", "value 2"], "*": "any"},
+                 [("rule", "rule hint"), ("value", "value 1"), (("value", "shape"), "value 2"), "any"]):
+        ex = BuildExercise("square", cases=_vectors(), run=tensor_call(["a"]),
+                           references=[Reference("PyTorch", lambda c: {"out": torch.from_numpy(c["a"]) ** 2})],
+                           hints=form, max_examples=5)
+        first = ex.check(square_off_by_one_at_the_end)
+        second = ex.check(square_off_by_one_at_the_end)
+        assert first.hints == ["value 1"], first.hints  # the rule hint is skipped: no rule broke
+        assert second.hints == ["value 1", "value 2"]
+        assert "Hint 2 of 3: value 2" in capsys.readouterr().out
+
+
+def test_a_verdict_printed_on_its_own_never_says_hint_1_of_0():
+    verdict = _square_exercise().find_failure(square_off_by_one_at_the_end)
+    verdict.hints = ["look at the last element"]
+    assert "Hint 1 of 1" in str(verdict) and "of 0" not in str(verdict)
+    no_hints = BuildExercise("square", cases=_vectors(), run=tensor_call(["a"]),
+                             references=[Reference("PyTorch", lambda c: {"out": torch.from_numpy(c["a"]) ** 2})],
+                             max_examples=5)
+    assert "Hint" not in str(no_hints.check(square_off_by_one_at_the_end))
+
+
 def test_placeholder_and_ellipsis_only_ask_for_a_solution(capsys):
     def unfinished(a):
         ...  # your code here

@@ -43,6 +43,16 @@ def test_planted_wrong_solution_gets_its_verdict(name, planted):
     assert "Traceback" not in verdict.render()
 
 
+def test_capture_classify_reference_passes_and_planted_classifiers_get_their_verdicts():
+    """The capture chapter's build-it (classify the arrays of two recorded runs)."""
+    ex = build_guard.classify_exercise(max_examples=10)
+    assert ex.find_failure(build_guard.classify) is None
+    for name, (wrong, kind) in build_guard.CLASSIFY_PLANTED.items():
+        verdict = build_guard.classify_exercise(max_examples=10).find_failure(wrong)
+        assert verdict is not None and verdict.kind == kind, (name, verdict)
+        assert "Traceback" not in verdict.render()
+
+
 def test_softplus_wrong_gradient_is_caught_by_both_references():
     ex = build_softplus.exercise(10)
     verdict = ex.find_failure(build_softplus.SoftplusWrongGrad)

@@ -38,6 +38,21 @@ def reachable(root: Node) -> list[Node]:
     return order
 
 
+def _check_grads(step, input_grads) -> None:
+    """Refuse a ``backward`` that does not return one gradient (or ``None``) per input."""
+    name = type(step).__name__
+    if not isinstance(input_grads, (tuple, list)):
+        raise TypeError(
+            f"{name}.backward returned {type(input_grads).__name__}: expected a tuple with one "
+            f"gradient (or None) per input, {len(step.inputs)} here"
+        )
+    if len(input_grads) != len(step.inputs):
+        raise ValueError(
+            f"{name}.backward returned {len(input_grads)} gradient(s) for {len(step.inputs)} "
+            f"input(s) {step.input_names(len(step.inputs))}: one per input, None for an untracked one"
+        )
+
+
 def backward(AD: type, root: AutodiffTensor, retain_graph: bool = False) -> Gradients:
     """Gradients of ``root`` (seeded with ones of its shape) for every ``Grad`` leaf under it."""
     grads = Gradients()
@@ -57,7 +72,8 @@ def backward(AD: type, root: AutodiffTensor, retain_graph: bool = False) -> Grad
             continue
         if grad is not None:
             input_grads = step.backward(B, grad, State(step, node, checkpointer))
-            for parent, tracked, dtype, g in zip(step.inputs, step.tracked, step.dtypes, input_grads):
+            _check_grads(step, input_grads)
+            for parent, tracked, dtype, g in zip(step.inputs, step.tracked, step.dtypes, input_grads, strict=True):
                 if tracked and g is not None:
                     if g.dtype != dtype:  # a mixed-dtype op returns lhs's dtype; grads keep each input's
                         g = B.float_cast(g, DType.of(dtype))

@@ -16,7 +16,8 @@ from collections.abc import Iterator
 
 class _GradMode(threading.local):
     # a class attribute as the default: a thread that never entered no_grad() reads it without
-    # the AttributeError that getattr(local, name, default) raises and catches on every op
+    # the AttributeError that getattr(local, name, default) raises and catches on every op (a
+    # speed trick, ARCHITECTURE.md, "Where speed tricks may live")
     enabled = True
 
 

@@ -4,7 +4,8 @@ A step class is named after its op (``Matmul``, ``Add``, ``Conv2dWithBias``) and
 
 * ``forward(self, B, *inputs)``: the op on the inner backend ``B`` — run once when the op is
   called, and again in backward when checkpointing chose to recompute instead of keeping;
-* ``backward(self, B, grad, saved)``: one gradient per input (``None`` for untracked ones);
+* ``backward(self, B, grad, state)``: one gradient per input (``None`` for untracked ones),
+  reading what the step kept through ``state`` (a :class:`State`: ``state["rhs"]``);
 * ``saved``: the explicit mapping of what it keeps for backward (its checkpoints): input
   arrays, its output, or extra arrays such as indices and masks, so the book can print them.
 
@@ -52,7 +53,8 @@ class Step:
     _names: ClassVar[dict[type, tuple[str, bool]]] = {}
 
     # What recording fills in (``finish`` in ops/base.py). Class-level defaults, so creating a
-    # step (once per op call) sets one attribute instead of seven.
+    # step (once per op call) sets one attribute instead of seven: a speed trick
+    # (ARCHITECTURE.md, "Where speed tricks may live").
     inputs: tuple[Node, ...] = ()
     tracked: tuple[bool, ...] = ()
     shapes: tuple[tuple[int, ...], ...] = ()
@@ -67,7 +69,7 @@ class Step:
         """Run the op on the inner backend ``B``."""
         raise NotImplementedError
 
-    def backward(self, B: type, grad, saved: State) -> tuple:
+    def backward(self, B: type, grad, state: State) -> tuple:
         """Gradients for each input, given the output's ``grad`` (inner primitives)."""
         raise NotImplementedError
 
@@ -97,7 +99,8 @@ class Step:
 
 
 class State:
-    """What ``backward`` reads its saved tensors through: ``saved["rhs"]``, ``saved["out"]``.
+    """What ``backward`` reads the step's ``saved`` mapping through (burn's ``ops.state``):
+    ``state["rhs"]``, ``state["out"]``.
 
     A :class:`Recompute` entry (or ``"out"`` when the output was not kept) is recomputed by
     the checkpointer; anything else is returned as kept.

@@ -21,7 +21,7 @@ class BoolTensorOps:
 
     @required
     def bool_into_data(cls, tensor) -> TensorData:
-        """Read back to the host."""
+        """Read back to the host, as an array of its own (a copy the caller may write to)."""
 
     @required
     def bool_device(cls, tensor):

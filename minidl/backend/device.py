@@ -22,7 +22,7 @@ class Device:
     (burn compares the inner device) — use :meth:`is_autodiff` to tell them apart.
     """
 
-    __slots__ = ("kind", "index", "_autodiff", "checkpointing", "routed_backend")
+    __slots__ = ("kind", "index", "_autodiff", "checkpointing")
 
     def __new__(cls, kind: str, index: int = 0, autodiff: bool = False, checkpointing: str | None = None):
         """The one ``Device`` of this identity: made on first request, handed out after.
@@ -30,7 +30,7 @@ class Device:
         Every way of getting a device (``Device("flex")``, ``Device.flex()``, ``.autodiff()``,
         a backend's ``float_device``) returns the same object for the same (kind, index,
         autodiff, checkpointing), so Dispatch tells "same device" by identity, the cheapest
-        test there is."""
+        test there is (a speed trick, ARCHITECTURE.md, "Where speed tricks may live")."""
         key = (kind, int(index), bool(autodiff), checkpointing)
         device = _INTERNED.get(key)
         if device is not None:
@@ -39,9 +39,6 @@ class Device:
             raise ValueError(f"Device: unknown kind {kind!r}, expected one of {_KINDS}")
         device = super().__new__(cls)
         device.kind, device.index, device._autodiff, device.checkpointing = key
-        #: The backend class Dispatch routes this device to, filled on first use (a cache:
-        #: an op then pays one attribute read instead of a lookup keyed by four fields).
-        device.routed_backend = None
         _INTERNED[key] = device
         return device
 

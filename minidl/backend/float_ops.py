@@ -29,7 +29,8 @@ class FloatTensorOps:
 
     @required
     def float_into_data(cls, tensor) -> TensorData:
-        """Read a float primitive back to the host."""
+        """Read a float primitive back to the host, as an array of its own (a copy the caller
+        may write to: ``Tensor.to_numpy`` hands it out as is)."""
 
     @required
     def float_random(cls, shape: Shape, distribution: Distribution, dtype: DType, device):

@@ -22,7 +22,7 @@ class IntTensorOps:
 
     @required
     def int_into_data(cls, tensor) -> TensorData:
-        """Read back to the host."""
+        """Read back to the host, as an array of its own (a copy the caller may write to)."""
 
     @required
     def int_device(cls, tensor):

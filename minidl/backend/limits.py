@@ -23,7 +23,8 @@ import numpy as np
 
 ENV = "MINIDL_MAX_TENSOR_BYTES"
 #: Tensors up to a page are never refused, so their creation skips reading the environment
-#: (about 1 us warm, several after the big kernels of a step have evicted the caches).
+#: (about 1 us warm, several after the big kernels of a step have evicted the caches): a speed
+#: trick (ARCHITECTURE.md, "Where speed tricks may live").
 SMALL_BYTES = 4096
 
 

@@ -17,11 +17,13 @@ from typing import Any
 #: Public names of a backend class that are not ops (state, random streams, its name). Every
 #: other public callable is an entry point, module ops and their backward ops included (a
 #: conv2d's backward kernels run from the autodiff layer, not inside a float op).
-NOT_OPS = frozenset({"ad_enabled", "generator", "seed", "stream", "name"})
+NOT_OPS = frozenset({"ad_enabled", "generator", "seed", "rng_state", "stream", "name"})
 
 
-def op_names(backend: type) -> list[str]:
-    """The public ops of ``backend``: every public callable that is not in :data:`NOT_OPS`."""
+def entry_points(backend: type) -> list[str]:
+    """Every public callable of ``backend`` that is not in :data:`NOT_OPS`: its protocol ops and
+    the module ops' backward ops (unlike :func:`minidl.backend.protocol.op_names`, which lists the
+    protocol's ops only)."""
     names = [n for n in dir(backend) if not n.startswith("_") and n not in NOT_OPS]
     return [n for n in names if callable(getattr(backend, n))]
 
@@ -41,7 +43,7 @@ class BackendOpPatch:
         raise NotImplementedError
 
     def __enter__(self):
-        for name in op_names(self.backend):
+        for name in entry_points(self.backend):
             self._saved[name] = self.backend.__dict__.get(name)
             # the bound classmethod, so a subclass's override keeps its own cls
             setattr(self.backend, name, self._wrap(name, getattr(self.backend, name)))

@@ -17,8 +17,7 @@ from minidl.backend.float_ops import FloatTensorOps
 from minidl.backend.int_ops import IntTensorOps
 from minidl.backend.module_ops import ModuleOps
 
-#: The op families, in the order the book's tables list them.
-PROTOCOLS: tuple[type, ...] = (FloatTensorOps, IntTensorOps, BoolTensorOps, ActivationOps, ModuleOps)
+_PROTOCOLS: tuple[type, ...] = (FloatTensorOps, IntTensorOps, BoolTensorOps, ActivationOps, ModuleOps)
 
 
 class BackendBase:
@@ -36,7 +35,7 @@ class BackendBase:
         if cls.__dict__.get("abstract", False):
             return
         cls.abstract = False
-        missing = [op for op in op_names(cls) if is_required(cls, op) and not _defined_below_protocol(cls, op)]
+        missing = [op for op in op_names(cls) if is_required(cls, op) and not defines(cls, op)]
         if missing:
             raise TypeError(
                 f"backend {cls.__name__} does not implement required op(s): {', '.join(missing)}"
@@ -53,11 +52,7 @@ class BackendBase:
 
 def ops_protocols() -> tuple[type, ...]:
     """The op families, in the order the book's tables list them."""
-    return PROTOCOLS
-
-
-def _protocol_classes() -> tuple[type, ...]:
-    return PROTOCOLS
+    return _PROTOCOLS
 
 
 def _is_op(member: object) -> bool:
@@ -70,7 +65,7 @@ def _is_op(member: object) -> bool:
 def op_names(cls: type) -> list[str]:
     """Every op name of the backend protocol that ``cls`` takes part in, in protocol order."""
     names: list[str] = []
-    for proto in _protocol_classes():
+    for proto in ops_protocols():
         if issubclass(cls, proto):
             names.extend(n for n, v in proto.__dict__.items() if _is_op(v))
     return names
@@ -78,25 +73,21 @@ def op_names(cls: type) -> list[str]:
 
 def protocol_of(op: str) -> type | None:
     """The protocol mixin (``FloatTensorOps``, ``ModuleOps``, ...) that declares ``op``."""
-    for proto in _protocol_classes():
+    for proto in ops_protocols():
         if _is_op(proto.__dict__.get(op)):
             return proto
     return None
 
 
 def is_required(cls: type, op: str) -> bool:
-    """True when the protocol declares ``op`` without a default."""
+    """True when ``cls`` must implement ``op``: one of the op families ``cls`` takes part in
+    declares it without a default."""
     proto = protocol_of(op)
-    return proto is not None and getattr(proto.__dict__[op].__func__, "__required__", False)
-
-
-def _defined_below_protocol(cls: type, op: str) -> bool:
-    for klass in cls.__mro__:
-        if klass in _protocol_classes():
-            return False
-        if op in klass.__dict__:
-            return True
-    return False
+    return (
+        proto is not None
+        and issubclass(cls, proto)
+        and getattr(proto.__dict__[op].__func__, "__required__", False)
+    )
 
 
 def defines(cls: type, op: str) -> bool:
@@ -104,7 +95,12 @@ def defines(cls: type, op: str) -> bool:
 
     False means calls to ``cls.op`` run the protocol's default method with ``B = cls``.
     """
-    return _defined_below_protocol(cls, op)
+    for klass in cls.__mro__:
+        if klass in ops_protocols():
+            return False
+        if op in klass.__dict__:
+            return True
+    return False
 
 
 def defining_class(cls: type, op: str) -> type | None:

@@ -23,7 +23,7 @@ import numpy as np
 from minidl.backend.op_patch import BackendOpPatch
 from minidl.capture.errors import CaptureError
 
-#: public callables of a backend that are not ops: they configure it or hand out its streams
+#: the ops that read a tensor back to the host: refused unless the tensor is a declared input
 _READS = ("float_into_data", "int_into_data", "bool_into_data")
 _MINIDL = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _CAPTURE = os.path.dirname(os.path.abspath(__file__))

@@ -21,7 +21,7 @@ import textwrap
 from collections import Counter
 from collections.abc import Sequence
 
-from minidl.backend import BackendBase, defines, defining_class, is_required, protocol_of
+from minidl.backend import Backend, BackendBase, defines, defining_class, is_required, protocol_of
 from minidl.debug import _hooks
 from minidl.debug.catalog import backend_classes, ensure_loaded
 from minidl.debug.names import PROTOCOLS, code_info, def_line, display_path, frame_name
@@ -102,7 +102,7 @@ def implementations(op: str) -> Implementations:
     dispatch = next((c for c in classes if c.__name__ == "Dispatch"), None)
     forwards = dispatch is not None and defines(dispatch, op)
     own = [r[0] for r in rows if r[1] == DEFINES and r[0] != "Dispatch"]
-    kind = "required" if is_required(BackendBase, op) else "has a default"
+    kind = "required" if is_required(Backend, op) else "has a default"
     notes = [
         f"{proto.__name__}.{op} {kind}; Dispatch {'forwards' if forwards else 'does NOT forward'} it.",
         f"own bodies (besides Dispatch's forwarder): {len(own)} of {len(rows) - (dispatch is not None)}"
@@ -143,7 +143,7 @@ def _calls_in(func, receiver: str) -> list[str]:
 def default_recipe(op: str) -> list[str]:
     """The ops the protocol default of ``op`` is written with (empty when ``op`` is required)."""
     proto = protocol_of(op)
-    if proto is None or is_required(BackendBase, op):
+    if proto is None or is_required(Backend, op):
         return []
     return _calls_in(proto.__dict__[op].__func__, "cls")
 
@@ -176,7 +176,7 @@ def module_ops_table(ops: Sequence[str] = ("conv2d", "layer_norm", "linear"), gp
     rows = []
     for op in ops:
         recipe = default_recipe(op)
-        if is_required(BackendBase, op):
+        if is_required(Backend, op):
             default = "no (required)"
         else:
             default = "yes: " + ", ".join(recipe) if recipe else "yes"

@@ -14,7 +14,7 @@ level what is printed (to stderr, or captured)
       compiling, with the signature and the time it took
 ===== =====================================================================================
 
-Level 1 listens on :data:`minidl.dispatch.ROUTE_LISTENERS`; levels 2–3 add a profile hook
+Level 1 listens on :data:`minidl.dispatch.OP_LISTENERS`; levels 2–3 add a profile hook
 (numba reports kernel calls to it) and a ``numba.core.event`` listener. The times of level 2
 include that hook's own cost (a 4×4 matmul reads hundreds of µs): they show where time goes
 inside one op, not how fast it is — ``bench/`` measures that. ``MINIDL_DEBUG`` is read when
@@ -41,7 +41,7 @@ from minidl.backends.fusion.events import STREAM_LISTENERS
 from minidl.debug import _hooks
 from minidl.debug.fusion import stream_line
 from minidl.debug.names import describe, kernel_info, short_dtype
-from minidl.dispatch import ROUTE_LISTENERS
+from minidl.dispatch import OP_LISTENERS
 from minidl.dispatch import route as _route_module
 
 __trace_hide__ = True
@@ -160,13 +160,15 @@ def _stat_totals(dispatcher) -> tuple[int, int]:
 
 
 def _on_profile(frame, event: str, arg) -> None:
+    # the frame that told the route listener (``route`` or a forwarder's fast path) returns
+    if event == "return" and _pending and _pending[-1].frame is frame:
+        p = _pending.pop()
+        took = time.perf_counter_ns() - p.t0
+        kernels = f"  [{', '.join(p.kernels)}]" if p.kernels else ""
+        _emit(f"{p.op} → {p.backend}  {p.args} → {_result(arg)}  {_us(took)}{kernels}")
+        return
     code = frame.f_code
     if code is _ROUTE_CODE:
-        if event == "return" and _pending and _pending[-1].frame is frame:
-            p = _pending.pop()
-            took = time.perf_counter_ns() - p.t0
-            kernels = f"  [{', '.join(p.kernels)}]" if p.kernels else ""
-            _emit(f"{p.op} → {p.backend}  {p.args} → {_result(arg)}  {_us(took)}{kernels}")
         return
     if get_level() >= 3 and code is _compile_code():
         if event == "call":
@@ -235,10 +237,10 @@ def _apply(level: int) -> None:
         STREAM_LISTENERS.append(_on_stream)
     if level < 1 and _on_stream in STREAM_LISTENERS:
         STREAM_LISTENERS.remove(_on_stream)
-    if level >= 1 and _on_route not in ROUTE_LISTENERS:
-        ROUTE_LISTENERS.append(_on_route)
-    if level < 1 and _on_route in ROUTE_LISTENERS:
-        ROUTE_LISTENERS.remove(_on_route)
+    if level >= 1 and _on_route not in OP_LISTENERS:
+        OP_LISTENERS.append(_on_route)
+    if level < 1 and _on_route in OP_LISTENERS:
+        OP_LISTENERS.remove(_on_route)
     if level >= 2 and _on_profile not in _hooks._callbacks:
         _hooks.add(_on_profile)
     if level < 2 and _on_profile in _hooks._callbacks:

@@ -36,6 +36,8 @@ from pathlib import Path
 
 import numpy as np
 
+from minidl.backend import ops_protocols
+
 __trace_hide__ = True
 
 #: The folder that holds the ``minidl`` package: paths are printed relative to it.
@@ -43,7 +45,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent.parent
 ROOT_DIR = PACKAGE_DIR.parent
 
 #: Classes whose default methods a backend inherits (the protocol families).
-PROTOCOLS = ("FloatTensorOps", "IntTensorOps", "BoolTensorOps", "ActivationOps", "ModuleOps")
+PROTOCOLS = tuple(proto.__name__ for proto in ops_protocols())
 
 _DTYPES = {
     "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64", "int8": "i8",

@@ -14,7 +14,7 @@ from minidl.dispatch.ops.bool_tensor import BoolForwarding
 from minidl.dispatch.ops.float_tensor import FloatForwarding
 from minidl.dispatch.ops.int_tensor import IntForwarding
 from minidl.dispatch.ops.module import ModuleForwarding
-from minidl.dispatch.route import backend_for, inner_backend
+from minidl.dispatch.route import backend_for, plain_backend
 from minidl.dispatch.tensor import DispatchTensor
 
 
@@ -46,8 +46,8 @@ class Dispatch(FloatForwarding, IntForwarding, BoolForwarding, ActivationForward
             return tensor
         prim = cls._inner_float(tensor)
         if src != device:
-            data: TensorData = inner_backend(src).float_into_data(prim)
-            prim = inner_backend(device).float_from_data(data.array, device.inner())
+            data: TensorData = plain_backend(src).float_into_data(prim)
+            prim = plain_backend(device).float_from_data(data.array, device.inner())
         if device.is_autodiff():
             prim = backend_for(device).from_inner(prim)
         return DispatchTensor(prim, device)
@@ -65,8 +65,8 @@ class Dispatch(FloatForwarding, IntForwarding, BoolForwarding, ActivationForward
         # int and bool primitives always live on the inner backend, even on an autodiff device
         if tensor.device == device:
             return DispatchTensor(tensor.backend_tensor, device)
-        data = getattr(inner_backend(tensor.device), f"{kind}_into_data")(tensor.backend_tensor)
-        prim = getattr(inner_backend(device), f"{kind}_from_data")(data.array, device.inner())
+        data = getattr(plain_backend(tensor.device), f"{kind}_into_data")(tensor.backend_tensor)
+        prim = getattr(plain_backend(device), f"{kind}_from_data")(data.array, device.inner())
         return DispatchTensor(prim, device)
 
     @classmethod

@@ -9,8 +9,6 @@ still flows through an autodiff model (the train-vs-inference chapter's ``mixed`
 
 from __future__ import annotations
 
-import functools
-import importlib
 from collections.abc import Callable
 
 import numpy as np
@@ -19,48 +17,77 @@ from minidl.backend import PRIMITIVE_TYPES
 from minidl.backend.device import Device
 from minidl.dispatch.tensor import DispatchTensor
 
-#: Modules and class names of the inner backends, imported on first use (numba loads lazily).
-_BACKENDS = {
-    "flex": ("minidl.backends.flex", "Flex"),
-    "ndarray": ("minidl.backends.ndarray", "NdArray"),
-    "fusion": ("minidl.backends.fusion", "FusionFlex"),  # Fusion[Flex]
-    "wgpu": ("minidl.backends.wgpu", "Wgpu"),  # WGSL kernels through wgpu (the optional `gpu` extra)
-}
+#: Called as ``listener(op, backend, args)`` for every op Dispatch hands to a backend, on the
+#: path it takes: a generated forwarder's fast path or :func:`route`. A listener here changes
+#: no path, so ``MINIDL_DEBUG`` (``minidl.debug.levels``) logs what runs without it.
+OP_LISTENERS: list[Callable] = []
 
-#: Called as ``listener(op, backend, args)`` for every routed op; empty unless debugging.
+#: Called like :data:`OP_LISTENERS`, but while one is here every forwarder hands its call to
+#: :func:`route`, the general path: for a tool that replaces one of route's rules and must
+#: see every op (the dispatch chapter's route build-it). Empty otherwise.
 ROUTE_LISTENERS: list[Callable] = []
 
 # trace tools skip frames of this module: they are the plumbing, not a layer of the stack
 __trace_hide__ = True
 
 
-@functools.cache
-def _inner_backend(kind: str) -> type:
-    module, name = _BACKENDS[kind]
-    return getattr(importlib.import_module(module), name)
+# The backend that owns each device kind, imported on first use (numba loads lazily): one
+# function per kind, so each import is a line a reader, grep and an IDE can follow.
+def _flex() -> type:
+    from minidl.backends.flex import Flex
+
+    return Flex
 
 
-def inner_backend(device: Device) -> type:
-    """The backend class that owns a device kind (``Flex``, ``NdArray`` or ``Fusion[Flex]``)."""
-    return _inner_backend(device.kind)
+def _ndarray() -> type:
+    from minidl.backends.ndarray import NdArray
+
+    return NdArray
 
 
-@functools.cache
-def _backend(kind: str, autodiff: bool, checkpointing: str | None) -> type:
-    inner = _inner_backend(kind)
-    if not autodiff:
-        return inner
-    from minidl.autodiff import autodiff_backend
+def _fusion() -> type:
+    from minidl.backends.fusion import FusionFlex  # Fusion[Flex]
 
-    return autodiff_backend(inner, checkpointing)
+    return FusionFlex
+
+
+def _wgpu() -> type:
+    from minidl.backends.wgpu import Wgpu  # WGSL kernels through wgpu (the optional `gpu` extra)
+
+    return Wgpu
+
+
+#: Device kind -> the function that imports its backend.
+PLAIN_BACKENDS: dict[str, Callable[[], type]] = {
+    "flex": _flex,
+    "ndarray": _ndarray,
+    "fusion": _fusion,
+    "wgpu": _wgpu,
+}
+
+#: ``backend_for``'s answers, by ``id(device)``: devices are interned and never freed, so an id
+#: names one device for good (a ``Device``'s own hash ignores autodiff, so it cannot be the
+#: key). The generated forwarders read it first, so an op pays one lookup, not an import.
+ROUTED: dict[int, type] = {}
+
+
+def plain_backend(device: Device) -> type:
+    """The backend class that owns a device's kind (``Flex``, ``NdArray``, ``Fusion[Flex]`` or
+    ``Wgpu``), whether or not the device is autodiff."""
+    return PLAIN_BACKENDS[device.kind]()
 
 
 def backend_for(device: Device) -> type:
-    """``Flex``/``NdArray`` for a plain device, ``Autodiff[B]`` for an autodiff one.
+    """``Flex``/``NdArray``/``Fusion[Flex]``/``Wgpu`` for a plain device, ``Autodiff[B]`` for an
+    autodiff one; kept in :data:`ROUTED` after the first call."""
+    backend = ROUTED.get(id(device))
+    if backend is None:
+        backend = plain_backend(device)
+        if device.is_autodiff():
+            from minidl.autodiff import autodiff_backend
 
-    Cached per (kind, autodiff, checkpointing), and on the device (``device.routed_backend``,
-    which the generated forwarders read first): an op pays one attribute read, not an import."""
-    backend = device.routed_backend = _backend(device.kind, device.is_autodiff(), device.checkpointing)
+            backend = autodiff_backend(backend, device.checkpointing)
+        ROUTED[id(device)] = backend
     return backend
 
 
@@ -145,7 +172,7 @@ def route(op: str, args: dict):
     backend = backend_for(device)
     lift = backend.from_inner if device.is_autodiff() else None
     unwrapped = {k: _unwrap(v, lift) for k, v in args.items()}
-    if ROUTE_LISTENERS:
-        for listener in ROUTE_LISTENERS:
+    if ROUTE_LISTENERS or OP_LISTENERS:
+        for listener in (*ROUTE_LISTENERS, *OP_LISTENERS):
             listener(op, backend, unwrapped)
     return wrap(getattr(backend, op)(**unwrapped), device)

@@ -8,45 +8,43 @@ from __future__ import annotations
 
 import math
 
-from minidl.backend.dtype import Kind
 from minidl.dispatch import Dispatch
+from minidl.tensor.base import FLOAT
 from minidl.tensor.check import fail, norm_dim
 from minidl.tensor.module_args import float_arg
 from minidl.tensor.tensor import Tensor
-
-_F = Kind.FLOAT
 
 
 def softmax(x: Tensor, dim: int) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``dim`` (shifted by the max for stability)."""
     float_arg("softmax", x, "x")
     d = norm_dim("softmax", dim, x.rank, shape=x.shape)
-    return Tensor(Dispatch.softmax(x.primitive, d), _F)
+    return Tensor(Dispatch.softmax(x.primitive, d), FLOAT)
 
 
 def log_softmax(x: Tensor, dim: int) -> Tensor:
     """``log(softmax(x, dim))``, computed without the round trip through ``exp``/``log``."""
     float_arg("log_softmax", x, "x")
     d = norm_dim("log_softmax", dim, x.rank, shape=x.shape)
-    return Tensor(Dispatch.log_softmax(x.primitive, d), _F)
+    return Tensor(Dispatch.log_softmax(x.primitive, d), FLOAT)
 
 
 def relu(x: Tensor) -> Tensor:
     """``max(x, 0)``."""
     float_arg("relu", x, "x")
-    return Tensor(Dispatch.relu(x.primitive), _F)
+    return Tensor(Dispatch.relu(x.primitive), FLOAT)
 
 
 def gelu(x: Tensor) -> Tensor:
     """The exact GELU ``x Φ(x)`` (torch's default, not the tanh approximation)."""
     float_arg("gelu", x, "x")
-    return Tensor(Dispatch.gelu(x.primitive), _F)
+    return Tensor(Dispatch.gelu(x.primitive), FLOAT)
 
 
 def sigmoid(x: Tensor) -> Tensor:
     """``1 / (1 + e^-x)``."""
     float_arg("sigmoid", x, "x")
-    return Tensor(Dispatch.sigmoid(x.primitive), _F)
+    return Tensor(Dispatch.sigmoid(x.primitive), FLOAT)
 
 
 def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
@@ -54,13 +52,13 @@ def leaky_relu(x: Tensor, negative_slope: float = 0.01) -> Tensor:
     float_arg("leaky_relu", x, "x")
     if not isinstance(negative_slope, int | float):
         fail("leaky_relu", "Argument negative_slope must be a number.", f"Found {negative_slope!r}.", kind=True)
-    return Tensor(Dispatch.leaky_relu(x.primitive, float(negative_slope)), _F)
+    return Tensor(Dispatch.leaky_relu(x.primitive, float(negative_slope)), FLOAT)
 
 
 def tanh(x: Tensor) -> Tensor:
     """Hyperbolic tangent."""
     float_arg("tanh", x, "x")
-    return Tensor(Dispatch.float_tanh(x.primitive), _F)
+    return Tensor(Dispatch.float_tanh(x.primitive), FLOAT)
 
 
 def silu(x: Tensor) -> Tensor:

@@ -10,18 +10,11 @@ from __future__ import annotations
 import numbers
 from typing import Any, Self
 
-from minidl.backend.dtype import Kind
 from minidl.dispatch import Dispatch
-from minidl.tensor.base import TensorBase
+from minidl.tensor.base import BOOL, FLOAT, INT, NUMERIC, TensorBase
 from minidl.tensor.check import broadcast_shape, check_same_rank, fail, fmt_shape
 from minidl.tensor.creation import CreationOps
 from minidl.tensor.shape_ops import ShapeOps
-
-_NUMERIC = (Kind.FLOAT, Kind.INT)
-# A speed trick kept on purpose (ARCHITECTURE.md, "Conventions"): every binary op reads these,
-# and on Python 3.11 an Enum member read as ``Kind.FLOAT`` cost 0.18-0.45 us against
-# 0.02-0.08 us for a module global (timeit), on a 4x4 add of about 3 us.
-_FLOAT, _BOOL = Kind.FLOAT, Kind.BOOL
 
 
 class ArithmeticOps(ShapeOps, CreationOps):
@@ -30,12 +23,12 @@ class ArithmeticOps(ShapeOps, CreationOps):
     __slots__ = ()
 
     # ----- shared checks ------------------------------------------------------------------
-    def _binary(self, ops: str, other: Self) -> None:
+    def _check_binary(self, ops: str, other: Self) -> None:
         """Check ``self <ops> other``: the kinds match and are numeric, Float dtypes match, the
         shapes broadcast. Runs on every binary op, so the common case costs one test per rule."""
         kind = self.kind
-        if kind is _BOOL or not isinstance(other, TensorBase) or other.kind is not kind:
-            self._require(ops, *_NUMERIC)
+        if kind is BOOL or not isinstance(other, TensorBase) or other.kind is not kind:
+            self._require(ops, *NUMERIC)
             self._same_kind(ops, other, "rhs")
         lhs, rhs = self.primitive.backend_tensor, other.primitive.backend_tensor
         if lhs.dtype is not rhs.dtype:  # NumPy's dtypes are singletons: equal ones are the same
@@ -80,8 +73,8 @@ class ArithmeticOps(ShapeOps, CreationOps):
         """``self % other`` with the sign of the divisor (Python's and torch.remainder's rule)."""
         if not isinstance(other, TensorBase):
             return self.remainder_scalar(other)
-        self._binary("remainder", other)
-        if self.kind is Kind.INT:
+        self._check_binary("remainder", other)
+        if self.kind is INT:
             return self._wrap(Dispatch.int_remainder(self.primitive, other.primitive))
         # float: a - floor(a / b) * b, the FloatTensorOps default spelled with tensors
         quotient = Dispatch.float_floor(Dispatch.float_div(self.primitive, other.primitive))
@@ -91,56 +84,56 @@ class ArithmeticOps(ShapeOps, CreationOps):
         """``self ** other`` element-wise for Float tensors."""
         if not isinstance(other, TensorBase):
             return self.powf_scalar(other)
-        self._require("powf", Kind.FLOAT)
-        self._binary("powf", other)
+        self._require("powf", FLOAT)
+        self._check_binary("powf", other)
         return self._wrap(Dispatch.float_powf(self.primitive, other.primitive))
 
     # ----- tensor ∘ scalar ------------------------------------------------------------------
     def add_scalar(self, value: float) -> Self:
         """``self + value``."""
-        self._require("add_scalar", *_NUMERIC)
+        self._require("add_scalar", *NUMERIC)
         op = self._by_kind(float=Dispatch.float_add_scalar, int=Dispatch.int_add_scalar)
         return self._wrap(op(self.primitive, self._scalar("add_scalar", value)))
 
     def sub_scalar(self, value: float) -> Self:
         """``self - value``."""
-        self._require("sub_scalar", *_NUMERIC)
+        self._require("sub_scalar", *NUMERIC)
         op = self._by_kind(float=Dispatch.float_sub_scalar, int=Dispatch.int_sub_scalar)
         return self._wrap(op(self.primitive, self._scalar("sub_scalar", value)))
 
     def mul_scalar(self, value: float) -> Self:
         """``self * value``."""
-        self._require("mul_scalar", *_NUMERIC)
+        self._require("mul_scalar", *NUMERIC)
         op = self._by_kind(float=Dispatch.float_mul_scalar, int=Dispatch.int_mul_scalar)
         return self._wrap(op(self.primitive, self._scalar("mul_scalar", value)))
 
     def div_scalar(self, value: float) -> Self:
         """``self / value`` (Int: rounding toward zero)."""
-        self._require("div_scalar", *_NUMERIC)
+        self._require("div_scalar", *NUMERIC)
         value = self._scalar("div_scalar", value)
-        if self.kind is Kind.FLOAT:
+        if self.kind is FLOAT:
             return self._wrap(Dispatch.float_div_scalar(self.primitive, value))
         return self._wrap(Dispatch.int_div(self.primitive, self._int_scalar_tensor(value).primitive))
 
     def remainder_scalar(self, value: float) -> Self:
         """``self % value`` with the sign of ``value``."""
-        self._require("remainder_scalar", *_NUMERIC)
+        self._require("remainder_scalar", *NUMERIC)
         value = self._scalar("remainder_scalar", value)
-        if self.kind is Kind.FLOAT:
+        if self.kind is FLOAT:
             return self._wrap(Dispatch.float_remainder_scalar(self.primitive, value))
         return self._wrap(Dispatch.int_remainder(self.primitive, self._int_scalar_tensor(value).primitive))
 
     def powf_scalar(self, value: float) -> Self:
         """``self ** value`` for a float exponent (Float tensors)."""
-        self._require("powf_scalar", Kind.FLOAT)
+        self._require("powf_scalar", FLOAT)
         return self._wrap(Dispatch.float_powf_scalar(self.primitive, float(value)))
 
     def powi_scalar(self, value: int) -> Self:
         """``self ** value`` for an int exponent; on Int tensors by repeated squaring (exact)."""
-        self._require("powi_scalar", *_NUMERIC)
+        self._require("powi_scalar", *NUMERIC)
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             fail("powi_scalar", "Argument value must be an int.", f"Found {value!r}.", kind=True)
-        if self.kind is Kind.FLOAT:
+        if self.kind is FLOAT:
             return self._wrap(Dispatch.float_powf_scalar(self.primitive, float(value)))
         if value < 0:
             fail("powi_scalar", "An Int tensor needs a non-negative exponent.", f"Found value={value}.")
@@ -155,7 +148,7 @@ class ArithmeticOps(ShapeOps, CreationOps):
 
     def neg(self) -> Self:
         """``-self``."""
-        self._require("neg", *_NUMERIC)
+        self._require("neg", *NUMERIC)
         op = self._by_kind(float=Dispatch.float_neg, int=Dispatch.int_neg)
         return self._wrap(op(self.primitive))
 
@@ -164,7 +157,7 @@ class ArithmeticOps(ShapeOps, CreationOps):
         """Matrix product over the last two dims; batch dims broadcast. 1-D operands follow
         torch (a vector on the left gets a row dim, on the right a column dim, both removed
         afterwards); vector @ vector gives shape ``[1]`` (burn has no rank-0 tensors)."""
-        self._require("matmul", Kind.FLOAT, arg="lhs")
+        self._require("matmul", FLOAT, arg="lhs")
         self._same_kind("matmul", other, "rhs")
         ls, rs = self.shape, other.shape
         if not ls or not rs:
@@ -198,10 +191,13 @@ class ArithmeticOps(ShapeOps, CreationOps):
         return out
 
     # ----- operators ------------------------------------------------------------------------
+    # A speed trick (ARCHITECTURE.md, "Where speed tricks may live"): the four operators hold
+    # the body themselves, Tensor first, so ``a + b`` is one Python call above Dispatch; the
+    # methods (``add``, ...) call them.
     def __add__(self, other: Any) -> Self:
         if isinstance(other, TensorBase):  # the common case first; the body lives here, not in the method
-            self._binary("add", other)
-            op = Dispatch.float_add if self.kind is _FLOAT else Dispatch.int_add
+            self._check_binary("add", other)
+            op = Dispatch.float_add if self.kind is FLOAT else Dispatch.int_add
             return self._wrap(op(self.primitive, other.primitive))
         return self.add_scalar(other) if _is_number(other) else NotImplemented
 
@@ -210,8 +206,8 @@ class ArithmeticOps(ShapeOps, CreationOps):
 
     def __sub__(self, other: Any) -> Self:
         if isinstance(other, TensorBase):  # the common case first; the body lives here, not in the method
-            self._binary("sub", other)
-            op = Dispatch.float_sub if self.kind is _FLOAT else Dispatch.int_sub
+            self._check_binary("sub", other)
+            op = Dispatch.float_sub if self.kind is FLOAT else Dispatch.int_sub
             return self._wrap(op(self.primitive, other.primitive))
         return self.sub_scalar(other) if _is_number(other) else NotImplemented
 
@@ -220,8 +216,8 @@ class ArithmeticOps(ShapeOps, CreationOps):
 
     def __mul__(self, other: Any) -> Self:
         if isinstance(other, TensorBase):  # the common case first; the body lives here, not in the method
-            self._binary("mul", other)
-            op = Dispatch.float_mul if self.kind is _FLOAT else Dispatch.int_mul
+            self._check_binary("mul", other)
+            op = Dispatch.float_mul if self.kind is FLOAT else Dispatch.int_mul
             return self._wrap(op(self.primitive, other.primitive))
         return self.mul_scalar(other) if _is_number(other) else NotImplemented
 
@@ -230,15 +226,15 @@ class ArithmeticOps(ShapeOps, CreationOps):
 
     def __truediv__(self, other: Any) -> Self:
         if isinstance(other, TensorBase):  # the common case first; the body lives here, not in the method
-            self._binary("div", other)
-            op = Dispatch.float_div if self.kind is _FLOAT else Dispatch.int_div
+            self._check_binary("div", other)
+            op = Dispatch.float_div if self.kind is FLOAT else Dispatch.int_div
             return self._wrap(op(self.primitive, other.primitive))
         return self.div_scalar(other) if _is_number(other) else NotImplemented
 
     def __rtruediv__(self, other: Any) -> Self:
         if not _is_number(other):
             return NotImplemented
-        if self.kind is Kind.FLOAT:
+        if self.kind is FLOAT:
             return self._wrap(Dispatch.float_recip(self.primitive)).mul_scalar(other)
         return self.full_like(self._scalar("div", other)).div(self)
 
@@ -250,7 +246,7 @@ class ArithmeticOps(ShapeOps, CreationOps):
             return self.powf(other)
         if not _is_number(other):
             return NotImplemented
-        if self.kind is Kind.INT or isinstance(other, numbers.Integral):
+        if self.kind is INT or isinstance(other, numbers.Integral):
             if isinstance(other, numbers.Integral) and not isinstance(other, bool):
                 return self.powi_scalar(int(other))
         return self.powf_scalar(other)
@@ -258,7 +254,7 @@ class ArithmeticOps(ShapeOps, CreationOps):
     def __rpow__(self, other: Any) -> Self:
         if not _is_number(other):
             return NotImplemented
-        self._require("pow", Kind.FLOAT)
+        self._require("pow", FLOAT)
         return self.full_like(float(other)).powf(self)
 
     def __matmul__(self, other: Any) -> Self:

@@ -65,8 +65,7 @@ class AutodiffOps(TensorBase):
             return self
         if self.kind is Kind.FLOAT:
             return self._wrap(Dispatch.float_inner(self.primitive))
-        op = self._by_kind(float=Dispatch.float_to_device, int=Dispatch.int_to_device,
-                           bool=Dispatch.bool_to_device)
+        op = self._by_kind(int=Dispatch.int_to_device, bool=Dispatch.bool_to_device)
         return self._wrap(op(self.primitive, self.device.inner()))
 
     @classmethod
@@ -92,6 +91,5 @@ class AutodiffOps(TensorBase):
         if require_grad:
             fail("from_inner", "Only a Float tensor can require grad.", f"Found a {tensor.kind.name} tensor.",
                  kind=True)
-        op = tensor._by_kind(float=Dispatch.float_to_device, int=Dispatch.int_to_device,
-                             bool=Dispatch.bool_to_device)
+        op = tensor._by_kind(int=Dispatch.int_to_device, bool=Dispatch.bool_to_device)
         return cls(op(tensor.primitive, device), tensor.kind)

@@ -24,7 +24,12 @@ from minidl.tensor.check import fail
 
 _KIND_NAME = {Kind.FLOAT: "Float", Kind.INT: "Int", Kind.BOOL: "Bool"}
 _new_object = object.__new__
-_FLOAT, _INT = Kind.FLOAT, Kind.INT  # read on every op: a module global is the cheapest lookup
+#: The kinds as module globals, imported by the Tensor layer's modules. A speed trick kept on
+#: purpose (ARCHITECTURE.md, "Where speed tricks may live"): every op reads them, and on Python
+#: 3.11 an Enum member read as ``Kind.FLOAT`` cost 0.18-0.45 us against 0.02-0.08 us for a
+#: module global (timeit), on a 4x4 add of about 3 us.
+FLOAT, INT, BOOL = Kind.FLOAT, Kind.INT, Kind.BOOL
+NUMERIC = (FLOAT, INT)
 
 
 def kind_name(kind: Kind) -> str:
@@ -36,7 +41,7 @@ def by_kind(kind: Kind, float: Callable | None = None, int: Callable | None = No
             bool: Callable | None = None) -> Callable:
     """The one of the Dispatch ops given (``float=Dispatch.float_add, int=Dispatch.int_add``)
     that serves ``kind``. Callers check the kind first, so a kind without an op is a bug."""
-    op = float if kind is _FLOAT else int if kind is _INT else bool
+    op = float if kind is FLOAT else int if kind is INT else bool
     if op is None:
         raise TypeError(f"no Dispatch op for a {_KIND_NAME[kind]} tensor among those given")
     return op
@@ -94,22 +99,17 @@ class TensorBase:
         """The device the tensor lives on (autodiff or not)."""
         return self.primitive.device
 
-    def is_float(self) -> bool:
-        """Whether the kind is Float."""
-        return self.kind is Kind.FLOAT
-
     # ----- plumbing shared by the mixins --------------------------------------------------
     def _by_kind(self, float: Callable | None = None, int: Callable | None = None,
                  bool: Callable | None = None) -> Callable:
         """The Dispatch op for this tensor's kind among those given (see :func:`by_kind`)."""
-        kind = self.kind
-        op = float if kind is _FLOAT else int if kind is _INT else bool
-        return by_kind(kind, float, int, bool) if op is None else op  # by_kind raises
+        return by_kind(self.kind, float, int, bool)
 
     def _wrap(self, primitive: DispatchTensor, kind: Kind | None = None) -> Self:
         """A tensor of this type around an op's result (``kind`` defaults to this tensor's).
 
-        Every op ends here, so it skips ``__init__``'s check: the primitive comes from Dispatch."""
+        Every op ends here, so it skips ``__init__``'s check: the primitive comes from Dispatch
+        (a speed trick, ARCHITECTURE.md, "Where speed tricks may live")."""
         out = _new_object(type(self))
         out.primitive = primitive
         out.kind = self.kind if kind is None else kind
@@ -122,7 +122,7 @@ class TensorBase:
         """Fail unless this tensor's kind is one of ``kinds``."""
         if self.kind not in kinds:
             wanted = " or ".join(_KIND_NAME[k] for k in kinds)
-            hint = " Convert it with .float() first." if kinds == (Kind.FLOAT,) else ""
+            hint = " Convert it with .float() first." if kinds == (FLOAT,) else ""
             fail(ops, f"Argument {arg} must be a {wanted} tensor.", f"Found a {self._describe()}.{hint}", kind=True)
 
     def _same_float_dtype(self, ops: str, other: Any, arg: str = "other") -> None:
@@ -133,7 +133,7 @@ class TensorBase:
         burn-flex only ``debug_assert``s it. Without this check the backends silently return
         ``lhs``'s dtype (f32 + f64 → f32, f64 + f32 → f64): a result that depends on the order
         of the operands. Here the choice is the caller's, made visible with a cast."""
-        if (self.kind is Kind.FLOAT and isinstance(other, TensorBase) and other.kind is Kind.FLOAT
+        if (self.kind is FLOAT and isinstance(other, TensorBase) and other.kind is FLOAT
                 and other.primitive.backend_tensor.dtype != self.primitive.backend_tensor.dtype):
             fail(ops, f"Argument {arg} must have the dtype of self ({self.dtype.value}): minidl, like "
                  "burn 0.22, has no float type promotion.",
@@ -157,11 +157,11 @@ class TensorBase:
         """A Python scalar fit for this tensor's kind (float for Float, int for Int, ...)."""
         if isinstance(value, TensorBase) or not isinstance(value, numbers.Number):
             fail(ops, f"Argument {arg} must be a number.", f"Found {type(value).__name__}.", kind=True)
-        if self.kind is Kind.FLOAT:
+        if self.kind is FLOAT:
             # a capture's symbolic scalar (minidl.capture) is a float that remembers how it was
             # computed from the step's inputs: float() would forget it and freeze the value
             return value if type(value) is not float and getattr(value, "symbolic", False) else float(value)
-        if self.kind is Kind.INT:
+        if self.kind is INT:
             if isinstance(value, numbers.Integral):
                 return int(value)
             fail(

@@ -30,9 +30,10 @@ class ConversionOps(TensorBase):
     to_data = into_data
 
     def to_numpy(self) -> np.ndarray:
-        """A NumPy array holding a copy of the values (changing it never changes the tensor)."""
-        # a backend may hand out its own buffer: copy, so the tensor stays immutable
-        return np.array(self.into_data().array, copy=True)
+        """A NumPy array holding a copy of the values (changing it never changes the tensor):
+        every backend's ``*_into_data`` returns a copy of its own (the protocol's contract,
+        ``tests/backend/test_float_data.py``), so nothing is copied here."""
+        return self.into_data().array
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         array = self.to_numpy()

@@ -6,21 +6,21 @@ calls one ``Dispatch`` op. Modules in ``minidl.nn`` hold parameters and call the
 math here either — it happens in the backend ``Dispatch`` routes to.
 
 ``linear`` and ``layer_norm`` keep burn's two levels: a *generic shell* (``linear``) that deals
-with the Tensor (rank handling, checks) and a *non-generic core* (``linear_impl``) that only
-sees primitives and calls ``Dispatch.linear``. The book's backtrace shows both frames.
+with the Tensor (rank handling, checks) and a *non-generic core* (``linear_impl``) that takes
+the Tensors as they are and hands their primitives to ``Dispatch.linear``. The book's backtrace shows both frames.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from minidl.backend.dtype import Kind
 from minidl.backend.options import (
     ConvOptions,
     ConvTransposeOptions,
     InterpolateOptions,
 )
 from minidl.dispatch import Dispatch
+from minidl.tensor.base import FLOAT, INT
 from minidl.tensor.check import TensorCheck, check_broadcast_to, fail, fmt_shape
 from minidl.tensor.module_args import (
     conv_padding,
@@ -31,8 +31,6 @@ from minidl.tensor.module_args import (
     spatial_output,
 )
 from minidl.tensor.tensor import Tensor
-
-_F = Kind.FLOAT
 
 
 def _prim(t: Tensor | None):
@@ -67,18 +65,19 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
 
 
 def linear_impl(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
-    """The non-generic core of :func:`linear`: primitives in, ``Dispatch.linear`` out.
+    """The non-generic core of :func:`linear`: Tensors of rank 2 or more in, their primitives
+    handed to ``Dispatch.linear``, its result wrapped as a Tensor.
 
     Why burn splits it: ``module::linear::<D>`` is generic over the rank ``D``, and Rust
     compiles one copy of a generic function per ``D`` it is used with. Moving the body into a
     function over rank-erased tensors means it is compiled once, and only the thin shell is
     stamped out per rank — less code to compile and a smaller binary. Python compiles nothing
     per rank, so here the split costs one call and buys the same layering: the shell speaks
-    ``Tensor``, the core speaks primitives, and a backtrace shows both frames as in burn.
+    ``Tensor`` to the caller, the core speaks primitives to the backend, and a backtrace shows both frames as in burn.
     ``Dispatch.linear`` is not forwarded (burn's ``// TODO: linear ops``), so it runs the
     ModuleOps default on Dispatch: matmul, reshape and add, each routed on its own.
     """
-    return Tensor(Dispatch.linear(input.primitive, weight.primitive, _prim(bias)), _F)
+    return Tensor(Dispatch.linear(input.primitive, weight.primitive, _prim(bias)), FLOAT)
 
 
 # ----- convolutions ---------------------------------------------------------------------------
@@ -103,7 +102,7 @@ def conv1d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: int = 
             fail("conv1d", f"Argument {name} must be an int >= 1.", f"Found {v!r}.")
     spatial_output("conv1d", (x.shape[2],), (weight.shape[2],), (stride,), (dilation,), (left + right,))
     return Tensor(Dispatch.conv1d(x.primitive, weight.primitive, _prim(bias), stride, left, dilation,
-                                  groups, right), _F)
+                                  groups, right), FLOAT)
 
 
 def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1, padding: Any = 0,
@@ -126,7 +125,7 @@ def conv2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 
     top, bottom, left, right = options.pads
     spatial_output("conv2d", x.shape[2:], weight.shape[2:], options.stride, options.dilation,
                    (top + bottom, left + right))
-    return Tensor(Dispatch.conv2d(x.primitive, weight.primitive, _prim(bias), options), _F)
+    return Tensor(Dispatch.conv2d(x.primitive, weight.primitive, _prim(bias), options), FLOAT)
 
 
 def conv_transpose2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stride: Any = 1,
@@ -153,7 +152,7 @@ def conv_transpose2d(x: Tensor, weight: Tensor, bias: Tensor | None = None, stri
             fail("conv_transpose2d", "Argument padding_out must be smaller than stride or dilation.",
                  f"Found padding_out={options.padding_out}, stride={options.stride}, dilation={options.dilation}.")
     _check_bias("conv_transpose2d", bias, weight.shape[1] * groups)
-    return Tensor(Dispatch.conv_transpose2d(x.primitive, weight.primitive, _prim(bias), options), _F)
+    return Tensor(Dispatch.conv_transpose2d(x.primitive, weight.primitive, _prim(bias), options), FLOAT)
 
 
 # ----- pools ----------------------------------------------------------------------------------
@@ -162,7 +161,7 @@ def max_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0
     """Max pool over NCHW (``stride`` defaults to ``kernel_size``; padding counts as -inf;
     ``ceil_mode`` rounds the output size up, torch's and burn's flag)."""
     options = pool_options("max_pool2d", x, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode)
-    return Tensor(Dispatch.max_pool2d(x.primitive, options), _F)
+    return Tensor(Dispatch.max_pool2d(x.primitive, options), FLOAT)
 
 
 def max_pool2d_with_indices(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
@@ -171,14 +170,14 @@ def max_pool2d_with_indices(x: Tensor, kernel_size: Any, stride: Any = None, pad
     options = pool_options("max_pool2d_with_indices", x, kernel_size, stride, padding, dilation,
                            ceil_mode=ceil_mode)
     out, indices = Dispatch.max_pool2d_with_indices(x.primitive, options)
-    return Tensor(out, _F), Tensor(indices, Kind.INT)
+    return Tensor(out, FLOAT), Tensor(indices, INT)
 
 
 def avg_pool2d(x: Tensor, kernel_size: Any, stride: Any = None, padding: Any = 0,
                count_include_pad: bool = True, ceil_mode: bool = False) -> Tensor:
     """Average pool over NCHW; ``count_include_pad`` counts padded zeros in the divisor (torch's default)."""
     options = pool_options("avg_pool2d", x, kernel_size, stride, padding, 1, count_include_pad, ceil_mode)
-    return Tensor(Dispatch.avg_pool2d(x.primitive, options), _F)
+    return Tensor(Dispatch.avg_pool2d(x.primitive, options), FLOAT)
 
 
 def _adaptive_size(ops: str, x: Tensor, output_size: Any, rank: int):
@@ -201,7 +200,7 @@ def _adaptive_size(ops: str, x: Tensor, output_size: Any, rank: int):
 def adaptive_avg_pool2d(x: Tensor, output_size: Any) -> Tensor:
     """Average pool to ``output_size`` (an int or ``(h, w)``), torch's bins."""
     size = _adaptive_size("adaptive_avg_pool2d", x, output_size, 4)
-    return Tensor(Dispatch.adaptive_avg_pool2d(x.primitive, size), _F)
+    return Tensor(Dispatch.adaptive_avg_pool2d(x.primitive, size), FLOAT)
 
 
 def adaptive_max_pool2d_with_indices(x: Tensor, output_size: Any) -> tuple[Tensor, Tensor]:
@@ -209,7 +208,7 @@ def adaptive_max_pool2d_with_indices(x: Tensor, output_size: Any) -> tuple[Tenso
     ``adaptive_max_pool2d(return_indices=True)``; burn 0.22 has no adaptive max pool)."""
     size = _adaptive_size("adaptive_max_pool2d", x, output_size, 4)
     out, indices = Dispatch.adaptive_max_pool2d_with_indices(x.primitive, size)
-    return Tensor(out, _F), Tensor(indices, Kind.INT)
+    return Tensor(out, FLOAT), Tensor(indices, INT)
 
 
 def adaptive_max_pool2d(x: Tensor, output_size: Any) -> Tensor:
@@ -299,7 +298,7 @@ def interpolate(x: Tensor, output_size: Any, mode: str | InterpolateOptions = "n
         if align_corners and mode != "bilinear":
             fail("interpolate", "Argument align_corners=True only applies to mode 'bilinear'.", f"Found mode {mode!r}.")
         options = InterpolateOptions(mode, align_corners)
-    return Tensor(Dispatch.interpolate(x.primitive, size, options), _F)
+    return Tensor(Dispatch.interpolate(x.primitive, size, options), FLOAT)
 
 
 # ----- lookups, norms, attention --------------------------------------------------------------
@@ -309,14 +308,14 @@ def embedding(weights: Tensor, indices: Tensor) -> Tensor:
     if weights.rank != 2:
         fail("embedding", "Argument weights must have 2 dims [n_embedding, d_model].",
              f"Found shape {fmt_shape(weights.shape)}.")
-    if not isinstance(indices, Tensor) or indices.kind is not Kind.INT:
+    if not isinstance(indices, Tensor) or indices.kind is not INT:
         found = indices._describe() if isinstance(indices, Tensor) else type(indices).__name__
         fail("embedding", "Argument indices must be an Int tensor.", f"Found {found}.", kind=True)
     n = weights.shape[0]
     if indices.numel() and (indices.lower_elem(0).any().into_scalar() or indices.greater_equal_elem(n).any().into_scalar()):
         fail("embedding", "Every index must name a row of weights, in [0, n_embedding) (torch refuses too).",
              f"Expected 0 <= indices < {n}, found min {indices.min().into_scalar()}, max {indices.max().into_scalar()}.")
-    return Tensor(Dispatch.embedding(weights.primitive, indices.primitive), _F)
+    return Tensor(Dispatch.embedding(weights.primitive, indices.primitive), FLOAT)
 
 
 def layer_norm(x: Tensor, gamma: Tensor | None, beta: Tensor | None = None, epsilon: float = 1e-5) -> Tensor:
@@ -339,7 +338,7 @@ def layer_norm_impl(x: Tensor, gamma: Tensor | None, beta: Tensor | None, epsilo
     """The non-generic core of :func:`layer_norm` (see :func:`linear_impl` for why burn splits):
     primitives to ``Dispatch.layer_norm`` — Flex's fused kernel on a plain device, the ModuleOps
     default (mean_dim, sub, mul, sqrt, div, ...) under autodiff."""
-    return Tensor(Dispatch.layer_norm(x.primitive, _prim(gamma), _prim(beta), epsilon), _F)
+    return Tensor(Dispatch.layer_norm(x.primitive, _prim(gamma), _prim(beta), epsilon), FLOAT)
 
 
 def _check_channels(ops: str, x: Tensor, **params: Tensor | None) -> None:
@@ -362,7 +361,7 @@ def batch_norm(x: Tensor, gamma: Tensor | None, beta: Tensor | None, mean: Tenso
     float_arg("batch_norm", var, "var")
     _check_channels("batch_norm", x, gamma=gamma, beta=beta, mean=mean, var=var)
     return Tensor(Dispatch.batch_norm(x.primitive, _prim(gamma), _prim(beta), mean.primitive, var.primitive,
-                                      float(epsilon)), _F)
+                                      float(epsilon)), FLOAT)
 
 
 def batch_norm_train(x: Tensor, gamma: Tensor | None, beta: Tensor | None,
@@ -372,7 +371,7 @@ def batch_norm_train(x: Tensor, gamma: Tensor | None, beta: Tensor | None,
     float_arg("batch_norm_train", x, "x")
     _check_channels("batch_norm_train", x, gamma=gamma, beta=beta)
     out, mean, var = Dispatch.batch_norm_train(x.primitive, _prim(gamma), _prim(beta), float(epsilon))
-    return Tensor(out, _F), Tensor(mean, _F), Tensor(var, _F)
+    return Tensor(out, FLOAT), Tensor(mean, FLOAT), Tensor(var, FLOAT)
 
 
 def attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = None) -> Tensor:
@@ -400,4 +399,4 @@ def attention(query: Tensor, key: Tensor, value: Tensor, mask: Tensor | None = N
         query._mask("attention", mask)
         scores = query.shape[:-1] + (key.shape[-2],)
         check_broadcast_to("attention", mask.shape, scores, "mask")
-    return Tensor(Dispatch.attention(query.primitive, key.primitive, value.primitive, _prim(mask)), _F)
+    return Tensor(Dispatch.attention(query.primitive, key.primitive, value.primitive, _prim(mask)), FLOAT)

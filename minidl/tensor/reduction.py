@@ -10,13 +10,11 @@ from __future__ import annotations
 
 from typing import Self
 
-from minidl.backend.dtype import Kind
 from minidl.dispatch import Dispatch
 from minidl.tensor.arithmetic import ArithmeticOps
+from minidl.tensor.base import BOOL, FLOAT, INT
 from minidl.tensor.check import fail, fmt_shape, norm_dim
 from minidl.tensor.conversion import ConversionOps
-
-_NUMERIC = (Kind.FLOAT, Kind.INT)
 
 
 class ReductionOps(ArithmeticOps, ConversionOps):
@@ -25,7 +23,7 @@ class ReductionOps(ArithmeticOps, ConversionOps):
     __slots__ = ()
 
     def _reduce_kind(self, ops: str) -> None:
-        if self.kind is Kind.BOOL:
+        if self.kind is BOOL:
             fail(ops, "Argument self must be a Float or Int tensor.", f"Found a {self._describe()}. "
                  "Convert it with .int() first.", kind=True)
 
@@ -43,7 +41,7 @@ class ReductionOps(ArithmeticOps, ConversionOps):
     # ----- sum / mean -----------------------------------------------------------------------
     def sum(self) -> Self:
         """Sum of every element, shape ``[1]`` (a Bool tensor counts its trues as Int)."""
-        if self.kind is Kind.BOOL:
+        if self.kind is BOOL:
             return self.int().sum()
         op = self._by_kind(float=Dispatch.float_sum, int=Dispatch.int_sum)
         return self._wrap(op(self.primitive))
@@ -56,12 +54,12 @@ class ReductionOps(ArithmeticOps, ConversionOps):
 
     def mean(self) -> Self:
         """Mean of every element, shape ``[1]`` (Float tensors)."""
-        self._require("mean", Kind.FLOAT)
+        self._require("mean", FLOAT)
         return self._wrap(Dispatch.float_mean(self.primitive))
 
     def mean_dim(self, dim: int) -> Self:
         """Mean along ``dim``, kept with size 1."""
-        self._require("mean_dim", Kind.FLOAT)
+        self._require("mean_dim", FLOAT)
         dim = self._reduce_dim("mean_dim", dim)
         return self._wrap(Dispatch.float_mean_dim(self.primitive, dim))
 
@@ -69,7 +67,7 @@ class ReductionOps(ArithmeticOps, ConversionOps):
     def prod(self) -> Self:
         """Product of every element, shape ``[1]`` (burn's ``prod``; 1 for an empty tensor)."""
         self._reduce_kind("prod")
-        if self.kind is Kind.FLOAT:
+        if self.kind is FLOAT:
             return self._wrap(Dispatch.float_prod(self.primitive))
         return self._flat().prod_dim(0)
 
@@ -78,7 +76,7 @@ class ReductionOps(ArithmeticOps, ConversionOps):
         backend's ``float_prod_dim`` (one kernel on Flex); Int multiplies the slices in order,
         exactly (the backend has no int product)."""
         dim = self._reduce_dim("prod_dim", dim)
-        if self.kind is Kind.FLOAT:
+        if self.kind is FLOAT:
             return self._wrap(Dispatch.float_prod_dim(self.primitive, dim))
         shape = list(self.shape)
         shape[dim] = 1
@@ -93,7 +91,7 @@ class ReductionOps(ArithmeticOps, ConversionOps):
         """The largest element, shape ``[1]``."""
         self._reduce_kind("max")
         self._non_empty("max")
-        if self.kind is Kind.FLOAT:
+        if self.kind is FLOAT:
             return self._wrap(Dispatch.float_max(self.primitive))
         return self._flat().max_dim(0)
 
@@ -101,7 +99,7 @@ class ReductionOps(ArithmeticOps, ConversionOps):
         """The smallest element, shape ``[1]``."""
         self._reduce_kind("min")
         self._non_empty("min")
-        if self.kind is Kind.FLOAT:
+        if self.kind is FLOAT:
             return self._wrap(Dispatch.float_min(self.primitive))
         return self._flat().min_dim(0)
 
@@ -123,18 +121,18 @@ class ReductionOps(ArithmeticOps, ConversionOps):
         """``(max_dim(dim), argmax(dim))``."""
         dim = self._reduce_dim("max_dim_with_indices", dim)
         self._non_empty("max_dim_with_indices")
-        if self.kind is Kind.FLOAT:
+        if self.kind is FLOAT:
             values, indices = Dispatch.float_max_dim_with_indices(self.primitive, dim)
-            return self._wrap(values), self._wrap(indices, Kind.INT)
+            return self._wrap(values), self._wrap(indices, INT)
         return self.max_dim(dim), self.argmax(dim)
 
     def min_dim_with_indices(self, dim: int) -> tuple[Self, Self]:
         """``(min_dim(dim), argmin(dim))``."""
         dim = self._reduce_dim("min_dim_with_indices", dim)
         self._non_empty("min_dim_with_indices")
-        if self.kind is Kind.FLOAT:
+        if self.kind is FLOAT:
             values, indices = Dispatch.float_min_dim_with_indices(self.primitive, dim)
-            return self._wrap(values), self._wrap(indices, Kind.INT)
+            return self._wrap(values), self._wrap(indices, INT)
         return self.min_dim(dim), self.argmin(dim)
 
     def argmax(self, dim: int | None = None) -> Self:
@@ -145,7 +143,7 @@ class ReductionOps(ArithmeticOps, ConversionOps):
         dim = self._reduce_dim("argmax", dim)
         self._non_empty("argmax")
         op = self._by_kind(float=Dispatch.float_argmax, int=Dispatch.int_argmax)
-        return self._wrap(op(self.primitive, dim), Kind.INT)
+        return self._wrap(op(self.primitive, dim), INT)
 
     def argmin(self, dim: int | None = None) -> Self:
         """Index (Int) of the smallest element along ``dim`` (or of the flattened tensor)."""
@@ -154,7 +152,7 @@ class ReductionOps(ArithmeticOps, ConversionOps):
         dim = self._reduce_dim("argmin", dim)
         self._non_empty("argmin")
         op = self._by_kind(float=Dispatch.float_argmin, int=Dispatch.int_argmin)
-        return self._wrap(op(self.primitive, dim), Kind.INT)
+        return self._wrap(op(self.primitive, dim), INT)
 
     # ----- variance: composed, as burn's stats::var ----------------------------------------
     def var(self, dim: int | None = None, correction: int = 1) -> Self:
@@ -169,7 +167,7 @@ class ReductionOps(ArithmeticOps, ConversionOps):
 
     def var_mean(self, dim: int | None = None, correction: int = 1) -> tuple[Self, Self]:
         """``(var, mean)`` along ``dim`` — one mean shared by both (burn's ``var_mean``)."""
-        self._require("var", Kind.FLOAT)
+        self._require("var", FLOAT)
         if dim is None:
             return self._flat().var_mean(0, correction)
         dim = self._reduce_dim("var", dim)

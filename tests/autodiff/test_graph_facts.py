@@ -20,6 +20,8 @@ from minidl.autodiff import (
     graph,
     graph_memory,
 )
+from minidl.autodiff.ops.base import record
+from minidl.autodiff.step import Step
 from minidl.backend import PRIMITIVE_TYPES, DType, ModuleOps, defines, defining_class
 from minidl.dispatch import Device, Dispatch, DispatchTensor, backend_for
 
@@ -329,3 +331,29 @@ def test_mixed_dtype_op_gives_each_input_a_gradient_of_its_own_dtype(inner):
     grads = AD.backward(AD.float_sum(out))
     assert AD.grad(a, grads).dtype == np.float32 and AD.grad(b, grads).dtype == np.float64
     np.testing.assert_array_equal(AD.grad(b, grads), [3.0, 3.0, 3.0])
+
+
+# ----- a step's gradients must match its inputs ----------------------------------------------
+class _TooFew(Step):
+    def forward(self, B, lhs, rhs):
+        return B.float_add(lhs, rhs)
+
+    def backward(self, B, grad, state):
+        return (grad,)  # one gradient for two inputs
+
+
+class _NotATuple(_TooFew):
+    def backward(self, B, grad, state):
+        return grad
+
+
+@pytest.mark.parametrize(("step", "error", "words"), [
+    (_TooFew, ValueError, r"_TooFew\.backward returned 1 gradient\(s\) for 2 input\(s\)"),
+    (_NotATuple, TypeError, r"_NotATuple\.backward returned ndarray"),
+])
+def test_backward_refuses_a_step_whose_gradients_do_not_match_its_inputs(step, error, words):
+    AD = ad("ndarray")
+    x, y = leaf(AD, np.ones(3, np.float32)), leaf(AD, np.ones(3, np.float32))
+    out = record(AD, step(), x, y)
+    with pytest.raises(error, match=words):
+        AD.backward(AD.float_sum(out))

@@ -10,7 +10,7 @@ from minidl.backends.cpu_common import CpuBoolOps, CpuHostOps, CpuIntOps
 from minidl.backends.ndarray import NdArray
 from minidl.backends.ndarray.conv import NdArrayConvOps
 from minidl.backends.ndarray.float_ops import NdArrayFloatOps
-from minidl.dispatch import ROUTE_LISTENERS, Device, Dispatch, DispatchTensor, codegen
+from minidl.dispatch import ROUTE_LISTENERS, Device, Dispatch, DispatchTensor, write_forwarders
 
 LEFT_TO_DEFAULTS = ("linear", "linear_x_backward", "linear_weight_backward", "linear_bias_backward",
                     "layer_norm", "batch_norm", "batch_norm_train", "embedding", "conv1d")
@@ -51,10 +51,10 @@ def test_mixing_a_flex_and_an_ndarray_tensor_names_the_wrong_argument():
         Dispatch.conv2d(a, b, None, None)
 
 
-@pytest.mark.parametrize("module", sorted(codegen.FAMILIES))
-def test_dispatch_codegen_output_is_current(module):
-    assert codegen.target(module).read_text() == codegen.render(module), (
-        "dispatch/ops is stale: run `PYTHONPATH=. python minidl/dispatch/codegen.py`"
+@pytest.mark.parametrize("module", sorted(write_forwarders.FAMILIES))
+def test_dispatch_forwarders_are_what_write_forwarders_writes(module):
+    assert write_forwarders.target(module).read_text() == write_forwarders.render(module), (
+        "dispatch/ops is stale: run `PYTHONPATH=. python minidl/dispatch/write_forwarders.py`"
     )
 
 
@@ -92,3 +92,17 @@ def test_importing_ndarray_does_not_import_numba():
     code = "import sys, minidl.backends.ndarray, minidl.dispatch; print('numba' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_every_device_kind_has_its_backend_import_in_route_and_the_cache_lives_there():
+    from minidl.backend import device as device_module
+    from minidl.dispatch import route
+
+    assert set(route.PLAIN_BACKENDS) == set(device_module._KINDS)
+    for kind in device_module._KINDS:
+        plain = Device(kind)
+        assert route.plain_backend(plain) is route.backend_for(plain) is route.ROUTED[id(plain)]
+        ad = plain.autodiff()
+        assert route.backend_for(ad) is route.ROUTED[id(ad)] is not route.ROUTED[id(plain)]
+        assert route.backend_for(ad).inner_backend() is route.plain_backend(ad)
+    assert not hasattr(Device.flex(), "__dict__")  # Device holds no backend of its own

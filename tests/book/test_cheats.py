@@ -343,8 +343,8 @@ def test_a_step_computing_with_numpy_reached_through_a_library_module_is_refused
         def forward(self, B, tensor):
             return lib.np.log1p(lib.np.exp(tensor))  # no NumPy name of its own
 
-        def backward(self, B, grad, saved):
-            return (B.float_mul(grad, B.sigmoid(saved["tensor"])),)
+        def backward(self, B, grad, state):
+            return (B.float_mul(grad, B.sigmoid(state["tensor"])),)
 
     verdict = build_softplus.exercise(3).find_failure(Sly)
     assert verdict.kind == "rule" and "backend's ops" in verdict.text

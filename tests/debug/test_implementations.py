@@ -72,7 +72,7 @@ def test_coverage_shows_autodiffs_linear_never_ran(kind):
     assert cov.result is not None
 
 
-def test_module_ops_table_matches_seed_000(kind):
+def test_module_ops_table_says_who_writes_conv2d_layer_norm_and_linear(kind):
     device(kind, autodiff=True)
     need("minidl.backends.flex", "Flex")
     table = module_ops_table(["conv2d", "layer_norm", "linear"])

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from minidl.debug import _hooks, debug_level, get_level
-from minidl.dispatch import ROUTE_LISTENERS
+from minidl.dispatch import OP_LISTENERS
 
 from .support import backend_name, device, need, tensor
 
@@ -21,6 +21,21 @@ def test_level_one_lists_the_route_of_each_op(kind):
     with debug_level(1, capture=True) as log:
         x + y
     assert log.lines == [f"float_add → {backend_name(kind)}"]
+
+
+def test_the_path_logged_is_the_fast_path_taken_without_the_log(kind, monkeypatch):
+    import minidl.dispatch.ops.float_tensor as forwarders
+
+    dev = device(kind)
+    x, y = tensor((2, 3), dev), tensor((2, 3), dev, seed=1)
+
+    def general_route(op, args):
+        raise AssertionError(f"{op} took route(): the log would show a path not taken without it")
+
+    monkeypatch.setattr(forwarders, "route", general_route)
+    with debug_level(2, capture=True) as log:
+        x + y
+    assert log.lines[0].startswith(f"float_add → {backend_name(kind)}  ")
 
 
 def test_level_one_on_autodiff_routes_to_the_decorated_backend(kind):
@@ -39,20 +54,20 @@ def test_level_zero_prints_nothing_and_installs_nothing(capsys):
     dev = device("ndarray")
     x = tensor((2, 2), dev)
     with debug_level(0, capture=True) as log:
-        assert ROUTE_LISTENERS == [] and not _hooks.active()
+        assert OP_LISTENERS == [] and not _hooks.active()
         x + x
     assert log.lines == []
     assert capsys.readouterr().err == ""
 
 
 def test_debug_level_restores_the_previous_level_and_hooks():
-    before = (get_level(), list(ROUTE_LISTENERS), sys.getprofile())
+    before = (get_level(), list(OP_LISTENERS), sys.getprofile())
     with debug_level(2, capture=True):
         assert get_level() == 2 and _hooks.active()
         with debug_level(1, capture=True):
             assert get_level() == 1 and not _hooks.active()
         assert _hooks.active()
-    assert (get_level(), list(ROUTE_LISTENERS), sys.getprofile()) == before
+    assert (get_level(), list(OP_LISTENERS), sys.getprofile()) == before
 
 
 def test_level_two_adds_shapes_dtype_time_and_kernels(kind):

@@ -1,4 +1,4 @@
-"""The routing facts of issue 3 on Flex: which class defines which module op, and the path a
+"""The routing facts on Flex: which class defines which module op, and the path a
 ``linear`` call takes on a plain flex device (burn: ``linear`` is a ModuleOps default that
 Dispatch does not forward, so it decomposes into routed matmul / reshape / add)."""
 

@@ -42,7 +42,7 @@ PUZZLE = [
 
 
 @pytest.mark.parametrize("label, kind, autodiff, prepare, drops", PUZZLE, ids=[p[0] for p in PUZZLE])
-def test_seed_000_dropout_puzzle(label, kind, autodiff, prepare, drops):
+def test_dropout_drops_only_on_an_autodiff_device_in_training_mode(label, kind, autodiff, prepare, drops):
     device = plain_device(kind)
     if autodiff:
         device = device.autodiff()
@@ -65,7 +65,7 @@ TABLE = [
 
 
 @pytest.mark.parametrize("label, prepare, autodiff_input, drops, training", TABLE, ids=[t[0] for t in TABLE])
-def test_seed_003_dropout_table(kind, label, prepare, autodiff_input, drops, training):
+def test_dropout_drops_when_training_and_its_input_is_on_an_autodiff_device(kind, label, prepare, autodiff_input, drops, training):
     plain = plain_device(kind)
     ad = plain.autodiff()
     ad.seed(0)

@@ -1,4 +1,4 @@
-"""Dropout from four threads at once (issue 14, class 5): every thread's masks are its own —
+"""Dropout from four threads at once: every thread's masks are its own —
 none repeats another's — and together they are exactly the masks one thread draws after the
 same seed, so threading changes which thread gets which mask, never the stream."""
 

@@ -67,11 +67,11 @@ def test_conv2d_and_layer_norm_are_forwarded_whole(plain, routed):
 
 
 @pytest.mark.parametrize("entry", [DEVICES[0], DEVICES[1], DEVICES[2]], ids=lambda d: d[0])
-def test_linear_backtrace_reads_like_the_seed(entry, monkeypatch):
+def test_linear_backtrace_runs_through_linear_impl_the_moduleops_default_and_dispatch(entry, monkeypatch):
     device = load_device(*entry[1:])
-    from minidl.dispatch import inner_backend
+    from minidl.dispatch import plain_backend
 
-    backend = inner_backend(device)
+    backend = plain_backend(device)
     original = backend.float_matmul
     frames: list[list[str]] = []
 

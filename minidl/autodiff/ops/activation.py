@@ -21,8 +21,8 @@ class Relu(Step):
     def forward(self, B, tensor):
         return B.relu(tensor)
 
-    def backward(self, B, grad, saved):
-        return (B.relu_backward(saved["out"], grad),)
+    def backward(self, B, grad, state):
+        return (B.relu_backward(state["out"], grad),)
 
 
 class Gelu(Step):
@@ -33,8 +33,8 @@ class Gelu(Step):
     def forward(self, B, tensor):
         return B.gelu(tensor)
 
-    def backward(self, B, grad, saved):
-        return (B.gelu_backward(saved["tensor"], grad),)
+    def backward(self, B, grad, state):
+        return (B.gelu_backward(state["tensor"], grad),)
 
 
 class Sigmoid(Step):
@@ -45,8 +45,8 @@ class Sigmoid(Step):
     def forward(self, B, tensor):
         return B.sigmoid(tensor)
 
-    def backward(self, B, grad, saved):
-        return (B.sigmoid_backward(saved["out"], grad),)
+    def backward(self, B, grad, state):
+        return (B.sigmoid_backward(state["out"], grad),)
 
 
 class AutodiffActivationOps(AutodiffOpsBase):

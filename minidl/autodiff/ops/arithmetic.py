@@ -18,7 +18,7 @@ class Add(Step):
     def forward(self, B, lhs, rhs):
         return B.float_add(lhs, rhs)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return sum_to_shape(B, grad, self.shapes[0]), sum_to_shape(B, grad, self.shapes[1])
 
 
@@ -28,7 +28,7 @@ class Sub(Step):
     def forward(self, B, lhs, rhs):
         return B.float_sub(lhs, rhs)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         rhs = sum_to_shape(B, B.float_neg(grad), self.shapes[1]) if self.tracked[1] else None
         return sum_to_shape(B, grad, self.shapes[0]), rhs
 
@@ -48,12 +48,12 @@ class Mul(Step):
             kept += ("lhs",)
         return kept
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         lhs = rhs = None
         if self.tracked[0]:
-            lhs = sum_to_shape(B, B.float_mul(grad, saved["rhs"]), self.shapes[0])
+            lhs = sum_to_shape(B, B.float_mul(grad, state["rhs"]), self.shapes[0])
         if self.tracked[1]:
-            rhs = sum_to_shape(B, B.float_mul(grad, saved["lhs"]), self.shapes[1])
+            rhs = sum_to_shape(B, B.float_mul(grad, state["lhs"]), self.shapes[1])
         return lhs, rhs
 
 
@@ -66,12 +66,12 @@ class Div(Step):
     def keeps(self, tracked):
         return ("lhs", "rhs") if tracked[1] else ("rhs",)
 
-    def backward(self, B, grad, saved):
-        rhs = saved["rhs"]
+    def backward(self, B, grad, state):
+        rhs = state["rhs"]
         d_lhs = sum_to_shape(B, B.float_div(grad, rhs), self.shapes[0]) if self.tracked[0] else None
         d_rhs = None
         if self.tracked[1]:
-            value = B.float_div(B.float_mul(grad, saved["lhs"]), B.float_mul(rhs, rhs))
+            value = B.float_div(B.float_mul(grad, state["lhs"]), B.float_mul(rhs, rhs))
             d_rhs = sum_to_shape(B, B.float_neg(value), self.shapes[1])
         return d_lhs, d_rhs
 
@@ -84,8 +84,8 @@ class Powf(Step):
     def forward(self, B, lhs, rhs):
         return B.float_powf(lhs, rhs)
 
-    def backward(self, B, grad, saved):
-        lhs, rhs = saved["lhs"], saved["rhs"]
+    def backward(self, B, grad, state):
+        lhs, rhs = state["lhs"], state["rhs"]
         d_lhs = d_rhs = None
         if self.tracked[0]:
             power = B.float_powf(lhs, B.float_sub_scalar(rhs, 1.0))
@@ -106,7 +106,7 @@ class AddScalar(Step):
     def forward(self, B, tensor):
         return B.float_add_scalar(tensor, self.rhs)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return (grad,)
 
 
@@ -123,7 +123,7 @@ class MulScalar(AddScalar):
     def forward(self, B, tensor):
         return B.float_mul_scalar(tensor, self.rhs)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return (B.float_mul_scalar(grad, self.rhs),)
 
 
@@ -133,7 +133,7 @@ class DivScalar(AddScalar):
     def forward(self, B, tensor):
         return B.float_div_scalar(tensor, self.rhs)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return (B.float_div_scalar(grad, self.rhs),)
 
 
@@ -145,8 +145,8 @@ class PowfScalar(AddScalar):
     def forward(self, B, tensor):
         return B.float_powf_scalar(tensor, self.rhs)
 
-    def backward(self, B, grad, saved):
-        power = B.float_powf_scalar(saved["tensor"], self.rhs - 1.0)
+    def backward(self, B, grad, state):
+        power = B.float_powf_scalar(state["tensor"], self.rhs - 1.0)
         return (B.float_mul(grad, B.float_mul_scalar(power, self.rhs)),)
 
 
@@ -163,7 +163,7 @@ class Neg(Step):
     def forward(self, B, tensor):
         return B.float_neg(tensor)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return (B.float_neg(grad),)
 
 
@@ -175,8 +175,8 @@ class Recip(Step):
     def forward(self, B, tensor):
         return B.float_recip(tensor)
 
-    def backward(self, B, grad, saved):
-        out = saved["out"]
+    def backward(self, B, grad, state):
+        out = state["out"]
         return (B.float_neg(B.float_mul(grad, B.float_mul(out, out))),)
 
 
@@ -198,8 +198,8 @@ class Clamp(Step):
             return B.float_clamp_min(tensor, self.min)
         return B.float_clamp(tensor, self.min, self.max)
 
-    def backward(self, B, grad, saved):
-        tensor = saved["tensor"]
+    def backward(self, B, grad, state):
+        tensor = state["tensor"]
         outside = None
         if self.min is not None:
             outside = B.float_lower_elem(tensor, self.min)
@@ -226,12 +226,12 @@ class Matmul(Step):
             kept += ("lhs",)
         return kept
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         d_lhs = d_rhs = None
         if self.tracked[0]:
-            d_lhs = sum_to_shape(B, B.float_matmul(grad, B.float_transpose(saved["rhs"])), self.shapes[0])
+            d_lhs = sum_to_shape(B, B.float_matmul(grad, B.float_transpose(state["rhs"])), self.shapes[0])
         if self.tracked[1]:
-            d_rhs = sum_to_shape(B, B.float_matmul(B.float_transpose(saved["lhs"]), grad), self.shapes[1])
+            d_rhs = sum_to_shape(B, B.float_matmul(B.float_transpose(state["lhs"]), grad), self.shapes[1])
         return d_lhs, d_rhs
 
 

@@ -33,8 +33,9 @@ class AutodiffOpsBase:
     checkpointing: ClassVar[str | None] = None
 
 
-def inner_device(device: Any) -> Any:
-    """The device to hand the inner backend: ``device.inner()`` for an autodiff device.
+def plain_device(device: Any) -> Any:
+    """``device`` without its autodiff flag (``device.inner()`` for an autodiff device): the
+    device to hand the inner backend.
 
     Autodiff[B]'s device is B's device (as in burn); Dispatch may pass its autodiff twin.
     """
@@ -77,7 +78,7 @@ def finish(AD: type, step: Step, inputs: Sequence[AutodiffTensor], out: Any) -> 
     Nothing is recorded when no input is tracked or inside ``no_grad()``: the result is then an
     untracked tensor and ``step`` (with whatever it saved) is dropped.
     """
-    # A speed trick kept on purpose (ARCHITECTURE.md, "Conventions"): every op comes through
+    # A speed trick kept on purpose (ARCHITECTURE.md, "Where speed tricks may live"): every op comes through
     # here, and the fields are spelled out for one and two inputs. The plain form (one
     # comprehension per field, here and in ``record``) measured Autodiff[Flex].float_add of a
     # 4x4 at 6.4 us against 3.6 us (best of bench/stack.py --quick, Python 3.11): on 3.11 each

@@ -26,7 +26,7 @@ class Reshape(Step):
     def forward(self, B, tensor):
         return B.float_reshape(tensor, self.shape)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return (B.float_reshape(grad, self.shapes[0]),)
 
 
@@ -41,7 +41,7 @@ class SwapDims(Step):
     def forward(self, B, tensor):
         return B.float_swap_dims(tensor, self.dim1, self.dim2)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return (B.float_swap_dims(grad, self.dim1, self.dim2),)
 
 
@@ -55,7 +55,7 @@ class Permute(Step):
     def forward(self, B, tensor):
         return B.float_permute(tensor, self.axes)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return (B.float_permute(grad, tuple(int(a) for a in np.argsort(self.axes))),)
 
 
@@ -69,7 +69,7 @@ class Flip(Step):
     def forward(self, B, tensor):
         return B.float_flip(tensor, self.axes)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return (B.float_flip(grad, self.axes),)
 
 
@@ -83,7 +83,7 @@ class Expand(Step):
     def forward(self, B, tensor):
         return B.float_expand(tensor, self.shape)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return (sum_to_shape(B, grad, self.shapes[0]),)
 
 
@@ -97,7 +97,7 @@ class Slice(Step):
     def forward(self, B, tensor):
         return B.float_slice(tensor, self.slices)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return (B.float_slice_assign(zeros_like(B, grad, self.shapes[0]), self.slices, grad),)
 
 
@@ -108,7 +108,7 @@ class SliceAssign(Slice):
     def forward(self, B, tensor, value):
         return B.float_slice_assign(tensor, self.slices, value)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         d_tensor = d_value = None
         if self.tracked[0]:
             d_tensor = B.float_slice_assign(grad, self.slices, zeros_like(B, grad, self.shapes[1]))
@@ -127,7 +127,7 @@ class Cat(Step):
     def forward(self, B, *tensors):
         return B.float_cat(list(tensors), self.dim)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         grads, start = [], 0
         for shape, tracked in zip(self.shapes, self.tracked):
             end = start + shape[self.dim]
@@ -148,9 +148,9 @@ class Gather(Step):
     def forward(self, B, tensor):
         return B.float_gather(self.dim, tensor, self.saved["indices"])
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         zeros = zeros_like(B, grad, self.shapes[0])
-        return (B.float_scatter(self.dim, zeros, saved["indices"], grad),)
+        return (B.float_scatter(self.dim, zeros, state["indices"], grad),)
 
 
 class Scatter(Gather):
@@ -160,8 +160,8 @@ class Scatter(Gather):
     def forward(self, B, tensor, value):
         return B.float_scatter(self.dim, tensor, self.saved["indices"], value)
 
-    def backward(self, B, grad, saved):
-        d_value = B.float_gather(self.dim, grad, saved["indices"]) if self.tracked[1] else None
+    def backward(self, B, grad, state):
+        d_value = B.float_gather(self.dim, grad, state["indices"]) if self.tracked[1] else None
         return grad, d_value
 
 
@@ -172,9 +172,9 @@ class Select(Gather):
     def forward(self, B, tensor):
         return B.float_select(tensor, self.dim, self.saved["indices"])
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         zeros = zeros_like(B, grad, self.shapes[0])
-        return (B.float_select_assign(zeros, self.dim, saved["indices"], grad),)
+        return (B.float_select_assign(zeros, self.dim, state["indices"], grad),)
 
 
 class SelectAssign(Gather):
@@ -184,8 +184,8 @@ class SelectAssign(Gather):
     def forward(self, B, tensor, value):
         return B.float_select_assign(tensor, self.dim, self.saved["indices"], value)
 
-    def backward(self, B, grad, saved):
-        d_value = B.float_select(grad, self.dim, saved["indices"]) if self.tracked[1] else None
+    def backward(self, B, grad, state):
+        d_value = B.float_select(grad, self.dim, state["indices"]) if self.tracked[1] else None
         return grad, d_value
 
 
@@ -199,8 +199,8 @@ class MaskWhere(Step):
     def forward(self, B, tensor, value):
         return B.float_mask_where(tensor, self.saved["mask"], value)
 
-    def backward(self, B, grad, saved):
-        mask = saved["mask"]
+    def backward(self, B, grad, state):
+        mask = state["mask"]
         d_tensor = d_value = None
         if self.tracked[0]:
             d_tensor = sum_to_shape(B, B.float_mask_fill(grad, mask, 0.0), self.shapes[0])
@@ -219,8 +219,8 @@ class MaskFill(Step):
     def forward(self, B, tensor):
         return B.float_mask_fill(tensor, self.saved["mask"], self.value)
 
-    def backward(self, B, grad, saved):
-        return (sum_to_shape(B, B.float_mask_fill(grad, saved["mask"], 0.0), self.shapes[0]),)
+    def backward(self, B, grad, state):
+        return (sum_to_shape(B, B.float_mask_fill(grad, state["mask"], 0.0), self.shapes[0]),)
 
 
 class AutodiffLayoutOps(AutodiffOpsBase):

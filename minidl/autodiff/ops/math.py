@@ -20,8 +20,8 @@ class Exp(Step):
     def forward(self, B, tensor):
         return B.float_exp(tensor)
 
-    def backward(self, B, grad, saved):
-        return (B.float_mul(grad, saved["out"]),)
+    def backward(self, B, grad, state):
+        return (B.float_mul(grad, state["out"]),)
 
 
 class Log(Step):
@@ -32,8 +32,8 @@ class Log(Step):
     def forward(self, B, tensor):
         return B.float_log(tensor)
 
-    def backward(self, B, grad, saved):
-        return (B.float_div(grad, saved["tensor"]),)
+    def backward(self, B, grad, state):
+        return (B.float_div(grad, state["tensor"]),)
 
 
 class Log1p(Step):
@@ -44,8 +44,8 @@ class Log1p(Step):
     def forward(self, B, tensor):
         return B.float_log1p(tensor)
 
-    def backward(self, B, grad, saved):
-        return (B.float_div(grad, B.float_add_scalar(saved["tensor"], 1.0)),)
+    def backward(self, B, grad, state):
+        return (B.float_div(grad, B.float_add_scalar(state["tensor"], 1.0)),)
 
 
 class Sqrt(Step):
@@ -56,8 +56,8 @@ class Sqrt(Step):
     def forward(self, B, tensor):
         return B.float_sqrt(tensor)
 
-    def backward(self, B, grad, saved):
-        return (B.float_div(grad, B.float_mul_scalar(saved["out"], 2.0)),)
+    def backward(self, B, grad, state):
+        return (B.float_div(grad, B.float_mul_scalar(state["out"], 2.0)),)
 
 
 class Abs(Step):
@@ -68,8 +68,8 @@ class Abs(Step):
     def forward(self, B, tensor):
         return B.float_abs(tensor)
 
-    def backward(self, B, grad, saved):
-        return (B.float_mul(grad, B.float_sign(saved["tensor"])),)
+    def backward(self, B, grad, state):
+        return (B.float_mul(grad, B.float_sign(state["tensor"])),)
 
 
 class Tanh(Step):
@@ -80,8 +80,8 @@ class Tanh(Step):
     def forward(self, B, tensor):
         return B.float_tanh(tensor)
 
-    def backward(self, B, grad, saved):
-        out = saved["out"]
+    def backward(self, B, grad, state):
+        out = state["out"]
         return (B.float_mul(grad, B.float_add_scalar(B.float_neg(B.float_mul(out, out)), 1.0)),)
 
 
@@ -93,8 +93,8 @@ class Sin(Step):
     def forward(self, B, tensor):
         return B.float_sin(tensor)
 
-    def backward(self, B, grad, saved):
-        return (B.float_mul(grad, B.float_cos(saved["tensor"])),)
+    def backward(self, B, grad, state):
+        return (B.float_mul(grad, B.float_cos(state["tensor"])),)
 
 
 class Cos(Step):
@@ -105,8 +105,8 @@ class Cos(Step):
     def forward(self, B, tensor):
         return B.float_cos(tensor)
 
-    def backward(self, B, grad, saved):
-        return (B.float_neg(B.float_mul(grad, B.float_sin(saved["tensor"]))),)
+    def backward(self, B, grad, state):
+        return (B.float_neg(B.float_mul(grad, B.float_sin(state["tensor"]))),)
 
 
 class Erf(Step):
@@ -117,8 +117,8 @@ class Erf(Step):
     def forward(self, B, tensor):
         return B.float_erf(tensor)
 
-    def backward(self, B, grad, saved):
-        x = saved["tensor"]
+    def backward(self, B, grad, state):
+        x = state["tensor"]
         density = B.float_mul_scalar(B.float_exp(B.float_neg(B.float_mul(x, x))), 2.0 / math.sqrt(math.pi))
         return (B.float_mul(grad, density),)
 
@@ -129,7 +129,7 @@ class Floor(Step):
     def forward(self, B, tensor):
         return B.float_floor(tensor)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return (zeros_like(B, grad, self.shapes[0]),)
 
 

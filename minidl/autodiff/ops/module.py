@@ -35,8 +35,8 @@ class Conv2dWithBias(Step):
     def forward(self, B, x, weight, bias):
         return B.conv2d(x, weight, bias, self.options)
 
-    def backward(self, B, grad, saved):
-        x, weight = saved["x"], saved["weight"]
+    def backward(self, B, grad, state):
+        x, weight = state["x"], state["weight"]
         d_x = B.conv2d_x_backward(x, weight, grad, self.options) if self.tracked[0] else None
         d_w = B.conv2d_weight_backward(x, weight, grad, self.options) if self.tracked[1] else None
         if len(self.tracked) == 2:
@@ -65,8 +65,8 @@ class Conv1dWithBias(Step):
     def forward(self, B, x, weight, bias):
         return B.conv1d(x, weight, bias, self.stride, self.padding, self.dilation, self.groups, self.padding_end)
 
-    def backward(self, B, grad, saved):
-        x, weight = saved["x"], saved["weight"]
+    def backward(self, B, grad, state):
+        x, weight = state["x"], state["weight"]
         n, c, length = x.shape
         out_c, c_per_group, k = weight.shape
         x4 = B.float_reshape(x, (n, c, 1, length))
@@ -111,8 +111,8 @@ class ConvTranspose2dWithBias(Step):
         o = self.options
         return ConvOptions(stride=o.stride, padding=o.padding, dilation=o.dilation, groups=o.groups)
 
-    def backward(self, B, grad, saved):
-        x, weight = saved["x"], saved["weight"]
+    def backward(self, B, grad, state):
+        x, weight = state["x"], state["weight"]
         conv = self._conv()
         d_x = B.conv2d(grad, weight, None, conv) if self.tracked[0] else None
         d_w = B.conv2d_weight_backward(grad, weight, x, conv) if self.tracked[1] else None
@@ -141,8 +141,8 @@ class MaxPool2d(Step):
     def forward(self, B, x):
         return B.max_pool2d(x, self.options)
 
-    def backward(self, B, grad, saved):
-        return (B.max_pool2d_with_indices_backward(saved["x"], self.options, grad, saved["indices"]),)
+    def backward(self, B, grad, state):
+        return (B.max_pool2d_with_indices_backward(state["x"], self.options, grad, state["indices"]),)
 
 
 class AvgPool2d(Step):
@@ -158,8 +158,8 @@ class AvgPool2d(Step):
     def forward(self, B, x):
         return B.avg_pool2d(x, self.options)
 
-    def backward(self, B, grad, saved):
-        return (B.avg_pool2d_backward(saved["x"], self.options, grad),)
+    def backward(self, B, grad, state):
+        return (B.avg_pool2d_backward(state["x"], self.options, grad),)
 
 
 class AdaptiveAvgPool2d(Step):
@@ -175,8 +175,8 @@ class AdaptiveAvgPool2d(Step):
     def forward(self, B, x):
         return B.adaptive_avg_pool2d(x, self.output_size)
 
-    def backward(self, B, grad, saved):
-        return (B.adaptive_avg_pool2d_backward(saved["x"], grad),)
+    def backward(self, B, grad, state):
+        return (B.adaptive_avg_pool2d_backward(state["x"], grad),)
 
 
 class AdaptiveMaxPool2d(Step):
@@ -193,8 +193,8 @@ class AdaptiveMaxPool2d(Step):
     def forward(self, B, x):
         return B.adaptive_max_pool2d(x, self.output_size)
 
-    def backward(self, B, grad, saved):
-        return (B.adaptive_max_pool2d_with_indices_backward(saved["x"], grad, saved["indices"]),)
+    def backward(self, B, grad, state):
+        return (B.adaptive_max_pool2d_with_indices_backward(state["x"], grad, state["indices"]),)
 
 
 class Interpolate(Step):
@@ -211,8 +211,8 @@ class Interpolate(Step):
     def forward(self, B, x):
         return B.interpolate(x, self.output_size, self.options)
 
-    def backward(self, B, grad, saved):
-        return (B.interpolate_backward(saved["x"], grad, self.output_size, self.options),)
+    def backward(self, B, grad, state):
+        return (B.interpolate_backward(state["x"], grad, self.output_size, self.options),)
 
 
 class Embedding(Step):
@@ -228,8 +228,8 @@ class Embedding(Step):
     def forward(self, B, weights):
         return B.embedding(weights, self.saved["indices"])
 
-    def backward(self, B, grad, saved):
-        return (B.embedding_backward(saved["weights"], grad, saved["indices"]),)
+    def backward(self, B, grad, state):
+        return (B.embedding_backward(state["weights"], grad, state["indices"]),)
 
 
 class LinearWithBias(Step):
@@ -245,9 +245,9 @@ class LinearWithBias(Step):
     def keeps(self, tracked):
         return tuple(name for name, other in (("x", tracked[1]), ("weight", tracked[0])) if other)
 
-    def backward(self, B, grad, saved):
-        d_x = B.linear_x_backward(saved["weight"], grad) if self.tracked[0] else None
-        d_w = B.linear_weight_backward(saved["x"], grad) if self.tracked[1] else None
+    def backward(self, B, grad, state):
+        d_x = B.linear_x_backward(state["weight"], grad) if self.tracked[0] else None
+        d_w = B.linear_weight_backward(state["x"], grad) if self.tracked[1] else None
         if len(self.tracked) == 2:
             return d_x, d_w
         return d_x, d_w, B.linear_bias_backward(grad) if self.tracked[2] else None

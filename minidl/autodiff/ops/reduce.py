@@ -30,7 +30,7 @@ class Sum(Step):
     def forward(self, B, tensor):
         return B.float_sum(tensor)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return (_expand(B, grad, self.shapes[0]),)
 
 
@@ -44,7 +44,7 @@ class SumDim(Step):
     def forward(self, B, tensor):
         return B.float_sum_dim(tensor, self.dim)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return (_expand(B, grad, self.shapes[0]),)
 
 
@@ -54,7 +54,7 @@ class Mean(Step):
     def forward(self, B, tensor):
         return B.float_mean(tensor)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         n = float(math.prod(self.shapes[0]))
         return (_expand(B, B.float_div_scalar(grad, n), self.shapes[0]),)
 
@@ -65,7 +65,7 @@ class MeanDim(SumDim):
     def forward(self, B, tensor):
         return B.float_mean_dim(tensor, self.dim)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         size = float(self.shapes[0][self.dim])
         return (_expand(B, B.float_div_scalar(grad, size), self.shapes[0]),)
 
@@ -80,11 +80,11 @@ class ProdDim(SumDim):
     def forward(self, B, tensor):
         return B.float_prod_dim(tensor, self.dim)
 
-    def backward(self, B, grad, saved):
-        x, dim = saved["tensor"], self.dim
+    def backward(self, B, grad, state):
+        x, dim = state["tensor"], self.dim
         grad = _expand(B, grad, self.shapes[0])
         if not _has_zero(B, x):
-            return (B.float_mul(grad, B.float_div(saved["out"], x)),)
+            return (B.float_mul(grad, B.float_div(state["out"], x)),)
         n = x.shape[dim]
         others = []
         for i in range(n):  # the product of every slice but the i-th
@@ -114,9 +114,9 @@ class MaxDim(Step):
     def forward(self, B, tensor):
         return B.float_max_dim(tensor, self.dim)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         zeros = zeros_like(B, grad, self.shapes[0])
-        return (B.float_scatter(self.dim, zeros, saved["indices"], grad),)
+        return (B.float_scatter(self.dim, zeros, state["indices"], grad),)
 
 
 class MinDim(MaxDim):

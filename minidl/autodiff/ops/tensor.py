@@ -10,7 +10,7 @@ them; the graph hooks (``require_grad``, ``detach``) set a node's requirement as
 from __future__ import annotations
 
 from minidl.autodiff.node import Node, Requirement
-from minidl.autodiff.ops.base import AutodiffOpsBase, inner_device, prim, record
+from minidl.autodiff.ops.base import AutodiffOpsBase, plain_device, prim, record
 from minidl.autodiff.step import Step
 from minidl.autodiff.tensor import AutodiffTensor
 from minidl.backend.dtype import DType
@@ -27,7 +27,7 @@ class Cast(Step):
     def forward(self, B, tensor):
         return B.float_cast(tensor, self.dtype)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return (B.float_cast(grad, self.source),)
 
 
@@ -42,7 +42,7 @@ class ToDevice(Step):
     def forward(self, B, tensor):
         return B.float_to_device(tensor, self.device)
 
-    def backward(self, B, grad, saved):
+    def backward(self, B, grad, state):
         return (B.float_to_device(grad, self.source),)
 
 
@@ -52,7 +52,7 @@ class AutodiffTensorOps(AutodiffOpsBase):
     # ----- creation and data: untracked leaves of the inner backend ---------------------
     @classmethod
     def float_from_data(cls, data, device):
-        return AutodiffTensor.untracked(cls._inner.float_from_data(data, inner_device(device)))
+        return AutodiffTensor.untracked(cls._inner.float_from_data(data, plain_device(device)))
 
     @classmethod
     def float_into_data(cls, tensor):
@@ -60,23 +60,23 @@ class AutodiffTensorOps(AutodiffOpsBase):
 
     @classmethod
     def float_random(cls, shape, distribution, dtype, device):
-        return AutodiffTensor.untracked(cls._inner.float_random(shape, distribution, dtype, inner_device(device)))
+        return AutodiffTensor.untracked(cls._inner.float_random(shape, distribution, dtype, plain_device(device)))
 
     @classmethod
     def seed(cls, device, seed):
-        return cls._inner.seed(inner_device(device), seed)
+        return cls._inner.seed(plain_device(device), seed)
 
     @classmethod
     def float_zeros(cls, shape, dtype, device):
-        return AutodiffTensor.untracked(cls._inner.float_zeros(shape, dtype, inner_device(device)))
+        return AutodiffTensor.untracked(cls._inner.float_zeros(shape, dtype, plain_device(device)))
 
     @classmethod
     def float_ones(cls, shape, dtype, device):
-        return AutodiffTensor.untracked(cls._inner.float_ones(shape, dtype, inner_device(device)))
+        return AutodiffTensor.untracked(cls._inner.float_ones(shape, dtype, plain_device(device)))
 
     @classmethod
     def float_full(cls, shape, fill_value, dtype, device):
-        return AutodiffTensor.untracked(cls._inner.float_full(shape, fill_value, dtype, inner_device(device)))
+        return AutodiffTensor.untracked(cls._inner.float_full(shape, fill_value, dtype, plain_device(device)))
 
     @classmethod
     def float_device(cls, tensor):
@@ -85,7 +85,7 @@ class AutodiffTensorOps(AutodiffOpsBase):
     @classmethod
     def float_to_device(cls, tensor, device):
         source = cls._inner.float_device(prim(tensor))
-        return record(cls, ToDevice(inner_device(device), source), tensor)
+        return record(cls, ToDevice(plain_device(device), source), tensor)
 
     @classmethod
     def float_cast(cls, tensor, dtype):

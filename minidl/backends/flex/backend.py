@@ -70,7 +70,7 @@ class Flex(FlexFloatOps, FlexActivationOps, FlexModuleOps, CpuHostOps, CpuViewOp
         super().seed(device, seed)
 
     @classmethod
-    def stream(cls, device) -> RngState:
+    def rng_state(cls, device) -> RngState:
         """The counter-based stream of ``device``, from OS entropy until ``seed`` restarts it.
 
         The value at position ``i`` is a hash of ``(key, i)``: a kernel can fill any slice of
@@ -88,7 +88,7 @@ class Flex(FlexFloatOps, FlexActivationOps, FlexModuleOps, CpuHostOps, CpuViewOp
     def float_random(cls, shape: Shape, distribution: Distribution, dtype: DType, device):
         """Samples from the device's counter-based stream (kernels: :mod:`.kernels.rng`)."""
         check_size("float_random", shape, dtype.numpy)
-        rng, shape, dt = cls.stream(device), tuple(shape), dtype.numpy
+        rng, shape, dt = cls.rng_state(device), tuple(shape), dtype.numpy
         if distribution.name == "uniform":
             low, high = distribution.a, distribution.b
             sample = rng.uniform(shape, low, high, dt)

@@ -1,49 +1,60 @@
 """NdArray's ``interpolate`` (nearest, bilinear with or without align_corners) and its backward, in
 NumPy (burn-ndarray's ``ops/interpolate.rs``), following torch's index arithmetic exactly.
 
-Both modes resize the two spatial axes independently. For each axis, :func:`taps` says which
-input rows every output row reads and with what weight — nearest: one tap of weight 1;
-bilinear: two neighbours weighted ``1 - λ`` and ``λ``. The forward sums the weighted taps; the
-backward sends each output gradient back along the same taps.
+Both modes resize the two spatial axes independently. For each axis, :func:`source_taps` says
+which input positions an output position reads and with what weight — nearest: one tap of
+weight 1; bilinear: two neighbours weighted ``1 - λ`` and ``λ``. The forward sums the weighted
+taps; the backward sends each output gradient back along the same taps.
+
+This is the reference the Flex kernels are tested against (``tests/flex/``), so it is written
+its own way: one output position at a time, in scalars, where Flex's kernel
+(:mod:`minidl.backends.flex.kernels.interpolate`) builds its index and weight tables as whole
+arrays. Only torch's arithmetic is shared, as the specification both follow.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from minidl.backend import InterpolateOptions
 from minidl.backends.ndarray.float_ops import compute, like
 
-Tap = tuple[np.ndarray, np.ndarray]  # (input index per output position, weight per output position)
 
-
-def taps(in_size: int, out_size: int, mode: str, dtype: np.dtype, align_corners: bool = False) -> list[Tap]:
-    """The input positions (and weights) each of ``out_size`` outputs reads along one axis."""
-    dst = np.arange(out_size)
+def source_taps(i: int, in_size: int, out_size: int, mode: str, dtype: np.dtype,
+                align_corners: bool = False) -> list[tuple[int, float]]:
+    """The ``(input position, weight)`` pairs output ``i`` reads along one axis, in ``dtype``."""
+    t = np.dtype(dtype).type
     if mode == "nearest":
-        # torch: src = min(floor(dst * (in / out)), in - 1), computed in float32 even for float64
-        scale = np.float32(in_size) / np.float32(out_size)
-        src = np.floor(dst.astype(np.float32) * scale).astype(np.int64)
-        return [(np.minimum(src, in_size - 1), np.ones(out_size, dtype=dtype))]
-    if align_corners:
-        # the corner pixels' centres line up: src = dst * (in - 1) / (out - 1) (0 for one output)
-        scale = dtype.type(in_size - 1) / dtype.type(out_size - 1) if out_size > 1 else dtype.type(0)
-        real = scale * dst.astype(dtype)
-    else:
-        # pixel centres line up: src = (dst + 0.5) * scale - 0.5 ≥ 0
-        scale = dtype.type(in_size) / dtype.type(out_size)
-        real = np.maximum(scale * (dst.astype(dtype) + dtype.type(0.5)) - dtype.type(0.5), 0)
-    low = np.minimum(np.floor(real).astype(np.int64), in_size - 1)
-    lam = np.clip(real - low, 0, 1).astype(dtype)
-    high = np.minimum(low + 1, in_size - 1)
-    return [(low, 1 - lam), (high, lam)]
+        # torch: floor(i * (in / out)) in float32, whatever the dtype, at most in - 1
+        src = math.floor(np.float32(i) * (np.float32(in_size) / np.float32(out_size)))
+        return [(min(src, in_size - 1), t(1))]
+    if align_corners:  # the corner pixels' centres line up; one output reads position 0
+        src = t(in_size - 1) / t(out_size - 1) * t(i) if out_size > 1 else t(0)
+    else:  # pixel centres line up, clamped at 0
+        src = max(t(in_size) / t(out_size) * (t(i) + t(0.5)) - t(0.5), t(0))
+    low = min(math.floor(src), in_size - 1)
+    lam = min(max(src - t(low), t(0)), t(1))
+    # both neighbours always, even at weight 0: torch adds 0 * x, so an inf there gives NaN
+    return [(low, t(1) - lam), (min(low + 1, in_size - 1), lam)]
 
 
-def _axes_taps(x: np.ndarray, output_size: tuple[int, int], options: InterpolateOptions):
+def taps(in_size: int, out_size: int, mode: str, dtype: np.dtype,
+         align_corners: bool = False) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Per tap slot, ``(input position, weight)`` of every output along one axis: one slot for
+    nearest, two for bilinear (the Wgpu backend uploads these for its kernels)."""
+    per_output = [source_taps(i, in_size, out_size, mode, dtype, align_corners) for i in range(out_size)]
+    slots = zip(*per_output, strict=True)  # slot k: the k-th tap of every output
+    return [(np.array([j for j, _ in slot]), np.array([w for _, w in slot], dtype)) for slot in slots]
+
+
+def _taps(x: np.ndarray, output_size: tuple[int, int], options: InterpolateOptions):
+    """``(rows, weight [oh, ow], cols)`` for every pair of a row slot and a column slot."""
     dtype = compute(x).dtype
     rows = taps(x.shape[2], output_size[0], options.mode, dtype, options.align_corners)
     cols = taps(x.shape[3], output_size[1], options.mode, dtype, options.align_corners)
-    return [(r, rw[:, None] * cw[None, :], c) for r, rw in rows for c, cw in cols]
+    return [(r[:, None], rw[:, None] * cw[None, :], c[None, :]) for r, rw in rows for c, cw in cols]
 
 
 class NdArrayInterpolateOps:
@@ -54,8 +65,8 @@ class NdArrayInterpolateOps:
         """``out[.., i, j] = Σ weight · x[.., row, col]`` over the taps of row ``i`` and column ``j``."""
         source = compute(x)
         out = np.zeros((*x.shape[:2], *output_size), dtype=source.dtype)
-        for rows, weight, cols in _axes_taps(x, output_size, options):
-            out += source[:, :, rows[:, None], cols[None, :]] * weight
+        for rows, weight, cols in _taps(x, output_size, options):
+            out += source[:, :, rows, cols] * weight
         return like(out, x.dtype)
 
     @classmethod
@@ -63,7 +74,6 @@ class NdArrayInterpolateOps:
         """Each output gradient, times a tap's weight, added to the input position the tap read."""
         grad = compute(output_grad)
         out = np.zeros(x.shape, dtype=grad.dtype)
-        everything = slice(None)
-        for rows, weight, cols in _axes_taps(x, output_size, options):
-            np.add.at(out, (everything, everything, rows[:, None], cols[None, :]), grad * weight)
+        for rows, weight, cols in _taps(x, output_size, options):
+            np.add.at(out, (slice(None), slice(None), rows, cols), grad * weight)
         return like(out, x.dtype)

@@ -1,1 +1,1 @@
-"""Generated forwarding mixins of Dispatch, one file per op family (see ``codegen.py``)."""
+"""Generated forwarding mixins of Dispatch, one file per op family (see ``minidl/dispatch/write_forwarders.py``)."""

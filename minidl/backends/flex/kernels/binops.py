@@ -1,5 +1,5 @@
-"""The binary ops of Flex's element-wise kernels as named integer codes, and ``binop``, the
-scalar op every loop inlines (module-level ints are compile-time constants to numba, so a
+"""The binary ops of Flex's element-wise kernels as named integer codes, and ``apply_binary``,
+the scalar op every loop inlines (module-level ints are compile-time constants to numba, so a
 loop's ``op`` branch is hoisted out of it).
 
 Mirrors the per-op bodies of burn-flex's ``ops/binary.rs`` (``float_add`` ... ``float_powf``,
@@ -41,7 +41,7 @@ def _div_impl(x, y):
 
 
 @njit(inline="always", **JIT_EW)
-def binop(op, x, y):
+def apply_binary(op, x, y):
     if op == ADD:
         return x + y
     if op == SUB:

@@ -9,8 +9,8 @@ The kernels take 3-D views (built by :mod:`.operands`, no copy) and run over row
 dimension, broadcasting size-1 dims themselves. Each row loop is a small function of its own
 (``_rows_vv``, ``_rows_vs``, ...), so LLVM vectorizes it and hoists the op's branch out of it;
 the op is a named integer constant (``ADD``, ``WHERE``, ...: module-level ints are
-compile-time constants to numba). Two small arrays of one shape skip the views: ``binary_same``
-takes them as they are.
+compile-time constants to numba). Two small arrays of one shape skip the views:
+``binary_same_shape`` takes them as they are.
 
 Float16 is computed in float32 and cast back (numba has no f16 arithmetic). Above
 ``PARALLEL_MIN_ELEMS`` elements the work is split in chunks over threads.
@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit, prange
 
 from ._common import JIT_EW, PARALLEL_MIN_ELEMS, aligned_empty, compute_dtype
-from .binops import ADD, BINARY_OPS, DIV, MAXIMUM, MINIMUM, MUL, POW, SUB, binop  # noqa: F401
+from .binops import ADD, BINARY_OPS, DIV, MAXIMUM, MINIMUM, MUL, POW, SUB, apply_binary  # noqa: F401
 from .broadcast_rows import small_broadcast, unexpand
 from .operands import (
     NATIVE_DTYPES,
@@ -34,10 +34,10 @@ from .operands import (
     shape_of,
 )
 
+# Imported above: the binary kernel's ops and the scalar op itself (binops.py, re-exported),
+# and the one-loop-nest paths for small broadcasts (broadcast_rows.py).
 CHUNK = 8192  # elements of the last dimension per parallel task
 
-# The binary kernel's ops, the scalar op itself (binops.py), and the one-loop-nest paths for
-# small broadcasts (broadcast_rows.py)
 WHERE, RELU_AFFINE, CLAMP = range(3)  # the ternary kernel's ops, on operands (c, a, b)
 
 
@@ -76,19 +76,19 @@ def row_of(x, i0, i1, lo, hi):
 @njit(**JIT_EW)
 def _rows_vv(op, ar, br, orow):
     for j in range(orow.shape[0]):
-        orow[j] = binop(op, ar[j], br[j])
+        orow[j] = apply_binary(op, ar[j], br[j])
 
 
 @njit(**JIT_EW)
 def _rows_vs(op, ar, y, orow):
     for j in range(orow.shape[0]):
-        orow[j] = binop(op, ar[j], y)
+        orow[j] = apply_binary(op, ar[j], y)
 
 
 @njit(**JIT_EW)
 def _rows_sv(op, x, br, orow):
     for j in range(orow.shape[0]):
-        orow[j] = binop(op, x, br[j])
+        orow[j] = apply_binary(op, x, br[j])
 
 
 @njit(**JIT_EW)
@@ -102,7 +102,7 @@ def _binary_task(a, b, out, op, t, nch):
     elif a_one and not b_one:
         _rows_sv(op, ar[0], br, orow)
     elif a_one:
-        orow[:] = binop(op, ar[0], br[0])
+        orow[:] = apply_binary(op, ar[0], br[0])
     else:
         _rows_vv(op, ar, br, orow)
 
@@ -116,7 +116,7 @@ def binary_serial(a, b, out, op):
 
 
 @njit(**JIT_EW)
-def binary_same(a, b, out, op):
+def binary_same_shape(a, b, out, op):
     """out = a <op> b for arrays of one shape, any rank and layout (``out`` C-contiguous): the
     small-work path of :func:`binary`.
 
@@ -230,7 +230,7 @@ def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar, lhs_dtype: bool = False)
     needed for correctness. Everything before it is a **speed trick**, each one shaped by a
     call that an MLP training step makes, each giving the same result as the general path:
 
-    1. same shape, small: ``binary_same`` on the arrays as they are (the tiny-op path);
+    1. same shape, small: ``binary_same_shape`` on the arrays as they are (the tiny-op path);
     2. same shape, large and contiguous: ``binary_parallel`` into a cache-line-aligned output;
     0. an ``expand``ed view (stride 0) is first taken as the small array it repeats;
     3. a small statistic over a small array of one rank: a bias row ``[1, n]``, a per-row
@@ -242,26 +242,26 @@ def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar, lhs_dtype: bool = False)
     """
     # 1. first, before any flag is read: two small arrays of one shape and one native dtype (a
     # 4x4 add spent 1.14 us in this function against 0.54 us for its np.empty and kernel call,
-    # the rest in the tests below; `binary_same` takes any layout, an expanded view included)
+    # the rest in the tests below; `binary_same_shape` takes any layout, an expanded view included)
     if type(a) is np.ndarray and type(b) is np.ndarray:
         if ((shape := a.shape) == b.shape and (dtype := a.dtype) is b.dtype
                 and a.size < PARALLEL_MIN_ELEMS and (dtype is _F32 or dtype in NATIVE_DTYPES)):
             out = np.empty(shape, dtype)
-            binary_same(a, b, out, BINARY_OPS[op])
+            binary_same_shape(a, b, out, BINARY_OPS[op])
             return out
     code = BINARY_OPS[op]
     if type(a) is np.ndarray and type(b) is np.ndarray and not (a.flags.c_contiguous and b.flags.c_contiguous):
         a, b = _unexpanded(a, b)
     # Two arrays of one shape and native dtype: the tiny-op path, tested cheapest first (a 4x4
     # add spends more time in these tests than in its loop, so each attribute is read once).
-    # Small work runs `binary_same` on the arrays as they are (numba sees their layout); large
+    # Small work runs `binary_same_shape` on the arrays as they are (numba sees their layout); large
     # contiguous work goes parallel.
     if type(a) is np.ndarray and type(b) is np.ndarray and (dtype := a.dtype) is b.dtype and dtype in NATIVE_DTYPES:
         if (shape := a.shape) == b.shape:
             n = a.size
             if n < PARALLEL_MIN_ELEMS:
                 out = np.empty(shape, dtype)
-                binary_same(a, b, out, code)
+                binary_same_shape(a, b, out, code)
                 return out
             if a.flags.c_contiguous and b.flags.c_contiguous:
                 # on a cache line: an optimizer's `w - lr * g` makes the next Linear weight here,

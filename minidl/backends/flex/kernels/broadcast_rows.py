@@ -4,7 +4,7 @@
 The general broadcast kernel (:mod:`.broadcast`) walks rows of a 3-D view and calls a small
 function per row, which LLVM vectorizes; on small tensors that call per row is the cost. These
 kernels keep the whole nest in one function, and give the general kernel's results to the
-bit (the same inlined scalar op, ``binop``).
+bit (the same inlined scalar op, ``apply_binary``).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 from numba import njit
 
 from ._common import JIT_EW, PARALLEL_MIN_ELEMS
-from .binops import ADD, MUL, binop
+from .binops import ADD, MUL, apply_binary
 
 
 @njit(**JIT_EW)
@@ -29,7 +29,7 @@ def binary_row(a, b, out, op):
         ar = a[i]
         orow = out[i]
         for j in range(n):
-            orow[j] = binop(op, ar[j], br[j])
+            orow[j] = apply_binary(op, ar[j], br[j])
 
 
 @njit(**JIT_EW)
@@ -42,7 +42,7 @@ def binary_col(a, b, out, op):
         orow = out[i]
         y = b[i, 0]
         for j in range(n):
-            orow[j] = binop(op, ar[j], y)
+            orow[j] = apply_binary(op, ar[j], y)
 
 
 @njit(**JIT_EW)
@@ -57,7 +57,7 @@ def binary_channel(a, y, out, op):
             orow = out[n, c]
             v = y[c]
             for s in range(orow.shape[0]):
-                orow[s] = binop(op, ar[s], v)
+                orow[s] = apply_binary(op, ar[s], v)
 
 
 @njit(**JIT_EW)
@@ -70,7 +70,7 @@ def channel_binary(y, a, out, op):
             orow = out[n, c]
             v = y[c]
             for s in range(orow.shape[0]):
-                orow[s] = binop(op, v, ar[s])
+                orow[s] = apply_binary(op, v, ar[s])
 
 
 #: ops whose operands may be swapped: IEEE add and mul commute (max and min do not, for NaN

@@ -1,5 +1,11 @@
 """Every vectorizable scalar function of :mod:`.vmath` and its siblings, in one namespace: the
-import line of fusion's generated kernels, so they compute what Flex's unary kernels do."""
+import line of fusion's generated kernels, so they run the same formulas as Flex's unary kernels.
+
+Not bit for bit: the functions are inlined into their caller and take its fastmath flags.
+Flex's element-wise kernels compile with ``contract`` only (``JIT_EW`` in :mod:`._common`);
+fusion's generated kernels with its own ``FASTMATH`` set (``reassoc``, ``contract``, ``arcp``,
+``nsz``, in ``minidl/backends/fusion/codegen.py``), so a fused result may differ from Flex's by
+a rounding (an ``arcp`` reciprocal, a reassociated sum)."""
 
 from .vmath import fmaximum, vexp, vlog
 from .vmath_act import vgelu_tanh, vsigmoid, vtanh

@@ -29,8 +29,8 @@ class Softplus(Step):
     def forward(self, B, tensor):
         return B.float_log1p(B.float_exp(tensor))
 
-    def backward(self, B, grad, saved):
-        return (B.float_mul(grad, B.sigmoid(saved["tensor"])),)
+    def backward(self, B, grad, state):
+        return (B.float_mul(grad, B.sigmoid(state["tensor"])),)
 
 
 # ----- planted wrong solutions ---------------------------------------------------------------
@@ -42,8 +42,8 @@ class SoftplusWrongGrad(Step):
     def forward(self, B, tensor):
         return B.float_log1p(B.float_exp(tensor))
 
-    def backward(self, B, grad, saved):
-        return (B.float_mul(grad, B.float_exp(saved["tensor"])),)
+    def backward(self, B, grad, state):
+        return (B.float_mul(grad, B.float_exp(state["tensor"])),)
 
 
 class SoftplusKeepsBoth(Step):
@@ -54,8 +54,8 @@ class SoftplusKeepsBoth(Step):
     def forward(self, B, tensor):
         return B.float_log1p(B.float_exp(tensor))
 
-    def backward(self, B, grad, saved):
-        return (B.float_mul(grad, B.sigmoid(saved["tensor"])),)
+    def backward(self, B, grad, state):
+        return (B.float_mul(grad, B.sigmoid(state["tensor"])),)
 
 
 class SoftplusNumpy(Step):
@@ -66,8 +66,8 @@ class SoftplusNumpy(Step):
     def forward(self, B, tensor):
         return np.log1p(np.exp(tensor))
 
-    def backward(self, B, grad, saved):
-        return (B.float_mul(grad, B.sigmoid(saved["tensor"])),)
+    def backward(self, B, grad, state):
+        return (B.float_mul(grad, B.sigmoid(state["tensor"])),)
 
 
 class SoftplusSelfConsistent(Step):
@@ -79,8 +79,8 @@ class SoftplusSelfConsistent(Step):
     def forward(self, B, tensor):
         return B.float_log1p(B.float_exp(B.float_mul_scalar(tensor, 2.0)))
 
-    def backward(self, B, grad, saved):
-        return (B.float_mul(grad, B.float_mul_scalar(B.sigmoid(B.float_mul_scalar(saved["tensor"], 2.0)), 2.0)),)
+    def backward(self, B, grad, state):
+        return (B.float_mul(grad, B.float_mul_scalar(B.sigmoid(B.float_mul_scalar(state["tensor"], 2.0)), 2.0)),)
 
 
 #: name → (wrong step, the verdict kind it must get)

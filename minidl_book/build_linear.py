@@ -96,12 +96,20 @@ def exercise(max_examples: int = 15) -> BuildExercise:
                     must_reach={r"^Flex\.float_matmul$": "reach Flex's gemm (through Dispatch)"},
                     no_data=True, no_numpy=True),
         hints=[
-            "minidl's Tensor is burn's (input.rank, input.shape, reshape, unsqueeze_dim), and "
-            "weight is [d_input, d_output]: input @ weight needs no transpose.",
-            "+ broadcasts only between tensors of one rank: for a 2-D input the bias "
-            "[d_output] must become [1, d_output] first.",
-            "A 1-D input: input @ weight is already [d_output] (minidl's @ takes a vector on "
-            "the left, as torch's does), and the bias adds to it as it is.",
+            ("error", "Read the op named in the error. matmul: weight is already "
+             "[d_input, d_output], so input @ weight needs no transpose. add: + broadcasts "
+             "only between tensors of one rank, so give the bias the output's rank first "
+             "(reshape, or unsqueeze_dim(0) for a 2-D output)."),
+            ("error", "minidl's unsqueeze() is torch's unsqueeze(0), not burn's "
+             "unsqueeze::<D>(): on a 1-D input, input @ weight is already [d_output] "
+             "(minidl's @ takes a vector on the left, as torch's does) and the bias adds "
+             "to it as it is."),
+            ("value", "weight is [d_input, d_output] (burn's layout): input @ weight, "
+             "no transpose (a square weight hides the slip until the values differ)."),
+            ("shape", "A 1-D input gives a 1-D output: a batch dim you added must come "
+             "off again (squeeze_dim(0))."),
+            ("*", "Write it as input @ weight, then + the bias reshaped to the output's "
+             "rank."),
         ],
         reference_solution=linear,
         max_examples=max_examples,

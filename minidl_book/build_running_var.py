@@ -91,12 +91,17 @@ def exercise(max_examples: int = 15) -> BuildExercise:
         run=running_var_run,
         references=[Reference("torch.nn.BatchNorm1d", _torch, rtol=1e-5, atol=1e-6)],
         rules=Rules(no_data=True, no_numpy=True),
-        hints=[
-            "Check three things: the divisor PyTorch mixes in (n - 1: var, not var_bias), the "
-            "shape ([C], while var(0) returns [1, C]), and which side momentum weighs.",
-            "Shapes: var(0) returns [1, C]; reshape it to [C] before mixing it with running_var.",
-            "The new value is (1 - momentum) * old + momentum * batch statistic.",
-        ],
+        hints={
+            "value": [
+                "Your running variance differs from PyTorch's. Which of the two variances "
+                "does nn.BatchNorm1d's docstring (quoted above) say it mixes in?",
+                "Check which side momentum weighs: the new value is "
+                "(1 - momentum) * old + momentum * batch statistic.",
+            ],
+            "shape": "A reduction over dim 0 keeps that dim with size 1: reshape the batch "
+            "statistic to [C] before mixing it with running_var.",
+            "*": "Compute with minidl tensor ops only; no values taken out of a tensor.",
+        },
         reference_solution=running_var_update,
         max_examples=max_examples,
         order=("momentum", "batches"),

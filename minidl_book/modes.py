@@ -109,13 +109,15 @@ def decision_chart() -> Flowchart:
     chart.node("forward", "a layer's forward")
     chart.node("flag", "training flag\non?", shape="diamond")
     chart.node("device", "tensor reaching it\non an autodiff\ndevice?", shape="diamond")
-    chart.node("inference", "inference behaviour", shape="round")
-    chart.node("training", "training behaviour", shape="round")
+    chart.node("inference", "inference behaviour\ndropout keeps all; BatchNorm\nuses its running "
+               "statistics", shape="round")
+    chart.node("training", "training behaviour\ndropout drops; BatchNorm uses\nthe batch's "
+               "and updates", shape="round")
     chart.node("torch", "PyTorch looks\nonly at the flag")
     chart.edge("forward", "flag")
-    chart.edge("flag", "inference", "no")
+    chart.edge("flag", "inference", "no: valid(), freeze()")
     chart.edge("flag", "device", "yes")
-    chart.edge("device", "inference", "no")
+    chart.edge("device", "inference", "no: a plain tensor")
     chart.edge("device", "training", "yes")
     chart.edge("torch", "flag", dashed=True)
     return chart
@@ -160,15 +162,23 @@ def same_int(prediction, truth) -> bool:
     return number == int(number) and int(number) == truth
 
 
-def close_number(rtol: float):
+def close_number(rtol: float = 0.0, atol: float = 0.0):
+    """Within ``atol + rtol * |truth|``; ``atol=5e-3`` takes a 2-decimal answer (1.33)."""
     def compare(prediction, truth) -> bool:
-        return abs(as_number(prediction) - truth) <= rtol * abs(truth)
+        return abs(as_number(prediction) - truth) <= atol + rtol * abs(truth)
 
     return compare
 
 
+def is_pair(prediction) -> bool:
+    """A tuple or list of two items: the only shape a ``(zeros, moves)`` answer has."""
+    return isinstance(prediction, tuple | list) and len(prediction) == 2
+
+
 def zeros_and_moves(prediction, truth, tolerance: int = 400) -> tuple[bool, bool]:
     """Which half of a ``(zeros, moves)`` prediction is right (each half on its own)."""
+    if not is_pair(prediction):
+        raise TypeError(f"not a pair: {type(prediction).__name__}")
     zeros, moves = prediction
     try:
         count_ok = abs(as_number(zeros) - truth[0]) <= tolerance
@@ -190,11 +200,10 @@ class PairExercise(Exercise):
 
     def check(self, prediction=...) -> bool:
         ok = super().check(prediction)
-        if not ok and prediction is not Ellipsis:
+        if not ok and prediction is not Ellipsis and is_pair(prediction):
             try:
                 count_ok, moves_ok = zeros_and_moves(prediction, self.measure())
             except (TypeError, ValueError):
-                print("  Write a pair: (a count, True or False).")
                 return ok
             right = {True: "right", False: "not right"}
             print(f"  The zero count is {right[count_ok]}; the running-mean half is "
@@ -277,3 +286,19 @@ def clone_picture():
         ax.axis("off")
     fig.tight_layout()
     return fig
+
+
+def modes_chart() -> Flowchart:
+    """What each mode method leads to, from a model built on the autodiff device."""
+    chart = Flowchart("LR", title="Mode methods: what each returns")
+    chart.node("train", "training\nflag on, autodiff,\nwants grad", shape="round")
+    chart.node("valid", "valid() snapshot\nflag off, plain device\n(PyTorch: eval + no_grad)")
+    chart.node("frozen", "frozen\nflag off, no grad;\ntrain() and valid()\nkeep it frozen")
+    chart.node("nograd", "no_grad()\nflag on, no grad\n(dropout still drops)")
+    chart.edge("train", "valid", "valid()")
+    chart.edge("valid", "train", "train()")
+    chart.edge("train", "frozen", "freeze()")
+    chart.edge("frozen", "train", "unfreeze()")
+    chart.edge("train", "nograd", "no_grad()")
+    chart.edge("nograd", "train", "set_require_grad(True)")
+    return chart

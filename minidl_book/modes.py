@@ -6,7 +6,8 @@
 - :func:`mini_model`: ``Linear(4, 8) → Dropout(0.5) → Linear(8, 1)``, the chapter's model.
 - :func:`modes_table`: what each mode method leaves in a model (flag, frozen mark, weight's
   device, wish for gradients) and whether its dropout then drops an autodiff input.
-- :func:`decision_chart`: the two questions a mode-dependent layer's ``forward`` asks.
+- :func:`decision_chart`: the two questions a mode-dependent layer's ``forward`` asks;
+  :func:`modes_chart`: where each mode method leads.
 - :func:`as_bool`, :func:`as_number` and the comparisons built on them: the chapter's
   exercises read ``"False"``, ``"4/3"`` or ``"1"`` as the reader means them.
 - :func:`stats_used`, :func:`running_state_timeline`, :func:`clone_picture`: the stale-
@@ -25,7 +26,8 @@ from minidl.nn import DropoutConfig, LinearConfig, Sequential
 from minidl_book.exercises import Exercise
 
 __all__ = ["PairExercise", "T", "as_bool", "as_number", "batch", "clone_picture",
-           "close_number", "decision_chart", "mini_model", "mode_state", "modes_table",
+           "close_number", "decision_chart", "is_pair", "mini_model", "mode_state",
+           "modes_chart", "modes_table",
            "random_batch", "running_state_timeline", "same_bool", "same_int", "stats_used",
            "vec"]
 

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from minidl import Device, Tensor
 from minidl.dispatch import route as route_module
 from minidl.dispatch.route import validate_checkpointing
-from minidl_book.build_check import BuildExercise, Reference
+from minidl_book.build_check import BuildExercise, Reference, Rules
 
 __trace_hide__ = True
 
@@ -237,6 +237,7 @@ def exercise(max_examples: int = 6) -> BuildExercise:
         run=route_run,
         references=[Reference("PyTorch", _torch, rtol=1e-5, atol=1e-5)],
         checks=[_devices],
+        rules=Rules(helpers=(tensor_inputs,)),  # the checker's walk, handed to the reader
         examples=[_example(s) for s in SCENARIOS],
         hints=[
             "Walk tensor_inputs(args) once. Keep the first tensor's device; compare every "

@@ -4,11 +4,13 @@ burn 0.22.1's ``Dropout`` drops only when its training flag is on, the input is 
 autodiff device and ``prob != 0``; otherwise the input comes back unchanged. Kept elements
 are scaled by ``1 / (1 - prob)``. The reader writes that rule as a function. A random mask
 has no single right value, so the checker compares what is determined: unchanged input
-(against PyTorch's ``dropout`` in eval mode, which is the identity) when nothing may drop,
+(against PyTorch's ``dropout`` in eval mode, which is the identity, under the name of the
+condition that fails) when nothing may drop,
 and when it drops, that every element is 0 or ``x / (1 - prob)``, that the number dropped is
 within a binomial bound around ``prob`` (256 or more elements per case: keeping with
 probability ``prob`` instead of ``1 - prob`` is refused), that a second call draws another
-mask, and that the gradient passes exactly through the kept ones, scaled the same way.
+mask, and that the gradient passes exactly through the kept ones, scaled the same way (no
+gradient at all, a detached output, is a failure).
 """
 
 from __future__ import annotations
@@ -58,11 +60,29 @@ def keeps_with_prob(input: Tensor, prob: float, training: bool) -> Tensor:
     return input * mask * (1.0 / (1.0 - prob))
 
 
+def detached_output(input: Tensor, prob: float, training: bool) -> Tensor:
+    """The right values, cut from the graph: no gradient reaches the input."""
+    if not training or not input.device.is_autodiff() or prob == 0.0:
+        return input
+    keep = 1.0 - prob
+    return (input * input.random_like(Distribution.bernoulli(keep)) * (1.0 / keep)).detach()
+
+
+def detached_input(input: Tensor, prob: float, training: bool) -> Tensor:
+    """The mask applied to a detached copy of the input: the values right, the gradient lost."""
+    if not training or not input.device.is_autodiff() or prob == 0.0:
+        return input
+    keep = 1.0 - prob
+    return input.detach() * input.random_like(Distribution.bernoulli(keep)) * (1.0 / keep)
+
+
 #: name → (wrong function, the verdict kind it must get)
 PLANTED = {
     "drops on a plain device": (drops_on_any_device, "value"),
     "kept elements not scaled": (unscaled, "check"),
     "keeps with probability prob": (keeps_with_prob, "check"),
+    "output detached from the graph": (detached_output, "check"),
+    "input detached before the mask": (detached_input, "check"),
 }
 
 
@@ -87,11 +107,27 @@ def _cases() -> st.SearchStrategy:
         lambda t: {**t[0], **_arrays(t[1], t[2])})
 
 
-def _torch_identity(case: dict) -> dict:
-    if _drops(case):
-        return {}  # random: checked by _mask below
-    x = torch.from_numpy(case["x"])
-    return {"out": torch.nn.functional.dropout(x, case["prob"], training=False)}
+def _identity_when(why):
+    """The input unchanged (PyTorch's ``dropout`` in eval mode) on the cases where ``why(case)``
+    is the first of the three conditions to fail; one reference per reason, so a verdict names
+    the condition that stops dropout in its case."""
+    def expected(case: dict) -> dict:
+        if _drops(case) or not why(case):
+            return {}  # random, or another reason's case
+        x = torch.from_numpy(case["x"])
+        return {"out": torch.nn.functional.dropout(x, case["prob"], training=False)}
+    return expected
+
+
+_REASONS = [
+    ("the input unchanged: training is off (PyTorch's dropout in eval mode)",
+     lambda case: not case["training"]),
+    ("the input unchanged: training is on but the input is not on an autodiff device "
+     "(burn's second condition; PyTorch would drop here)",
+     lambda case: case["training"] and not case["autodiff"]),
+    ("the input unchanged: prob = 0",
+     lambda case: case["training"] and case["autodiff"] and case["prob"] == 0.0),
+]
 
 
 def _mask(solution, case, outputs, trace) -> str | None:
@@ -122,12 +158,14 @@ def _mask(solution, case, outputs, trace) -> str | None:
         return ("two calls dropped exactly the same elements: the mask must be drawn at random "
                 "at every call (input.random_like)")
     grad = outputs["_grad"]
-    if grad is not None:
-        want = np.where(kept, case["g"] / keep, 0.0)
-        got = to_numpy(grad).astype(np.float64)
-        if not np.allclose(got, want, rtol=1e-5, atol=1e-6):
-            index = tuple(int(i) for i in np.argwhere(~np.isclose(got, want, rtol=1e-5, atol=1e-6))[0])
-            return f"grad{list(index)} = {got[index]:.6g}, expected {want[index]:.6g} (g / (1 - prob) where kept, else 0)"
+    if grad is None:
+        return ("no gradient reached the input: the output is cut from the graph (a detach, or "
+                "a copy made outside the autodiff device); multiply the input itself by the mask")
+    want = np.where(kept, case["g"] / keep, 0.0)
+    got = to_numpy(grad).astype(np.float64)
+    if not np.allclose(got, want, rtol=1e-5, atol=1e-6):
+        index = tuple(int(i) for i in np.argwhere(~np.isclose(got, want, rtol=1e-5, atol=1e-6))[0])
+        return f"grad{list(index)} = {got[index]:.6g}, expected {want[index]:.6g} (g / (1 - prob) where kept, else 0)"
     return None
 
 
@@ -143,7 +181,7 @@ def exercise(max_examples: int = 15) -> BuildExercise:
         "dropout's forward, by burn's rule",
         cases=_cases(),
         run=dropout_run,
-        references=[Reference("PyTorch dropout in eval mode: the identity", _torch_identity, rtol=0, atol=0)],
+        references=[Reference(label, _identity_when(why), rtol=0, atol=0) for label, why in _REASONS],
         rules=Rules(no_data=True, no_numpy=True),
         checks=[_mask],
         hints=[

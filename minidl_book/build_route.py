@@ -7,8 +7,9 @@ checkpointing strategy, and an autodiff device whenever any input is on one. The
 installs it in place of ``minidl.dispatch.route``'s own for one run (with a route listener
 on, so every generated forwarder goes through ``route``) and runs five scenarios through
 real ops: a plain batch with a plain model, a plain batch with an autodiff model (forward
-and backward, against PyTorch), a device mismatch, a checkpointing mismatch, and Bool ops
-on an autodiff tensor. Rule 4 (wrap the result with the device) stays in ``route``.
+and backward, against PyTorch; once with a checkpointing model), device mismatches (of
+kind, of index, inside a list input), a checkpointing mismatch, and Bool ops on an
+autodiff tensor. Rule 4 (wrap the result with the device) stays in ``route``.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from hypothesis import strategies as st
 from minidl import Device, Tensor
 from minidl.dispatch import route as route_module
 from minidl.dispatch.route import validate_checkpointing
+from minidl.dispatch.tensor import DispatchTensor
 from minidl_book.build_check import BuildExercise, Reference, Rules
 
 __trace_hide__ = True
@@ -83,11 +85,52 @@ def no_checkpointing_check(op, args):
     return next((d for d in devices if d.is_autodiff()), devices[0])
 
 
+def lists_not_walked(op, args):
+    """Looks only at arguments that are tensors: a list input (cat) is missed."""
+    devices = [v.device for v in args.values() if isinstance(v, DispatchTensor)]
+    if not devices:
+        return args["device"]
+    if any(d != devices[0] for d in devices):
+        raise ValueError(f"{op}: Input tensor is on the wrong device")
+    autodiff = [d for d in devices if d.is_autodiff()]
+    for d in autodiff[1:]:
+        validate_checkpointing(op, autodiff[0], d)
+    return autodiff[0] if autodiff else devices[0]
+
+
+def strategy_against_first(op, args):
+    """Checks every input's strategy against the first one's, a plain input's included."""
+    devices = [t.device for _n, t in tensor_inputs(args)]
+    if not devices:
+        return args["device"]
+    for d in devices[1:]:
+        if d != devices[0]:
+            raise ValueError(f"{op}: Input tensor is on the wrong device")
+        validate_checkpointing(op, devices[0], d)
+    return next((d for d in devices if d.is_autodiff()), devices[0])
+
+
+def kinds_compared(op, args):
+    """Rule 2 on the backend kind alone: flex:1 and flex:0 pass."""
+    devices = [t.device for _n, t in tensor_inputs(args)]
+    if not devices:
+        return args["device"]
+    if any(d.kind != devices[0].kind for d in devices):
+        raise ValueError(f"{op}: Input tensor is on the wrong device")
+    autodiff = [d for d in devices if d.is_autodiff()]
+    for d in autodiff[1:]:
+        validate_checkpointing(op, autodiff[0], d)
+    return autodiff[0] if autodiff else devices[0]
+
+
 #: name → (wrong solution, the verdict kind it must get)
 PLANTED = {
     "first device only": (first_device_only, "check"),
     "devices compared by identity": (by_identity, "check"),
     "no checkpointing check": (no_checkpointing_check, "check"),
+    "lists not walked": (lists_not_walked, "error"),
+    "strategy checked against a plain input": (strategy_against_first, "check"),
+    "devices compared by kind": (kinds_compared, "check"),
 }
 
 # ----- the scenarios -------------------------------------------------------------------------
@@ -99,6 +142,9 @@ SCENARIOS = {
     "autodiff batch, autodiff model": (AUTODIFF, AUTODIFF, None),
     "ndarray batch, flex model": (Device.ndarray(), AUTODIFF, "wrong device"),
     "checkpointing mismatch": (AUTODIFF, AUTODIFF.gradient_checkpointing(), "strategy mismatch"),
+    "plain batch, checkpointing model": (PLAIN, AUTODIFF.gradient_checkpointing(), None),
+    "flex:1 batch, flex:0 model": (Device.flex(1), AUTODIFF, "wrong device"),
+    "cat of a flex and an ndarray tensor": (PLAIN, Device.ndarray(), "wrong device"),
     "bool ops on an autodiff tensor": (AUTODIFF, AUTODIFF, None),
 }
 
@@ -131,6 +177,12 @@ def route_run(solution: Any, case: dict) -> dict:
             w, b = w.require_grad(), b.require_grad()
         zeros = Tensor.zeros((1, 2), device=Device.ndarray())  # a creation op: no tensor input
         out["_zeros on"] = zeros.device
+        if case["scenario"].startswith("cat"):  # a list input: its tensors count, in order
+            try:
+                Tensor.cat([x, Tensor.from_numpy(case["x"], w_dev)], 0)
+            except ValueError as err:
+                out["_error"] = str(err)
+            return out
         if case["scenario"].startswith("bool"):
             mask = (x > 0).bool_not()  # Bool ops on an autodiff device
             out["_mask on"] = mask.device

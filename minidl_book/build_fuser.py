@@ -5,8 +5,11 @@ element-wise kind it can write as a scalar expression, of a dtype it generates c
 a result of the block's shape (inputs that broadcast to it)? The reader writes that
 decision. The checker installs it in ``Fusion[Flex]``'s element-wise fuser for one run (a
 fresh plan store, so no plan found with the built-in rule is reused), runs a stream that
-holds a small vector op, an element-wise chain and a matmul, and checks the values against
-eager Flex and PyTorch, and that the plan ran the chain as one element-wise kernel.
+holds a small vector op, an element-wise chain and a matmul, then the chain again with the
+``[1, d]`` operand on the left of the product (``b.exp() * x``: a rule that tests the first
+input's shape instead of the result's takes that product into the ``[1, d]`` block), and
+checks the values against eager Flex and PyTorch, and that the plan ran the chain as one
+element-wise kernel.
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ from hypothesis import strategies as st
 from minidl.backends.fusion.fusers import _broadcasts_to, _dtypes_ok
 from minidl.backends.fusion.ir import ELEMENTWISE, OperationIr
 from minidl_book.build_check import BuildExercise, Reference
-from minidl_book.harness import fuser_run, fuser_stream
 
 __all__ = ["ELEMENTWISE", "PLANTED", "broadcasts_to", "dtypes_ok", "exercise", "fits"]
 
@@ -60,12 +62,21 @@ def fits_unary_only(op, shape):
     return fits(op, shape) and len(op.inputs) == 1
 
 
+def fits_first_input(op, shape):
+    """Tests the first input's shape, not the result's: right while the [1, d] operand is
+    on the right of the product, wrong for ``b.exp() * x``."""
+    if op.kind not in ELEMENTWISE or not dtypes_ok(op):
+        return False
+    return shape is None or op.inputs[0].shape == shape
+
+
 #: name → (wrong rule, the verdict kind it must get)
 PLANTED = {
     "accepts every op": (fits_everything, "error"),
     "refuses every op": (fits_nothing, "check"),
     "ignores the shape": (fits_any_shape, "value"),
     "one-input ops only": (fits_unary_only, "check"),
+    "tests the first input's shape": (fits_first_input, "value"),
 }
 
 
@@ -87,17 +98,52 @@ def _cases() -> st.SearchStrategy:
     return dims.flatmap(lambda d: case(*d))
 
 
+def _stream(dev, case: dict) -> dict:
+    """A [1, d] op, the chain, a matmul, then the chain with ``b``'s exp on the left."""
+    from minidl import Tensor
+
+    x, b, w = (Tensor.from_numpy(case[k], dev) for k in ("x", "b", "w"))
+    h = (x * b.exp() + b).tanh() * case["s"]
+    out = h.matmul(w)
+    g = (b.exp() * x + b).tanh() * case["s"]
+    return {"h": h.to_numpy(), "out": out.to_numpy(), "g": g.to_numpy()}
+
+
+def _run(solution, case: dict) -> dict:
+    """:func:`_stream` on ``Fusion[Flex]`` with ``solution`` as the element-wise fuser's
+    ``fits`` and a fresh plan store (both put back afterwards); outputs the values and
+    ``_blocks``, the blocks of the drain's plan."""
+    from minidl import Device
+    from minidl.backends.fusion import ElementwiseFuser, FusionFlex
+    from minidl.backends.fusion.plan import ExecutionPlanStore
+    from minidl.debug import fusion_plan
+
+    stream = FusionFlex.stream
+    FusionFlex.sync()
+    processor = stream.processor
+    fusers, store = processor.explorer.fusers, processor.store
+    rule = type("ReaderElementwiseFuser", (ElementwiseFuser,), {"fits": staticmethod(solution)})
+    processor.explorer.fusers = [rule() if isinstance(f, ElementwiseFuser) else f for f in fusers]
+    processor.store = ExecutionPlanStore()
+    try:
+        with stream.recording_every_op():  # the exercise's tensors are small
+            out = _stream(Device.fusion(), case)
+        blocks = fusion_plan(backend=FusionFlex).blocks
+    finally:
+        processor.explorer.fusers, processor.store = fusers, store
+    return {**out, "_blocks": blocks}
+
+
 def _torch(case: dict) -> dict:
     x, b, w = (torch.from_numpy(case[k]) for k in ("x", "b", "w"))
     h = torch.tanh(x * b.exp() + b) * case["s"]
-    return {"h": h, "out": h @ w}
+    return {"h": h, "out": h @ w, "g": torch.tanh(b.exp() * x + b) * case["s"]}
 
 
 def _eager_flex(case: dict) -> dict:
     from minidl import Device
 
-    out = fuser_stream(Device.flex(), case)
-    return {k: v for k, v in out.items() if not k.startswith("_")}
+    return _stream(Device.flex(), case)
 
 
 def _one_kernel(solution, case, outputs, trace) -> str | None:
@@ -115,7 +161,7 @@ def exercise(max_examples: int = 8) -> BuildExercise:
     return BuildExercise(
         "the element-wise fuser's rule",
         cases=_cases(),
-        run=fuser_run,
+        run=_run,
         references=[Reference("eager Flex", _eager_flex, rtol=1e-5, atol=1e-6),
                     Reference("PyTorch", _torch, rtol=1e-5, atol=1e-5)],
         checks=[_one_kernel],

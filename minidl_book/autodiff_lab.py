@@ -22,15 +22,13 @@ import torch
 from minidl import Device, Tensor, debug
 from minidl.autodiff import graph_memory
 
-__all__ = ["FORWARD_OPS", "apply_step", "chain", "chain_loss", "costs", "deep_block",
-           "grads_both"]
+__all__ = ["FORWARD_OPS", "apply_step", "chain", "chain_loss", "costs", "deep_block", "grads_both"]
 
 START = np.random.default_rng(0).standard_normal((128, 128)).astype(np.float32)
 _rng = np.random.default_rng(1)
 BLOCK_WS = [_rng.standard_normal((128, 128)).astype(np.float32) / 11 for _ in range(8)]
 BLOCK_X = _rng.standard_normal((128, 128)).astype(np.float32)
-FORWARD_OPS = ("float_sin", "float_tanh", "float_exp", "float_mul", "float_mul_scalar",
-               "float_add")
+FORWARD_OPS = ("float_sin", "float_tanh", "float_exp", "float_mul", "float_mul_scalar", "float_add")
 
 
 def chain(x: Tensor, length: int) -> Tensor:
@@ -116,3 +114,81 @@ def apply_step(step_cls: type, x: Tensor) -> Tensor:
     else:
         out = step_cls().forward(B, x.primitive.backend_tensor)
     return Tensor(DispatchTensor(out, x.device))
+
+
+def walk_trace(loss: Tensor) -> list[dict]:
+    """The backward walk of ``loss`` in visit order, one row per node: its id, its step's
+    name (``"leaf"`` for a leaf), the gradients that arrived (``(from id, values)`` each) and
+    what its step sent (``(to id, values)`` each). The graph is retained, so ``loss.backward()``
+    still runs afterwards."""
+    from minidl.autodiff.checkpoint import Checkpointer
+    from minidl.autodiff.engine import reachable
+    from minidl.autodiff.step import State
+    from minidl.backend.dtype import DType
+    from minidl.dispatch import backend_for
+
+    B = backend_for(loss.device)._inner
+    root = loss.primitive.backend_tensor
+    arrived = {root.node.id: [(None, np.ones(loss.shape))]}
+    pending = {
+        root.node.id: B.float_ones(
+            root.shape, DType.of(root.inner.dtype), B.float_device(root.inner)
+        )
+    }
+    checkpointer, rows = Checkpointer(B), []
+    for node in reachable(root.node):
+        grad, step = pending.pop(node.id, None), node.step
+        row = {
+            "id": node.id,
+            "op": "leaf" if step is None else type(step).__name__,
+            "in": arrived.get(node.id, []),
+            "out": [],
+        }
+        if step is not None and grad is not None:
+            outs = step.backward(B, grad, State(step, node, checkpointer))
+            for parent, tracked, g in zip(step.inputs, step.tracked, outs, strict=True):
+                if tracked and g is not None:
+                    row["out"].append((parent.id, B.float_into_data(g).array))
+                    arrived.setdefault(parent.id, []).append((node.id, B.float_into_data(g).array))
+                    pending[parent.id] = (
+                        g if parent.id not in pending else B.float_add(pending[parent.id], g)
+                    )
+            checkpointer.release(node)
+        rows.append(row)
+    return rows
+
+
+def draw_walk(rows: list[dict]):
+    """One line per visited node: what arrived (each term, then their sum) and what its
+    step sent to which parent."""
+    import matplotlib.pyplot as plt
+
+    def fmt(a) -> str:
+        return "[" + ", ".join(f"{v:.2f}" for v in np.ravel(a)) + "]"
+
+    heights = [1 if len(r["in"]) < 2 else 0.6 * (len(r["in"]) + 1) + 0.2 for r in rows]
+    fig, ax = plt.subplots(figsize=(9, 0.4 * sum(heights) + 0.6))
+    ax.axis("off")
+    ax.set(xlim=(0, 1), ylim=(sum(heights) + 0.2, -1))
+    for x, head in (
+        (0.0, "visit: node"),
+        (0.2, "gradients that arrive (and their sum)"),
+        (0.6, "its step sends (to: values)"),
+    ):
+        ax.text(0.0 + x, -0.5, head, weight="bold", fontsize=9)
+    y = 0.0
+    for k, (row, h) in enumerate(zip(rows, heights, strict=True)):
+        ax.text(
+            0.0, y, f"{k + 1}: #{row['id']} {row['op']}", fontsize=9, family="monospace", va="top"
+        )
+        lines = [
+            "ones (the root)" if src is None else f"from #{src}: {fmt(g)}" for src, g in row["in"]
+        ]
+        if len(lines) > 1:
+            lines.append(f"sum: {fmt(sum(g for _, g in row['in']))}")
+        ax.text(0.2, y, "\n".join(lines), fontsize=8, family="monospace", va="top", linespacing=1.5)
+        sent = "\n".join(f"#{p}: {fmt(g)}" for p, g in row["out"]) or "(a leaf: its sum is kept)"
+        ax.text(0.6, y, sent, fontsize=8, family="monospace", va="top", linespacing=1.5)
+        y += h
+    plt.tight_layout()
+    return fig

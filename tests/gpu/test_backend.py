@@ -200,3 +200,24 @@ def test_the_dispatches_of_a_linear_forward_can_be_recorded_with_their_shaders()
     assert len(made) == 2
     assert "acc[r] = acc[r] + a0" in made[0].source and made[0].groups == (1, 1, 1)
     assert "x0 + x1" in made[1].source
+
+
+def test_a_buffer_freed_in_a_reference_cycle_is_pooled_alive_and_reusable():
+    # the cyclic gc runs every finalizer of a dead cycle in no set order: wgpu's GPUBuffer.__del__
+    # (handle released) could run before the Block's, which then pooled a dead buffer; the next
+    # allocation of its size bound it and wgpu-native aborted the process in create_bind_group
+    import gc
+
+    size = 4 * 4099  # a size no other test allocates: this test's buffers alone in its pool list
+    rt().flush()
+    rt()._free.pop(size, None)
+    for _ in range(8):
+        cycle: list = [ops.new((4099,), np.float32, 0)]
+        cycle.append(cycle)  # a Block reachable only from a cycle, as a caught exception's frames
+        del cycle
+        gc.collect()
+    pooled = rt()._free.get(size, [])
+    assert pooled, "the freed buffers were not pooled"
+    assert all(raw._internal is not None for raw in pooled), "a buffer finalized by gc was pooled"
+    out = ops.run_map("float_add", "x0 + 1.0", [ops.new((4099,), np.float32, 0)], np.float32)
+    assert ops.read(out).shape == (4099,)  # the reused buffers bind and run

@@ -87,6 +87,11 @@ class Runtime:
         self._pending = 0
         self._keep: list = []  # bind groups alive until their submit
         self._free: dict[int, list] = {}  # freed buffers by size, for reuse
+        # every buffer a live Block holds, by id: the runtime keeps it reachable, so a Block
+        # collected in a reference cycle cannot have its buffer finalized first (gc runs the
+        # finalizers of a cycle in any order: wgpu's GPUBuffer.__del__ releases the handle, and
+        # the Block's __del__ would then pool a dead buffer that aborts create_bind_group)
+        self._live: dict[int, object] = {}
         self._pooled_bytes = 0
         # every dispatch's parameters go to one arena buffer, at aligned offsets, written once
         # per submit (a buffer made per dispatch cost ~0.15 ms of wgpu calls)
@@ -116,13 +121,17 @@ class Runtime:
         free = self._free.get(size)
         if free:
             self._pooled_bytes -= size
-            return Block(free.pop(), size, self)
-        usage = self.flags.STORAGE | self.flags.COPY_SRC | self.flags.COPY_DST
-        return Block(self.device.create_buffer(size=size, usage=usage), size, self)
+            raw = free.pop()
+        else:
+            usage = self.flags.STORAGE | self.flags.COPY_SRC | self.flags.COPY_DST
+            raw = self.device.create_buffer(size=size, usage=usage)
+        self._live[id(raw)] = raw
+        return Block(raw, size, self)
 
     def release(self, raw, size: int) -> None:
         """Take back the buffer of a dead :class:`Block` (a later dispatch may write it: the
         commands recorded before still read it first, passes run in order)."""
+        self._live.pop(id(raw), None)
         if self._pooled_bytes + size <= POOL_BYTES:
             self._free.setdefault(size, []).append(raw)
             self._pooled_bytes += size

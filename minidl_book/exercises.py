@@ -56,9 +56,10 @@ from typing import Any
 
 import numpy as np
 
+from minidl_book.verdict import RIGHT, TODO, WRONG
+
 __all__ = ["NOT_PLAIN", "Exercise", "NotPlain", "plain_answer", "word"]
 
-RIGHT, WRONG, TODO = "✓", "✗", "✎"
 
 Compare = Callable[[Any, Any], bool]
 
@@ -142,6 +143,25 @@ def _is_number(x: Any) -> bool:
     return type(x) in (int, float)
 
 
+_NUMBER_TEXT = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d[\d_]*)?(\.\d+)?([eE][+-]?\d+)?(/\d+)?$")
+
+
+def _number_of(text: str) -> int | float | None:
+    """``"10"``, ``" 24,576 "``, ``"1.33"``, ``"4/3"`` → the number they write (a number typed
+    as a string is the same answer); anything else → None."""
+    t = text.strip()
+    if not t or not _NUMBER_TEXT.match(t) or not any(c.isdigit() for c in t):
+        return None
+    t = t.replace(",", "").replace("_", "")
+    try:
+        if "/" in t:
+            num, den = t.split("/")
+            return float(num) / float(den)
+        return int(t) if re.fullmatch(r"[+-]?\d+", t) else float(t)
+    except (ValueError, ZeroDivisionError):
+        return None
+
+
 def _words_of(text: str) -> tuple[str, ...]:
     """``"b, c"`` / ``"b and c"`` → ``("b", "c")``: a set answer written as one string."""
     parts = re.split(r",|;|\band\b|\s+", text)
@@ -203,6 +223,8 @@ class _Compare:
                 return word(p) in (("true", "yes") if t else ("false", "no"))
             return type(p) is bool and p == t
         if _is_number(t) or type(t) is complex:
+            if isinstance(p, str):
+                p = _number_of(p)
             return _is_number(p) and self.numbers_equal(p, t)
         if isinstance(t, str):
             return isinstance(p, str) and self.words_equal(p, t)

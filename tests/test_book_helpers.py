@@ -63,6 +63,17 @@ def test_exact_compare_treats_lists_tuples_and_arrays_alike():
     assert not Exercise("n?", truth=lambda: np.int64(5)).check(4)
 
 
+def test_a_number_typed_as_text_is_the_same_answer():
+    """Readers type "10" as often as 10; a number with thousands commas or as a fraction is
+    the same answer too, while words, malformed groupings and other numbers are not."""
+    ex = Exercise("q", truth=lambda: 24576)
+    assert all(ex.accepts(a) for a in ("24576", " 24,576 ", "24576.0", "24_576"))
+    assert not any(ex.accepts(a) for a in ("24575", "2,4576", "many", "24,5760"))
+    ratio = Exercise("q", truth=lambda: 4 / 3, compare="close", rtol=1e-3)
+    assert ratio.accepts("4/3") and ratio.accepts("1.3333")
+    assert not ratio.accepts("5/4") and not ratio.accepts("4/0")
+
+
 def test_custom_compare():
     ex = Exercise("sign?", truth=lambda: -3.0, compare=lambda p, t: np.sign(p) == np.sign(t))
     assert ex.check(-1) and not ex.check(1)

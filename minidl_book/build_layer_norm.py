@@ -1,0 +1,151 @@
+"""Build exercise of the nn-modules chapter: layer_norm's ModuleOps default, from basic ops.
+
+The reader writes ``layer_norm(cls, x, gamma, beta, epsilon)`` the way burn's ``ModuleOps``
+default is written: with other ops of the same backend (``cls.float_mean_dim``,
+``cls.float_sub``, ``cls.float_mul``, ``cls.float_add_scalar``, ``cls.float_sqrt``,
+``cls.float_div``, ``cls.float_reshape``, ``cls.float_add``), no NumPy. The checker installs
+it, for one run, as the ``layer_norm`` of the backend each of three devices dispatches to
+(plain Flex, whose fused kernel it replaces; ``flex().autodiff()``, where it runs with
+``cls = Autodiff[Flex]`` and every op is a recorded step; ``Device.wgpu()``), runs
+``minidl.module.layer_norm`` on each and compares with ``torch.nn.functional.layer_norm``,
+the output on all three and, on the autodiff device, the gradients of ``sum(out * g)`` with
+respect to x, gamma and beta.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from hypothesis import strategies as st
+
+from minidl import Device, Tensor
+from minidl.dispatch.route import backend_for
+from minidl.tensor import module as functional
+from minidl_book.build_check import BuildExercise, Reference, Rules
+
+__trace_hide__ = True  # the trace shows the reader's code and what it dispatched, not this
+
+__all__ = ["DEVICES", "PLANTED", "exercise", "layer_norm"]
+
+#: The devices the reader's default is installed under, by label.
+DEVICES = {"Flex": Device.flex, "Flex autodiff": lambda: Device.flex().autodiff(), "Wgpu": Device.wgpu}
+
+
+# ----- the reference solution and planted wrong ones -------------------------------------------
+def _param_shape(x) -> tuple[int, ...]:
+    return (1,) * (len(x.shape) - 1) + (x.shape[-1],)
+
+
+def layer_norm(cls, x, gamma, beta, epsilon):
+    dim = len(x.shape) - 1
+    shape = (1,) * dim + (x.shape[-1],)  # gamma and beta, [d], broadcast over the rows
+    centred = cls.float_sub(x, cls.float_mean_dim(x, dim))
+    var = cls.float_mean_dim(cls.float_mul(centred, centred), dim)  # biased: divide by n
+    out = cls.float_div(centred, cls.float_sqrt(cls.float_add_scalar(var, epsilon)))
+    out = cls.float_mul(out, cls.float_reshape(gamma, shape))
+    return cls.float_add(out, cls.float_reshape(beta, shape))
+
+
+def unbiased(cls, x, gamma, beta, epsilon):
+    """torch.var's default: divides the squares' sum by n - 1."""
+    dim, n = len(x.shape) - 1, x.shape[-1]
+    centred = cls.float_sub(x, cls.float_mean_dim(x, dim))
+    var = cls.float_mul_scalar(cls.float_mean_dim(cls.float_mul(centred, centred), dim), n / max(n - 1, 1))
+    out = cls.float_div(centred, cls.float_sqrt(cls.float_add_scalar(var, epsilon)))
+    out = cls.float_mul(out, cls.float_reshape(gamma, _param_shape(x)))
+    return cls.float_add(out, cls.float_reshape(beta, _param_shape(x)))
+
+
+def eps_outside(cls, x, gamma, beta, epsilon):
+    """sqrt(var) + eps: the same far from 0 variance, not on a near-constant row."""
+    dim = len(x.shape) - 1
+    centred = cls.float_sub(x, cls.float_mean_dim(x, dim))
+    var = cls.float_mean_dim(cls.float_mul(centred, centred), dim)
+    out = cls.float_div(centred, cls.float_add_scalar(cls.float_sqrt(var), epsilon))
+    out = cls.float_mul(out, cls.float_reshape(gamma, _param_shape(x)))
+    return cls.float_add(out, cls.float_reshape(beta, _param_shape(x)))
+
+
+#: name → (wrong default, the verdict kind it must get)
+PLANTED = {
+    "unbiased variance": (unbiased, "value"),
+    "eps outside the sqrt": (eps_outside, "value"),
+}
+
+
+# ----- the checker ---------------------------------------------------------------------------
+def _arrays(seed: int, rows: int, d: int, spread: float) -> dict:
+    rng = np.random.default_rng(seed)
+    x = rng.normal(0.0, 1.0, (rows, d)) * spread + rng.normal(0.0, 2.0, (rows, 1))
+    return {k: v.astype(np.float32) for k, v in {
+        "x": x, "gamma": rng.uniform(0.5, 2.0, d), "beta": rng.normal(0.0, 1.0, d),
+        "g": rng.uniform(-1.0, 1.0, (rows, d))}.items()}
+
+
+def _cases() -> st.SearchStrategy:
+    return st.tuples(st.integers(0, 2**16), st.integers(1, 4), st.integers(2, 8),
+                     st.sampled_from([1.0, 0.01])).map(lambda t: _arrays(*t))
+
+
+def _run(solution, case: dict) -> dict:
+    out = {}
+    for label, make in DEVICES.items():
+        dev = make()
+        backend = backend_for(dev)
+        had = "layer_norm" in vars(backend)
+        saved = vars(backend).get("layer_norm")
+        backend.layer_norm = classmethod(solution)
+        try:
+            x, gamma, beta = (Tensor.from_numpy(case[k], dev) for k in ("x", "gamma", "beta"))
+            if dev.is_autodiff():
+                x, gamma, beta = x.require_grad(), gamma.require_grad(), beta.require_grad()
+            y = functional.layer_norm(x, gamma, beta, 1e-5)
+            out[f"out on {label}"] = y
+            if dev.is_autodiff():
+                grads = (y * Tensor.from_numpy(case["g"], dev)).sum().backward()
+                for name, t in (("x", x), ("gamma", gamma), ("beta", beta)):
+                    out[f"grad {name} on {label}"] = t.grad(grads)
+        finally:
+            if had:
+                backend.layer_norm = saved
+            else:
+                delattr(backend, "layer_norm")
+    return out
+
+
+def _torch(case: dict) -> dict:
+    x, gamma, beta = (torch.tensor(case[k], dtype=torch.float64, requires_grad=True)
+                      for k in ("x", "gamma", "beta"))
+    y = torch.nn.functional.layer_norm(x, (x.shape[-1],), gamma, beta, 1e-5)
+    (y * torch.from_numpy(case["g"]).double()).sum().backward()
+    expected = {f"out on {label}": y.detach().float() for label in DEVICES}
+    expected.update({"grad x on Flex autodiff": x.grad.float(), "grad gamma on Flex autodiff": gamma.grad.float(),
+                     "grad beta on Flex autodiff": beta.grad.float()})
+    return expected
+
+
+EXAMPLES = [
+    {**_arrays(1, 2, 4, 1.0)},
+    {**_arrays(2, 1, 3, 0.01)},
+]
+
+
+def exercise(max_examples: int = 10) -> BuildExercise:
+    """The checker for the reader's ``layer_norm(cls, x, gamma, beta, epsilon)``."""
+    return BuildExercise(
+        "layer_norm's ModuleOps default on Flex, Flex autodiff and Wgpu",
+        cases=_cases(),
+        run=_run,
+        references=[Reference("torch.nn.functional.layer_norm", _torch, rtol=1e-4, atol=1e-4)],
+        rules=Rules(forbidden={r"^(ModuleOps|Backend)\.layer_norm$|^norm\.layer_norm$": "call a backend's own layer_norm (compose it from cls ops)"},
+                    no_numpy=True),
+        hints=[
+            "Along the last dim: the mean, the centred x, the mean of its squares, then divide.",
+            "LayerNorm's variance is biased: the mean of the squared deviations (divide by n).",
+            "epsilon goes under the square root: sqrt(var + eps); gamma and beta are [d], "
+            "reshape them to [1, ..., d] to broadcast.",
+        ],
+        reference_solution=layer_norm,
+        examples=EXAMPLES,
+        max_examples=max_examples,
+    )

@@ -1,0 +1,36 @@
+"""The nn-modules chapter's build-it: layer_norm's ModuleOps default from cls ops."""
+
+import pytest
+
+from minidl.backend.modules import norm
+from minidl_book import build_layer_norm
+
+
+def test_reference_default_passes_on_flex_autodiff_and_wgpu():
+    assert build_layer_norm.exercise(4).find_failure(build_layer_norm.layer_norm) is None
+
+
+@pytest.mark.parametrize("planted", sorted(build_layer_norm.PLANTED))
+def test_planted_wrong_default_gets_its_verdict(planted):
+    wrong, kind = build_layer_norm.PLANTED[planted]
+    verdict = build_layer_norm.exercise(4).find_failure(wrong)
+    assert verdict is not None and verdict.kind == kind, verdict
+    assert "torch.nn.functional.layer_norm" in verdict.text and "Traceback" not in verdict.render()
+
+
+def test_borrowing_the_librarys_default_breaks_the_rule():
+    def borrowed(cls, x, gamma, beta, epsilon):
+        return norm.layer_norm(cls, x, gamma, beta, epsilon)
+
+    verdict = build_layer_norm.exercise(4).find_failure(borrowed)
+    assert verdict is not None and verdict.kind == "rule", verdict
+
+
+def test_the_patched_backends_get_their_own_layer_norm_back():
+    from minidl import Device
+    from minidl.dispatch.route import backend_for
+
+    before = {label: vars(backend_for(make())).get("layer_norm") for label, make in build_layer_norm.DEVICES.items()}
+    build_layer_norm.exercise(2).find_failure(build_layer_norm.eps_outside)
+    after = {label: vars(backend_for(make())).get("layer_norm") for label, make in build_layer_norm.DEVICES.items()}
+    assert before == after and Device.flex() is not None

@@ -221,36 +221,3 @@ def dropout_run(solution: Any, case: dict) -> dict:
         again = solution(x, case["prob"], case["training"])  # a second mask, drawn anew
         again = again.to_numpy() if type(again) is Tensor else None
     return {"out": out, "_grad": grad, "_again": again}
-
-
-# ----- a fuser rule installed in Fusion[Flex]'s element-wise fuser for one run --------------------
-def fuser_stream(dev: Device, case: dict) -> dict:
-    """The stream the fuser exercise runs: a [1, d] op, an element-wise chain, a matmul."""
-    x, b, w = (Tensor.from_numpy(case[k], dev) for k in ("x", "b", "w"))
-    h = (x * b.exp() + b).tanh() * case["s"]
-    out = h.matmul(w)
-    return {"h": h.to_numpy(), "out": out.to_numpy()}
-
-
-def fuser_run(solution: Any, case: dict) -> dict:
-    """Run :func:`fuser_stream` on ``Fusion[Flex]`` with ``solution(op, shape)`` as the
-    element-wise fuser's ``fits`` and a fresh plan store (both put back afterwards); outputs
-    the values and ``_blocks``, the plan's blocks (:class:`minidl.debug.fusion.BlockView`)."""
-    from minidl.backends.fusion import ElementwiseFuser, FusionFlex
-    from minidl.backends.fusion.plan import ExecutionPlanStore
-    from minidl.debug import fusion_plan
-
-    stream = FusionFlex.stream
-    FusionFlex.sync()
-    processor = stream.processor
-    fusers, store = processor.explorer.fusers, processor.store
-    rule = type("ReaderElementwiseFuser", (ElementwiseFuser,), {"fits": staticmethod(solution)})
-    processor.explorer.fusers = [rule() if isinstance(f, ElementwiseFuser) else f for f in fusers]
-    processor.store = ExecutionPlanStore()
-    try:
-        with stream.recording_every_op():  # the exercise's tensors are small
-            out = fuser_stream(Device.fusion(), case)
-        blocks = fusion_plan(backend=FusionFlex).blocks
-    finally:
-        processor.explorer.fusers, processor.store = fusers, store
-    return {**out, "_blocks": blocks}

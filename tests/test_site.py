@@ -413,10 +413,12 @@ ANSWER_LEAKS = r"""() => {
   for (const sol of solutions) {
     const link = sol.querySelector('a[href^="#"]');
     const exercise = link ? link.getAttribute('href').slice(1) : sol.id;
-    for (const span of sol.querySelectorAll('.pasted-text')) {
+    // the first glued value is the answer; later ones are the working, measured numbers
+    // that may match an unrelated table cell by chance when short
+    [...sol.querySelectorAll('.pasted-text')].forEach((span, i) => {
       const answer = span.textContent.trim();
-      if (answer.length < 3 || !/\d/.test(answer)) continue;  // 0, 1, True: too common
-      if (seen.has(exercise + answer)) continue;
+      if (answer.length < (i ? 5 : 3) || !/\d/.test(answer)) return;  // 0, 1, True: too common
+      if (seen.has(exercise + answer)) return;
       seen.add(exercise + answer);
       const esc = answer.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
       const m = new RegExp(`(?<![\\w.])${esc}(?![\\w]|\\.\\d)`).exec(visible);
@@ -424,7 +426,7 @@ ANSWER_LEAKS = r"""() => {
         leaks.push({exercise, kind: `answer ${answer} visible`,
                     text: visible.slice(Math.max(0, m.index - 70), m.index + answer.length + 70)});
       }
-    }
+    });
   }
   return leaks;
 }"""

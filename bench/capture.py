@@ -51,38 +51,9 @@ def device_of(contender: str):
     return (Device.fusion() if "fusion" in contender else Device.flex()).autodiff()
 
 
-def captured_step(workload: str, device=None):
-    """The workload's minidl step captured on ``device`` (``flex().autodiff()`` by default):
-    a function of no arguments that replays it and reads the loss back, and the graph."""
-    from minidl import Device, Tensor
-    from minidl.capture import capture
-    from minidl.nn import CrossEntropyLossConfig
-    from minidl.optim import GradientsParams
-    from minidl_book import workloads
-
-    device = device or Device.flex().autodiff()
-    build, _ = workloads.WORKLOADS[workload]
-    state = build(device).state
-    x, y = workloads.cnn_batch() if workload == "cnn" else workloads.mlp_batch()
-    lr = workloads.CNN_LR if workload == "cnn" else workloads.MLP_LR
-    images, targets = Tensor.from_numpy(x, device), Tensor.from_numpy(y, device)
-    loss_fn = CrossEntropyLossConfig().init()
-
-    def step(images, targets, lr):
-        model = state["model"]
-        loss = loss_fn(model(images), targets)
-        grads = loss.backward()
-        if workload == "cnn":
-            grads = GradientsParams.from_grads(grads, model)
-        state["model"] = state["optim"].step(lr, model, grads)
-        return loss
-
-    graph = capture(device, step, images, targets, lr, optimizers=[state["optim"]])
-    return lambda: float(graph.replay(images, targets, lr).to_numpy()[0]), graph
-
-
 def child(workload: str, contender: str, steps: int) -> None:
     from minidl_book import workloads
+    from minidl_book.capture_lab import captured_step
 
     mini, torch_build = workloads.WORKLOADS[workload]
     if contender == "torch eager":

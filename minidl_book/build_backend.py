@@ -20,6 +20,7 @@ from minidl.backend import Backend, defining_class
 from minidl.backends.ndarray import NdArray
 from minidl_book.build_check import BuildExercise, Reference, Rules
 from minidl_book.harness import backend_run
+from minidl_book.strategies import float32_arrays
 
 __all__ = ["PLANTED", "ForgetfulNdArray", "exercise", "without_op"]
 
@@ -92,12 +93,7 @@ PLANTED = {
 
 # ----- the checker ---------------------------------------------------------------------------
 def _cases() -> st.SearchStrategy:
-    value = st.floats(-10, 10, width=32, allow_nan=False, allow_subnormal=False)
-
-    def arrays(shape):
-        n = int(np.prod(shape))
-        return st.lists(value, min_size=n, max_size=n).map(
-            lambda v: np.array(v, dtype=np.float32).reshape(shape))
+    arrays = float32_arrays(10)
 
     return st.lists(st.integers(1, 4), min_size=1, max_size=3).flatmap(
         lambda s: st.fixed_dictionaries({"x": arrays(s)}))

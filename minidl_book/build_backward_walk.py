@@ -27,6 +27,7 @@ from minidl.autodiff.tensor import autodiff_tensor_of
 from minidl.backend.dtype import DType
 from minidl.backends.flex import Flex
 from minidl_book.build_check import BuildExercise, Reference, Rules
+from minidl_book.strategies import float32_arrays
 
 __all__ = ["PLANTED", "backward_walk", "exercise", "program"]
 
@@ -165,8 +166,7 @@ LEAVES = ("a", "b", "c")  # a and b require grad; c is a constant
 
 
 def _cases() -> st.SearchStrategy:
-    value = st.floats(-2, 2, width=32, allow_nan=False, allow_subnormal=False)
-    leaf = st.lists(value, min_size=3, max_size=3).map(lambda v: np.array(v, dtype=np.float32))
+    leaf = float32_arrays(2)(3)
     op = st.tuples(st.sampled_from(KINDS), st.integers(0, 9), st.integers(0, 9))
     return st.fixed_dictionaries({"a": leaf, "b": leaf, "c": leaf,
                                   "ops": st.lists(op, min_size=1, max_size=6)})

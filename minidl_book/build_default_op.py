@@ -18,6 +18,7 @@ from minidl import Device
 from minidl.backends.flex import Flex
 from minidl.backends.ndarray import NdArray
 from minidl_book.build_check import BuildExercise, Reference, Rules
+from minidl_book.strategies import float32_arrays
 
 __trace_hide__ = True  # the trace shows the reader's code and what it dispatched, not this
 
@@ -82,12 +83,7 @@ PLANTED = {
 
 # ----- the checker ---------------------------------------------------------------------------
 def _cases() -> st.SearchStrategy:
-    value = st.floats(-100, 100, width=32, allow_nan=False, allow_subnormal=False)
-
-    def arrays(shape):
-        n = int(np.prod(shape))
-        return st.lists(value, min_size=n, max_size=n).map(
-            lambda v: np.array(v, dtype=np.float32).reshape(shape))
+    arrays = float32_arrays(100)
 
     def case(shape):
         return st.fixed_dictionaries({"x": arrays(shape), "dim": st.integers(0, len(shape) - 1)})

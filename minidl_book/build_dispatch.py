@@ -21,6 +21,7 @@ from minidl import Device, Tensor
 from minidl.backend import ModuleOps
 from minidl.dispatch.route import route
 from minidl_book.build_check import BuildExercise, Reference, Rules
+from minidl_book.strategies import float32_arrays
 
 __all__ = ["PLANTED", "exercise", "linear", "route"]
 
@@ -109,12 +110,7 @@ def linear_run(solution, case: dict) -> dict:
 
 # ----- the checker ---------------------------------------------------------------------------
 def _cases() -> st.SearchStrategy:
-    value = st.floats(-3, 3, width=32, allow_nan=False, allow_subnormal=False)
-
-    def arrays(*shape):
-        size = int(np.prod(shape))
-        return st.lists(value, min_size=size, max_size=size).map(
-            lambda v: np.array(v, dtype=np.float32).reshape(shape))
+    arrays = float32_arrays(3)
 
     def case(n, d_in, d_out, with_bias):
         return st.fixed_dictionaries({

@@ -14,13 +14,13 @@ element-wise kernel.
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 from hypothesis import strategies as st
 
 from minidl.backends.fusion.fusers import _broadcasts_to, _dtypes_ok
 from minidl.backends.fusion.ir import ELEMENTWISE, OperationIr
 from minidl_book.build_check import BuildExercise, Reference
+from minidl_book.strategies import float32_arrays
 
 __all__ = ["ELEMENTWISE", "PLANTED", "broadcasts_to", "dtypes_ok", "exercise", "fits"]
 
@@ -82,12 +82,7 @@ PLANTED = {
 
 # ----- the checker ---------------------------------------------------------------------------
 def _cases() -> st.SearchStrategy:
-    value = st.floats(-2, 2, width=32, allow_nan=False, allow_subnormal=False)
-
-    def arrays(*shape):
-        size = int(np.prod(shape))
-        return st.lists(value, min_size=size, max_size=size).map(
-            lambda v: np.array(v, dtype=np.float32).reshape(shape))
+    arrays = float32_arrays(2)
 
     def case(n, d, k, s):
         return st.fixed_dictionaries({"x": arrays(n, d), "b": arrays(1, d), "w": arrays(d, k),

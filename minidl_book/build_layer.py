@@ -12,7 +12,6 @@ the output and both gradients agree with ``torch.nn.RMSNorm``.
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 from hypothesis import strategies as st
 
@@ -20,6 +19,7 @@ from minidl import Device, Tensor
 from minidl.module import Initializer, Module, Param, config
 from minidl_book.build_check import BuildExercise, Reference, Rules
 from minidl_book.harness import layer_run
+from minidl_book.strategies import float32_arrays
 
 __all__ = ["PLANTED", "RmsNorm", "RmsNormConfig", "exercise"]
 
@@ -123,12 +123,7 @@ PLANTED = {
 
 # ----- the checker ---------------------------------------------------------------------------
 def _cases() -> st.SearchStrategy:
-    value = st.floats(-3, 3, width=32, allow_nan=False, allow_subnormal=False)
-
-    def arrays(*shape):
-        size = int(np.prod(shape))
-        return st.lists(value, min_size=size, max_size=size).map(
-            lambda v: np.array(v, dtype=np.float32).reshape(shape))
+    arrays = float32_arrays(3)
 
     def case(lead, d):
         return st.fixed_dictionaries({"x": arrays(*lead, d), "gamma": arrays(d), "g": arrays(*lead, d)})

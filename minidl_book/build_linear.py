@@ -12,13 +12,13 @@ gemm through Dispatch, and calling minidl's own ``linear`` breaks a rule.
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 from hypothesis import strategies as st
 
 from minidl import Tensor, functional
 from minidl_book.build_check import BuildExercise, Reference, Rules
 from minidl_book.harness import tensor_call
+from minidl_book.strategies import float32_arrays
 
 __all__ = ["PLANTED", "exercise", "linear"]
 
@@ -62,12 +62,7 @@ PLANTED = {
 
 # ----- the checker ---------------------------------------------------------------------------
 def _cases() -> st.SearchStrategy:
-    value = st.floats(-3, 3, width=32, allow_nan=False, allow_subnormal=False)
-
-    def arrays(*shape):
-        size = int(np.prod(shape))
-        return st.lists(value, min_size=size, max_size=size).map(
-            lambda v: np.array(v, dtype=np.float32).reshape(shape))
+    arrays = float32_arrays(3)
 
     def case(lead, d_in, d_out, with_bias):
         return st.fixed_dictionaries({"input": arrays(*lead, d_in), "weight": arrays(d_in, d_out),

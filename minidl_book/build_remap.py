@@ -12,7 +12,6 @@ that sends a tensor to the wrong layer with its ``Shape mismatch``.
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 from hypothesis import strategies as st
 
@@ -22,6 +21,7 @@ from minidl.nn import LinearConfig
 from minidl.store import PytorchStore
 from minidl_book.build_check import BuildExercise, Reference, Rules
 from minidl_book.harness import remap_run
+from minidl_book.strategies import float32_arrays
 
 __all__ = ["PLANTED", "Mlp", "TorchMlp", "exercise", "remap"]
 
@@ -75,7 +75,7 @@ PLANTED = {
 
 # ----- the checker ---------------------------------------------------------------------------
 def _cases() -> st.SearchStrategy:
-    value = st.floats(-3, 3, width=32, allow_nan=False, allow_subnormal=False)
+    arrays = float32_arrays(3)
 
     def case(n, d_in, d_hidden, d_out, seed):
         torch.manual_seed(seed)
@@ -84,8 +84,7 @@ def _cases() -> st.SearchStrategy:
         def target(device, d=(d_in, d_hidden, d_out)):
             return Mlp(device, *d)
 
-        x = st.lists(value, min_size=n * d_in, max_size=n * d_in).map(
-            lambda v: np.array(v, dtype=np.float32).reshape(n, d_in))
+        x = arrays(n, d_in)
         about = f"TorchMlp({d_in}, {d_hidden}, {d_out}) drawn after torch.manual_seed({seed})"
         return st.fixed_dictionaries({"model": st.just(about), "x": x, "_torch": st.just(model),
                                       "_target": st.just(target)})

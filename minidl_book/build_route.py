@@ -25,6 +25,7 @@ from minidl.dispatch import route as route_module
 from minidl.dispatch.route import validate_checkpointing
 from minidl.dispatch.tensor import DispatchTensor
 from minidl_book.build_check import BuildExercise, Reference, Rules
+from minidl_book.strategies import float32_arrays
 
 __trace_hide__ = True
 
@@ -257,12 +258,7 @@ def _devices(solution, case, outputs, trace) -> str | None:
 
 
 def _cases() -> st.SearchStrategy:
-    value = st.floats(-3, 3, width=32, allow_nan=False, allow_subnormal=False)
-
-    def arrays(*shape):
-        size = int(np.prod(shape))
-        return st.lists(value, min_size=size, max_size=size).map(
-            lambda v: np.array(v, dtype=np.float32).reshape(shape))
+    arrays = float32_arrays(3)
 
     def case(scenario, n, d_in, d_out):
         return st.fixed_dictionaries({

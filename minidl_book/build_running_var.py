@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from minidl import Tensor
 from minidl_book.build_check import BuildExercise, Reference, Rules
 from minidl_book.harness import running_var_run
+from minidl_book.strategies import float32_arrays
 
 __all__ = ["PLANTED", "exercise", "running_var_update"]
 
@@ -61,12 +62,7 @@ PLANTED = {
 
 # ----- the checker ---------------------------------------------------------------------------
 def _cases() -> st.SearchStrategy:
-    value = st.floats(-3, 3, width=32, allow_nan=False, allow_subnormal=False)
-
-    def batches(k, n, c):
-        size = k * n * c
-        return st.lists(value, min_size=size, max_size=size).map(
-            lambda v: np.array(v, dtype=np.float32).reshape(k, n, c))
+    batches = float32_arrays(3)
 
     dims = st.tuples(st.integers(1, 3), st.integers(2, 5), st.integers(1, 4))
     return dims.flatmap(lambda d: st.fixed_dictionaries(

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from minidl.autodiff import Step
 from minidl_book.build_check import BuildExercise, Reference, Rules
 from minidl_book.harness import unary_step_run
+from minidl_book.strategies import float32_arrays
 
 __all__ = ["PLANTED", "Softplus", "exercise"]
 
@@ -94,12 +95,7 @@ PLANTED = {
 
 # ----- the checker ---------------------------------------------------------------------------
 def _cases() -> st.SearchStrategy:
-    value = st.floats(-6, 6, width=32, allow_nan=False, allow_subnormal=False)
-
-    def arrays(shape):
-        n = int(np.prod(shape))
-        return st.lists(value, min_size=n, max_size=n).map(
-            lambda v: np.array(v, dtype=np.float32).reshape(shape))
+    arrays = float32_arrays(6)
 
     shapes = st.lists(st.integers(1, 4), min_size=1, max_size=3)
     return shapes.flatmap(lambda s: st.fixed_dictionaries({"x": arrays(s), "w": arrays(s)}))

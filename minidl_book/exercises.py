@@ -143,16 +143,32 @@ def _is_number(x: Any) -> bool:
     return type(x) in (int, float)
 
 
-_NUMBER_TEXT = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d[\d_]*)?(\.\d+)?([eE][+-]?\d+)?(/\d+)?$")
+_NUMBER_TEXT = re.compile(
+    r"^[+-]?(\d{1,3}([, _\u00a0\u2009\u202f]\d{3})+|\d[\d_]*)?(\.\d+)?([eE][+-]?\d+)?(/\d+)?$"
+)
+_UNIT = re.compile(r"^(.*?\d)\s*([^\W\d_]+\.?|%|×|µs)$")  # "24576 bytes", "3 ops", "1.5x"
+_NUMBER_WORDS = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+        " fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+}
 
 
 def _number_of(text: str) -> int | float | None:
-    """``"10"``, ``" 24,576 "``, ``"1.33"``, ``"4/3"`` → the number they write (a number typed
-    as a string is the same answer); anything else → None."""
+    """``"10"``, ``" 24,576 "``, ``"24 576"``, ``"24576 bytes"``, ``"1.33"``, ``"4/3"``,
+    ``"three"`` → the number they write (a number typed as a string is the same answer; a unit
+    after it is the reader's, not a different number); anything else → None."""
     t = text.strip()
+    if word(t) in _NUMBER_WORDS:
+        return _NUMBER_WORDS[word(t)]
+    unit = _UNIT.match(t)
+    if unit:
+        t = unit.group(1).strip()
     if not t or not _NUMBER_TEXT.match(t) or not any(c.isdigit() for c in t):
         return None
-    t = t.replace(",", "").replace("_", "")
+    t = re.sub(r"[, _\u00a0\u2009\u202f]", "", t)
     try:
         if "/" in t:
             num, den = t.split("/")
@@ -192,6 +208,9 @@ class _Compare:
     def as_set(self, p: Any, t: Any) -> bool:
         if isinstance(p, str):
             p = _words_of(p)
+            letters = all(isinstance(v, str) and len(word(v)) == 1 for v in t)
+            if letters and len(p) == 1 and len(p[0]) > 1 and p[0].isalpha():
+                p = tuple(p[0])  # "ab" for the letters (a) and (b)
         elif not isinstance(p, tuple | frozenset):
             p = (p,)
         want = {self.key(v) for v in t}
@@ -221,7 +240,7 @@ class _Compare:
         if type(t) is bool:
             if isinstance(p, str):
                 return word(p) in (("true", "yes") if t else ("false", "no"))
-            return type(p) is bool and p == t
+            return type(p) in (bool, int) and p in (0, 1) and bool(p) == t  # 1 for True
         if _is_number(t) or type(t) is complex:
             if isinstance(p, str):
                 p = _number_of(p)

@@ -93,6 +93,13 @@ def test_which_of_compares_as_a_set():
     assert not ex.check(["b"]) and not ex.check(["a", "b", "c"])
     assert Exercise("order", truth=lambda: ["b", "c"], compare="set").check(["c", "b"])
     assert not Exercise("order", truth=lambda: ["b", "c"]).check(["c", "b"])  # order matters here
+    assert ex.check("bc") and ex.check("cb") and not ex.check("abc") and not ex.check("b")
+
+
+def test_one_and_zero_are_true_and_false():
+    ex = Exercise("does it resolve, and how many?", truth=lambda: (True, 0))
+    assert ex.check((1, 0)) and ex.check(("yes", 0)) and ex.check((True, "0"))
+    assert not ex.check((2, 0)) and not ex.check((0, 0)) and not ex.check((1.5, 0))
 
 
 def test_a_comparison_that_raises_is_a_verdict_with_the_reason(capsys):

@@ -178,6 +178,18 @@ def _number_of(text: str) -> int | float | None:
         return None
 
 
+#: Words that carry no answer: "the same number of" says what "same" says.
+_FILLER = frozenset("the a an about roughly approximately exactly just number of it is its".split())
+
+
+def _gist(text: str) -> str:
+    """A word answer without its filler words (``"about the same"`` → ``"same"``); the answer
+    itself when it is nothing but filler."""
+    words = word(text).split()
+    kept = [w for w in words if w not in _FILLER]
+    return " ".join(kept or words)
+
+
 def _words_of(text: str) -> tuple[str, ...]:
     """``"b, c"`` / ``"b and c"`` → ``("b", "c")``: a set answer written as one string."""
     parts = re.split(r",|;|\band\b|\s+", text)
@@ -196,7 +208,8 @@ class _Compare:
         return f"within rtol {self.rtol:g}, atol {self.atol:g}" if self.mode == "close" else ""
 
     def words_equal(self, p: str, t: str) -> bool:
-        return word(p) in self.synonyms.get(word(t), {word(t)})
+        alts = self.synonyms.get(word(t), {word(t)})
+        return word(p) in alts or _gist(p) in {_gist(a) for a in alts}
 
     def numbers_equal(self, p: Any, t: Any) -> bool:
         if self.mode == "close":

@@ -85,6 +85,9 @@ def test_words_compare_case_and_space_insensitively():
     assert not ex.check("no error")
     assert Exercise("same or more?", truth=lambda: "same").check("the same")
     assert Exercise("same or more?", truth=lambda: "same", synonyms={"same": ["equal"]}).check("Equal")
+    many = Exercise("same number of, or more?", truth=lambda: "the same number of")
+    assert many.check("same") and many.check("about the same") and many.check("Same number")
+    assert not many.check("more") and not many.check("not the same") and not many.check("of")
 
 
 def test_which_of_compares_as_a_set():

@@ -270,3 +270,16 @@ def test_sequential_matches_torch_sequential(ad):
     check_against_torch(ours, twin, randn((5, 4)), ad, {
         "layers.0.weight": ("0.weight", transpose), "layers.0.bias": ("0.bias", identity),
         "layers.2.weight": ("2.weight", transpose), "layers.2.bias": ("2.bias", identity)})
+
+
+def test_conv2d_same_padding_counts_dilation_like_torch_not_burn(ad):
+    """minidl's Same pads dilation * (kernel - 1) in total, as PyTorch's padding="same";
+    burn's calculate_same_padding (burn-nn padding.rs, v0.22.0-pre.2 and main) ignores the
+    dilation, so burn pads (1, 1) here and a 3 x 3, dilation-2 layer turns 8 x 8 into 6 x 6."""
+    assert PaddingConfig2d.Same.pads(8, 8, (3, 3), (1, 1), (2, 2)) == (2, 2, 2, 2)
+    layer = (Conv2dConfig((2, 3), (3, 3)).with_dilation((2, 2))
+             .with_padding(PaddingConfig2d.Same).init(ad))
+    twin = torch.nn.Conv2d(2, 3, (3, 3), dilation=2, padding="same")
+    out = check_against_torch(layer, twin, randn((1, 2, 8, 8)), ad,
+                              {"weight": ("weight", identity), "bias": ("bias", identity)})
+    assert out.shape[2:] == (8, 8)

@@ -175,6 +175,9 @@ class BuildExercise:
         max_examples: how many generated cases (keep pages fast: 10-30).
         seed: hypothesis seed (cases are the same on every run).
         order: the order inputs are printed in (a case's own order otherwise).
+        probes: cases of growing size, run after every other case passed: when the number
+            of library calls the reader's own code makes grows from each probe to the next,
+            the solution loops in Python over elements (a rule verdict, "no loops").
     """
 
     def __init__(
@@ -192,6 +195,7 @@ class BuildExercise:
         max_examples: int = 20,
         seed: int = 0,
         order: Sequence[str] = (),
+        probes: Sequence[dict] | Callable[[], Sequence[dict]] = (),
     ) -> None:
         self.title = title
         self.cases = cases
@@ -207,6 +211,7 @@ class BuildExercise:
         self.max_examples = max_examples
         self.seed = seed
         self.order = tuple(order)
+        self.probes = probes
         self.attempts = 0
         self.hints_open = 0
 
@@ -353,6 +358,7 @@ class BuildExercise:
         tensor_ops = re.compile(TENSOR_OPS)
         other_ops = re.compile(OTHER_OPS)
         count = 0
+        self._last_calls = list(watch.calls)
         for call in watch.calls:
             if tensor_ops.search(call.name):
                 count += 1
@@ -431,7 +437,39 @@ class BuildExercise:
             if seen:
                 return seen[-1]
             raise
-        return None
+        return self._loop_verdict(solution)
+
+    _last_calls: list = []
+
+    def _loop_verdict(self, solution: Any) -> Verdict | None:
+        """Run the probes (cases of growing size): a failure on one is its verdict; a count of
+        the reader's library calls that grows from each probe to the next is a Python loop
+        over elements ("no loops"), named at the line whose calls grew most."""
+        from collections import Counter
+
+        probes = self.probes() if callable(self.probes) else self.probes
+        if len(probes) < 2 or (self.rules.allowed is None and not self.rules.no_data):
+            return None
+        counts, sites = [], []
+        for case in [dict(c) for c in probes]:
+            self._last_calls = []
+            verdict = self.verdict_for(solution, case)
+            if verdict is not None:
+                return verdict
+            counts.append(len(self._last_calls))
+            sites.append(Counter(call.site for call in self._last_calls))
+        if not all(b > a for a, b in zip(counts, counts[1:])):
+            return None
+        grown = sites[-1] - sites[0]
+        site = max(grown, key=grown.get) if grown else ""
+        sizes = [f"{c} for {_size(case)}" for c, case in zip(counts, probes)]
+        sizes[0] = sizes[0].replace(" for", " library calls for", 1)
+        return Verdict(False, "rule", "Rule broken: no Python loop over elements; your code "
+                       f"made {' and '.join(sizes)}: the count grows with the input, so a "
+                       "loop runs once per element. Use whole-tensor ops: the same few calls at "
+                       "every size"
+                       + (f"\n  the line that repeats: {site}" if site else ""), "",
+                       rule="no loops", call=site or None)
 
     def check(self, solution: Any = ...) -> Verdict:
         """Check the reader's solution; print the verdict (and the next hint when it fails)."""
@@ -482,6 +520,17 @@ class BuildExercise:
 
     def __repr__(self) -> str:
         return f"BuildExercise({self.title!r})"
+
+
+def _size(case: Mapping[str, Any]) -> str:
+    """``a: [4], j = 4``: a probe's shapes and numbers, for the loop verdict."""
+    parts = []
+    for name, value in case.items():
+        if name.startswith("_"):
+            continue
+        shape = getattr(value, "shape", None)
+        parts.append(f"{name}: {list(shape)}" if shape is not None else f"{name} = {value}")
+    return ", ".join(parts)
 
 
 def _hint_ladder(hints: Any) -> list[tuple[frozenset[str] | None, str]]:

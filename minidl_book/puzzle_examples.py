@@ -25,7 +25,8 @@ from minidl import Tensor
 from minidl_book.build_check import Verdict
 from minidl_book.puzzles import PUZZLES, Puzzle, vector_cases
 
-__all__ = ["DEMO", "DEMO_ATTEMPTS", "EXAMPLES", "demo", "example", "spec_failure"]
+__all__ = ["DEMO", "DEMO_ATTEMPTS", "EXAMPLES", "demo", "example", "spec_failure",
+           "zero_negatives_loop"]
 
 _F = np.float32
 #: One small input per puzzle, as the appendix prints it (arrays, and ints for sizes).
@@ -114,7 +115,9 @@ def _zero_negatives_sol(a: Tensor) -> Tensor:
 DEMO = Puzzle(
     "zero_negatives", "zero_negatives(a: [i]) -> [i]", "`a` with every negative element set to 0.",
     (), ("a",), vector_cases(), lambda a: torch.clamp(a, min=0), _zero_negatives_sol,
-    ("Which elements change? Those where a < 0.", "mask_fill(mask, 0.0) writes 0 where mask is true."),
+    (("value", "Which elements change? Those where a < 0."),
+     ("value", "mask_fill(mask, 0.0) writes 0 where mask is true."),
+     ("shape", "The answer has the input's shape: which op added a dim?")),
 )
 
 
@@ -134,12 +137,21 @@ def zero_negatives_data_out(a: Tensor) -> Tensor:
     return Tensor.from_data([max(x, 0.0) for x in a.tolist()], a.device)  # values out to Python
 
 
+def zero_negatives_loop(a: Tensor) -> Tensor:
+    n = a.shape[0]
+    out, i = a, Tensor.arange(0, n, device=a.device)
+    for k in range(n):  # right values, base ops only, but a Python loop over elements
+        out = out.mask_fill((i == k) & (a < 0), 0.0)
+    return out
+
+
 #: name → (wrong solution, the verdict kind it must get)
 DEMO_ATTEMPTS: dict[str, tuple[Callable[[Tensor], Tensor], str]] = {
     "wrong value": (zero_negatives_wrong_value, "value"),
     "wrong shape": (zero_negatives_wrong_shape, "shape"),
     "forbidden op": (zero_negatives_forbidden, "rule"),
     "data out": (zero_negatives_data_out, "rule"),
+    "loop": (zero_negatives_loop, "rule"),
 }
 
 

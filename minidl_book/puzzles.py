@@ -15,8 +15,10 @@ appendix shows and the tests check (wrong value, forbidden op, wrong shape, data
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -24,8 +26,8 @@ from hypothesis import strategies as st
 
 from minidl import Tensor
 from minidl_book.build_check import BuildExercise, Reference, Rules, Verdict
-from minidl_book.harness import tensor_call
-from minidl_book.verdict import op_label
+from minidl_book.harness import is_placeholder, tensor_call
+from minidl_book.verdict import TODO, op_label
 
 #: What every puzzle may use: creating a range, broadcasting, arithmetic, comparisons, where.
 BASE = (
@@ -48,7 +50,7 @@ class Puzzle:
     cases: st.SearchStrategy
     torch_ref: Callable[..., torch.Tensor]
     solution: Callable[..., Tensor]
-    hints: tuple[str, ...] = ()
+    hints: tuple[str | tuple[Any, str], ...] = ()  # (kinds, text): a hint for those verdicts
     without: tuple[str, ...] = ()  # base ops this puzzle takes away (flatten: reshape)
 
     @property
@@ -64,18 +66,56 @@ class Puzzle:
                     for p in self.params]
             return {"out": self.torch_ref(*args)}
 
-        return BuildExercise(
+        return PuzzleExercise(
             f"puzzle {self.name}: {self.signature}",
             cases=self.cases,
             run=tensor_call(self.params),
             references=[Reference("PyTorch", reference, rtol=1e-6, atol=1e-6)],
             rules=Rules(allowed=self.allowed, no_data=True, no_numpy=True, fresh_result=True,
                         helpers=tuple(earlier(self.name))),
-            hints=self.hints,
+            # a hint says how to compute the answer: it opens on a wrong value, shape or an
+            # error, never on a rule verdict (the verdict names the op or the loop itself)
+            hints=[h if isinstance(h, tuple) else (_COMPUTE, h) for h in self.hints],
             reference_solution=self.solution,
             max_examples=max_examples,
             order=self.params,
+            probes=self.probes,
         )
+
+    def probes(self, sizes: Sequence[int] = (4, 8)) -> list[dict]:
+        """One case per size: every dim of the signature that is a letter (``[i, j]``) and
+        every ``int`` parameter set to the size, the values zeros (the kinds of the smallest
+        generated case), for the checker's loop rule."""
+        from hypothesis import find, settings
+
+        smallest = find(self.cases, lambda _: True, settings=settings(database=None))
+        shapes = dict(re.findall(r"(\w+): (\[[^\]]*\]|int)", self.signature.split("->")[0]))
+        out = []
+        for n in sizes:
+            case = {}
+            for p in self.params:
+                if shapes[p] == "int":
+                    case[p] = n
+                else:
+                    dims = [int(d) if d.strip().isdigit() else n
+                            for d in shapes[p].strip("[]").split(",")]
+                    case[p] = np.zeros(dims, dtype=smallest[p].dtype)
+            out.append(case)
+        return out
+
+
+_COMPUTE = ("value", "shape", "dtype", "error", "check")
+
+
+class PuzzleExercise(BuildExercise):
+    """A puzzle's checker: a rule verdict prints the rule and the reader's line, not a failing
+    case (the case plays no part in it)."""
+
+    def find_failure(self, solution):  # noqa: D102
+        verdict = super().find_failure(solution)
+        if verdict is not None and verdict.kind == "rule":
+            verdict.inputs = ""
+        return verdict
 
 
 # ----- input strategies ------------------------------------------------------------------------
@@ -345,7 +385,8 @@ PUZZLES: dict[str, Puzzle] = {p.name: p for p in [
            ("g", "v"), _N.flatmap(lambda n: st.fixed_dictionaries({"g": _bools([n]), "v": _floats([n])})),
            _t_compress, compress_sol,
            ("Where does a kept v[m] land? At (number of kept elements up to m) - 1: a cumsum.",
-            "Then it is scatter_add with those places, counting only kept elements.")),
+            "Compare those places (a column) with a row of output indices, keep only the "
+            "rows of kept elements, then v as [1, i] @ that matrix as floats.")),
     Puzzle("flatten", "flatten(a: [i, j]) -> [i * j]", "The rows of `a`, one after the other.",
            ("__getitem__", "__truediv__", "__mod__", "sum_dim"), ("a",), _matrix(),
            lambda a: a.reshape(-1), flatten_sol,
@@ -384,8 +425,23 @@ def earlier(name: str) -> list[Callable[..., Tensor]]:
     """The functions a solution of ``name`` may call: the hidden solutions of the puzzles
     before it in :data:`ORDER`, and the reader's own solutions of them that passed."""
     before = ORDER[: ORDER.index(name)] if name in ORDER else ()
-    return [PUZZLES[p].solution for p in before] + [SOLVED[p] for p in before
-                                                    if p in SOLVED and _passes(p, SOLVED[p])]
+    return [PUZZLES[p].solution for p in before] + [
+        SOLVED[p] for p in before
+        if p in SOLVED and _as_stated(p, SOLVED[p]) and _passes(p, SOLVED[p])]
+
+
+def _as_stated(name: str, fn: Callable[..., Tensor]) -> bool:
+    """Whether ``fn`` takes exactly the parameters of puzzle ``name``, none optional: a solved
+    puzzle with an extra parameter (``ones(a, _x=None)``) could do anything when a later
+    puzzle passes it, so its ops count as the later puzzle's own."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    return [p.name for p in params] == list(PUZZLES[name].params) and all(
+        p.default is p.empty and p.kind is p.POSITIONAL_OR_KEYWORD for p in params)
 
 
 _PASSED: dict = {}
@@ -465,15 +521,50 @@ def check(solution, name: str | None = None) -> Verdict:
         raise KeyError(f"no puzzle named {name!r}: name your function after the puzzle "
                        f"({', '.join(PUZZLES)})")
     print(allowed_text(name) + ".")
+    stub = _unsolved_call(solution, name)
+    if stub is not None:
+        verdict = Verdict(False, "todo", f"{TODO} Your {name} calls {stub}, which is still "
+                          f"`...`: solve {stub} first, or import the book's: "
+                          f"from minidl_book.puzzles import {stub}_sol", "")
+        print(verdict.text)
+        return verdict
     ex = checker(name)
     # the rules from the puzzle's definition at every check, with the earlier puzzles solved so far
     ex.rules = dataclasses.replace(PUZZLES[name].exercise(1).rules, helpers=tuple(earlier(name)))
     verdict = ex.check(solution)
     if verdict.ok:
         SOLVED[name] = solution
+        print(one_line_note(solution))
     else:
         draw_verdict(verdict, name)
     return verdict
+
+
+def _unsolved_call(solution: Callable[..., Tensor], name: str) -> str | None:
+    """An earlier puzzle ``solution`` calls by name that is still the page's ``...`` stub."""
+    before = ORDER[: ORDER.index(name)] if name in ORDER else ()
+    glob = getattr(solution, "__globals__", {})
+    for used in getattr(getattr(solution, "__code__", None), "co_names", ()):
+        if used in before and is_placeholder(glob.get(used)):
+            return used
+    return None
+
+
+def one_line_note(solution: Callable[..., Tensor]) -> str:
+    """Tensor-Puzzles' challenge, as a note on a solution that passed: one line of body under
+    80 columns."""
+    import inspect
+    import textwrap
+
+    try:
+        lines = textwrap.dedent(inspect.getsource(solution)).splitlines()
+    except (OSError, TypeError):
+        return ""
+    body = [ln for ln in lines[1:] if ln.strip() and not ln.strip().startswith("#")]
+    if len(body) == 1 and len(body[0].strip()) < 80:
+        return "★ One line under 80 columns: Tensor-Puzzles' challenge met."
+    return (f"(Tensor-Puzzles' challenge: one line under 80 columns; yours has {len(body)} "
+            "lines of body.)")
 
 
 def draw_verdict(verdict: Verdict, name: str) -> None:
@@ -487,8 +578,15 @@ def draw_verdict(verdict: Verdict, name: str) -> None:
 
 
 def solution(name: str) -> None:
-    """Print the hidden reference solution of ``name`` (and check it passes)."""
-    checker(name).solution(name)
+    """Print the hidden reference solution of ``name``, renamed to ``name`` (the book's tests
+    check that every reference solution passes its checker)."""
+    import inspect
+
+    sol = PUZZLES[name].solution
+    print(inspect.getsource(sol).rstrip().replace(f"def {sol.__name__}(", f"def {name}(", 1))
+    failed = PUZZLES[name].exercise(PAGE_EXAMPLES).find_failure(sol)
+    if failed is not None:  # the book's own answer must pass: a broken checker
+        raise RuntimeError(f"puzzle {name}: the reference solution fails: {failed.text}")
 
 
 __all__ = ["BASE", "ORDER", "PAGE_EXAMPLES", "PLANTED", "PUZZLES", "SOLVED", "Puzzle", "allowed_text",

@@ -401,3 +401,51 @@ def test_a_slot_getter_grabbed_in_an_earlier_cell_is_refused():
     _refused(_verdict("ones", as_global), "no reaching outside your code")
     as_default = _cell("def ones(a, get=get):\n    get(a)\n    return (a * 0 + 1).float()\n", "ones", {"get": get})
     _refused(_verdict("ones", as_default), "no reaching outside your code")
+
+
+# ----- loops over elements: the op count grows with the input ---------------------------------
+LOOPS = {
+    "flip": "def flip(a):\n"
+            "    n = a.shape[0]\n"
+            "    out, i = a * 0, Tensor.arange(0, n, device=a.device)\n"
+            "    for k in range(n):\n"
+            "        out = out + (i == k).float() * a[n - 1 - k:n - k]\n"
+            "    return out\n",
+    "cumsum": "def cumsum(a):\n"
+              "    n = a.shape[0]\n"
+              "    out, i = a * 0, Tensor.arange(0, n, device=a.device)\n"
+              "    for k in range(n):\n"
+              "        s = a.unsqueeze_dim(0) @ (i <= k).float().unsqueeze_dim(1)\n"
+              "        out = out + s.reshape([1]) * (i == k).float()\n"
+              "    return out\n",
+    "eye": "def eye(a):\n"
+           "    i = Tensor.arange(0, a.shape[0], device=a.device)\n"
+           "    m = (i.unsqueeze_dim(1) * 0 + i.unsqueeze_dim(0) * 0).float()\n"
+           "    for k in range(a.shape[0]):\n"
+           "        m = m.mask_fill((i.unsqueeze_dim(1) == k) & (i.unsqueeze_dim(0) == k), 1.0)\n"
+           "    return m\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(LOOPS))
+def test_a_python_loop_over_elements_is_refused(name):
+    verdict = _verdict(name, _cell(LOOPS[name], name))
+    _refused(verdict, "no loops", "the count grows with the input")
+    assert "for k in range" not in verdict.call and "k" in verdict.call  # the loop's body line
+
+
+def test_a_solved_puzzle_with_an_extra_parameter_is_no_trap_door():
+    ones = _cell("def ones(a, _x=None, _shape=None):\n"
+                 "    if _x is not None:\n"
+                 "        return _x.reshape(_shape)\n"
+                 "    return (Tensor.arange(0, a.shape[0], device=a.device) * 0 + 1).float()\n",
+                 "ones", filename="/tmp/ipykernel_0/ones.py")
+    assert _verdict("ones", ones) is None  # it passes its own puzzle...
+    puzzles.SOLVED["ones"] = ones
+    try:
+        assert ones not in puzzles.earlier("flatten")  # ...but is no helper of a later one
+        flatten = _cell("def flatten(a):\n    return ones(a, a, [a.shape[0] * a.shape[1]])\n",
+                        "flatten", {"ones": ones})
+        _refused(_verdict("flatten", flatten), "allowed ops (not reshape)")
+    finally:
+        puzzles.SOLVED.clear()

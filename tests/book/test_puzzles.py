@@ -66,7 +66,7 @@ def test_planted_wrong_solution_gets_its_verdict(name):
     puzzle, wrong, kind = PLANTED[name]
     verdict = PUZZLES[puzzle].exercise(max_examples=15).find_failure(wrong)
     assert verdict is not None and verdict.kind == kind, verdict
-    assert verdict.inputs  # the failing case is shown
+    assert bool(verdict.inputs) == (kind != "rule")  # a failing case, except for a broken rule
     assert "Traceback" not in verdict.render()
     if kind == "value":
         assert verdict.index is not None and "expected" in verdict.text and "found" in verdict.text
@@ -123,3 +123,47 @@ def test_the_page_order_is_the_order_earlier_puzzles_follow():
     page = (Path(__file__).resolve().parents[2] / "chapters" / "puzzles.md").read_text()
     stubs = [m for m in re.findall(r"^def (\w+)\(.*\) -> Tensor:", page, re.M) if m in PUZZLES]
     assert tuple(stubs) == ORDER
+
+
+def test_a_rule_verdict_prints_no_failing_case_and_no_value_hint(capsys):
+    from minidl_book.puzzle_examples import DEMO_ATTEMPTS
+
+    ex = DEMO.exercise(5)
+    verdict = ex.check(DEMO_ATTEMPTS["forbidden op"][0])
+    out = capsys.readouterr().out
+    assert verdict.kind == "rule" and "Failing case" not in out and "Hint" not in out
+    verdict = ex.check(DEMO_ATTEMPTS["wrong value"][0])  # a value verdict opens the first hint
+    assert "Hint 1 of 2" in capsys.readouterr().out
+
+
+def test_compress_hints_use_only_what_comes_before_it():
+    from minidl_book.puzzles import ORDER
+
+    later = ORDER[ORDER.index("compress") + 1:]
+    assert not [n for n in later for h in PUZZLES["compress"].hints if n in h]
+
+
+def test_a_call_to_an_earlier_puzzle_still_a_stub_gets_a_plain_verdict(capsys):
+    import linecache
+
+    from minidl_book import puzzles
+
+    source = ("def cumsum(a):\n    ...\n\n"  # the page's unsolved cell, then a later one
+              "def compress(g, v):\n    return cumsum(g.float()) * v\n")
+    filename = "/tmp/ipykernel_0/stub.py"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace: dict = {}
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 - as a notebook cell does
+    verdict = puzzles.check(namespace["compress"])
+    assert verdict.kind == "todo" and "from minidl_book.puzzles import cumsum_sol" in verdict.text
+    assert "TypeError" not in capsys.readouterr().out
+
+
+def test_the_one_line_challenge_is_a_note():
+    from minidl_book.puzzles import one_line_note
+
+    def ones(a):
+        return (a * 0 + 1).float()
+
+    assert one_line_note(ones).startswith("★")
+    assert "2 lines" in one_line_note(PUZZLES["sum"].solution)

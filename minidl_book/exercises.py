@@ -156,13 +156,21 @@ _NUMBER_WORDS = {
 }
 
 
+#: Words that answer "how many?" with zero.
+_NONE_WORDS = frozenset(("never", "none", "no", "nothing", "not once", "no times"))
+
+
 def _number_of(text: str) -> int | float | None:
     """``"10"``, ``" 24,576 "``, ``"24 576"``, ``"24576 bytes"``, ``"1.33"``, ``"4/3"``,
-    ``"three"`` → the number they write (a number typed as a string is the same answer; a unit
+    ``"three"``, ``"zero times"``, ``"never"`` → the number they write (a number typed as a string is the same answer; a unit
     after it is the reader's, not a different number); anything else → None."""
     t = text.strip()
-    if word(t) in _NUMBER_WORDS:
-        return _NUMBER_WORDS[word(t)]
+    w = word(t)
+    if w in _NONE_WORDS:
+        return 0
+    first, _, rest = w.partition(" ")
+    if first in _NUMBER_WORDS and (not rest or rest.isalpha()):  # "three", "zero times"
+        return _NUMBER_WORDS[first]
     unit = _UNIT.match(t)
     if unit:
         t = unit.group(1).strip()

@@ -141,12 +141,27 @@ SCENARIOS = {
     "plain batch, plain model": (PLAIN, PLAIN, None),
     "plain batch, autodiff model": (PLAIN, AUTODIFF, None),
     "autodiff batch, autodiff model": (AUTODIFF, AUTODIFF, None),
-    "ndarray batch, flex model": (Device.ndarray(), AUTODIFF, "wrong device"),
+    "ndarray batch, flex.autodiff model": (Device.ndarray(), AUTODIFF, "wrong device"),
     "checkpointing mismatch": (AUTODIFF, AUTODIFF.gradient_checkpointing(), "strategy mismatch"),
     "plain batch, checkpointing model": (PLAIN, AUTODIFF.gradient_checkpointing(), None),
     "flex:1 batch, flex:0 model": (Device.flex(1), AUTODIFF, "wrong device"),
     "cat of a flex and an ndarray tensor": (PLAIN, Device.ndarray(), "wrong device"),
     "bool ops on an autodiff tensor": (AUTODIFF, AUTODIFF, None),
+}
+
+
+#: scenario → the rule it tests, named in a failure so the reader knows which rule to reread
+RULE = {
+    "plain batch, plain model": "rule 1: the first tensor input's device",
+    "plain batch, autodiff model": "rule 3: any autodiff input makes the op autodiff",
+    "autodiff batch, autodiff model": "rule 3: any autodiff input makes the op autodiff",
+    "ndarray batch, flex.autodiff model": "rule 2: equal devices, ignoring autodiff",
+    "checkpointing mismatch": "rule 2: two autodiff inputs share a checkpointing strategy",
+    "plain batch, checkpointing model": "rule 2's strategy check, which a plain input has no "
+                                        "part in, and rule 3",
+    "flex:1 batch, flex:0 model": "rule 2: equal devices (the index counts)",
+    "cat of a flex and an ndarray tensor": "rules 1 and 2: tensors inside a list count",
+    "bool ops on an autodiff tensor": "rule 3, for a Bool result",
 }
 
 
@@ -171,16 +186,16 @@ def route_run(solution: Any, case: dict) -> dict:
     route_module.ROUTE_LISTENERS.append(_listener)
     out: dict = {"_chosen": chosen}
     try:
-        x = Tensor.from_numpy(case["x"], x_dev)
-        w = Tensor.from_numpy(case["w"], w_dev)
-        b = Tensor.from_numpy(case["b"], w_dev)
+        x = Tensor.from_numpy(case["_x"], x_dev)
+        w = Tensor.from_numpy(case["_w"], w_dev)
+        b = Tensor.from_numpy(case["_b"], w_dev)
         if w_dev.is_autodiff():
             w, b = w.require_grad(), b.require_grad()
         zeros = Tensor.zeros((1, 2), device=Device.ndarray())  # a creation op: no tensor input
         out["_zeros on"] = zeros.device
         if case["scenario"].startswith("cat"):  # a list input: its tensors count, in order
             try:
-                Tensor.cat([x, Tensor.from_numpy(case["x"], w_dev)], 0)
+                Tensor.cat([x, Tensor.from_numpy(case["_x"], w_dev)], 0)
             except ValueError as err:
                 out["_error"] = str(err)
             return out
@@ -200,7 +215,7 @@ def route_run(solution: Any, case: dict) -> dict:
         out["_out on"] = y.device
         out["out"] = y.inner().to_numpy()
         if y.device.is_autodiff():
-            grads = (y * Tensor.from_numpy(case["g"], y.device)).sum().backward()
+            grads = (y * Tensor.from_numpy(case["_g"], y.device)).sum().backward()
             out["grad w"] = w.grad(grads)
             if not case["scenario"].startswith("bool"):
                 out["grad b"] = b.grad(grads)
@@ -214,13 +229,13 @@ def _torch(case: dict) -> dict:
     _x_dev, w_dev, error = SCENARIOS[case["scenario"]]
     if error:
         return {}
-    x = torch.from_numpy(case["x"])
-    w, b = (torch.from_numpy(case[k]).requires_grad_(True) for k in ("w", "b"))
+    x = torch.from_numpy(case["_x"])
+    w, b = (torch.from_numpy(case[k]).requires_grad_(True) for k in ("_w", "_b"))
     bool_ops = case["scenario"].startswith("bool")
     y = x.masked_fill(x <= 0, 0.0) @ w if bool_ops else x @ w + b
     want = {"out": y.detach().numpy()}
     if w_dev.is_autodiff():
-        (y * torch.from_numpy(case["g"])).sum().backward()
+        (y * torch.from_numpy(case["_g"])).sum().backward()
         want["grad w"] = w.grad.numpy()
         if not bool_ops:
             want["grad b"] = b.grad.numpy()
@@ -229,10 +244,11 @@ def _torch(case: dict) -> dict:
 
 def _devices(solution, case, outputs, trace) -> str | None:
     x_dev, w_dev, error = SCENARIOS[case["scenario"]]
-    where = f"In the scenario {case['scenario']!r} (x on {x_dev!r}, w and b on {w_dev!r})"
+    where = (f"In the scenario {case['scenario']!r} (x on {x_dev!r}, w and b on {w_dev!r}; "
+             f"it tests {RULE[case['scenario']]})")
     if outputs.get("_zeros on") != Device.ndarray():
         return (f"Tensor.zeros(..., device=Device.ndarray()) landed on {outputs.get('_zeros on')!r}"
-                ": a creation op has no tensor input and is routed by its device argument")
+                " (it tests rule 1, for an op with no tensor input)")
     if error:
         raised = outputs.get("_error")
         if raised is None:
@@ -243,7 +259,7 @@ def _devices(solution, case, outputs, trace) -> str | None:
         return None
     if "_crash" in outputs:
         return (f"{where}, linear crashed inside a backend ({outputs['_crash']}): your "
-                f"routing_device sent {outputs['_chosen'][-1]}, whose backend that received a "
+                f"routing_device sent {outputs['_chosen'][-1]}, whose backend received a "
                 "primitive it does not own")
     if "_error" in outputs:
         return f"{where}, the op failed with {outputs['_error']!r}; it must run"
@@ -262,8 +278,8 @@ def _cases() -> st.SearchStrategy:
 
     def case(scenario, n, d_in, d_out):
         return st.fixed_dictionaries({
-            "scenario": st.just(scenario), "x": arrays(n, d_in), "w": arrays(d_in, d_out),
-            "b": arrays(d_out), "g": arrays(n, d_out)})
+            "scenario": st.just(scenario), "_x": arrays(n, d_in), "_w": arrays(d_in, d_out),
+            "_b": arrays(d_out), "_g": arrays(n, d_out)})
 
     dims = st.tuples(st.sampled_from(list(SCENARIOS)), st.integers(1, 3), st.integers(1, 3),
                      st.integers(1, 3))
@@ -273,8 +289,8 @@ def _cases() -> st.SearchStrategy:
 def _example(scenario: str) -> dict:
     rng = np.random.default_rng(len(scenario))
     draw = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
-    return {"scenario": scenario, "x": draw(2, 3), "w": draw(3, 2), "b": draw(2),
-            "g": draw(2, 2)}
+    return {"scenario": scenario, "_x": draw(2, 3), "_w": draw(3, 2), "_b": draw(2),
+            "_g": draw(2, 2)}
 
 
 def exercise(max_examples: int = 6) -> BuildExercise:
@@ -288,14 +304,15 @@ def exercise(max_examples: int = 6) -> BuildExercise:
         rules=Rules(helpers=(tensor_inputs,)),  # the checker's walk, handed to the reader
         examples=[_example(s) for s in SCENARIOS],
         hints=[
-            "Walk tensor_inputs(args) once. Keep the first tensor's device; compare every "
-            "other one to it with == (it ignores autodiff) and raise ValueError if they differ.",
-            "While walking, remember the first autodiff device you meet; when a second "
-            "autodiff input comes, call validate_checkpointing(op, first_autodiff, its device).",
-            "Return the autodiff device if there was one, else the first device; with no "
-            "tensor input at all, return args['device'].",
+            ("check", "The verdict names the rule its scenario tests. Run that scenario's "
+                      "devices through your function by hand: which device does each line "
+                      "see, and what does it return or raise?"),
+            ("error", "An argument can be a list of tensors (Tensor.cat's): does your walk "
+                      "look inside it?"),
+            ("check", "Device == ignores the autodiff flag; `is` and the kind alone do not "
+                      "say the same thing as ==."),
         ],
         reference_solution=routing_device,
         max_examples=max_examples,
-        order=("scenario", "x", "w", "b", "g"),
+        order=("scenario",),  # the arrays (underscored) say nothing about a route
     )

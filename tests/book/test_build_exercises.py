@@ -7,7 +7,6 @@ import pytest
 
 from minidl_book import (
     build_backend,
-    build_dispatch,
     build_dropout,
     build_guard,
     build_layer,
@@ -18,10 +17,10 @@ from minidl_book import (
 )
 
 EXERCISES = {"softplus": build_softplus, "backend": build_backend, "running_var": build_running_var,
-             "dispatch": build_dispatch, "layer": build_layer, "remap": build_remap,
+             "layer": build_layer, "remap": build_remap,
              "dropout": build_dropout, "linear": build_linear, "guard": build_guard}
 REFERENCES = {"softplus": build_softplus.Softplus, "backend": build_backend.Complete,
-              "running_var": build_running_var.running_var_update, "dispatch": build_dispatch.linear,
+              "running_var": build_running_var.running_var_update,
               "layer": build_layer.RmsNormConfig, "remap": build_remap.remap,
               "dropout": build_dropout.dropout_forward, "linear": build_linear.linear,
               "guard": build_guard.guard}
@@ -91,18 +90,6 @@ def test_running_var_biased_convention_is_a_value_difference_against_torch():
     verdict = build_running_var.exercise(10).find_failure(build_running_var.biased)
     assert verdict.output == "running_var" and "torch.nn.BatchNorm1d" in verdict.text
     assert verdict.found < verdict.expected  # n - 1 < n: the biased estimate is the smaller one
-
-
-def test_dispatch_forwarder_is_removed_after_every_run_even_a_failing_one():
-    from minidl.dispatch import Dispatch
-
-    build_dispatch.exercise(3).find_failure(build_dispatch.linear_swapped)
-    assert "linear" not in vars(Dispatch)
-
-
-def test_dispatch_default_again_is_caught_by_the_matmul_it_dispatches():
-    verdict = build_dispatch.exercise(5).find_failure(build_dispatch.linear_by_default)
-    assert "Dispatch.float_matmul" in verdict.text and "linear_by_default" in verdict.call
 
 
 def test_layer_hidden_from_the_module_walk_is_named_before_any_value():

@@ -1,0 +1,47 @@
+"""The dispatch chapter's forwarder-generator build-it: the reference passes, and so does a
+generator written another way; each planted wrong generator gets its verdict, which shows the
+scenario and the generated source, never the random arrays; Dispatch is as it was after
+every run, even a failing one."""
+
+from __future__ import annotations
+
+import pytest
+
+from minidl.dispatch import Dispatch
+from minidl.dispatch import route as route_module
+from minidl_book import build_forwarder
+
+
+def test_reference_generator_passes():
+    assert build_forwarder.exercise().find_failure(build_forwarder.write_forwarder) is None
+
+
+def via_locals(op, signature):
+    """Another right generator: the body hands route its own locals, cls removed."""
+    return (f"def {op}(cls, {str(signature)[1:-1]}):\n"
+            f"    args = dict(locals())\n    del args['cls']\n    return route({op!r}, args)\n")
+
+
+def test_a_generator_written_another_way_passes():
+    assert build_forwarder.exercise().find_failure(via_locals) is None
+
+
+@pytest.mark.parametrize("planted", sorted(build_forwarder.PLANTED))
+def test_planted_wrong_generator_gets_its_verdict(planted):
+    wrong, kind = build_forwarder.PLANTED[planted]
+    verdict = build_forwarder.exercise().find_failure(wrong)
+    assert verdict is not None and verdict.kind == kind, verdict
+    text = verdict.render()
+    assert "Traceback" not in text and "scenario = " in text
+    assert "_x =" not in text and "_w =" not in text
+
+
+def test_the_verdict_shows_the_generated_source():
+    verdict = build_forwarder.exercise().find_failure(build_forwarder.op_name_unquoted)
+    assert "route(linear, {" in verdict.text and "at its line 2" in verdict.text
+
+
+def test_dispatch_and_listeners_are_restored():
+    before = dict(vars(Dispatch))
+    build_forwarder.exercise().find_failure(build_forwarder.op_name_unquoted)
+    assert dict(vars(Dispatch)) == before and not route_module.ROUTE_LISTENERS

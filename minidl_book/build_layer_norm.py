@@ -66,11 +66,35 @@ def eps_outside(cls, x, gamma, beta, epsilon):
     return cls.float_add(out, cls.float_reshape(beta, _param_shape(x)))
 
 
+def no_reshape(cls, x, gamma, beta, epsilon):
+    """gamma and beta left [d]: NumPy-style broadcasting burn's same-rank ops do not have."""
+    dim = len(x.shape) - 1
+    centred = cls.float_sub(x, cls.float_mean_dim(x, dim))
+    var = cls.float_mean_dim(cls.float_mul(centred, centred), dim)
+    out = cls.float_div(centred, cls.float_sqrt(cls.float_add_scalar(var, epsilon)))
+    return cls.float_add(cls.float_mul(out, gamma), beta)
+
+
+def textbook(cls, x, gamma, beta, epsilon):
+    """var = E[x^2] - E[x]^2: right on paper, cancels in float32 when the mean dwarfs the spread."""
+    dim = len(x.shape) - 1
+    mean = cls.float_mean_dim(x, dim)
+    var = cls.float_sub(cls.float_mean_dim(cls.float_mul(x, x), dim), cls.float_mul(mean, mean))
+    out = cls.float_div(cls.float_sub(x, mean), cls.float_sqrt(cls.float_add_scalar(var, epsilon)))
+    out = cls.float_mul(out, cls.float_reshape(gamma, _param_shape(x)))
+    return cls.float_add(out, cls.float_reshape(beta, _param_shape(x)))
+
+
 #: name → (wrong default, the verdict kind it must get)
 PLANTED = {
-    "unbiased variance": (unbiased, "value"),
-    "eps outside the sqrt": (eps_outside, "value"),
+    "unbiased variance": (unbiased, "check"),
+    "eps outside the sqrt": (eps_outside, "check"),
+    "gamma not reshaped": (no_reshape, "error"),
+    "E[x^2] - mean^2": (textbook, "check"),
 }
+
+#: the binary ops whose operands must have the same rank, as burn's do
+_SAME_RANK = ("float_add", "float_sub", "float_mul", "float_div")
 
 
 # ----- the checker ---------------------------------------------------------------------------
@@ -87,14 +111,60 @@ def _cases() -> st.SearchStrategy:
                      st.sampled_from([1.0, 0.01])).map(lambda t: _arrays(*t))
 
 
+def _same_rank(backend, name: str, seen: dict):
+    """``backend.<name>`` refusing operands of different ranks (burn's ``Tensor<B, D>`` fixes
+    D for both sides, so its backend ops never broadcast a [d] against a [rows, d]); it also
+    notes a square of the input itself (``E[x^2]``) in ``seen``."""
+    op = getattr(backend, name)
+
+    def checked(cls, lhs, rhs):
+        if len(lhs.shape) != len(rhs.shape):
+            raise ValueError(
+                f"{name} got shapes {list(lhs.shape)} and {list(rhs.shape)}: burn's backend "
+                "ops take operands of the same rank (no broadcasting of a [d] against a "
+                "[rows, d]); reshape gamma and beta to [1, ..., d] with cls.float_reshape")
+        if name == "float_mul" and lhs is rhs and lhs is seen.get("x"):
+            seen["squared_x"] = True
+        return op(lhs, rhs)
+
+    return classmethod(checked)
+
+
+def _restore(backend, saved: dict, names) -> None:
+    for name in names:
+        if name in saved:
+            setattr(backend, name, saved[name])
+        elif name in vars(backend):
+            delattr(backend, name)
+
+
+def _installed(solution, backend, saved: dict, seen: dict):
+    """The reader's default as ``backend.layer_norm``: the same-rank ops for its forward only
+    (backward runs the ops unchecked)."""
+
+    def installed(cls, x, gamma, beta, epsilon):
+        seen["x"] = x
+        try:
+            return solution(cls, x, gamma, beta, epsilon)
+        finally:
+            seen.pop("x", None)
+            _restore(backend, saved, _SAME_RANK)
+
+    return classmethod(installed)
+
+
 def _run(solution, case: dict) -> dict:
     out = {}
+    seen: dict = {}
     for label, make in DEVICES.items():
         dev = make()
         backend = backend_for(dev)
-        had = "layer_norm" in vars(backend)
-        saved = vars(backend).get("layer_norm")
-        backend.layer_norm = classmethod(solution)
+        patched = ("layer_norm", *_SAME_RANK)
+        saved = {name: vars(backend)[name] for name in patched if name in vars(backend)}
+        for name in _SAME_RANK:
+            setattr(backend, name, _same_rank(backend, name, seen))
+
+        backend.layer_norm = _installed(solution, backend, saved, seen)
         try:
             x, gamma, beta = (Tensor.from_numpy(case[k], dev) for k in ("x", "gamma", "beta"))
             if dev.is_autodiff():
@@ -106,11 +176,39 @@ def _run(solution, case: dict) -> dict:
                 for name, t in (("x", x), ("gamma", gamma), ("beta", beta)):
                     out[f"grad {name} on {label}"] = t.grad(grads)
         finally:
-            if had:
-                backend.layer_norm = saved
-            else:
-                delattr(backend, "layer_norm")
+            _restore(backend, saved, patched)
+    out["_squared_x"] = seen.get("squared_x", False)
     return out
+
+
+def _numpy_out(case: dict, ddof: int = 0, eps_inside: bool = True) -> np.ndarray:
+    x = case["x"].astype(np.float64)
+    centred = x - x.mean(-1, keepdims=True)
+    var = (centred**2).sum(-1, keepdims=True) / max(x.shape[-1] - ddof, 1)
+    std = np.sqrt(var + 1e-5) if eps_inside else np.sqrt(var) + 1e-5
+    return centred / std * case["gamma"] + case["beta"]
+
+
+def _slips(solution, case: dict, outputs: dict, watch) -> str | None:
+    """Name the slip when the plain-Flex output matches a known wrong formula."""
+    found = outputs.get("out on Flex")
+    if found is None:
+        return None
+    found = np.asarray(found, dtype=np.float64)
+    if found.shape != case["x"].shape or np.allclose(found, _numpy_out(case), 1e-4, 1e-4):
+        return None
+    if case["x"].shape[-1] > 1 and np.allclose(found, _numpy_out(case, ddof=1), 1e-4, 1e-4):
+        return ("Your variance divides by n - 1 (torch.var's default); LayerNorm's is "
+                "biased: the mean of the squared deviations, divided by n.")
+    if np.allclose(found, _numpy_out(case, eps_inside=False), 1e-4, 1e-4):
+        return ("Your output matches x_hat = (x - mean) / (sqrt(var) + eps): epsilon goes "
+                "under the square root, sqrt(var + eps), which only shows on a near-constant "
+                "row.")
+    if outputs.get("_squared_x"):
+        return ("You square x itself: E[x^2] - mean^2 is right on paper, but in float32 two "
+                "large, nearly equal numbers cancel when a row's mean is large against its "
+                "spread, and the variance loses its digits. Square the centred x instead.")
+    return None
 
 
 def _torch(case: dict) -> dict:
@@ -137,14 +235,15 @@ def exercise(max_examples: int = 10) -> BuildExercise:
         cases=_cases(),
         run=_run,
         references=[Reference("torch.nn.functional.layer_norm", _torch, rtol=1e-4, atol=1e-4)],
+        checks=[_slips],
         rules=Rules(forbidden={r"^(ModuleOps|Backend)\.layer_norm$|^norm\.layer_norm$": "call a backend's own layer_norm (compose it from cls ops)"},
                     no_numpy=True),
-        hints=[
-            "Along the last dim: the mean, the centred x, the mean of its squares, then divide.",
-            "LayerNorm's variance is biased: the mean of the squared deviations (divide by n).",
-            "epsilon goes under the square root: sqrt(var + eps); gamma and beta are [d], "
-            "reshape them to [1, ..., d] to broadcast.",
-        ],
+        hints={
+            "value": ["Along the last dim: the mean, the centred x, the mean of its squares, "
+                      "then divide by the square root of that variance plus epsilon."],
+            "error": ["gamma and beta are [d] and x is [rows, d]: burn's ops want the same "
+                      "rank on both sides, so cls.float_reshape(gamma, (1,) * (rank - 1) + (d,))."],
+        },
         reference_solution=layer_norm,
         examples=EXAMPLES,
         max_examples=max_examples,

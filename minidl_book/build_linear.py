@@ -91,20 +91,20 @@ def exercise(max_examples: int = 15) -> BuildExercise:
                     must_reach={r"^Flex\.float_matmul$": "reach Flex's gemm (through Dispatch)"},
                     no_data=True, no_numpy=True),
         hints=[
-            ("error", "Read the op named in the error. matmul: weight is already "
-             "[d_input, d_output], so input @ weight needs no transpose. add: + broadcasts "
-             "only between tensors of one rank, so give the bias the output's rank first "
-             "(reshape, or unsqueeze_dim(0) for a 2-D output)."),
-            ("error", "minidl's unsqueeze() is torch's unsqueeze(0), not burn's "
-             "unsqueeze::<D>(): on a 1-D input, input @ weight is already [d_output] "
-             "(minidl's @ takes a vector on the left, as torch's does) and the bias adds "
-             "to it as it is."),
+            ("error", "Read the error's first line: it names the value or the op that "
+             "failed. NoneType: bias is None for a layer without bias, so add it only when "
+             "there is one. matmul: weight is already [d_input, d_output], so input @ "
+             "weight needs no transpose. add: + broadcasts only within one rank, so give "
+             "the bias the output's rank first (reshape)."),
+            ("error", "minidl's unsqueeze() is torch's unsqueeze(0): it always adds one "
+             "leading dim. A 1-D input gives a 1-D output, and a [d_output] bias adds to "
+             "it as it is."),
             ("value", "weight is [d_input, d_output] (burn's layout): input @ weight, "
              "no transpose (a square weight hides the slip until the values differ)."),
             ("shape", "A 1-D input gives a 1-D output: a batch dim you added must come "
              "off again (squeeze_dim(0))."),
             ("*", "Write it as input @ weight, then + the bias reshaped to the output's "
-             "rank."),
+             "rank, when there is a bias."),
         ],
         reference_solution=linear,
         max_examples=max_examples,

@@ -1,17 +1,27 @@
-"""The tour's picture: one recorded backtrace drawn as the packages it crossed.
+"""The tour's pictures: recorded backtraces drawn as the packages they crossed.
 
-Each box is one minidl package (and the burn crate it mirrors) with the number of frames the
-call spent in it and their names, outermost first, so the path, the packages and the frame
-counts are one figure in one vocabulary. Everything in it is read from the recorded frames.
+Each box is one minidl package (and the burn crate it mirrors) with the frames the call spent
+in it, outermost first, and the wrapper and shape in which the input reached that package
+(read from the recorded arguments: ``<Tensor f32[3,4] flex ad>`` is a ``Tensor``,
+``<f32[3,4] flex ad>`` a ``DispatchTensor``, ``<ad f32[3,4]>`` an ``AutodiffTensor``, an
+argument of Flex or of a kernel a NumPy ``ndarray``). Everything in a box is read from the
+recorded frames; a package one path crosses and the other does not is drawn as an empty,
+grey "not crossed" box so that the same package sits on the same row in both columns.
 """
 
 from __future__ import annotations
 
+import re
+
+from minidl import debug
 from minidl.debug.diagram import COLORS
 from minidl.debug.flowchart import Flowchart
-from minidl.debug.frames import Hit
+from minidl.debug.frames import Frame, Hit, split_args
+from minidl.debug.graph import GraphView
+from minidl.debug.trace import Trace
 
-__all__ = ["CRATES", "package_of", "package_groups", "package_path"]
+__all__ = ["CRATES", "package_of", "package_groups", "package_path", "paths_side_by_side",
+           "wrapper_of", "steps_ran"]
 
 #: minidl package → (burn crate, colour key of ``minidl.debug.diagram.COLORS``)
 CRATES = {
@@ -39,53 +49,104 @@ def package_of(path: str) -> str:
     return parts[1] if parts and parts[0] == "minidl" else parts[-1]
 
 
-def package_groups(hit: Hit) -> list[tuple[str, list[str]]]:
-    """The library frames of ``hit``, outermost first, grouped by consecutive package."""
-    groups: list[tuple[str, list[str]]] = []
+def _groups(hit: Hit) -> list[tuple[str, list[Frame]]]:
+    groups: list[tuple[str, list[Frame]]] = []
     for frame in reversed([f for f in hit.frames if f.library]):
         pkg = package_of(frame.path)
-        name = frame.name + (" (default)" if frame.note else "")
         if groups and groups[-1][0] == pkg:
-            groups[-1][1].append(name)
+            groups[-1][1].append(frame)
         else:
-            groups.append((pkg, [name]))
+            groups.append((pkg, [frame]))
     return groups
 
 
-def package_path(hit: Hit, title: str | None = None) -> Flowchart:
-    """One box per package crossed: ``minidl.pkg · burn crate · n frames`` and the frames."""
+def package_groups(hit: Hit) -> list[tuple[str, list[str]]]:
+    """The library frames of ``hit``, outermost first, grouped by consecutive package."""
+    return [(pkg, [f.name + (" (default)" if f.note else "") for f in frames])
+            for pkg, frames in _groups(hit)]
+
+
+_TENSOR_ARG = re.compile(r"<(Tensor |ad )?(\w+\[[\d,]*\])( [\w ]+)?>")
+
+
+def wrapper_of(frame: Frame) -> str | None:
+    """The wrapper and shape of the first tensor argument of ``frame``, as its recorded
+    argument list shows it: ``"Tensor f32[3,4]"``, ``"AutodiffTensor f32[3,4]"``, ..."""
+    for arg in split_args(frame.args):
+        m = _TENSOR_ARG.search(arg)
+        if m is None:
+            continue
+        prefix, shape, where = m.groups()
+        if prefix == "Tensor ":
+            kind = "Tensor"
+        elif prefix == "ad ":
+            kind = "AutodiffTensor"
+        elif frame.layer in ("backend", "kernel") or not where:
+            kind = "ndarray"  # Flex's primitive and the kernels' arguments
+        else:
+            kind = "DispatchTensor"
+        return f"{kind} {shape}"
+    return None
+
+
+def _label(pkg: str, frames: list[Frame], var: str) -> str:
+    crate, _ = CRATES[pkg]
+    held = next((w for w in map(wrapper_of, frames) if w), None)
+    lines = [f"minidl.{pkg} · {crate}"]
+    if held:
+        lines.append(f"{var} as {held}")
+    lines += [f"  {f.name}" + (" (default)" if f.note else "") for f in frames]
+    return "\n".join(lines)
+
+
+def _add_column(chart: Flowchart, hit: Hit, tag: str, var: str,
+                rows: list[str] | None = None) -> None:
+    groups = dict(_groups(hit))
+    order = rows or [pkg for pkg, _ in _groups(hit)]
+    prev = None
+    for i, pkg in enumerate(order):
+        nid = f"{tag}{i}"
+        if pkg in groups:
+            fill, stroke = COLORS[CRATES[pkg][1]]
+            chart.node(nid, _label(pkg, groups[pkg], var), align="left",
+                       shape="round" if pkg == "backend" else "box", fill=fill, stroke=stroke)
+        else:
+            fill, stroke = COLORS["user"]
+            chart.node(nid, f"minidl.{pkg}\nnot crossed", fill="#FFFFFF", stroke=stroke)
+        if prev is not None:
+            chart.edge(prev, nid, dashed=pkg not in groups or order[i - 1] not in groups)
+        prev = nid
+
+
+def package_path(hit: Hit, title: str | None = None, var: str = "x") -> Flowchart:
+    """One box per package crossed: ``minidl.pkg · burn crate``, the wrapper and shape in
+    which ``var`` (the input) arrived there, and the frames."""
     chart = Flowchart("TB", title=title)
-    for i, (pkg, names) in enumerate(package_groups(hit)):
-        crate, colour = CRATES[pkg]
-        fill, stroke = COLORS[colour]
-        n = len(names)
-        head = f"minidl.{pkg} · {crate} · {n} frame{'s' if n > 1 else ''}"
-        label = "\n".join([head] + [f"  {name}" for name in names])
-        shape = "round" if pkg == "backend" else "box"
-        chart.node(f"p{i}", label, shape=shape, align="left", fill=fill, stroke=stroke)
-        if i:
-            chart.edge(f"p{i - 1}", f"p{i}")
+    _add_column(chart, hit, "p", var)
     return chart
 
 
-def wrapper_boxes(layers: list[tuple[str, str]]):
-    """Nested boxes, outermost first: ``[(type name, what it adds), ...]`` → a matplotlib
-    figure in which each wrapper holds the next, as ``y`` holds its result."""
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import FancyBboxPatch
+def paths_side_by_side(hits: list[Hit], title: str | None = None,
+                       var: str = "x") -> Flowchart:
+    """Several recorded paths in columns, one row per package in the order of ``CRATES``;
+    a package a path does not cross is an empty grey box in that column."""
+    crossed = {pkg for hit in hits for pkg, _ in _groups(hit)}
+    rows = [pkg for pkg in CRATES if pkg in crossed]
+    chart = Flowchart("TB", title=title)
+    for i, hit in enumerate(hits):
+        _add_column(chart, hit, f"c{i}_", var, rows)
+    return chart
 
-    colours = ["tensor", "dispatch", "autodiff", "backend", "kernel"]
-    fig, ax = plt.subplots(figsize=(7.5, 2.9))
-    ax.set_xlim(0, 100)
-    ax.set_ylim(0, 40)
-    ax.axis("off")
-    for depth, (name, adds) in enumerate(layers):
-        fill, stroke = COLORS[colours[depth % len(colours)]]
-        x0, y0 = 2 + 6 * depth, 2 + 4 * depth
-        ax.add_patch(FancyBboxPatch((x0, y0), 100 - 2 * x0, 40 - 2 * y0 - 1,
-                                    boxstyle="round,pad=0,rounding_size=1.2",
-                                    facecolor=fill, edgecolor=stroke, linewidth=1.5))
-        ax.text(x0 + 1.5, 40 - y0 - 3.2, f"{name}: {adds}", fontsize=9.5,
-                family="monospace", va="center")
-    fig.tight_layout()
-    return fig
+
+def steps_ran(trace: Trace, graph: GraphView, breakpoint: int = 1) -> debug.Table:
+    """The hits of ``breakpoint`` (a step's ``backward``) in the order they ran, beside the
+    graph's steps in decreasing node id, with the kernels each hit ran."""
+    recorded = list(reversed(graph.steps))
+    rows = [
+        [i + 1, f"#{r.id}", h.name,
+         ", ".join(k.removeprefix("kernel ").removesuffix(" [numba]") for k in h.kernels)
+         or "none"]
+        for i, (r, h) in enumerate(zip(recorded, trace.hits_of(breakpoint)))
+    ]
+    return debug.Table(["order", "node (decreasing id)", "step.backward that ran",
+                        "kernels it ran"], rows, title="the steps backward ran")

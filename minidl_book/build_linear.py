@@ -79,8 +79,9 @@ def _torch(case: dict) -> dict:
     return {"out": torch.nn.functional.linear(torch.from_numpy(case["input"]), weight, bias)}
 
 
-def exercise(max_examples: int = 15) -> BuildExercise:
-    """The checker for the reader's ``linear(input, weight, bias)``."""
+def exercise(max_examples: int = 15, hints: bool = True) -> BuildExercise:
+    """The checker for the reader's ``linear(input, weight, bias)`` (``hints=False``: a
+    checker whose verdicts show no hint, for the page's demonstration of a failure)."""
     return BuildExercise(
         "linear with Tensor ops, in burn's layout",
         cases=_cases(),
@@ -90,7 +91,7 @@ def exercise(max_examples: int = 15) -> BuildExercise:
                                "call minidl's own linear (write it with Tensor ops)"},
                     must_reach={r"^Flex\.float_matmul$": "reach Flex's gemm (through Dispatch)"},
                     no_data=True, no_numpy=True),
-        hints=[
+        hints=[] if not hints else [
             ("error", "Read the error's first line: it names the value or the op that "
              "failed. NoneType: bias is None for a layer without bias, so add it only when "
              "there is one. matmul: weight is already [d_input, d_output], so input @ "

@@ -156,6 +156,14 @@ _NUMBER_WORDS = {
 }
 
 
+def _parts_of(text: str) -> tuple[str, ...]:
+    """``"(2, 3, 4)"``, ``"[6, 16]"``, ``"6x16"``, ``"6 × 16"`` → the parts of a flat tuple
+    written as one string."""
+    inner = text.strip().strip("()[]{} ")
+    parts = re.split(r"\s*[,;]\s*|(?<=\d)\s*[x×]\s*(?=\d)", inner)
+    return tuple(part.strip() for part in parts if part.strip())
+
+
 #: Words that answer "how many?" with zero.
 _NONE_WORDS = frozenset(("never", "none", "no", "nothing", "not once", "no times"))
 
@@ -271,6 +279,8 @@ class _Compare:
         if isinstance(t, tuple):
             if isinstance(p, np.ndarray):
                 p = tuple(p.tolist())
+            if isinstance(p, str) and all(not isinstance(v, tuple) for v in t):
+                p = _parts_of(p)
             return isinstance(p, tuple) and len(p) == len(t) and all(
                 self(pv, tv) for pv, tv in zip(p, t))
         if isinstance(t, np.ndarray):

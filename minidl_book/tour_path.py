@@ -89,9 +89,9 @@ def wrapper_of(frame: Frame) -> str | None:
     return None
 
 
-def _label(pkg: str, frames: list[Frame], var: str) -> str:
+def _label(pkg: str, frames: list[Frame], var: str | None) -> str:
     crate, _ = CRATES[pkg]
-    held = next((w for w in map(wrapper_of, frames) if w), None)
+    held = var and next((w for w in map(wrapper_of, frames) if w), None)
     lines = [f"minidl.{pkg} · {crate}"]
     if held:
         lines.append(f"{var} as {held}")
@@ -99,7 +99,7 @@ def _label(pkg: str, frames: list[Frame], var: str) -> str:
     return "\n".join(lines)
 
 
-def _add_column(chart: Flowchart, hit: Hit, tag: str, var: str,
+def _add_column(chart: Flowchart, hit: Hit, tag: str, var: str | None,
                 rows: list[str] | None = None) -> None:
     groups = dict(_groups(hit))
     order = rows or [pkg for pkg, _ in _groups(hit)]
@@ -118,9 +118,10 @@ def _add_column(chart: Flowchart, hit: Hit, tag: str, var: str,
         prev = nid
 
 
-def package_path(hit: Hit, title: str | None = None, var: str = "x") -> Flowchart:
+def package_path(hit: Hit, title: str | None = None, var: str | None = "x") -> Flowchart:
     """One box per package crossed: ``minidl.pkg · burn crate``, the wrapper and shape in
-    which ``var`` (the input) arrived there, and the frames."""
+    which ``var`` (the input) arrived there (no such line when ``var`` is None), and the
+    frames."""
     chart = Flowchart("TB", title=title)
     _add_column(chart, hit, "p", var)
     return chart

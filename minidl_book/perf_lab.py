@@ -20,6 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 
 TORCH = ("torch default", "torch fused", "torch.compile")
@@ -157,9 +159,12 @@ with limit_pools({threads}):
         "Flex cos": lambda: unary.unary("cos", x), "torch cos": lambda: torch.cos(tx),
         "Flex gelu": lambda: unary.unary("gelu", x), "torch gelu": lambda: F.gelu(tx),
         "torch gelu, oneDNN off": torch_gelu_own}}, budget=3.0, rounds=5)
-    far = np.array([-6.0], np.float32)
+    far = np.full(1 << 20, -6.0, np.float32)  # more than one element: oneDNN's path
+    with torch.backends.mkldnn.flags(enabled=False):
+        own_at = float(F.gelu(torch.from_numpy(far))[0])
     out["gelu at -6"] = {{"Flex": float(unary.unary("gelu", far)[0]),
-                          "torch": float(F.gelu(torch.from_numpy(far))[0])}}
+                          "torch": float(F.gelu(torch.from_numpy(far))[0]),
+                          "torch, oneDNN off": own_at}}
     out["peers"] = format_peer_report()
     out["report"] = {{k: v for k, v in peer_report().items()}}
 print("RESULT " + json.dumps(out))
@@ -170,6 +175,17 @@ def peer_times(threads: int = 1, n: int = 1024) -> dict:
     """The gemm of ``n`` (Flex, OpenBLAS, MKL) and a 4x4 add (minidl, torch) in one fresh
     process, CPU time; with the process's peer report (``"peers"`` text, ``"report"`` dict)."""
     return run_child(PEER_CHILD.format(threads=threads, n=n), threads)
+
+
+def steady_counts(workload: str, **kwargs):
+    """:func:`step_counts` of the third step of ``workload``'s minidl step on
+    ``flex().autodiff()`` (``kwargs`` to the step's builder, e.g. ``batch=512``)."""
+    from minidl import Device
+    from minidl_book.workloads import WORKLOADS
+
+    step = WORKLOADS[workload][0](Device.flex().autodiff(), **kwargs)
+    step(), step()  # steps 1 and 2: Adam's moments exist from step 2 on
+    return step_counts(step)
 
 
 def step_counts(step, backend=None):
@@ -188,3 +204,273 @@ def step_counts(step, backend=None):
         c = rl.op_counts(fn.__name__, args, kwargs, fn(*args, **kwargs))
         total, largest = total + c, max(largest, c.bytes)
     return total, len(record), largest
+
+
+# ----- what the chapter shows: tables and figures built here, so a shown cell is the idea ------
+
+
+def bandwidth_table(bandwidth: dict, roof):
+    """The measured roofs per memory level: footprint, copy and triad GB/s, and the ridge."""
+    from minidl.debug import Table
+
+    return Table(["level", "footprint", "copy GB/s", "triad GB/s", "ridge (flops/byte)"],
+                 [[k, f"{v['bytes'] / 2**20:.1f} MiB", f"{v['copy']:.0f}", f"{v['triad']:.0f}",
+                   f"{roof.ridge(k):.1f}"] for k, v in bandwidth.items()])
+
+
+class RooflineChart:
+    """One roofline figure that grows through the chapter: each :meth:`add` puts a section's
+    measured points under the roofs, :meth:`show` draws every point so far (the newest in
+    colour, labelled with the share of its own roof they reached, the earlier ones grey) and
+    arrows from one variant of a workload to another (op by op → fused, eager → captured)."""
+
+    COLORS = ("#1565C0", "#EF6C00", "#2E7D32", "#6A1B9A", "#C62828", "#00838F", "#5D4037")
+
+    def __init__(self, roof):
+        self.roof = roof
+        self.entries: list[tuple] = []  # (point, section)
+        self.arrows: list[tuple[str, str, int]] = []
+        self.section = 0
+
+    def add(self, points, arrows=()) -> None:
+        """Place ``points`` (:class:`.roofline.Point`) as a new section; ``arrows``: pairs of
+        point names to join."""
+        self.section += 1
+        self.entries += [(p, self.section) for p in points]
+        self.arrows += [(a, b, self.section) for a, b in arrows]
+
+    @property
+    def points(self) -> list:
+        return [p for p, _ in self.entries]
+
+    def __getitem__(self, name: str):
+        return next(p for p in self.points if p.name == name)
+
+    def show(self, title: str = "one thread, float32") -> None:
+        import matplotlib.pyplot as plt
+
+        from minidl_book import roofline as rl
+
+        fig, ax = plt.subplots(figsize=(7.5, 4.6))
+        lo, hi = rl.draw_roofs(ax, self.roof, self.points)
+        placed: list = []
+        new = [p for p, s in self.entries if s == self.section]
+        for point, section in self.entries:
+            fresh = section == self.section
+            color = self.COLORS[new.index(point) % len(self.COLORS)] if fresh else "#9E9E9E"
+            ax.plot(point.intensity, point.gflops, "o", ms=7 if fresh else 5, color=color)
+            crowded = any(abs(np.log10(point.intensity / q.intensity)) < 0.25
+                          and abs(np.log10(point.gflops / q.gflops)) < 0.25 for q in placed)
+            label = (f"{point.name} ({self.roof.own_fraction(point):.0%})" if fresh
+                     else point.name)
+            ax.annotate(label, (point.intensity, point.gflops), textcoords="offset points",
+                        xytext=(-8, 6) if crowded else (7, -9), ha="right" if crowded else "left",
+                        fontsize=7.5 if fresh else 6.5, color="black" if fresh else "#757575")
+            placed.append(point)
+        for a, b, section in self.arrows:
+            pa, pb = self[a], self[b]
+            ax.annotate("", (pb.intensity, pb.gflops), (pa.intensity, pa.gflops),
+                        arrowprops=dict(arrowstyle="->", lw=1.1, shrinkA=5, shrinkB=5,
+                                        color="black" if section == self.section else "#BDBDBD"))
+        low = min(p.gflops for p in self.points)
+        ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(low / 3, self.roof.peak * 2),
+               xlabel="arithmetic intensity (flops / byte)", ylabel="GFLOP/s (one thread)",
+               title=title + "; (%) = share of its own level's roof")
+        ax.legend(fontsize=7, loc="lower right")
+        plt.show()
+        plt.close(fig)
+
+
+def gemm_table(gemm: dict, peak: float, n: int = 1024, against: str = "OpenBLAS (NumPy's a @ b)"):
+    """The peers' gemm of ``n`` (median CPU time per product): ms, GFLOP/s, share of the FMA
+    peak, and ``against``'s time over each one's."""
+    from minidl.debug import Table
+
+    flops = 2.0 * n**3
+    t = {k: v["median"] for k, v in gemm.items()}
+    return Table([f"gemm {n}, one thread", "median ms", "GFLOP/s", "of FMA peak",
+                  "OpenBLAS time / its"],
+                 [[k, f"{s * 1e3:.1f}", f"{flops / s / 1e9:.0f}", f"{flops / s / 1e9 / peak:.0%}",
+                   f"{t[against] / s:.2f}"] for k, s in t.items()])
+
+
+def unary_table(unary: dict):
+    """sin, cos and GELU on 1M float32 (median ms), Flex's rows with torch's time over Flex's."""
+    from minidl.debug import Table
+
+    t = {k: v["median"] for k, v in unary.items()}
+    rows = []
+    for k, s in t.items():
+        ratio = f"{t['torch ' + k.split(' ', 1)[1]] / s:.2f}" if k.startswith("Flex") else ""
+        rows.append([k, f"{s * 1e3:.2f}", ratio])
+    return Table(["1M float32", "ms", "torch's time / Flex's"], rows)
+
+
+def draw_layers(own: dict[str, dict[str, float]], layers: list[str]) -> None:
+    """Where a tiny op's time goes: one stacked bar per device, a segment per layer (what
+    entering one layer higher adds), in µs."""
+    import matplotlib.pyplot as plt
+
+    colors = dict(zip(layers, ("#1565C0", "#42A5F5", "#EF6C00", "#9E9E9E", "#2E7D32")))
+    fig, ax = plt.subplots(figsize=(7.5, 2.6))
+    devices = list(own)
+    for row, device in enumerate(devices):
+        left = 0.0
+        for layer in reversed(layers):  # the kernel first, the Tensor operator last
+            us = own[device][layer] * 1e6
+            ax.barh(row, us, left=left, color=colors[layer], edgecolor="white",
+                    label=layer if row == 0 else None)
+            if us > 0.25:
+                ax.text(left + us / 2, row, f"{us:.2f}", ha="center", va="center", fontsize=7,
+                        color="white")
+            left += us
+        ax.text(left + 0.05, row, f"{left:.2f} µs", va="center", fontsize=8)
+    ax.set_yticks(range(len(devices)), devices)
+    ax.invert_yaxis()
+    ax.set(xlabel="µs per 4 × 4 add (median CPU time)", title="where a 4 × 4 add's time goes")
+    ax.set_xlim(0, ax.get_xlim()[1] * 1.12)
+    ax.legend(fontsize=7, ncol=5, loc="upper center", bbox_to_anchor=(0.5, -0.45), frameon=False)
+    fig.tight_layout()
+    plt.show()
+    plt.close(fig)
+
+
+def draw_steps(table: dict[str, dict], contenders=CONTENDERS) -> None:
+    """ms per training step (median CPU time, one thread) per contender, one panel per workload,
+    each bar labelled with its ratio to the fastest torch contender."""
+    import matplotlib.pyplot as plt
+
+    def color(c: str) -> str:
+        return "#546E7A" if c.startswith("torch") else ("#2E7D32" if "captured" in c else "#EF6C00")
+
+    fig, axes = plt.subplots(1, len(table), figsize=(7.5, 2.9), sharey=True)
+    for ax, (workload, t) in zip(np.atleast_1d(axes), table.items()):
+        names = [c for c in contenders if c in t]
+        ms = [t[c]["median"] * 1e3 for c in names]
+        ax.barh(range(len(names)), ms, color=[color(c) for c in names])
+        for i, c in enumerate(names):
+            ax.text(ms[i], i, f" {t[c]['ratio']:.2f}×", va="center", fontsize=7.5)
+        ax.axvline(t["best torch"]["median"] * 1e3, color="black", lw=0.8, ls=":")
+        ax.set_yticks(range(len(names)), names)
+        ax.set(xlabel="ms per step", title=f"{workload.upper()} (× torch at its best)")
+        ax.set_xlim(0, max(ms) * 1.3)
+    np.atleast_1d(axes)[0].invert_yaxis()
+    fig.tight_layout()
+    plt.show()
+    plt.close(fig)
+
+
+def parallel_sweep(sizes, rounds: int = 5, budget: float = 0.03) -> dict[int, list[float]]:
+    """Serial over parallel wall time of ``relu(x*a+b)`` (Flex's two kernels, every numba
+    thread) per size: in each of ``rounds`` rounds each kernel runs a block of repeats (its
+    best call kept), then a pause; a size's rounds give one ratio each."""
+    import time
+
+    from minidl.backends.flex.kernels import unary
+
+    def best_call(kernel, *args) -> float:
+        """The best of a block: at least 5 calls, more until ``budget`` seconds (at most 400),
+        so a call that waited for a core another process held cannot be the block's time."""
+        kernel(*args)
+        best, reps, start = float("inf"), 0, time.perf_counter()
+        while reps < 5 or (time.perf_counter() - start < budget and reps < 400):
+            t0 = time.perf_counter()
+            kernel(*args)
+            best, reps = min(best, time.perf_counter() - t0), reps + 1
+        return best
+
+    out: dict[int, list[float]] = {}
+    for n in sizes:
+        x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+        o1, o2, a, b = np.empty_like(x), np.empty_like(x), np.float32(1.5), np.float32(-0.25)
+        out[n] = []
+        for _ in range(rounds):
+            s = best_call(unary.relu_affine_serial, x, a, b, o1)
+            p = best_call(unary.relu_affine_parallel, x, a, b, o2)
+            out[n].append(s / p)
+            time.sleep(0.01)
+    return out
+
+
+def crossover(sweep: dict[int, list[float]], margin: float = 1.2) -> int | None:
+    """The smallest size from which the parallel kernel wins by at least ``margin`` (the
+    median of its rounds) at every larger size of the sweep, or None."""
+    import statistics
+
+    sizes = sorted(sweep)
+    for i, n in enumerate(sizes):
+        if all(statistics.median(sweep[m]) >= margin for m in sizes[i:]):
+            return n
+    return None
+
+
+def draw_sweep(sweep: dict[int, list[float]], marks: dict[str, int], title: str) -> None:
+    """The median serial/parallel ratio per size, a band from the second-lowest to the
+    second-highest round, and vertical lines at ``marks`` (name: size)."""
+    import matplotlib.pyplot as plt
+
+    sizes = sorted(sweep)
+    rs = [sorted(sweep[n]) for n in sizes]
+    med = [float(np.median(r)) for r in rs]
+    k = 1 if len(rs[0]) >= 4 else 0
+    fig, ax = plt.subplots(figsize=(7, 2.8))
+    ax.fill_between(sizes, [r[k] for r in rs], [r[-1 - k] for r in rs], color="#90CAF9",
+                    alpha=0.5, lw=0, label="middle rounds")
+    ax.plot(sizes, med, "o-", color="#1565C0", ms=4, label="median of rounds")
+    ax.axhline(1.0, color="black", lw=0.8)
+    for (name, n), ls in zip(marks.items(), ("--", ":")):
+        ax.axvline(n, color="gray", ls=ls, label=name)
+    ax.set(xscale="log", yscale="log", xlabel="elements", ylabel="serial time / parallel",
+           title=title)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    plt.show()
+    plt.close(fig)
+
+
+CACHE_PROBE = r"""
+import json, time
+t0 = time.perf_counter()
+import numpy as np
+from minidl.backends.flex.kernels import copy, norm
+times = {"import numba and the kernels": time.perf_counter() - t0}
+small = np.ones((64, 30), np.float32)  # 1 920 elements: the serial kernel
+tiny_copy = lambda: copy.full((4,), 1.0, np.float32)
+for name, fn in [("numba starts (a tiny copy)", tiny_copy),
+                 ("layer_norm, first call", lambda: norm.layer_norm(small)),
+                 ("layer_norm, second call", lambda: norm.layer_norm(small))]:
+    t0 = time.perf_counter(); fn(); times[name] = time.perf_counter() - t0
+print(json.dumps(times))
+"""
+
+
+def cache_probe(warm_runs: int = 3) -> tuple[dict, dict]:
+    """Fresh processes sharing an empty numba cache folder: the first compiles a tiny copy and
+    the serial layer_norm, ``warm_runs`` more load them; ``(cold, warm)`` seconds per step,
+    warm the median over its runs."""
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="numba_cache_") as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
+        env.pop("MINIDL_DEBUG", None)
+        runs = [json.loads(subprocess.run([sys.executable, "-c", CACHE_PROBE], env=env,
+                                          capture_output=True, text=True, check=True).stdout)
+                for _ in range(1 + warm_runs)]
+    cold, warm = runs[0], runs[1:]
+    return cold, {k: statistics.median(r[k] for r in warm) for k in cold}
+
+
+def cache_table(cold: dict, warm: dict):
+    """The probe's steps, the compiling process beside the loading ones (median)."""
+    from minidl.debug import Table
+
+    return Table(["step", "empty cache (compiles)", "filled cache (loads)"],
+                 [[k, duration(cold[k]), duration(warm[k])] for k in cold])
+
+
+def duration(seconds: float) -> str:
+    """``1.02 s``, ``4.1 ms``, ``12 µs``: a time in the unit that reads best."""
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    return f"{seconds * 1e3:.1f} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.0f} µs"

@@ -171,3 +171,37 @@ def test_each_workload_is_judged_against_the_level_its_working_set_lives_in():
     assert roof.level_of(point) == "L3" and roof.own_roof(point) == 40.0
     assert roof.own_fraction(point) == pytest.approx(8.0 / 40.0)
     assert rl.level_gaps({"L2": 80.0, "L3": 40.0, "DRAM": 10.0}) == {"L2/L3": 2.0, "L3/DRAM": 4.0}
+
+
+def test_a_parallel_crossover_is_a_median_win_by_a_margin_at_every_larger_size():
+    from minidl_book import perf_lab
+
+    rounds = {1024: [0.2, 0.3, 0.2], 4096: [1.5, 1.6, 0.01], 16384: [1.1, 1.15, 1.3],
+              65536: [1.5, 1.4, 0.02], 262144: [2.0, 1.9, 2.1]}
+    # 4096's one preempted round does not count (median 1.5); 16384 wins by less than 20 %
+    assert perf_lab.crossover(rounds, margin=1.2) == 65536
+    assert perf_lab.crossover(rounds, margin=1.05) == 4096
+    assert perf_lab.crossover({1024: [0.5], 2048: [0.9]}) is None
+
+
+def test_the_roofline_chart_grows_and_keeps_every_point():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from minidl_book import perf_lab
+
+    shown = []
+    real_show, plt.show = plt.show, lambda *a, **k: shown.append(len(plt.gcf().axes[0].lines))
+    try:
+        chart = perf_lab.RooflineChart(rl.Roofline(100.0, {"L2": 50.0, "L3": 30.0, "DRAM": 10.0}))
+        chart.add([rl.place("a", rl.Counts(1e9, 1e9), 1.0), rl.place("b", rl.Counts(1e9, 1e8), 1.0)],
+                  arrows=[("a", "b")])
+        chart.show()
+        chart.add([rl.place("c", rl.Counts(16, 192), 2e-6)])
+        chart.show()
+    finally:
+        plt.show = real_show
+    assert [p.name for p in chart.points] == ["a", "b", "c"] and chart["c"].seconds == 2e-6
+    assert shown[1] == shown[0] + 1  # the second figure has one point more

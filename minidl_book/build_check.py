@@ -92,6 +92,9 @@ class Rules:
         fresh_result: the output ``out`` must be a minidl ``Tensor`` made during the run (not
             an input handed back, not an object of the reader's own kind).
         helpers: functions of the book the reader may call (earlier puzzles' solutions).
+        helper_checks: ``{helper: check(arguments, result) -> why or None}``: every call the
+            reader's code makes to such a helper is judged after the run (a reader's own
+            earlier solution must do what its puzzle says for the inputs it is given).
 
     Rules are frozen (``dataclasses.replace`` makes a changed copy) and copied again when a
     check starts; changing them from the reader's code changes nothing but the verdict ("the checker is not yours to change"). Allowing an operator
@@ -106,6 +109,7 @@ class Rules:
     no_torch: bool = True
     fresh_result: bool = False
     helpers: Sequence[Any] = ()
+    helper_checks: Mapping[Any, Callable[[dict, Any], str | None]] = field(default_factory=dict)
 
     def leading(self) -> list[str]:
         """The built-in breakpoints that come before ``forbidden`` and ``must_reach``."""
@@ -244,6 +248,14 @@ class BuildExercise:
                       f"{changed} (put back as it was)")
         if watch.violations:
             return _rule(watch.violations[0], inputs)
+        for check, args, result, site in watch.helper_results:
+            try:
+                why = check(args, result)
+            except Exception as err:  # noqa: BLE001 - a result the check cannot read
+                why = f"a call of an earlier solution gave what the checker cannot read ({err})"
+            if why:
+                return Verdict(False, "rule", f"Rule broken: {why}\n  {site}", inputs,
+                               rule="earlier puzzles as stated", call=site)
         if error is not None:
             return self._raised(error, files, inputs, message)
         try:
@@ -303,7 +315,8 @@ class BuildExercise:
         if self.rules is not rules or _fingerprint(rules) != fingerprint:
             changed.append("rules")
             for name, value in zip(("allowed", "forbidden", "must_reach", "no_data", "no_numpy",
-                                    "no_torch", "fresh_result", "helpers"), fingerprint):
+                                    "no_torch", "fresh_result", "helpers", "helper_checks"),
+                                   fingerprint):
                 object.__setattr__(rules, name, value)
             self.rules = rules
         if self.run is not run or self.checks != checks or self.references != references:
@@ -651,4 +664,4 @@ def _fingerprint(rules: Rules) -> tuple:
     """The rules' values, copied (to tell whether the reader's code changed them)."""
     return (None if rules.allowed is None else tuple(rules.allowed), dict(rules.forbidden),
             dict(rules.must_reach), rules.no_data, rules.no_numpy, rules.no_torch,
-            rules.fresh_result, tuple(rules.helpers))
+            rules.fresh_result, tuple(rules.helpers), dict(rules.helper_checks))

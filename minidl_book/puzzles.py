@@ -72,7 +72,8 @@ class Puzzle:
             run=tensor_call(self.params),
             references=[Reference("PyTorch", reference, rtol=1e-6, atol=1e-6)],
             rules=Rules(allowed=self.allowed, no_data=True, no_numpy=True, fresh_result=True,
-                        helpers=tuple(earlier(self.name))),
+                        helpers=tuple(earlier(self.name)),
+                        helper_checks=helper_checks(self.name)),
             # a hint says how to compute the answer: it opens on a wrong value, shape or an
             # error, never on a rule verdict (the verdict names the op or the loop itself)
             hints=[h if isinstance(h, tuple) else (_COMPUTE, h) for h in self.hints],
@@ -189,7 +190,8 @@ def eye_sol(a: Tensor) -> Tensor:
 
 
 def triu_sol(a: Tensor) -> Tensor:
-    i, j = Tensor.arange(0, a.shape[0], device=a.device), Tensor.arange(0, a.shape[1], device=a.device)
+    i = Tensor.arange(0, a.shape[0], device=a.device)  # row indices
+    j = Tensor.arange(0, a.shape[1], device=a.device)  # column indices
     below = i.unsqueeze_dim(1) > j.unsqueeze_dim(0)
     return a.mask_fill(below, 0.0)
 
@@ -249,24 +251,26 @@ def scatter_add_sol(values: Tensor, link: Tensor, j: int) -> Tensor:
 
 
 def pad_to_sol(a: Tensor, j: int) -> Tensor:
-    i, k = Tensor.arange(0, a.shape[0], device=a.device), Tensor.arange(0, j, device=a.device)
+    i = Tensor.arange(0, a.shape[0], device=a.device)
+    k = Tensor.arange(0, j, device=a.device)
     place = (i.unsqueeze_dim(1) == k.unsqueeze_dim(0)).float()
     return (a.unsqueeze_dim(0) @ place).reshape([j])
 
 
 def compress_sol(g: Tensor, v: Tensor) -> Tensor:
     i = Tensor.arange(0, v.shape[0], device=v.device)
-    upper = (i.unsqueeze_dim(1) <= i.unsqueeze_dim(0)).float()
-    position = (g.float().unsqueeze_dim(0) @ upper).reshape([v.shape[0]]) - 1  # cumsum - 1
-    target = (position.unsqueeze_dim(1) == i.float().unsqueeze_dim(0)) & g.unsqueeze_dim(1)
-    return (v.unsqueeze_dim(0) @ target.float()).reshape([v.shape[0]])
+    position = cumsum_sol(g.float()) - 1  # where each kept v[m] lands
+    lands = position.unsqueeze_dim(1) == i.float().unsqueeze_dim(0)
+    moves = (lands & g.unsqueeze_dim(1)).float()  # [i, i]: a kept v[m] goes to place k
+    return (v.unsqueeze_dim(0) @ moves).reshape([v.shape[0]])
 
 
 def flatten_sol(a: Tensor) -> Tensor:
     i, j = a.shape
     k = Tensor.arange(0, i * j, device=a.device)
     rows = a[k / j]  # [i * j, j]: output k reads row k // j ...
-    column = (k % j).unsqueeze_dim(1) == Tensor.arange(0, j, device=a.device).unsqueeze_dim(0)
+    cols = Tensor.arange(0, j, device=a.device)
+    column = (k % j).unsqueeze_dim(1) == cols.unsqueeze_dim(0)
     return rows.mask_fill(~column, 0.0).sum_dim(1)[:, 0]  # ... at column k % j
 
 
@@ -392,7 +396,8 @@ PUZZLES: dict[str, Puzzle] = {p.name: p for p in [
            lambda a: a.reshape(-1), flatten_sol,
            ("Output k comes from row k // j, column k % j (an int tensor divided by an int "
             "divides whole).",
-            "a[rows] gathers whole rows: keep the one column each output wants, then sum it out."),
+            "a[rows] gathers whole rows: keep the one column each output wants, sum it out with "
+            "sum_dim(1), and drop that dim with [:, 0] (no reshape here)."),
            without=("reshape",)),
     Puzzle("linspace", "linspace(i: [1], j: [1], n: int) -> [n]",
            "`n` evenly spaced floats from `i[0]` to `j[0]`, both ends included.", (),
@@ -428,6 +433,41 @@ def earlier(name: str) -> list[Callable[..., Tensor]]:
     return [PUZZLES[p].solution for p in before] + [
         SOLVED[p] for p in before
         if p in SOLVED and _as_stated(p, SOLVED[p]) and _passes(p, SOLVED[p])]
+
+
+def helper_checks(name: str) -> dict:
+    """``{the reader's solved earlier puzzle: its check}``: every call a later solution makes
+    to it must get that puzzle's answer (PyTorch's) for the inputs it is given, so a solved
+    ``ones`` that reshapes a rank-2 input cannot do a later puzzle's forbidden work."""
+    return {fn: _stated(p) for p, fn in SOLVED.items() if fn in earlier(name)}
+
+
+def _stated(name: str) -> Callable[[dict, object], str | None]:
+    puzzle = PUZZLES[name]
+    shapes = dict(re.findall(r"(\w+): (\[[^\]]*\]|int)", puzzle.signature.split("->")[0]))
+
+    def check(args: dict, result: object) -> str | None:
+        wrong = f"your {name}, called by this solution, must do what the {name} puzzle says"
+        for p in puzzle.params:
+            value, want = args.get(p), shapes[p]
+            rank = None if want == "int" else len(want.strip("[]").split(","))
+            if rank is None and type(value) is not int or rank is not None and (
+                    type(value) is not Tensor or len(value.shape) != rank):
+                got = list(value.shape) if type(value) is Tensor else type(value).__name__
+                return f"{wrong}; it was given {p} = {got}, where {name} takes {p}: {want}"
+        if type(result) is not Tensor:
+            return f"{wrong}; it returned a {type(result).__name__}"
+        targs = [torch.from_numpy(np.array(Tensor.to_numpy(args[p]))) if shapes[p] != "int"
+                 else args[p] for p in puzzle.params]
+        expected = np.asarray(puzzle.torch_ref(*targs))
+        found = Tensor.to_numpy(result)
+        if found.shape != expected.shape or not np.allclose(found, expected, rtol=1e-6,
+                                                            atol=1e-6):
+            return (f"{wrong}; for these inputs it returned {list(found.shape)} values that "
+                    f"are not {name}'s answer")
+        return None
+
+    return check
 
 
 def _as_stated(name: str, fn: Callable[..., Tensor]) -> bool:
@@ -521,6 +561,10 @@ def check(solution, name: str | None = None) -> Verdict:
         raise KeyError(f"no puzzle named {name!r}: name your function after the puzzle "
                        f"({', '.join(PUZZLES)})")
     print(allowed_text(name) + ".")
+    if is_placeholder(solution):
+        verdict = Verdict(False, "todo", f"{TODO} Replace ... with your code, then run the cell.", "")
+        print(verdict.text)
+        return verdict
     stub = _unsolved_call(solution, name)
     if stub is not None:
         verdict = Verdict(False, "todo", f"{TODO} Your {name} calls {stub}, which is still "
@@ -530,7 +574,8 @@ def check(solution, name: str | None = None) -> Verdict:
         return verdict
     ex = checker(name)
     # the rules from the puzzle's definition at every check, with the earlier puzzles solved so far
-    ex.rules = dataclasses.replace(PUZZLES[name].exercise(1).rules, helpers=tuple(earlier(name)))
+    ex.rules = dataclasses.replace(PUZZLES[name].exercise(1).rules, helpers=tuple(earlier(name)),
+                                   helper_checks=helper_checks(name))
     verdict = ex.check(solution)
     if verdict.ok:
         SOLVED[name] = solution

@@ -25,6 +25,7 @@ rules must hold for every frame of the reader's, not only for the function hande
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import dis
 import os
 import re
@@ -116,6 +117,9 @@ class Frozen:
     no_torch: bool
     fresh_result: bool
     helpers: frozenset[types.CodeType]
+    #: ``{code: check(args, result) -> why or None}``: helpers whose every call from the
+    #: reader's code is recorded (arguments and result) for the checker to judge after the run
+    helper_checks: Mapping[types.CodeType, Any] = dataclasses.field(default_factory=dict)
 
 
 @dataclass
@@ -367,6 +371,10 @@ class Watch:
         self.checker_codes = set(checker_codes)
         self.violations: list[Violation] = []
         self.calls: list[Call] = []
+        #: ``(check, arguments, result, site)`` of each call of a checked helper (see
+        #: :attr:`Frozen.helper_checks`)
+        self.helper_results: list[tuple] = []
+        self._helper_args: dict[int, tuple] = {}
         self.tensor_calls = 0
         self.reached: set[int] = set()
         self.reached_names: dict[int, str] = {}
@@ -468,6 +476,8 @@ class Watch:
     def _event(self, frame: types.FrameType, event: str, arg: Any) -> None:
         if self._busy:
             return
+        if self.rules.helper_checks and frame.f_code in self.rules.helper_checks:
+            self._helper_event(frame, event, arg)
         if event == "call":
             self._call(frame)
         elif event == "return":
@@ -487,6 +497,18 @@ class Watch:
                 who, owner = self.owner(frame, 8)  # inspect.currentframe(), called by the reader
                 if who == "reader":
                     self._builtin(arg, frame, owner)
+
+    def _helper_event(self, frame: types.FrameType, event: str, arg: Any) -> None:
+        """Record a checked helper's arguments when the reader's code calls it, and its
+        result when it returns."""
+        code = frame.f_code
+        if event == "call" and self.owner(frame.f_back)[0] == "reader":
+            names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+            args = {n: frame.f_locals.get(n) for n in names}
+            self._helper_args[id(frame)] = (args, site_of(self.owner(frame.f_back)[1]))
+        elif event == "return" and id(frame) in self._helper_args:
+            args, site = self._helper_args.pop(id(frame))
+            self.helper_results.append((self.rules.helper_checks[code], args, arg, site))
 
     def _keep(self, obj: Any) -> None:
         if id(obj) not in self._made_ids:
@@ -763,4 +785,6 @@ def freeze(rules: Any, helpers: Sequence[Any] = ()) -> Frozen:
         must_reach=tuple((re.compile(p), what) for p, what in dict(rules.must_reach).items()),
         no_data=bool(rules.no_data), no_numpy=bool(rules.no_numpy),
         no_torch=bool(getattr(rules, "no_torch", True)),
-        fresh_result=bool(getattr(rules, "fresh_result", False)), helpers=frozenset(codes))
+        fresh_result=bool(getattr(rules, "fresh_result", False)), helpers=frozenset(codes),
+        helper_checks={getattr(fn, "__func__", fn).__code__: check
+                       for fn, check in dict(getattr(rules, "helper_checks", {})).items()})

@@ -449,3 +449,30 @@ def test_a_solved_puzzle_with_an_extra_parameter_is_no_trap_door():
         _refused(_verdict("flatten", flatten), "allowed ops (not reshape)")
     finally:
         puzzles.SOLVED.clear()
+
+
+def test_a_solved_puzzle_that_does_other_work_on_other_inputs_is_refused():
+    ones = _cell("def ones(a):\n"
+                 "    if len(a.shape) == 2:\n"
+                 "        return a.reshape([a.shape[0] * a.shape[1]])\n"
+                 "    return (Tensor.arange(0, a.shape[0], device=a.device) * 0 + 1).float()\n",
+                 "ones", filename="/tmp/ipykernel_0/ones2.py")
+    puzzles.SOLVED["ones"] = ones
+    try:
+        assert ones in puzzles.earlier("flatten")  # the right parameters, and it passes ones
+        flatten = _cell("def flatten(a):\n    return ones(a)\n", "flatten", {"ones": ones})
+        verdict = _verdict("flatten", flatten)
+        _refused(verdict, "earlier puzzles as stated", "a = [")
+        assert "line 2 of flatten" in verdict.call
+        compress = _cell("def compress(g, v):\n"  # an honest call of the reader's own ones
+                         "    i = Tensor.arange(0, v.shape[0], device=v.device)\n"
+                         "    upper = (i.unsqueeze_dim(1) <= i.unsqueeze_dim(0)).float()\n"
+                         "    n = [v.shape[0]]\n"
+                         "    position = (g.float().unsqueeze_dim(0) @ upper).reshape(n) - ones(v)\n"
+                         "    target = (position.unsqueeze_dim(1) == i.float().unsqueeze_dim(0))"
+                         " & g.unsqueeze_dim(1)\n"
+                         "    return (v.unsqueeze_dim(0) @ target.float()).reshape(n)\n",
+                         "compress", {"ones": ones})
+        assert _verdict("compress", compress) is None
+    finally:
+        puzzles.SOLVED.clear()

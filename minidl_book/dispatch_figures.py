@@ -11,28 +11,31 @@ _FILL = ("#eef3fb", "#dbe7f7", "#fdf0d5", "#e4f2e4")
 
 
 def nested_boxes(panels: Sequence[tuple[str, Sequence[str]]], title: str = ""):
-    """One panel per tensor: its layers drawn as boxes inside boxes, outermost first."""
+    """One panel per tensor, two panels a row: its layers drawn as boxes inside boxes,
+    outermost first, in a font that stays readable at page width."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyBboxPatch
 
-    fig, axes = plt.subplots(1, len(panels), figsize=(2.35 * len(panels), 2.5))
-    for ax, (name, layers) in zip(axes, panels):
+    rows = (len(panels) + 1) // 2
+    fig, axes = plt.subplots(rows, 2, figsize=(7.2, 2.7 * rows), squeeze=False)
+    for ax in axes.flat:
+        ax.axis("off")
+    for ax, (name, layers) in zip(axes.flat, panels):
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
-        ax.axis("off")
-        ax.set_title(name, fontsize=9)
-        side, head = 0.045, 0.12  # each inner box: a margin at the sides, a label row on top
+        ax.set_title(name, fontsize=11.5)
+        side, head = 0.05, 0.17  # each inner box: a margin at the sides, a label row on top
         for depth, label in enumerate(layers):
-            x0, top = 0.02 + depth * side, 0.95 - depth * head
+            x0, top = 0.02 + depth * side, 0.97 - depth * head
             bottom = 0.03 + depth * 0.03
             ax.add_patch(FancyBboxPatch((x0, bottom), 1 - 2 * x0, top - bottom,
                                         boxstyle="round,pad=0.005",
                                         fc=_FILL[depth % len(_FILL)], ec="#555", lw=0.8))
             inner = depth == len(layers) - 1
-            y = (top + bottom) / 2 if inner else top - 0.06
-            ax.text(0.5, y, label, ha="center", va="center", fontsize=7.5)
+            y = (top + bottom) / 2 if inner else top - 0.085
+            ax.text(0.5, y, label, ha="center", va="center", fontsize=11)
     if title:
-        fig.suptitle(title, fontsize=10)
+        fig.suptitle(title, fontsize=12)
     fig.tight_layout()
     return fig
 

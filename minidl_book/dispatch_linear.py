@@ -14,7 +14,7 @@ import importlib
 from minidl.backend import ModuleOps
 from minidl.dispatch import Dispatch, write_forwarders
 
-__all__ = ["forwarding_linear", "generated_linear"]
+__all__ = ["forwarding_linear", "generated_linear", "shipped_and_forwarded"]
 
 
 def generated_linear():
@@ -36,3 +36,21 @@ def forwarding_linear():
         yield
     finally:
         del Dispatch.linear
+
+
+def shipped_and_forwarded(layer, x) -> str:
+    """One forward of ``layer`` on ``x`` as shipped and with ``linear`` forwarded: for each,
+    the ops ``Dispatch`` routed (debug level 1), the graph's steps and the bytes it keeps.
+    The first forward, which draws the params, is run before and not logged."""
+    from minidl import debug
+
+    layer(x)
+    lines = []
+    for name, block in (("as shipped", contextlib.nullcontext), ("forwarded", forwarding_linear)):
+        with block(), debug.debug_level(1, capture=True) as log:
+            graph = debug.graph(layer(x))
+        ops = [line.split(" → ")[0] for line in log.lines]
+        backends = sorted({line.split(" → ")[1] for line in log.lines})
+        lines += [f"{name + ':':11} routed {', '.join(ops)} → {', '.join(backends)}",
+                  f"{'':11} steps {graph.ops}, {graph.memory} bytes kept"]
+    return "\n".join(lines)

@@ -2,13 +2,18 @@
 
 The reader writes ``log_softmax(cls, tensor, dim)`` the way the protocol writes its defaults:
 with other ops of the same backend (``cls.float_exp``, ``cls.float_sum_dim``...), no NumPy.
-The checker installs it, unchanged, on a subclass of Flex and on a subclass of NdArray, runs
-both on the same inputs (rank 1 to 3, any dim, values up to ±100 so a naive
-``log(sum(exp(x)))`` overflows float32), and compares both with PyTorch, float32 in, float32
-out, shape for shape.
+The checker installs it, unchanged, on a subclass of Flex, of NdArray and of Wgpu (when this
+machine has a WebGPU adapter, lavapipe counting), runs each on the same inputs (rank 1 to 3,
+any dim, values up to ±100 so a naive ``log(sum(exp(x)))`` overflows float32), and compares
+each with PyTorch, float32 in, float32 out, shape for shape. Wgpu is the run that closes the
+hole NumPy leaves: its primitive is a ``WgpuTensor``, with no operators and no NumPy methods,
+so ``tensor - m`` works on the two CPU backends and fails there, as a default written with
+anything but ``cls`` ops would fail on a backend that stores its tensors elsewhere.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import torch
@@ -17,15 +22,45 @@ from hypothesis import strategies as st
 from minidl import Device
 from minidl.backends.flex import Flex
 from minidl.backends.ndarray import NdArray
+from minidl.backends.wgpu import Wgpu
 from minidl_book.build_check import BuildExercise, Reference, Rules
 from minidl_book.strategies import float32_arrays
 
 __trace_hide__ = True  # the trace shows the reader's code and what it dispatched, not this
 
-__all__ = ["BACKENDS", "PLANTED", "exercise", "install", "log_softmax"]
+__all__ = ["ALL_BACKENDS", "PLANTED", "backends", "exercise", "install", "log_softmax",
+           "wgpu_missing"]
 
-#: The two backends the reader's default is installed on, with the device each one runs on.
-BACKENDS = {"Flex": (Flex, Device.flex), "NdArray": (NdArray, Device.ndarray)}
+#: The backends the reader's default is installed on: the class, the device it runs on and
+#: the type of its primitive (what every op of that backend returns).
+ALL_BACKENDS = {"Flex": (Flex, Device.flex, np.ndarray),
+                "NdArray": (NdArray, Device.ndarray, np.ndarray),
+                "Wgpu": (Wgpu, Device.wgpu, None)}  # WgpuTensor, imported with the device
+
+
+@functools.cache
+def wgpu_missing() -> str | None:
+    """Why ``Device.wgpu()`` cannot run on this machine, or None when it can."""
+    try:
+        from minidl.backends.wgpu.runtime import runtime
+
+        runtime(0)
+    except RuntimeError as error:
+        return str(error)
+    return None
+
+
+def backends() -> dict:
+    """The backends of :data:`ALL_BACKENDS` this machine runs (Wgpu needs an adapter)."""
+    return {k: v for k, v in ALL_BACKENDS.items() if k != "Wgpu" or wgpu_missing() is None}
+
+
+def _primitive(label: str) -> type:
+    if label == "Wgpu":
+        from minidl.backends.wgpu.tensor import WgpuTensor
+
+        return WgpuTensor
+    return ALL_BACKENDS[label][2]
 
 
 def install(default, backend: type) -> type:
@@ -49,8 +84,9 @@ def naive(cls, tensor, dim):
 
 def log_of_softmax(cls, tensor, dim):
     """log(softmax), the softmax composed from cls ops and shifted (so no overflow): a
-    probability under 1e-45 is 0 in float32, and its log is -inf. (Calling ``cls.softmax``
-    instead breaks the rule against a backend's own softmax before any value is compared.)"""
+    probability under 1e-45 is 0 in float32, and its log is -inf (the underflow verdict).
+    (Calling ``cls.softmax`` instead breaks the rule against a backend's own softmax before
+    any value is compared.)"""
     e = cls.float_exp(cls.float_sub(tensor, cls.float_max_dim(tensor, dim)))
     return cls.float_log(cls.float_div(e, cls.float_sum_dim(e, dim)))
 
@@ -59,6 +95,13 @@ def with_numpy(cls, tensor, dim):
     """Right values computed with NumPy on the primitive: runs on these two CPU backends only."""
     shifted = tensor - np.max(tensor, axis=dim, keepdims=True)
     return (shifted - np.log(np.sum(np.exp(shifted), axis=dim, keepdims=True))).astype(tensor.dtype)
+
+
+def with_operators(cls, tensor, dim):
+    """Right values on Flex and NdArray, with NumPy's operators on the primitive (``-``): no
+    NumPy function named, yet no default either: a ``WgpuTensor`` has no ``-``."""
+    shifted = tensor - cls.float_max_dim(tensor, dim)
+    return shifted - cls.float_log(cls.float_sum_dim(cls.float_exp(shifted), dim))
 
 
 def last_dim(cls, tensor, dim):
@@ -71,11 +114,12 @@ def borrowed(cls, tensor, dim):
     return Flex.log_softmax(tensor, dim)
 
 
-#: name → (wrong default, the verdict kind it must get)
+#: name → (wrong default, the verdict kind it must get); "operators" needs Wgpu to be caught
 PLANTED = {
     "no shift": (naive, "value"),
-    "log of softmax": (log_of_softmax, "value"),
+    "log of softmax": (log_of_softmax, "check"),
     "numpy": (with_numpy, "rule"),
+    "operators": (with_operators, "error"),
     "last dim only": (last_dim, "value"),
     "borrowed op": (borrowed, "rule"),
 }
@@ -91,18 +135,50 @@ def _cases() -> st.SearchStrategy:
     return st.lists(st.integers(1, 4), min_size=1, max_size=3).flatmap(case)
 
 
+NOT_AN_NDARRAY = (" (on Wgpu, whose primitive is a WgpuTensor: a buffer on the device, with no "
+                  "operators and no NumPy methods)")
+
+
 def _run(solution, case: dict) -> dict:
     out = {}
-    for label, (backend, device) in BACKENDS.items():
+    for label, (backend, device, _) in backends().items():
         B = install(solution, backend)
         x = B.float_from_data(case["x"], device())
-        out[f"on {label}"] = B.log_softmax(x, case["dim"])
+        try:
+            y = B.log_softmax(x, case["dim"])
+        except (TypeError, AttributeError) as err:
+            if label == "Wgpu" and "WgpuTensor" in str(err) and err.args:
+                err.args = (f"{err.args[0]}{NOT_AN_NDARRAY}", *err.args[1:])
+            raise
+        if not isinstance(y, _primitive(label)):
+            raise TypeError(f"on {label} your default returned {_a(type(y))}, where every op "
+                            f"of {label} returns {_a(_primitive(label))}")
+        out[f"on {label}"] = y
     return out
+
+
+def _a(kind: type) -> str:
+    return ("an " if kind.__name__[0] in "aeiouAEIOU" else "a ") + kind.__name__
 
 
 def _torch(case: dict) -> dict:
     expected = torch.log_softmax(torch.from_numpy(case["x"]), case["dim"])
-    return {f"on {label}": expected for label in BACKENDS}
+    return {f"on {label}": expected for label in backends()}
+
+
+def _underflow(solution, case: dict, outputs: dict, watch) -> str | None:
+    """-inf where PyTorch's answer is finite and below -80, and only there: a probability that
+    rounded to 0 in float32 before a log (overflow makes the whole row -inf or nan instead)."""
+    expected = torch.log_softmax(torch.from_numpy(case["x"]), case["dim"]).numpy()
+    for name, found in outputs.items():
+        if name.startswith("_") or np.shape(found) != expected.shape:
+            continue
+        bad = np.isneginf(found) & np.isfinite(expected)
+        if bad.any() and (expected[bad] < -80).all():
+            index = tuple(int(i) for i in np.argwhere(bad)[0])
+            return (f"{name}: -inf at {list(index)}, where PyTorch gives "
+                    f"{expected[index]:.1f}; every other element is right")
+    return None
 
 
 EXAMPLES = [
@@ -115,21 +191,33 @@ EXAMPLES = [
 
 def exercise(max_examples: int = 15) -> BuildExercise:
     """The checker for the reader's ``log_softmax(cls, tensor, dim)``."""
+    names = list(backends())
+    where = ", ".join(names[:-1]) + " and " + names[-1]
+    if "Wgpu" not in names:
+        where += " (this machine has no WebGPU adapter, so not on Wgpu)"
     return BuildExercise(
-        "A protocol default: log_softmax on Flex and NdArray",
+        f"A protocol default: log_softmax on {where}",
         cases=_cases(),
         run=_run,
         references=[Reference("PyTorch", _torch, rtol=1e-5, atol=1e-5, dtype=True)],
-        rules=Rules(forbidden={r"^(Flex|NdArray|FloatTensorOps|ActivationOps|Backend)\."
+        rules=Rules(forbidden={r"^(Flex|NdArray|Wgpu\w*|FloatTensorOps|ActivationOps|Backend)\."
                                r"(log_softmax|softmax)$":
                                "call a backend's own (log_)softmax (compose it from cls ops)"},
                     no_numpy=True),
-        hints=[
-            "log_softmax(x)_i = x_i - log(sum_j e^(x_j)) along dim. float_sum_dim keeps the "
-            "dim, so the subtraction broadcasts.",
-            "e^90 is inf in float32. Subtracting any constant c from a row leaves log_softmax "
-            "unchanged: pick c so that no exponent is positive.",
-            "c = the row's max: cls.float_max_dim(tensor, dim) (it keeps the dim too).",
+        checks=[_underflow],
+        hints=[  # a failure opens the first hint of its kind not yet open
+            ("error", "When the error names a WgpuTensor: a primitive is whatever its backend "
+             "stores, and Wgpu's has no -, no * and no NumPy methods. Write every step as a "
+             "cls op (cls.float_sub(a, b) for a - b)."),
+            (("value", "shape", "dtype", "rule", "error"),
+             "log_softmax(x)_i = x_i - log(sum_j e^(x_j)) along dim. float_sum_dim keeps the "
+             "dim, so the subtraction broadcasts."),
+            ("value", "e^90 is inf in float32. Subtracting any constant c from a row leaves "
+             "log_softmax unchanged: pick c so that no exponent is positive."),
+            ("value", "c = the row's max: cls.float_max_dim(tensor, dim) (it keeps the dim too)."),
+            ("check", "e^-120 is about 1e-52, below float32's smallest number (1.4e-45): it "
+             "rounds to 0, and log(0) is -inf. Never take the log of a ratio that can be 0: "
+             "log_softmax = (x - c) - log(sum_j e^(x_j - c)), and that sum holds e^0 = 1."),
         ],
         reference_solution=log_softmax,
         examples=EXAMPLES,

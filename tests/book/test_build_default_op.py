@@ -1,6 +1,7 @@
 """The tensors chapter's build exercise: a protocol default (``log_softmax``) written from
-``cls`` ops, installed on Flex and on NdArray and compared with PyTorch; and the float_exp
-checker's reach rule, which must not depend on how the reader's function is named."""
+``cls`` ops, installed on Flex, NdArray and Wgpu (when an adapter exists) and compared with
+PyTorch; and the float_exp checker's reach rule, which must not depend on how the reader's
+function is named."""
 
 from __future__ import annotations
 
@@ -14,9 +15,15 @@ def test_reference_default_passes_on_both_backends():
     assert build_default_op.exercise(10).find_failure(build_default_op.log_softmax) is None
 
 
+needs_wgpu = pytest.mark.skipif(build_default_op.wgpu_missing() is not None,
+                                reason="no WebGPU adapter (Device.wgpu() cannot run here)")
+
+
 @pytest.mark.parametrize("planted", sorted(build_default_op.PLANTED))
 def test_planted_wrong_default_gets_its_verdict(planted):
     wrong, kind = build_default_op.PLANTED[planted]
+    if planted == "operators" and build_default_op.wgpu_missing() is not None:
+        pytest.skip("NumPy's operators on the primitive are caught on Wgpu only")
     verdict = build_default_op.exercise(10).find_failure(wrong)
     assert verdict is not None and verdict.kind == kind, verdict
     assert "Traceback" not in verdict.render()
@@ -55,11 +62,49 @@ def test_installed_default_runs_with_cls_the_backend():
         seen.append(cls.__mro__[1].__name__)
         return build_default_op.log_softmax(cls, tensor, dim)
 
-    for backend, device in build_default_op.BACKENDS.values():
+    for backend, device, _ in build_default_op.backends().values():
         B = build_default_op.install(spy, backend)
         out = B.log_softmax(B.float_from_data(np.zeros((2, 2), np.float32), device()), 1)
         assert np.allclose(np.asarray(out), np.log(0.5))
-    assert seen == ["Flex", "NdArray"]
+    assert seen == list(build_default_op.backends())
+
+
+@needs_wgpu
+def test_numpy_operators_on_the_primitive_are_refused_on_wgpu():
+    # `tensor - m` names no NumPy function and gives the right values on both CPU backends,
+    # whose primitive is an ndarray; a default must also run where the primitive is not one
+    verdict = build_default_op.exercise(5).find_failure(build_default_op.with_operators)
+    assert verdict is not None and verdict.kind == "error", verdict
+    assert "WgpuTensor" in verdict.text and "tensor - cls.float_max_dim" in verdict.text
+    assert "Wgpu" in build_default_op.exercise(5).title
+
+
+def test_without_an_adapter_the_check_runs_on_the_cpu_backends(monkeypatch):
+    monkeypatch.setattr(build_default_op, "wgpu_missing", lambda: "no adapter")
+    ex = build_default_op.exercise(5)
+    assert "no WebGPU adapter" in ex.title
+    assert ex.find_failure(build_default_op.log_softmax) is None
+    assert ex.find_failure(build_default_op.with_operators) is None  # the hole Wgpu closes
+
+
+def test_a_default_returning_another_primitive_is_refused():
+    # right values, but an ndarray made outside the backend on Wgpu (or a list anywhere)
+    def as_list(cls, tensor, dim):  # the reader's code may not call the book's reference
+        shifted = cls.float_sub(tensor, cls.float_max_dim(tensor, dim))
+        log_sum = cls.float_log(cls.float_sum_dim(cls.float_exp(shifted), dim))
+        return [cls.float_sub(shifted, log_sum)]
+
+    verdict = build_default_op.exercise(3).find_failure(as_list)
+    assert verdict is not None and verdict.kind == "error" and "returned a list" in verdict.text
+
+
+def test_underflow_and_overflow_open_different_hints():
+    ex = build_default_op.exercise(5)
+    under = ex.check(build_default_op.log_of_softmax)
+    assert under.kind == "check" and any("1.4e-45" in h for h in under.hints), under.hints
+    assert not any("no exponent is positive" in h for h in under.hints)
+    over = build_default_op.exercise(5).check(build_default_op.naive)
+    assert over.kind == "value" and not any("1.4e-45" in h for h in over.hints)
 
 
 @pytest.mark.parametrize("how", ["lambda", "named function"])

@@ -44,8 +44,9 @@ def _infer_dtype(ops: str, array: np.ndarray, from_python: bool, device: Device)
     """The dtype of data given without one: Python ints and floats take the device's default
     int and float (burn's ``TensorCreationOptions::resolve_dtype``: int64 on the CPU devices,
     int32 on ``Device.wgpu()``); a NumPy array keeps its dtype where the device supports it, and
-    an int array the device cannot hold (int64 on ``Device.wgpu()``, uint8, ...) takes the
-    device's default int."""
+    an array the device cannot hold takes the device's default of its kind (burn converts all
+    data to the defaults): int64 or uint8 on ``Device.wgpu()`` its int32, NumPy's float64 its
+    float32."""
     settings = device.settings()
     kind = array.dtype.kind
     if kind == "b":
@@ -59,7 +60,10 @@ def _infer_dtype(ops: str, array: np.ndarray, from_python: bool, device: Device)
             return settings.int_dtype  # int8, uint8, ...: widened to the default int
         return own if settings.supports(own) else settings.int_dtype
     if kind == "f":
-        return settings.float_dtype if from_python else _dtype(ops, array.dtype, settings.float_dtype)
+        if from_python:
+            return settings.float_dtype
+        own = _dtype(ops, array.dtype, settings.float_dtype)
+        return own if settings.supports(own) else settings.float_dtype
     fail(ops, "Argument data must hold numbers or bools.", f"Found NumPy dtype {array.dtype}.", kind=True)
     raise AssertionError
 
@@ -88,8 +92,8 @@ class CreationOps(TensorBase):
 
         Without ``dtype``: Python floats → float32, ints → the device's default int (int64 on
         the CPU devices, int32 on ``Device.wgpu()``), bools → bool; a NumPy array keeps its
-        dtype when the device supports it (an int array otherwise takes the device's default
-        int, its values checked to fit). An explicit ``dtype`` the device cannot hold is
+        dtype when the device supports it (otherwise the device's default of its kind: int
+        values are checked to fit). An explicit ``dtype`` the device cannot hold is
         refused by its backend.
         """
         if isinstance(data, TensorData):

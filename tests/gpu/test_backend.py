@@ -66,7 +66,9 @@ def test_layout_ops_are_views_of_the_same_buffer():
 
 def test_64_bit_dtypes_are_refused_naming_what_the_device_supports():
     with pytest.raises(TypeError, match=r"float64 .*float32, int32 and bool"):
-        T(np.zeros(3, np.float64))
+        Tensor.from_data(np.zeros(3, np.float64), Device.wgpu(), "float64")
+    # float64 data given without a dtype takes the device's float32, as burn's defaults do
+    assert T(np.full(3, 0.1, np.float64)).to_numpy().tolist() == np.full(3, 0.1, np.float32).tolist()
     with pytest.raises(TypeError, match=r"float64 .*float32, int32 and bool"):
         T(np.zeros(3, np.float32)).cast("float64")
     # an explicit int64 is refused wherever it is asked for, never narrowed silently

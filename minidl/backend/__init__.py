@@ -10,7 +10,7 @@ from __future__ import annotations
 from minidl.backend.activation_ops import ActivationOps
 from minidl.backend.base import PRIMITIVE_TYPES, TensorData
 from minidl.backend.bool_ops import BoolTensorOps
-from minidl.backend.device import Device
+from minidl.backend.device import Device, DeviceSettings
 from minidl.backend.distribution import Distribution
 from minidl.backend.dtype import DType, Kind
 from minidl.backend.float_ops import FloatTensorOps
@@ -51,6 +51,7 @@ __all__ = [
     "ConvTransposeOptions",
     "DType",
     "Device",
+    "DeviceSettings",
     "Distribution",
     "FloatTensorOps",
     "IntTensorOps",

@@ -9,8 +9,44 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from minidl.backend.dtype import DType
 
 _KINDS = ("flex", "ndarray", "fusion", "wgpu")
+
+
+@dataclass(frozen=True)
+class DeviceSettings:
+    """The dtypes a device gives a tensor created without one (burn-std's ``DeviceSettings``,
+    which burn's ``DeviceOps::defaults`` returns per device), and the dtypes it can store at
+    all (burn's ``Backend::supports_dtype``)."""
+
+    float_dtype: DType
+    int_dtype: DType
+    supported: frozenset[DType]
+
+    def supports(self, dtype: DType) -> bool:
+        """Whether the device can hold a tensor of ``dtype``."""
+        return dtype in self.supported
+
+    def supported_names(self) -> str:
+        """``"float32, int32 and bool"``: the supported dtypes for an error message."""
+        names = [d.value for d in DType if d in self.supported]
+        return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+
+
+_ALL = frozenset(DType)
+#: Each device kind's defaults, as burn's backends declare them: NdArray ``I64``
+#: (burn-ndarray's ``backend.rs``), the wgpu device ``I32`` and 32-bit types only
+#: (burn-backend's ``lib.rs``, ``cube_wgpu``: WGSL has no 64-bit types). burn 0.22's Flex says
+#: ``I32``; minidl's Flex and Fusion[Flex] keep ``I64``, the int the book's CPU chapters print.
+_SETTINGS = {
+    "flex": DeviceSettings(DType.F32, DType.I64, _ALL),
+    "ndarray": DeviceSettings(DType.F32, DType.I64, _ALL),
+    "fusion": DeviceSettings(DType.F32, DType.I64, _ALL),
+    "wgpu": DeviceSettings(DType.F32, DType.I32, frozenset({DType.F32, DType.I32, DType.BOOL})),
+}
 
 
 class Device:
@@ -74,6 +110,12 @@ class Device:
     def default() -> Device:
         """``Device.flex()``."""
         return Device.flex()
+
+    def settings(self) -> DeviceSettings:
+        """The device's default dtypes and the dtypes it supports (burn's
+        ``get_device_settings``): a tensor made from Python ints on ``Device.wgpu()`` is
+        int32, on ``Device.ndarray()`` int64. The autodiff twin shares its device's."""
+        return _SETTINGS[self.kind]
 
     def autodiff(self) -> Device:
         """The same device with autodiff: tensors on it record a graph for ``backward``."""

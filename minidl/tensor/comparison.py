@@ -12,7 +12,7 @@ from __future__ import annotations
 import numbers
 from typing import Any, Self
 
-from minidl.backend.dtype import DEFAULT_INT, Kind
+from minidl.backend.dtype import Kind
 from minidl.dispatch import Dispatch
 from minidl.tensor.base import TensorBase
 from minidl.tensor.check import broadcast_shape, check_same_rank, norm_dim
@@ -205,14 +205,14 @@ class ComparisonOps(ConversionOps):
     def any_dim(self, dim: int) -> Self:
         """Whether any element along ``dim`` is true, keeping ``dim`` with size 1."""
         dim = norm_dim("any_dim", dim, self.rank, shape=self.shape)
-        counts = Dispatch.int_sum_dim(Dispatch.bool_into_int(self._truth().primitive, DEFAULT_INT), dim)
+        counts = Dispatch.int_sum_dim(Dispatch.bool_into_int(self._truth().primitive, self.device.settings().int_dtype), dim)
         return self._wrap(Dispatch.int_greater_elem(counts, 0), Kind.BOOL)
 
     def all_dim(self, dim: int) -> Self:
         """Whether every element along ``dim`` is true, keeping ``dim`` with size 1."""
         dim = norm_dim("all_dim", dim, self.rank, shape=self.shape)
         falses = Dispatch.bool_not(self._truth().primitive)
-        counts = Dispatch.int_sum_dim(Dispatch.bool_into_int(falses, DEFAULT_INT), dim)
+        counts = Dispatch.int_sum_dim(Dispatch.bool_into_int(falses, self.device.settings().int_dtype), dim)
         return self._wrap(Dispatch.int_equal_elem(counts, 0), Kind.BOOL)
 
 

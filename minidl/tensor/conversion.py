@@ -9,7 +9,7 @@ from typing import Any, Self
 import numpy as np
 
 from minidl.backend.base import TensorData
-from minidl.backend.dtype import DEFAULT_FLOAT, DEFAULT_INT, DType, Kind
+from minidl.backend.dtype import DEFAULT_FLOAT, DType, Kind
 from minidl.dispatch import Device, Dispatch, backend_for
 from minidl.tensor.base import TensorBase, kind_name
 from minidl.tensor.check import fail, fmt_shape
@@ -96,8 +96,9 @@ class ConversionOps(TensorBase):
         return self._wrap(Dispatch.bool_into_float(self.primitive, target), Kind.FLOAT)
 
     def int(self, dtype: DType | str | None = None) -> Self:
-        """An Int tensor (int64 unless ``dtype``); floats are truncated toward zero."""
-        target = DEFAULT_INT if dtype is None else DType.of(dtype)
+        """An Int tensor (the device's default int unless ``dtype``: int64 on the CPU devices,
+        int32 on ``Device.wgpu()``); floats are truncated toward zero."""
+        target = self.device.settings().int_dtype if dtype is None else DType.of(dtype)
         if target.kind is not Kind.INT:
             fail("int", "Argument dtype must be an int dtype.", f"Found {target.value}.", kind=True)
         if self.kind is Kind.INT:

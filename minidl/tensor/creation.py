@@ -3,7 +3,8 @@
 
 As in burn, every constructor takes the ``device`` (``None`` means ``Device.default()``), and
 the ``dtype`` picks the kind: ``float32`` (the default) makes a Float tensor, ``int64`` an Int
-tensor, ``bool_`` a Bool tensor. Host data is only *converted* here (lists → NumPy arrays of
+tensor, ``bool_`` a Bool tensor. An Int tensor made without a dtype takes the device's default
+int (:meth:`Device.settings`, burn's per-device ``DeviceSettings``). Host data is only *converted* here (lists → NumPy arrays of
 the right dtype); the backend makes the primitive.
 """
 
@@ -15,7 +16,7 @@ import numpy as np
 
 from minidl.backend.base import TensorData
 from minidl.backend.distribution import Distribution
-from minidl.backend.dtype import DEFAULT_FLOAT, DEFAULT_INT, DType, Kind
+from minidl.backend.dtype import DEFAULT_FLOAT, DType, Kind
 from minidl.dispatch import Device, Dispatch
 from minidl.tensor.base import TensorBase, by_kind
 from minidl.tensor.check import as_shape, check_sizes, fail
@@ -39,22 +40,43 @@ def _dtype(ops: str, dtype: Any, default: DType) -> DType:
         raise
 
 
-def _infer_dtype(ops: str, array: np.ndarray, from_python: bool) -> DType:
-    """Python floats become float32 (burn's default float); NumPy arrays keep a supported dtype."""
+def _infer_dtype(ops: str, array: np.ndarray, from_python: bool, device: Device) -> DType:
+    """The dtype of data given without one: Python ints and floats take the device's default
+    int and float (burn's ``TensorCreationOptions::resolve_dtype``: int64 on the CPU devices,
+    int32 on ``Device.wgpu()``); a NumPy array keeps its dtype where the device supports it, and
+    an array the device cannot hold takes the device's default of its kind (burn converts all
+    data to the defaults): int64 or uint8 on ``Device.wgpu()`` its int32, NumPy's float64 its
+    float32."""
+    settings = device.settings()
     kind = array.dtype.kind
     if kind == "b":
         return DType.BOOL
     if kind in "iu":
         if from_python:
-            return DEFAULT_INT
+            return settings.int_dtype
         try:
-            return DType.of(array.dtype)
+            own = DType.of(array.dtype)
         except TypeError:
-            return DEFAULT_INT  # int8, uint8, ...: widened to the default int
+            return settings.int_dtype  # int8, uint8, ...: widened to the default int
+        return own if settings.supports(own) else settings.int_dtype
     if kind == "f":
-        return DEFAULT_FLOAT if from_python else _dtype(ops, array.dtype, DEFAULT_FLOAT)
+        if from_python:
+            return settings.float_dtype
+        own = _dtype(ops, array.dtype, settings.float_dtype)
+        return own if settings.supports(own) else settings.float_dtype
     fail(ops, "Argument data must hold numbers or bools.", f"Found NumPy dtype {array.dtype}.", kind=True)
     raise AssertionError
+
+
+def _check_int_range(ops: str, array: np.ndarray, target: DType) -> None:
+    """Refuse int data that ``target`` cannot hold (NumPy's conversion would wrap it silently)."""
+    if array.dtype.kind not in "iu" or not array.size or np.can_cast(array.dtype, target.numpy):
+        return
+    info = np.iinfo(target.numpy)
+    low, high = array.min(), array.max()
+    if low < info.min or high > info.max:
+        fail(ops, f"Argument data does not fit {target.value}, the dtype it is stored as.",
+             f"Expected values in [{info.min}, {info.max}], found {low}..{high}.")
 
 
 class CreationOps(TensorBase):
@@ -68,8 +90,11 @@ class CreationOps(TensorBase):
         """A tensor holding ``data`` (nested lists, a NumPy array, ``TensorData``, or a scalar,
         which becomes shape ``[1]``: burn has no rank-0 tensors) on ``device``.
 
-        Without ``dtype``: Python floats → float32, ints → int64, bools → bool; a NumPy array
-        keeps its dtype when minidl supports it.
+        Without ``dtype``: Python floats → float32, ints → the device's default int (int64 on
+        the CPU devices, int32 on ``Device.wgpu()``), bools → bool; a NumPy array keeps its
+        dtype when the device supports it (otherwise the device's default of its kind: int
+        values are checked to fit). An explicit ``dtype`` the device cannot hold is
+        refused by its backend.
         """
         if isinstance(data, TensorData):
             data = data.array
@@ -77,14 +102,16 @@ class CreationOps(TensorBase):
             fail("from_data", "Argument data is already a Tensor.", "Use .to_device(device) or .cast(dtype).", kind=True)
         from_python = not isinstance(data, np.ndarray | np.generic)
         array = np.asarray(data)
+        device = _device(device)
         if dtype is None:
-            target = _infer_dtype("from_data", array, from_python)
+            target = _infer_dtype("from_data", array, from_python, device)
         else:
-            target = _dtype("from_data", dtype, DEFAULT_FLOAT)
+            target = _dtype("from_data", dtype, device.settings().float_dtype)
+        if target.kind is Kind.INT:
+            _check_int_range("from_data", array, target)
         if array.ndim == 0:
             array = array.reshape(1)
         array = np.ascontiguousarray(array, dtype=target.numpy)
-        device = _device(device)
         from_data = by_kind(target.kind, float=Dispatch.float_from_data, int=Dispatch.int_from_data,
                             bool=Dispatch.bool_from_data)
         prim = from_data(array, device)
@@ -105,7 +132,7 @@ class CreationOps(TensorBase):
         dtype, device = _dtype("zeros", dtype, DEFAULT_FLOAT), _device(device)
         if dtype.kind is Kind.FLOAT:
             return cls(Dispatch.float_zeros(shape, dtype, device), Kind.FLOAT)
-        ints = Dispatch.int_zeros(shape, dtype if dtype.kind is Kind.INT else DEFAULT_INT, device)
+        ints = Dispatch.int_zeros(shape, dtype if dtype.kind is Kind.INT else device.settings().int_dtype, device)
         if dtype.kind is Kind.INT:
             return cls(ints, Kind.INT)
         return cls(Dispatch.int_greater_elem(ints, 0), Kind.BOOL)
@@ -127,7 +154,7 @@ class CreationOps(TensorBase):
         dtype, device = _dtype("full", dtype, DEFAULT_FLOAT), _device(device)
         if dtype.kind is Kind.FLOAT:
             return cls(Dispatch.float_full(shape, float(fill_value), dtype, device), Kind.FLOAT)
-        ints = Dispatch.int_zeros(shape, dtype if dtype.kind is Kind.INT else DEFAULT_INT, device)
+        ints = Dispatch.int_zeros(shape, dtype if dtype.kind is Kind.INT else device.settings().int_dtype, device)
         if dtype.kind is Kind.INT:
             if int(fill_value) != fill_value:
                 fail("full", "Argument fill_value must be an int for an Int tensor.", f"Found {fill_value!r}.",
@@ -139,8 +166,9 @@ class CreationOps(TensorBase):
     @classmethod
     def arange(cls, start: int, end: int | None = None, step: int = 1, *, device: Device | None,
                dtype: DType | str | None = None) -> Self:
-        """``[start, start + step, ...]`` below ``end`` as an Int tensor (burn's ``arange`` /
-        ``arange_step``); ``arange(n)`` counts from 0. A float ``dtype`` converts the result."""
+        """``[start, start + step, ...]`` below ``end`` as an Int tensor of the device's default
+        int unless ``dtype`` (burn's ``arange`` / ``arange_step``); ``arange(n)`` counts from 0.
+        A float ``dtype`` converts the result."""
         if end is None:
             start, end = 0, start
         for name, value in (("start", start), ("end", end), ("step", step)):
@@ -148,8 +176,9 @@ class CreationOps(TensorBase):
                 fail("arange", f"Argument {name} must be an int.", f"Found {value!r}.", kind=True)
         if step == 0:
             fail("arange", "Argument step must not be 0.", "Found step=0.")
-        dtype, device = _dtype("arange", dtype, DEFAULT_INT), _device(device)
-        int_dtype = dtype if dtype.kind is Kind.INT else DEFAULT_INT
+        device = _device(device)
+        dtype = _dtype("arange", dtype, device.settings().int_dtype)
+        int_dtype = dtype if dtype.kind is Kind.INT else device.settings().int_dtype
         ints = cls(Dispatch.int_arange(int(start), int(end), int(step), int_dtype, device), Kind.INT)
         return ints if dtype.kind is Kind.INT else ints.cast(dtype)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from ad_helpers import INNER, ad, leaf
+from ad_helpers import INNER, ad, leaf, tolerance
 
 from minidl.autodiff import Autodiff, Recompute, graph, graph_memory
 from minidl.dispatch import Device, backend_for
@@ -96,7 +96,7 @@ def test_very_long_chains_do_not_hit_the_recursion_limit(inner, checkpointing):
     for _ in range(3000):
         expected = expected * np.cos(value)
         value = np.sin(value)
-    np.testing.assert_allclose(AD.grad(x, grads), expected, rtol=1e-9)
+    np.testing.assert_allclose(AD.grad(x, grads), expected, **tolerance(inner, 1e-9))
 
 
 @pytest.mark.parametrize("inner", INNER)

@@ -18,6 +18,8 @@ def on(device, array):
     if device.kind == "wgpu" and isinstance(array, np.ndarray):  # the GPU's primitive: a device buffer
         from minidl.backends.wgpu import ops
 
+        if array.dtype.kind == "i":
+            array = array.astype(np.int32)  # the device's int (Device.settings()); it refuses int64
         array = ops._upload("on", array, {"f": "f", "b": "b"}.get(array.dtype.kind, "i"), device)
     return DispatchTensor(array, device)
 
@@ -48,7 +50,7 @@ def test_creation_ops_route_by_their_device_argument(B, device):
     wide = DType.F32 if device.kind == "wgpu" else DType.F64  # the GPU refuses float64
     zeros = unwrap(Dispatch.float_zeros((2, 2), wide, device), device)
     assert_close(zeros, np.zeros((2, 2), wide.numpy))
-    ints = unwrap(Dispatch.int_arange(0, 5, 1, DType.I64, device), device)
+    ints = unwrap(Dispatch.int_arange(0, 5, 1, device.settings().int_dtype, device), device)
     assert_close(ints, torch.arange(5))
     device.seed(42)
     first = unwrap(Dispatch.float_random((3,), Distribution.default(), DType.F32, device), device)

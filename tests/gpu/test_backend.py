@@ -66,15 +66,46 @@ def test_layout_ops_are_views_of_the_same_buffer():
 
 def test_64_bit_dtypes_are_refused_naming_what_the_device_supports():
     with pytest.raises(TypeError, match=r"float64 .*float32, int32 and bool"):
-        T(np.zeros(3, np.float64))
+        Tensor.from_data(np.zeros(3, np.float64), Device.wgpu(), "float64")
+    # float64 data given without a dtype takes the device's float32, as burn's defaults do
+    assert T(np.full(3, 0.1, np.float64)).to_numpy().tolist() == np.full(3, 0.1, np.float32).tolist()
     with pytest.raises(TypeError, match=r"float64 .*float32, int32 and bool"):
         T(np.zeros(3, np.float32)).cast("float64")
-    # int64 data (minidl's default int) is stored as the device's int32, as burn's IntElem...
-    ints = T(np.array([1, -2, 3], np.int64))
-    assert ints.dtype.value == "int32" and ints.to_numpy().tolist() == [1, -2, 3]
-    # ...unless it does not fit
-    with pytest.raises(OverflowError, match="int32"):
-        T(np.array([2**40], np.int64))
+    # an explicit int64 is refused wherever it is asked for, never narrowed silently
+    ints = T(np.array([1, -2, 3], np.int32))
+    device = Device.wgpu()
+    asks = [lambda: ints.cast("int64"), lambda: T(np.zeros(3, np.float32)).int("int64"),
+            lambda: Tensor.from_data([1, 2], device, "int64"), lambda: Tensor.zeros([2], device, "int64"),
+            lambda: Tensor.full([2], 3, device, "int64"), lambda: Tensor.arange(4, device=device, dtype="int64"),
+            lambda: Tensor.from_data([True], device).int("int64"),
+            lambda: Tensor.random([2], Distribution.uniform(0, 4), device, "int64"),
+            lambda: Tensor.full([2], 1.0, device.autodiff(), "float64")]
+    for ask in asks:
+        with pytest.raises(TypeError, match=r"(int|float)64 is not supported on Device.wgpu\(\).*float32, int32 and bool"):
+            ask()
+
+
+def test_int_data_without_a_dtype_takes_the_devices_int32():
+    """burn's per-device default: Wgpu's int is i32, NdArray's i64 (``DeviceSettings``)."""
+    device = Device.wgpu()
+    assert device.settings().int_dtype.value == "int32" and Device.ndarray().settings().int_dtype.value == "int64"
+    made = [T(np.array([1, -2, 3], np.int64)), Tensor.from_data([1, -2, 3], device),
+            Tensor.from_data(np.array([1, 254, 3], np.uint8), device), Tensor.arange(3, device=device),
+            Tensor.zeros([3], device, "int32"), T(np.ones(3, np.float32)).int(),
+            T(np.ones((2, 3), np.float32)).argmax(1), T(np.ones((2, 3), np.float32)).argmin(0),
+            Tensor.from_data([[1, 2]], device.autodiff()), Tensor.from_data([True], device).int()]
+    for tensor in made:
+        assert tensor.dtype.value == "int32" and tensor.to_numpy().dtype == np.int32, tensor
+    assert made[0].to_numpy().tolist() == [1, -2, 3] and made[2].to_numpy().tolist() == [1, 254, 3]
+    # the same data on the CPU device keeps int64, as before
+    assert Tensor.from_data([1, 2], Device.ndarray()).dtype.value == "int64"
+    # values that int32 cannot hold are refused, naming its range
+    for data in ([2**40], np.array([-(2**31) - 1], np.int64), np.array([2**63], np.uint64)):
+        with pytest.raises(ValueError, match=r"int32.*\[-2147483648, 2147483647\]"):
+            Tensor.from_data(data, device)
+    # and int32's extremes fit
+    edge = Tensor.from_data(np.array([-(2**31), 2**31 - 1], np.int64), device)
+    assert edge.to_numpy().tolist() == [-(2**31), 2**31 - 1]
 
 
 def test_pipelines_are_cached_by_shader_text():
@@ -167,7 +198,7 @@ def test_autodiff_through_tensor_matches_flex():
 
 def test_bad_index_shapes_are_refused_before_a_kernel_reads_past_a_buffer():
     t = ops._upload("t", np.zeros((3, 4), np.float32), "f", Device.wgpu())
-    idx = ops._upload("i", np.zeros((5, 2), np.int64), "i", Device.wgpu())
+    idx = ops._upload("i", np.zeros((5, 2), np.int32), "i", Device.wgpu())
     with pytest.raises(ValueError, match="float_gather: indices of shape"):
         Wgpu.float_gather(1, t, idx)
     with pytest.raises(ValueError, match="1-D indices"):
@@ -175,7 +206,7 @@ def test_bad_index_shapes_are_refused_before_a_kernel_reads_past_a_buffer():
     with pytest.raises(ValueError, match="does not fit"):
         Wgpu.float_slice_assign(t, [slice(0, 2)], t)
     with pytest.raises(IndexError, match=r"index out of range \[0, 4\)"):
-        Wgpu.float_select(t, 1, ops._upload("i", np.array([0, 4]), "i", Device.wgpu()))
+        Wgpu.float_select(t, 1, ops._upload("i", np.array([0, 4], np.int32), "i", Device.wgpu()))
 
 
 def test_the_module_ops_table_has_the_gpu_column_computed_from_the_class():

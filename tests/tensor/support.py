@@ -19,7 +19,20 @@ DEVICES = [
     ("ndarray-autodiff", lambda: Device.ndarray().autodiff()),
     ("flex", lambda: Device.flex()),
     ("flex-autodiff", lambda: Device.flex().autodiff()),
+    # the GPU device (WGSL kernels; lavapipe where there is no GPU): float32, int32 and bool only
+    ("wgpu", lambda: Device.wgpu()),
+    ("wgpu-autodiff", lambda: Device.wgpu().autodiff()),
 ]
+
+#: What ``Device.wgpu()`` says when asked for a dtype it cannot hold (float64, int64, float16):
+#: a test that needs one skips on it with that message, which names the dtype (conftest.py).
+WGPU_REFUSES = "is not supported on Device.wgpu()"
+
+#: The float32 tolerances of every comparison here, stated once: rtol 1e-5 and atol 1e-6 on
+#: every device. Device.wgpu() computes in float32 with WGSL's built-ins (on lavapipe, LLVM's);
+#: its results stay within these, except where a test states a wider bound for a sum or a
+#: transcendental (``close``'s ``rtol``/``atol`` arguments), which then holds on every device.
+RTOL, ATOL = 1e-5, 1e-6
 
 SETTINGS = settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow,
                     HealthCheck.function_scoped_fixture])
@@ -52,8 +65,11 @@ def tt(array) -> torch.Tensor:
     return torch.tensor(np.ascontiguousarray(array))
 
 
-def close(actual: Tensor, expected, rtol: float = 1e-5, atol: float = 1e-6, dtype=None) -> None:
-    """Same shape, the expected dtype, values within tolerance (ints and bools exactly)."""
+def close(actual: Tensor, expected, rtol: float = RTOL, atol: float = ATOL, dtype=None) -> None:
+    """Same shape, the expected dtype, values within tolerance (ints and bools exactly).
+
+    An expected int64 (torch's and the CPU devices' int) stands for the device's default int:
+    int32 on ``Device.wgpu()`` (``Device.settings()``, burn's per-device ``DeviceSettings``)."""
     assert isinstance(actual, Tensor), f"expected a minidl Tensor, found {type(actual)}"
     if isinstance(expected, torch.Tensor):
         expected = expected.detach().numpy()
@@ -61,6 +77,8 @@ def close(actual: Tensor, expected, rtol: float = 1e-5, atol: float = 1e-6, dtyp
     got = actual.to_numpy()
     assert got.shape == expected.shape, f"shape {got.shape} != expected {expected.shape}"
     want = np.dtype(dtype) if dtype is not None else expected.dtype
+    if want == np.int64:
+        want = actual.device.settings().int_dtype.numpy
     assert got.dtype == want, f"dtype {got.dtype} != expected {want}"
     assert actual.dtype.numpy == want
     if got.dtype.kind in "biu":

@@ -60,7 +60,8 @@ def test_int_float_bool_conversions(device):
     i = ints((2, 3), -3, 4)
     x = T(i, device)
     close(x.float(), i.astype(np.float32))
-    close(x.float(minidl.float64), i.astype(np.float64))
+    if device.settings().supports(minidl.float64):  # Device.wgpu() refuses it (tests/gpu)
+        close(x.float(minidl.float64), i.astype(np.float64))
     close(x.int(minidl.int32), i.astype(np.int32))
     assert x.int() is x
     close(x.bool(), i != 0)

@@ -52,13 +52,17 @@ def test_arange_with_float_dtype_and_errors(plain):
 
 def test_from_data_infers_burn_defaults(device):
     assert Tensor.from_data([1.5, 2.0], device).dtype is DType.F32  # python floats → f32
-    assert Tensor.from_data([1, 2], device).dtype is DType.I64
+    int_default = device.settings().int_dtype  # burn's per-device default: i64 NdArray, i32 wgpu
+    assert int_default is (DType.I32 if device.kind == "wgpu" else DType.I64)
+    assert Tensor.from_data([1, 2], device).dtype is int_default
     assert Tensor.from_data([True, False], device).kind is Kind.BOOL
     assert Tensor.from_data(np.arange(3, dtype=np.int32), device).dtype is DType.I32
-    assert Tensor.from_data(np.ones(2, np.float64), device).dtype is DType.F64
-    assert Tensor.from_data(np.ones(2, np.uint8), device).dtype is DType.I64  # widened
+    assert Tensor.from_data(np.ones(2, np.uint8), device).dtype is int_default  # widened
     scalar = Tensor.from_data(3.0, device)
     assert scalar.shape == (1,)  # burn has no rank-0 tensors
+    # NumPy's float64 is kept where the device holds it, else it takes the device's float32
+    wide = Tensor.from_data(np.ones(2, np.float64), device).dtype
+    assert wide is (DType.F32 if device.kind == "wgpu" else DType.F64)
     close(Tensor.from_data([[1, 2]], device, dtype="float64"), np.array([[1, 2]], np.float64))
 
 
@@ -95,8 +99,9 @@ def test_random_is_seeded_and_in_range(device):
 
 def test_random_int_bool_and_normal(device):
     device.seed(3)
-    ints = Tensor.random([400], Distribution.uniform(0, 5), device, minidl.int64).to_numpy()
-    assert ints.dtype == np.int64 and set(np.unique(ints)) == {0, 1, 2, 3, 4}
+    int_default = device.settings().int_dtype
+    ints = Tensor.random([400], Distribution.uniform(0, 5), device, int_default).to_numpy()
+    assert ints.dtype == int_default.numpy and set(np.unique(ints)) == {0, 1, 2, 3, 4}
     coins = Tensor.random([2000], Distribution.bernoulli(0.25), device, minidl.bool_)
     assert coins.kind is Kind.BOOL and 0.18 < coins.to_numpy().mean() < 0.32
     normal = Tensor.random([4000], Distribution.normal(1.0, 2.0), device).to_numpy()
@@ -109,10 +114,11 @@ def test_random_rejects_a_distribution_the_kind_cannot_use(plain):
 
 
 def test_like_constructors_keep_shape_dtype_device(device):
-    x = Tensor.from_data(np.ones((2, 3), np.float64), device)
+    wide = DType.F64 if device.settings().supports(DType.F64) else DType.F32  # wgpu: float32 only
+    x = Tensor.from_data(np.ones((2, 3)), device, wide)
     for t in (x.zeros_like(), x.ones_like(), x.full_like(4.0), x.random_like(Distribution.bernoulli(0.5))):
-        assert t.shape == (2, 3) and t.dtype is DType.F64 and t.device == device
-    close(x.full_like(4.0), np.full((2, 3), 4.0))
+        assert t.shape == (2, 3) and t.dtype is wide and t.device == device
+    close(x.full_like(4.0), np.full((2, 3), 4.0, wide.numpy))
 
 
 def test_device_none_means_the_default_flex_device():

@@ -195,6 +195,12 @@ class WgpuTensorOps:
         return run_map("int_zeros", "0", [], I32,
                        out=ops.new(shape, I32, getattr(device, "index", 0), "int_zeros"), shape=tuple(shape))
 
+    @classmethod
+    def int_arange(cls, start: int, end: int, step: int, dtype: DType, device):
+        """The protocol's host arange, uploaded, once ``dtype`` is the device's int32."""
+        ops._int_dtype("int_arange", dtype)
+        return super().int_arange(start, end, step, dtype, device)
+
     # ----- casts -----------------------------------------------------------------------------
     @classmethod
     def float_cast(cls, tensor, dtype: DType):

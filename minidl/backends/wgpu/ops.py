@@ -111,12 +111,14 @@ def _device(index: int) -> Device:
 
 
 def _upload(op: str, data, kind: str, device) -> WgpuTensor:
+    """Host data of ``kind`` (``f``, ``i``, ``b``) into a new buffer; a dtype the device cannot
+    hold (float64, int64, float16) is refused, never narrowed: the Tensor layer gives int data
+    without a dtype the device's int32 (``Device.settings``), so an int64 array here was asked
+    for."""
     array = np.asarray(data)
     if array.dtype.kind not in {"f": "f", "i": "iu", "b": "b"}[kind]:
         raise TypeError(f"{op}: expected an array of kind {kind!r}, found dtype {array.dtype}")
     DType.of(array.dtype)
-    if kind == "i" and array.dtype != I32:
-        array = _narrow(op, array)
     if array.dtype not in SUPPORTED:
         refuse_dtype(op, array.dtype)
     _check_rank(op, array.shape)
@@ -125,25 +127,17 @@ def _upload(op: str, data, kind: str, device) -> WgpuTensor:
     return WgpuTensor(runtime(index).upload(host, op), array.shape, array.dtype, index=index)
 
 
-def _narrow(op: str, array: np.ndarray) -> np.ndarray:
-    """int64 data as the device's int32 (burn's wgpu ``IntElem`` is i32), refusing values that
-    do not fit."""
-    if array.size and (array.min() < -(2**31) or array.max() >= 2**31):
-        raise OverflowError(
-            f"{op}: Device.wgpu() stores ints as int32 (WGSL has no 64-bit types; the device supports "
-            f"float32, int32 and bool), found values {array.min()}..{array.max()} outside its range")
-    return array.astype(np.int32)
-
-
 def _float_dtype(op: str, dtype: DType) -> np.dtype:
+    """float32, the device's only float; any other float dtype asked for is refused."""
     if dtype is not DType.F32:
         refuse_dtype(op, dtype)
     return F32
 
 
 def _int_dtype(op: str, dtype: DType) -> np.dtype:
-    # int64 requests (minidl's default int) are the device's int32
-    if dtype not in (DType.I32, DType.I64):
+    """int32, the device's only int (burn's wgpu ``DeviceSettings``: ``I32``); an int64
+    request is refused, as burn's CubeBackend refuses a dtype its runtime lacks."""
+    if dtype is not DType.I32:
         refuse_dtype(op, dtype)
     return I32
 

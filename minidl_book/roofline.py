@@ -242,9 +242,9 @@ def level_gaps(bandwidths: Mapping[str, float]) -> dict[str, float]:
 
 #: A working set larger than a level, up to this many times its size, is judged against that
 #: level's roof. Measured on the book's machine (one thread, L3 32 MiB): copy and triad over
-#: 32 MiB ran at 40-48 GB/s, between L3's ~85 and DRAM's ~31, and only from 128 MiB on at
-#: DRAM's. In that range the nearer level's roof is the one that surely bounds a point from
-#: above (a roof must), so a fraction reached there is a lower bound.
+#: 32 MiB ran anywhere from DRAM's ~30 GB/s to ~48 (L3's ~85) as the load changed, and from
+#: 128 MiB on at DRAM's. In that range the nearer level's roof is the one that surely bounds a
+#: point from above (a roof must), so a fraction reached there is a lower bound.
 SPILL = 4
 
 

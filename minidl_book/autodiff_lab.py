@@ -7,7 +7,9 @@
   time;
 * :func:`grads_both`: the gradients of ``sum(out * w)`` for every input, in minidl and PyTorch;
 * :func:`apply_step`: run a reader's unary ``Step`` class on a tensor (recorded on an autodiff
-  device, forward only on a plain one), so ``gradcheck`` can test it.
+  device, forward only on a plain one), so ``gradcheck`` can test it;
+* :func:`walk_trace` and :func:`gradient_chart`: the backward walk of a loss, node by node, and
+  drawn as its graph with the gradient each step sends written on every edge.
 """
 
 from __future__ import annotations
@@ -22,7 +24,17 @@ import torch
 from minidl import Device, Tensor, debug
 from minidl.autodiff import graph_memory
 
-__all__ = ["FORWARD_OPS", "apply_step", "chain", "chain_loss", "costs", "deep_block", "grads_both"]
+__all__ = [
+    "FORWARD_OPS",
+    "apply_step",
+    "chain",
+    "chain_loss",
+    "costs",
+    "deep_block",
+    "gradient_chart",
+    "grads_both",
+    "walk_trace",
+]
 
 START = np.random.default_rng(0).standard_normal((128, 128)).astype(np.float32)
 _rng = np.random.default_rng(1)
@@ -64,9 +76,10 @@ def deep_block(dev: Device) -> Tensor:
     return h.sum()
 
 
-def costs(build: Callable[[Device], Tensor], dev: Device) -> dict:
+def costs(build: Callable[[Device], Tensor], dev: Device, repeats: int = 15) -> dict:
     """Kept bytes, peak bytes through forward + backward, Flex forward calls made during
-    backward, best-of-three backward seconds."""
+    backward, the best backward seconds of ``repeats`` runs (load on a shared machine only
+    adds time, so the minimum is the stable figure)."""
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
     loss = build(dev)
@@ -78,7 +91,7 @@ def costs(build: Callable[[Device], Tensor], dev: Device) -> dict:
     calls = debug.coverage(lambda: loss.backward())
     forward_calls = sum(calls.count("Flex", op) for op in FORWARD_OPS)
     best = float("inf")
-    for _ in range(3):
+    for _ in range(repeats):
         loss = build(dev)
         t0 = time.perf_counter()
         loss.backward()
@@ -158,37 +171,41 @@ def walk_trace(loss: Tensor) -> list[dict]:
     return rows
 
 
-def draw_walk(rows: list[dict]):
-    """One line per visited node: what arrived (each term, then their sum) and what its
-    step sent to which parent."""
-    import matplotlib.pyplot as plt
+def gradient_chart(loss: Tensor, names: dict[int, str] | None = None, digits: int = 3):
+    """The backward walk of ``loss`` as one picture: the root on top, each node below the steps
+    that consume it, every edge labelled with the gradient that step sends down it, each box
+    with what reached it (the sum, where several gradients arrive). Built from
+    :func:`walk_trace`, so the numbers are the real steps' output; the graph is retained."""
+    from minidl.debug.diagram import COLORS
+    from minidl.debug.flowchart import Flowchart
+
+    names = dict(names or {})
 
     def fmt(a) -> str:
-        return "[" + ", ".join(f"{v:.2f}" for v in np.ravel(a)) + "]"
+        vals = [f"{v:.{digits}g}" for v in np.ravel(a)]
+        return vals[0] if len(vals) == 1 else "[" + ", ".join(vals) + "]"
 
-    heights = [1 if len(r["in"]) < 2 else 0.6 * (len(r["in"]) + 1) + 0.2 for r in rows]
-    fig, ax = plt.subplots(figsize=(9, 0.4 * sum(heights) + 0.6))
-    ax.axis("off")
-    ax.set(xlim=(0, 1), ylim=(sum(heights) + 0.2, -1))
-    for x, head in (
-        (0.0, "visit: node"),
-        (0.2, "gradients that arrive (and their sum)"),
-        (0.6, "its step sends (to: values)"),
-    ):
-        ax.text(0.0 + x, -0.5, head, weight="bold", fontsize=9)
-    y = 0.0
-    for k, (row, h) in enumerate(zip(rows, heights, strict=True)):
-        ax.text(
-            0.0, y, f"{k + 1}: #{row['id']} {row['op']}", fontsize=9, family="monospace", va="top"
-        )
-        lines = [
-            "ones (the root)" if src is None else f"from #{src}: {fmt(g)}" for src, g in row["in"]
-        ]
-        if len(lines) > 1:
-            lines.append(f"sum: {fmt(sum(g for _, g in row['in']))}")
-        ax.text(0.2, y, "\n".join(lines), fontsize=8, family="monospace", va="top", linespacing=1.5)
-        sent = "\n".join(f"#{p}: {fmt(g)}" for p, g in row["out"]) or "(a leaf: its sum is kept)"
-        ax.text(0.6, y, sent, fontsize=8, family="monospace", va="top", linespacing=1.5)
-        y += h
-    plt.tight_layout()
-    return fig
+    rows = walk_trace(loss)
+    fc = Flowchart("TB", title="the backward walk: the gradient on every edge")
+    for row in rows:
+        got = [g for _, g in row["in"]]
+        total = "ones" if row["in"] and row["in"][0][0] is None else fmt(sum(got))
+        if row["op"] == "leaf":
+            name = names.get(row["id"], "#" + str(row["id"]))
+            terms = " + ".join(fmt(g) for g in got).replace("+ -", "- ")
+            summed = f"\n{terms}\n= {total}" if len(got) > 1 else f" {total}"
+            label = f"{name} (leaf)\ngradient{summed}"
+            fill, stroke = COLORS["nn"]
+            fc.node(str(row["id"]), label, shape="round", fill=fill, stroke=stroke)
+        else:
+            head = f"#{row['id']} {row['op']}"
+            label = f"{head}\ngets {total}" if len(got) < 2 else f"{head}\nsum {total}"
+            fill, stroke = COLORS["autodiff"]
+            fc.node(str(row["id"]), label, fill=fill, stroke=stroke)
+    for row in rows:
+        sent: dict[int, list] = {}
+        for to, g in row["out"]:  # x * x sends to x twice: one edge, "2 + 2"
+            sent.setdefault(to, []).append(fmt(g))
+        for to, parts in sent.items():
+            fc.edge(str(row["id"]), str(to), " + ".join(parts))
+    return fc, rows

@@ -139,9 +139,13 @@ def exercise(max_examples: int = 15) -> BuildExercise:
                     no_numpy=True, fresh_result=True),
         checks=[_kept_one],
         hints=[
-            "forward gets the inner backend B and a primitive: B.float_exp, B.float_log1p.",
-            "d/dx ln(1 + e^x) = e^x / (1 + e^x): that is sigmoid(x), and B.sigmoid exists.",
-            "backward returns a tuple with one gradient per input: (grad * sigmoid(x),).",
+            (("error", "rule"), "The ops a step needs here: B.float_exp, B.float_log1p, "
+             "B.float_mul, and B.sigmoid (activations have no float_ prefix). forward gets "
+             "B and a primitive, and returns a primitive."),
+            (("value", "check"), "d/dx ln(1 + e^x) = e^x / (1 + e^x): that is sigmoid(x), "
+             "which B.sigmoid computes (or 1 - e^(-y) from the output y)."),
+            (("value", "shape", "dtype", "error"), "backward returns a tuple with one "
+             "gradient per input: (B.float_mul(grad, B.sigmoid(x)),), x read from state."),
         ],
         reference_solution=Softplus,
         max_examples=max_examples,

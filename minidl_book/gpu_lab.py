@@ -1,6 +1,7 @@
 """Helpers for the pages that show minidl's GPU device (``Device.wgpu()``): a generated shader
-printed without the helper functions every kernel carries, a recorded dispatch named by the
-generator that wrote it, and the cost of one dispatch measured against the same op on Flex."""
+printed without the helper functions every kernel carries (or trimmed to what one thread
+does), a recorded dispatch named by the generator that wrote it, and the cost of one dispatch
+measured against the same op on Flex."""
 
 from __future__ import annotations
 
@@ -18,6 +19,17 @@ def without_helpers(source: str) -> str:
     return source.replace(shaders.HELPERS, "\n" + HELPERS_CUT).rstrip("\n")
 
 
+def trimmed(source: str) -> str:
+    """What one thread of a generated kernel does: the bindings, then ``main``'s body with
+    the built-in arguments and the thread-number arithmetic replaced by one comment line."""
+    lines = without_helpers(source).splitlines()
+    keep = [line for line in lines if line.startswith("@group")]
+    start = next(k for k, line in enumerate(lines) if line.lstrip().startswith("let i = "))
+    keep.append("fn main(...) {  // thread i computes output element i")
+    keep += lines[start + 1:]
+    return "\n".join(keep)
+
+
 def label(dispatched) -> str:
     """A short name for one recorded dispatch: the generator that wrote its WGSL and, for an
     element-wise kernel, the expression it computes."""
@@ -27,6 +39,9 @@ def label(dispatched) -> str:
     for dist in ("uniform", "normal", "bernoulli", "int"):
         if source == shaders.random_kernel(dist):
             return f"random_kernel({dist!r})"
+    for op in ("sum", "max", "min", "prod"):
+        if source == shaders.reduce_kernel("f32", "f32", op):
+            return f"reduce_kernel({op!r})"
     found = re.search(r"out\[oo\] = (.*);\n\}", source)
     if found:
         return f"map_kernel(...)  out = {found.group(1)}"

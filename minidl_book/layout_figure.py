@@ -11,12 +11,64 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["draw_broadcast", "draw_views", "element_strides"]
+__all__ = ["draw_address", "draw_broadcast", "draw_views", "element_offset", "element_strides"]
 
 
 def element_strides(array: np.ndarray) -> tuple[int, ...]:
     """An array's strides in elements instead of bytes."""
     return tuple(s // array.itemsize for s in array.strides)
+
+
+def element_offset(view: np.ndarray, buffer: np.ndarray) -> int:
+    """Where ``view``'s element ``[0, 0, ...]`` sits in ``buffer``, in elements."""
+    start = view.__array_interface__["data"][0] - buffer.__array_interface__["data"][0]
+    return start // buffer.itemsize
+
+
+def draw_address(buffer: np.ndarray, view: np.ndarray, index: tuple[int, int], name: str):
+    """One element's address: the 2-D ``view`` of the 1-D ``buffer`` (values 0..n-1, so a
+    cell's value is the position it reads) above the buffer, an arrow from cell ``index`` to
+    the position ``offset + i * stride[0] + j * stride[1]``, the sum written out."""
+    n, (i, j) = buffer.size, index
+    offset, (s0, s1) = element_offset(view, buffer), element_strides(view)
+    position = offset + i * s0 + j * s1
+    assert int(view[i, j]) == position
+    rows, cols = view.shape
+    fig = plt.figure(figsize=(9.5, 3.4))
+    grid = fig.add_gridspec(2, 1, height_ratios=[rows, 1.2], hspace=0.9)
+    top, strip = fig.add_subplot(grid[0]), fig.add_subplot(grid[1])
+    for r in range(rows):
+        for c in range(cols):
+            hit = (r, c) == (i, j)
+            top.add_patch(plt.Rectangle((c, rows - 1 - r), 1, 1, ec="white",
+                                        color="tab:orange" if hit else "tab:blue",
+                                        alpha=0.9 if hit else 0.35))
+            top.text(c + 0.5, rows - 0.5 - r, f"[{r}, {c}]", ha="center", va="center",
+                     fontsize=9)
+    top.set_xlim(-(n - cols) / 2, (n + cols) / 2)
+    top.set_ylim(0, rows)
+    top.set_aspect("equal")
+    top.axis("off")
+    top.set_title(f"{name}: shape {list(view.shape)}, offset {offset}, strides ({s0}, {s1})",
+                  fontsize=9)
+    for k in range(n):
+        mine = offset <= k and any(int(v) == k for v in view.ravel())
+        colour = "tab:orange" if k == position else ("tab:blue" if mine else "lightgrey")
+        strip.add_patch(plt.Rectangle((k, 0), 1, 1, color=colour,
+                                      alpha=0.9 if k == position else 0.35, ec="white"))
+        strip.text(k + 0.5, 0.5, str(k), ha="center", va="center", fontsize=9)
+    strip.set_xlim(0, n)
+    strip.set_ylim(0, 1)
+    strip.set_aspect("equal")
+    strip.axis("off")
+    strip.set_title(f"the buffer: [{i}, {j}] sits at offset + {i}·{s0} + {j}·{s1} = "
+                    f"{offset} + {i * s0} + {j * s1} = {position}", fontsize=9)
+    from matplotlib.patches import ConnectionPatch
+
+    fig.add_artist(ConnectionPatch(xyA=(j + 0.5, rows - 1 - i), coordsA=top.transData,
+                                   xyB=(position + 0.5, 1), coordsB=strip.transData,
+                                   arrowstyle="-|>", color="tab:orange", lw=1.5))
+    return fig
 
 
 def draw_views(buffer: np.ndarray, views: dict[str, np.ndarray]):

@@ -33,6 +33,7 @@ READER_WRITES = {
     "build_route": ["routing_device"],
     "build_forwarder": ["write_forwarder"],
     "build_fuser": ["fits"],
+    "build_view": ["read_view"],
 }
 
 _CELLS = itertools.count()

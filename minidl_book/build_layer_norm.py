@@ -111,11 +111,10 @@ def _cases() -> st.SearchStrategy:
                      st.sampled_from([1.0, 0.01])).map(lambda t: _arrays(*t))
 
 
-def _same_rank(backend, name: str, seen: dict):
-    """``backend.<name>`` refusing operands of different ranks (burn's ``Tensor<B, D>`` fixes
-    D for both sides, so its backend ops never broadcast a [d] against a [rows, d]); it also
-    notes a square of the input itself (``E[x^2]``) in ``seen``."""
-    op = getattr(backend, name)
+def _same_rank_op(name: str, op, seen: dict):
+    """``op`` refusing operands of different ranks (burn's ``Tensor<B, D>`` fixes D for both
+    sides, so its backend ops never broadcast a [d] against a [rows, d]); it also notes a
+    square of the input itself (``E[x^2]``) in ``seen``."""
 
     def checked(cls, lhs, rhs):
         if len(lhs.shape) != len(rhs.shape):
@@ -127,7 +126,18 @@ def _same_rank(backend, name: str, seen: dict):
             seen["squared_x"] = True
         return op(lhs, rhs)
 
-    return classmethod(checked)
+    return checked
+
+
+#: One of the wrappers, for its code: the reader's ``cls.float_add(...)`` reaches the
+#: checker's wrapper, which stands for the backend's op, so the rules take it as a helper the
+#: reader may call (not as "the checker's objects"), and what it calls as the library's.
+_WRAPPER = _same_rank_op("float_add", None, {})
+
+
+def _same_rank(backend, name: str, seen: dict):
+    """``backend.<name>`` with the same-rank check, as a classmethod to install."""
+    return classmethod(_same_rank_op(name, getattr(backend, name), seen))
 
 
 def _restore(backend, saved: dict, names) -> None:
@@ -237,7 +247,7 @@ def exercise(max_examples: int = 10) -> BuildExercise:
         references=[Reference("torch.nn.functional.layer_norm", _torch, rtol=1e-4, atol=1e-4)],
         checks=[_slips],
         rules=Rules(forbidden={r"^(ModuleOps|Backend)\.layer_norm$|^norm\.layer_norm$": "call a backend's own layer_norm (compose it from cls ops)"},
-                    no_numpy=True),
+                    no_numpy=True, helpers=(_WRAPPER,)),
         hints={
             "value": ["Along the last dim: the mean, the centred x, the mean of its squares, "
                       "then divide by the square root of that variance plus epsilon."],

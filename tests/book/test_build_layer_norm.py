@@ -1,5 +1,8 @@
 """The nn-modules chapter's build-it: layer_norm's ModuleOps default from cls ops."""
 
+import inspect
+import linecache
+
 import pytest
 
 from minidl.backend.modules import norm
@@ -44,3 +47,30 @@ def test_the_patched_backends_get_their_own_layer_norm_back():
     build_layer_norm.exercise(2).find_failure(build_layer_norm.eps_outside)
     build_layer_norm.exercise(2).find_failure(build_layer_norm.no_reshape)
     assert patched() == before and Device.flex() is not None
+
+
+def _from_cell(source: str, name: str):
+    """``name`` as a notebook cell defines it: compiled from source text by the kernel (under
+    ipykernel's kind of file name), in a namespace of its own, not imported from minidl_book."""
+    filename = f"/tmp/ipykernel_0/{abs(hash(source))}.py"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"__name__": "__main__"}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace[name]
+
+
+def test_a_solution_typed_into_a_cell_passes():
+    # the reader's cls.float_* calls reach the checker's same-rank wrapper: that must count
+    # as the backend's op, not as "the checker's objects" (every reader was refused so)
+    cell = _from_cell(inspect.getsource(build_layer_norm.layer_norm), "layer_norm")
+    assert cell.__code__.co_filename.startswith("/tmp/ipykernel_0/")
+    assert build_layer_norm.exercise(2).find_failure(cell) is None
+
+
+@pytest.mark.parametrize("planted", ["gamma not reshaped", "unbiased variance"])
+def test_a_slip_typed_into_a_cell_gets_its_named_verdict(planted):
+    wrong, kind = build_layer_norm.PLANTED[planted]
+    source = inspect.getsource(build_layer_norm._param_shape) + inspect.getsource(wrong)
+    verdict = build_layer_norm.exercise(2).find_failure(_from_cell(source, wrong.__name__))
+    assert verdict is not None and verdict.kind == kind, verdict
+    assert {"check": "n - 1", "error": "same rank"}[kind] in verdict.text, verdict.text

@@ -14,14 +14,17 @@ from __future__ import annotations
 from minidl.backends.fusion.events import STREAM_LISTENERS, emit
 from minidl.backends.fusion.fusers import default_fusers
 from minidl.backends.fusion.ir import OperationIr
+from minidl.backends.fusion.kernel import KernelGenerator
 from minidl.backends.fusion.plan import Block
 
 
 class Explorer:
-    """Builds the blocks of a plan with a set of fusers (burn's ``Explorer`` + ``StreamOptimizer``)."""
+    """Builds the blocks of a plan with a set of fusers (burn's ``Explorer`` + ``StreamOptimizer``);
+    ``generator`` (the inner backend's) writes the kernel of each fused block."""
 
-    def __init__(self):
-        self.fusers = default_fusers()
+    def __init__(self, generator: KernelGenerator):
+        self.generator = generator
+        self.fusers = default_fusers(generator.fusers)
 
     def explore(self, ops: list[OperationIr], alive: set[int]) -> list[Block]:
         """The blocks of ``ops``; ``alive`` holds the ids of the results someone still holds."""
@@ -45,7 +48,7 @@ class Explorer:
             end = i + best_len
             later = {t.id for op in ops[end:] for t in op.inputs}
             writes = [j for j, op in enumerate(ops[i:end]) if op.out.id in alive or op.out.id in later]
-            kernel = best.finish(ops[i:end], writes)
+            kernel = best.finish(ops[i:end], writes, self.generator)
             blocks.append(Block(i, end, best.name, kernel, tuple(ops[i + j].out.id for j in writes)))
             if STREAM_LISTENERS:
                 emit("fused", fuser=best.name, ops=best_len, kernel=kernel.name)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 
-_KINDS = ("flex", "ndarray", "fusion", "wgpu")
+_KINDS = ("flex", "ndarray", "fusion", "wgpu", "fusion_wgpu")
 
 
 class Device:
@@ -69,6 +69,13 @@ class Device:
         GPU, or Mesa's software Vulkan driver lavapipe); ``index`` picks another adapter.
         Needs the optional ``wgpu`` package; supports float32, int32 and bool."""
         return Device("wgpu", index)
+
+    @staticmethod
+    def fusion_wgpu(index: int = 0) -> Device:
+        """The lazy GPU device: ``Fusion[Wgpu]``, every op recorded and each element-wise block
+        run as one generated WGSL kernel (burn's ``Fusion<CubeBackend<WgpuRuntime>>``, what
+        ``Device::wgpu()`` is with burn's default ``fusion`` feature)."""
+        return Device("fusion_wgpu", index)
 
     @staticmethod
     def default() -> Device:

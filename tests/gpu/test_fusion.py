@@ -158,3 +158,62 @@ def test_sizes_past_one_workgroup_grid_row(n):
     data = np.random.default_rng(5).standard_normal(n).astype(np.float32)
     e, f = pair(data)
     np.testing.assert_array_equal(chain(f).to_numpy(), chain(e).to_numpy())
+
+
+@settings(deadline=None, max_examples=10, suppress_health_check=[HealthCheck.too_slow])
+@given(shape=st.lists(st.integers(1, 6), min_size=1, max_size=3), seed=st.integers(0, 2**16),
+       reduce=st.sampled_from(["last", "first", "all", "max", "min"]), graph=st.lists(st.integers(0, len(OPS) - 1),
+                                                                                      min_size=1, max_size=4))
+def test_reductions_with_prologue_and_epilogue_fused_equal_eager_gpu(shape, seed, reduce, graph):
+    rng = np.random.default_rng(seed)
+    a, b = (rng.uniform(-2, 2, shape).astype(np.float32) for _ in range(2))
+    results = []
+    for dev in (EAGER, FUSED):
+        x, y = Tensor.from_numpy(a, dev), Tensor.from_numpy(b, dev)
+        for index in graph:
+            arity, fn = OPS[index]
+            x = fn(x, y) if arity == 2 else fn(x)
+        dim = {"last": x.rank - 1, "first": 0}.get(reduce, x.rank - 1)
+        if reduce == "all":
+            r = x.sum()
+        elif reduce == "max":
+            r = x.max_dim(dim)
+        elif reduce == "min":
+            r = x.min_dim(dim)
+        else:
+            r = x.sum_dim(dim)
+        results.append(((r * 0.5 + 1.0) * x if reduce != "all" else r).to_numpy())
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-5, atol=1e-5 * (1 + np.abs(results[0]).max()))
+
+
+def test_the_cnn_training_step_fused_equals_eager_gpu_with_3x_fewer_dispatches():
+    from minidl_book.workloads import minidl_cnn_step
+
+    steps, losses, dispatches = {}, {}, {}
+    for name, dev in (("eager", EAGER), ("fused", FUSED)):
+        # made just before it runs: it seeds the device's random stream (dropout), shared by both
+        step = steps[name] = minidl_cnn_step(dev.autodiff())
+        losses[name] = [step() for _ in range(3)]
+        with rt().record_dispatches() as made:
+            losses[name].append(step())
+        dispatches[name] = len(made)
+    np.testing.assert_allclose(losses["fused"], losses["eager"], rtol=1e-4)
+    weights = {name: step.state["model"].conv1.weight.val().to_numpy() for name, step in steps.items()}
+    np.testing.assert_allclose(weights["fused"], weights["eager"], rtol=1e-4, atol=1e-5)
+    assert dispatches["eager"] >= 3 * dispatches["fused"], dispatches
+
+
+@pytest.mark.parametrize("m,k,n", [(5, 7, 3), (33, 20, 40)])
+def test_a_matmul_and_its_epilogue_are_one_dispatch_and_equal_eager(m, k, n):
+    rng = np.random.default_rng(6)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((m, k), (n, k), (1, n)))
+    (xe, xf), (we, wf), (be, bf) = pair(x), pair(w), pair(b)
+    want = (xe.matmul(we.swap_dims(0, 1)) + be).relu().to_numpy()
+    with rt().record_dispatches() as made:
+        got = (xf.matmul(wf.swap_dims(0, 1)) + bf).relu().to_numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert len(made) == 1 and fused_backend().stream.history[-1].plan.blocks[0].fuser == "matmul"
+    held = xf.matmul(wf.swap_dims(0, 1))  # the product kept: a second output of the same kernel
+    also = (held * 2.0).exp()
+    np.testing.assert_allclose(also.to_numpy(), (xe.matmul(we.swap_dims(0, 1)) * 2.0).exp().to_numpy(), rtol=1e-5)
+    np.testing.assert_allclose(held.to_numpy(), xe.matmul(we.swap_dims(0, 1)).to_numpy(), rtol=1e-6)

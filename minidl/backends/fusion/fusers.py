@@ -116,6 +116,10 @@ class ReduceFuser(OperationFuser):
     becomes one kernel."""
 
     name = "reduce"
+    #: whether a reduction across rows (a bias gradient: a sum over the batch dim) may join a
+    #: block: on a CPU it would walk memory with a stride, so it is left to B; a GPU thread per
+    #: column reads it coalesced (the generator says: ``KernelGenerator.reduces_across_rows``)
+    across_rows = False
 
     def reset(self) -> None:
         super().reset()
@@ -142,7 +146,7 @@ class ReduceFuser(OperationFuser):
                 self.ops.append(op)  # checked when the first reduction fixes the shapes
                 return True
             full, dims = op.inputs[0].shape, self._dims(op)
-            if all(full[d] == 1 for d in dims) or any(s != 1 for s in full[max(dims) + 1:]):
+            if all(full[d] == 1 for d in dims) or (not self.across_rows and any(s != 1 for s in full[max(dims) + 1:])):
                 # a reduction across rows (bias gradients: sum over the batch dim) would walk
                 # memory with a stride; it is left to B, whose kernel reads rows in order
                 return False
@@ -189,7 +193,12 @@ class MatmulFuser(OperationFuser):
         return generator.matmul(ops, writes)
 
 
-def default_fusers(names: tuple[str, ...] = ("elementwise", "reduce", "matmul")) -> list[OperationFuser]:
+def default_fusers(names: tuple[str, ...] = ("elementwise", "reduce", "matmul"),
+                   across_rows: bool = False) -> list[OperationFuser]:
     """The fusers ``Fusion[B]`` searches with, in order of preference on a tie (those of
     ``names``: the blocks the inner backend's generator can write)."""
-    return [fuser() for fuser in (ElementwiseFuser, ReduceFuser, MatmulFuser) if fuser.name in names]
+    fusers = [fuser() for fuser in (ElementwiseFuser, ReduceFuser, MatmulFuser) if fuser.name in names]
+    for fuser in fusers:
+        if isinstance(fuser, ReduceFuser):
+            fuser.across_rows = across_rows
+    return fusers

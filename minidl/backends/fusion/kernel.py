@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from minidl.backends.fusion.ir import OperationIr, TensorIr
+from minidl.backends.fusion.ir import REDUCE, OperationIr, TensorIr
 
 
 @dataclass(frozen=True)
@@ -141,6 +141,8 @@ class KernelGenerator:
     those (a generator without a matmul kernel leaves matmuls to ``B``)."""
 
     fusers: ClassVar[tuple[str, ...]] = ("elementwise", "reduce", "matmul")
+    #: whether its reduce kernels take a reduction across rows (a sum over the batch dim)
+    reduces_across_rows: ClassVar[bool] = False
 
     def elementwise(self, ops: list[OperationIr], shape: tuple[int, ...], writes: list[int]) -> Kernel:
         """One pass over ``shape``: every op element by element, intermediates in registers."""
@@ -173,3 +175,30 @@ class FusionRuntime:
     primitive: type
     device_kind: str
     records_every_op: bool = False
+
+
+def reduce_levels(vals: BlockValues, full: tuple[int, ...],
+                  reduced: tuple[int, ...]) -> tuple[dict[Value, bool], dict[Value, int]]:
+    """For a reduce block over ``full`` reducing ``reduced``: whether each value is walked along
+    the reduced dims (``is_full``; else it is one value per row) and its *level*, how many
+    reductions deep it is (a pass over the row per level: ``layer_norm``'s mean is level 1,
+    its variance level 2). Both generators lay out their loops by these."""
+    rank = len(full)
+    is_full: dict[Value, bool] = {}
+    level: dict[Value, int] = {}
+    for p, t in enumerate(vals.ext):
+        padded = (1,) * (rank - len(t.shape)) + tuple(t.shape)
+        is_full[Value(True, p)] = any(padded[d] != 1 for d in reduced)
+        level[Value(True, p)] = 0
+    size = int(np.prod(full))
+    for j, op in enumerate(vals.ops):
+        ins = vals.inputs_of(j)
+        v = vals.result(j)
+        if op.kind in REDUCE:
+            is_full[v] = False
+            level[v] = level[ins[0]] + 1
+        else:
+            # in a reduce block a result is either full-size or one value per row
+            is_full[v] = bool(reduced) and int(np.prod(op.out.shape)) == size
+            level[v] = max(level[i] for i in ins)
+    return is_full, level

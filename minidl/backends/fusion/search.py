@@ -24,7 +24,7 @@ class Explorer:
 
     def __init__(self, generator: KernelGenerator):
         self.generator = generator
-        self.fusers = default_fusers(generator.fusers)
+        self.fusers = default_fusers(generator.fusers, generator.reduces_across_rows)
 
     def explore(self, ops: list[OperationIr], alive: set[int]) -> list[Block]:
         """The blocks of ``ops``; ``alive`` holds the ids of the results someone still holds."""

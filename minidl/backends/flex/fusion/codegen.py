@@ -39,6 +39,7 @@ from minidl.backends.fusion.kernel import (
     Slot,
     Value,
     elementwise_aliasable,
+    reduce_levels,
 )
 
 #: Work (elements) from which the parallel version runs (below ~64K elements, waking the second thread costs more than it saves: bench/kernels.py).
@@ -201,24 +202,7 @@ def loop_kernel(ops: list[OperationIr], full: tuple[int, ...], reduced: tuple[in
     vals = BlockValues(ops)
     row_shape = tuple(1 if d in reduced else s for d, s in enumerate(full))
     # ----- classes and levels -------------------------------------------------------------
-    # is_full: walked along the reduced dims (else one value per row); level: how many
-    # reductions deep a value is (a pass over the row per level)
-    is_full: dict[Value, bool] = {}
-    level: dict[Value, int] = {}
-    for p, t in enumerate(vals.ext):
-        padded = (1,) * (rank - len(t.shape)) + tuple(t.shape)
-        is_full[Value(True, p)] = any(padded[d] != 1 for d in reduced)
-        level[Value(True, p)] = 0
-    for j, op in enumerate(ops):
-        ins = vals.inputs_of(j)
-        v = vals.result(j)
-        if op.kind in REDUCE:
-            is_full[v] = False
-            level[v] = level[ins[0]] + 1
-        else:
-            # in a reduce block a result is either full-size or one value per row
-            is_full[v] = bool(reduced) and int(np.prod(op.out.shape)) == int(np.prod(full))
-            level[v] = max(level[i] for i in ins)
+    is_full, level = reduce_levels(vals, full, reduced)
     # ----- operands, strides, coalesced dims ----------------------------------------------
     operand_strides = [_broadcast_strides(t.shape, full) for t in vals.ext]
     for j in writes:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from minidl.backends.fusion import fusion_backend, register_runtime
 from minidl.backends.fusion.kernel import FusionRuntime
 from minidl.backends.wgpu.backend import Wgpu
-from minidl.backends.wgpu.fusion.codegen import WgslGenerator, WgslKernel
+from minidl.backends.wgpu.fusion.codegen import WgslKernel
+from minidl.backends.wgpu.fusion.generator import WgslGenerator
 from minidl.backends.wgpu.tensor import WgpuTensor
 
 #: What Wgpu supplies to ``Fusion[Wgpu]``: WGSL kernels, every op recorded.

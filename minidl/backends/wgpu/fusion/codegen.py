@@ -24,7 +24,6 @@ from minidl.backends.fusion.ir import OperationIr
 from minidl.backends.fusion.kernel import (
     BlockValues,
     Kernel,
-    KernelGenerator,
     Value,
     elementwise_aliasable,
 )
@@ -218,13 +217,3 @@ class WgslKernel(Kernel):
                         [t.buffer for t in inputs] + [o.buffer for o in outs], groups_1d(n))
         for (tid, _, _), out in zip(launch.outputs, outs, strict=True):
             values[tid] = out
-
-
-class WgslGenerator(KernelGenerator):
-    """The GPU's :class:`~minidl.backends.fusion.kernel.KernelGenerator`: element-wise blocks
-    as one WGSL kernel each; reductions and matmuls run as Wgpu's own kernels."""
-
-    fusers = ("elementwise",)
-
-    def elementwise(self, ops: list[OperationIr], shape: tuple[int, ...], writes: list[int]) -> WgslKernel:
-        return WgslKernel(ops, shape, writes)

@@ -14,7 +14,8 @@ _KINDS = ("flex", "ndarray", "fusion", "wgpu", "fusion_wgpu")
 
 
 class Device:
-    """A device: a backend kind (``flex``, ``ndarray``, ``fusion`` or ``wgpu``), an index, and optionally autodiff.
+    """A device: a backend kind (``flex``, ``ndarray``, ``fusion``, ``wgpu`` or ``fusion_wgpu``), an index, and
+    optionally autodiff.
 
     Build one with ``Device.flex()`` / ``Device.ndarray()`` / ``Device.fusion()`` and wrap it
     with ``.autodiff()``.

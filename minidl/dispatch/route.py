@@ -79,8 +79,8 @@ ROUTED: dict[int, type] = {}
 
 
 def plain_backend(device: Device) -> type:
-    """The backend class that owns a device's kind (``Flex``, ``NdArray``, ``Fusion[Flex]`` or
-    ``Wgpu``), whether or not the device is autodiff."""
+    """The backend class that owns a device's kind (``Flex``, ``NdArray``, ``Fusion[Flex]``,
+    ``Wgpu`` or ``Fusion[Wgpu]``), whether or not the device is autodiff."""
     return PLAIN_BACKENDS[device.kind]()
 
 

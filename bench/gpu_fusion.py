@@ -58,7 +58,9 @@ def child(n: int, budget: float, rounds: int) -> dict:
     for name, x in xs.items():
         t0 = time.perf_counter()
         call(x)
-        reps[name] = int(min(max(3, budget / rounds / 2 / max(time.perf_counter() - t0, 1e-6)), 400))
+        reps[name] = int(
+            min(max(3, budget / rounds / 2 / max(time.perf_counter() - t0, 1e-6)), 400)
+        )
     times: dict[str, list[float]] = {name: [] for name in xs}
     for _ in range(rounds):
         for name, x in xs.items():
@@ -66,9 +68,13 @@ def child(n: int, budget: float, rounds: int) -> dict:
                 t0 = time.perf_counter()
                 call(x)
                 times[name].append(time.perf_counter() - t0)
-    return {"n": n, "adapter": rt.adapter_name, "dispatches": dispatches,
-            "median": {k: float(np.median(v)) for k, v in times.items()},
-            "best": {k: float(np.min(v)) for k, v in times.items()}}
+    return {
+        "n": n,
+        "adapter": rt.adapter_name,
+        "dispatches": dispatches,
+        "median": {k: float(np.median(v)) for k, v in times.items()},
+        "best": {k: float(np.min(v)) for k, v in times.items()},
+    }
 
 
 def cnn_child(budget: float, rounds: int) -> dict:
@@ -100,9 +106,12 @@ def cnn_child(budget: float, rounds: int) -> dict:
                 t0 = time.perf_counter()
                 step()  # the loss is read back: a sync per step
                 times[name].append(time.perf_counter() - t0)
-    return {"adapter": rt.adapter_name, "dispatches": dispatches,
-            "median": {k: float(np.median(v)) for k, v in times.items()},
-            "best": {k: float(np.min(v)) for k, v in times.items()}}
+    return {
+        "adapter": rt.adapter_name,
+        "dispatches": dispatches,
+        "median": {k: float(np.median(v)) for k, v in times.items()},
+        "best": {k: float(np.min(v)) for k, v in times.items()},
+    }
 
 
 def fmt(s: float) -> str:
@@ -114,7 +123,9 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="three sizes, smaller budgets")
     ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--cnn-child", action="store_true", help=argparse.SUPPRESS)
-    ap.add_argument("--budget", type=float, default=None, help="seconds per size (default 3, --quick 1)")
+    ap.add_argument(
+        "--budget", type=float, default=None, help="seconds per size (default 3, --quick 1)"
+    )
     args = ap.parse_args()
     budget = args.budget or (1.0 if args.quick else 3.0)
     rounds = 3 if args.quick else 5
@@ -127,33 +138,59 @@ def main() -> None:
     sizes = (1 << 12, 1 << 16, 1 << 20) if args.quick else SIZES
     rows = []
     for n in sizes:
-        out = subprocess.run([sys.executable, __file__, "--child", str(n), "--budget", str(budget)]
-                             + (["--quick"] if args.quick else []),
-                             capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", str(n), "--budget", str(budget)]
+            + (["--quick"] if args.quick else []),
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
         rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    print(f"# the 8-op chain on the GPU, fused (Device.fusion_wgpu()) vs eager (Device.wgpu()), "
-          f"read back as one number; adapter: {rows[0]['adapter']}; load average {os.getloadavg()[0]:.2f}")
-    print("(each size in a fresh process; median over alternating blocks; a shared machine: ratios within a row "
-          "are comparable)\n")
-    print(f"{'elements':>10} {'eager':>12} {'fused':>12} {'dispatches e/f':>15} {'eager / fused':>14} "
-          f"{'(best e/f)':>11}")
+    print(
+        f"# the 8-op chain on the GPU, fused (Device.fusion_wgpu()) vs eager (Device.wgpu()), "
+        f"read back as one number; adapter: {rows[0]['adapter']}; load average {os.getloadavg()[0]:.2f}"
+    )
+    print(
+        "(each size in a fresh process; median over alternating blocks; a shared machine: ratios within a row "
+        "are comparable)\n"
+    )
+    print(
+        f"{'elements':>10} {'eager':>12} {'fused':>12} {'dispatches e/f':>15} {'eager / fused':>14} "
+        f"{'(best e/f)':>11}"
+    )
     for r in rows:
         ratio = r["median"]["eager"] / r["median"]["fused"]
         best = r["best"]["eager"] / r["best"]["fused"]
         d = r["dispatches"]
-        print(f"{r['n']:>10} {fmt(r['median']['eager'])} {fmt(r['median']['fused'])} "
-              f"{d['eager']:>7} / {d['fused']:<5} {ratio:>14.2f} {best:>11.2f}")
+        print(
+            f"{r['n']:>10} {fmt(r['median']['eager'])} {fmt(r['median']['fused'])} "
+            f"{d['eager']:>7} / {d['fused']:<5} {ratio:>14.2f} {best:>11.2f}"
+        )
     print("\ntargets: eager / fused >= 5 from 64K elements, >= 2 at 4K")
-    out = subprocess.run([sys.executable, __file__, "--cnn-child", "--budget", str(budget)]
-                         + (["--quick"] if args.quick else []),
-                         capture_output=True, text=True, check=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    out = subprocess.run(
+        [sys.executable, __file__, "--cnn-child", "--budget", str(budget)]
+        + (["--quick"] if args.quick else []),
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     r = json.loads(out.stdout.strip().splitlines()[-1])
     d = r["dispatches"]
-    print("\n# the CNN training step (digits, batch 32, Adam), fused vs eager GPU, a fresh process\n")
-    print(f"{'':>10} {'eager':>12} {'fused':>12} {'dispatches e/f':>15} {'eager / fused':>14} {'(best e/f)':>11}")
-    print(f"{'step':>10} {fmt(r['median']['eager'])} {fmt(r['median']['fused'])} {d['eager']:>7} / {d['fused']:<5} "
-          f"{r['median']['eager'] / r['median']['fused']:>14.2f} {r['best']['eager'] / r['best']['fused']:>11.2f}")
-    print(f"\ntargets: eager / fused >= 2, dispatches >= 3x fewer (here {d['eager'] / d['fused']:.1f}x)")
+    print(
+        "\n# the CNN training step (digits, batch 32, Adam), fused vs eager GPU, a fresh process\n"
+    )
+    print(
+        f"{'':>10} {'eager':>12} {'fused':>12} {'dispatches e/f':>15} {'eager / fused':>14} {'(best e/f)':>11}"
+    )
+    print(
+        f"{'step':>10} {fmt(r['median']['eager'])} {fmt(r['median']['fused'])} {d['eager']:>7} / {d['fused']:<5} "
+        f"{r['median']['eager'] / r['median']['fused']:>14.2f} {r['best']['eager'] / r['best']['fused']:>11.2f}"
+    )
+    print(
+        f"\ntargets: eager / fused >= 2, dispatches >= 3x fewer (here {d['eager'] / d['fused']:.1f}x)"
+    )
 
 
 if __name__ == "__main__":

@@ -86,25 +86,47 @@ def test_broadcast_and_strided_inputs_are_read_in_place():
 
 
 OPS = [
-    (2, lambda a, b: a + b), (2, lambda a, b: a - b), (2, lambda a, b: a * b),
-    (2, lambda a, b: a / (b.abs() + 1.0)), (1, lambda a: a.relu()), (1, lambda a: a.tanh()),
-    (1, lambda a: -a), (1, lambda a: a.sin()), (1, lambda a: a.abs().sqrt()), (1, lambda a: a * 0.5 + 0.25),
-    (2, lambda a, b: b.mask_where(a.greater(b), a)), (1, lambda a: a.clamp(-0.5, 0.75)),
-    (1, lambda a: a.mask_fill(a.lower_elem(0.1), 0.3)), (1, lambda a: a.exp().log1p()), (1, lambda a: a.erf()),
-    (1, lambda a: a.powf_scalar(2.0)), (1, lambda a: a.abs().powf_scalar(0.5)),
+    (2, lambda a, b: a + b),
+    (2, lambda a, b: a - b),
+    (2, lambda a, b: a * b),
+    (2, lambda a, b: a / (b.abs() + 1.0)),
+    (1, lambda a: a.relu()),
+    (1, lambda a: a.tanh()),
+    (1, lambda a: -a),
+    (1, lambda a: a.sin()),
+    (1, lambda a: a.abs().sqrt()),
+    (1, lambda a: a * 0.5 + 0.25),
+    (2, lambda a, b: b.mask_where(a.greater(b), a)),
+    (1, lambda a: a.clamp(-0.5, 0.75)),
+    (1, lambda a: a.mask_fill(a.lower_elem(0.1), 0.3)),
+    (1, lambda a: a.exp().log1p()),
+    (1, lambda a: a.erf()),
+    (1, lambda a: a.powf_scalar(2.0)),
+    (1, lambda a: a.abs().powf_scalar(0.5)),
 ]
 
 
 @settings(deadline=None, max_examples=12, suppress_health_check=[HealthCheck.too_slow])
-@given(shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=3, max_side=6),
-       graph=st.lists(st.tuples(st.integers(0, len(OPS) - 1), st.integers(0, 99), st.integers(0, 99)),
-                      min_size=2, max_size=8),
-       seed=st.integers(0, 2**16))
+@given(
+    shapes=mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=3, max_side=6),
+    graph=st.lists(
+        st.tuples(st.integers(0, len(OPS) - 1), st.integers(0, 99), st.integers(0, 99)),
+        min_size=2,
+        max_size=8,
+    ),
+    seed=st.integers(0, 2**16),
+)
 def test_random_element_wise_graphs_fused_equal_eager_gpu(shapes, graph, seed):
     rng = np.random.default_rng(seed)
     rank = len(shapes.result_shape)
-    arrays = [rng.uniform(-2, 2, (1,) * (rank - len(s)) + tuple(s)).astype(np.float32) for s in shapes.input_shapes]
-    eager, fused = [Tensor.from_numpy(a, EAGER) for a in arrays], [Tensor.from_numpy(a, FUSED) for a in arrays]
+    arrays = [
+        rng.uniform(-2, 2, (1,) * (rank - len(s)) + tuple(s)).astype(np.float32)
+        for s in shapes.input_shapes
+    ]
+    eager, fused = (
+        [Tensor.from_numpy(a, EAGER) for a in arrays],
+        [Tensor.from_numpy(a, FUSED) for a in arrays],
+    )
     for index, i, j in graph:
         arity, fn = OPS[index]
         picks = [i % len(eager), j % len(eager)][:arity]
@@ -134,14 +156,21 @@ def mlp_grads(device: Device, arrays: dict) -> dict:
     h = (x.matmul(w1) + b1).gelu()
     loss = ((h.matmul(w2) - y) ** 2.0).mean()
     grads = loss.backward()
-    return {"loss": loss.to_numpy(), **{k: t.grad(grads).to_numpy() for k, t in (("w1", w1), ("b1", b1), ("w2", w2))}}
+    return {
+        "loss": loss.to_numpy(),
+        **{k: t.grad(grads).to_numpy() for k, t in (("w1", w1), ("b1", b1), ("w2", w2))},
+    }
 
 
 def test_mlp_gradients_fused_equal_eager_gpu_in_fewer_dispatches():
     rng = np.random.default_rng(4)
-    arrays = {"x": rng.standard_normal((32, 24)), "y": rng.standard_normal((32, 8)),
-              "w1": rng.standard_normal((24, 48)) * 0.2, "b1": rng.standard_normal((1, 48)) * 0.1,
-              "w2": rng.standard_normal((48, 8)) * 0.2}
+    arrays = {
+        "x": rng.standard_normal((32, 24)),
+        "y": rng.standard_normal((32, 8)),
+        "w1": rng.standard_normal((24, 48)) * 0.2,
+        "b1": rng.standard_normal((1, 48)) * 0.1,
+        "w2": rng.standard_normal((48, 8)) * 0.2,
+    }
     arrays = {k: v.astype(np.float32) for k, v in arrays.items()}
     with rt().record_dispatches() as eager_made:
         want = mlp_grads(EAGER, arrays)
@@ -161,9 +190,12 @@ def test_sizes_past_one_workgroup_grid_row(n):
 
 
 @settings(deadline=None, max_examples=10, suppress_health_check=[HealthCheck.too_slow])
-@given(shape=st.lists(st.integers(1, 6), min_size=1, max_size=3), seed=st.integers(0, 2**16),
-       reduce=st.sampled_from(["last", "first", "all", "max", "min"]), graph=st.lists(st.integers(0, len(OPS) - 1),
-                                                                                      min_size=1, max_size=4))
+@given(
+    shape=st.lists(st.integers(1, 6), min_size=1, max_size=3),
+    seed=st.integers(0, 2**16),
+    reduce=st.sampled_from(["last", "first", "all", "max", "min"]),
+    graph=st.lists(st.integers(0, len(OPS) - 1), min_size=1, max_size=4),
+)
 def test_reductions_with_prologue_and_epilogue_fused_equal_eager_gpu(shape, seed, reduce, graph):
     rng = np.random.default_rng(seed)
     a, b = (rng.uniform(-2, 2, shape).astype(np.float32) for _ in range(2))
@@ -183,7 +215,9 @@ def test_reductions_with_prologue_and_epilogue_fused_equal_eager_gpu(shape, seed
         else:
             r = x.sum_dim(dim)
         results.append(((r * 0.5 + 1.0) * x if reduce != "all" else r).to_numpy())
-    np.testing.assert_allclose(results[1], results[0], rtol=1e-5, atol=1e-5 * (1 + np.abs(results[0]).max()))
+    np.testing.assert_allclose(
+        results[1], results[0], rtol=1e-5, atol=1e-5 * (1 + np.abs(results[0]).max())
+    )
 
 
 def test_the_cnn_training_step_fused_equals_eager_gpu_with_3x_fewer_dispatches():
@@ -198,7 +232,9 @@ def test_the_cnn_training_step_fused_equals_eager_gpu_with_3x_fewer_dispatches()
             losses[name].append(step())
         dispatches[name] = len(made)
     np.testing.assert_allclose(losses["fused"], losses["eager"], rtol=1e-4)
-    weights = {name: step.state["model"].conv1.weight.val().to_numpy() for name, step in steps.items()}
+    weights = {
+        name: step.state["model"].conv1.weight.val().to_numpy() for name, step in steps.items()
+    }
     np.testing.assert_allclose(weights["fused"], weights["eager"], rtol=1e-4, atol=1e-5)
     assert dispatches["eager"] >= 3 * dispatches["fused"], dispatches
 
@@ -215,5 +251,7 @@ def test_a_matmul_and_its_epilogue_are_one_dispatch_and_equal_eager(m, k, n):
     assert len(made) == 1 and fused_backend().stream.history[-1].plan.blocks[0].fuser == "matmul"
     held = xf.matmul(wf.swap_dims(0, 1))  # the product kept: a second output of the same kernel
     also = (held * 2.0).exp()
-    np.testing.assert_allclose(also.to_numpy(), (xe.matmul(we.swap_dims(0, 1)) * 2.0).exp().to_numpy(), rtol=1e-5)
+    np.testing.assert_allclose(
+        also.to_numpy(), (xe.matmul(we.swap_dims(0, 1)) * 2.0).exp().to_numpy(), rtol=1e-5
+    )
     np.testing.assert_allclose(held.to_numpy(), xe.matmul(we.swap_dims(0, 1)).to_numpy(), rtol=1e-6)

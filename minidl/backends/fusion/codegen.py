@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import importlib
 
-_MOVED = {"PARALLEL_FROM": "minidl.backends.flex.fusion.codegen", "loop_kernel": "minidl.backends.flex.fusion.codegen",
-          "NumbaKernel": "minidl.backends.flex.fusion.codegen", "HEADER": "minidl.backends.flex.fusion.codegen",
-          "Kernel": "minidl.backends.fusion.kernel", "Slot": "minidl.backends.fusion.kernel"}
+_MOVED = {
+    "PARALLEL_FROM": "minidl.backends.flex.fusion.codegen",
+    "loop_kernel": "minidl.backends.flex.fusion.codegen",
+    "NumbaKernel": "minidl.backends.flex.fusion.codegen",
+    "HEADER": "minidl.backends.flex.fusion.codegen",
+    "Kernel": "minidl.backends.fusion.kernel",
+    "Slot": "minidl.backends.fusion.kernel",
+}
 
 
 def __getattr__(name: str):

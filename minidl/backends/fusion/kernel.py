@@ -64,7 +64,9 @@ class BlockValues:
         self.scalars: list[tuple[int, int, np.dtype]] = []
         self._scalar_at: dict[tuple[int, int], int] = {}
         for j, op in enumerate(ops):
-            dtype = op.inputs[0].dtype if op.inputs and op.inputs[0].dtype.kind == "f" else op.out.dtype
+            dtype = (
+                op.inputs[0].dtype if op.inputs and op.inputs[0].dtype.kind == "f" else op.out.dtype
+            )
             for k in range(len(op.scalars)):
                 self._scalar_at[(j, k)] = len(self.scalars)
                 self.scalars.append((j, k, dtype))
@@ -92,8 +94,12 @@ def elementwise_aliasable(values: BlockValues, writes: list[int]) -> frozenset[t
     (input p, output q) where input p's buffer may also be output q's, because p is read at
     element i (first by op ``first_reader[p]``) before element i of q (op ``writes[q]``) is
     stored. A capture replay then updates carried state in place (an optimizer's weights)."""
-    return frozenset((p, q) for p, first in enumerate(values.first_reader)
-                     for q, j in enumerate(writes) if first <= j)
+    return frozenset(
+        (p, q)
+        for p, first in enumerate(values.first_reader)
+        for q, j in enumerate(writes)
+        if first <= j
+    )
 
 
 class Kernel:
@@ -110,11 +116,27 @@ class Kernel:
     #: the generator's language, shown by minidl.debug ("numba", "wgsl")
     language: ClassVar[str] = "?"
 
-    def __init__(self, name: str, source: str, inputs: list[Slot], writes: list[int],
-                 scalars: list[tuple[int, int, np.dtype]], meta: list[int], work: int, kinds: list[str],
-                 bytes_read: int, bytes_written: int):
+    def __init__(
+        self,
+        name: str,
+        source: str,
+        inputs: list[Slot],
+        writes: list[int],
+        scalars: list[tuple[int, int, np.dtype]],
+        meta: list[int],
+        work: int,
+        kinds: list[str],
+        bytes_read: int,
+        bytes_written: int,
+    ):
         self.name, self.source = name, source
-        self.inputs, self.writes, self.scalars, self.meta, self.work = inputs, writes, scalars, meta, work
+        self.inputs, self.writes, self.scalars, self.meta, self.work = (
+            inputs,
+            writes,
+            scalars,
+            meta,
+            work,
+        )
         self.kinds = kinds
         self.bytes_read, self.bytes_written = bytes_read, bytes_written
 
@@ -144,12 +166,19 @@ class KernelGenerator:
     #: whether its reduce kernels take a reduction across rows (a sum over the batch dim)
     reduces_across_rows: ClassVar[bool] = False
 
-    def elementwise(self, ops: list[OperationIr], shape: tuple[int, ...], writes: list[int]) -> Kernel:
+    def elementwise(
+        self, ops: list[OperationIr], shape: tuple[int, ...], writes: list[int]
+    ) -> Kernel:
         """One pass over ``shape``: every op element by element, intermediates in registers."""
         raise NotImplementedError
 
-    def reduce(self, ops: list[OperationIr], full: tuple[int, ...], dims: tuple[int, ...],
-               writes: list[int]) -> Kernel:
+    def reduce(
+        self,
+        ops: list[OperationIr],
+        full: tuple[int, ...],
+        dims: tuple[int, ...],
+        writes: list[int],
+    ) -> Kernel:
         """Reductions along ``dims`` of ``full`` with their element-wise prologue and epilogue."""
         raise NotImplementedError
 
@@ -177,8 +206,9 @@ class FusionRuntime:
     records_every_op: bool = False
 
 
-def reduce_levels(vals: BlockValues, full: tuple[int, ...],
-                  reduced: tuple[int, ...]) -> tuple[dict[Value, bool], dict[Value, int]]:
+def reduce_levels(
+    vals: BlockValues, full: tuple[int, ...], reduced: tuple[int, ...]
+) -> tuple[dict[Value, bool], dict[Value, int]]:
     """For a reduce block over ``full`` reducing ``reduced``: whether each value is walked along
     the reduced dims (``is_full``; else it is one value per row) and its *level*, how many
     reductions deep it is (a pass over the row per level: ``layer_norm``'s mean is level 1,

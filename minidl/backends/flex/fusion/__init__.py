@@ -19,8 +19,9 @@ from minidl.backends.fusion.kernel import FusionRuntime
 
 #: What Flex supplies to ``Fusion[Flex]``: numba kernels; small ops on ready tensors run at
 #: once (on a CPU a recorded op's Python costs more than running a small one).
-FLEX_FUSION = FusionRuntime(generator=NumbaGenerator(), primitive=np.ndarray, device_kind="fusion",
-                            records_every_op=False)
+FLEX_FUSION = FusionRuntime(
+    generator=NumbaGenerator(), primitive=np.ndarray, device_kind="fusion", records_every_op=False
+)
 
 
 register_runtime(Flex, FLEX_FUSION)

@@ -13,11 +13,18 @@ class NumbaGenerator(KernelGenerator):
     """Flex's :class:`~minidl.backends.fusion.kernel.KernelGenerator`: numba loop kernels for
     element-wise and reduce blocks, Flex's gemm plus a loop-kernel epilogue for matmul blocks."""
 
-    def elementwise(self, ops: list[OperationIr], shape: tuple[int, ...], writes: list[int]) -> NumbaKernel:
+    def elementwise(
+        self, ops: list[OperationIr], shape: tuple[int, ...], writes: list[int]
+    ) -> NumbaKernel:
         return loop_kernel(ops, shape, (), writes, "elemwise")
 
-    def reduce(self, ops: list[OperationIr], full: tuple[int, ...], dims: tuple[int, ...],
-               writes: list[int]) -> NumbaKernel:
+    def reduce(
+        self,
+        ops: list[OperationIr],
+        full: tuple[int, ...],
+        dims: tuple[int, ...],
+        writes: list[int],
+    ) -> NumbaKernel:
         return loop_kernel(ops, full, dims, writes, "reduce")
 
     def matmul(self, ops: list[OperationIr], writes: list[int]) -> NumbaKernel:

@@ -17,8 +17,12 @@ from minidl.backends.wgpu.fusion.generator import WgslGenerator
 from minidl.backends.wgpu.tensor import WgpuTensor
 
 #: What Wgpu supplies to ``Fusion[Wgpu]``: WGSL kernels, every op recorded.
-WGPU_FUSION = FusionRuntime(generator=WgslGenerator(), primitive=WgpuTensor, device_kind="fusion_wgpu",
-                            records_every_op=True)
+WGPU_FUSION = FusionRuntime(
+    generator=WgslGenerator(),
+    primitive=WgpuTensor,
+    device_kind="fusion_wgpu",
+    records_every_op=True,
+)
 
 
 register_runtime(Wgpu, WGPU_FUSION)

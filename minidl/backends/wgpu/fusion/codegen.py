@@ -38,8 +38,12 @@ MAXD = shaders.MAXD
 #: and ``s0`` (its scalar): eager Wgpu's own, so a fused block computes what eager does.
 EXPRESSIONS: dict[str, str] = {
     **{op: e for op, e in eager.FLOAT_UNARY.items() if op.startswith("float_")},
-    **eager.FLOAT_BINARY, **eager.FLOAT_SCALAR, **eager.FLOAT_COMPARE, **eager.FLOAT_COMPARE_ELEM,
-    "bool_and": eager.BOOL_BINARY["bool_and"], "bool_or": eager.BOOL_BINARY["bool_or"],
+    **eager.FLOAT_BINARY,
+    **eager.FLOAT_SCALAR,
+    **eager.FLOAT_COMPARE,
+    **eager.FLOAT_COMPARE_ELEM,
+    "bool_and": eager.BOOL_BINARY["bool_and"],
+    "bool_or": eager.BOOL_BINARY["bool_or"],
     "bool_not": "!x0",
     "float_mask_where": "select(x0, x2, x1)",
     "float_mask_fill": "select(x0, s0, x1)",
@@ -49,8 +53,10 @@ EXPRESSIONS: dict[str, str] = {
     "float_reshape": "x0",  # a block that reads through a reshape walks every tensor flat
     # Wgpu.float_powf_scalar picks sqrt and 1/sqrt for 0.5 and -0.5 (torch's paths): the same
     # choice, made per thread on the scalar, so a new exponent needs no new kernel
-    "float_powf_scalar": ("select(select(powf_(x0, s0), select(sqrt(x0), nan(), lt(x0, 0.0)), s0 == 0.5), "
-                          "select(1.0 / sqrt(x0), nan(), lt(x0, 0.0)), s0 == -0.5)"),
+    "float_powf_scalar": (
+        "select(select(powf_(x0, s0), select(sqrt(x0), nan(), lt(x0, 0.0)), s0 == 0.5), "
+        "select(1.0 / sqrt(x0), nan(), lt(x0, 0.0)), s0 == -0.5)"
+    ),
 }
 
 _TOKEN = re.compile(r"\b([xs])(\d+)\b")
@@ -68,7 +74,9 @@ def _name(v: Value) -> str:
 def _expr(op: OperationIr, args: list[str], scalars: list[str]) -> str:
     template = EXPRESSIONS.get(op.op)
     if template is None:  # a fuser's rule took an op this generator cannot write
-        raise ValueError(f"fusion: {op.op!r} has no WGSL expression; a fuser took an op its kernel cannot compute")
+        raise ValueError(
+            f"fusion: {op.op!r} has no WGSL expression; a fuser took an op its kernel cannot compute"
+        )
     return _TOKEN.sub(lambda m: (args if m.group(1) == "x" else scalars)[int(m.group(2))], template)
 
 
@@ -77,8 +85,13 @@ def _scalar_load(k: int, dtype: np.dtype) -> str:
 
 
 @functools.cache
-def _source(in_types: tuple[str, ...], out_types: tuple[str, ...], n_scalars: int, body: tuple[str, ...],
-            flat: bool) -> str:
+def _source(
+    in_types: tuple[str, ...],
+    out_types: tuple[str, ...],
+    n_scalars: int,
+    body: tuple[str, ...],
+    flat: bool,
+) -> str:
     """The WGSL text of an element-wise block: ``body`` holds its lines from the loads on
     (written from the IR by :func:`_body`), the operand offsets ``o<p>`` come first."""
     n_in = len(in_types)
@@ -86,8 +99,16 @@ def _source(in_types: tuple[str, ...], out_types: tuple[str, ...], n_scalars: in
     for k, t in enumerate(in_types):
         lines.append(f"@group(0) @binding({k + 1}) var<storage, read> a{k}: array<{t}>;")
     for q, t in enumerate(out_types):
-        lines.append(f"@group(0) @binding({n_in + 1 + q}) var<storage, read_write> out{q}: array<{t}>;")
-    src = ["\n".join(lines), shaders.HELPERS, shaders.entry(), shaders.THREAD, "  if (i >= p[0]) { return; }\n"]
+        lines.append(
+            f"@group(0) @binding({n_in + 1 + q}) var<storage, read_write> out{q}: array<{t}>;"
+        )
+    src = [
+        "\n".join(lines),
+        shaders.HELPERS,
+        shaders.entry(),
+        shaders.THREAD,
+        "  if (i >= p[0]) { return; }\n",
+    ]
     base = 1 + n_scalars  # p: n, scalars, then the layout
     if flat:
         # every input contiguous and full-size: element i sits at offset + i
@@ -99,8 +120,10 @@ def _source(in_types: tuple[str, ...], out_types: tuple[str, ...], n_scalars: in
         src.append("  var rem = i;\n")
         for k, b in enumerate(blocks):
             src.append(f"  var o{k} = p[{b}];\n")
-        src.append(f"  for (var d = p[{base}] - 1; d >= 0; d = d - 1) {{\n    let n = p[{base + 1} + d];\n"
-                   "    let c = rem % n;\n    rem = rem / n;\n")
+        src.append(
+            f"  for (var d = p[{base}] - 1; d >= 0; d = d - 1) {{\n    let n = p[{base + 1} + d];\n"
+            "    let c = rem % n;\n    rem = rem / n;\n"
+        )
         for k, b in enumerate(blocks):
             src.append(f"    o{k} = o{k} + c * p[{b + 1} + d];\n")
         src.append("  }\n")
@@ -123,7 +146,9 @@ def _body(ops: list[OperationIr], vals: BlockValues, writes: list[int]) -> tuple
             if v.external and v not in loaded:
                 loaded.add(v)
                 t = _wtype(vals.ext[v.index].dtype)
-                lines.append(f"  let {_name(v)} = {shaders.load(t, f'a{v.index}', f'o{v.index}')};\n")
+                lines.append(
+                    f"  let {_name(v)} = {shaders.load(t, f'a{v.index}', f'o{v.index}')};\n"
+                )
         scalars = [scalar_names[k] for k in vals.scalar_indices(j)]
         lines.append(f"  let v{j} = {_expr(op, [_name(v) for v in ins], scalars)};\n")
         if j in out_of:
@@ -139,13 +164,20 @@ def _pipeline(rt, source: str, n_in: int, n_out: int) -> None:
     wgpu = rt.wgpu
     entries = []
     for k in range(1 + n_in + n_out):
-        kind = wgpu.BufferBindingType.read_only_storage if k <= n_in else wgpu.BufferBindingType.storage
-        entries.append({"binding": k, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": kind}})
+        kind = (
+            wgpu.BufferBindingType.read_only_storage
+            if k <= n_in
+            else wgpu.BufferBindingType.storage
+        )
+        entries.append(
+            {"binding": k, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": kind}}
+        )
     layout = rt.device.create_bind_group_layout(entries=entries)
     module = rt.device.create_shader_module(code=source)
     pipeline = rt.device.create_compute_pipeline(
         layout=rt.device.create_pipeline_layout(bind_group_layouts=[layout]),
-        compute={"module": module, "entry_point": "main"})
+        compute={"module": module, "entry_point": "main"},
+    )
     rt._pipelines[source] = (pipeline, layout)
 
 
@@ -178,7 +210,18 @@ class WgslKernel(Kernel):
         name = "wgsl_elemwise_" + "_".join(kinds[:6] + (["etc"] if len(kinds) > 6 else []))
         read = sum(t.nbytes for t in vals.ext)
         written = sum(ops[j].out.nbytes for j in writes)
-        super().__init__(name, source, vals.slots, list(writes), vals.scalars, [], self.numel, kinds, read, written)
+        super().__init__(
+            name,
+            source,
+            vals.slots,
+            list(writes),
+            vals.scalars,
+            [],
+            self.numel,
+            kinds,
+            read,
+            written,
+        )
         self.aliasable = elementwise_aliasable(vals, list(writes))
 
     def function(self) -> str:
@@ -213,7 +256,11 @@ class WgslKernel(Kernel):
         rt = runtime(index)
         if n:
             _pipeline(rt, source, len(inputs), len(outs))
-            rt.dispatch(source, np.array(params, dtype=np.int64).astype(np.int32),
-                        [t.buffer for t in inputs] + [o.buffer for o in outs], groups_1d(n))
+            rt.dispatch(
+                source,
+                np.array(params, dtype=np.int64).astype(np.int32),
+                [t.buffer for t in inputs] + [o.buffer for o in outs],
+                groups_1d(n),
+            )
         for (tid, _, _), out in zip(launch.outputs, outs, strict=True):
             values[tid] = out

@@ -18,11 +18,18 @@ class WgslGenerator(KernelGenerator):
     fusers = ("elementwise", "reduce", "matmul")
     reduces_across_rows = True  # one thread per column reads across rows coalesced
 
-    def elementwise(self, ops: list[OperationIr], shape: tuple[int, ...], writes: list[int]) -> WgslKernel:
+    def elementwise(
+        self, ops: list[OperationIr], shape: tuple[int, ...], writes: list[int]
+    ) -> WgslKernel:
         return WgslKernel(ops, shape, writes)
 
-    def reduce(self, ops: list[OperationIr], full: tuple[int, ...], dims: tuple[int, ...],
-               writes: list[int]) -> WgslReduceKernel:
+    def reduce(
+        self,
+        ops: list[OperationIr],
+        full: tuple[int, ...],
+        dims: tuple[int, ...],
+        writes: list[int],
+    ) -> WgslReduceKernel:
         return WgslReduceKernel(ops, full, dims, writes)
 
     def matmul(self, ops: list[OperationIr], writes: list[int]) -> WgslMatmulKernel:

@@ -42,7 +42,13 @@ class WgslReduceKernel(Kernel):
 
     language = "wgsl"
 
-    def __init__(self, ops_: list[OperationIr], full: tuple[int, ...], reduced: tuple[int, ...], writes: list[int]):
+    def __init__(
+        self,
+        ops_: list[OperationIr],
+        full: tuple[int, ...],
+        reduced: tuple[int, ...],
+        writes: list[int],
+    ):
         full = tuple(full) if full else (1,)
         vals = BlockValues(ops_)
         is_full, level = reduce_levels(vals, full, reduced)
@@ -50,7 +56,9 @@ class WgslReduceKernel(Kernel):
         self.outer = [d for d in range(len(full)) if d not in reduced]
         self.inner = [d for d in range(len(full)) if d in reduced]
         self.rows = int(np.prod([full[d] for d in self.outer], dtype=np.int64)) if self.outer else 1
-        inner_count = int(np.prod([full[d] for d in self.inner], dtype=np.int64)) if self.inner else 1
+        inner_count = (
+            int(np.prod([full[d] for d in self.inner], dtype=np.int64)) if self.inner else 1
+        )
         n_in, n_s = len(vals.ext), len(vals.scalars)
         self.n_in, self.scalar_kinds = n_in, tuple(dtype.kind for _, _, dtype in vals.scalars)
         block = [1 + n_s + p * (1 + 2 * MAXD) for p in range(n_in)]  # each input's words in p
@@ -66,15 +74,19 @@ class WgslReduceKernel(Kernel):
         if self.outer:
             lines.append("  var rem = r;\n")
             for k in reversed(range(len(self.outer))):
-                lines.append(f"  let c{k} = rem % {full[self.outer[k]]};\n  rem = rem / {full[self.outer[k]]};\n"
-                             f"  ob = ob + c{k} * {cst[self.outer[k]]};\n")
+                lines.append(
+                    f"  let c{k} = rem % {full[self.outer[k]]};\n  rem = rem / {full[self.outer[k]]};\n"
+                    f"  ob = ob + c{k} * {cst[self.outer[k]]};\n"
+                )
                 for p in range(n_in):
                     lines.append(f"  b{p} = b{p} + c{k} * p[{block[p] + 1 + k}];\n")
         done: set[Value] = set()
 
         def load(v: Value, at: str, indent: str) -> None:
             t = _wtype(vals.ext[v.index].dtype)
-            lines.append(f"{indent}let {_name(v)} = {shaders.load(t, f'a{v.index}', f'{at}{v.index}')};\n")
+            lines.append(
+                f"{indent}let {_name(v)} = {shaders.load(t, f'a{v.index}', f'{at}{v.index}')};\n"
+            )
 
         def row_emit() -> None:
             progress = True
@@ -92,26 +104,38 @@ class WgslReduceKernel(Kernel):
                             load(i, "b", "  ")
                             done.add(i)
                     args = [_name(i) for i in ins]
-                    lines.append(f"  let {_name(v)} = {_expr(op, args, [scalars[k] for k in vals.scalar_indices(j)])};\n")
+                    lines.append(
+                        f"  let {_name(v)} = {_expr(op, args, [scalars[k] for k in vals.scalar_indices(j)])};\n"
+                    )
                     done.add(v)
                     if j in out_of:
-                        lines.append(f"  out{out_of[j]}[r] = {shaders.store(_wtype(op.out.dtype), _name(v))};\n")
+                        lines.append(
+                            f"  out{out_of[j]}[r] = {shaders.store(_wtype(op.out.dtype), _name(v))};\n"
+                        )
                     progress = True
 
         for lvl in range(max(level.values(), default=0) + 1):
             row_emit()
-            reds = [j for j, op in enumerate(ops_) if op.kind in REDUCE and level[vals.value(op.inputs[0])] == lvl]
+            reds = [
+                j
+                for j, op in enumerate(ops_)
+                if op.kind in REDUCE and level[vals.value(op.inputs[0])] == lvl
+            ]
             outs = [j for j in writes if is_full[vals.result(j)] and level[vals.result(j)] == lvl]
             if not reds and not outs:
                 continue
             for j in reds:
                 lines.append(f"  var acc{j}: f32 = {UPDATE[ops_[j].kind][0]};\n")
-            lines.append(f"  for (var k = 0; k < {inner_count}; k = k + 1) {{\n    var kr = k;\n    var oi = 0;\n")
+            lines.append(
+                f"  for (var k = 0; k < {inner_count}; k = k + 1) {{\n    var kr = k;\n    var oi = 0;\n"
+            )
             for p in range(n_in):
                 lines.append(f"    var o{p} = b{p};\n")
             for k in reversed(range(len(self.inner))):
                 size = full[self.inner[k]]
-                lines.append(f"    let e{k} = kr % {size};\n    kr = kr / {size};\n    oi = oi + e{k} * {cst[self.inner[k]]};\n")
+                lines.append(
+                    f"    let e{k} = kr % {size};\n    kr = kr / {size};\n    oi = oi + e{k} * {cst[self.inner[k]]};\n"
+                )
                 for p in range(n_in):
                     lines.append(f"    o{p} = o{p} + e{k} * p[{block[p] + 1 + MAXD + k}];\n")
             local: set[Value] = set()
@@ -131,7 +155,9 @@ class WgslReduceKernel(Kernel):
 
             for j in reds:
                 x = need(vals.value(ops_[j].inputs[0]))
-                lines.append(f"    acc{j} = {UPDATE[ops_[j].kind][1].format(acc=f'acc{j}', x=x)};\n")
+                lines.append(
+                    f"    acc{j} = {UPDATE[ops_[j].kind][1].format(acc=f'acc{j}', x=x)};\n"
+                )
             for j in outs:
                 name = need(vals.result(j))
                 t = _wtype(ops_[j].out.dtype)
@@ -147,17 +173,33 @@ class WgslReduceKernel(Kernel):
 
         head = ["@group(0) @binding(0) var<storage, read> p: array<i32>;"]
         for p, t in enumerate(vals.ext):
-            head.append(f"@group(0) @binding({p + 1}) var<storage, read> a{p}: array<{_wtype(t.dtype)}>;")
+            head.append(
+                f"@group(0) @binding({p + 1}) var<storage, read> a{p}: array<{_wtype(t.dtype)}>;"
+            )
         for q, j in enumerate(writes):
-            head.append(f"@group(0) @binding({n_in + 1 + q}) var<storage, read_write> out{q}: "
-                        f"array<{_wtype(ops_[j].out.dtype)}>;")
-        source = "".join(["\n".join(head), shaders.HELPERS, shaders.entry(), shaders.THREAD, *lines, "}\n"])
+            head.append(
+                f"@group(0) @binding({n_in + 1 + q}) var<storage, read_write> out{q}: "
+                f"array<{_wtype(ops_[j].out.dtype)}>;"
+            )
+        source = "".join(
+            ["\n".join(head), shaders.HELPERS, shaders.entry(), shaders.THREAD, *lines, "}\n"]
+        )
         kinds = [op.kind for op in ops_]
         name = "wgsl_reduce_" + "_".join(kinds[:6] + (["etc"] if len(kinds) > 6 else []))
         read = sum(t.nbytes for t in vals.ext)
         written = sum(ops_[j].out.nbytes for j in writes)
-        super().__init__(name, source, vals.slots, list(writes), vals.scalars, [], int(np.prod(full)), kinds,
-                         read, written)
+        super().__init__(
+            name,
+            source,
+            vals.slots,
+            list(writes),
+            vals.scalars,
+            [],
+            int(np.prod(full)),
+            kinds,
+            read,
+            written,
+        )
 
     def function(self) -> str:
         return self.source
@@ -171,13 +213,25 @@ class WgslReduceKernel(Kernel):
         for value, kind in zip(scalars[launch.scalars], self.scalar_kinds, strict=True):
             params.append(ops.float_bits(value) if kind == "f" else int(value))
         for t in inputs:
-            strides = ops._block(t.shape, t.strides, t.offset, self.full)  # offset, strides broadcast to full
+            strides = ops._block(
+                t.shape, t.strides, t.offset, self.full
+            )  # offset, strides broadcast to full
             outer = [strides[1 + d] for d in self.outer]
             inner = [strides[1 + d] for d in self.inner]
-            params += [strides[0], *outer, *[0] * (MAXD - len(outer)), *inner, *[0] * (MAXD - len(inner))]
+            params += [
+                strides[0],
+                *outer,
+                *[0] * (MAXD - len(outer)),
+                *inner,
+                *[0] * (MAXD - len(inner)),
+            ]
         rt = runtime(index)
         _pipeline(rt, self.source, len(inputs), len(outs))
-        rt.dispatch(self.source, np.array(params, dtype=np.int64).astype(np.int32),
-                    [t.buffer for t in inputs] + [o.buffer for o in outs], groups_1d(self.rows))
+        rt.dispatch(
+            self.source,
+            np.array(params, dtype=np.int64).astype(np.int32),
+            [t.buffer for t in inputs] + [o.buffer for o in outs],
+            groups_1d(self.rows),
+        )
         for (tid, _, _), out in zip(launch.outputs, outs, strict=True):
             values[tid] = out

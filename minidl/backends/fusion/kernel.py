@@ -165,6 +165,8 @@ class KernelGenerator:
     fusers: ClassVar[tuple[str, ...]] = ("elementwise", "reduce", "matmul")
     #: whether its reduce kernels take a reduction across rows (a sum over the batch dim)
     reduces_across_rows: ClassVar[bool] = False
+    #: the most buffers (inputs and outputs) one kernel may bind; None: no limit (a CPU)
+    max_operands: int | None = None
 
     def elementwise(
         self, ops: list[OperationIr], shape: tuple[int, ...], writes: list[int]

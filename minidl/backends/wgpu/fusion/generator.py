@@ -8,6 +8,7 @@ from minidl.backends.fusion.kernel import KernelGenerator
 from minidl.backends.wgpu.fusion.codegen import WgslKernel
 from minidl.backends.wgpu.fusion.matmul import WgslMatmulKernel
 from minidl.backends.wgpu.fusion.reduce import WgslReduceKernel
+from minidl.backends.wgpu.runtime import runtime
 
 
 class WgslGenerator(KernelGenerator):
@@ -17,6 +18,11 @@ class WgslGenerator(KernelGenerator):
 
     fusers = ("elementwise", "reduce", "matmul")
     reduces_across_rows = True  # one thread per column reads across rows coalesced
+
+    @property
+    def max_operands(self) -> int:
+        """The adapter's storage buffers per shader stage, less the parameters' binding."""
+        return int(runtime(0).device.limits["max-storage-buffers-per-shader-stage"]) - 1
 
     def elementwise(
         self, ops: list[OperationIr], shape: tuple[int, ...], writes: list[int]

@@ -19,7 +19,7 @@ import numpy as np
 from minidl.backends.fusion.ir import REDUCE, OperationIr
 from minidl.backends.fusion.kernel import BlockValues, Kernel, Value, reduce_levels
 from minidl.backends.wgpu import ops, shaders
-from minidl.backends.wgpu.fusion.codegen import _expr, _name, _pipeline, _scalar_load, _wtype
+from minidl.backends.wgpu.fusion.codegen import _expr, _name, _pipeline, _wtype
 from minidl.backends.wgpu.runtime import groups_1d, runtime
 from minidl.backends.wgpu.tensor import c_strides
 
@@ -37,8 +37,9 @@ UPDATE = {
 class WgslReduceKernel(Kernel):
     """A reduce block as one WGSL dispatch, one thread per row. Sizes are written into the
     source (a plan is made per shape); offsets and strides of the inputs, which may be views,
-    and the scalars travel in ``p``: ``rows, scalars..., then per input offset, outer strides[MAXD],
-    inner strides[MAXD]``."""
+    and the scalars travel in ``p``: ``rows, reduced length, scalars..., then per input offset,
+    outer strides[MAXD],
+    inner strides[MAXD]`` (``p[1]`` is the reduced length)."""
 
     language = "wgsl"
 
@@ -56,13 +57,16 @@ class WgslReduceKernel(Kernel):
         self.outer = [d for d in range(len(full)) if d not in reduced]
         self.inner = [d for d in range(len(full)) if d in reduced]
         self.rows = int(np.prod([full[d] for d in self.outer], dtype=np.int64)) if self.outer else 1
-        inner_count = (
+        self.inner_count = (
             int(np.prod([full[d] for d in self.inner], dtype=np.int64)) if self.inner else 1
         )
         n_in, n_s = len(vals.ext), len(vals.scalars)
         self.n_in, self.scalar_kinds = n_in, tuple(dtype.kind for _, _, dtype in vals.scalars)
-        block = [1 + n_s + p * (1 + 2 * MAXD) for p in range(n_in)]  # each input's words in p
-        scalars = [_scalar_load(k, dtype) for k, (_, _, dtype) in enumerate(vals.scalars)]
+        block = [2 + n_s + p * (1 + 2 * MAXD) for p in range(n_in)]  # each input's words in p
+        scalars = [
+            f"bitcast<f32>(p[{2 + k}])" if dtype.kind == "f" else f"(p[{2 + k}] != 0)"
+            for k, (_, _, dtype) in enumerate(vals.scalars)
+        ]
         out_of = {j: q for q, j in enumerate(writes)}
 
         # a full-size output is contiguous in ``full``: its element is ``ob + oi`` (the row's part
@@ -74,8 +78,9 @@ class WgslReduceKernel(Kernel):
         if self.outer:
             lines.append("  var rem = r;\n")
             for k in reversed(range(len(self.outer))):
+                size = max(full[self.outer[k]], 1)  # no rows: no thread gets past the bound check
                 lines.append(
-                    f"  let c{k} = rem % {full[self.outer[k]]};\n  rem = rem / {full[self.outer[k]]};\n"
+                    f"  let c{k} = rem % {size};\n  rem = rem / {size};\n"
                     f"  ob = ob + c{k} * {cst[self.outer[k]]};\n"
                 )
                 for p in range(n_in):
@@ -127,12 +132,14 @@ class WgslReduceKernel(Kernel):
             for j in reds:
                 lines.append(f"  var acc{j}: f32 = {UPDATE[ops_[j].kind][0]};\n")
             lines.append(
-                f"  for (var k = 0; k < {inner_count}; k = k + 1) {{\n    var kr = k;\n    var oi = 0;\n"
+                "  for (var k = 0; k < p[1]; k = k + 1) {\n    var kr = k;\n    var oi = 0;\n"
             )
             for p in range(n_in):
                 lines.append(f"    var o{p} = b{p};\n")
             for k in reversed(range(len(self.inner))):
-                size = full[self.inner[k]]
+                size = max(
+                    full[self.inner[k]], 1
+                )  # a 0 never runs the loop; a constant % 0 fails to compile
                 lines.append(
                     f"    let e{k} = kr % {size};\n    kr = kr / {size};\n    oi = oi + e{k} * {cst[self.inner[k]]};\n"
                 )
@@ -209,7 +216,9 @@ class WgslReduceKernel(Kernel):
         inputs = [values[i] for i in launch.inputs]
         index = inputs[0].index if inputs else 0
         outs = [ops.new(shape, dtype, index, self.name) for _, shape, dtype in launch.outputs]
-        params = [self.rows]
+        # the reduced length travels in p, not in the source: with a constant 0 the compiler
+        # folds the empty sum and then 0 / 0 to 0 (WGSL lets it assume finite math)
+        params = [self.rows, self.inner_count]
         for value, kind in zip(scalars[launch.scalars], self.scalar_kinds, strict=True):
             params.append(ops.float_bits(value) if kind == "f" else int(value))
         for t in inputs:

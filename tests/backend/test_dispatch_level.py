@@ -13,7 +13,6 @@ from minidl.dispatch import Dispatch, DispatchTensor
 
 from .support import assert_close, randn, sum_atol, tt
 
-
 #: device kinds whose primitives live on the GPU (eager and fused)
 GPU_KINDS = ("wgpu", "fusion_wgpu")
 

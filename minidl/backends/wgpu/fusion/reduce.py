@@ -38,8 +38,7 @@ class WgslReduceKernel(Kernel):
     """A reduce block as one WGSL dispatch, one thread per row. Sizes are written into the
     source (a plan is made per shape); offsets and strides of the inputs, which may be views,
     and the scalars travel in ``p``: ``rows, reduced length, scalars..., then per input offset,
-    outer strides[MAXD],
-    inner strides[MAXD]`` (``p[1]`` is the reduced length)."""
+    outer strides[MAXD], inner strides[MAXD]``."""
 
     language = "wgsl"
 

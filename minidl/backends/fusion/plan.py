@@ -58,7 +58,7 @@ class Launch:
     strides, all fixed when the plan was made. How it runs is its kernel's (the backend's
     generator): :meth:`Kernel.launch <minidl.backends.fusion.kernel.Kernel.launch>`."""
 
-    __slots__ = ("kernel", "function", "inputs", "outputs", "scalars", "sizes", "flat")
+    __slots__ = ("kernel", "function", "inputs", "outputs", "scalars", "sizes", "flat", "_launch")
 
     def __init__(self, kernel: Any, inputs: tuple[int, ...], outputs: tuple[tuple[int, tuple, np.dtype], ...],
                  scalars: slice):
@@ -67,11 +67,12 @@ class Launch:
         self.inputs, self.outputs, self.scalars = inputs, outputs, scalars
         self.sizes = tuple(kernel.meta)
         self.flat = kernel.flat_inputs
+        self._launch = kernel.launch  # bound once: this is every drain's path
 
     def run(self, values: list, scalars: list) -> None:
         """Run the kernel on ``values`` (by relative id) and store its outputs there (a capture
         replaces this method for the length of a recorded run: every launch goes through it)."""
-        self.kernel.launch(self, values, scalars)
+        self._launch(self, values, scalars)
 
 
 class InnerOp:

@@ -136,10 +136,11 @@ class NumbaKernel(Kernel):
         """Allocate the outputs, call the kernel (on flat views of its inputs, unless it takes
         them as they are), store the outputs in ``values``."""
         empty = np.empty
-        outs = [empty(shape, dtype) for _, shape, dtype in launch.outputs]
+        outputs = launch.outputs
+        outs = [empty(shape, dtype) for _, shape, dtype in outputs]
         inputs = [values[i].reshape(-1) for i in launch.inputs] if launch.flat else [values[i] for i in launch.inputs]
         launch.function(*inputs, *[o.reshape(-1) for o in outs], *scalars[launch.scalars], *launch.sizes)
-        for (tid, _, _), out in zip(launch.outputs, outs, strict=True):
+        for (tid, _, _), out in zip(outputs, outs):
             values[tid] = out
 
 

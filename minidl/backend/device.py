@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from minidl.backend.dtype import DType
 
-_KINDS = ("flex", "ndarray", "fusion", "wgpu")
+_KINDS = ("flex", "ndarray", "fusion", "wgpu", "fusion_wgpu")
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,8 @@ _SETTINGS = {
 
 
 class Device:
-    """A device: a backend kind (``flex``, ``ndarray``, ``fusion`` or ``wgpu``), an index, and optionally autodiff.
+    """A device: a backend kind (``flex``, ``ndarray``, ``fusion``, ``wgpu`` or ``fusion_wgpu``), an index, and
+    optionally autodiff.
 
     Build one with ``Device.flex()`` / ``Device.ndarray()`` / ``Device.fusion()`` and wrap it
     with ``.autodiff()``.
@@ -105,6 +106,13 @@ class Device:
         GPU, or Mesa's software Vulkan driver lavapipe); ``index`` picks another adapter.
         Needs the optional ``wgpu`` package; supports float32, int32 and bool."""
         return Device("wgpu", index)
+
+    @staticmethod
+    def fusion_wgpu(index: int = 0) -> Device:
+        """The lazy GPU device: ``Fusion[Wgpu]``, every op recorded and each element-wise block
+        run as one generated WGSL kernel (burn's ``Fusion<CubeBackend<WgpuRuntime>>``, what
+        ``Device::wgpu()`` is with burn's default ``fusion`` feature)."""
+        return Device("fusion_wgpu", index)
 
     @staticmethod
     def default() -> Device:

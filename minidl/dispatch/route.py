@@ -46,7 +46,7 @@ def _ndarray() -> type:
 
 
 def _fusion() -> type:
-    from minidl.backends.fusion import FusionFlex  # Fusion[Flex]
+    from minidl.backends.flex.fusion import FusionFlex  # Fusion[Flex]
 
     return FusionFlex
 
@@ -57,12 +57,19 @@ def _wgpu() -> type:
     return Wgpu
 
 
+def _fusion_wgpu() -> type:
+    from minidl.backends.wgpu.fusion import FusionWgpu  # Fusion[Wgpu]: WGSL kernels per fused block
+
+    return FusionWgpu
+
+
 #: Device kind -> the function that imports its backend.
 PLAIN_BACKENDS: dict[str, Callable[[], type]] = {
     "flex": _flex,
     "ndarray": _ndarray,
     "fusion": _fusion,
     "wgpu": _wgpu,
+    "fusion_wgpu": _fusion_wgpu,
 }
 
 #: ``backend_for``'s answers, by ``id(device)``: devices are interned and never freed, so an id
@@ -72,8 +79,8 @@ ROUTED: dict[int, type] = {}
 
 
 def plain_backend(device: Device) -> type:
-    """The backend class that owns a device's kind (``Flex``, ``NdArray``, ``Fusion[Flex]`` or
-    ``Wgpu``), whether or not the device is autodiff."""
+    """The backend class that owns a device's kind (``Flex``, ``NdArray``, ``Fusion[Flex]``,
+    ``Wgpu`` or ``Fusion[Wgpu]``), whether or not the device is autodiff."""
     return PLAIN_BACKENDS[device.kind]()
 
 

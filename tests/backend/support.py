@@ -25,6 +25,8 @@ BACKENDS = [
     ("fusion", "minidl.backends.fusion.synced", "SyncedFusionFlex"),
     # Wgpu (WGSL kernels; lavapipe where there is no GPU), NumPy in and out: see WGPU_TOLERANCE
     ("wgpu", "tests.backend.support", "WgpuUnderTest"),
+    # Fusion[Wgpu] (every op recorded, fused blocks as WGSL kernels), synced after every op
+    ("fusion_wgpu", "tests.backend.support", "FusedWgpuUnderTest"),
 ]
 
 #: hypothesis settings for every property here: no deadline (numba compiles on first call) and
@@ -41,6 +43,8 @@ EPS = {np.float16: 1e-3, np.float32: 1.2e-7, np.float64: 2.3e-16}
 #: stay within the suite's float32 tolerances (F32_RTOL = 1e-5, atol 1e-6, sum_atol for
 #: reductions); erf and tanh are the shaders' own approximations, within 1.2e-7 absolute.
 WGPU_REFUSES = "is not supported on Device.wgpu()"
+#: the backends under test that run on the GPU device (eager and fused)
+GPU_NAMES = ("wgpu", "fusion_wgpu")
 
 
 def _skip_unsupported(message: str):
@@ -79,7 +83,51 @@ def __getattr__(name: str):
         cls = type("Synced[Wgpu]", (SyncedWgpu,), {op: forward(op) for op in op_names(Backend)})
         globals()[name] = cls
         return cls
+    if name == "FusedWgpuUnderTest":
+        cls = globals()[name] = _fused_wgpu_under_test()
+        return cls
     raise AttributeError(name)
+
+
+def _fused_wgpu_under_test() -> type:
+    """``Fusion[Wgpu]`` behind a NumPy face: arrays uploaded to the GPU, each op recorded on the
+    fused device (defaults decompose and fuse inside one call), synced and read back after it.
+    It computes with eager Wgpu's WGSL expressions, so the GPU's tolerances and known limits
+    apply to it too (the tests ask ``B.name in GPU_NAMES``)."""
+    from minidl.backend import Backend, DType, Kind, op_names
+    from minidl.backends.fusion.synced import _synced
+    from minidl.backends.wgpu import synced as gpu
+    from minidl.backends.wgpu.fusion import FusionWgpu
+
+    def forward(op):
+        sig = gpu.SyncedWgpu.__dict__[op].__func__.__signature__
+        names = list(sig.parameters)[1:]
+
+        def method(cls, *args, **kwargs):
+            ints: list = []
+            bound = dict(zip(names, args)) | kwargs
+            try:
+                bound = {k: v if k == "data" else gpu._up(v, ints) for k, v in bound.items()}
+                requested = bound.get("dtype")
+                if isinstance(requested, DType) and requested.kind is Kind.INT:
+                    int_dtype = requested.numpy
+                elif "arg" in op or "indices" in op or not ints:
+                    int_dtype = np.dtype(np.int64)
+                else:
+                    int_dtype = ints[0]
+                return gpu._down(_synced(getattr(FusionWgpu, op)(**bound)), int_dtype)
+            except (TypeError, OverflowError) as error:
+                if WGPU_REFUSES in str(error) or "stores ints as int32" in str(error):
+                    _skip_unsupported(str(error))
+                raise
+
+        method.__name__ = method.__qualname__ = op
+        method.__signature__ = sig
+        return classmethod(method)
+
+    body = {op: forward(op) for op in op_names(Backend)}
+    body.update(name="fusion_wgpu", __doc__=_fused_wgpu_under_test.__doc__)
+    return type("Synced[Fusion[Wgpu]]", (Backend,), body)
 
 
 def load_backend(module: str, name: str) -> type:

@@ -13,9 +13,12 @@ from minidl.dispatch import Dispatch, DispatchTensor
 
 from .support import assert_close, randn, sum_atol, tt
 
+#: device kinds whose primitives live on the GPU (eager and fused)
+GPU_KINDS = ("wgpu", "fusion_wgpu")
+
 
 def on(device, array):
-    if device.kind == "wgpu" and isinstance(array, np.ndarray):  # the GPU's primitive: a device buffer
+    if device.kind in GPU_KINDS and isinstance(array, np.ndarray):  # the GPU's primitive: a device buffer
         from minidl.backends.wgpu import ops
 
         if array.dtype.kind == "i":
@@ -28,7 +31,7 @@ def unwrap(result, device):
     assert isinstance(result, DispatchTensor), f"expected a DispatchTensor, found {type(result)}"
     assert result.device == device
     prim = result.backend_tensor
-    if device.kind == "wgpu":  # read back; the device's int32 compared as the CPU's int64
+    if device.kind in GPU_KINDS:  # read back; the device's int32 compared as the CPU's int64
         array = np.asarray(prim)
         return array.astype(np.int64) if array.dtype.kind == "i" else array
     # Fusion's primitive is a lazy handle: reading its value is the sync point
@@ -47,7 +50,7 @@ def test_float_ops_through_dispatch_match_torch(B, device):
 
 
 def test_creation_ops_route_by_their_device_argument(B, device):
-    wide = DType.F32 if device.kind == "wgpu" else DType.F64  # the GPU refuses float64
+    wide = DType.F32 if device.kind in GPU_KINDS else DType.F64  # the GPU refuses float64
     zeros = unwrap(Dispatch.float_zeros((2, 2), wide, device), device)
     assert_close(zeros, np.zeros((2, 2), wide.numpy))
     ints = unwrap(Dispatch.int_arange(0, 5, 1, device.settings().int_dtype, device), device)

@@ -9,7 +9,8 @@ import pytest
 
 from minidl import Device
 from minidl.backends.fusion import FusionFlex
-from minidl.backends.fusion.codegen import aliasable_pairs
+from minidl.backends.fusion.ir import OperationIr, TensorIr
+from minidl.backends.fusion.kernel import BlockValues, elementwise_aliasable
 from minidl.backends.fusion.stream import Stream
 from minidl.capture import capture
 from tests.capture.helpers import Trainer, batches, schedule
@@ -89,11 +90,14 @@ def test_the_updates_write_the_carried_state_in_place():
 
 
 def test_a_kernel_input_may_be_its_output_only_where_it_is_read_element_by_element():
-    seq = "def kernel_seq(in0, in1, out0):\n    for i in range(n):\n"
-    loads_first = seq + "        x0 = in0[i]\n        x1 = in1[i]\n        out0[i] = x0 + x1\n"
-    store_first = seq + "        x0 = in0[i]\n        out0[i] = x0\n        x1 = in1[i]\n"
-    assert aliasable_pairs(loads_first, 2) == {(0, 0), (1, 0)}
-    assert aliasable_pairs(store_first, 2) == {(0, 0)}  # in1 is read after it
+    # from the IR: input p may become output q's buffer when p is first read by an op at or
+    # before the op whose result q is (each element is loaded before it is stored)
+    f32 = np.dtype(np.float32)
+    a, b, s, t = (TensorIr(i, (4,), f32) for i in range(4))
+    loads_first = [OperationIr("add", "float_add", (a, b), s)]
+    assert elementwise_aliasable(BlockValues(loads_first), [0]) == {(0, 0), (1, 0)}
+    store_first = [OperationIr("exp", "float_exp", (a,), s), OperationIr("add", "float_add", (s, b), t)]
+    assert elementwise_aliasable(BlockValues(store_first), [0, 1]) == {(0, 0), (0, 1), (1, 1)}  # b after s
 
 
 def test_a_matmul_blocks_epilogue_may_write_over_the_weight_it_updates_never_the_product():

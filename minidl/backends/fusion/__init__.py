@@ -1,18 +1,25 @@
 """burn-fusion: ``Fusion[B]``, a lazy backend decorator that records ops as IR in a stream,
-searches it for fusable blocks and runs each block as one generated numba kernel.
+searches it for fusable blocks and runs each block as one generated kernel.
 
-``Device.fusion()`` routes to ``Fusion[Flex]`` (burn's ``Fusion<CubeBackend>`` on a CPU) and
-``Device.fusion().autodiff()`` to ``Autodiff[Fusion[Flex]]``. Importing this package
-registers :class:`FusionTensor` in ``minidl.backend.PRIMITIVE_TYPES`` so Dispatch wraps it.
+This package is the generic part and imports no backend: each inner backend supplies its
+code generator, registered beside it (:class:`~.kernel.FusionRuntime`,
+:func:`register_runtime`): numba source on Flex (``minidl.backends.flex.fusion``), WGSL on the
+GPU (``minidl.backends.wgpu.fusion``). ``Device.fusion()`` routes to ``Fusion[Flex]`` (burn's
+``Fusion<CubeBackend>`` on a CPU) and ``Device.fusion().autodiff()`` to
+``Autodiff[Fusion[Flex]]``. Importing this package registers :class:`FusionTensor` in
+``minidl.backend.PRIMITIVE_TYPES`` so Dispatch wraps it.
 """
 
 from __future__ import annotations
 
+import importlib
+
 from minidl.backend import PRIMITIVE_TYPES
-from minidl.backends.fusion.backend import Fusion, fusion_backend
+from minidl.backends.fusion.backend import Fusion, fusion_backend, register_runtime
 from minidl.backends.fusion.events import STREAM_LISTENERS
 from minidl.backends.fusion.fusers import ElementwiseFuser, MatmulFuser, OperationFuser, ReduceFuser
 from minidl.backends.fusion.ir import OperationIr, TensorIr
+from minidl.backends.fusion.kernel import FusionRuntime, Kernel, KernelGenerator
 from minidl.backends.fusion.stream import Stream
 from minidl.backends.fusion.tensor import FusionTensor
 
@@ -21,11 +28,9 @@ if FusionTensor not in PRIMITIVE_TYPES:
 
 
 def __getattr__(name: str):
-    # ``FusionFlex`` imports Flex (and numba) on first use only, like the dispatch routes do
+    # ``FusionFlex`` lives on Flex's side now; re-exported here, loaded (with numba) on first use
     if name == "FusionFlex":
-        from minidl.backends.flex import Flex
-
-        return fusion_backend(Flex)
+        return importlib.import_module("minidl.backends.flex.fusion").FusionFlex
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -34,7 +39,10 @@ __all__ = [
     "ElementwiseFuser",
     "Fusion",
     "FusionFlex",
+    "FusionRuntime",
     "FusionTensor",
+    "Kernel",
+    "KernelGenerator",
     "MatmulFuser",
     "OperationFuser",
     "OperationIr",
@@ -42,4 +50,5 @@ __all__ = [
     "Stream",
     "TensorIr",
     "fusion_backend",
+    "register_runtime",
 ]

@@ -18,6 +18,7 @@ from minidl.backend import Backend, ModuleOps, TensorData, is_required, op_names
 from minidl.backend.device import Device
 from minidl.backend.options import ConvOptions
 from minidl.backends.fusion.eager import eager_op, inner_device, run_on_inner, small_or_default
+from minidl.backends.fusion.kernel import FusionRuntime
 from minidl.backends.fusion.record import FusionRecordedOps
 from minidl.backends.fusion.stream import Stream
 from minidl.backends.fusion.tensor import FusionTensor
@@ -55,7 +56,7 @@ class Fusion(FusionRecordedOps, Backend):
 
     @classmethod
     def _check_device(cls, device, op: str) -> None:
-        if getattr(device, "kind", None) != "fusion":
+        if getattr(device, "kind", None) != cls.stream.runtime.device_kind:
             raise ValueError(f"{op}: {cls.__name__} cannot place a tensor on {device!r}")
 
     @classmethod
@@ -85,7 +86,7 @@ class Fusion(FusionRecordedOps, Backend):
 
     @classmethod
     def _device(cls) -> Device:
-        return Device("fusion")
+        return Device(cls.stream.runtime.device_kind)
 
     @classmethod
     def float_device(cls, tensor):
@@ -127,14 +128,29 @@ class Fusion(FusionRecordedOps, Backend):
 
 
 _CACHE: dict[type, type] = {}
+#: each inner backend's FusionRuntime, registered by its fusion module
+_RUNTIMES: dict[type, FusionRuntime] = {}
+
+
+def register_runtime(inner: type, runtime: FusionRuntime) -> None:
+    """Declare what ``inner`` supplies to ``Fusion[inner]`` (burn's ``impl FusionBackend for B``,
+    written on the backend's side): its kernel generator, its primitive type, its device kind
+    and its recording policy. Flex's is registered by ``minidl.backends.flex.fusion``, Wgpu's by
+    ``minidl.backends.wgpu.fusion``."""
+    _RUNTIMES[inner] = runtime
 
 
 def fusion_backend(inner: type) -> type:
-    """The ``Fusion[inner]`` class, made on first use and cached (one per inner backend)."""
+    """The ``Fusion[inner]`` class, made on first use and cached (one per inner backend), over
+    the :class:`~.kernel.FusionRuntime` registered for ``inner`` (:func:`register_runtime`)."""
     if getattr(inner, "ad_enabled", lambda: False)():
         raise TypeError("Fusion[B] decorates a plain backend: put Autodiff outside, Autodiff[Fusion[B]]")
     cls = _CACHE.get(inner)
     if cls is None:
+        runtime = _RUNTIMES.get(inner)
+        if runtime is None:
+            raise TypeError(f"Fusion[{inner.__name__}]: no fusion runtime (code generator) is registered for "
+                            f"{inner.__name__}; its fusion module registers one (register_runtime)")
         inner_name = getattr(inner, "name", inner.__name__.lower())
         body: dict[str, Any] = {
             "__module__": __name__,
@@ -153,7 +169,7 @@ def fusion_backend(inner: type) -> type:
                 body[op] = small_or_default(op)
         cls = type(f"Fusion[{inner.__name__}]", (Fusion,), body)
         cls.__qualname__ = cls.__name__
-        cls.stream = Stream(inner)
+        cls.stream = Stream(inner, runtime)
         _CACHE[inner] = cls
     return cls
 

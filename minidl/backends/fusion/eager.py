@@ -11,17 +11,18 @@ from __future__ import annotations
 
 import inspect
 
-import numpy as np
-
 from minidl.backend import protocol_of
 from minidl.backend.device import Device
 from minidl.backends.fusion.events import STREAM_LISTENERS, emit
 from minidl.backends.fusion.tensor import FusionTensor, small_value
 
+#: the device kinds of fusion backends (``Fusion[Flex]``, ``Fusion[Wgpu]``)
+FUSION_KINDS = ("fusion", "fusion_wgpu")
+
 
 def inner_device(backend: type, device):
     """The inner backend's device for a fusion device (``Device.fusion(i)`` -> ``Device("flex", i)``)."""
-    if isinstance(device, Device) and device.kind == "fusion":
+    if isinstance(device, Device) and device.kind in FUSION_KINDS:
         return Device(backend.name, device.index)
     return device
 
@@ -41,7 +42,7 @@ def unwrap(cls, value):
 
 def wrap(cls, value):
     """Ready handles for the inner primitives in a result, recursively."""
-    if isinstance(value, np.ndarray):
+    if isinstance(value, cls.stream.primitive):
         return cls.stream.ready(value)
     if isinstance(value, tuple):
         return tuple(wrap(cls, v) for v in value)

@@ -3,15 +3,15 @@
 ``ReduceFuser``/``ReduceBroadcastedFuser`` and ``MatmulFuser``).
 
 A fuser that refuses an op keeps its state, so the search can ask several fusers the same
-question and keep the one that took the most ops. ``finish`` turns the accepted ops into one
-generated kernel.
+question and keep the one that took the most ops. The rules are generic; ``finish`` hands the
+accepted ops to the inner backend's :class:`~.kernel.KernelGenerator` (numba source on Flex,
+WGSL on the GPU), which writes the one kernel.
 """
 
 from __future__ import annotations
 
-from minidl.backends.fusion.codegen import Kernel, loop_kernel
-from minidl.backends.fusion.codegen_matmul import matmul_kernel
 from minidl.backends.fusion.ir import ELEMENTWISE, FUSABLE_DTYPES, REDUCE, RESHAPE, OperationIr
+from minidl.backends.fusion.kernel import Kernel, KernelGenerator
 
 
 def _dtypes_ok(op: OperationIr) -> bool:
@@ -27,7 +27,8 @@ def _broadcasts_to(shape: tuple[int, ...], full: tuple[int, ...]) -> bool:
 
 class OperationFuser:
     """One kind of fused block. ``fuse(op)`` accepts (True) or refuses (False) the next op;
-    ``ready`` says whether what was accepted can become a kernel; ``finish`` builds it."""
+    ``ready`` says whether what was accepted can become a kernel; ``finish`` has ``generator``
+    build it."""
 
     name = "fuser"
 
@@ -44,7 +45,8 @@ class OperationFuser:
     def ready(self) -> bool:
         return len(self.ops) >= 2
 
-    def finish(self, ops: list[OperationIr], writes: list[int]) -> Kernel:  # pragma: no cover - abstract
+    def finish(self, ops: list[OperationIr], writes: list[int],
+               generator: KernelGenerator) -> Kernel:  # pragma: no cover - abstract
         raise NotImplementedError
 
 
@@ -91,13 +93,13 @@ class ElementwiseFuser(OperationFuser):
         self.ops.append(op)
         return True
 
-    def finish(self, ops, writes):
+    def finish(self, ops, writes, generator):
         if self.reshaped:  # every tensor the same size: walk them all as one flat dim
             flat = (_numel(self.shape),)
             ops = [OperationIr(op.kind, op.op, tuple(t._replace(shape=flat) for t in op.inputs),
                                op.out._replace(shape=flat), op.scalars, op.static) for op in ops]
-            return loop_kernel(ops, flat, (), writes, "elemwise")
-        return loop_kernel(ops, self.shape, (), writes, "elemwise")
+            return generator.elementwise(ops, flat, writes)
+        return generator.elementwise(ops, self.shape, writes)
 
 
 def _numel(shape: tuple[int, ...]) -> int:
@@ -114,6 +116,10 @@ class ReduceFuser(OperationFuser):
     becomes one kernel."""
 
     name = "reduce"
+    #: whether a reduction across rows (a bias gradient: a sum over the batch dim) may join a
+    #: block: on a CPU it would walk memory with a stride, so it is left to B; a GPU thread per
+    #: column reads it coalesced (the generator says: ``KernelGenerator.reduces_across_rows``)
+    across_rows = False
 
     def reset(self) -> None:
         super().reset()
@@ -140,7 +146,7 @@ class ReduceFuser(OperationFuser):
                 self.ops.append(op)  # checked when the first reduction fixes the shapes
                 return True
             full, dims = op.inputs[0].shape, self._dims(op)
-            if all(full[d] == 1 for d in dims) or any(s != 1 for s in full[max(dims) + 1:]):
+            if all(full[d] == 1 for d in dims) or (not self.across_rows and any(s != 1 for s in full[max(dims) + 1:])):
                 # a reduction across rows (bias gradients: sum over the batch dim) would walk
                 # memory with a stride; it is left to B, whose kernel reads rows in order
                 return False
@@ -158,8 +164,8 @@ class ReduceFuser(OperationFuser):
     def ready(self) -> bool:
         return self.full is not None and len(self.ops) >= 2
 
-    def finish(self, ops, writes):
-        return loop_kernel(ops, self.full, self.dims, writes, "reduce")
+    def finish(self, ops, writes, generator):
+        return generator.reduce(ops, self.full, self.dims, writes)
 
 
 class MatmulFuser(OperationFuser):
@@ -183,10 +189,16 @@ class MatmulFuser(OperationFuser):
         self.ops.append(op)
         return True
 
-    def finish(self, ops, writes):
-        return matmul_kernel(ops, writes)
+    def finish(self, ops, writes, generator):
+        return generator.matmul(ops, writes)
 
 
-def default_fusers() -> list[OperationFuser]:
-    """The fusers ``Fusion[B]`` searches with, in order of preference on a tie."""
-    return [ElementwiseFuser(), ReduceFuser(), MatmulFuser()]
+def default_fusers(names: tuple[str, ...] = ("elementwise", "reduce", "matmul"),
+                   across_rows: bool = False) -> list[OperationFuser]:
+    """The fusers ``Fusion[B]`` searches with, in order of preference on a tie (those of
+    ``names``: the blocks the inner backend's generator can write)."""
+    fusers = [fuser() for fuser in (ElementwiseFuser, ReduceFuser, MatmulFuser) if fuser.name in names]
+    for fuser in fusers:
+        if isinstance(fuser, ReduceFuser):
+            fuser.across_rows = across_rows
+    return fusers

@@ -55,9 +55,10 @@ class Block:
 class Launch:
     """A fused block ready to launch: which arrays it reads (relative ids), which it writes
     (id, shape, dtype), the slice of the segment's scalars it takes and the kernel's sizes and
-    strides, all fixed when the plan was made."""
+    strides, all fixed when the plan was made. How it runs is its kernel's (the backend's
+    generator): :meth:`Kernel.launch <minidl.backends.fusion.kernel.Kernel.launch>`."""
 
-    __slots__ = ("kernel", "function", "inputs", "outputs", "scalars", "sizes", "flat")
+    __slots__ = ("kernel", "function", "inputs", "outputs", "scalars", "sizes", "flat", "_launch")
 
     def __init__(self, kernel: Any, inputs: tuple[int, ...], outputs: tuple[tuple[int, tuple, np.dtype], ...],
                  scalars: slice):
@@ -66,16 +67,12 @@ class Launch:
         self.inputs, self.outputs, self.scalars = inputs, outputs, scalars
         self.sizes = tuple(kernel.meta)
         self.flat = kernel.flat_inputs
+        self._launch = kernel.launch  # bound once: this is every drain's path
 
     def run(self, values: list, scalars: list) -> None:
-        """Allocate the outputs, call the kernel (on flat views of its inputs, unless it takes
-        them as they are), store the outputs in ``values``."""
-        empty = np.empty
-        outs = [empty(shape, dtype) for _, shape, dtype in self.outputs]
-        inputs = [values[i].reshape(-1) for i in self.inputs] if self.flat else [values[i] for i in self.inputs]
-        self.function(*inputs, *[o.reshape(-1) for o in outs], *scalars[self.scalars], *self.sizes)
-        for (tid, _, _), out in zip(self.outputs, outs):
-            values[tid] = out
+        """Run the kernel on ``values`` (by relative id) and store its outputs there (a capture
+        replaces this method for the length of a recorded run: every launch goes through it)."""
+        self._launch(self, values, scalars)
 
 
 class InnerOp:

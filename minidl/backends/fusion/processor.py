@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from minidl.backends.fusion.events import STREAM_LISTENERS, emit
 from minidl.backends.fusion.ir import OperationIr, TensorIr
+from minidl.backends.fusion.kernel import FusionRuntime
 from minidl.backends.fusion.plan import ExecutionPlan, ExecutionPlanStore, InnerOp, Launch, PlanNode
 from minidl.backends.fusion.search import Explorer
 from minidl.backends.fusion.segment import Segment
@@ -34,12 +33,13 @@ class ExecutionRecord:
 
 
 class Processor:
-    """Searches, stores and runs plans for one inner backend ``B``."""
+    """Searches, stores and runs plans for one inner backend ``B`` (its ``runtime`` supplies the
+    kernel generator)."""
 
-    def __init__(self, backend: type):
-        self.backend = backend
+    def __init__(self, backend: type, runtime: FusionRuntime):
+        self.backend, self.runtime = backend, runtime
         self.store = ExecutionPlanStore()
-        self.explorer = Explorer()
+        self.explorer = Explorer(runtime.generator)
         self.searches = 0
         #: fused kernels launched and ops run on B inside plans, since the start
         self.launches = 0
@@ -95,7 +95,7 @@ class Processor:
         if STREAM_LISTENERS:
             emit("operation", operation=op, backend=self.backend.__name__)
         out: Any = getattr(self.backend, op.op)(**kwargs)
-        if isinstance(out, np.ndarray) and out.dtype != op.out.dtype:  # pragma: no cover - defensive
+        if isinstance(out, self.runtime.primitive) and out.dtype != op.out.dtype:  # pragma: no cover - defensive
             raise TypeError(f"fusion: {op.op} on {self.backend.__name__} returned {out.dtype}, recorded {op.out.dtype}")
         values[op.out.id] = out
         self.inner_ops += 1

@@ -14,14 +14,17 @@ from __future__ import annotations
 from minidl.backends.fusion.events import STREAM_LISTENERS, emit
 from minidl.backends.fusion.fusers import default_fusers
 from minidl.backends.fusion.ir import OperationIr
+from minidl.backends.fusion.kernel import BlockValues, KernelGenerator
 from minidl.backends.fusion.plan import Block
 
 
 class Explorer:
-    """Builds the blocks of a plan with a set of fusers (burn's ``Explorer`` + ``StreamOptimizer``)."""
+    """Builds the blocks of a plan with a set of fusers (burn's ``Explorer`` + ``StreamOptimizer``);
+    ``generator`` (the inner backend's) writes the kernel of each fused block."""
 
-    def __init__(self):
-        self.fusers = default_fusers()
+    def __init__(self, generator: KernelGenerator):
+        self.generator = generator
+        self.fusers = default_fusers(generator.fusers, generator.reduces_across_rows)
 
     def explore(self, ops: list[OperationIr], alive: set[int]) -> list[Block]:
         """The blocks of ``ops``; ``alive`` holds the ids of the results someone still holds."""
@@ -36,6 +39,9 @@ class Explorer:
                         break
                 if fuser.ready and len(fuser.ops) > best_len:
                     best, best_len = fuser, len(fuser.ops)
+            if best is not None and self.generator.max_operands is not None:
+                best_len = self._within_operands(best, ops, i, best_len, alive)
+                best = best if best_len >= 2 else None
             if best is None:
                 later = {t.id for op in ops[i + 1:] for t in op.inputs}
                 out = ops[i].out.id
@@ -45,9 +51,30 @@ class Explorer:
             end = i + best_len
             later = {t.id for op in ops[end:] for t in op.inputs}
             writes = [j for j, op in enumerate(ops[i:end]) if op.out.id in alive or op.out.id in later]
-            kernel = best.finish(ops[i:end], writes)
+            kernel = best.finish(ops[i:end], writes, self.generator)
             blocks.append(Block(i, end, best.name, kernel, tuple(ops[i + j].out.id for j in writes)))
             if STREAM_LISTENERS:
                 emit("fused", fuser=best.name, ops=best_len, kernel=kernel.name)
             i = end
         return blocks
+
+    def _operands(self, ops: list[OperationIr], start: int, end: int, alive: set[int]) -> int:
+        """The buffers the kernel of ``ops[start:end]`` binds: its inputs and the results it writes."""
+        later = {t.id for op in ops[end:] for t in op.inputs}
+        block = ops[start:end]
+        writes = sum(op.out.id in alive or op.out.id in later for op in block)
+        return len(BlockValues(block).ext) + writes
+
+    def _within_operands(self, fuser, ops: list[OperationIr], start: int, length: int, alive: set[int]) -> int:
+        """The longest block from ``start`` (at most ``length`` ops) that ``fuser`` takes and whose
+        kernel binds no more buffers than the generator's ``max_operands`` (a GPU shader stage
+        has a limit: 32 storage buffers on lavapipe); 1 when none does."""
+        limit = self.generator.max_operands
+        if self._operands(ops, start, start + length, alive) <= limit:
+            return length
+        for shorter in range(length - 1, 1, -1):
+            fuser.reset()
+            taken = all(fuser.fuse(op) for op in ops[start:start + shorter])
+            if taken and fuser.ready and self._operands(ops, start, start + shorter, alive) <= limit:
+                return shorter
+        return 1

@@ -26,6 +26,7 @@ import numpy as np
 
 from minidl.backends.fusion.events import STREAM_LISTENERS, emit
 from minidl.backends.fusion.ir import OperationIr, TensorIr
+from minidl.backends.fusion.kernel import FusionRuntime
 from minidl.backends.fusion.plan import PlanNode
 from minidl.backends.fusion.processor import Processor
 from minidl.backends.fusion.segment import Segment
@@ -55,10 +56,15 @@ class Stream:
     #: op, as burn does (set it on the class for every stream, on a stream for one)
     eager_below: int = EAGER_BELOW
 
-    def __init__(self, backend: type):
+    def __init__(self, backend: type, runtime: FusionRuntime):
         self.backend = backend  # the inner backend B
+        self.runtime = runtime  # what B supplies: its kernel generator, its primitive type, its policy
+        #: the type of B's primitives (a NumPy array on Flex)
+        self.primitive = runtime.primitive
+        if runtime.records_every_op:
+            self.eager_below = 0  # burn's policy on a GPU: every op is recorded
         self.lock = threading.Lock()  # recording and draining never re-enter each other
-        self.processor = Processor(backend)
+        self.processor = Processor(backend, runtime)
         self._ids = itertools.count()
         self.segment = Segment()
         #: where the current segment stands in the plan store (None: a path never seen)
@@ -109,7 +115,7 @@ class Stream:
         """``tensor`` as a handle of this stream: an inner primitive (a NumPy array) becomes a leaf."""
         if isinstance(tensor, FusionTensor):
             return tensor
-        if isinstance(tensor, np.ndarray):
+        if isinstance(tensor, self.primitive):
             return self.ready(tensor)
         raise TypeError(f"fusion: expected a FusionTensor or an inner primitive, found {type(tensor).__name__}")
 

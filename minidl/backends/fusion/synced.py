@@ -9,6 +9,7 @@ It is burn's ``ExecutionMode::Sync`` applied after every op, and it prints as ``
 
 from __future__ import annotations
 
+import importlib
 import inspect
 
 from minidl.backend import Backend, op_names, protocol_of
@@ -55,8 +56,6 @@ def synced_backend(inner: type) -> type:
 
 
 def __getattr__(name: str):
-    if name == "SyncedFusionFlex":
-        from minidl.backends.flex import Flex
-
-        return synced_backend(Flex)
+    if name == "SyncedFusionFlex":  # Flex (and numba) loaded on first use only
+        return synced_backend(importlib.import_module("minidl.backends.flex.fusion").FusionFlex.inner_backend())
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,266 @@
+"""The GPU's code generator for fused blocks: one WGSL compute kernel per element-wise block
+(burn-cubecl-fusion's ``ElemwiseOptimization``, whose ``FuseTrace`` becomes one CubeCL kernel;
+here the trace is the block's IR and the kernel is WGSL text).
+
+A thread computes one element of the block's shape: it loads each input at its element
+(strided and broadcast, or at ``offset + i`` when every input is contiguous and full-size),
+computes every op in registers, in op order, and stores the results someone still holds.
+Each op's expression is the one eager ``Wgpu`` dispatches for it (the tables of
+:mod:`minidl.backends.wgpu.backend`), so fused == eager to the bit on the same adapter.
+
+Bindings: 0 is ``p`` (``n``, the scalars as bits, then sizes and operand blocks), then the
+inputs (read-only), then the outputs (read-write); a kernel with several outputs needs its
+own bind group layout, made here and put in the runtime's pipeline cache under its source.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+import numpy as np
+
+from minidl.backends.fusion.ir import OperationIr
+from minidl.backends.fusion.kernel import (
+    BlockValues,
+    Kernel,
+    Value,
+    elementwise_aliasable,
+)
+from minidl.backends.wgpu import backend as eager
+from minidl.backends.wgpu import ops, shaders
+from minidl.backends.wgpu.runtime import groups_1d, runtime
+from minidl.backends.wgpu.tensor import WgpuTensor, c_strides
+
+MAXD = shaders.MAXD
+
+#: The WGSL expression of each protocol op a fuser may take, in ``x0, x1, x2`` (its inputs)
+#: and ``s0`` (its scalar): eager Wgpu's own, so a fused block computes what eager does.
+EXPRESSIONS: dict[str, str] = {
+    **{op: e for op, e in eager.FLOAT_UNARY.items() if op.startswith("float_")},
+    **eager.FLOAT_BINARY,
+    **eager.FLOAT_SCALAR,
+    **eager.FLOAT_COMPARE,
+    **eager.FLOAT_COMPARE_ELEM,
+    "bool_and": eager.BOOL_BINARY["bool_and"],
+    "bool_or": eager.BOOL_BINARY["bool_or"],
+    "bool_not": "!x0",
+    "float_mask_where": "select(x0, x2, x1)",
+    "float_mask_fill": "select(x0, s0, x1)",
+    "bool_into_float": "select(0.0, 1.0, x0)",
+    "float_cast": "x0",  # float32 is the device's one float dtype
+    "float_expand": "x0",  # its input is read broadcast, as every input is
+    "float_reshape": "x0",  # a block that reads through a reshape walks every tensor flat
+    # Wgpu.float_powf_scalar picks sqrt and 1/sqrt for 0.5 and -0.5 (torch's paths): the same
+    # choice, made per thread on the scalar, so a new exponent needs no new kernel
+    "float_powf_scalar": (
+        "select(select(powf_(x0, s0), select(sqrt(x0), nan(), lt(x0, 0.0)), s0 == 0.5), "
+        "select(1.0 / sqrt(x0), nan(), lt(x0, 0.0)), s0 == -0.5)"
+    ),
+}
+
+_TOKEN = re.compile(r"\b([xs])(\d+)\b")
+
+
+def _wtype(dtype: np.dtype) -> str:
+    return shaders.WGSL_TYPE[np.dtype(dtype).kind]
+
+
+def _name(v: Value) -> str:
+    """``x<p>``: input ``p``'s element; ``v<j>``: op ``j``'s result."""
+    return f"x{v.index}" if v.external else f"v{v.index}"
+
+
+def _expr(op: OperationIr, args: list[str], scalars: list[str]) -> str:
+    template = EXPRESSIONS.get(op.op)
+    if template is None:  # a fuser's rule took an op this generator cannot write
+        raise ValueError(
+            f"fusion: {op.op!r} has no WGSL expression; a fuser took an op its kernel cannot compute"
+        )
+    return _TOKEN.sub(lambda m: (args if m.group(1) == "x" else scalars)[int(m.group(2))], template)
+
+
+def _scalar_load(k: int, dtype: np.dtype) -> str:
+    return f"bitcast<f32>(p[{1 + k}])" if dtype.kind == "f" else f"(p[{1 + k}] != 0)"
+
+
+@functools.cache
+def _source(
+    in_types: tuple[str, ...],
+    out_types: tuple[str, ...],
+    n_scalars: int,
+    body: tuple[str, ...],
+    flat: bool,
+) -> str:
+    """The WGSL text of an element-wise block: ``body`` holds its lines from the loads on
+    (written from the IR by :func:`_body`), the operand offsets ``o<p>`` come first."""
+    n_in = len(in_types)
+    lines = ["@group(0) @binding(0) var<storage, read> p: array<i32>;"]
+    for k, t in enumerate(in_types):
+        lines.append(f"@group(0) @binding({k + 1}) var<storage, read> a{k}: array<{t}>;")
+    for q, t in enumerate(out_types):
+        lines.append(
+            f"@group(0) @binding({n_in + 1 + q}) var<storage, read_write> out{q}: array<{t}>;"
+        )
+    src = [
+        "\n".join(lines),
+        shaders.HELPERS,
+        shaders.entry(),
+        shaders.THREAD,
+        "  if (i >= p[0]) { return; }\n",
+    ]
+    base = 1 + n_scalars  # p: n, scalars, then the layout
+    if flat:
+        # every input contiguous and full-size: element i sits at offset + i
+        for k in range(n_in):
+            src.append(f"  let o{k} = p[{base + k}] + i;\n")
+    else:
+        # p: ndim, shape[MAXD], then offset, strides[MAXD] per input (stride 0 where it broadcasts)
+        blocks = [base + 1 + MAXD + k * (1 + MAXD) for k in range(n_in)]
+        src.append("  var rem = i;\n")
+        for k, b in enumerate(blocks):
+            src.append(f"  var o{k} = p[{b}];\n")
+        src.append(
+            f"  for (var d = p[{base}] - 1; d >= 0; d = d - 1) {{\n    let n = p[{base + 1} + d];\n"
+            "    let c = rem % n;\n    rem = rem / n;\n"
+        )
+        for k, b in enumerate(blocks):
+            src.append(f"    o{k} = o{k} + c * p[{b + 1} + d];\n")
+        src.append("  }\n")
+    src.extend(body)
+    src.append("}\n")
+    return "".join(src)
+
+
+def _body(ops: list[OperationIr], vals: BlockValues, writes: list[int]) -> tuple[str, ...]:
+    """The lines of a thread: each input loaded where an op first reads it, each op's ``let``,
+    each written result stored right after it is computed (op order, as
+    :func:`~minidl.backends.fusion.kernel.elementwise_aliasable` assumes)."""
+    scalar_names = [_scalar_load(k, dtype) for k, (_, _, dtype) in enumerate(vals.scalars)]
+    loaded: set[Value] = set()
+    out_of = {j: q for q, j in enumerate(writes)}
+    lines: list[str] = []
+    for j, op in enumerate(ops):
+        ins = vals.inputs_of(j)
+        for v in ins:
+            if v.external and v not in loaded:
+                loaded.add(v)
+                t = _wtype(vals.ext[v.index].dtype)
+                lines.append(
+                    f"  let {_name(v)} = {shaders.load(t, f'a{v.index}', f'o{v.index}')};\n"
+                )
+        scalars = [scalar_names[k] for k in vals.scalar_indices(j)]
+        lines.append(f"  let v{j} = {_expr(op, [_name(v) for v in ins], scalars)};\n")
+        if j in out_of:
+            lines.append(f"  out{out_of[j]}[i] = {shaders.store(_wtype(op.out.dtype), f'v{j}')};\n")
+    return tuple(lines)
+
+
+def _pipeline(rt, source: str, n_in: int, n_out: int) -> None:
+    """Put the pipeline of ``source`` in the runtime's cache (keyed by its text) with ``n_out``
+    read-write bindings after ``n_in`` read-only ones: the runtime's own layout has one output."""
+    if source in rt._pipelines:
+        return
+    wgpu = rt.wgpu
+    entries = []
+    for k in range(1 + n_in + n_out):
+        kind = (
+            wgpu.BufferBindingType.read_only_storage
+            if k <= n_in
+            else wgpu.BufferBindingType.storage
+        )
+        entries.append(
+            {"binding": k, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": kind}}
+        )
+    layout = rt.device.create_bind_group_layout(entries=entries)
+    module = rt.device.create_shader_module(code=source)
+    pipeline = rt.device.create_compute_pipeline(
+        layout=rt.device.create_pipeline_layout(bind_group_layouts=[layout]),
+        compute={"module": module, "entry_point": "main"},
+    )
+    rt._pipelines[source] = (pipeline, layout)
+
+
+def _broadcasts(shape: tuple[int, ...], full: tuple[int, ...]) -> bool:
+    if len(shape) > len(full):
+        return False
+    padded = (1,) * (len(full) - len(shape)) + tuple(shape)
+    return all(a == b or a == 1 for a, b in zip(padded, full, strict=True))
+
+
+class WgslKernel(Kernel):
+    """An element-wise block as one WGSL dispatch (burn-cubecl-fusion's ``ElemwiseOptimization``).
+
+    The source comes in two forms, picked at launch from the inputs' layouts: *flat* (every
+    input contiguous and of the block's size) and *strided* (a division per dim, broadcasts by
+    stride 0); each is compiled once, on its first launch."""
+
+    language = "wgsl"
+
+    def __init__(self, ops: list[OperationIr], shape: tuple[int, ...], writes: list[int]):
+        vals = BlockValues(ops)
+        self.shape = tuple(shape)
+        self.numel = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
+        self.in_types = tuple(_wtype(t.dtype) for t in vals.ext)
+        self.out_types = tuple(_wtype(ops[j].out.dtype) for j in writes)
+        self.body = _body(ops, vals, writes)
+        self.scalar_kinds = tuple(dtype.kind for _, _, dtype in vals.scalars)
+        kinds = [op.kind for op in ops]
+        source = _source(self.in_types, self.out_types, len(vals.scalars), self.body, True)
+        name = "wgsl_elemwise_" + "_".join(kinds[:6] + (["etc"] if len(kinds) > 6 else []))
+        read = sum(t.nbytes for t in vals.ext)
+        written = sum(ops[j].out.nbytes for j in writes)
+        super().__init__(
+            name,
+            source,
+            vals.slots,
+            list(writes),
+            vals.scalars,
+            [],
+            self.numel,
+            kinds,
+            read,
+            written,
+        )
+        self.aliasable = elementwise_aliasable(vals, list(writes))
+
+    def function(self) -> str:
+        """The flat form's source (what a launch dispatches when the inputs allow it)."""
+        return self.source
+
+    def strided_source(self) -> str:
+        """The strided form's source."""
+        return _source(self.in_types, self.out_types, len(self.scalar_kinds), self.body, False)
+
+    def launch(self, launch, values: list, scalars: list) -> None:
+        """One dispatch: the outputs are new contiguous tensors of their recorded shapes."""
+        inputs: list[WgpuTensor] = [values[i] for i in launch.inputs]
+        full, n = self.shape, self.numel
+        index = inputs[0].index if inputs else 0
+        outs = [ops.new(shape, dtype, index, self.name) for _, shape, dtype in launch.outputs]
+        params = [n]
+        for value, kind in zip(scalars[launch.scalars], self.scalar_kinds, strict=True):
+            params.append(ops.float_bits(value) if kind == "f" else int(value))
+        if all(t.size == n and t.is_contiguous() for t in inputs):
+            source = self.source
+            params += [t.offset for t in inputs]
+        else:
+            source = self.strided_source()
+            params += [len(full)] + list(full) + [1] * (MAXD - len(full))
+            for k, t in enumerate(inputs):
+                if not _broadcasts(t.shape, full):  # read through a reshape: walk it flat
+                    t = inputs[k] = ops.contiguous(t)
+                    params += [t.offset, *c_strides(full), *[0] * (MAXD - len(full))]
+                else:
+                    params += ops._block(t.shape, t.strides, t.offset, full)
+        rt = runtime(index)
+        if n:
+            _pipeline(rt, source, len(inputs), len(outs))
+            rt.dispatch(
+                source,
+                np.array(params, dtype=np.int64).astype(np.int32),
+                [t.buffer for t in inputs] + [o.buffer for o in outs],
+                groups_1d(n),
+            )
+        for (tid, _, _), out in zip(launch.outputs, outs, strict=True):
+            values[tid] = out

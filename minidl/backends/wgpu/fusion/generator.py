@@ -1,0 +1,42 @@
+"""The GPU's :class:`~minidl.backends.fusion.kernel.KernelGenerator` (burn-cubecl-fusion's
+optimizations): which WGSL kernel each fuser's block becomes."""
+
+from __future__ import annotations
+
+from minidl.backends.fusion.ir import OperationIr
+from minidl.backends.fusion.kernel import KernelGenerator
+from minidl.backends.wgpu.fusion.codegen import WgslKernel
+from minidl.backends.wgpu.fusion.matmul import WgslMatmulKernel
+from minidl.backends.wgpu.fusion.reduce import WgslReduceKernel
+from minidl.backends.wgpu.runtime import runtime
+
+
+class WgslGenerator(KernelGenerator):
+    """Element-wise blocks (``ElemwiseOptimization``), reduce blocks with their prologue and
+    epilogue (``ReduceOptimization``) and 2-D matmuls with their epilogue (``MatmulOptimization``)
+    as one WGSL kernel each."""
+
+    fusers = ("elementwise", "reduce", "matmul")
+    reduces_across_rows = True  # one thread per column reads across rows coalesced
+
+    @property
+    def max_operands(self) -> int:
+        """The adapter's storage buffers per shader stage, less the parameters' binding."""
+        return int(runtime(0).device.limits["max-storage-buffers-per-shader-stage"]) - 1
+
+    def elementwise(
+        self, ops: list[OperationIr], shape: tuple[int, ...], writes: list[int]
+    ) -> WgslKernel:
+        return WgslKernel(ops, shape, writes)
+
+    def reduce(
+        self,
+        ops: list[OperationIr],
+        full: tuple[int, ...],
+        dims: tuple[int, ...],
+        writes: list[int],
+    ) -> WgslReduceKernel:
+        return WgslReduceKernel(ops, full, dims, writes)
+
+    def matmul(self, ops: list[OperationIr], writes: list[int]) -> WgslMatmulKernel:
+        return WgslMatmulKernel(ops, writes)

@@ -31,12 +31,13 @@ from minidl.backend import FloatTensorOps, ModuleOps
 from minidl.dispatch import route as route_module
 from minidl.dispatch.route import backend_for, route
 from minidl.dispatch.tensor import DispatchTensor
-from minidl_book.build_check import BuildExercise, Reference
+from minidl_book.build_check import BuildExercise, Reference, Rules
 from minidl_book.strategies import float32_arrays
 
 __trace_hide__ = True
 
-__all__ = ["OPS", "PLANTED", "SCENARIOS", "exercise", "signature_of", "write_forwarder"]
+__all__ = ["OPS", "PLANTED", "SCENARIOS", "args_text", "exercise", "signature_of",
+           "write_forwarder"]
 
 #: The ops the checker asks the reader's generator for, with the protocol that declares each.
 OPS = {"linear": ModuleOps, "float_matmul": FloatTensorOps, "float_add_scalar": FloatTensorOps,
@@ -52,11 +53,18 @@ def signature_of(op: str) -> inspect.Signature:
                        return_annotation=empty)
 
 
+def args_text(names) -> str:
+    """The text of a dict literal that maps each name, quoted, to the variable of that name:
+    ``args_text(["x", "bias"])`` is ``"{'x': x, 'bias': bias}"`` (the quoting, handed to the
+    reader, so the exercise is about what to forward)."""
+    return "{" + ", ".join(f"{name!r}: {name}" for name in names) + "}"
+
+
 def write_forwarder(op, signature):
     """The source of the forwarder of ``op``: every argument, by name, to ``route``."""
     params = ", ".join(str(p) for p in signature.parameters.values())
-    args = ", ".join(f"{name!r}: {name}" for name in signature.parameters)
-    return f"def {op}(cls, {params}):\n    return route({op!r}, {{{args}}})\n"
+    args = args_text(signature.parameters)
+    return f"def {op}(cls, {params}):\n    return route({op!r}, {args})\n"
 
 
 # ----- planted wrong solutions ---------------------------------------------------------------
@@ -155,6 +163,8 @@ def _compile(solution: Any, op: str) -> tuple[Any, str, str]:
     except Exception as err:  # noqa: BLE001
         return None, source, f"Defining it raised {type(err).__name__}: {err}"
     fn = namespace.get(op)
+    if isinstance(fn, classmethod):  # `@classmethod` above the def, as a generated file has it
+        fn = fn.__func__
     if not inspect.isfunction(fn):
         return None, source, f"Its source defines no function named {op!r}"
     want = ["cls", *(str(p) for p in signature_of(op).parameters.values())]
@@ -330,6 +340,7 @@ def exercise(max_examples: int = 6) -> BuildExercise:
         run=forwarder_run,
         references=[Reference("PyTorch", _torch, rtol=1e-5, atol=1e-5)],
         checks=[_forwarder_checks],
+        rules=Rules(helpers=(args_text,)),  # the quoting, handed to the reader
         examples=[_example(s) for s in SCENARIOS],
         hints=[
             ("check", "Print write_forwarder('linear', signature_of('linear')) and read it "

@@ -14,6 +14,7 @@ autodiff tensor. Rule 4 (wrap the result with the device) stays in ``route``.
 
 from __future__ import annotations
 
+import traceback
 from typing import Any
 
 import numpy as np
@@ -129,7 +130,7 @@ PLANTED = {
     "first device only": (first_device_only, "check"),
     "devices compared by identity": (by_identity, "check"),
     "no checkpointing check": (no_checkpointing_check, "check"),
-    "lists not walked": (lists_not_walked, "error"),
+    "lists not walked": (lists_not_walked, "check"),
     "strategy checked against a plain input": (strategy_against_first, "check"),
     "devices compared by kind": (kinds_compared, "check"),
 }
@@ -169,6 +170,17 @@ def _listener(op, backend, args) -> None:
     """A route listener: while one is on, every generated forwarder goes through route."""
 
 
+def _in_solution(err: BaseException, solution: Any) -> str:
+    """Where in the reader's ``solution`` ``err`` was raised (its innermost line there), or
+    "" when the reader's code is not on the traceback (a backend raised it)."""
+    code = getattr(getattr(solution, "__func__", solution), "__code__", None)
+    mine = [f for f in traceback.extract_tb(err.__traceback__)
+            if code is not None and f.filename == code.co_filename and f.name == code.co_name]
+    if not mine:
+        return ""
+    return f"line {mine[-1].lineno} of {code.co_name}: `{(mine[-1].line or '').strip()}`"
+
+
 def route_run(solution: Any, case: dict) -> dict:
     """Install ``solution`` as route's device choice for one run and drive the scenario."""
     from minidl import functional
@@ -198,6 +210,11 @@ def route_run(solution: Any, case: dict) -> dict:
                 Tensor.cat([x, Tensor.from_numpy(case["_x"], w_dev)], 0)
             except ValueError as err:
                 out["_error"] = str(err)
+            except Exception as err:  # noqa: BLE001 - the reader's own line: the list missed?
+                where = _in_solution(err, solution)
+                if not where:
+                    raise
+                out["_list_raise"] = f"{type(err).__name__}: {err}, at {where}"
             return out
         if case["scenario"].startswith("bool"):
             mask = (x > 0).bool_not()  # Bool ops on an autodiff device
@@ -210,6 +227,8 @@ def route_run(solution: Any, case: dict) -> dict:
                 out["_error"] = str(err)
                 return out
             except (AttributeError, TypeError) as err:  # a backend got another's primitive
+                if _in_solution(err, solution):
+                    raise  # the reader's own line raised it: the harness says which
                 out["_crash"] = f"{type(err).__name__}: {err}"
                 return out
         out["_out on"] = y.device
@@ -249,6 +268,9 @@ def _devices(solution, case, outputs, trace) -> str | None:
     if outputs.get("_zeros on") != Device.ndarray():
         return (f"Tensor.zeros(..., device=Device.ndarray()) landed on {outputs.get('_zeros on')!r}"
                 " (it tests rule 1, for an op with no tensor input)")
+    if "_list_raise" in outputs:
+        return (f"{where}, your routing_device raised {outputs['_list_raise']}. Tensor.cat "
+                "hands its tensors as one argument, a list: does your walk look inside it?")
     if error:
         raised = outputs.get("_error")
         if raised is None:
@@ -307,8 +329,9 @@ def exercise(max_examples: int = 6) -> BuildExercise:
             ("check", "The verdict names the rule its scenario tests. Run that scenario's "
                       "devices through your function by hand: which device does each line "
                       "see, and what does it return or raise?"),
-            ("error", "An argument can be a list of tensors (Tensor.cat's): does your walk "
-                      "look inside it?"),
+            ("error", "The verdict quotes the line of yours that raised: run it by hand on "
+                      "that scenario's args (name → DispatchTensor, a list of them, or a "
+                      "device for a creation op)."),
             ("check", "Device == ignores the autodiff flag; `is` and the kind alone do not "
                       "say the same thing as ==."),
         ],

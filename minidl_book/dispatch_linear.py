@@ -14,7 +14,8 @@ import importlib
 from minidl.backend import ModuleOps
 from minidl.dispatch import Dispatch, write_forwarders
 
-__all__ = ["forwarding_linear", "generated_linear", "shipped_and_forwarded"]
+__all__ = ["forwarding_linear", "generated_linear", "plain_linear_routes",
+           "shipped_and_forwarded", "torch_nodes"]
 
 
 def generated_linear():
@@ -54,3 +55,30 @@ def shipped_and_forwarded(layer, x) -> str:
         lines += [f"{name + ':':11} routed {', '.join(ops)} → {', '.join(backends)}",
                   f"{'':11} steps {graph.ops}, {graph.memory} bytes kept"]
     return "\n".join(lines)
+
+
+def plain_linear_routes(forwarded: bool = True) -> list[str]:
+    """The ops ``Dispatch`` routes (debug level 1) for one forward of a ``Linear(4, 2)`` on the
+    plain ``Device.flex()``, with ``linear`` forwarded or as shipped (params drawn before)."""
+    from minidl import Device, Tensor, debug
+    from minidl.nn import LinearConfig
+
+    layer = LinearConfig(4, 2).init(Device.flex())
+    x = Tensor.ones((3, 4), device=Device.flex())
+    layer(x)  # draws the params
+    block = forwarding_linear if forwarded else contextlib.nullcontext
+    with block(), debug.debug_level(1, capture=True) as log:
+        layer(x)
+    return log.lines
+
+
+def torch_nodes(out) -> list[str]:
+    """The names of the autograd nodes behind a PyTorch result, output first (breadth
+    first, ``AccumulateGrad`` left out)."""
+    names, todo = [], [out.grad_fn]
+    while todo:
+        fn = todo.pop(0)
+        names.append(type(fn).__name__)
+        todo += [n for n, _ in fn.next_functions
+                 if n is not None and type(n).__name__ != "AccumulateGrad"]
+    return names

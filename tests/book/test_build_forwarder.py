@@ -10,6 +10,7 @@ import pytest
 from minidl.dispatch import Dispatch
 from minidl.dispatch import route as route_module
 from minidl_book import build_forwarder
+from minidl_book.build_forwarder import args_text
 
 
 def test_reference_generator_passes():
@@ -45,3 +46,18 @@ def test_dispatch_and_listeners_are_restored():
     before = dict(vars(Dispatch))
     build_forwarder.exercise().find_failure(build_forwarder.op_name_unquoted)
     assert dict(vars(Dispatch)) == before and not route_module.ROUTE_LISTENERS
+
+
+def decorated(op, signature):
+    """The shape of the page's own forwarder: `@classmethod` above the def."""
+    params = ", ".join(str(p) for p in signature.parameters.values())
+    return (f"@classmethod\ndef {op}(cls, {params}):\n"
+            f"    return route({op!r}, {args_text(signature.parameters)})\n")
+
+
+def test_a_decorated_def_passes():
+    assert build_forwarder.exercise().find_failure(decorated) is None
+
+
+def test_args_text_quotes_each_name():
+    assert args_text(["x", "bias"]) == "{'x': x, 'bias': bias}"

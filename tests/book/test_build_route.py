@@ -25,3 +25,47 @@ def test_routing_and_listeners_are_restored():
     original = route_module._routing_device
     build_route.exercise().find_failure(build_route.first_device_only)
     assert route_module._routing_device is original and not route_module.ROUTE_LISTENERS
+
+
+def _typed(source: str, name: str):
+    """A reader's function, compiled from its text as a notebook cell would."""
+    namespace = {"tensor_inputs": build_route.tensor_inputs,
+                 "validate_checkpointing": build_route.validate_checkpointing}
+    exec(compile(source, "<reader cell>", "exec"), namespace)  # noqa: S102
+    return namespace[name]
+
+
+def test_a_typo_in_the_readers_code_is_blamed_on_their_line():
+    source = (
+        "def routing_device(op, args):\n"
+        "    devices = [t.devce for _n, t in tensor_inputs(args)]\n"
+        "    return devices[0] if devices else args['device']\n")
+    verdict = build_route.exercise().find_failure(_typed(source, "routing_device"))
+    assert verdict is not None and verdict.kind == "error", verdict
+    text = verdict.render()
+    assert "devce" in text and "line 2" in text, text
+    assert "crashed inside a backend" not in text and "list of tensors" not in text, text
+
+
+def test_an_error_in_the_readers_code_gets_no_list_hint():
+    source = ("def routing_device(op, args):\n"
+              "    raise RuntimeError('not yet')\n")
+    ex = build_route.exercise()
+    verdict = ex.find_failure(_typed(source, "routing_device"))
+    assert verdict is not None and verdict.kind == "error", verdict
+    assert "look inside it" not in verdict.render()
+
+
+def test_the_last_input_deciding_passes():
+    source = ("def routing_device(op, args):\n"
+              "    devices = [t.device for _n, t in tensor_inputs(args)]\n"
+              "    if not devices:\n"
+              "        return args['device']\n"
+              "    for d in devices:\n"
+              "        if d != devices[-1]:\n"
+              "            raise ValueError(f'{op}: Input tensor is on the wrong device')\n"
+              "    ads = [d for d in devices if d.is_autodiff()]\n"
+              "    for d in ads[1:]:\n"
+              "        validate_checkpointing(op, ads[0], d)\n"
+              "    return ads[-1] if ads else devices[-1]\n")
+    assert build_route.exercise().find_failure(_typed(source, "routing_device")) is None

@@ -47,6 +47,7 @@ _SETTINGS = {
     "fusion": DeviceSettings(DType.F32, DType.I64, _ALL),
     "wgpu": DeviceSettings(DType.F32, DType.I32, frozenset({DType.F32, DType.I32, DType.BOOL})),
 }
+_SETTINGS["fusion_wgpu"] = _SETTINGS["wgpu"]  # Fusion[Wgpu] holds what its inner device holds
 
 
 class Device:

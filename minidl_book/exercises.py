@@ -164,6 +164,18 @@ def _parts_of(text: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in parts if part.strip())
 
 
+#: Words that turn an answer around: "not memory" names memory and means the other.
+_NEGATIONS = ("not", "no", "never", "neither", "nor", "without", "instead of", "rather than")
+
+
+def _options_in(question: str) -> tuple[str, ...]:
+    """The answers a question offers in quotes (``is it `"slower"`, `"level"` or
+    `"faster"`?`` → ``("slower", "level", "faster")``), as words; two or more, else none."""
+    found = re.findall(r'[`"\u201c]+([^`"\u201d\n]{1,40}?)[`"\u201d]+', question)
+    words = tuple(dict.fromkeys(word(f) for f in found if re.search(r"[a-zA-Z]", f)))
+    return words if len(words) >= 2 else ()
+
+
 #: Words that answer "how many?" with zero.
 _NONE_WORDS = frozenset(("never", "none", "no", "nothing", "not once", "no times"))
 
@@ -215,8 +227,10 @@ def _words_of(text: str) -> tuple[str, ...]:
 class _Compare:
     """The comparison ``check`` runs: the truth's type decides, the prediction is plain."""
 
-    def __init__(self, mode: str, rtol: float, atol: float, synonyms: Mapping[str, Any]):
+    def __init__(self, mode: str, rtol: float, atol: float, synonyms: Mapping[str, Any],
+                 options: tuple[str, ...] = ()):
         self.mode, self.rtol, self.atol = mode, rtol, atol
+        self.options = options
         self.synonyms = {word(k): {word(v) for v in vs} | {word(k)} for k, vs in synonyms.items()}
 
     @property
@@ -225,7 +239,19 @@ class _Compare:
 
     def words_equal(self, p: str, t: str) -> bool:
         alts = self.synonyms.get(word(t), {word(t)})
-        return word(p) in alts or _gist(p) in {_gist(a) for a in alts}
+        return word(p) in alts or _gist(p) in {_gist(a) for a in alts} or self.names_one(p, t)
+
+    def names_one(self, p: str, t: str) -> bool:
+        """The question offered its answers as quoted words and the prediction names the
+        truth's and no other (``"bound by memory"`` for ``"memory"`` of ``"memory"`` or
+        ``"compute"``), without a negation."""
+        if word(t) not in self.options:
+            return False
+        said = f" {word(p)} "
+        if any(f" {n} " in said for n in _NEGATIONS) or "n't" in said:
+            return False
+        named = {o for o in self.options if f" {o} " in said}
+        return named == {word(t)}
 
     def numbers_equal(self, p: Any, t: Any) -> bool:
         if self.mode == "close":
@@ -359,7 +385,7 @@ class Exercise:
             raise ValueError(f"compare must be 'exact', 'close', 'set' or a callable, got {compare!r}")
         # "Which of ...?" with a collection for an answer: order does not matter
         self._which = compare == "exact" and "which of" in question.casefold()
-        self._cmp = _Compare(mode, rtol, atol, synonyms)
+        self._cmp = _Compare(mode, rtol, atol, synonyms, options=_options_in(question))
         self.compare = compare
         self.question = question
         self.truth = truth

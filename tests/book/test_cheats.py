@@ -99,6 +99,15 @@ def test_which_of_compares_as_a_set():
     assert ex.check("bc") and ex.check("cb") and not ex.check("abc") and not ex.check("b")
 
 
+def test_an_answer_that_names_one_offered_word_is_that_word():
+    ex = Exercise('Is it `"memory"`-bound or `"compute"`-bound?', truth=lambda: "memory")
+    assert ex.check("bound by memory") and ex.check("memory bound on DRAM")
+    assert not ex.check("not memory") and not ex.check("memory or compute")
+    assert not ex.check("compute") and not ex.check("neither memory")
+    plain = Exercise("Is it memory-bound or compute-bound?", truth=lambda: "memory")
+    assert not plain.check("bound by memory")  # no offered words: only the gist compares
+
+
 def test_one_and_zero_are_true_and_false():
     ex = Exercise("does it resolve, and how many?", truth=lambda: (True, 0))
     assert ex.check((1, 0)) and ex.check(("yes", 0)) and ex.check((True, "0"))
@@ -430,7 +439,7 @@ LOOPS = {
 @pytest.mark.parametrize("name", sorted(LOOPS))
 def test_a_python_loop_over_elements_is_refused(name):
     verdict = _verdict(name, _cell(LOOPS[name], name))
-    _refused(verdict, "no loops", "the count grows with the input")
+    _refused(verdict, "no loops", "the number of ops grows with the input")
     assert "for k in range" not in verdict.call and "k" in verdict.call  # the loop's body line
 
 
@@ -476,3 +485,36 @@ def test_a_solved_puzzle_that_does_other_work_on_other_inputs_is_refused():
         assert _verdict("compress", compress) is None
     finally:
         puzzles.SOLVED.clear()
+
+
+# ----- the values printed, and a forbidden op run inside an allowed one -----------------------
+@pytest.mark.parametrize("how", ["repr(a)", "str(a)", "f'{a}'", "format(a, '')"])
+def test_printing_a_tensor_is_reading_its_values(how):
+    # repr writes the data out: a sum could parse it back and build its answer from the text
+    source = ("def ones(a):\n"
+              f"    text = {how}\n"
+              "    return (a * 0 + 1).float()\n")
+    _refused(_verdict("ones", _cell(source, "ones")), "no data out", "Tensor.__repr__")
+
+
+def test_a_negative_step_is_a_flip_and_flip_is_no_puzzle_op():
+    # minidl runs a[::-1] as a positive-step slice then Tensor.flip (indexing.py)
+    flip = _cell("def flip(a):\n    return a[::-1]\n", "flip")
+    _refused(_verdict("flip", flip, 8), "use flip", "a[::-1]")
+    roll = _cell("def roll(a):\n    return a[::-1][::-1][1:] * 0 + a[1:]\n", "roll")
+    _refused(_verdict("roll", roll, 8), "use flip", "[::-1]")
+
+
+def test_a_log_step_loop_is_named_a_loop_of_steps():
+    # Hillis-Steele: log2(n) whole-tensor steps, so the count grows, but not once per element
+    cumsum = _cell("def cumsum(a):\n"
+                   "    n, d = a.shape[0], 1\n"
+                   "    i = Tensor.arange(0, n, device=a.device)\n"
+                   "    while d < n:\n"
+                   "        shift = (i.unsqueeze_dim(1) + d == i.unsqueeze_dim(0)).float()\n"
+                   "        a = a + (a.unsqueeze_dim(0) @ shift).reshape([n])\n"
+                   "        d = d * 2\n"
+                   "    return a\n", "cumsum")
+    verdict = _verdict("cumsum", cumsum, 8)
+    _refused(verdict, "no loops", "grows with the input's size (a loop over elements or steps)")
+    assert "once per element" not in verdict.text

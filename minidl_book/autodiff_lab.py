@@ -27,6 +27,7 @@ from minidl.autodiff import graph_memory
 __all__ = [
     "FORWARD_OPS",
     "apply_step",
+    "memory_chart",
     "chain",
     "chain_loss",
     "costs",
@@ -209,3 +210,61 @@ def gradient_chart(loss: Tensor, names: dict[int, str] | None = None, digits: in
         for to, parts in sent.items():
             fc.edge(str(row["id"]), str(to), " + ".join(parts))
     return fc, rows
+
+
+def memory_chart(*ys: Tensor, names: dict[int, str] | None = None, title: str = "",
+                 checkpointing: bool = False):
+    """The graph behind the tensors ``ys`` with each step coloured by what it holds for backward: green, a
+    kept array (a leaf, a constant, or a cached compute-bound output); orange, a compute-bound
+    step, whose output stays cached; grey, an input recomputed in backward; white, nothing.
+    Consumed steps (their backward already ran) are greyed with a dashed note."""
+    from minidl.autodiff.node import walk
+    from minidl.autodiff.step import Recompute
+    from minidl.debug.diagram import COLORS
+    from minidl.debug.flowchart import Flowchart
+
+    names = dict(names or {})
+    fc = Flowchart("TB", title=title)
+    found = {n.id: n for y in ys for n in walk(y.primitive.backend_tensor.node)}
+    nodes = [found[i] for i in sorted(found)]
+    for node in nodes:
+        step = node.step
+        if step is None:
+            label = names.get(node.id, f"#{node.id} leaf")
+            fill, stroke = COLORS["nn"] if str(node.requirement) == "Grad" else COLORS["user"]
+            fc.node(str(node.id), label, shape="round", fill=fill, stroke=stroke)
+            continue
+        lines = [f"#{node.id} {type(step).__name__}"]
+        kinds = set()
+        inputs = dict(zip(step.input_names(len(step.inputs)), step.inputs))
+        for name, value in step.saved.items():
+            source = inputs.get(name)
+            if isinstance(value, Recompute):
+                lines.append(f"{name}: recomputed")
+                kinds.add("recompute")
+            elif source is not None and source.step is not None and checkpointing:
+                lines.append(f"{name}: #{source.id}'s cached output")
+                kinds.add("kept")
+            else:
+                lines.append(f"{name}: kept, {getattr(value, 'nbytes', 0)} B")
+                kinds.add("kept")
+        if not step.memory_bound and checkpointing:
+            lines.append("output cached")
+            kinds.add("cached")
+        if step.consumed:
+            lines, kinds = [lines[0], "consumed: already run"], {"consumed"}
+        if "consumed" in kinds:
+            fill, stroke = "#E0E0E0", "#9E9E9E"
+        elif "cached" in kinds:
+            fill, stroke = COLORS["dispatch"]
+        elif "kept" in kinds:
+            fill, stroke = COLORS["nn"]
+        elif "recompute" in kinds:
+            fill, stroke = "#ECEFF1", "#78909C"
+        else:
+            fill, stroke = "#FFFFFF", "#BDBDBD"
+        fc.node(str(node.id), "\n".join(lines), fill=fill, stroke=stroke)
+    for node in nodes:
+        for parent in node.parents:
+            fc.edge(str(parent.id), str(node.id))
+    return fc

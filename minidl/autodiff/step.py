@@ -42,10 +42,14 @@ class Recompute:
 class Step:
     """Base of the backward steps. Subclasses write ``forward`` and ``backward`` together.
 
-    ``memory_bound`` steps (element-wise, layout, reductions) are cheap to re-run: under
-    balanced checkpointing they keep no computed array and recompute their inputs in backward.
-    Compute-bound steps (matmul, conv, pools, linear) set it ``False``: they keep their inputs,
-    and their output stays cached as a value others recompute from.
+    ``memory_bound`` steps (element-wise, reshapes and other layout ops, slices, select) are
+    cheap to re-run: under balanced checkpointing they keep no computed array and recompute
+    their inputs in backward. Compute-bound steps set it ``False``, as burn marks them
+    ``.compute_bound()`` (burn-autodiff ``ops/tensor.rs`` and ``ops/module.rs`` at
+    v0.22.0-pre.2): matmul, conv, pools, linear, every reduction (sum, mean, their ``_dim``
+    forms, prod, max/min along a dim), gather/scatter, mask_where/mask_fill, cast and
+    to_device. They keep what their backward needs, and their output stays cached as a value
+    others recompute from.
     """
 
     memory_bound: ClassVar[bool] = True

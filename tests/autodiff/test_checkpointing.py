@@ -116,3 +116,40 @@ def test_retained_checkpointed_graph_runs_backward_twice(inner):
     first = AD.grad(x, AD.backward(loss, retain_graph=True))
     second = AD.grad(x, AD.backward(loss))
     np.testing.assert_array_equal(first, second)
+
+
+def test_step_kinds_are_marked_as_burn_marks_them():
+    """burn-autodiff (ops/tensor.rs at v0.22.0-pre.2) marks every reduction, gather/scatter,
+    mask_where/mask_fill, cast and to_device ``.compute_bound()``; element-wise, layout,
+    slice and select ops ``.memory_bound()``."""
+    from minidl.autodiff.ops import arithmetic, layout, math, reduce, tensor
+
+    compute = [reduce.Sum, reduce.SumDim, reduce.Mean, reduce.MeanDim, reduce.ProdDim,
+               reduce.MaxDim, reduce.MinDim, layout.Gather, layout.Scatter,
+               layout.MaskWhere, layout.MaskFill, tensor.Cast, tensor.ToDevice,
+               arithmetic.Matmul]
+    memory = [arithmetic.Add, arithmetic.Mul, math.Exp, layout.Reshape, layout.Slice,
+              layout.Select, layout.SelectAssign, layout.Expand]
+    assert [c.__name__ for c in compute if c.memory_bound] == []
+    assert [c.__name__ for c in memory if not c.memory_bound] == []
+
+
+@pytest.mark.parametrize("inner", INNER)
+def test_a_reduction_caches_its_output_under_checkpointing(inner):
+    """A sum along a dim is compute-bound: the exp after it keeps the sum's output as an
+    array instead of recomputing it, while the sin before it is still recomputed."""
+    array = np.random.default_rng(2).standard_normal((8, 16)).astype(np.float32)
+
+    def build(AD, x):
+        return AD.float_exp(AD.float_sum_dim(AD.float_sin(x), 1))
+
+    AD = ad(inner, "balanced")
+    x = leaf(AD, array)
+    out = build(AD, x)
+    saved = {r.op: r.saved for r in graph(out).steps}
+    assert saved["SumDim"] == {}  # keeps nothing: its backward needs only the shape
+    assert not saved["Exp"]["tensor"].startswith("recompute")  # the sums, kept
+    assert graph_memory(out) == array.nbytes + 8 * 4  # the leaf and the [8, 1] sums
+    plain_grad, _, _ = grad_of(ad(inner), build, array)
+    ckpt_grad, _, _ = grad_of(AD, build, array)
+    np.testing.assert_array_equal(ckpt_grad, plain_grad)

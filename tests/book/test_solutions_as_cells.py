@@ -21,6 +21,7 @@ import pytest
 #: module → the names a reader writes (in order: later ones may use earlier ones).
 READER_WRITES = {
     "build_softplus": ["Softplus"],
+    "build_matmul_step": ["Matmul"],
     "build_backend": ["Complete"],
     "build_running_var": ["running_var_update"],
     "build_layer": ["RmsNorm", "RmsNormConfig"],

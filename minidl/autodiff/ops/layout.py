@@ -141,6 +141,8 @@ class Gather(Step):
     """``out[..i..] = tensor[..indices[..i..]..]`` along ``dim``: the gradient is scattered
     (added) back to the gathered positions. Keeps the indices."""
 
+    memory_bound = False  # burn marks it .compute_bound() (ops/tensor.rs, v0.22.0-pre.2)
+
     def __init__(self, dim: int, indices):
         super().__init__(indices=indices)
         self.dim = dim
@@ -169,6 +171,8 @@ class Select(Gather):
     """Whole slices along ``dim`` picked by 1-D ``indices``: the gradient is added back into
     the picked slices (a repeated index gets the sum)."""
 
+    memory_bound = True  # burn: .memory_bound()
+
     def forward(self, B, tensor):
         return B.float_select(tensor, self.dim, self.saved["indices"])
 
@@ -181,6 +185,8 @@ class SelectAssign(Gather):
     """``tensor`` with ``value`` added into the slices ``indices``: ``tensor`` gets the whole
     gradient, ``value`` the selected slices of it."""
 
+    memory_bound = True  # burn: .memory_bound()
+
     def forward(self, B, tensor, value):
         return B.float_select_assign(tensor, self.dim, self.saved["indices"], value)
 
@@ -192,6 +198,8 @@ class SelectAssign(Gather):
 class MaskWhere(Step):
     """``value`` where ``mask`` is true, else ``tensor``: each gets the gradient of the
     positions it supplied, summed back to its shape. Keeps the mask."""
+
+    memory_bound = False  # burn marks it .compute_bound() (ops/tensor.rs, v0.22.0-pre.2)
 
     def __init__(self, mask):
         super().__init__(mask=mask)
@@ -211,6 +219,8 @@ class MaskWhere(Step):
 
 class MaskFill(Step):
     """The scalar ``value`` where ``mask`` is true: the gradient is zero there. Keeps the mask."""
+
+    memory_bound = False  # burn marks it .compute_bound() (ops/tensor.rs, v0.22.0-pre.2)
 
     def __init__(self, mask, value: float):
         super().__init__(mask=mask)

@@ -27,6 +27,8 @@ def _expand(B, grad, shape):
 class Sum(Step):
     """Sum of all elements: the gradient is spread to every element."""
 
+    memory_bound = False  # burn marks it .compute_bound() (ops/tensor.rs, v0.22.0-pre.2)
+
     def forward(self, B, tensor):
         return B.float_sum(tensor)
 
@@ -36,6 +38,8 @@ class Sum(Step):
 
 class SumDim(Step):
     """Sum along ``dim``: the gradient is expanded along ``dim``."""
+
+    memory_bound = False  # burn marks it .compute_bound() (ops/tensor.rs, v0.22.0-pre.2)
 
     def __init__(self, dim: int):
         super().__init__()
@@ -50,6 +54,8 @@ class SumDim(Step):
 
 class Mean(Step):
     """Mean of all elements: ``grad / n`` to every element."""
+
+    memory_bound = False  # burn marks it .compute_bound() (ops/tensor.rs, v0.22.0-pre.2)
 
     def forward(self, B, tensor):
         return B.float_mean(tensor)
@@ -106,6 +112,8 @@ class MaxDim(Step):
     """Maximum along ``dim``: the gradient goes to the arg-max position. Keeps the indices.
     On ties the arg-max (first) position gets it all (burn too; torch's ``max_dim`` also
     picks one, its whole-tensor ``max()`` spreads it evenly)."""
+
+    memory_bound = False  # burn marks it .compute_bound() (ops/tensor.rs, v0.22.0-pre.2)
 
     def __init__(self, dim: int, indices):
         super().__init__(indices=indices)

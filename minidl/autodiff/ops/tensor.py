@@ -19,6 +19,8 @@ from minidl.backend.dtype import DType
 class Cast(Step):
     """Convert to ``dtype``: the gradient is cast back to the input's dtype."""
 
+    memory_bound = False  # burn marks it .compute_bound() (ops/tensor.rs, v0.22.0-pre.2)
+
     def __init__(self, dtype: DType, source: DType):
         super().__init__()
         self.dtype = dtype
@@ -33,6 +35,8 @@ class Cast(Step):
 
 class ToDevice(Step):
     """Move to ``device`` (same backend): the gradient moves back to ``source``."""
+
+    memory_bound = False  # burn marks it .compute_bound() (ops/tensor.rs, v0.22.0-pre.2)
 
     def __init__(self, device, source):
         super().__init__()

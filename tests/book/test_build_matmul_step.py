@@ -1,0 +1,29 @@
+"""The autodiff chapter's Matmul build-it: the reference passes; each planted wrong step (keeps
+both sides whatever is tracked, transposes on the wrong side, no sum over a broadcast batch
+dim) gets the verdict a reader should see."""
+
+from __future__ import annotations
+
+import pytest
+
+from minidl.autodiff.ops.arithmetic import Matmul as LibraryMatmul
+from minidl_book import build_matmul_step
+
+
+def test_reference_and_library_step_pass():
+    assert build_matmul_step.exercise(max_examples=10).find_failure(build_matmul_step.Matmul) is None
+    assert build_matmul_step.exercise(max_examples=10).find_failure(LibraryMatmul) is None
+
+
+@pytest.mark.parametrize("planted", sorted(build_matmul_step.PLANTED))
+def test_planted_wrong_step_gets_its_verdict(planted):
+    wrong, kind = build_matmul_step.PLANTED[planted]
+    verdict = build_matmul_step.exercise(max_examples=10).find_failure(wrong)
+    assert verdict is not None and verdict.kind == kind, verdict
+    assert "Traceback" not in verdict.render()
+
+
+def test_keeping_both_names_the_bytes_held_for_nothing():
+    wrong = build_matmul_step.PLANTED["keeps both sides always"][0]
+    verdict = build_matmul_step.exercise(max_examples=4).find_failure(wrong)
+    assert "backward needs ['rhs']" in verdict.text and "bytes" in verdict.text

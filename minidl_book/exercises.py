@@ -304,7 +304,7 @@ class _Compare:
             return isinstance(p, str) and self.words_equal(p, t)
         if isinstance(t, tuple):
             if isinstance(p, np.ndarray):
-                p = tuple(p.tolist())
+                p = plain_answer(p.tolist())  # nested rows as tuples too
             if isinstance(p, str) and all(not isinstance(v, tuple) for v in t):
                 p = _parts_of(p)
             return isinstance(p, tuple) and len(p) == len(t) and all(

@@ -108,6 +108,12 @@ def test_an_answer_that_names_one_offered_word_is_that_word():
     assert not plain.check("bound by memory")  # no offered words: only the gist compares
 
 
+def test_a_2d_array_answers_a_nested_tuple():
+    ex = Exercise("the result?", truth=lambda: ((4, 1, 4),))
+    assert ex.check(np.array([[4, 1, 4]])) and ex.check([[4, 1, 4]])
+    assert not ex.check(np.array([[4, 1, 3]])) and not ex.check(np.array([4, 1, 4]))
+
+
 def test_one_and_zero_are_true_and_false():
     ex = Exercise("does it resolve, and how many?", truth=lambda: (True, 0))
     assert ex.check((1, 0)) and ex.check(("yes", 0)) and ex.check((True, "0"))

@@ -48,10 +48,13 @@ __trace_hide__ = True
 __all__ = ["BuildExercise", "Reference", "Rules", "Verdict"]
 
 #: Tensor-level calls (methods, classmethods and dunders of ``Tensor``) a rule can see.
-TENSOR_OPS = r"^Tensor\.(?!(_[a-z]\w*|__init__|__repr__|__format__)$)\w+$"
+TENSOR_OPS = r"^Tensor\.(?!(_[a-z]\w*|__init__)$)\w+$"
+#: Printing a tensor: ``repr``, ``str``, ``print`` and f-strings all run ``Tensor.__repr__``,
+#: which writes the values out (a solution could parse them back).
+PRINTING = ("__repr__", "__str__", "__format__")
 #: Reading the values out of a tensor: "no NumPy on the tensor's data".
 DATA_OUT = ("to_numpy", "tolist", "into_data", "into_scalar", "__array__", "__float__",
-            "__int__", "__bool__", "__iter__", "__index__")
+            "__int__", "__bool__", "__iter__", "__index__") + PRINTING
 #: Below the Tensor methods: backend ops called directly, and minidl's functional ops (named
 #: after the minidl/tensor module that defines them: ``activation.relu``, ``module.linear``).
 BACKEND_OPS = r"^(Dispatch|Flex|NdArray|Autodiff\[[^\]]*\])\.\w+$"
@@ -127,7 +130,8 @@ class Rules:
             ops = ", ".join(dict.fromkeys(op_label(a) for a in self.allowed))
             lines.append(f"Allowed Tensor ops: {ops} (shape queries are always allowed).")
         if self.no_data:
-            lines.append("No values out of a tensor: no to_numpy, tolist, float(t), loops over elements.")
+            lines.append("No values out of a tensor: no to_numpy, tolist, float(t), printing it, loops over "
+                         "elements.")
         if self.no_numpy:
             lines.append("No NumPy in your code: compute with the backend's ops.")
         lines += [f"Must not: {why}." for why in self.forbidden.values()]
@@ -374,10 +378,14 @@ class BuildExercise:
         self._last_calls = list(watch.calls)
         for call in watch.calls:
             if tensor_ops.search(call.name):
-                count += 1
                 op = call.name.split(".", 1)[1]
+                if op in PRINTING and not rules.no_data:
+                    continue  # printing is no op of the solution's unless values must stay in
+                count += 1
                 if rules.no_data and op in DATA_OUT:
                     label = "" if op_label(op) == op else f" ({op_label(op)})"
+                    if op in PRINTING:
+                        label = " (repr, str, print and f-strings write its values out)"
                     return Verdict(False, "rule", f"Rule broken: no values out of a tensor; "
                                    f"your code called {call.name}{label}\n  {call.site}",
                                    inputs, rule="no data out", call=call.site)
@@ -477,10 +485,10 @@ class BuildExercise:
         site = max(grown, key=grown.get) if grown else ""
         sizes = [f"{c} for {_size(case)}" for c, case in zip(counts, probes)]
         sizes[0] = sizes[0].replace(" for", " library calls for", 1)
-        return Verdict(False, "rule", "Rule broken: no Python loop over elements; your code "
-                       f"made {' and '.join(sizes)}: the count grows with the input, so a "
-                       "loop runs once per element. Use whole-tensor ops: the same few calls at "
-                       "every size"
+        return Verdict(False, "rule", "Rule broken: no Python loop; your code "
+                       f"made {' and '.join(sizes)}: the number of ops grows with the input's "
+                       "size (a loop over elements or steps). Use whole-tensor ops: the same "
+                       "few calls at every size"
                        + (f"\n  the line that repeats: {site}" if site else ""), "",
                        rule="no loops", call=site or None)
 

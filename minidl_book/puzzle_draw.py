@@ -40,29 +40,36 @@ def _label(v: float) -> str:
 def grids(panels: Sequence[tuple[str, Any]], title: str = "",
           differ: Mapping[str, np.ndarray] | None = None):
     """A figure with one grid per ``(label, array)``; ``differ[label]`` (a bool array of the
-    grid's shape) outlines those cells in red."""
+    grid's shape) outlines those cells (dashed); a bool array is drawn black (true) and white."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import TwoSlopeNorm
     from matplotlib.patches import Rectangle
 
     arrays = [(label, _as_grid(v)) for label, v in panels]
+    # a bool panel (a mask, a 0/1 matrix) is drawn black and white: its pattern is the point
+    binary = {label for label, v in panels if np.asarray(v).dtype == np.bool_}
     cell = 0.32
     widths = [max(a.shape[1], 1) for _, a in arrays]
     height = max(a.shape[0] for _, a in arrays)
     width = max(cell * (sum(widths) + 1.2 * len(arrays)) + 0.4, 0.075 * len(title) + 0.4)
     fig, axes = plt.subplots(1, len(arrays), figsize=(width, cell * height + 0.75),
                              gridspec_kw={"width_ratios": widths}, squeeze=False)
-    values = np.concatenate([a.ravel() for _, a in arrays if a.size]) if arrays else np.zeros(1)
+    values = np.concatenate([a.ravel() for label, a in arrays if a.size and label not in binary]
+                            or [np.zeros(1)])
     values = values[np.isfinite(values)]
     span = float(np.abs(values).max()) if values.size else 1.0
     norm = TwoSlopeNorm(vmin=-span - 1e-9, vcenter=0.0, vmax=span + 1e-9)
     for ax, (label, a) in zip(axes[0], arrays):
-        ax.imshow(a, cmap="coolwarm", norm=norm, aspect="equal")
+        if label in binary:
+            ax.imshow(a, cmap="Greys", vmin=0, vmax=1.25, aspect="equal")
+        else:
+            ax.imshow(a, cmap="coolwarm", norm=norm, aspect="equal")
         mask = None if differ is None else differ.get(label)
         bad = np.zeros(a.shape, bool) if mask is None else _as_grid(mask) > 0
         for (r, c), v in np.ndenumerate(a):
+            ink = "white" if label in binary and v > 0.5 else "black"
             ax.text(c, r, _label(v), ha="center", va="center", fontsize=7,
-                    color="black", fontweight="bold" if bad[r, c] else "normal")
+                    color=ink, fontweight="bold" if bad[r, c] else "normal")
             if bad[r, c]:
                 ax.add_patch(Rectangle((c - 0.45, r - 0.45), 0.9, 0.9, fill=False, edgecolor="#222222", linestyle="--",
                                        lw=2.0, clip_on=False))
@@ -101,6 +108,9 @@ def verdict_panels(verdict) -> tuple[list[tuple[str, Any]], dict] | None:
     arrays = getattr(verdict, "arrays", None)
     if not arrays or verdict.kind not in ("value", "shape"):
         return None
+    every = list(arrays["inputs"].values()) + [arrays["expected"], arrays["found"]]
+    if all(np.asarray(v).size <= 1 for v in every):
+        return None  # 1x1 grids show nothing the printed verdict does not
     panels = [(name, v) for name, v in arrays["inputs"].items()]
     expected, found = np.asarray(arrays["expected"]), np.asarray(arrays["found"])
     panels += [("target", expected), ("yours", found)]

@@ -14,7 +14,7 @@ its own, so the demo opens none of the reader's hints and shows none of their an
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,7 +25,7 @@ from minidl import Tensor
 from minidl_book.build_check import Verdict
 from minidl_book.puzzles import PUZZLES, Puzzle, vector_cases
 
-__all__ = ["DEMO", "DEMO_ATTEMPTS", "EXAMPLES", "demo", "example", "spec_failure",
+__all__ = ["DEMO", "DEMO_ATTEMPTS", "EXAMPLES", "Inputs", "demo", "example", "race", "spec_failure",
            "zero_negatives_loop"]
 
 _F = np.float32
@@ -163,3 +163,70 @@ def demo(attempt: Callable[[Tensor], Tensor]) -> Verdict:
 
     draw_verdict(verdict, DEMO.name)
     return verdict
+
+
+# ----- composed or a kernel: the appendix's timing -------------------------------------------------
+class Inputs:
+    """The inputs of one size ``n`` for :func:`race`: ``a`` and ``values`` (float vectors of
+    ``n``), ``link`` (``n`` ints in ``0..n-1``), ``zeros`` (a float zero vector of ``n``) on
+    Flex, and ``a_torch`` (``a``'s values as a torch tensor)."""
+
+    def __init__(self, n: int, seed: int = 0):
+        from minidl import Device
+
+        rng = np.random.default_rng(seed)
+        device = Device.flex()
+        data = rng.standard_normal(n).astype(np.float32)
+        self.n = n
+        self.a = self.values = Tensor.from_data(data, device)
+        self.link = Tensor.from_data(rng.integers(0, n, n), device)
+        self.zeros = Tensor.zeros([n], device)
+        self.a_torch = torch.from_numpy(data.copy())
+
+
+def _best(fn: Callable[[], Any], repeat: int) -> float:
+    """The fastest of ``repeat`` runs of ``fn`` (seconds): the least disturbed by other load."""
+    import time
+
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        out = fn()
+        if isinstance(out, Tensor):
+            Tensor.to_numpy(out)  # the values exist (an eager backend has them already)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def race(sizes: Sequence[int], contenders: dict[str, Callable[[Inputs], Any]],
+         repeat: int = 3) -> dict[str, list[float]]:
+    """Time each contender on :class:`Inputs` of each size (best of ``repeat``), draw the
+    times against the size (log-log) and return ``{label: [seconds per size]}``."""
+    times: dict[str, list[float]] = {label: [] for label in contenders}
+    for n in sizes:
+        inputs = Inputs(n)
+        for label, fn in contenders.items():
+            fn(inputs)  # warm up: first-call costs are not the op's
+            times[label].append(_best(lambda fn=fn, inputs=inputs: fn(inputs), repeat))
+    _draw_race(sizes, times)
+    return times
+
+
+def _draw_race(sizes: Sequence[int], times: dict[str, list[float]]) -> None:
+    import matplotlib.pyplot as plt
+
+    from minidl_book.puzzle_draw import show
+
+    fig, ax = plt.subplots(figsize=(6.2, 3.4))
+    for k, (label, ts) in enumerate(times.items()):
+        composed = k % 2 == 0
+        ax.plot(sizes, ts, marker="o", linestyle="-" if composed else "--",
+                color=("C3", "C0")[k // 2 % 2], label=label)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("n (elements)")
+    ax.set_ylabel("seconds per call (best of 3)")
+    ax.set_title("composed from the puzzle ops (solid) vs a kernel (dashed)", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    show(fig)

@@ -72,6 +72,7 @@ class Puzzle:
             run=tensor_call(self.params),
             references=[Reference("PyTorch", reference, rtol=1e-6, atol=1e-6)],
             rules=Rules(allowed=self.allowed, no_data=True, no_numpy=True, fresh_result=True,
+                        forbidden={} if "flip" in self.allowed else NO_FLIP,
                         helpers=tuple(earlier(self.name)),
                         helper_checks=helper_checks(self.name)),
             # a hint says how to compute the answer: it opens on a wrong value, shape or an
@@ -106,6 +107,10 @@ class Puzzle:
 
 
 _COMPUTE = ("value", "shape", "dtype", "error", "check")
+#: No puzzle allows flip, and a negative step (``a[::-1]``) runs ``Tensor.flip`` inside
+#: ``t[...]`` (minidl's backends take positive steps only): reached anywhere in the run, it
+#: is the solution's.
+NO_FLIP = {r"^Tensor\.flip$": "use flip, also not through a negative step (t[::-1] runs it)"}
 
 
 class PuzzleExercise(BuildExercise):
@@ -116,7 +121,22 @@ class PuzzleExercise(BuildExercise):
         verdict = super().find_failure(solution)
         if verdict is not None and verdict.kind == "rule":
             verdict.inputs = ""
+            _later_puzzle(verdict, self.title.split(":")[0].removeprefix("puzzle "))
         return verdict
+
+
+def _later_puzzle(verdict: Verdict, name: str) -> None:
+    """A call of the book's solution of a puzzle that comes after ``name``: say so, rather
+    than the watch's "the checker's objects are not for solutions"."""
+    found = re.search(r"called the checker's (\w+)_sol ", verdict.text)
+    if (verdict.rule != "the checker is not yours to call" or found is None
+            or found.group(1) not in ORDER or name not in ORDER):
+        return
+    later = found.group(1)
+    if ORDER.index(later) > ORDER.index(name):
+        site = verdict.text.split("\n", 1)[1] if "\n" in verdict.text else ""
+        verdict.text = (f"Rule broken: {later} comes after {name}: a solution may call only "
+                        f"the puzzles before it, yours or the book's" + (f"\n{site}" if site else ""))
 
 
 # ----- input strategies ------------------------------------------------------------------------
@@ -608,6 +628,9 @@ def one_line_note(solution: Callable[..., Tensor]) -> str:
     body = [ln for ln in lines[1:] if ln.strip() and not ln.strip().startswith("#")]
     if len(body) == 1 and len(body[0].strip()) < 80:
         return "★ One line under 80 columns: Tensor-Puzzles' challenge met."
+    if len(body) == 1:
+        return (f"(Tensor-Puzzles' challenge: one line under 80 columns; yours is one line "
+                f"of {len(body[0].strip())} columns.)")
     return (f"(Tensor-Puzzles' challenge: one line under 80 columns; yours has {len(body)} "
             "lines of body.)")
 

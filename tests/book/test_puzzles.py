@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from minidl import Tensor
 from minidl_book.puzzle_examples import DEMO, DEMO_ATTEMPTS, EXAMPLES, example, spec_failure
 from minidl_book.puzzles import BASE, PLANTED, PUZZLES
 
@@ -167,3 +168,24 @@ def test_the_one_line_challenge_is_a_note():
 
     assert one_line_note(ones).startswith("★")
     assert "2 lines" in one_line_note(PUZZLES["sum"].solution)
+
+
+def test_a_later_puzzles_solution_is_named_as_later():
+    from minidl_book.puzzles import diag_sol
+
+    def sum(a):  # noqa: A001 - the puzzle's name
+        return diag_sol(a.unsqueeze_dim(0) * a.unsqueeze_dim(1))
+
+    verdict = PUZZLES["sum"].exercise(3).find_failure(sum)
+    assert verdict.kind == "rule" and "diag comes after sum" in verdict.text
+    assert "checker's objects" not in verdict.text and "diag_sol(" in verdict.call
+
+
+def test_a_long_single_line_is_one_line_in_the_note():
+    from minidl_book.puzzles import one_line_note
+
+    def ones(a):
+        return (Tensor.arange(0, a.shape[0], device=a.device) * 0 + 1 + 0 * 0 + 0 * 0).float()
+
+    note = one_line_note(ones)
+    assert "one line of" in note and "1 lines" not in note

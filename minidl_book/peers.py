@@ -91,6 +91,11 @@ class limit_pools:  # noqa: N801 (used as a context manager, like threadpoolctl'
         import numpy as np  # noqa: F401
         import threadpoolctl
 
+        # numba's workers start here at the latest: with Flex's wait policy (passive), as in
+        # any process that runs Flex's kernels (bench/README.md, "Under load")
+        from minidl.backends.flex.kernels._common import start_workers_passive
+
+        start_workers_passive()
         self._numba = numba.get_num_threads()
         numba.set_num_threads(min(self.threads, numba.config.NUMBA_NUM_THREADS))
         try:

@@ -92,9 +92,10 @@ def test_a_python_branch_on_a_tensor_is_refused():
 
 def test_an_undeclared_changing_host_scalar_is_refused():
     # Adam's bias correction 1 - beta ** t changes every step: without optimizers= it is frozen
+    # (a call of Flex's fused Adam step, minidl/optim/fused.py, or of its tensor ops elsewhere)
     (x, y), = batches(1)
     trainer = Trainer("adam")
-    with pytest.raises(CaptureError, match=r"float_div_scalar.*would be frozen into the capture.*optimizers="):
+    with pytest.raises(CaptureError, match=r"(adam_step|float_div_scalar).*would be frozen into the capture.*optimizers="):
         capture(DEVICE, trainer.step, x, y, 0.01)
 
 
@@ -138,10 +139,33 @@ def test_a_branch_on_a_scalar_input_is_guarded():
 
 def test_a_step_that_changes_its_program_between_runs_is_refused():
     (x, y), = batches(1)
-    trainer = Trainer("adam")
-    # warmup=0: the first recorded run is Adam's first step, which has no moments yet
+    trainer = Trainer("sgd")
+    runs = []
+
+    def step(x, y, lr):
+        # warmup=0: the first recorded run takes a branch the next one does not (the tensor ops
+        # of Adam's first step did, before Flex's fused Adam step made it one call like the rest)
+        runs.append(len(runs))
+        return trainer.step(x * 1.0 if len(runs) == 1 else x, y, lr)
+
     with pytest.raises(CaptureError, match="two runs of the step made different programs"):
-        capture(DEVICE, trainer.step, x, y, 0.01, optimizers=[trainer.optim], warmup=0)
+        capture(DEVICE, step, x, y, 0.01, warmup=0)
+
+
+def test_adams_first_step_recorded_with_warmup_0_replays_the_steady_step():
+    # the fused step's first call has no moments; the program is built from the second run,
+    # whose moments are state the first made, so replays match eager steps
+    data = batches(3)
+    trainer, eager = Trainer("adam", dropout=0.0), Trainer("adam", dropout=0.0)  # one random stream
+    graph = capture(DEVICE, trainer.step, *data[0], 0.01, optimizers=[trainer.optim], warmup=0)
+    for x, y in data:
+        graph.replay(x, y, 0.01)
+    for _ in range(2):
+        eager.step(*data[0], 0.01)
+    for x, y in data:
+        eager.step(x, y, 0.01)
+    for mine, theirs in zip(trainer.params(), eager.params()):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-6, atol=1e-7)
 
 
 def test_verify_compares_each_replay_with_the_eager_step():

@@ -114,6 +114,19 @@ class FlexFloatOps:
         return binary("pow", lhs, float(rhs))
 
     @classmethod
+    def adam_step(cls, param, grad, moment_1, moment_2, lr: float, beta_1: float, beta_2: float,
+                  epsilon: float, correction_1: float, correction_2: float):
+        """``(new param, new moment_1, new moment_2)``: one Adam step as one kernel
+        (``kernels/optim.py``; moments ``None`` at the first step, corrections ``1 - beta ** t``).
+
+        Not a protocol op (burn's Adam is tensor ops): a **speed trick** that
+        ``minidl/optim/fused.py`` calls for a parameter on Flex, as torch's ``Adam(fused=True)``."""
+        from minidl.backends.flex.kernels.optim import adam_step
+
+        return adam_step(param, grad, moment_1, moment_2, lr, beta_1, beta_2, epsilon,
+                         correction_1, correction_2)
+
+    @classmethod
     def float_max_pair(cls, lhs, rhs):
         """NaN-propagating maximum (torch.maximum)."""
         return binary("maximum", lhs, rhs, lhs_dtype=True)

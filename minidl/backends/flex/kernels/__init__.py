@@ -67,7 +67,7 @@ guard(Path(__file__).parent, cache_folder(Path(__file__), _numba_config.CACHE_DI
 _MODULES = (
     "gemm", "gemm_micro", "gemm_pack", "gemm_small", "gemm_vec", "conv", "conv_common", "conv_loop",
     "conv_tile", "conv_wgrad", "pool", "norm", "norm_simd", "softmax", "reduce", "reduce_rows",
-    "elementwise", "broadcast", "operands", "unary", "vmath", "rng", "copy", "indexing",
+    "elementwise", "broadcast", "operands", "unary", "vmath", "rng", "copy", "indexing", "optim",
 )  # fmt: skip
 
 _EXPORTS = {

@@ -1,4 +1,5 @@
-"""Shared helpers for the Flex kernels: fastmath flags, size thresholds, dtype handling.
+"""Shared helpers for the Flex kernels: fastmath flags, size thresholds, dtype handling, and
+the wait policy of numba's worker threads (:func:`start_workers_passive`, run at import).
 
 Nothing here compiles anything; it is imported by every kernel module.
 """
@@ -6,8 +7,46 @@ Nothing here compiles anything; it is imported by every kernel module.
 from __future__ import annotations
 
 import math
+import os
 
+import numba
 import numpy as np
+
+#: the OpenMP wait policy numba's ``omp`` workers get unless the user set one (see below)
+WAIT_POLICY = "PASSIVE"
+
+
+def start_workers_passive() -> str:
+    """Start numba's threading layer with passive OpenMP workers unless ``OMP_WAIT_POLICY`` is
+    set; returns the policy it started with (``""`` when the layer had started already).
+
+    numba's ``omp`` layer runs on the system's libgomp, whose workers spin for about 300,000
+    rounds after every parallel region before they sleep. Beside a busy process on a 2-core
+    machine a spinning worker takes the core the main thread needs, and every barrier then
+    waits a scheduler slice: the MLP step measured 100x slower with two spinning threads than
+    with passive ones on a loaded machine (``bench/under_load.py``, ``bench/README.md``,
+    "Under load"). libgomp reads the policy once, when it loads, which numba does at its first
+    parallel call or ``get_num_threads()``: so the variable is set only around that call and
+    then removed, and another OpenMP runtime (torch's own libgomp) keeps its default. When
+    torch was imported first, numba binds to torch's libgomp (loaded with global symbols),
+    whose policy was read then: only ``OMP_WAIT_POLICY`` set before ``import torch`` helps.
+    """
+    from numba.np.ufunc import parallel
+
+    if getattr(parallel, "_is_initialized", False):
+        return ""
+    chosen = os.environ.get("OMP_WAIT_POLICY")
+    if chosen is None:
+        os.environ["OMP_WAIT_POLICY"] = WAIT_POLICY
+    try:
+        numba.get_num_threads()  # loads the threading layer (and libgomp, which reads the policy)
+    finally:
+        if chosen is None:
+            del os.environ["OMP_WAIT_POLICY"]
+    return chosen or WAIT_POLICY
+
+
+start_workers_passive()
 
 # The fastmath subset that lets LLVM vectorize reductions (reassociation) and fuse
 # multiply-adds, while keeping NaN/Inf semantics (no "nnan"/"ninf"): a NaN in the input must

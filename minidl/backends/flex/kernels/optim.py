@@ -1,0 +1,61 @@
+"""Adam's update of one parameter as one pass over its elements (torch's ``Adam(fused=True)``).
+
+burn has no fused optimizer kernel: burn-optim's Adam (``adam.rs``) is tensor ops, and so is
+minidl's (:func:`minidl.optim.adam.adaptive_update`, fourteen ops per parameter). On the
+training chapter's CNN (12 small parameters) those ops cost more Python than arithmetic, so
+Flex offers the whole rule as one kernel, :func:`adam_step`, that the optimizer calls when
+the parameter lives on Flex (a **speed trick**, ``minidl/optim/fused.py``). It computes what
+the tensor ops compute, in the same order and in the parameter's dtype:
+
+    m1 = m1 * b1 + g * (1 - b1);   m2 = m2 * b2 + g * g * (1 - b2)
+    new = p - (m1 / c1) / (sqrt(m2 / c2) + eps) * lr        (c1 = 1 - b1^t, c2 = 1 - b2^t)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ._common import JIT_EW
+
+
+@njit(**JIT_EW)
+def adam_kernel(param, grad, m1, m2, new_param, new_m1, new_m2, scalars, first):
+    """The Adam update over flat arrays of one dtype. ``scalars`` holds, in that dtype, ``lr``,
+    ``b1``, ``b2``, ``1 - b1``, ``1 - b2`` (each rounded once, as the tensor ops' scalars are),
+    ``eps`` and the corrections ``c1``, ``c2`` (one array: numba reads an array's type at
+    once, where each NumPy scalar argument costs microseconds); ``first`` ignores
+    ``m1``/``m2`` (zero moments: the first step's ``g * (1 - b1)``)."""
+    lr, b1, b2, d1, d2, eps, c1, c2 = (scalars[0], scalars[1], scalars[2], scalars[3], scalars[4],
+                                       scalars[5], scalars[6], scalars[7])
+    for i in range(param.shape[0]):
+        g = grad[i]
+        a = g * d1
+        b = g * g * d2
+        if not first:
+            a = m1[i] * b1 + a
+            b = m2[i] * b2 + b
+        new_m1[i] = a
+        new_m2[i] = b
+        new_param[i] = param[i] - (a / c1) / (np.sqrt(b / c2) + eps) * lr
+
+
+def adam_step(param: np.ndarray, grad: np.ndarray, moment_1: np.ndarray | None,
+              moment_2: np.ndarray | None, lr: float, beta_1: float, beta_2: float,
+              epsilon: float, correction_1: float, correction_2: float
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(new param, new moment_1, new moment_2)`` of one Adam step (moments ``None`` at the
+    first step), new C-contiguous arrays of ``param``'s shape and dtype (float32 or float64;
+    the other arrays are read in that dtype). The corrections are ``1 - beta ** t``."""
+    dtype = param.dtype
+    p, g = np.ascontiguousarray(param).reshape(-1), np.ascontiguousarray(grad, dtype).reshape(-1)
+    first = moment_1 is None
+    m1 = m2 = p  # never read at the first step
+    if not first:
+        m1 = np.ascontiguousarray(moment_1, dtype).reshape(-1)
+        m2 = np.ascontiguousarray(moment_2, dtype).reshape(-1)
+    new, new_m1, new_m2 = np.empty(param.shape, dtype), np.empty(param.shape, dtype), np.empty(param.shape, dtype)
+    scalars = np.array([float(lr), float(beta_1), float(beta_2), 1.0 - float(beta_1), 1.0 - float(beta_2),
+                        float(epsilon), float(correction_1), float(correction_2)], dtype)
+    adam_kernel(p, g, m1, m2, new.reshape(-1), new_m1.reshape(-1), new_m2.reshape(-1), scalars, first)
+    return new, new_m1, new_m2

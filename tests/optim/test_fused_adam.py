@@ -1,0 +1,52 @@
+"""Flex's fused Adam step (``minidl/optim/fused.py``, a speed trick) against the rule's tensor ops."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from minidl import Device, Tensor
+from minidl.optim.adam import Adam, AdamState, adaptive_update
+from minidl.optim.fused import fused_adam_step
+
+
+def _plain(lr, tensor, grad, state, b1, b2, eps):
+    update, state = adaptive_update(b1, b2, eps, grad, state)
+    return tensor - update * lr, state
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(5,), (3, 4), (2, 3, 2, 2)])
+def test_fused_adam_matches_the_tensor_ops_over_three_steps(dtype, shape):
+    rng = np.random.default_rng(0)
+    device = Device.flex()
+    p = Tensor.from_numpy(rng.standard_normal(shape).astype(dtype), device)
+    fused = plain = (p, None)
+    for step in range(3):
+        g = Tensor.from_numpy(rng.standard_normal(shape).astype(dtype), device)
+        new, time, m1, m2 = fused_adam_step(3e-3, fused[0], g, fused[1], 0.9, 0.999, 1e-5)
+        fused = (new, AdamState(time, m1, m2))
+        plain = _plain(3e-3, plain[0], g, plain[1], 0.9, 0.999, 1e-5)
+        assert fused[1].time == plain[1].time == step + 1
+        tol = 1e-6 if dtype == np.float32 else 1e-12
+        for a, b in ((fused[0], plain[0]), (fused[1].moment_1, plain[1].moment_1),
+                     (fused[1].moment_2, plain[1].moment_2)):
+            assert a.to_numpy().dtype == dtype and a.shape == b.shape
+            np.testing.assert_allclose(a.to_numpy(), b.to_numpy(), rtol=tol, atol=tol)
+
+
+def test_a_transposed_grad_is_read_as_its_values():
+    device = Device.flex()
+    p = Tensor.from_numpy(np.ones((3, 2), np.float32), device)
+    g = Tensor.from_numpy(np.arange(6, dtype=np.float32).reshape(2, 3), device).transpose()
+    fused = fused_adam_step(0.1, p, g, None, 0.9, 0.999, 1e-5)
+    plain = _plain(0.1, p, g, None, 0.9, 0.999, 1e-5)
+    np.testing.assert_allclose(fused[0].to_numpy(), plain[0].to_numpy(), rtol=1e-6)
+
+
+def test_a_backend_without_adam_step_runs_the_tensor_ops():
+    p = Tensor.from_numpy(np.ones(4, np.float32), Device.ndarray())
+    g = Tensor.from_numpy(np.full(4, 0.5, np.float32), Device.ndarray())
+    assert fused_adam_step(0.1, p, g, None, 0.9, 0.999, 1e-5) is None
+    new, state = Adam(0.9, 0.999, 1e-5, None).step(0.1, p, g, None)
+    assert state.time == 1 and new.device == Device.ndarray()

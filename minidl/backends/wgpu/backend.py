@@ -60,6 +60,12 @@ INT_SCALAR = {"int_add_scalar": "x0 + s0", "int_mul_scalar": "x0 * s0", "int_sub
 INT_COMPARE = {"int_equal": "x0 == x1", "int_greater": "x0 > x1", "int_lower": "x0 < x1"}
 INT_COMPARE_ELEM = {"int_equal_elem": "x0 == s0", "int_greater_elem": "x0 > s0", "int_lower_elem": "x0 < s0"}
 BOOL_BINARY = {"bool_and": "x0 && x1", "bool_or": "x0 || x1", "bool_equal": "x0 == x1", "bool_xor": "x0 != x1"}
+#: casts: op -> (WGSL expression of ``x0``, output dtype); the asked dtype must be that one
+CASTS = {
+    "float_cast": ("x0", F32), "float_into_int": ("i32(x0)", I32), "int_cast": ("x0", I32),
+    "int_into_float": ("f32(x0)", F32), "bool_into_int": ("select(0, 1, x0)", I32),
+    "bool_into_float": ("select(0.0, 1.0, x0)", F32),
+}
 #: op -> (reduction, output dtype): over the whole tensor, shape ``[1]`` ...
 REDUCE_ALL = {
     "float_sum": ("sum", F32), "float_prod": ("prod", F32), "float_max": ("max", F32), "float_min": ("min", F32),
@@ -101,6 +107,15 @@ def _reduce_all(name, reduction, out):
 
 def _reduce_dim(name, reduction, out):
     return _named(name, lambda cls, tensor, dim: ops.reduce_dim(name, reduction, tensor, dim, out))
+
+
+def _cast(name, expr, out):
+    check = ops._float_dtype if out is F32 else ops._int_dtype
+
+    def op(cls, tensor, dtype: DType = DType.F32 if out is F32 else DType.I32):
+        check(name, dtype)
+        return run_map(name, expr, [tensor], out)
+    return _named(name, op)
 
 
 class WgpuTensorOps:
@@ -222,35 +237,7 @@ class WgpuTensorOps:
         return super().int_arange(start, end, step, dtype, device)
 
     # ----- casts -----------------------------------------------------------------------------
-    @classmethod
-    def float_cast(cls, tensor, dtype: DType):
-        ops._float_dtype("float_cast", dtype)
-        return run_map("float_cast", "x0", [tensor], F32)
-
-    @classmethod
-    def float_into_int(cls, tensor, dtype: DType):
-        ops._int_dtype("float_into_int", dtype)
-        return run_map("float_into_int", "i32(x0)", [tensor], I32)
-
-    @classmethod
-    def int_cast(cls, tensor, dtype: DType):
-        ops._int_dtype("int_cast", dtype)
-        return run_map("int_cast", "x0", [tensor], I32)
-
-    @classmethod
-    def int_into_float(cls, tensor, dtype: DType):
-        ops._float_dtype("int_into_float", dtype)
-        return run_map("int_into_float", "f32(x0)", [tensor], F32)
-
-    @classmethod
-    def bool_into_int(cls, tensor, dtype: DType):
-        ops._int_dtype("bool_into_int", dtype)
-        return run_map("bool_into_int", "select(0, 1, x0)", [tensor], I32)
-
-    @classmethod
-    def bool_into_float(cls, tensor, dtype: DType = DType.F32):
-        ops._float_dtype("bool_into_float", dtype)
-        return run_map("bool_into_float", "select(0.0, 1.0, x0)", [tensor], F32)
+    locals().update({n: _cast(n, e, out) for n, (e, out) in CASTS.items()})
 
     # ----- the element-wise ops that need more than an expression ------------------------------
     @classmethod

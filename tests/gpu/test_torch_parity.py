@@ -309,6 +309,42 @@ case("big matmul", lambda rng: [randn(rng, 2, 65, 130), randn(rng, 2, 130, 70)],
      torch.matmul)
 
 
+
+# past lavapipe's loop cap: llvmpipe ends a shader's loops after 65535 iterations in all, so a
+# kernel that folds more in one thread silently dropped the rest (sums of the first ~65533
+# elements, matmuls over part of K, conv weight gradients over part of the batch, scatters of
+# part of the values); these ops now split the work (ops.LOOP_BUDGET)
+def long_dim(rng):
+    """Positive values: a float32 sum of 10^5 terms that cancel to ~0 has no stable digits to
+    compare within RTOL, ATOL (either side's order of additions decides them)."""
+    return [np.abs(randn(rng, int(rng.integers(1, 3)), int(rng.integers(66000, 150000)), low=0.1))]
+
+
+case("long sum", long_dim, lambda x: x.sum(), lambda x: x.sum().reshape(1))
+case("long mean_dim", long_dim, lambda x: x.mean_dim(1), lambda x: x.mean(1, keepdim=True))
+case("long max_dim", long_dim, lambda x: x.max_dim(1), lambda x: x.amax(1, keepdim=True))
+case("long min", long_dim, lambda x: x.min(), lambda x: x.min().reshape(1))
+case("long argmax argmin", long_dim, lambda x: x.argmax(1) * 3 + x.argmin(1),
+     lambda x: x.argmax(1, keepdim=True) * 3 + x.argmin(1, keepdim=True))
+case("long K matmul", lambda rng: (lambda k: [np.abs(randn(rng, 2, 3, k)) / k, np.abs(randn(rng, 2, k, 5))])(
+                                  int(rng.integers(9000, 20000))),
+     lambda a, b: a.matmul(b), torch.matmul)
+case("conv2d large batch", lambda rng: [randn(rng, int(rng.integers(70, 100)), 1, 30, 30), randn(rng, 2, 1, 3, 3)],
+     lambda x, w: F.conv2d(x, w, None, padding=1), lambda x, w: TF.conv2d(x, w, None, padding=1))
+
+
+def long_index(rng):
+    k = int(rng.integers(66000, 90000))
+    return [randn(rng, 5, 2), rng.integers(0, 5, (k, 2)).astype(np.int32), np.abs(randn(rng, k, 2)),
+            rng.integers(0, 5, k).astype(np.int32)]
+
+
+case("long scatter", long_index, lambda x, i, v, s: x.scatter(0, i, v), lambda x, i, v, s: x.scatter_add(0, i.long(), v))
+case("long select_assign", long_index, lambda x, i, v, s: x.select_assign(0, s, v),
+     lambda x, i, v, s: x.index_add(0, s.long(), v))
+case("adaptive_avg_pool2d large window", lambda rng: [randn(rng, 1, 2, 260, int(rng.integers(250, 300)))],
+     lambda x: F.adaptive_avg_pool2d(x, (1, 2)), lambda x: TF.adaptive_avg_pool2d(x, (1, 2)))
+
 # int32 tensors (the device's int): arithmetic, reductions, indexing; exact, no backward
 def int_pair(rng):
     shape = dims(rng, 3)

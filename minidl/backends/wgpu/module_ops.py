@@ -15,7 +15,17 @@ import numpy as np
 from minidl.backend import ConvOptions, ConvTransposeOptions, InterpolateOptions, PoolOptions
 from minidl.backend.limits import check_size
 from minidl.backends.wgpu import shaders
-from minidl.backends.wgpu.ops import F32, I32, _index_check, _upload, contiguous, new
+from minidl.backends.wgpu.ops import (
+    F32,
+    I32,
+    LOOP_BUDGET,
+    _add_all,
+    _along,
+    _index_check,
+    _upload,
+    contiguous,
+    new,
+)
 from minidl.backends.wgpu.runtime import groups_1d, runtime
 
 
@@ -80,6 +90,11 @@ class WgpuModuleOps:
     def conv2d_weight_backward(cls, x, weight, output_grad, options: ConvOptions):
         co, _, kh, kw = weight.shape
         oh, ow = output_grad.shape[2:]
+        step = max(1, LOOP_BUDGET // (oh * (ow + 1) + 1))  # each thread loops over n, oy, ox (ops.LOOP_BUDGET)
+        if x.shape[0] > step:  # the gradient is a sum over the batch: sum those of its parts
+            return _add_all("conv2d_weight_backward", [
+                cls.conv2d_weight_backward(_along(x, 0, at, at + step), weight, _along(output_grad, 0, at, at + step),
+                                           options) for at in range(0, x.shape[0], step)])
         top, _, left, _ = options.pads
         out = new(weight.shape, F32, x.index, "conv2d_weight_backward")
         params = _conv_params(x.shape, (kh, kw), co, (oh, ow), options.stride, (top, left), options.dilation,
@@ -156,6 +171,11 @@ class WgpuModuleOps:
 
     @classmethod
     def adaptive_avg_pool2d(cls, x, output_size: tuple[int, int]):
+        _check4("adaptive_avg_pool2d", x=x)
+        (h, w), (oh, ow) = x.shape[2:], (int(s) for s in output_size)
+        window = (-(-h // max(oh, 1)) + 1) * (-(-w // max(ow, 1)) + 2)  # a thread's loop iterations
+        if window > LOOP_BUDGET and oh < h and ow < w:  # the mean of a window is the mean of its rows' means
+            x = cls._adaptive("adaptive_avg_pool2d", x, (h, ow), "avg", F32)
         return cls._adaptive("adaptive_avg_pool2d", x, output_size, "avg", F32)
 
     @classmethod

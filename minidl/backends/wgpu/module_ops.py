@@ -41,6 +41,15 @@ def _conv_params(x_shape, w_hw, co, out_hw, stride, pads_tl, dilation, groups, h
     return [n, ci, h, w, co, *w_hw, *out_hw, *stride, *pads_tl, *dilation, groups, int(has_bias)]
 
 
+def _conv_grad(op: str, kernel: str, out_shape, x, weight, output_grad, options: ConvOptions, inputs: list):
+    """One of conv2d's gradient kernels (``inputs`` in the kernel's order) into ``out_shape``."""
+    co, _, kh, kw = weight.shape
+    top, _, left, _ = options.pads
+    params = _conv_params(x.shape, (kh, kw), co, tuple(output_grad.shape[2:]), options.stride, (top, left),
+                          options.dilation, options.groups, False)
+    return _run(op, kernel, params, [contiguous(t) for t in inputs], new(out_shape, F32, x.index, op))
+
+
 def _check4(op: str, **tensors) -> None:
     for name, t in tensors.items():
         if t is not None and t.ndim != 4:
@@ -77,30 +86,19 @@ class WgpuModuleOps:
 
     @classmethod
     def conv2d_x_backward(cls, x, weight, output_grad, options: ConvOptions):
-        co, _, kh, kw = weight.shape
-        oh, ow = output_grad.shape[2:]
-        top, _, left, _ = options.pads
-        out = new(x.shape, F32, x.index, "conv2d_x_backward")
-        params = _conv_params(x.shape, (kh, kw), co, (oh, ow), options.stride, (top, left), options.dilation,
-                              options.groups, False)
-        return _run("conv2d_x_backward", shaders.conv2d_x_backward_kernel(), params,
-                    [contiguous(output_grad), contiguous(weight)], out)
+        return _conv_grad("conv2d_x_backward", shaders.conv2d_x_backward_kernel(), x.shape, x, weight, output_grad,
+                          options, [output_grad, weight])
 
     @classmethod
     def conv2d_weight_backward(cls, x, weight, output_grad, options: ConvOptions):
-        co, _, kh, kw = weight.shape
         oh, ow = output_grad.shape[2:]
         step = max(1, LOOP_BUDGET // (oh * (ow + 1) + 1))  # each thread loops over n, oy, ox (ops.LOOP_BUDGET)
         if x.shape[0] > step:  # the gradient is a sum over the batch: sum those of its parts
             return _add_all("conv2d_weight_backward", [
                 cls.conv2d_weight_backward(_along(x, 0, at, at + step), weight, _along(output_grad, 0, at, at + step),
                                            options) for at in range(0, x.shape[0], step)])
-        top, _, left, _ = options.pads
-        out = new(weight.shape, F32, x.index, "conv2d_weight_backward")
-        params = _conv_params(x.shape, (kh, kw), co, (oh, ow), options.stride, (top, left), options.dilation,
-                              options.groups, False)
-        return _run("conv2d_weight_backward", shaders.conv2d_weight_backward_kernel(), params,
-                    [contiguous(x), contiguous(output_grad)], out)
+        return _conv_grad("conv2d_weight_backward", shaders.conv2d_weight_backward_kernel(), weight.shape, x, weight,
+                          output_grad, options, [x, output_grad])
 
     @classmethod
     def conv_transpose2d(cls, x, weight, bias, options: ConvTransposeOptions):

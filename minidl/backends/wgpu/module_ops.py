@@ -77,6 +77,10 @@ class WgpuModuleOps:
         if oh <= 0 or ow <= 0:
             raise ValueError(f"conv/pool: the (padded) input is smaller than the dilated kernel: output {oh}x{ow}")
         check_size("conv2d", (x.shape[0], co, oh, ow), F32)
+        step = LOOP_BUDGET // ((kh + 1) * (kw + 2))  # a thread loops over c, ky, kx (ops.LOOP_BUDGET)
+        if options.groups == 1 and cig > step:  # a sum over input channels: sum those of its parts
+            return _add_all("conv2d", [cls.conv2d(_along(x, 1, at, at + step), _along(weight, 1, at, at + step),
+                                                  bias if at == 0 else None, options) for at in range(0, cig, step)])
         out = new((x.shape[0], co, oh, ow), F32, x.index, "conv2d")
         top, _, left, _ = options.pads
         b = contiguous(bias) if bias is not None else _Dummy(x.index)
@@ -86,13 +90,19 @@ class WgpuModuleOps:
 
     @classmethod
     def conv2d_x_backward(cls, x, weight, output_grad, options: ConvOptions):
+        co, _, kh, kw = weight.shape
+        step = LOOP_BUDGET // ((kh + 1) * (kw + 2))  # a thread loops over output channels, ky, kx
+        if options.groups == 1 and co > step:  # a sum over output channels: sum those of its parts
+            return _add_all("conv2d_x_backward", [
+                cls.conv2d_x_backward(x, _along(weight, 0, at, at + step), _along(output_grad, 1, at, at + step),
+                                      options) for at in range(0, co, step)])
         return _conv_grad("conv2d_x_backward", shaders.conv2d_x_backward_kernel(), x.shape, x, weight, output_grad,
                           options, [output_grad, weight])
 
     @classmethod
     def conv2d_weight_backward(cls, x, weight, output_grad, options: ConvOptions):
         oh, ow = output_grad.shape[2:]
-        step = max(1, LOOP_BUDGET // (oh * (ow + 1) + 1))  # each thread loops over n, oy, ox (ops.LOOP_BUDGET)
+        step = max(1, LOOP_BUDGET // ((oh + 1) * (ow + 2)))  # a thread loops over n, oy, ox (ops.LOOP_BUDGET)
         if x.shape[0] > step:  # the gradient is a sum over the batch: sum those of its parts
             return _add_all("conv2d_weight_backward", [
                 cls.conv2d_weight_backward(_along(x, 0, at, at + step), weight, _along(output_grad, 0, at, at + step),

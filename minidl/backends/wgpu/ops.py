@@ -246,9 +246,11 @@ def _cat(op: str, tensors: Sequence[WgpuTensor], dim: int) -> WgpuTensor:
 
 #: lavapipe (llvmpipe) ends a shader's loops once they have run 65535 iterations in all, in one
 #: invocation (gallivm's ``LP_MAX_TGSI_LOOP_ITERATIONS``), and the shader goes on with what it
-#: has: a longer fold silently drops the rest. So no kernel may loop more than this; an op whose
-#: loops would (a long reduced dim, a long matmul K, a long scatter dim, a conv weight gradient
-#: over a large batch) runs as several dispatches over parts, whose results it combines.
+#: has: a longer fold silently drops the rest. Each loop counts its iterations and its exit
+#: check, so a nest costs about (outer + 1) * (inner + 2). No kernel may loop more than this: an
+#: op whose loops would (a long reduced dim, a long matmul K, a long scatter dim, a conv2d over
+#: many channels, its weight gradient over a large batch) runs as several dispatches over parts,
+#: whose results it combines.
 LOOP_BUDGET = 60000
 #: Elements one thread of a reduction folds at most; a longer dim is folded in chunks, then the
 #: per-chunk partials are folded (which also keeps float32 sums closer to the exact ones).

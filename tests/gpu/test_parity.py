@@ -1,6 +1,7 @@
 """Tensor-level functions forward and backward on ``Device.wgpu().autodiff()`` against
-``Device.flex().autodiff()``, on random shapes (a small version of the parity harness the
-issue describes). float32 tolerances: rtol 1e-4, atol 1e-5 (gradients pass through several
+``Device.flex().autodiff()``, on random shapes: composite functions (conv_transpose2d, layer_norm,
+softmax, batch_norm, interpolate). The parity harness against torch, op by op, is
+``test_torch_parity.py``. float32 tolerances: rtol 1e-4, atol 1e-5 (gradients pass through several
 reductions in other orders)."""
 
 from __future__ import annotations

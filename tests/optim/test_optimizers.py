@@ -30,6 +30,18 @@ from minidl.tensor import Tensor
 
 AD = Device.ndarray().autodiff()
 
+#: The autodiff devices the optimizer behaviour runs on: every backend must step alike. The GPU
+#: device holds float32 and int32 only, and every tensor here is float32 (labels int).
+KINDS = ["ndarray", "flex", "wgpu"]
+
+
+def _device(kind: str) -> Device:
+    """The autodiff device of a kind, its backend loaded (a backend that fails to load fails
+    the test here)."""
+    plain = {"ndarray": Device.ndarray, "flex": Device.flex, "wgpu": Device.wgpu}[kind]()
+    backend_for(plain)
+    return plain.autodiff()
+
 
 def _T(a, device=AD) -> Tensor:
     return Tensor.from_numpy(np.ascontiguousarray(a, dtype=np.float32), device=device)
@@ -62,14 +74,16 @@ CASES = [
 
 
 @pytest.mark.parametrize("name, cfg, make_torch", CASES, ids=[c[0] for c in CASES])
-def test_steps_match_torch_optim(name, cfg, make_torch):
-    model = LinearConfig(3, 2).init(AD)
+@pytest.mark.parametrize("kind", KINDS)
+def test_steps_match_torch_optim(kind, name, cfg, make_torch):
+    device = _device(kind)
+    model = LinearConfig(3, 2).init(device)
     twin = _twin(model)
     optimizer, torch_opt = cfg.init(), make_torch(twin.parameters())
     rng = np.random.default_rng(0)
     for step in range(4):
         x = rng.standard_normal((5, 3)).astype(np.float32)
-        out = model(_T(x))
+        out = model(_T(x, device))
         grads = (out * out).sum().backward()
         model = optimizer.step(0.1, model, grads)
         torch_opt.zero_grad()
@@ -78,10 +92,12 @@ def test_steps_match_torch_optim(name, cfg, make_torch):
         _assert_same(model, twin, f"{name} step {step}")
 
 
-def test_step_returns_a_new_model_and_leaves_the_old_one_untouched():
-    model = LinearConfig(3, 2).init(AD)
+@pytest.mark.parametrize("kind", KINDS)
+def test_step_returns_a_new_model_and_leaves_the_old_one_untouched(kind):
+    device = _device(kind)
+    model = LinearConfig(3, 2).init(device)
     before = model.weight.val().to_numpy().copy()
-    grads = model(_T(np.ones((2, 3)))).sum().backward()
+    grads = model(_T(np.ones((2, 3)), device)).sum().backward()
     new = AdamConfig().init().step(0.01, model, grads)
     assert new is not model and new.weight is not model.weight
     np.testing.assert_array_equal(model.weight.val().to_numpy(), before)
@@ -89,7 +105,7 @@ def test_step_returns_a_new_model_and_leaves_the_old_one_untouched():
     assert new.weight.id == model.weight.id
     weight = new.weight.val()
     assert weight.device.is_autodiff() and weight.is_require_grad()
-    again = new(_T(np.ones((2, 3)))).sum().backward()  # the new params are leaves of a new graph
+    again = new(_T(np.ones((2, 3)), device)).sum().backward()  # the new params are leaves of a new graph
     assert weight.grad(again) is not None
 
 
@@ -129,11 +145,13 @@ def test_gradients_params_takes_grads_out_of_backwards_result():
     assert len(GradientsParams.from_grads(grads, model)) == 0
 
 
-def test_clipping_by_value_matches_torch():
-    model = LinearConfig(3, 2).init(AD)
+@pytest.mark.parametrize("kind", KINDS)
+def test_clipping_by_value_matches_torch(kind):
+    device = _device(kind)
+    model = LinearConfig(3, 2).init(device)
     twin = _twin(model)
     x = np.full((4, 3), 3.0, np.float32)
-    grads = (model(_T(x)) * 10.0).sum().backward()
+    grads = (model(_T(x, device)) * 10.0).sum().backward()
     model = SgdConfig(gradient_clipping=GradientClippingConfig.Value(0.5)).init().step(1.0, model, grads)
     (twin(torch.from_numpy(x)) * 10.0).sum().backward()
     torch.nn.utils.clip_grad_value_(twin.parameters(), 0.5)
@@ -141,11 +159,13 @@ def test_clipping_by_value_matches_torch():
     _assert_same(model, twin, "clip by value")
 
 
-def test_clipping_by_norm_rescales_each_gradient_on_its_own():
-    model = LinearConfig(3, 2).init(AD)
+@pytest.mark.parametrize("kind", KINDS)
+def test_clipping_by_norm_rescales_each_gradient_on_its_own(kind):
+    device = _device(kind)
+    model = LinearConfig(3, 2).init(device)
     x = np.arange(12, dtype=np.float32).reshape(4, 3)
     before_w, before_b = model.weight.val().to_numpy().copy(), model.bias.val().to_numpy().copy()
-    grads = model(_T(x)).sum().backward()
+    grads = model(_T(x, device)).sum().backward()
     grad_w = np.repeat(x.sum(0)[:, None], 2, axis=1)
     grad_b = np.full(2, 4.0, np.float32)
     model = SgdConfig(gradient_clipping=GradientClippingConfig.Norm(1.0)).init().step(1.0, model, grads)
@@ -199,14 +219,7 @@ class SmallCnn(Module):
         return self.head(x.reshape((x.shape[0], 16)))
 
 
-def _device(kind: str) -> Device:
-    if kind == "flex":
-        backend_for(Device.flex())  # a Flex that fails to load fails the test here
-        return Device.flex().autodiff()
-    return AD
-
-
-@pytest.mark.parametrize("kind", ["ndarray", "flex"])
+@pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("make, data, steps, lr", [
     (lambda d: Sequential(LinearConfig(2, 16).init(d), Relu(), LinearConfig(16, 2).init(d)), _blobs, 40, 0.05),
     (SmallCnn, _bars, 40, 0.05),

@@ -60,6 +60,24 @@ INT_SCALAR = {"int_add_scalar": "x0 + s0", "int_mul_scalar": "x0 * s0", "int_sub
 INT_COMPARE = {"int_equal": "x0 == x1", "int_greater": "x0 > x1", "int_lower": "x0 < x1"}
 INT_COMPARE_ELEM = {"int_equal_elem": "x0 == s0", "int_greater_elem": "x0 > s0", "int_lower_elem": "x0 < s0"}
 BOOL_BINARY = {"bool_and": "x0 && x1", "bool_or": "x0 || x1", "bool_equal": "x0 == x1", "bool_xor": "x0 != x1"}
+#: casts: op -> (WGSL expression of ``x0``, output dtype); the asked dtype must be that one
+CASTS = {
+    "float_cast": ("x0", F32), "float_into_int": ("i32(x0)", I32), "int_cast": ("x0", I32),
+    "int_into_float": ("f32(x0)", F32), "bool_into_int": ("select(0, 1, x0)", I32),
+    "bool_into_float": ("select(0.0, 1.0, x0)", F32),
+}
+#: op -> (reduction, output dtype): over the whole tensor, shape ``[1]`` ...
+REDUCE_ALL = {
+    "float_sum": ("sum", F32), "float_prod": ("prod", F32), "float_max": ("max", F32), "float_min": ("min", F32),
+    "int_sum": ("sum", I32), "bool_any": ("any", BOOL), "bool_all": ("all", BOOL),
+}
+#: ... and along a dim, kept with size 1
+REDUCE_DIM = {
+    "float_sum_dim": ("sum", F32), "float_prod_dim": ("prod", F32), "float_max_dim": ("max", F32),
+    "float_min_dim": ("min", F32), "float_argmax": ("argmax", I32), "float_argmin": ("argmin", I32),
+    "int_sum_dim": ("sum", I32), "int_max_dim": ("max", I32), "int_min_dim": ("min", I32),
+    "int_argmax": ("argmax", I32), "int_argmin": ("argmin", I32),
+}
 
 
 def _named(name: str, fn):
@@ -80,6 +98,23 @@ def _binary(name, expr, out=None):
 def _with_scalar(name, expr, kind, out=None):
     def op(cls, lhs, rhs):
         return run_map(name, expr, [lhs], lhs.dtype if out is None else out, [rhs], [kind])
+    return _named(name, op)
+
+
+def _reduce_all(name, reduction, out):
+    return _named(name, lambda cls, tensor: ops.reduce_all(name, reduction, tensor, out))
+
+
+def _reduce_dim(name, reduction, out):
+    return _named(name, lambda cls, tensor, dim: ops.reduce_dim(name, reduction, tensor, dim, out))
+
+
+def _cast(name, expr, out):
+    check = ops._float_dtype if out is F32 else ops._int_dtype
+
+    def op(cls, tensor, dtype: DType = DType.F32 if out is F32 else DType.I32):
+        check(name, dtype)
+        return run_map(name, expr, [tensor], out)
     return _named(name, op)
 
 
@@ -202,35 +237,7 @@ class WgpuTensorOps:
         return super().int_arange(start, end, step, dtype, device)
 
     # ----- casts -----------------------------------------------------------------------------
-    @classmethod
-    def float_cast(cls, tensor, dtype: DType):
-        ops._float_dtype("float_cast", dtype)
-        return run_map("float_cast", "x0", [tensor], F32)
-
-    @classmethod
-    def float_into_int(cls, tensor, dtype: DType):
-        ops._int_dtype("float_into_int", dtype)
-        return run_map("float_into_int", "i32(x0)", [tensor], I32)
-
-    @classmethod
-    def int_cast(cls, tensor, dtype: DType):
-        ops._int_dtype("int_cast", dtype)
-        return run_map("int_cast", "x0", [tensor], I32)
-
-    @classmethod
-    def int_into_float(cls, tensor, dtype: DType):
-        ops._float_dtype("int_into_float", dtype)
-        return run_map("int_into_float", "f32(x0)", [tensor], F32)
-
-    @classmethod
-    def bool_into_int(cls, tensor, dtype: DType):
-        ops._int_dtype("bool_into_int", dtype)
-        return run_map("bool_into_int", "select(0, 1, x0)", [tensor], I32)
-
-    @classmethod
-    def bool_into_float(cls, tensor, dtype: DType = DType.F32):
-        ops._float_dtype("bool_into_float", dtype)
-        return run_map("bool_into_float", "select(0.0, 1.0, x0)", [tensor], F32)
+    locals().update({n: _cast(n, e, out) for n, (e, out) in CASTS.items()})
 
     # ----- the element-wise ops that need more than an expression ------------------------------
     @classmethod
@@ -302,77 +309,8 @@ class WgpuTensorOps:
     def float_matmul(cls, lhs, rhs):
         return ops.matmul("float_matmul", lhs, rhs)
 
-    @classmethod
-    def float_sum(cls, tensor):
-        return ops.reduce_all("float_sum", "sum", tensor, F32)
-
-    @classmethod
-    def float_sum_dim(cls, tensor, dim: int):
-        return ops.reduce_dim("float_sum_dim", "sum", tensor, dim, F32)
-
-    @classmethod
-    def float_prod(cls, tensor):
-        return ops.reduce_all("float_prod", "prod", tensor, F32)
-
-    @classmethod
-    def float_prod_dim(cls, tensor, dim: int):
-        return ops.reduce_dim("float_prod_dim", "prod", tensor, dim, F32)
-
-    @classmethod
-    def float_max(cls, tensor):
-        return ops.reduce_all("float_max", "max", tensor, F32)
-
-    @classmethod
-    def float_min(cls, tensor):
-        return ops.reduce_all("float_min", "min", tensor, F32)
-
-    @classmethod
-    def float_max_dim(cls, tensor, dim: int):
-        return ops.reduce_dim("float_max_dim", "max", tensor, dim, F32)
-
-    @classmethod
-    def float_min_dim(cls, tensor, dim: int):
-        return ops.reduce_dim("float_min_dim", "min", tensor, dim, F32)
-
-    @classmethod
-    def float_argmax(cls, tensor, dim: int):
-        return ops.reduce_dim("float_argmax", "argmax", tensor, dim, I32)
-
-    @classmethod
-    def float_argmin(cls, tensor, dim: int):
-        return ops.reduce_dim("float_argmin", "argmin", tensor, dim, I32)
-
-    @classmethod
-    def int_sum(cls, tensor):
-        return ops.reduce_all("int_sum", "sum", tensor, I32)
-
-    @classmethod
-    def int_sum_dim(cls, tensor, dim: int):
-        return ops.reduce_dim("int_sum_dim", "sum", tensor, dim, I32)
-
-    @classmethod
-    def int_max_dim(cls, tensor, dim: int):
-        return ops.reduce_dim("int_max_dim", "max", tensor, dim, I32)
-
-    @classmethod
-    def int_min_dim(cls, tensor, dim: int):
-        return ops.reduce_dim("int_min_dim", "min", tensor, dim, I32)
-
-    @classmethod
-    def int_argmax(cls, tensor, dim: int):
-        return ops.reduce_dim("int_argmax", "argmax", tensor, dim, I32)
-
-    @classmethod
-    def int_argmin(cls, tensor, dim: int):
-        return ops.reduce_dim("int_argmin", "argmin", tensor, dim, I32)
-
-    @classmethod
-    def bool_any(cls, tensor):
-        return ops.reduce_all("bool_any", "any", tensor, BOOL)
-
-    @classmethod
-    def bool_all(cls, tensor):
-        return ops.reduce_all("bool_all", "all", tensor, BOOL)
+    locals().update({n: _reduce_all(n, r, out) for n, (r, out) in REDUCE_ALL.items()})
+    locals().update({n: _reduce_dim(n, r, out) for n, (r, out) in REDUCE_DIM.items()})
 
     # ----- index ops ---------------------------------------------------------------------------
     @classmethod

@@ -15,7 +15,17 @@ import numpy as np
 from minidl.backend import ConvOptions, ConvTransposeOptions, InterpolateOptions, PoolOptions
 from minidl.backend.limits import check_size
 from minidl.backends.wgpu import shaders
-from minidl.backends.wgpu.ops import F32, I32, _index_check, _upload, contiguous, new
+from minidl.backends.wgpu.ops import (
+    F32,
+    I32,
+    LOOP_BUDGET,
+    _add_all,
+    _along,
+    _index_check,
+    _upload,
+    contiguous,
+    new,
+)
 from minidl.backends.wgpu.runtime import groups_1d, runtime
 
 
@@ -29,6 +39,15 @@ def _run(op: str, source: str, params: list[int], inputs: list, out):
 def _conv_params(x_shape, w_hw, co, out_hw, stride, pads_tl, dilation, groups, has_bias) -> list[int]:
     n, ci, h, w = x_shape
     return [n, ci, h, w, co, *w_hw, *out_hw, *stride, *pads_tl, *dilation, groups, int(has_bias)]
+
+
+def _conv_grad(op: str, kernel: str, out_shape, x, weight, output_grad, options: ConvOptions, inputs: list):
+    """One of conv2d's gradient kernels (``inputs`` in the kernel's order) into ``out_shape``."""
+    co, _, kh, kw = weight.shape
+    top, _, left, _ = options.pads
+    params = _conv_params(x.shape, (kh, kw), co, tuple(output_grad.shape[2:]), options.stride, (top, left),
+                          options.dilation, options.groups, False)
+    return _run(op, kernel, params, [contiguous(t) for t in inputs], new(out_shape, F32, x.index, op))
 
 
 def _check4(op: str, **tensors) -> None:
@@ -58,6 +77,10 @@ class WgpuModuleOps:
         if oh <= 0 or ow <= 0:
             raise ValueError(f"conv/pool: the (padded) input is smaller than the dilated kernel: output {oh}x{ow}")
         check_size("conv2d", (x.shape[0], co, oh, ow), F32)
+        step = LOOP_BUDGET // ((kh + 1) * (kw + 2))  # a thread loops over c, ky, kx (ops.LOOP_BUDGET)
+        if options.groups == 1 and cig > step:  # a sum over input channels: sum those of its parts
+            return _add_all("conv2d", [cls.conv2d(_along(x, 1, at, at + step), _along(weight, 1, at, at + step),
+                                                  bias if at == 0 else None, options) for at in range(0, cig, step)])
         out = new((x.shape[0], co, oh, ow), F32, x.index, "conv2d")
         top, _, left, _ = options.pads
         b = contiguous(bias) if bias is not None else _Dummy(x.index)
@@ -68,24 +91,24 @@ class WgpuModuleOps:
     @classmethod
     def conv2d_x_backward(cls, x, weight, output_grad, options: ConvOptions):
         co, _, kh, kw = weight.shape
-        oh, ow = output_grad.shape[2:]
-        top, _, left, _ = options.pads
-        out = new(x.shape, F32, x.index, "conv2d_x_backward")
-        params = _conv_params(x.shape, (kh, kw), co, (oh, ow), options.stride, (top, left), options.dilation,
-                              options.groups, False)
-        return _run("conv2d_x_backward", shaders.conv2d_x_backward_kernel(), params,
-                    [contiguous(output_grad), contiguous(weight)], out)
+        step = LOOP_BUDGET // ((kh + 1) * (kw + 2))  # a thread loops over output channels, ky, kx
+        if options.groups == 1 and co > step:  # a sum over output channels: sum those of its parts
+            return _add_all("conv2d_x_backward", [
+                cls.conv2d_x_backward(x, _along(weight, 0, at, at + step), _along(output_grad, 1, at, at + step),
+                                      options) for at in range(0, co, step)])
+        return _conv_grad("conv2d_x_backward", shaders.conv2d_x_backward_kernel(), x.shape, x, weight, output_grad,
+                          options, [output_grad, weight])
 
     @classmethod
     def conv2d_weight_backward(cls, x, weight, output_grad, options: ConvOptions):
-        co, _, kh, kw = weight.shape
         oh, ow = output_grad.shape[2:]
-        top, _, left, _ = options.pads
-        out = new(weight.shape, F32, x.index, "conv2d_weight_backward")
-        params = _conv_params(x.shape, (kh, kw), co, (oh, ow), options.stride, (top, left), options.dilation,
-                              options.groups, False)
-        return _run("conv2d_weight_backward", shaders.conv2d_weight_backward_kernel(), params,
-                    [contiguous(x), contiguous(output_grad)], out)
+        step = max(1, LOOP_BUDGET // ((oh + 1) * (ow + 2)))  # a thread loops over n, oy, ox (ops.LOOP_BUDGET)
+        if x.shape[0] > step:  # the gradient is a sum over the batch: sum those of its parts
+            return _add_all("conv2d_weight_backward", [
+                cls.conv2d_weight_backward(_along(x, 0, at, at + step), weight, _along(output_grad, 0, at, at + step),
+                                           options) for at in range(0, x.shape[0], step)])
+        return _conv_grad("conv2d_weight_backward", shaders.conv2d_weight_backward_kernel(), weight.shape, x, weight,
+                          output_grad, options, [x, output_grad])
 
     @classmethod
     def conv_transpose2d(cls, x, weight, bias, options: ConvTransposeOptions):
@@ -156,6 +179,11 @@ class WgpuModuleOps:
 
     @classmethod
     def adaptive_avg_pool2d(cls, x, output_size: tuple[int, int]):
+        _check4("adaptive_avg_pool2d", x=x)
+        (h, w), (oh, ow) = x.shape[2:], (int(s) for s in output_size)
+        window = (-(-h // max(oh, 1)) + 1) * (-(-w // max(ow, 1)) + 2)  # a thread's loop iterations
+        if window > LOOP_BUDGET and oh < h and ow < w:  # the mean of a window is the mean of its rows' means
+            x = cls._adaptive("adaptive_avg_pool2d", x, (h, ow), "avg", F32)
         return cls._adaptive("adaptive_avg_pool2d", x, output_size, "avg", F32)
 
     @classmethod

@@ -244,21 +244,70 @@ def _cat(op: str, tensors: Sequence[WgpuTensor], dim: int) -> WgpuTensor:
 # ----- reductions ----------------------------------------------------------------------------------
 
 
+#: lavapipe (llvmpipe) ends a shader's loops once they have run 65535 iterations in all, in one
+#: invocation (gallivm's ``LP_MAX_TGSI_LOOP_ITERATIONS``), and the shader goes on with what it
+#: has: a longer fold silently drops the rest. Each loop counts its iterations and its exit
+#: check, so a nest costs about (outer + 1) * (inner + 2). No kernel may loop more than this: an
+#: op whose loops would (a long reduced dim, a long matmul K, a long scatter dim, a conv2d over
+#: many channels, its weight gradient over a large batch) runs as several dispatches over parts,
+#: whose results it combines.
+LOOP_BUDGET = 60000
+#: Elements one thread of a reduction folds at most; a longer dim is folded in chunks, then the
+#: per-chunk partials are folded (which also keeps float32 sums closer to the exact ones).
+REDUCE_CHUNK = 4096
+#: The part of a matmul's K one dispatch runs (about 9 loop iterations per k, see LOOP_BUDGET).
+MATMUL_K_CHUNK = 4096
+
+
+def _along(t: WgpuTensor, dim: int, start: int, stop: int) -> WgpuTensor:
+    """The view of ``t`` at ``start:stop`` along ``dim``."""
+    return _slice_view(t, [slice(None)] * dim + [slice(start, stop)])
+
+
+def _add_all(op: str, parts: Sequence[WgpuTensor]) -> WgpuTensor:
+    """The element-wise sum of same-shaped float32 ``parts``."""
+    acc = parts[0]
+    for part in parts[1:]:
+        acc = run_map(op, "x0 + x1", [acc, part], F32)
+    return acc
+
+
 def reduce_dim(op: str, kind: str, t: WgpuTensor, dim: int, out_dtype) -> WgpuTensor:
     dim = dim % t.ndim
     if kind in ("max", "min", "argmax", "argmin") and t.shape[dim] == 0:
         raise ValueError(f"{op}: cannot reduce an empty dim {dim} of shape {t.shape}: "
                          "expected a non-zero size, found 0")
-    shape = t.shape[:dim] + (1,) + t.shape[dim + 1:]
+    length = t.shape[dim]
+    if length <= REDUCE_CHUNK:
+        return _reduce_chunks(op, kind, t, dim, out_dtype, 1)
+    chunks = -(-length // REDUCE_CHUNK)
+    if kind in ("argmax", "argmin"):
+        # the extreme of each chunk and its index in the whole dim; the first chunk holding the
+        # extreme of those (ties and NaN: the first, as within a chunk) gives the index
+        values = _reduce_chunks(op, kind[3:], t, dim, t.dtype, chunks)
+        at = _reduce_chunks(op, kind, t, dim, I32, chunks)
+        which = reduce_dim(op, kind, values, dim, I32)
+        out = new(which.shape, I32, t.index, op)
+        return _index_dispatch(op, shaders.gather_kernel(wtype(I32)), out, dim, [at, which])
+    partial = _reduce_chunks(op, kind, t, dim, out_dtype, chunks)
+    return reduce_dim(op, kind, partial, dim, out_dtype)
+
+
+def _reduce_chunks(op: str, kind: str, t: WgpuTensor, dim: int, out_dtype, chunks: int) -> WgpuTensor:
+    """``t`` folded along ``dim`` into ``chunks`` partials of ``REDUCE_CHUNK`` elements (the
+    whole dim when ``chunks`` is 1)."""
+    shape = t.shape[:dim] + (chunks,) + t.shape[dim + 1:]
     out = new(shape, out_dtype, t.index, op)
     n = out.size
     if n == 0:
         return out
     strides = list(t.strides)
     red_stride = strides[dim]
-    strides[dim] = 0
+    strides[dim] = red_stride * REDUCE_CHUNK if chunks > 1 else 0
+    chunk = REDUCE_CHUNK if chunks > 1 else max(t.shape[dim], 1)
     params = ([n, len(shape)] + list(shape) + [1] * (MAXD - len(shape))
-              + [t.offset] + strides + [0] * (MAXD - len(strides)) + [t.shape[dim], red_stride])
+              + [t.offset] + strides + [0] * (MAXD - len(strides))
+              + [t.shape[dim], red_stride, dim, chunk])
     runtime(t.index).dispatch(shaders.reduce_kernel(wtype(t.dtype), wtype(np.dtype(out_dtype)), kind),
                               np.array(params, dtype=np.int32), [t.buffer, out.buffer], groups_1d(n))
     return out
@@ -351,6 +400,12 @@ def scatter(op: str, mode: str, dim: int, t: WgpuTensor, indices: WgpuTensor, va
             raise ValueError(f"{op}: expected 1-D indices and a value of shape {want}, "
                              f"found indices {indices.shape} and value {value.shape}")
     _index_check(op, indices, t.shape[dim])
+    step = LOOP_BUDGET // (t.ndim + 2)  # each output element loops over value's dim, ndim + 1 a step
+    if value.shape[dim] > step:
+        for at in range(0, value.shape[dim], step):
+            part = _along(indices, dim if mode == "scatter" else 0, at, at + step)
+            t = scatter(op, mode, dim, t, part, _along(value, dim, at, at + step))
+        return t
     if value.dtype != t.dtype:
         value = run_map(op, f"{wtype(t.dtype)}(x0)", [value], t.dtype)
     out = new(t.shape, t.dtype, t.index, op)
@@ -376,6 +431,10 @@ def matmul(op: str, lhs: WgpuTensor, rhs: WgpuTensor) -> WgpuTensor:
         return out
     if k == 0:
         return run_map(op, "0.0", [], F32, out=out, shape=shape)
+    if k > MATMUL_K_CHUNK:  # a thread loops about 9 times per k (LOOP_BUDGET): sum products of K's parts
+        return _add_all(op, [matmul(op, _along(lhs, lhs.ndim - 1, at, at + MATMUL_K_CHUNK),
+                                    _along(rhs, rhs.ndim - 2, at, at + MATMUL_K_CHUNK))
+                             for at in range(0, k, MATMUL_K_CHUNK)])
 
     def block(t):
         b = _block(t.shape[:-2], t.strides[:-2], t.offset, tuple(batch)) if batch else [t.offset] + [0] * MAXD

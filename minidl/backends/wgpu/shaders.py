@@ -161,18 +161,25 @@ REDUCE_INIT = {"sum": "0", "prod": "1", "any": "false", "all": "true"}
 
 @functools.cache
 def reduce_kernel(t: str, out: str, op: str) -> str:
-    """One thread per output element folds the reduced dim.
+    """One thread per output element folds the reduced dim, or one chunk of it.
 
-    ``p``: ``n_out, ndim, out_shape[MAXD], in_offset, in_strides[MAXD], len, stride``.
+    ``p``: ``n_out, ndim, out_shape[MAXD], in_offset, in_strides[MAXD], len, stride, cdim,
+    chunk``. With ``chunk`` < ``len`` the output has one element per chunk at dim ``cdim``
+    (whose in-stride is ``stride * chunk``) and folds ``chunk`` elements from ``j * chunk``;
+    an arg index is then the index in the whole dim (``ops.reduce_dim`` folds the partials).
+    lavapipe (llvmpipe) stops a shader's loops after 65535 iterations in all
+    (gallivm's ``LP_MAX_TGSI_LOOP_ITERATIONS``), so no thread may fold more than that.
     ``op``: sum, prod, max, min (NaN propagates), argmax, argmin (the first extreme, the first
     NaN), any, all."""
     b = 2 + MAXD
     ln, st = b + 1 + MAXD, b + 2 + MAXD
     src = [header((t,), out), entry(), THREAD, "  if (i >= p[0]) { return; }\n  var rem = i;\n",
-           f"  var o = p[{b}];\n",
+           f"  var o = p[{b}];\n  var j = 0;\n",
            "  for (var d = p[1] - 1; d >= 0; d = d - 1) {\n    let n = p[2 + d];\n"
+           f"    if (d == p[{st + 1}]) {{ j = rem % n; }}\n"
            f"    o = o + (rem % n) * p[{b + 1} + d];\n    rem = rem / n;\n  }}\n",
-           f"  let len = p[{ln}];\n  let step = p[{st}];\n"]
+           f"  let start = j * p[{st + 2}];\n  let len = min(p[{st + 2}], p[{ln}] - start);\n"
+           f"  let step = p[{st}];\n"]
     x = load(t, "a0", "o + k * step")
     nan = "is_nan(v)" if t == "f32" else "false"
     accnan = "is_nan(acc)" if t == "f32" else "false"
@@ -193,7 +200,7 @@ def reduce_kernel(t: str, out: str, op: str) -> str:
                    "  for (var k = 1; k < len; k = k + 1) {\n"
                    f"    let v = {x};\n"
                    f"    if (!{accnan} && ({nan} || v {cmp} acc)) {{ acc = v; at = k; }}\n  }}\n")
-        src.append(f"  out[i] = {'at' if op.startswith('arg') else store(out, 'acc')};\n}}\n")
+        src.append(f"  out[i] = {'start + at' if op.startswith('arg') else store(out, 'acc')};\n}}\n")
     return "".join(src)
 
 

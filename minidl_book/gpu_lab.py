@@ -8,8 +8,12 @@ from __future__ import annotations
 import re
 import time
 
+import matplotlib.pyplot as plt
+import numpy as np
+
 from minidl import Device, Tensor
 from minidl.backends.wgpu import shaders
+from minidl.backends.wgpu.runtime import runtime
 
 HELPERS_CUT = "// ... the helper functions every kernel carries (is_nan, erf_, powf_, ...)\n"
 
@@ -30,12 +34,92 @@ def trimmed(source: str) -> str:
     return "\n".join(keep)
 
 
+def _map_names(n_inputs: int) -> list[str]:
+    return [f"a{k}" for k in range(n_inputs)] + ["out"]
+
+
+def _slot_names(n_inputs: int) -> dict[str, str]:
+    """``p[...]`` text in an element-wise kernel → the slot's name (``off_a1``,
+    ``strides_a1[d]``), from the layout ``map_kernel`` writes."""
+    first = shaders.map_layout(n_inputs)[0]
+    names = {"p[0]": "size", "p[1]": "rank", "p[2 + d]": "shape[d]"}
+    for k, name in enumerate(_map_names(n_inputs)):
+        block = first + k * (1 + shaders.MAXD)
+        names[f"p[{block}]"] = f"off_{name}"
+        names[f"p[{block + 1} + d]"] = f"strides_{name}[d]"
+    return names
+
+
+def named(source: str, n_inputs: int) -> str:
+    """What one thread of an element-wise kernel does (:func:`trimmed`), each ``p[...]`` slot
+    replaced by its name, and a first comment line saying how ``p`` is laid out."""
+    text = trimmed(source)
+    body_at = text.index("fn main")
+    body = text[body_at:]
+    for raw, name in sorted(_slot_names(n_inputs).items(), key=lambda kv: -len(kv[0])):
+        body = body.replace(raw, name)
+    assert "p[" not in body, body  # every slot named
+    blocks = [f"off_{x}, strides_{x}[8]" for x in _map_names(n_inputs)]
+    layout = "// p = [size, rank, shape[8],\n//      " + ",\n//      ".join(blocks) + "]\n"
+    return text[:body_at] + layout + body
+
+
+def map_slots(dispatched, n_inputs: int) -> dict:
+    """An element-wise dispatch's ``p`` by name: ``shape``, and per operand (``a0``, ``a1``,
+    ..., ``out``) its ``(offset, strides)``, the arguments :func:`read_view` takes."""
+    p, first = dispatched.params, shaders.map_layout(n_inputs)[0]
+    rank = p[1]
+    slots = {"shape": tuple(p[2:2 + rank])}
+    for k, name in enumerate(_map_names(n_inputs)):
+        block = first + k * (1 + shaders.MAXD)
+        slots[name] = (p[block], tuple(p[block + 1:block + 1 + rank]))
+    return slots
+
+
+def buffer(tensor: Tensor) -> list[float]:
+    """The whole device buffer under a Wgpu tensor, read back (a sync point), as a list."""
+    prim = tensor.primitive.backend_tensor
+    raw = runtime(prim.index).read(prim.buffer, prim.buffer.size)
+    return np.frombuffer(raw, dtype=np.float32).tolist()
+
+
+def draw_params(dispatched, n_inputs: int, highlight: str = "a1"):
+    """The ``p`` array of an element-wise dispatch as labelled groups of cells (the slots a
+    rank-r launch does not use left out), the ``highlight`` operand's strides in orange."""
+    slots = map_slots(dispatched, n_inputs)
+    groups = [("size", [dispatched.params[0]]), ("rank", [len(slots["shape"])]),
+              ("shape", list(slots["shape"]))]
+    for name in _map_names(n_inputs):
+        offset, strides = slots[name]
+        groups += [(f"off_{name}", [offset]), (f"strides_{name}", list(strides))]
+    width = sum(len(values) for _, values in groups) + len(groups) * 0.3
+    fig, ax = plt.subplots(figsize=(9.5, 1.5))
+    x = 0.0
+    for title, values in groups:
+        hot = title == f"strides_{highlight}"
+        for k, v in enumerate(values):
+            ax.add_patch(plt.Rectangle((x + k, 0), 1, 1, ec="white",
+                                       color="tab:orange" if hot else "tab:blue",
+                                       alpha=0.9 if hot else 0.3))
+            ax.text(x + k + 0.5, 0.5, str(v), ha="center", va="center", fontsize=10)
+        ax.text(x + len(values) / 2, 1.25, title, ha="center", va="bottom", fontsize=8,
+                rotation=0 if len(values) > 1 or len(title) < 6 else 30)
+        x += len(values) + 0.3
+    ax.set_xlim(0, width)
+    ax.set_ylim(0, 2.2)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.set_title("the kernel's p, as launched (unused slots of shape and strides left out)",
+                 fontsize=9)
+    return fig
+
+
 def label(dispatched) -> str:
     """A short name for one recorded dispatch: the generator that wrote its WGSL and, for an
     element-wise kernel, the expression it computes."""
     source = dispatched.source
     if source == shaders.matmul_kernel():
-        return "matmul_kernel()  (a 4x4 block of the output per thread)"
+        return "matmul_kernel()"
     for dist in ("uniform", "normal", "bernoulli", "int"):
         if source == shaders.random_kernel(dist):
             return f"random_kernel({dist!r})"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["draw_address", "draw_broadcast", "draw_views", "element_offset", "element_strides"]
+__all__ = ["draw_address", "draw_broadcast", "draw_float16_line", "draw_op_grid", "draw_views", "element_offset", "element_strides"]
 
 
 def element_strides(array: np.ndarray) -> tuple[int, ...]:
@@ -138,4 +138,54 @@ def draw_broadcast(col: np.ndarray, row: np.ndarray, total: np.ndarray):
         ax.set_title(title, fontsize=9)
     fig.text(0.5, 0.02, "solid: the operand's own cells; pale: the same cells read again "
              "(stride 0)", ha="center", fontsize=8)
+    return fig
+
+
+def draw_float16_line(low: float = 2044.0, high: float = 2054.0):
+    """The float16 numbers between ``low`` and ``high`` (spacing 1 below 2048, 2 above) as
+    ticks on a line, with 2049 marked halfway between two of them and the tie's winner."""
+    fig, ax = plt.subplots(figsize=(9.5, 1.6))
+    values = np.arange(low, high + 1)
+    representable = [v for v in values if float(np.float16(v)) == v]
+    ax.axhline(0, color="grey", lw=1)
+    for v in representable:
+        ax.plot([v, v], [-0.25, 0.25], color="tab:blue", lw=2)
+        ax.text(v, -0.55, f"{v:g}", ha="center", va="top", fontsize=9)
+    ax.plot([2049], [0], "o", color="tab:orange")
+    ax.annotate("2049: halfway, rounds to the even 2048", (2049, 0), (2049, 0.9),
+                ha="center", fontsize=9, arrowprops={"arrowstyle": "-|>", "color": "tab:orange"})
+    ax.text(low, 0.9, "spacing 1", fontsize=8, color="tab:blue")
+    ax.text(high, 0.9, "spacing 2", fontsize=8, color="tab:blue", ha="right")
+    ax.set_xlim(low - 0.5, high + 0.5)
+    ax.set_ylim(-1.3, 1.4)
+    ax.axis("off")
+    ax.set_title("float16 numbers near 2048", fontsize=9)
+    return fig
+
+
+def draw_op_grid(ops: list[str], backends: dict, required: set[str], totals: str):
+    """A grid of ``ops`` (rows) by ``backends`` (columns, name → class): each cell says whether
+    the op is required (the backend writes it), a protocol default the backend keeps, or a
+    default it overrides with its own body. ``totals`` is the figure's caption line."""
+    from minidl.backend import defines
+
+    colours = {"required": "tab:grey", "default": "tab:blue", "overridden": "tab:orange"}
+    fig, ax = plt.subplots(figsize=(7.5, 0.32 * len(ops) + 1.2))
+    for c, backend in enumerate(backends.values()):
+        for r, op in enumerate(ops):
+            kind = ("required" if op in required
+                    else "overridden" if defines(backend, op) else "default")
+            ax.add_patch(plt.Rectangle((c, len(ops) - 1 - r), 1, 1, ec="white",
+                                       color=colours[kind], alpha=0.35 if kind != "overridden"
+                                       else 0.8))
+            ax.text(c + 0.5, len(ops) - 0.5 - r, kind, ha="center", va="center", fontsize=8)
+    for r, op in enumerate(ops):
+        ax.text(-0.1, len(ops) - 0.5 - r, op, ha="right", va="center", fontsize=8,
+                family="monospace")
+    for c, name in enumerate(backends):
+        ax.text(c + 0.5, len(ops) + 0.2, name, ha="center", va="bottom", fontsize=9)
+    ax.set_xlim(-2.6, len(backends))
+    ax.set_ylim(-0.1, len(ops) + 0.9)
+    ax.axis("off")
+    ax.set_title(totals, fontsize=9, y=1.05)
     return fig

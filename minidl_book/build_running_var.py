@@ -25,7 +25,8 @@ def running_var_update(running_var: Tensor, batch: Tensor, momentum: float) -> T
     """PyTorch's update, per channel:
     ``(1 - m) * running_var + m * var(batch, unbiased)``."""
     n, channels = batch.shape
-    var = batch.var(0).reshape([channels])  # var: ÷ (n - 1), as burn's; var_bias: ÷ n
+    # var(0) divides by n - 1 (Bessel-corrected, like burn's Tensor::var); var_bias(0) by n
+    var = batch.var(0).reshape([channels])
     return running_var * (1.0 - momentum) + var * momentum
 
 
@@ -96,7 +97,9 @@ def exercise(max_examples: int = 15) -> BuildExercise:
             ],
             "shape": "A reduction over dim 0 keeps that dim with size 1: reshape the batch "
             "statistic to [C] before mixing it with running_var.",
-            "*": "Compute with minidl tensor ops only; no values taken out of a tensor.",
+            "error": "running_var has shape [C]; var(0) keeps dim 0, [1, C]: reshape the "
+            "batch statistic to [C] before mixing the two.",
+            "rule": "Compute with minidl tensor ops only; no values taken out of a tensor.",
         },
         reference_solution=running_var_update,
         max_examples=max_examples,

@@ -121,7 +121,8 @@ def decision_chart() -> Flowchart:
     chart.edge("flag", "device", "yes")
     chart.edge("device", "inference", "no: a plain tensor")
     chart.edge("device", "training", "yes")
-    chart.edge("torch", "flag", dashed=True)
+    chart.edge("torch", "training", "flag on", dashed=True)
+    chart.edge("torch", "inference", "flag off", dashed=True)
     return chart
 
 
@@ -223,8 +224,8 @@ def stats_used(looks: dict, x0: np.ndarray, eps: float = 1e-5) -> Table:
     BatchNorm that saw one training forward of ``x0`` and names the pair that reproduces
     the row.
     """
-    means = {"stale (0)": 0.0, "updated": 0.1 * x0.mean(axis=0)}
-    variances = {"stale (1)": 1.0, "updated": 0.9 + 0.1 * x0.var(axis=0)}
+    means = {"initial mean 0": 0.0, "updated": 0.1 * x0.mean(axis=0)}
+    variances = {"initial var 1": 1.0, "updated": 0.9 + 0.1 * x0.var(axis=0)}
     rows = []
     for label, out in looks.items():
         row = (out.to_numpy() if isinstance(out, Tensor) else np.asarray(out))[0]

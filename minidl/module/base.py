@@ -156,7 +156,9 @@ class Module(ModuleNode):
 
     def train(self) -> Module:
         """The module for training: flags restored unless frozen, params lifted to autodiff
-        (with grad when wanted) — also for a module built on a plain device."""
+        (with grad when wanted) — also for a module built on a plain device. Running states
+        are rebuilt fresh (same id, synced value, no longer shared), as burn's ``train()`` is
+        ``AutodiffModule::from_inner``."""
         return self.map(modes.TrainMapper())
 
     def freeze(self) -> Module:

@@ -15,9 +15,13 @@ mode                          training flags          float params
 ``set_require_grad(b)``       untouched               grad wanted = b
 ============================  ======================  =====================================
 
-``valid()`` also rebuilds every running state fresh from its synced value on the inner device
-(the copy no longer shares statistics with the training module); every other mode keeps the
-running state objects shared.
+``valid()`` and ``train()`` rebuild every running state fresh, with the same id, from its
+synced value (``valid()`` on the inner device): the copy no longer shares statistics with the
+module it came from, as burn's ``RunningState::valid`` and ``RunningState::from_inner`` build
+one ``with_id`` (``running.rs:220-232`` at v0.22.0-pre.2 and on main; ``train()`` is
+``AutodiffModule::from_inner``, ``module/base.rs:184-188``). The map-based modes
+(``freeze``, ``unfreeze``, ``no_grad``, ``set_require_grad``) keep the running state objects
+shared, as burn's ``RunningState::map`` writes into the same ``Arc`` and returns ``self``.
 """
 
 from __future__ import annotations
@@ -71,6 +75,9 @@ class TrainMapper(ModuleMapper):
     def map_flag(self, path: str, param: Param) -> Param:
         flag = param.val()
         return param.with_value(Flag(flag.trainable, flag.trainable))
+
+    def map_running_state(self, path: str, state: RunningState) -> RunningState:
+        return state.fresh()  # synced value, same id, a new (unshared) state: from_inner
 
 
 class RequireGradMapper(ModuleMapper):

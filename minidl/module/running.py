@@ -10,8 +10,9 @@ forward on clones of one model feed the same statistics. The semantics are burn'
 - ``value()`` returns the folded value — which can be ONE UPDATE STALE (burn's doc: "The
   current value might be outdated by one update");
 - ``value_sync()`` folds first if this thread has a pending value, then returns the value;
-- ``clone()`` (and ``Module.clone``) return the SAME state object; ``Module.valid()`` builds a
-  fresh one from the synced value.
+- ``clone()`` (and ``Module.clone``, and the map-based modes ``no_grad``/``freeze``/...) keep
+  the SAME state object; ``Module.valid()`` and ``Module.train()`` build a fresh one (same id)
+  from the synced value, as burn's ``RunningState::valid`` / ``from_inner`` do.
 """
 
 from __future__ import annotations

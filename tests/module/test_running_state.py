@@ -83,6 +83,26 @@ def test_clone_is_the_same_state_and_fresh_is_not():
     np.testing.assert_array_equal(arr(fresh.value()), [1.0, 1.0])
 
 
+def test_train_gives_a_fresh_state_and_the_map_based_modes_share_it():
+    # burn: train() is AutodiffModule::from_inner, and RunningState::from_inner syncs, then
+    # builds one with_id (running.rs:227-232 at v0.22.0-pre.2 and on main); the mappers
+    # (no_grad, set_require_grad, freeze...) write into the same Arc and return self.
+    from minidl.nn.batch_norm import BatchNormConfig
+
+    ad = DEV.autodiff()
+    bn = BatchNormConfig(2).init(ad)
+    bn.forward(T(np.arange(8.0).reshape(4, 2), ad))  # one update, pending
+    trained = bn.train()
+    assert trained.running_mean is not bn.running_mean
+    assert trained.running_mean.id == bn.running_mean.id
+    np.testing.assert_allclose(arr(trained.running_mean.value()), [0.3, 0.4], rtol=1e-6)
+    trained.forward(T(np.full((4, 2), 10.0), ad))
+    trained.running_mean.sync()
+    np.testing.assert_allclose(arr(bn.running_mean.value_sync()), [0.3, 0.4], rtol=1e-6)
+    for copy in (bn.no_grad(), bn.set_require_grad(True), bn.freeze(), bn.unfreeze()):
+        assert copy.running_mean is bn.running_mean and copy.running_var is bn.running_var
+
+
 def test_threads_started_one_after_another_never_share_a_pending_slot():
     # CPython hands a new thread the ident of one that exited; burn's ThreadId is never reused.
     # Three threads updating 1, 3, 10 in turn leave three pending values: their mean.

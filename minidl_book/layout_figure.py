@@ -178,7 +178,8 @@ def draw_op_grid(ops: list[str], backends: dict, required: set[str], totals: str
             ax.add_patch(plt.Rectangle((c, len(ops) - 1 - r), 1, 1, ec="white",
                                        color=colours[kind], alpha=0.35 if kind != "overridden"
                                        else 0.8))
-            ax.text(c + 0.5, len(ops) - 0.5 - r, kind, ha="center", va="center", fontsize=8)
+            ax.text(c + 0.5, len(ops) - 0.5 - r, "default, kept" if kind == "default" else kind,
+                    ha="center", va="center", fontsize=8)
     for r, op in enumerate(ops):
         ax.text(-0.1, len(ops) - 0.5 - r, op, ha="right", va="center", fontsize=8,
                 family="monospace")

@@ -255,3 +255,17 @@ def test_a_matmul_and_its_epilogue_are_one_dispatch_and_equal_eager(m, k, n):
         also.to_numpy(), (xe.matmul(we.swap_dims(0, 1)) * 2.0).exp().to_numpy(), rtol=1e-5
     )
     np.testing.assert_allclose(held.to_numpy(), xe.matmul(we.swap_dims(0, 1)).to_numpy(), rtol=1e-6)
+
+
+def test_reductions_and_matmuls_longer_than_a_shader_loop_stay_right():
+    """lavapipe ends a shader's loops after 65535 iterations and carries on: a fused reduce or
+    matmul kernel looping over 300000 elements or K = 20000 summed part of them. Such blocks
+    are left to eager Wgpu, whose ops split long loops."""
+    d = Device.fusion_wgpu()
+    x = np.random.default_rng(0).random((2, 300_000), dtype=np.float32)
+    got = (Tensor.from_numpy(x, d) * 2.0).sum_dim(1).to_numpy()
+    np.testing.assert_allclose(got, (x.astype(np.float64) * 2).sum(1, keepdims=True), rtol=1e-5)
+    a = np.ones((2, 20_000), np.float32)
+    b = np.ones((20_000, 3), np.float32)
+    got = ((Tensor.from_numpy(a, d) @ Tensor.from_numpy(b, d)) + 1.0).to_numpy()
+    np.testing.assert_array_equal(got, np.full((2, 3), 20_001, np.float32))

@@ -10,6 +10,8 @@ WGSL on the GPU), which writes the one kernel.
 
 from __future__ import annotations
 
+import math
+
 from minidl.backends.fusion.ir import ELEMENTWISE, FUSABLE_DTYPES, REDUCE, RESHAPE, OperationIr
 from minidl.backends.fusion.kernel import Kernel, KernelGenerator
 
@@ -120,6 +122,8 @@ class ReduceFuser(OperationFuser):
     #: block: on a CPU it would walk memory with a stride, so it is left to B; a GPU thread per
     #: column reads it coalesced (the generator says: ``KernelGenerator.reduces_across_rows``)
     across_rows = False
+    #: the longest reduced length one kernel may loop over (``KernelGenerator.max_loop``)
+    max_loop: int | None = None
 
     def reset(self) -> None:
         super().reset()
@@ -152,6 +156,8 @@ class ReduceFuser(OperationFuser):
                 return False
             if not all(self._fits(prev, full, dims) for prev in self.ops):
                 return False
+            if self.max_loop is not None and math.prod(full[d] for d in dims) > self.max_loop:
+                return False  # too long for one thread's loop: B's op splits it
             self.full, self.dims = full, dims
             self.ops.append(op)
             return True
@@ -173,13 +179,16 @@ class MatmulFuser(OperationFuser):
     epilogue runs on each tile of the product before it is written (fuse on write)."""
 
     name = "matmul"
+    #: the longest K one kernel may loop over (``KernelGenerator.max_loop``)
+    max_loop: int | None = None
 
     def fuse(self, op: OperationIr) -> bool:
         if not _dtypes_ok(op):
             return False
         if not self.ops:
             ok = (op.kind == "matmul" and len(op.inputs[0].shape) == 2 and len(op.inputs[1].shape) == 2
-                  and op.inputs[0].dtype == op.inputs[1].dtype and op.out.dtype.kind == "f")
+                  and op.inputs[0].dtype == op.inputs[1].dtype and op.out.dtype.kind == "f"
+                  and (self.max_loop is None or op.inputs[0].shape[1] <= self.max_loop))
             if ok:
                 self.ops.append(op)
             return ok
@@ -194,11 +203,13 @@ class MatmulFuser(OperationFuser):
 
 
 def default_fusers(names: tuple[str, ...] = ("elementwise", "reduce", "matmul"),
-                   across_rows: bool = False) -> list[OperationFuser]:
+                   across_rows: bool = False, max_loop: int | None = None) -> list[OperationFuser]:
     """The fusers ``Fusion[B]`` searches with, in order of preference on a tie (those of
     ``names``: the blocks the inner backend's generator can write)."""
     fusers = [fuser() for fuser in (ElementwiseFuser, ReduceFuser, MatmulFuser) if fuser.name in names]
     for fuser in fusers:
         if isinstance(fuser, ReduceFuser):
             fuser.across_rows = across_rows
+        if isinstance(fuser, ReduceFuser | MatmulFuser):
+            fuser.max_loop = max_loop
     return fusers

@@ -167,6 +167,9 @@ class KernelGenerator:
     reduces_across_rows: ClassVar[bool] = False
     #: the most buffers (inputs and outputs) one kernel may bind; None: no limit (a CPU)
     max_operands: int | None = None
+    #: the longest reduced length / matmul K one kernel thread may loop over; None: no limit.
+    #: A longer one is left to ``B``, whose op splits it (a driver may cap a shader's loops)
+    max_loop: int | None = None
 
     def elementwise(
         self, ops: list[OperationIr], shape: tuple[int, ...], writes: list[int]

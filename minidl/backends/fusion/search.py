@@ -24,7 +24,8 @@ class Explorer:
 
     def __init__(self, generator: KernelGenerator):
         self.generator = generator
-        self.fusers = default_fusers(generator.fusers, generator.reduces_across_rows)
+        self.fusers = default_fusers(generator.fusers, generator.reduces_across_rows,
+                                     generator.max_loop)
 
     def explore(self, ops: list[OperationIr], alive: set[int]) -> list[Block]:
         """The blocks of ``ops``; ``alive`` holds the ids of the results someone still holds."""

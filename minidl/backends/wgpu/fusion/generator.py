@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from minidl.backends.fusion.ir import OperationIr
 from minidl.backends.fusion.kernel import KernelGenerator
+from minidl.backends.wgpu import ops
 from minidl.backends.wgpu.fusion.codegen import WgslKernel
 from minidl.backends.wgpu.fusion.matmul import WgslMatmulKernel
 from minidl.backends.wgpu.fusion.reduce import WgslReduceKernel
@@ -18,6 +19,9 @@ class WgslGenerator(KernelGenerator):
 
     fusers = ("elementwise", "reduce", "matmul")
     reduces_across_rows = True  # one thread per column reads across rows coalesced
+    #: lavapipe ends a shader's loops after 65535 iterations and carries on with a partial
+    #: result; eager Wgpu's reductions and matmuls split longer loops, so those stay eager
+    max_loop = min(ops.REDUCE_CHUNK, ops.MATMUL_K_CHUNK)
 
     @property
     def max_operands(self) -> int:

@@ -24,7 +24,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 
-TORCH = ("torch default", "torch fused", "torch.compile")
+TORCH = ("torch default", "torch foreach", "torch fused", "torch.compile")
 MINIDL = ("flex eager", "fusion eager", "flex captured", "fusion captured")
 CONTENDERS = TORCH + MINIDL
 
@@ -218,6 +218,106 @@ def bandwidth_table(bandwidth: dict, roof):
                    f"{roof.ridge(k):.1f}"] for k, v in bandwidth.items()])
 
 
+def machine_roofline(peak: dict, bandwidth: dict, caches: dict, curve: dict):
+    """The :class:`.roofline.Roofline` of the measurements: the FMA peak, each level's best
+    STREAM bandwidth (the lines drawn) and the curve (each point's own roof)."""
+    from minidl_book import roofline as rl
+
+    return rl.Roofline(peak["gflops"], {k: v["best"] for k, v in bandwidth.items()}, caches,
+                       curve)
+
+
+def draw_hierarchy(curve: dict, caches: dict, marks: dict | None = None) -> None:
+    """The memory hierarchy: one thread's STREAM GB/s against footprint, the reported L2 and
+    L3 sizes as vertical lines, and ``marks`` (name: footprint in bytes) as ticks on the curve."""
+    import matplotlib.pyplot as plt
+
+    from minidl_book import roofline as rl
+
+    xs = sorted(curve)
+    fig, ax = plt.subplots(figsize=(7, 2.8))
+    ax.plot([x / 2**20 for x in xs], [curve[x] for x in xs], "o-", color="#1565C0", ms=4,
+            label="STREAM, best of copy and triad")
+    for (name, size), ls in zip(((k, caches[k]) for k in ("L2", "L3") if k in caches), (":", "--")):
+        ax.axvline(size / 2**20, color="gray", ls=ls, lw=1, label=f"{name} size reported")
+    for name, fp in (marks or {}).items():
+        ax.plot(fp / 2**20, rl.bandwidth_at(curve, fp), "s", color="#EF6C00", ms=5)
+        ax.annotate(name, (fp / 2**20, rl.bandwidth_at(curve, fp)), textcoords="offset points",
+                    xytext=(4, 6), fontsize=7)
+    ax.set(xscale="log", yscale="log", xlabel="footprint (MiB)", ylabel="GB/s (one thread)",
+           title="the memory hierarchy, measured")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    plt.show()
+    plt.close(fig)
+
+
+def draw_tile(mr: int, nr: int, lanes: int) -> None:
+    """The gemm micro-kernel's register tile: ``mr × nr`` accumulators of C (``nr / lanes``
+    vectors per row), one row of packed B loaded as vectors, one value of A broadcast."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    vec = nr // lanes
+    fig, ax = plt.subplots(figsize=(6.5, 3.4))
+    for i in range(mr):  # C: mr rows of `vec` vector registers
+        for j in range(vec):
+            ax.add_patch(Rectangle((2 + j * lanes, -i - 1), lanes, 0.8, fc="#90CAF9", ec="#1565C0"))
+    for j in range(vec):  # B's row: `vec` vectors
+        ax.add_patch(Rectangle((2 + j * lanes, 1), lanes, 0.8, fc="#A5D6A7", ec="#2E7D32"))
+    for i in range(mr):  # A's column: mr values, each broadcast in turn
+        ax.add_patch(Rectangle((0, -i - 1), 1, 0.8, fc="#FFE0B2" if i else "#FFB74D", ec="#EF6C00"))
+    ax.annotate("", (2, -0.6), (1.1, -0.6), arrowprops=dict(arrowstyle="->"))
+    ax.text(2 + nr / 2, 2.2, f"one row of packed B: {vec} vector loads of {lanes} floats",
+            ha="center", fontsize=8)
+    ax.text(-0.2, -mr - 0.5, f"A's column: {mr} values, one broadcast at a time (orange)",
+            fontsize=8, va="top")
+    ax.text(-0.2, -mr - 1.5, f"C's tile: {mr} rows × {nr} floats = {mr * vec} accumulator "
+            f"registers; each step does {mr * vec} FMAs", fontsize=8, va="top")
+    ax.set(xlim=(-0.5, nr + 3), ylim=(-mr - 2.6, 3), aspect="auto")
+    ax.axis("off")
+    fig.tight_layout()
+    plt.show()
+    plt.close(fig)
+
+
+def step_points(counted: dict, table: dict) -> list:
+    """Both training steps, eager and captured, as roofline points: the counts of one steady
+    step, its median time, the bytes of its largest call as the footprint."""
+    from minidl_book import roofline as rl
+
+    return [rl.place(f"{w.upper()} step, {how}", c, table[w][f"flex {how}"]["median"], big)
+            for w, (c, _, big) in counted.items() for how in ("eager", "captured")]
+
+
+def peer_summary(report: dict) -> str:
+    """Three lines from a peer report: what each side's kernels are, and its threads."""
+    def pool(p: dict) -> str:
+        what = " ".join(str(v) for v in (p["library"], p["version"]) if v)
+        core = f"{p['core_type']}, " if p["core_type"] else ""
+        return f"{what} ({core}{p['threads']} thread{'s' if p['threads'] != 1 else ''})"
+
+    pools = ", ".join(pool(p) for p in report["blas"])
+    return "\n".join([
+        f"minidl: numba kernels compiled for {report['numba_cpu']} ({report['numba_isa']}), "
+        f"{report['numba_threads']} thread",
+        f"torch: {report['torch_blas']}, {report.get('torch_capability', '?')} kernels, "
+        f"{report['torch_threads']} thread",
+        f"thread pools loaded: {pools}"])
+
+
+def show_sweep(sweep: dict, marks: dict, title: str, margin: float = 1.2) -> None:
+    """The sweep's figure if the parallel kernel wins somewhere for good; if it never does,
+    one line saying so (a figure of ratios all below one would draw only the load's noise)."""
+    if crossover(sweep, margin) is None:
+        best = max(sweep, key=lambda n: float(np.median(sweep[n])))
+        print(f"{title}: the parallel kernel won by {margin - 1:.0%} at no size from "
+              f"{min(sweep):,} to {max(sweep):,} elements (its best: "
+              f"{float(np.median(sweep[best])):.2f}× the serial speed, at {best:,})")
+        return
+    draw_sweep(sweep, marks, title)
+
+
 class RooflineChart:
     """One roofline figure that grows through the chapter: each :meth:`add` puts a section's
     measured points under the roofs, :meth:`show` draws every point so far (the newest in
@@ -275,7 +375,7 @@ class RooflineChart:
         low = min(p.gflops for p in self.points)
         ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(low / 3, self.roof.peak * 2),
                xlabel="arithmetic intensity (flops / byte)", ylabel="GFLOP/s (one thread)",
-               title=title + "; (%) = share of its own level's roof")
+               title=title + "; (%) = share of the roof at its footprint")
         ax.legend(fontsize=7, loc="lower right")
         plt.show()
         plt.close(fig)
@@ -436,7 +536,7 @@ from minidl.backends.flex.kernels import copy, norm
 times = {"import numba and the kernels": time.perf_counter() - t0}
 small = np.ones((64, 30), np.float32)  # 1 920 elements: the serial kernel
 tiny_copy = lambda: copy.full((4,), 1.0, np.float32)
-for name, fn in [("numba starts (a tiny copy)", tiny_copy),
+for name, fn in [("numba's start-up (filling 4 values)", tiny_copy),
                  ("layer_norm, first call", lambda: norm.layer_norm(small)),
                  ("layer_norm, second call", lambda: norm.layer_norm(small))]:
     t0 = time.perf_counter(); fn(); times[name] = time.perf_counter() - t0

@@ -248,6 +248,33 @@ def level_gaps(bandwidths: Mapping[str, float]) -> dict[str, float]:
 SPILL = 4
 
 
+#: Footprints (bytes, all arrays of a kernel together) of the memory-hierarchy sweep,
+#: 0.5 MiB to 256 MiB: from inside one core's L2 to far past L3.
+CURVE_FOOTPRINTS = tuple(1 << k for k in range(19, 29))
+
+#: How far a point may lie above the roof at its footprint before the model counts as broken:
+#: the curve and the point are timed at different moments on a shared machine, and one stream
+#: over 32 MiB ran anywhere from ~30 to ~48 GB/s on the book's machine as the load changed.
+ROOF_NOISE = 1.6
+
+
+def bandwidth_curve(footprints: Sequence[int] = CURVE_FOOTPRINTS, repeats: int = 2,
+                    min_seconds: float = 0.005) -> dict[int, float]:
+    """``{footprint: GB/s}`` of one thread, the faster of STREAM copy and triad at each
+    footprint: the memory hierarchy as the bandwidth a working set of that size streams at."""
+    return {int(f): max(stream_bandwidth(int(f), k, repeats, min_seconds) for k in ("copy", "triad"))
+            for f in footprints}
+
+
+def bandwidth_at(curve: Mapping[int, float], footprint: float) -> float:
+    """The curve's GB/s at ``footprint`` bytes, interpolated on log-log axes (clamped at its
+    ends: below its smallest footprint, the smallest one's bandwidth)."""
+    xs = sorted(curve)
+    x = min(max(float(footprint), xs[0]), xs[-1])
+    ys = [np.log(curve[k]) for k in xs]
+    return float(np.exp(np.interp(np.log(x), np.log(xs), ys)))
+
+
 def level_of(working_set: float, caches: Mapping[str, int] | None = None) -> str:
     """The memory level a working set of ``working_set`` bytes streams from, the one its roof
     is taken from: ``"L2"`` if it fits one core's L2, ``"L3"`` if it is at most
@@ -293,17 +320,27 @@ class Roofline:
     bandwidths: Mapping[str, float]
     #: cache sizes for :meth:`level_of` (default: this machine's)
     caches: Mapping[str, int] | None = None
+    #: the measured memory hierarchy (:func:`bandwidth_curve`); when given, a point's own roof
+    #: is the bandwidth measured at its own footprint, not its level's
+    curve: Mapping[int, float] | None = None
 
     def level_of(self, point: Point) -> str:
         """The level ``point``'s working set streams from (:func:`level_of`)."""
         return level_of(point.footprint, self.caches)
 
+    def own_bandwidth(self, point: Point) -> float:
+        """GB/s ``point``'s data can stream at: the curve at its footprint, or its level's."""
+        if self.curve:
+            return bandwidth_at(self.curve, point.footprint)
+        return self.bandwidths[self.level_of(point)]
+
     def own_roof(self, point: Point) -> float:
-        """GFLOP/s the roofs allow ``point``, its data coming from its own level."""
-        return self.attainable(point.intensity, self.level_of(point))
+        """GFLOP/s the roofs allow ``point``, its data streaming at its own bandwidth."""
+        return min(self.peak, point.intensity * self.own_bandwidth(point))
 
     def own_fraction(self, point: Point) -> float:
-        """The share of its own level's roof that ``point`` reached (at most 1 for a roof)."""
+        """The share of its own roof that ``point`` reached (at most 1 for a roof, up to
+        :data:`ROOF_NOISE` for timing noise)."""
         return point.gflops / self.own_roof(point)
 
     def attainable(self, intensity: float, level: str = "DRAM") -> float:

@@ -173,6 +173,18 @@ def test_each_workload_is_judged_against_the_level_its_working_set_lives_in():
     assert rl.level_gaps({"L2": 80.0, "L3": 40.0, "DRAM": 10.0}) == {"L2/L3": 2.0, "L3/DRAM": 4.0}
 
 
+def test_with_a_curve_each_point_is_judged_at_its_own_footprint():
+    curve = {1 << 20: 80.0, 16 << 20: 80.0, 64 << 20: 20.0, 256 << 20: 20.0}
+    assert rl.bandwidth_at(curve, 16 << 20) == pytest.approx(80.0)
+    assert rl.bandwidth_at(curve, 32 << 20) == pytest.approx(40.0)  # log-log halfway
+    assert rl.bandwidth_at(curve, 100) == pytest.approx(80.0)  # clamped at the ends
+    assert rl.bandwidth_at(curve, 1 << 30) == pytest.approx(20.0)
+    roof = rl.Roofline(100.0, {"L2": 80.0, "L3": 80.0, "DRAM": 20.0}, curve=curve)
+    point = rl.place("chain", rl.Counts(8e6, 8e6), 1e-3, working_set=32 << 20)
+    assert roof.own_bandwidth(point) == pytest.approx(40.0)
+    assert roof.own_fraction(point) == pytest.approx(8.0 / 40.0)
+
+
 def test_a_parallel_crossover_is_a_median_win_by_a_margin_at_every_larger_size():
     from minidl_book import perf_lab
 

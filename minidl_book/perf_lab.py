@@ -311,8 +311,8 @@ def show_sweep(sweep: dict, marks: dict, title: str, margin: float = 1.2) -> Non
     one line saying so (a figure of ratios all below one would draw only the load's noise)."""
     if crossover(sweep, margin) is None:
         best = max(sweep, key=lambda n: float(np.median(sweep[n])))
-        print(f"{title}: the parallel kernel won by {margin - 1:.0%} at no size from "
-              f"{min(sweep):,} to {max(sweep):,} elements (its best: "
+        print(f"{title}: no size from which the parallel kernel won by {margin - 1:.0%} "
+              f"at every larger size up to {max(sweep):,} elements (its best median: "
               f"{float(np.median(sweep[best])):.2f}× the serial speed, at {best:,})")
         return
     draw_sweep(sweep, marks, title)

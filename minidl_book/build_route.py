@@ -332,8 +332,10 @@ def exercise(max_examples: int = 6) -> BuildExercise:
             ("error", "The verdict quotes the line of yours that raised: run it by hand on "
                       "that scenario's args (name → DispatchTensor, a list of them, or a "
                       "device for a creation op)."),
-            ("check", "Device == ignores the autodiff flag; `is` and the kind alone do not "
-                      "say the same thing as ==."),
+            ("check", "Rule 2 has two halves. Devices: == ignores the autodiff flag, where "
+                      "`is` and the kind alone say something else. Strategies: only two "
+                      "autodiff inputs must share one (validate_checkpointing); a plain "
+                      "input has none and takes the autodiff one's."),
         ],
         reference_solution=routing_device,
         max_examples=max_examples,

@@ -122,7 +122,26 @@ class PuzzleExercise(BuildExercise):
         if verdict is not None and verdict.kind == "rule":
             verdict.inputs = ""
             _later_puzzle(verdict, self.title.split(":")[0].removeprefix("puzzle "))
+        if verdict is not None and verdict.kind == "error" and _TWO_INDICES in verdict.text:
+            _two_indices(verdict, self.title.split(":")[0].removeprefix("puzzle "))
         return verdict
+
+
+_TWO_INDICES = "at most one Int tensor index is supported"
+
+
+def _two_indices(verdict: Verdict, name: str) -> None:
+    """``a[i, j]`` with two int tensors: minidl's error points at gather/select, which no
+    puzzle allows; say what a puzzle can do instead."""
+    allowed = name in PUZZLES and "__getitem__" in PUZZLES[name].allowed
+    head = ("Your code indexed with two int tensors at once (a[rows, cols]): a puzzle allows "
+            "one int-tensor index per indexing. Gather with one (a[rows]), then keep the wanted "
+            "column with a comparison mask and sum it out." if allowed else
+            f"Your code indexed with int tensors (a[i, i]), and t[...] is not one of {name}'s "
+            "ops: compare a column of indices with a row of indices and use that bool matrix "
+            "as a mask.")
+    rest = [line for line in verdict.text.split("\n")[1:] if "raised inside minidl" not in line]
+    verdict.text = "\n".join([head, *rest])
 
 
 def _later_puzzle(verdict: Verdict, name: str) -> None:
@@ -288,7 +307,7 @@ def compress_sol(g: Tensor, v: Tensor) -> Tensor:
 def flatten_sol(a: Tensor) -> Tensor:
     i, j = a.shape
     k = Tensor.arange(0, i * j, device=a.device)
-    rows = a[k / j]  # [i * j, j]: output k reads row k // j ...
+    rows = a[k / j]  # [i * j, j]: output k reads row k / j (int /: whole) ...
     cols = Tensor.arange(0, j, device=a.device)
     column = (k % j).unsqueeze_dim(1) == cols.unsqueeze_dim(0)
     return rows.mask_fill(~column, 0.0).sum_dim(1)[:, 0]  # ... at column k % j
@@ -414,8 +433,8 @@ PUZZLES: dict[str, Puzzle] = {p.name: p for p in [
     Puzzle("flatten", "flatten(a: [i, j]) -> [i * j]", "The rows of `a`, one after the other.",
            ("__getitem__", "__truediv__", "__mod__", "sum_dim"), ("a",), _matrix(),
            lambda a: a.reshape(-1), flatten_sol,
-           ("Output k comes from row k // j, column k % j (an int tensor divided by an int "
-            "divides whole).",
+           ("Output k comes from row k / j, column k % j: an int tensor divided by an int "
+            "divides whole, toward zero (Tensor has no //).",
             "a[rows] gathers whole rows: keep the one column each output wants, sum it out with "
             "sum_dim(1), and drop that dim with [:, 0] (no reshape here)."),
            without=("reshape",)),
@@ -424,8 +443,10 @@ PUZZLES: dict[str, Puzzle] = {p.name: p for p in [
            ("i", "j", "n"), st.tuples(_floats([1]), _floats([1]), _N).map(
                lambda t: {"i": t[0], "j": t[1], "n": t[2]}),
            _t_linspace, linspace_sol,
-           ("The step is (j - i) / (n - 1); a single point (n = 1) is i.",
-            "A [1] tensor broadcasts against an [n] one: i + (j - i) * a float range * a number.")),
+           ("The step is (j - i) times the Python float 1 / (n - 1) (/ between tensors is not "
+            "allowed here); a single point (n = 1) is i.",
+            "A [1] tensor broadcasts against an [n] one: i + (j - i) * a float range * "
+            "(1 / max(1, n - 1)).")),
     Puzzle("bucketize", "bucketize(v: [i], boundaries: [j]) -> [i]",
            "For each `v[m]`, how many boundaries are <= it (boundaries sorted).", _SUM,
            ("v", "boundaries"),

@@ -189,3 +189,22 @@ def test_a_long_single_line_is_one_line_in_the_note():
 
     note = one_line_note(ones)
     assert "one line of" in note and "1 lines" not in note
+
+
+def test_two_int_tensor_indices_get_a_puzzle_message_not_gather_select():
+    from minidl import Tensor
+
+    def diag(a):
+        i = Tensor.arange(0, a.shape[0], device=a.device)
+        return a[i, i]
+
+    def flatten(a):
+        k = Tensor.arange(0, a.shape[0] * a.shape[1], device=a.device)
+        return a[k / a.shape[1], k % a.shape[1]]
+
+    verdict = PUZZLES["diag"].exercise(5).find_failure(diag)
+    assert verdict.kind == "error" and "gather/select" not in verdict.text
+    assert "not one of diag's ops" in verdict.text and "line" in verdict.text
+    verdict = PUZZLES["flatten"].exercise(5).find_failure(flatten)
+    assert verdict.kind == "error" and "gather/select" not in verdict.text
+    assert "one int-tensor index per indexing" in verdict.text

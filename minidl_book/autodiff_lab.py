@@ -268,3 +268,14 @@ def memory_chart(*ys: Tensor, names: dict[int, str] | None = None, title: str = 
         for parent in node.parents:
             fc.edge(str(parent.id), str(node.id))
     return fc
+
+
+def apply(step, *tensors: Tensor) -> Tensor:
+    """Record ``step`` on tensors of an autodiff device, as ``Autodiff[B]`` records its ops."""
+    from minidl.autodiff.ops.base import record
+    from minidl.dispatch import backend_for
+    from minidl.dispatch.tensor import DispatchTensor
+
+    device = tensors[0].device
+    inputs = [t.primitive.backend_tensor for t in tensors]  # AutodiffTensors
+    return Tensor(DispatchTensor(record(backend_for(device), step, *inputs), device))

@@ -164,11 +164,12 @@ def exercise(max_examples: int = 12) -> BuildExercise:
         references=[Reference("torch.nn.RMSNorm", _torch, rtol=1e-5, atol=1e-5)],
         rules=Rules(no_data=True, no_numpy=True),
         checks=[_structure],
-        hints=[
+        hints=[  # a failure opens the first hint of its kind not yet open
+            ("error", "gamma is [d_model]: reshape it to the input's rank before multiplying "
+             "(minidl broadcasts only between tensors of the same rank)."),
             "A layer keeps its tensors as Param fields (Initializer.Ones.init([d_model], device)): "
             "that is what the module walk, records and valid() see.",
             "mean_dim(dim) keeps the reduced dim with size 1, so x / rms broadcasts.",
-            "gamma is [d_model]: reshape it to the input's rank before multiplying.",
         ],
         reference_solution=RmsNormConfig,
         max_examples=max_examples,

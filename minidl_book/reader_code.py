@@ -43,7 +43,8 @@ def _codes(solution: Any) -> list:
             if klass is not solution and (klass.__module__.startswith("minidl.") or klass is object):
                 continue
             for value in vars(klass).values():
-                fn = getattr(value, "__func__", value)
+                # a decorator's wrapper (``@config`` wraps ``init``) leads to the reader's own
+                fn = inspect.unwrap(getattr(value, "__func__", value))
                 if hasattr(fn, "__code__"):
                     roots.append((fn.__code__, fn.__globals__))
     else:

@@ -36,6 +36,11 @@ def _param_shape(x) -> tuple[int, ...]:
     return (1,) * (len(x.shape) - 1) + (x.shape[-1],)
 
 
+def _affine(cls, out, gamma, beta, x):
+    out = cls.float_mul(out, cls.float_reshape(gamma, _param_shape(x)))
+    return out if beta is None else cls.float_add(out, cls.float_reshape(beta, _param_shape(x)))
+
+
 def layer_norm(cls, x, gamma, beta, epsilon):
     dim = len(x.shape) - 1
     shape = (1,) * dim + (x.shape[-1],)  # gamma and beta, [d], broadcast over the rows
@@ -43,6 +48,8 @@ def layer_norm(cls, x, gamma, beta, epsilon):
     var = cls.float_mean_dim(cls.float_mul(centred, centred), dim)  # biased: divide by n
     out = cls.float_div(centred, cls.float_sqrt(cls.float_add_scalar(var, epsilon)))
     out = cls.float_mul(out, cls.float_reshape(gamma, shape))
+    if beta is None:  # a LayerNorm made with bias=False (burn's Option)
+        return out
     return cls.float_add(out, cls.float_reshape(beta, shape))
 
 
@@ -52,8 +59,7 @@ def unbiased(cls, x, gamma, beta, epsilon):
     centred = cls.float_sub(x, cls.float_mean_dim(x, dim))
     var = cls.float_mul_scalar(cls.float_mean_dim(cls.float_mul(centred, centred), dim), n / max(n - 1, 1))
     out = cls.float_div(centred, cls.float_sqrt(cls.float_add_scalar(var, epsilon)))
-    out = cls.float_mul(out, cls.float_reshape(gamma, _param_shape(x)))
-    return cls.float_add(out, cls.float_reshape(beta, _param_shape(x)))
+    return _affine(cls, out, gamma, beta, x)
 
 
 def eps_outside(cls, x, gamma, beta, epsilon):
@@ -62,8 +68,7 @@ def eps_outside(cls, x, gamma, beta, epsilon):
     centred = cls.float_sub(x, cls.float_mean_dim(x, dim))
     var = cls.float_mean_dim(cls.float_mul(centred, centred), dim)
     out = cls.float_div(centred, cls.float_add_scalar(cls.float_sqrt(var), epsilon))
-    out = cls.float_mul(out, cls.float_reshape(gamma, _param_shape(x)))
-    return cls.float_add(out, cls.float_reshape(beta, _param_shape(x)))
+    return _affine(cls, out, gamma, beta, x)
 
 
 def no_reshape(cls, x, gamma, beta, epsilon):
@@ -72,7 +77,8 @@ def no_reshape(cls, x, gamma, beta, epsilon):
     centred = cls.float_sub(x, cls.float_mean_dim(x, dim))
     var = cls.float_mean_dim(cls.float_mul(centred, centred), dim)
     out = cls.float_div(centred, cls.float_sqrt(cls.float_add_scalar(var, epsilon)))
-    return cls.float_add(cls.float_mul(out, gamma), beta)
+    out = cls.float_mul(out, gamma)
+    return out if beta is None else cls.float_add(out, beta)
 
 
 def textbook(cls, x, gamma, beta, epsilon):
@@ -81,8 +87,7 @@ def textbook(cls, x, gamma, beta, epsilon):
     mean = cls.float_mean_dim(x, dim)
     var = cls.float_sub(cls.float_mean_dim(cls.float_mul(x, x), dim), cls.float_mul(mean, mean))
     out = cls.float_div(cls.float_sub(x, mean), cls.float_sqrt(cls.float_add_scalar(var, epsilon)))
-    out = cls.float_mul(out, cls.float_reshape(gamma, _param_shape(x)))
-    return cls.float_add(out, cls.float_reshape(beta, _param_shape(x)))
+    return _affine(cls, out, gamma, beta, x)
 
 
 #: name → (wrong default, the verdict kind it must get)
@@ -98,17 +103,24 @@ _SAME_RANK = ("float_add", "float_sub", "float_mul", "float_div")
 
 
 # ----- the checker ---------------------------------------------------------------------------
-def _arrays(seed: int, rows: int, d: int, spread: float) -> dict:
+def _arrays(seed: int, rows: int, d: int, spread: float, lead: tuple = (),
+            bias: bool = True) -> dict:
+    """x of shape [*lead, rows, d] (rank 2 or 3); beta None when ``bias`` is off."""
     rng = np.random.default_rng(seed)
-    x = rng.normal(0.0, 1.0, (rows, d)) * spread + rng.normal(0.0, 2.0, (rows, 1))
-    return {k: v.astype(np.float32) for k, v in {
+    shape = (*lead, rows, d)
+    x = rng.normal(0.0, 1.0, shape) * spread + rng.normal(0.0, 2.0, (*lead, rows, 1))
+    arrays = {k: v.astype(np.float32) for k, v in {
         "x": x, "gamma": rng.uniform(0.5, 2.0, d), "beta": rng.normal(0.0, 1.0, d),
-        "g": rng.uniform(-1.0, 1.0, (rows, d))}.items()}
+        "g": rng.uniform(-1.0, 1.0, shape)}.items()}
+    if not bias:
+        arrays["beta"] = None  # LayerNormConfig(d).with_bias(False): burn's Option
+    return arrays
 
 
 def _cases() -> st.SearchStrategy:
     return st.tuples(st.integers(0, 2**16), st.integers(1, 4), st.integers(2, 8),
-                     st.sampled_from([1.0, 0.01])).map(lambda t: _arrays(*t))
+                     st.sampled_from([1.0, 0.01]), st.sampled_from([(), (2,)]),
+                     st.booleans()).map(lambda t: _arrays(*t))
 
 
 def _same_rank_op(name: str, op, seen: dict):
@@ -176,15 +188,18 @@ def _run(solution, case: dict) -> dict:
 
         backend.layer_norm = _installed(solution, backend, saved, seen)
         try:
-            x, gamma, beta = (Tensor.from_numpy(case[k], dev) for k in ("x", "gamma", "beta"))
+            x, gamma, beta = (None if case[k] is None else Tensor.from_numpy(case[k], dev)
+                              for k in ("x", "gamma", "beta"))
             if dev.is_autodiff():
-                x, gamma, beta = x.require_grad(), gamma.require_grad(), beta.require_grad()
+                x, gamma = x.require_grad(), gamma.require_grad()
+                beta = beta if beta is None else beta.require_grad()
             y = functional.layer_norm(x, gamma, beta, 1e-5)
             out[f"out on {label}"] = y
             if dev.is_autodiff():
                 grads = (y * Tensor.from_numpy(case["g"], dev)).sum().backward()
                 for name, t in (("x", x), ("gamma", gamma), ("beta", beta)):
-                    out[f"grad {name} on {label}"] = t.grad(grads)
+                    if t is not None:
+                        out[f"grad {name} on {label}"] = t.grad(grads)
         finally:
             _restore(backend, saved, patched)
     out["_squared_x"] = seen.get("squared_x", False)
@@ -196,7 +211,8 @@ def _numpy_out(case: dict, ddof: int = 0, eps_inside: bool = True) -> np.ndarray
     centred = x - x.mean(-1, keepdims=True)
     var = (centred**2).sum(-1, keepdims=True) / max(x.shape[-1] - ddof, 1)
     std = np.sqrt(var + 1e-5) if eps_inside else np.sqrt(var) + 1e-5
-    return centred / std * case["gamma"] + case["beta"]
+    out = centred / std * case["gamma"]
+    return out if case["beta"] is None else out + case["beta"]
 
 
 def _slips(solution, case: dict, outputs: dict, watch) -> str | None:
@@ -222,25 +238,44 @@ def _slips(solution, case: dict, outputs: dict, watch) -> str | None:
 
 
 def _torch(case: dict) -> dict:
-    x, gamma, beta = (torch.tensor(case[k], dtype=torch.float64, requires_grad=True)
+    x, gamma, beta = (None if case[k] is None else
+                      torch.tensor(case[k], dtype=torch.float64, requires_grad=True)
                       for k in ("x", "gamma", "beta"))
     y = torch.nn.functional.layer_norm(x, (x.shape[-1],), gamma, beta, 1e-5)
     (y * torch.from_numpy(case["g"]).double()).sum().backward()
     expected = {f"out on {label}": y.detach().float() for label in DEVICES}
-    expected.update({"grad x on Flex autodiff": x.grad.float(), "grad gamma on Flex autodiff": gamma.grad.float(),
-                     "grad beta on Flex autodiff": beta.grad.float()})
+    for name, t in (("x", x), ("gamma", gamma), ("beta", beta)):
+        if t is not None:
+            expected[f"grad {name} on Flex autodiff"] = t.grad.float()
     return expected
 
 
 EXAMPLES = [
     {**_arrays(1, 2, 4, 1.0)},
     {**_arrays(2, 1, 3, 0.01)},
+    {**_arrays(3, 3, 4, 1.0, (2,))},  # rank 3: the last dim is not always dim 1
+    {**_arrays(4, 2, 5, 1.0, (), False)},  # beta None: LayerNorm with bias=False
 ]
+
+
+class _LayerNormExercise(BuildExercise):
+    """Says what a call of the backend's own layer_norm is: a call of the op being written
+    (the checker installed the reader's function there, so the watch would name its wrapper)."""
+
+    def find_failure(self, solution):  # noqa: D102
+        verdict = super().find_failure(solution)
+        if verdict is not None and verdict.kind == "rule" and \
+                "called the checker's installed" in verdict.text:
+            site = verdict.text.split("\n", 1)[1] if "\n" in verdict.text else ""
+            verdict.text = ("Rule broken: your code called cls.layer_norm, and the backend's "
+                            "layer_norm is the op you are writing: compose it from cls.float_* "
+                            "ops" + (f"\n{site}" if site else ""))
+        return verdict
 
 
 def exercise(max_examples: int = 10) -> BuildExercise:
     """The checker for the reader's ``layer_norm(cls, x, gamma, beta, epsilon)``."""
-    return BuildExercise(
+    return _LayerNormExercise(
         "layer_norm's ModuleOps default on Flex, Flex autodiff and Wgpu",
         cases=_cases(),
         run=_run,
@@ -251,7 +286,7 @@ def exercise(max_examples: int = 10) -> BuildExercise:
         hints={
             "value": ["Along the last dim: the mean, the centred x, the mean of its squares, "
                       "then divide by the square root of that variance plus epsilon."],
-            "error": ["gamma and beta are [d] and x is [rows, d]: burn's ops want the same "
+            "error": ["gamma and beta are [d] and x is [..., rows, d]: burn's ops want the same "
                       "rank on both sides, so cls.float_reshape(gamma, (1,) * (rank - 1) + (d,))."],
         },
         reference_solution=layer_norm,

@@ -70,7 +70,41 @@ def test_a_solution_typed_into_a_cell_passes():
 @pytest.mark.parametrize("planted", ["gamma not reshaped", "unbiased variance"])
 def test_a_slip_typed_into_a_cell_gets_its_named_verdict(planted):
     wrong, kind = build_layer_norm.PLANTED[planted]
-    source = inspect.getsource(build_layer_norm._param_shape) + inspect.getsource(wrong)
+    source = "".join(inspect.getsource(f) for f in (
+        build_layer_norm._param_shape, build_layer_norm._affine, wrong))
     verdict = build_layer_norm.exercise(2).find_failure(_from_cell(source, wrong.__name__))
     assert verdict is not None and verdict.kind == kind, verdict
     assert {"check": "n - 1", "error": "same rank"}[kind] in verdict.text, verdict.text
+
+
+def test_last_dim_hard_coded_to_1_is_refused_on_a_rank_3_input():
+    def dim_one(cls, x, gamma, beta, epsilon):
+        centred = cls.float_sub(x, cls.float_mean_dim(x, 1))
+        var = cls.float_mean_dim(cls.float_mul(centred, centred), 1)
+        out = cls.float_div(centred, cls.float_sqrt(cls.float_add_scalar(var, epsilon)))
+        out = cls.float_mul(out, cls.float_reshape(gamma, (1, x.shape[-1])))
+        return cls.float_add(out, cls.float_reshape(beta, (1, x.shape[-1])))
+
+    verdict = build_layer_norm.exercise(4).find_failure(dim_one)
+    assert verdict is not None and verdict.kind in ("error", "check", "value"), verdict
+
+
+def test_beta_none_is_a_case_and_a_default_that_needs_beta_fails_it():
+    def needs_beta(cls, x, gamma, beta, epsilon):
+        out = build_layer_norm.layer_norm(cls, x, gamma, None, epsilon)
+        return cls.float_add(out, cls.float_reshape(beta, (1,) * (len(x.shape) - 1)
+                                                    + (x.shape[-1],)))
+
+    assert any(case["beta"] is None for case in build_layer_norm.EXAMPLES)
+    verdict = build_layer_norm.exercise(4).find_failure(needs_beta)
+    assert verdict is not None, "a default that crashes on beta=None was accepted"
+
+
+def test_calling_the_backends_own_layer_norm_says_it_is_the_op_being_written():
+    def cheat(cls, x, gamma, beta, epsilon):
+        return cls.layer_norm(x, gamma, beta, epsilon)
+
+    verdict = build_layer_norm.exercise(2).find_failure(cheat)
+    assert verdict is not None and verdict.kind == "rule", verdict
+    assert "the backend's layer_norm is the op you are writing" in verdict.text
+    assert "installed" not in verdict.text

@@ -32,6 +32,7 @@ READER_WRITES = {
     "build_guard": ["guard"],
     "build_default_op": ["log_softmax"],
     "build_layer_norm": ["layer_norm"],
+    "build_conv2d": ["conv2d"],
     "build_route": ["routing_device"],
     "build_forwarder": ["write_forwarder"],
     "build_fuser": ["fits"],

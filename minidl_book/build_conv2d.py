@@ -1,0 +1,244 @@
+"""Build exercise of the nn-modules chapter: conv2d written from a backend's basic ops.
+
+``conv2d`` is *required* in ``ModuleOps`` (every backend writes its own kernel); this build-it
+has the reader write one anyway, the way a backend without a convolution kernel could: zero
+padding with the four pads, then im2col (one strided, dilated window per kernel tap, stacked),
+then one matmul per group, from ``cls.float_*`` ops only. The checker installs it, for one run,
+as the ``conv2d`` of the backend each device dispatches to (plain Flex, in place of its
+kernel; ``flex().autodiff()``, where it runs with ``cls = Autodiff[Flex]`` and every op is a
+recorded step, so the gradients of x, weight and bias must flow; ``Device.wgpu()``), runs
+``minidl.tensor.module.conv2d`` and compares with ``torch.nn.functional.conv2d``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from hypothesis import strategies as st
+
+from minidl import Device, DType, Tensor
+from minidl.backend.options import ConvOptions
+from minidl.dispatch.route import backend_for
+from minidl.tensor import module as functional
+from minidl_book.build_check import BuildExercise, Reference, Rules
+
+__trace_hide__ = True  # the trace shows the reader's code and what it dispatched, not this
+
+__all__ = ["DEVICES", "PLANTED", "conv2d", "exercise"]
+
+#: The devices the reader's conv2d is installed under, by label.
+DEVICES = {"Flex": Device.flex, "Flex autodiff": lambda: Device.flex().autodiff(), "Wgpu": Device.wgpu}
+
+
+# ----- the reference solution and planted wrong ones -------------------------------------------
+def pad(cls, x, dim, before, after):
+    """``x`` with ``before`` and ``after`` zero rows added along ``dim``."""
+    parts = []
+    for size, part in ((before, None), (0, x), (after, None)):
+        if part is not None:
+            parts.append(part)
+        elif size > 0:
+            shape = list(x.shape)
+            shape[dim] = size
+            parts.append(cls.float_zeros(tuple(shape), DType.F32, cls.float_device(x)))
+    return cls.float_cat(parts, dim) if len(parts) > 1 else x
+
+
+def conv2d(cls, x, weight, bias, options):
+    n, _, h, w = x.shape
+    c_out, c_group, k1, k2 = weight.shape
+    (top, left), (bottom, right) = options.padding, options.padding_end
+    (s1, s2), (d1, d2), groups = options.stride, options.dilation, options.groups
+    x = pad(cls, pad(cls, x, 2, top, bottom), 3, left, right)
+    h_out = (h + top + bottom - d1 * (k1 - 1) - 1) // s1 + 1
+    w_out = (w + left + right - d2 * (k2 - 1) - 1) // s2 + 1
+    per_group, outs = c_out // groups, []
+    for g in range(groups):
+        xg = cls.float_slice(x, [slice(None), slice(g * c_group, (g + 1) * c_group)])
+        taps = [cls.float_slice(xg, [slice(None), slice(None),  # one window per tap
+                                     slice(i * d1, i * d1 + (h_out - 1) * s1 + 1, s1),
+                                     slice(j * d2, j * d2 + (w_out - 1) * s2 + 1, s2)])
+                for i in range(k1) for j in range(k2)]
+        cols = cls.float_permute(cls.float_cat(taps, 1), (0, 2, 3, 1))  # im2col
+        cols = cls.float_reshape(cols, (n * h_out * w_out, k1 * k2 * c_group))
+        wg = cls.float_slice(weight, [slice(g * per_group, (g + 1) * per_group)])
+        wg = cls.float_reshape(cls.float_permute(wg, (2, 3, 1, 0)),
+                               (k1 * k2 * c_group, per_group))  # the same (i, j, c) order
+        outs.append(cls.float_matmul(cols, wg))
+    out = cls.float_cat(outs, 1) if groups > 1 else outs[0]
+    if bias is not None:
+        out = cls.float_add(out, cls.float_reshape(bias, (1, c_out)))
+    return cls.float_permute(cls.float_reshape(out, (n, h_out, w_out, c_out)), (0, 3, 1, 2))
+
+
+def _with(options, **changes):
+    fields = {"stride": options.stride, "padding": options.padding, "dilation": options.dilation,
+              "groups": options.groups, "padding_end": options.padding_end}
+    return ConvOptions(**{**fields, **changes})
+
+
+def pads_swapped(cls, x, weight, bias, options):
+    """top and bottom (and left and right) exchanged: the same on a symmetric pad only."""
+    swapped = _with(options, padding=options.padding_end, padding_end=options.padding)
+    return conv2d(cls, x, weight, bias, swapped)
+
+
+def groups_ignored(cls, x, weight, bias, options):
+    """Every output channel reads the first c_in / groups channels."""
+    return conv2d(cls, x, weight, bias, _with(options, groups=1)) if options.groups == 1 else \
+        _first_group_only(cls, x, weight, bias, options)
+
+
+def _first_group_only(cls, x, weight, bias, options):
+    c_group = weight.shape[1]
+    x0 = cls.float_slice(x, [slice(None), slice(0, c_group)])
+    return conv2d(cls, x0, weight, bias, _with(options, groups=1))
+
+
+def dilation_ignored(cls, x, weight, bias, options):
+    """Adjacent taps: dilation 1 with the output size of the dilated kernel."""
+    right = conv2d(cls, x, weight, bias, options)
+    plain = conv2d(cls, x, weight, bias, _with(options, dilation=(1, 1)))
+    h, w = right.shape[2], right.shape[3]
+    return cls.float_slice(plain, [slice(None), slice(None), slice(0, h), slice(0, w)])
+
+
+#: name → wrong conv2d
+PLANTED = {
+    "pads swapped top/bottom": pads_swapped,
+    "groups ignored": groups_ignored,
+    "dilation ignored": dilation_ignored,
+}
+
+
+# ----- the checker ---------------------------------------------------------------------------
+def _arrays(seed: int, n: int, groups: int, c_group: int, per_group: int, k: tuple,
+            stride: tuple, dilation: tuple, pads: tuple, bias: bool) -> dict:
+    rng = np.random.default_rng(seed)
+    k1, k2 = k
+    top, left, bottom, right = pads
+    # the smallest input with an output of at least 2 x 2 rows and columns, plus a little
+    h = max(1, dilation[0] * (k1 - 1) + 1 + stride[0] - top - bottom) + int(rng.integers(0, 3))
+    w = max(1, dilation[1] * (k2 - 1) + 1 + stride[1] - left - right) + int(rng.integers(0, 3))
+    c_in, c_out = groups * c_group, groups * per_group
+    x = rng.normal(0.0, 1.0, (n, c_in, h, w)).astype(np.float32)
+    h_out = (h + top + bottom - dilation[0] * (k1 - 1) - 1) // stride[0] + 1
+    w_out = (w + left + right - dilation[1] * (k2 - 1) - 1) // stride[1] + 1
+    return {
+        "x": x,
+        "weight": rng.normal(0.0, 1.0, (c_out, c_group, k1, k2)).astype(np.float32),
+        "bias": rng.normal(0.0, 1.0, c_out).astype(np.float32) if bias else None,
+        "g": rng.uniform(-1.0, 1.0, (n, c_out, h_out, w_out)).astype(np.float32),
+        "options": ConvOptions(stride=stride, padding=(top, left), dilation=dilation,
+                               groups=groups, padding_end=(bottom, right)),
+    }
+
+
+def _cases() -> st.SearchStrategy:
+    small = st.integers(1, 2)
+    pair = st.tuples(small, small)
+    return st.tuples(st.integers(0, 2**16), small, small, small, small,
+                     st.tuples(st.integers(1, 3), st.integers(1, 3)), pair, pair,
+                     st.tuples(*[st.integers(0, 2)] * 4), st.booleans()
+                     ).map(lambda t: _arrays(*t))
+
+
+def _restore(backend, saved) -> None:
+    if saved is not None:
+        backend.conv2d = saved
+    elif "conv2d" in vars(backend):
+        del backend.conv2d
+
+
+def _run(solution, case: dict) -> dict:
+    out = {}
+    for label, make in DEVICES.items():
+        dev = make()
+        backend = backend_for(dev)
+        saved = vars(backend).get("conv2d")
+        backend.conv2d = classmethod(lambda cls, x, weight, bias, options:
+                                     solution(cls, x, weight, bias, options))
+        try:
+            x, weight, bias = (None if case[k] is None else Tensor.from_numpy(case[k], dev)
+                               for k in ("x", "weight", "bias"))
+            if dev.is_autodiff():
+                x, weight = x.require_grad(), weight.require_grad()
+                bias = bias if bias is None else bias.require_grad()
+            y = functional.conv2d(x, weight, bias, options=case["options"])
+            out[f"out on {label}"] = y
+            if dev.is_autodiff():
+                grads = (y * Tensor.from_numpy(case["g"], dev)).sum().backward()
+                for name, t in (("x", x), ("weight", weight), ("bias", bias)):
+                    if t is not None:
+                        out[f"grad {name} on {label}"] = t.grad(grads)
+        finally:
+            _restore(backend, saved)
+    return out
+
+
+def _torch(case: dict) -> dict:
+    x, weight, bias = (None if case[k] is None else
+                       torch.tensor(case[k], dtype=torch.float64, requires_grad=True)
+                       for k in ("x", "weight", "bias"))
+    o = case["options"]
+    top, left = o.padding
+    bottom, right = o.padding_end
+    padded = torch.nn.functional.pad(x, (left, right, top, bottom))
+    y = torch.nn.functional.conv2d(padded, weight, bias, stride=o.stride, dilation=o.dilation,
+                                   groups=o.groups)
+    (y * torch.from_numpy(case["g"]).double()).sum().backward()
+    expected = {f"out on {label}": y.detach().float() for label in DEVICES}
+    for name, t in (("x", x), ("weight", weight), ("bias", bias)):
+        if t is not None:
+            expected[f"grad {name} on Flex autodiff"] = t.grad.float()
+    return expected
+
+
+EXAMPLES = [
+    _arrays(1, 1, 1, 2, 2, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), True),
+    _arrays(2, 1, 1, 1, 1, (2, 2), (1, 1), (1, 1), (0, 0, 2, 1), True),  # pads uneven
+    _arrays(3, 2, 2, 2, 1, (1, 2), (2, 1), (1, 1), (0, 1, 0, 0), False),  # groups, stride
+    _arrays(4, 1, 1, 1, 2, (3, 2), (1, 1), (2, 2), (0, 0, 0, 0), True),  # dilation
+]
+
+
+#: a backend's own convolution (the checker's run reaches module.conv2d and Dispatch.conv2d,
+#: then the reader's function installed in the backend's place)
+_OWN_CONV = r"^(Flex|Wgpu|NdArray|Fusion\[\w+\]|Autodiff\[\w+\]|ModuleOps)\.conv\w*$"
+
+
+class _Conv2dExercise(BuildExercise):
+    """Says what a call of the backend's own conv2d is: a call of the op being written."""
+
+    def find_failure(self, solution):  # noqa: D102
+        verdict = super().find_failure(solution)
+        if verdict is not None and verdict.kind == "rule" and "the checker's" in verdict.text \
+                and "<lambda>" in verdict.text:
+            site = verdict.text.split("\n", 1)[1] if "\n" in verdict.text else ""
+            verdict.text = ("Rule broken: your code called cls.conv2d, and the backend's conv2d "
+                            "is the op you are writing: build it from cls.float_* ops"
+                            + (f"\n{site}" if site else ""))
+        return verdict
+
+
+def exercise(max_examples: int = 10) -> BuildExercise:
+    """The checker for the reader's ``conv2d(cls, x, weight, bias, options)``."""
+    return _Conv2dExercise(
+        "conv2d from basic ops on Flex, Flex autodiff and Wgpu",
+        cases=_cases(),
+        run=_run,
+        references=[Reference("torch.nn.functional.conv2d", _torch, rtol=1e-4, atol=1e-4)],
+        rules=Rules(forbidden={_OWN_CONV: "call a backend's own convolution (build it "
+                                            "from cls.float_* ops)"},
+                    no_numpy=True, helpers=(pad,)),
+        hints={
+            "value": ["Pad first (top and bottom on dim 2, left and right on dim 3); a tap "
+                      "(i, j) reads rows i * dilation, i * dilation + stride, ...; each group "
+                      "of output channels reads only its own c_in / groups input channels."],
+            "shape": ["h_out = (h + top + bottom - dilation * (k - 1) - 1) // stride + 1, "
+                      "and the output is [n, c_out, h_out, w_out]."],
+        },
+        reference_solution=conv2d,
+        examples=EXAMPLES,
+        max_examples=max_examples,
+    )

@@ -34,3 +34,9 @@ def test_the_backends_get_their_own_conv2d_back():
     after = {label: vars(backend_for(make())).get("conv2d")
              for label, make in build_conv2d.DEVICES.items()}
     assert after == before
+
+
+def test_without_an_adapter_the_wgpu_case_is_left_out_not_failed(monkeypatch):
+    monkeypatch.setattr(build_conv2d, "_GPU", [False])
+    assert "Wgpu" not in build_conv2d.devices()
+    assert build_conv2d.exercise(1).find_failure(build_conv2d.conv2d) is None

@@ -91,7 +91,8 @@ def test_float_cast_matches_torch(B, src, dst):
 @given(shape=shapes, seed=seeds, layout=layouts)
 def test_float_into_int_truncates_toward_zero(B, shape, seed, layout):
     x = randn(seed, shape, scale=5.0)
-    for dtype in (DType.I32, DType.I64):
+    # the GPU devices hold no int64 (their refusal is tested on its own)
+    for dtype in (DType.I32,) if B.name in GPU_NAMES else (DType.I32, DType.I64):
         out = B.float_into_int(tensor=as_layout(x, layout), dtype=dtype)
         assert_close(out, tt(x).to(getattr(torch, dtype.value)))  # torch truncates as well
 

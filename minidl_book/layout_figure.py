@@ -11,7 +11,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["draw_address", "draw_broadcast", "draw_float16_line", "draw_op_grid", "draw_views", "element_offset", "element_strides"]
+__all__ = ["draw_address", "draw_broadcast", "draw_float16_line", "draw_op_grid", "draw_views",
+           "draw_walks", "element_offset", "element_strides"]
 
 
 def element_strides(array: np.ndarray) -> tuple[int, ...]:
@@ -103,6 +104,51 @@ def draw_views(buffer: np.ndarray, views: dict[str, np.ndarray]):
     strip.set_aspect("equal")
     strip.axis("off")
     strip.set_title("the one buffer in memory (12 float32, positions 0-11)", fontsize=9)
+    return fig
+
+
+def draw_walks(buffer: np.ndarray, results: dict[str, np.ndarray]):
+    """Each result of a reshape of ``buffer`` (values 0..n-1, so a value is the position it
+    reads) drawn in row order, its last dim as a row of cells: a result of rank 1 on one line
+    with the step between neighbours written under each gap (red where it is not the first
+    step: no single stride reads that walk), a result of rank 3 as blocks of rows. The title
+    says view (with the strides NumPy found) or copy, read from ``np.shares_memory``."""
+    fig, axes = plt.subplots(len(results), 1, figsize=(9.5, 1.2 * len(results) + 0.8),
+                             gridspec_kw={"hspace": 0.8})
+    for ax, (title, result) in zip(np.atleast_1d(axes), results.items()):
+        shared = np.shares_memory(result, buffer)
+        verdict = (f"a view, strides {element_strides(result)}" if shared
+                   else "a copy (a new buffer)")
+        ax.set_title(f"{title}: {verdict}", fontsize=9, loc="left",
+                     color="tab:green" if shared else "tab:red")
+        rows = result.reshape(-1, result.shape[-1])
+        block = result.shape[-2] if result.ndim == 3 else len(rows)
+        x0 = 0.0
+        for r, row in enumerate(rows):
+            if r and r % block == 0:
+                x0 += 0.6  # a gap between blocks
+            y = -(r % block) * 1.1
+            for c, value in enumerate(row):
+                ax.add_patch(plt.Rectangle((x0 + c, y), 1, 1, color="tab:blue", alpha=0.3,
+                                           ec="white"))
+                ax.text(x0 + c + 0.5, y + 0.5, str(int(value)), ha="center", va="center",
+                        fontsize=9)
+            if result.ndim == 1:
+                steps = np.diff(row.astype(int))
+                for c, step in enumerate(steps):
+                    ax.text(x0 + c + 1, y - 0.35, f"{step:+d}", ha="center", va="center",
+                            fontsize=8, color="tab:red" if step != steps[0] else "black")
+            if r % block == block - 1:
+                x0 += len(row)
+        if result.ndim == 3 and shared:
+            s0, s1, s2 = element_strides(result)
+            ax.text(x0 + 0.8, -0.05, f"{s2:+d} along a row\n{s1:+d} down a row\n"
+                    f"{s0:+d} to the next block", fontsize=8, va="center")
+        ax.set_xlim(0, max(13.0, x0))
+        ax.set_anchor("W")
+        ax.set_ylim(-(block - 1) * 1.1 - 0.7, 1.05)
+        ax.set_aspect("equal")
+        ax.axis("off")
     return fig
 
 

@@ -14,8 +14,8 @@ import importlib
 from minidl.backend import ModuleOps
 from minidl.dispatch import Dispatch, write_forwarders
 
-__all__ = ["forwarding_linear", "generated_linear", "installed_linear", "plain_linear_routes",
-           "short_error", "shipped_and_forwarded", "torch_nodes"]
+__all__ = ["forwarding_linear", "generated_linear", "linear_source", "plain_linear_routes",
+           "short_error", "torch_nodes"]
 
 
 def generated_linear():
@@ -39,50 +39,25 @@ def forwarding_linear():
         del Dispatch.linear
 
 
-@contextlib.contextmanager
-def installed_linear(write_forwarder=None):
-    """``Dispatch.linear`` is the forwarder ``write_forwarder("linear", ...)`` writes inside the
-    block (the reference generator's when it gives no usable source yet), the default after."""
+def linear_source(write_forwarder=None) -> str:
+    """The text ``write_forwarder("linear", signature)`` writes, when it gives a usable
+    forwarder; else (an unfinished reader function) the reference generator's text, saying so."""
     from minidl_book import build_forwarder
 
-    fn = None
     if callable(write_forwarder):
         try:
-            fn, _source, problem = build_forwarder._compile(write_forwarder, "linear")
+            fn, source, _problem = build_forwarder._compile(write_forwarder, "linear")
         except Exception:  # noqa: BLE001 - an unfinished reader function
             fn = None
-    if fn is None:
-        print("(your write_forwarder gives no forwarder yet: the reference's is installed)")
-        fn, _source, _problem = build_forwarder._compile(build_forwarder.write_forwarder, "linear")
-    assert "linear" not in vars(Dispatch), "Dispatch already forwards linear"
-    Dispatch.linear = classmethod(fn)
-    try:
-        yield
-    finally:
-        del Dispatch.linear
+        if fn is not None:
+            return source
+    print("(your write_forwarder gives no usable linear yet: the reference's text is used)")
+    return build_forwarder.write_forwarder("linear", build_forwarder.signature_of("linear"))
 
 
 def short_error(err: BaseException) -> str:
     """An error's message up to its first sentence end or its "expected ..." part."""
     return str(err).split(" expected")[0].split(". ")[0].rstrip(":")
-
-
-def shipped_and_forwarded(layer, x) -> str:
-    """One forward of ``layer`` on ``x`` as shipped and with ``linear`` forwarded: for each,
-    the ops ``Dispatch`` routed (debug level 1), the graph's steps and the bytes it keeps.
-    The first forward, which draws the params, is run before and not logged."""
-    from minidl import debug
-
-    layer(x)
-    lines = []
-    for name, block in (("as shipped", contextlib.nullcontext), ("forwarded", forwarding_linear)):
-        with block(), debug.debug_level(1, capture=True) as log:
-            graph = debug.graph(layer(x))
-        ops = [line.split(" → ")[0] for line in log.lines]
-        backends = sorted({line.split(" → ")[1] for line in log.lines})
-        lines += [f"{name + ':':11} routed {', '.join(ops)} → {', '.join(backends)}",
-                  f"{'':11} steps {graph.ops}, {graph.memory} bytes kept"]
-    return "\n".join(lines)
 
 
 def plain_linear_routes(forwarded: bool = True) -> list[str]:

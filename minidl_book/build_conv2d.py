@@ -120,11 +120,56 @@ def dilation_ignored(cls, x, weight, bias, options):
     return cls.float_slice(plain, [slice(None), slice(None), slice(0, h), slice(0, w)])
 
 
-#: name → wrong conv2d
+def _weight_matrix(cls, weight, g, per_group, axes):
+    """Group ``g``'s weight as the ``[k1 * k2 * c, per_group]`` matrix, its axes permuted
+    to ``axes`` before the reshape (the right one: ``(2, 3, 1, 0)``)."""
+    _, c_group, k1, k2 = weight.shape
+    wg = cls.float_slice(weight, [slice(g * per_group, (g + 1) * per_group)])
+    return cls.float_reshape(cls.float_permute(wg, axes), (k1 * k2 * c_group, per_group))
+
+
+def _conv_weight_as(axes):
+    """conv2d whose weight matrix is permuted to ``axes``, its patches left (i, j, c)."""
+
+    def conv(cls, x, weight, bias, options):
+        n, _, h, w = x.shape
+        c_out, c_group, k1, k2 = weight.shape
+        (top, left), (bottom, right) = options.padding, options.padding_end
+        (s1, s2), (d1, d2), groups = options.stride, options.dilation, options.groups
+        x = pad(cls, pad(cls, x, 2, top, bottom), 3, left, right)
+        h_out = (h + top + bottom - d1 * (k1 - 1) - 1) // s1 + 1
+        w_out = (w + left + right - d2 * (k2 - 1) - 1) // s2 + 1
+        per_group, outs = c_out // groups, []
+        for g in range(groups):
+            xg = cls.float_slice(x, [slice(None), slice(g * c_group, (g + 1) * c_group)])
+            taps = [cls.float_slice(xg, [slice(None), slice(None),
+                                         slice(i * d1, i * d1 + (h_out - 1) * s1 + 1, s1),
+                                         slice(j * d2, j * d2 + (w_out - 1) * s2 + 1, s2)])
+                    for i in range(k1) for j in range(k2)]
+            cols = cls.float_permute(cls.float_cat(taps, 1), (0, 2, 3, 1))
+            cols = cls.float_reshape(cols, (n * h_out * w_out, k1 * k2 * c_group))
+            outs.append(cls.float_matmul(cols, _weight_matrix(cls, weight, g, per_group, axes)))
+        out = cls.float_cat(outs, 1) if groups > 1 else outs[0]
+        if bias is not None:
+            out = cls.float_add(out, cls.float_reshape(bias, (1, c_out)))
+        return cls.float_permute(cls.float_reshape(out, (n, h_out, w_out, c_out)),
+                                 (0, 3, 1, 2))
+
+    return conv
+
+
+#: patches (i, j, c), weight reshaped to [c_out, c * k1 * k2] and transposed: rows (c, i, j)
+weight_transposed = _conv_weight_as((1, 2, 3, 0))
+#: patches (i, j, c), weight [c_out, c, k1, k2] reshaped to [K, c_out] with no permute at all
+weight_reshaped_only = _conv_weight_as((0, 1, 2, 3))
+
+#: name → (wrong conv2d, the verdict kind it must get)
 PLANTED = {
-    "pads swapped top/bottom": pads_swapped,
-    "groups ignored": groups_ignored,
-    "dilation ignored": dilation_ignored,
+    "pads swapped top/bottom": (pads_swapped, "value"),
+    "groups ignored": (groups_ignored, "value"),
+    "dilation ignored": (dilation_ignored, "value"),
+    "weight rows (c, i, j), patches (i, j, c)": (weight_transposed, "check"),
+    "weight reshaped without a permute": (weight_reshaped_only, "check"),
 }
 
 
@@ -158,6 +203,84 @@ def _cases() -> st.SearchStrategy:
                      st.tuples(st.integers(1, 3), st.integers(1, 3)), pair, pair,
                      st.tuples(*[st.integers(0, 2)] * 4), st.booleans()
                      ).map(lambda t: _arrays(*t))
+
+
+#: the axes of a weight group [per_group, c, k1, k2] and of a patch row, by letter
+_W_AXES, _NAMES = "ocij", {"c": "c", "i": "i (kernel row)", "j": "j (kernel column)"}
+
+
+def _numpy_conv(case: dict, patch: str, weight: str) -> np.ndarray:
+    """The im2col product with the patch columns in the order ``patch`` (a permutation of
+    "cij") and the weight matrix made by permuting the group's axes to ``weight`` (of
+    "ocij") and reshaping to ``[k1 * k2 * c, per_group]``, float64."""
+    o = case["options"]
+    (top, left), (bottom, right) = o.padding, o.padding_end
+    (s1, s2), (d1, d2), groups = o.stride, o.dilation, o.groups
+    x = np.pad(case["x"].astype(np.float64), ((0, 0), (0, 0), (top, bottom), (left, right)))
+    wt = case["weight"].astype(np.float64)
+    c_out, c_group, k1, k2 = wt.shape
+    n, h, w = x.shape[0], x.shape[2], x.shape[3]
+    h_out, w_out = (h - d1 * (k1 - 1) - 1) // s1 + 1, (w - d2 * (k2 - 1) - 1) // s2 + 1
+    per_group, outs = c_out // groups, []
+    for g in range(groups):
+        xg = x[:, g * c_group:(g + 1) * c_group]
+        win = np.stack([np.stack([xg[:, :, i * d1:i * d1 + (h_out - 1) * s1 + 1:s1,
+                                     j * d2:j * d2 + (w_out - 1) * s2 + 1:s2]
+                                  for j in range(k2)], 2) for i in range(k1)], 2)
+        # win: [n, c, k1, k2, h_out, w_out] → [n, h_out, w_out, (patch order)]
+        cols = win.transpose(0, 4, 5, *(1 + "cij".index(a) for a in patch))
+        wg = wt[g * per_group:(g + 1) * per_group].transpose(
+            *(_W_AXES.index(a) for a in weight))
+        outs.append(cols.reshape(n * h_out * w_out, -1) @ wg.reshape(-1, per_group))
+    out = np.concatenate(outs, 1)
+    if case["bias"] is not None:
+        out = out + case["bias"]
+    return out.reshape(n, h_out, w_out, c_out).transpose(0, 3, 1, 2)
+
+
+def _orders(letters: str) -> list[str]:
+    from itertools import permutations
+
+    return ["".join(p) for p in permutations(letters)]
+
+
+def _weight_order(solution, case: dict, outputs: dict, watch) -> str | None:
+    """Name the weight-order slip: the output is an im2col product whose weight matrix
+    lists its rows in another order than the patches list their columns."""
+    found = outputs.get("out on Flex")
+    if found is None:
+        return None
+    found = np.asarray(found, dtype=np.float64)
+    right = _numpy_conv(case, "ijc", "ijco")
+    if found.shape != right.shape or np.allclose(found, right, 1e-4, 1e-4):
+        return None
+    for patch in ["ijc"] + [p for p in _orders("cij") if p != "ijc"]:
+        for weight in _orders("ocij"):
+            if weight == patch + "o":
+                continue
+            slip = _numpy_conv(case, patch, weight)
+            if np.allclose(found, slip, 1e-4, 1e-4) and not np.allclose(slip, right, 1e-4, 1e-4):
+                return _weight_text(patch, weight)
+    return None
+
+
+def _weight_text(patch: str, weight: str) -> str:
+    axes = tuple(_W_AXES.index(a) for a in patch + "o")
+    fix = (f"permute the weight [c_out, c, k1, k2] with {axes} (to [{', '.join(patch)}, "
+           f"c_out]), then reshape it to [k1 * k2 * c, c_out]")
+    said = ", ".join(_NAMES[a] for a in patch)
+    if weight.endswith("o"):
+        how = (": what a reshape of the weight to [c_out, c * k1 * k2] and a transpose "
+               "give" if weight == "cijo" else "")
+        return (f"Your weight matrix's rows are not in your patches' column order: each "
+                f"patch lists its window as ({said}), and the weight's rows run "
+                f"({', '.join(weight[:3])}){how}. Put the weight's axes in the patches' "
+                f"order: {fix}.")
+    start = ("[c_out, c, k1, k2]" if weight == "ocij" else
+             f"[c_out, c, k1, k2] permuted to ({', '.join(weight)})")
+    return (f"Your weight matrix mixes the output channels into its rows: a reshape keeps "
+            f"the axes' memory order, so {start} and reshaped to [k1 * k2 * c, c_out] does "
+            f"not put c_out last. Your patches list each window as ({said}): {fix}.")
 
 
 def _restore(backend, saved) -> None:
@@ -245,6 +368,7 @@ def exercise(max_examples: int = 10) -> BuildExercise:
         cases=_cases(),
         run=_run,
         references=[Reference("torch.nn.functional.conv2d", _torch, rtol=1e-4, atol=1e-4)],
+        checks=[_weight_order],
         rules=Rules(forbidden={_OWN_CONV: "call a backend's own convolution (build it "
                                             "from cls.float_* ops)"},
                     no_numpy=True, helpers=(pad,)),

@@ -90,12 +90,40 @@ def textbook(cls, x, gamma, beta, epsilon):
     return _affine(cls, out, gamma, beta, x)
 
 
+def _x_hat(cls, x, epsilon):
+    dim = len(x.shape) - 1
+    centred = cls.float_sub(x, cls.float_mean_dim(x, dim))
+    var = cls.float_mean_dim(cls.float_mul(centred, centred), dim)
+    return cls.float_div(centred, cls.float_sqrt(cls.float_add_scalar(var, epsilon)))
+
+
+def beta_required(cls, x, gamma, beta, epsilon):
+    """beta always added: crashes on a LayerNorm without bias (beta None)."""
+    out = cls.float_mul(_x_hat(cls, x, epsilon), cls.float_reshape(gamma, _param_shape(x)))
+    return cls.float_add(out, cls.float_reshape(beta, _param_shape(x)))
+
+
+def beta_none_drops_gamma(cls, x, gamma, beta, epsilon):
+    """No beta taken for no affine at all: x_hat returned unscaled."""
+    out = _x_hat(cls, x, epsilon)
+    return out if beta is None else _affine(cls, out, gamma, beta, x)
+
+
+def beta_truthy(cls, x, gamma, beta, epsilon):
+    """`if beta:` asks a primitive of many values for one truth value."""
+    out = cls.float_mul(_x_hat(cls, x, epsilon), cls.float_reshape(gamma, _param_shape(x)))
+    return cls.float_add(out, cls.float_reshape(beta, _param_shape(x))) if beta else out
+
+
 #: name → (wrong default, the verdict kind it must get)
 PLANTED = {
     "unbiased variance": (unbiased, "check"),
     "eps outside the sqrt": (eps_outside, "check"),
     "gamma not reshaped": (no_reshape, "error"),
     "E[x^2] - mean^2": (textbook, "check"),
+    "beta None not handled": (beta_required, "check"),
+    "beta None drops gamma": (beta_none_drops_gamma, "check"),
+    "if beta:": (beta_truthy, "check"),
 }
 
 #: the binary ops whose operands must have the same rank, as burn's do
@@ -168,6 +196,10 @@ def _installed(solution, backend, saved: dict, seen: dict):
         seen["x"] = x
         try:
             return solution(cls, x, gamma, beta, epsilon)
+        except Exception as err:
+            if beta is None:  # the verdict can say which case: the one without a shift
+                err._beta_none = True
+            raise
         finally:
             seen.pop("x", None)
             _restore(backend, saved, _SAME_RANK)
@@ -230,6 +262,11 @@ def _slips(solution, case: dict, outputs: dict, watch) -> str | None:
         return ("Your output matches x_hat = (x - mean) / (sqrt(var) + eps): epsilon goes "
                 "under the square root, sqrt(var + eps), which only shows on a near-constant "
                 "row.")
+    if case["beta"] is None and np.allclose(found, _numpy_out({**case, "gamma": 1.0}),
+                                            1e-4, 1e-4):
+        return ("beta is None here (a LayerNorm made with with_bias(False)) and your output "
+                "is x_hat alone: no beta means no shift, but gamma still scales. Multiply by "
+                "gamma first, then add beta only when it is not None.")
     if outputs.get("_squared_x"):
         return ("You square x itself: E[x^2] - mean^2 is right on paper, but in float32 two "
                 "large, nearly equal numbers cancel when a row's mean is large against its "
@@ -261,6 +298,21 @@ EXAMPLES = [
 class _LayerNormExercise(BuildExercise):
     """Says what a call of the backend's own layer_norm is: a call of the op being written
     (the checker installed the reader's function there, so the watch would name its wrapper)."""
+
+    def _raised(self, err, files, inputs, message=""):
+        """A crash on beta's account gets beta's own verdict, not the gamma-reshape hint."""
+        verdict = super()._raised(err, files, inputs, message)
+        if getattr(err, "_beta_none", False) and "None" in str(err):
+            verdict.kind = "check"
+            verdict.text += ("\n  beta is None in this case: a LayerNorm made with "
+                             "with_bias(False) has no shift (burn's Option<Tensor>). Multiply "
+                             "by gamma, and reshape and add beta only when `beta is not None`.")
+        elif "truth value" in str(err) and "beta" in (verdict.call or ""):
+            verdict.kind = "check"
+            verdict.text += ("\n  `if beta:` asks a tensor of many values for one truth "
+                             "value. What you mean is whether there is a beta at all: "
+                             "`if beta is not None:`.")
+        return verdict
 
     def find_failure(self, solution):  # noqa: D102
         verdict = super().find_failure(solution)

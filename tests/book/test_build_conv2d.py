@@ -1,5 +1,7 @@
 """The nn-modules chapter's build-it: conv2d from cls ops (pad, im2col, matmul)."""
 
+import linecache
+
 import pytest
 
 from minidl_book import build_conv2d
@@ -11,9 +13,73 @@ def test_reference_conv2d_passes_on_flex_autodiff_and_wgpu():
 
 @pytest.mark.parametrize("planted", sorted(build_conv2d.PLANTED))
 def test_planted_wrong_conv2d_is_refused(planted):
-    verdict = build_conv2d.exercise(3).find_failure(build_conv2d.PLANTED[planted])
-    assert verdict is not None and verdict.kind == "value", verdict
+    wrong, kind = build_conv2d.PLANTED[planted]
+    verdict = build_conv2d.exercise(3).find_failure(wrong)
+    assert verdict is not None and verdict.kind == kind, verdict
     assert "Traceback" not in verdict.render()
+
+
+def _from_cell(source: str, name: str, **names):
+    """``name`` compiled from source text as a notebook cell would (not imported)."""
+    filename = f"/tmp/ipykernel_0/{abs(hash(source))}.py"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"__name__": "__main__", **names}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace[name]
+
+
+# a reader's im2col with the weight reshaped [c_out, c * k1 * k2] and transposed: its rows
+# run (c, i, j) while the patches, concatenated tap by tap, run (i, j, c)
+READER_TRANSPOSED = """
+def conv2d(cls, x, weight, bias, options):
+    n, _, h, w = x.shape
+    c_out, c_group, k1, k2 = weight.shape
+    (top, left), (bottom, right) = options.padding, options.padding_end
+    (s1, s2), (d1, d2), groups = options.stride, options.dilation, options.groups
+    x = pad(cls, pad(cls, x, 2, top, bottom), 3, left, right)
+    h_out = (h + top + bottom - d1 * (k1 - 1) - 1) // s1 + 1
+    w_out = (w + left + right - d2 * (k2 - 1) - 1) // s2 + 1
+    per_group, outs = c_out // groups, []
+    for g in range(groups):
+        xg = cls.float_slice(x, [slice(None), slice(g * c_group, (g + 1) * c_group)])
+        taps = [cls.float_slice(xg, [slice(None), slice(None),
+                                     slice(i * d1, i * d1 + (h_out - 1) * s1 + 1, s1),
+                                     slice(j * d2, j * d2 + (w_out - 1) * s2 + 1, s2)])
+                for i in range(k1) for j in range(k2)]
+        cols = cls.float_permute(cls.float_cat(taps, 1), (0, 2, 3, 1))
+        cols = cls.float_reshape(cols, (n * h_out * w_out, k1 * k2 * c_group))
+        wg = cls.float_slice(weight, [slice(g * per_group, (g + 1) * per_group)])
+        wg = cls.float_reshape(wg, (per_group, c_group * k1 * k2))
+        outs.append(cls.float_matmul(cols, cls.float_permute(wg, (1, 0))))
+    out = cls.float_cat(outs, 1) if groups > 1 else outs[0]
+    if bias is not None:
+        out = cls.float_add(out, cls.float_reshape(bias, (1, c_out)))
+    out = cls.float_reshape(out, (n, h_out, w_out, c_out))
+    return cls.float_permute(out, (0, 3, 1, 2))
+"""
+
+
+def test_a_weight_order_slip_typed_into_a_cell_gets_the_weight_order_hint():
+    wrong = _from_cell(READER_TRANSPOSED, "conv2d", pad=build_conv2d.pad)
+    ex = build_conv2d.exercise(3)
+    verdict = ex.check(wrong)
+    assert verdict.kind == "check", verdict.render()
+    assert "weight's rows run (c, i, j)" in verdict.text, verdict.text
+    assert "(2, 3, 1, 0)" in verdict.text
+    assert "Pad first" not in verdict.render()  # not the generic value hint
+    right = _from_cell(READER_TRANSPOSED.replace(
+        "cls.float_reshape(wg, (per_group, c_group * k1 * k2))",
+        "cls.float_permute(wg, (2, 3, 1, 0))").replace(
+        "cls.float_permute(wg, (1, 0))",
+        "cls.float_reshape(wg, (k1 * k2 * c_group, per_group))"), "conv2d",
+        pad=build_conv2d.pad)
+    assert build_conv2d.exercise(3).find_failure(right) is None
+
+
+def test_a_weight_reshaped_without_a_permute_is_named():
+    verdict = build_conv2d.exercise(3).find_failure(
+        build_conv2d.PLANTED["weight reshaped without a permute"][0])
+    assert verdict.kind == "check" and "mixes the output channels" in verdict.text
 
 
 def test_calling_the_backends_own_conv2d_is_a_rule():
@@ -30,7 +96,7 @@ def test_the_backends_get_their_own_conv2d_back():
 
     before = {label: vars(backend_for(make())).get("conv2d")
               for label, make in build_conv2d.DEVICES.items()}
-    build_conv2d.exercise(2).find_failure(build_conv2d.PLANTED["pads swapped top/bottom"])
+    build_conv2d.exercise(2).find_failure(build_conv2d.PLANTED["pads swapped top/bottom"][0])
     after = {label: vars(backend_for(make())).get("conv2d")
              for label, make in build_conv2d.DEVICES.items()}
     assert after == before

@@ -21,7 +21,10 @@ def test_planted_wrong_default_gets_its_verdict(planted):
     assert "Traceback" not in verdict.render()
     # each slip is named in the verdict, not answered by a hint ladder in a fixed order
     named = {"unbiased variance": "n - 1", "eps outside the sqrt": "sqrt(var + eps)",
-             "gamma not reshaped": "same rank", "E[x^2] - mean^2": "cancel"}
+             "gamma not reshaped": "same rank", "E[x^2] - mean^2": "cancel",
+             "beta None not handled": "beta is None in this case",
+             "beta None drops gamma": "gamma still scales",
+             "if beta:": "beta is not None"}
     assert named[planted] in verdict.text, verdict.text
 
 
@@ -108,3 +111,17 @@ def test_calling_the_backends_own_layer_norm_says_it_is_the_op_being_written():
     assert verdict is not None and verdict.kind == "rule", verdict
     assert "the backend's layer_norm is the op you are writing" in verdict.text
     assert "installed" not in verdict.text
+
+
+@pytest.mark.parametrize("planted", ["beta None not handled", "beta None drops gamma",
+                                     "if beta:"])
+def test_a_beta_none_slip_gets_its_own_hint_not_the_gamma_one(planted):
+    wrong, _ = build_layer_norm.PLANTED[planted]
+    source = "".join(inspect.getsource(f) for f in (
+        build_layer_norm._param_shape, build_layer_norm._affine, build_layer_norm._x_hat,
+        wrong))
+    ex = build_layer_norm.exercise(2)
+    verdict = ex.check(_from_cell(source, wrong.__name__))
+    shown = verdict.render()
+    assert "beta" in verdict.text and "None" in verdict.text, shown
+    assert "reshape(gamma" not in shown and "mean of its squares" not in shown, shown

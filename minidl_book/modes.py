@@ -292,16 +292,19 @@ def clone_picture():
 
 
 def modes_chart() -> Flowchart:
-    """What each mode method leads to, from a model built on the autodiff device."""
-    chart = Flowchart("LR", title="Mode methods: what each returns")
+    """What each mode method leads to, from a model built on the autodiff device; each box
+    names the call that leads back (one arrow per pair keeps the labels apart)."""
+    chart = Flowchart("TB", title="Mode methods: what each returns (a new module)")
+    chart.node("plain", "built on flex()\nflag on, plain device\n(nothing recorded)")
     chart.node("train", "training\nflag on, autodiff,\nwants grad", shape="round")
-    chart.node("valid", "valid() snapshot\nflag off, plain device\n(PyTorch: eval + no_grad)")
-    chart.node("frozen", "frozen\nflag off, no grad;\ntrain() and valid()\nkeep it frozen")
-    chart.node("nograd", "no_grad()\nflag on, no grad\n(dropout still drops)")
+    chart.node("valid", "valid() snapshot\nflag off, plain device\n(PyTorch: eval + no_grad)"
+               "\nback: .train()")
+    chart.node("frozen", "frozen\nflag off, no grad; train()\nand valid() keep it frozen"
+               "\nback: .unfreeze()")
+    chart.node("nograd", "no_grad()\nflag on, no grad\n(dropout still drops)"
+               "\nback: .set_require_grad(True)")
+    chart.edge("plain", "train", "train(): lifted\nto autodiff")
     chart.edge("train", "valid", "valid()")
-    chart.edge("valid", "train", "train()")
     chart.edge("train", "frozen", "freeze()")
-    chart.edge("frozen", "train", "unfreeze()")
     chart.edge("train", "nograd", "no_grad()")
-    chart.edge("nograd", "train", "set_require_grad(True)")
     return chart

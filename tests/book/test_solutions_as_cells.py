@@ -24,7 +24,7 @@ READER_WRITES = {
     "build_matmul_step": ["Matmul"],
     "build_backend": ["Complete"],
     "build_running_var": ["running_var_update"],
-    "build_running_state": ["MyRunningState"],
+    "build_batch_norm": ["batch_norm_forward"],
     "build_layer": ["RmsNorm", "RmsNormConfig"],
     "build_remap": ["remap"],
     "build_dropout": ["dropout_forward"],

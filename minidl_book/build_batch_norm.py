@@ -1,0 +1,413 @@
+"""Build exercise of the train-and-inference chapter: BatchNorm's forward, both paths.
+
+The reader writes ``batch_norm_forward(bn, x)`` for a minidl ``BatchNorm`` ``bn`` and an input
+``x`` of shape ``[batch, channels]``, as burn's ``BatchNorm::forward`` does it
+(``burn-nn/src/modules/norm/batch.rs``):
+
+* the **training path**, when ``bn.training.is_enabled()`` and ``x.device.is_autodiff()``:
+  normalise with the batch's mean and **biased** variance (divide by ``n``), and fold both
+  into the running statistics, read with ``value_sync()``:
+  ``running = (1 - momentum) * running + momentum * batch_statistic``, stored with
+  ``update`` (PyTorch folds the unbiased variance in; the momentum weights the batch on both);
+* the **inference path** otherwise: normalise with ``running_mean.value()`` and
+  ``running_var.value()`` (``value()``: maybe one update stale) and change nothing.
+
+The checker drives a sequence of forwards on one layer (training steps, a frozen copy, plain
+inputs, sharing the running statistics as the chapter's modes do), reads the output, the
+gradient of ``x`` on training steps and ``value()`` of both running statistics after each
+step, then ``value_sync()``, and compares with minidl's own ``BatchNorm`` and with PyTorch.
+Before that it names the slips it knows (unbiased variance, PyTorch's running variance,
+Keras's momentum, statistics updated in inference, the flag alone, the wrong read).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from hypothesis import strategies as st
+
+from minidl import Device, Tensor
+from minidl.nn import BatchNorm, BatchNormConfig
+from minidl.tensor.module import batch_norm
+from minidl_book.build_check import BuildExercise, Reference, Rules
+from minidl_book.modes import batch as chapter_batch
+
+__trace_hide__ = True  # the trace shows the reader's code, not this
+
+__all__ = ["PLANTED", "batch_norm_forward", "exercise", "simulate"]
+
+
+def batch_norm_forward(bn, x: Tensor) -> Tensor:
+    """burn's BatchNorm forward for x of shape [batch, channels]."""
+    gamma, beta, eps, m = bn.gamma.val(), bn.beta.val(), bn.epsilon, bn.momentum
+    if not (bn.training.is_enabled() and x.device.is_autodiff()):
+        # inference: the running statistics as they are (value(): no fold, no update)
+        mean, var = bn.running_mean.value(), bn.running_var.value()
+        return batch_norm(x, gamma, beta, mean, var, eps)
+    channels = x.shape[1]
+    mean = x.mean_dim(0).reshape([channels])  # the batch's mean, per channel
+    centred = x - mean.reshape([1, channels])
+    var = (centred**2).mean_dim(0).reshape([channels])  # biased: divided by n
+    # fold in: (1 - momentum) * running + momentum * batch, outside the graph (detach)
+    bn.running_mean.update(bn.running_mean.value_sync() * (1 - m) + mean.detach() * m)
+    bn.running_var.update(bn.running_var.value_sync() * (1 - m) + var.detach() * m)
+    return batch_norm(x, gamma, beta, mean, var, eps)
+
+
+# ----- planted wrong solutions ---------------------------------------------------------------
+def _stats(x: Tensor, correction: int = 0) -> tuple[Tensor, Tensor]:
+    channels = x.shape[1]
+    mean = x.mean_dim(0).reshape([channels])
+    var = x.var(0, correction=correction).reshape([channels])
+    return mean, var
+
+
+def _fold(bn, mean: Tensor, var: Tensor, keras: bool = False):
+    m = bn.momentum
+    old, new = (m, 1 - m) if keras else (1 - m, m)
+    bn.running_mean.update((bn.running_mean.value_sync() * old + mean.detach() * new)
+                           .detach())
+    bn.running_var.update((bn.running_var.value_sync() * old + var.detach() * new).detach())
+
+
+def _infer(bn, x: Tensor, sync: bool = False) -> Tensor:
+    if sync:
+        mean, var = bn.running_mean.value_sync(), bn.running_var.value_sync()
+    else:
+        mean, var = bn.running_mean.value(), bn.running_var.value()
+    return batch_norm(x, bn.gamma.val(), bn.beta.val(), mean, var, bn.epsilon)
+
+
+def _training(bn, x: Tensor) -> bool:
+    return bn.training.is_enabled() and x.device.is_autodiff()
+
+
+def normalises_unbiased(bn, x: Tensor) -> Tensor:
+    """torch.var's default (÷ n - 1) used to normalise, and folded in."""
+    if not _training(bn, x):
+        return _infer(bn, x)
+    mean, var = _stats(x, correction=1)
+    _fold(bn, mean, var)
+    return batch_norm(x, bn.gamma.val(), bn.beta.val(), mean, var, bn.epsilon)
+
+
+def pytorch_running_var(bn, x: Tensor) -> Tensor:
+    """Normalises right, folds the unbiased variance in: PyTorch's running_var."""
+    if not _training(bn, x):
+        return _infer(bn, x)
+    mean, var = _stats(x)
+    _fold(bn, mean, _stats(x, correction=1)[1])
+    return batch_norm(x, bn.gamma.val(), bn.beta.val(), mean, var, bn.epsilon)
+
+
+def keras_momentum(bn, x: Tensor) -> Tensor:
+    """momentum * running + (1 - momentum) * batch: Keras's convention, not burn's."""
+    if not _training(bn, x):
+        return _infer(bn, x)
+    mean, var = _stats(x)
+    _fold(bn, mean, var, keras=True)
+    return batch_norm(x, bn.gamma.val(), bn.beta.val(), mean, var, bn.epsilon)
+
+
+def updates_in_inference(bn, x: Tensor) -> Tensor:
+    """Folds the batch's statistics in on every forward, inference included."""
+    mean, var = _stats(x)
+    if not _training(bn, x):
+        out = _infer(bn, x)
+        _fold(bn, mean, var)
+        return out
+    _fold(bn, mean, var)
+    return batch_norm(x, bn.gamma.val(), bn.beta.val(), mean, var, bn.epsilon)
+
+
+def flag_only(bn, x: Tensor) -> Tensor:
+    """PyTorch's rule: the training flag alone picks the path."""
+    if not bn.training.is_enabled():
+        return _infer(bn, x)
+    mean, var = _stats(x)
+    _fold(bn, mean, var)
+    return batch_norm(x, bn.gamma.val(), bn.beta.val(), mean, var, bn.epsilon)
+
+
+def infers_synced(bn, x: Tensor) -> Tensor:
+    """The inference path reads value_sync(): never stale, unlike burn's."""
+    if not _training(bn, x):
+        return _infer(bn, x, sync=True)
+    return batch_norm_forward(bn, x)
+
+
+#: name → (wrong solution, the verdict kind it must get, a phrase its verdict names)
+PLANTED = {
+    "unbiased variance normalises": (normalises_unbiased, "check", "n - 1"),
+    "PyTorch's running variance": (pytorch_running_var, "check", "PyTorch's running_var"),
+    "Keras's momentum": (keras_momentum, "check", "Keras"),
+    "statistics updated in inference": (updates_in_inference, "check", "inference path"),
+    "the flag alone": (flag_only, "check", "two questions"),
+    "inference reads value_sync()": (infers_synced, "check", "value()"),
+}
+
+
+# ----- the run -------------------------------------------------------------------------------
+def _kind(step: dict) -> str:
+    if not step["flag"]:
+        return "frozen copy (flag off), input on ad"
+    return "flag on, input on ad" if step["autodiff"] else "flag on, input on plain"
+
+
+def _layer(case: dict) -> BatchNorm:
+    channels, ad = case["gamma"].shape[0], Device.flex().autodiff()
+    bn = BatchNormConfig(channels, momentum=case["momentum"]).init(ad)
+    bn.gamma = bn.gamma.with_value(Tensor.from_numpy(case["gamma"], ad), True)
+    bn.beta = bn.beta.with_value(Tensor.from_numpy(case["beta"], ad), True)
+    return bn
+
+
+def _pending(state) -> list:
+    return [state._value, *state._pending.values()]
+
+
+def bn_run(solution, case: dict) -> dict:
+    """The case's steps on one fresh layer; what each step gives and leaves."""
+    ad, plain = Device.flex().autodiff(), Device.flex()
+    bn, out = _layer(case), {}
+    for i, step in enumerate(case["steps"], 1):
+        layer = bn if step["flag"] else bn.freeze()  # freeze(): shares the running stats
+        x = Tensor.from_numpy(step["x"], ad if step["autodiff"] else plain)
+        if step["autodiff"]:
+            x = x.require_grad()
+        before = {name: _pending(getattr(bn, name)) for name in ("running_mean", "running_var")}
+        y = solution(layer, x)
+        out[f"step {i} out"] = y
+        if step["flag"] and step["autodiff"] and isinstance(y, Tensor):
+            grads = (y * Tensor.from_numpy(step["g"], ad)).sum().backward()
+            out[f"step {i} grad x"] = x.grad(grads)
+        out[f"_updated {i}"] = any(
+            all(new is not old for old in before[name])
+            for name in before for new in getattr(bn, name)._pending.values())
+        out[f"step {i} running_mean.value()"] = bn.running_mean.value()
+        out[f"step {i} running_var.value()"] = bn.running_var.value()
+    out["end running_mean.value_sync()"] = bn.running_mean.value_sync()
+    out["end running_var.value_sync()"] = bn.running_var.value_sync()
+    return out
+
+
+def _minidl(case: dict) -> dict:
+    return {k: v for k, v in bn_run(lambda bn, x: bn(x), case).items()
+            if not k.startswith("_")}
+
+
+def _torch(case: dict) -> dict:
+    """F.batch_norm on the training steps (output, grad x); the running statistics synced at
+    the end, with the batch's biased variance folded in as burn does."""
+    gamma, beta = (torch.from_numpy(case[k]).double() for k in ("gamma", "beta"))
+    m, channels = case["momentum"], case["gamma"].shape[0]
+    running_mean, running_var, out = torch.zeros(channels).double(), torch.ones(
+        channels).double(), {}
+    for i, step in enumerate(case["steps"], 1):
+        if not (step["flag"] and step["autodiff"]):
+            continue
+        x = torch.from_numpy(step["x"]).double().requires_grad_()
+        y = torch.nn.functional.batch_norm(x, None, None, gamma, beta, training=True,
+                                           eps=1e-5)
+        (y * torch.from_numpy(step["g"]).double()).sum().backward()
+        out[f"step {i} out"], out[f"step {i} grad x"] = y.detach().float(), x.grad.float()
+        xd = x.detach()
+        running_mean = (1 - m) * running_mean + m * xd.mean(0)
+        running_var = (1 - m) * running_var + m * xd.var(0, unbiased=False)
+    out["end running_mean.value_sync()"] = running_mean.float()
+    out["end running_var.value_sync()"] = running_var.float()
+    return out
+
+
+# ----- the slips, simulated in float64 -------------------------------------------------------
+def simulate(case: dict, *, ddof_norm: int = 0, ddof_running: int = 0, keras: bool = False,
+             update_always: bool = False, flag_alone: bool = False,
+             inference_read: str = "value", training_read: str = "value_sync") -> dict:
+    """What a forward with the given slips gives on the case (no slip: minidl's BatchNorm)."""
+    m, gamma, beta = case["momentum"], case["gamma"], case["beta"]
+    channels = gamma.shape[0]
+    state = {"mean": [np.zeros(channels), None], "var": [np.ones(channels), None]}
+
+    def sync(name):
+        if state[name][1] is not None:
+            state[name] = [state[name][1], None]
+        return state[name][0]
+
+    def fold(x):
+        old, new = (m, 1 - m) if keras else (1 - m, m)
+        for name, value in (("mean", x.mean(0)), ("var", x.var(0, ddof=ddof_running))):
+            start = sync(name) if training_read == "value_sync" else state[name][0]
+            sync(name)  # update() folds a pending value before it stores the new one
+            state[name][1] = start * old + value * new
+
+    out = {}
+    for i, step in enumerate(case["steps"], 1):
+        x = step["x"].astype(np.float64)
+        training = step["flag"] and (step["autodiff"] or flag_alone)
+        if training:
+            mean, var = x.mean(0), x.var(0, ddof=ddof_norm)
+            fold(x)
+        else:
+            read = sync if inference_read == "value_sync" else (lambda n: state[n][0])
+            mean, var = read("mean"), read("var")
+            if update_always:
+                fold(x)
+        out[f"step {i} out"] = (x - mean) / np.sqrt(var + 1e-5) * gamma + beta
+        out[f"step {i} running_mean.value()"] = state["mean"][0]
+        out[f"step {i} running_var.value()"] = state["var"][0]
+    out["end running_mean.value_sync()"] = sync("mean")
+    out["end running_var.value_sync()"] = sync("var")
+    return out
+
+
+_SLIPS = [
+    ({"ddof_norm": 1, "ddof_running": 1},
+     "You normalise with the unbiased variance (÷ n - 1, Tensor.var's default): burn and "
+     "PyTorch both normalise a batch with its biased variance, the mean of the squared "
+     "deviations (÷ n)."),
+    ({"ddof_running": 1},
+     "Your running variance is PyTorch's running_var: you fold in the unbiased variance "
+     "(÷ n - 1). burn (and minidl) fold in the biased one, the variance the batch was "
+     "normalised with."),
+    ({"keras": True},
+     "Your momentum weights the old value: momentum · running + (1 - momentum) · batch is "
+     "Keras's convention. burn's (and PyTorch's): (1 - momentum) · running + momentum · batch."),
+    ({"training_read": "value"},
+     "Your training path reads value(): a second training forward then starts from a value "
+     "one update behind, and the first update is lost. Read value_sync(), which folds this "
+     "thread's pending update first."),
+    ({"inference_read": "value_sync"},
+     "Your inference path reads value_sync(), so it never sees stale statistics. burn's "
+     "reads value() and folds nothing (the stale-statistics section): only valid() syncs."),
+]
+
+
+def _close(found, expected) -> bool:
+    if found is None:
+        return False
+    found = found.to_numpy() if isinstance(found, Tensor) else np.asarray(found)
+    return found.shape == np.shape(expected) and np.allclose(found, expected, 1e-4, 1e-5)
+
+
+def _slips(solution, case: dict, outputs: dict, watch) -> str | None:
+    """Name the slip: the update where it must not (or missing), or a known wrong formula."""
+    right = simulate(case)
+    for i, step in enumerate(case["steps"], 1):
+        training = step["flag"] and step["autodiff"]
+        updated = outputs.get(f"_updated {i}")
+        if updated and not training:
+            batch_out = simulate(case, flag_alone=True)[f"step {i} out"]
+            if step["flag"] and _close(outputs[f"step {i} out"], batch_out):
+                return (f"Step {i} ({_kind(step)}) took the training path: that is PyTorch's "
+                        "rule, the flag alone. burn asks two questions: the flag, and "
+                        "whether the input is on an autodiff device (x.device.is_autodiff()).")
+            return (f"Step {i} ({_kind(step)}) updated the running statistics: the inference "
+                    "path normalises with running_mean.value() and running_var.value() and "
+                    "changes nothing.")
+        if training and not updated:
+            return (f"Step {i} ({_kind(step)}) left the running statistics alone: the "
+                    "training path folds the batch's mean and variance in with update().")
+    if all(_close(outputs.get(k), v) for k, v in right.items()):
+        return None
+    for slip, text in _SLIPS:
+        wrong = simulate(case, **slip)
+        if all(_close(outputs.get(k), v) for k, v in wrong.items()):
+            return text
+    return None
+
+
+# ----- the cases -----------------------------------------------------------------------------
+def _steps(seed: int, channels: int, kinds: list[tuple[bool, bool]], n: int) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    steps = []
+    for flag, autodiff in kinds:
+        x = rng.normal(0, 1, (n, channels)) * rng.uniform(0.5, 2.0, channels) + rng.normal(
+            0, 1, channels)
+        steps.append({"flag": flag, "autodiff": autodiff, "x": x.astype(np.float32),
+                      "g": rng.uniform(-1, 1, (n, channels)).astype(np.float32)})
+    return steps
+
+
+def _case(seed: int, channels: int, n: int, momentum: float,
+          kinds: list[tuple[bool, bool]]) -> dict:
+    rng = np.random.default_rng(seed + 1)
+    return {"momentum": momentum,
+            "gamma": rng.uniform(0.5, 2.0, channels).astype(np.float32),
+            "beta": rng.normal(0, 1, channels).astype(np.float32),
+            "steps": _steps(seed, channels, kinds, n)}
+
+
+_KINDS = [(True, True), (True, True), (True, False), (False, True)]
+
+
+def _cases() -> st.SearchStrategy:
+    kinds = st.lists(st.sampled_from(_KINDS), min_size=2, max_size=4)
+    return st.tuples(st.integers(0, 2**16), st.integers(1, 3), st.integers(2, 6),
+                     st.sampled_from([0.1, 0.25, 0.5]), kinds).map(lambda t: _case(*t))
+
+
+def chapter_case() -> dict:
+    """The chapter's batches: two training forwards, then batch 0 on the plain device and
+    through a frozen copy (both read the stale statistics)."""
+    case = _case(0, 3, 4, 0.1, [(True, True), (True, True), (True, False), (False, True)])
+    case["gamma"], case["beta"] = np.ones(3, np.float32), np.zeros(3, np.float32)
+    for step, k in zip(case["steps"], (0, 1, 0, 0), strict=True):
+        step["x"] = chapter_batch(k)
+    return case
+
+
+def _describe(case: dict) -> dict:
+    """The case as the verdict prints it: the steps in words."""
+    return {"momentum": case["momentum"], "gamma": case["gamma"], "beta": case["beta"],
+            "steps": "; ".join(f"{i}: {_kind(s)}, x {list(s['x'].shape)}"
+                               for i, s in enumerate(case["steps"], 1))}
+
+
+class _BatchNormExercise(BuildExercise):
+    """Prints a case's steps in words (the verdict's inputs)."""
+
+    def verdict_for(self, solution, case):  # noqa: D102
+        verdict = self._verdict_for(solution, case, "")
+        if verdict is not None:
+            from minidl_book.verdict import describe_inputs
+
+            verdict.inputs = describe_inputs(_describe(case), ("steps", "momentum"))
+        return verdict
+
+
+_WARM = False
+
+
+def exercise(max_examples: int = 10) -> BuildExercise:
+    """The checker for the reader's ``batch_norm_forward(bn, x)``."""
+    global _WARM
+    if not _WARM:  # the kernels' first run, outside the watch (under it: 25 s, not 1)
+        bn_run(batch_norm_forward, chapter_case())
+        _WARM = True
+    return _BatchNormExercise(
+        "BatchNorm's forward: the training path and the inference path",
+        cases=_cases(),
+        run=bn_run,
+        references=[
+            Reference("minidl's BatchNorm", _minidl, rtol=1e-4, atol=1e-5),
+            Reference("PyTorch (F.batch_norm; the running variance folded in biased, as "
+                      "burn does)", _torch, rtol=1e-4, atol=1e-5)],
+        checks=[_slips],
+        rules=Rules(no_data=True, no_numpy=True, forbidden={
+            r"^(BatchNorm\.(forward|forward_train|forward_inference)|Module\.__call__)$":
+                "run BatchNorm's own forward (write it)",
+            r"^module\.batch_norm_train$":
+                "call batch_norm_train (compute the batch's mean and variance yourself)"}),
+        hints={
+            "value": ["Training: batch mean and biased variance (÷ n) normalise, then "
+                      "(1 - momentum) · value_sync() + momentum · statistic goes to update(). "
+                      "Inference: value() of both, nothing updated."],
+            "check": ["Replay the steps: which take the training path (flag on AND input on "
+                      "an autodiff device), and what does each read and write?"],
+            "error": ["bn.gamma.val(), bn.beta.val(), bn.epsilon, bn.momentum; "
+                      "x.mean_dim(0) keeps the dim: [1, C]; batch_norm wants [C] statistics."],
+        },
+        reference_solution=batch_norm_forward,
+        examples=[chapter_case()],
+        max_examples=max_examples,
+    )

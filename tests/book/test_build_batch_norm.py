@@ -1,0 +1,47 @@
+"""The train-and-inference chapter's build-it (BatchNorm's forward, both paths): the reference
+passes; each planted wrong forward is refused with its own named slip; the NumPy simulation
+the slips are named from agrees with minidl's BatchNorm when it has no slip."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from minidl_book import build_batch_norm
+
+
+def test_reference_passes():
+    assert build_batch_norm.exercise(4).find_failure(build_batch_norm.batch_norm_forward) is None
+
+
+@pytest.mark.parametrize("planted", sorted(build_batch_norm.PLANTED))
+def test_planted_wrong_forward_is_refused_with_its_hint(planted):
+    wrong, kind, phrase = build_batch_norm.PLANTED[planted]
+    verdict = build_batch_norm.exercise(4).find_failure(wrong)
+    assert verdict is not None and verdict.kind == kind, verdict
+    assert phrase in verdict.text, verdict.text
+    assert "Traceback" not in verdict.render()
+
+
+def test_the_simulation_without_slips_is_minidls_batchnorm():
+    case = build_batch_norm.chapter_case()
+    real = build_batch_norm._minidl(case)
+    simulated = build_batch_norm.simulate(case)
+    for name, value in simulated.items():
+        np.testing.assert_allclose(real[name].to_numpy(), value, rtol=1e-5, atol=1e-6)
+
+
+def test_the_chapter_case_reads_the_stale_mean_burn_printed():
+    from minidl_book.modes import vec
+
+    out = build_batch_norm.bn_run(build_batch_norm.batch_norm_forward,
+                                  build_batch_norm.chapter_case())
+    assert vec(out["step 2 running_mean.value()"]) == "[0.009881697, 0.09698707, 0.1868625]"
+
+
+def test_calling_the_layer_itself_breaks_the_rule():
+    def borrowed(bn, x):
+        return bn(x)
+
+    verdict = build_batch_norm.exercise(2).find_failure(borrowed)
+    assert verdict is not None and verdict.kind == "rule", verdict

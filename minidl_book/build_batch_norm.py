@@ -17,7 +17,8 @@ inputs, sharing the running statistics as the chapter's modes do), reads the out
 gradient of ``x`` on training steps and ``value()`` of both running statistics after each
 step, then ``value_sync()``, and compares with minidl's own ``BatchNorm`` and with PyTorch.
 Before that it names the slips it knows (unbiased variance, PyTorch's running variance,
-Keras's momentum, statistics updated in inference, the flag alone, the wrong read).
+Keras's momentum, statistics updated in inference, the flag alone, the wrong read, a fold
+that keeps the graph).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import torch
 from hypothesis import strategies as st
 
 from minidl import Device, Tensor
+from minidl.autodiff.node import Requirement
+from minidl.autodiff.tensor import autodiff_tensor_of
 from minidl.nn import BatchNorm, BatchNormConfig
 from minidl.tensor.module import batch_norm
 from minidl_book.build_check import BuildExercise, Reference, Rules
@@ -129,6 +132,17 @@ def flag_only(bn, x: Tensor) -> Tensor:
     return batch_norm(x, bn.gamma.val(), bn.beta.val(), mean, var, bn.epsilon)
 
 
+def keeps_the_graph(bn, x: Tensor) -> Tensor:
+    """Folds the batch's statistics in without detach(): the running state holds the graph."""
+    if not _training(bn, x):
+        return _infer(bn, x)
+    mean, var = _stats(x)
+    m = bn.momentum
+    bn.running_mean.update(bn.running_mean.value_sync() * (1 - m) + mean * m)
+    bn.running_var.update(bn.running_var.value_sync() * (1 - m) + var * m)
+    return batch_norm(x, bn.gamma.val(), bn.beta.val(), mean, var, bn.epsilon)
+
+
 def infers_synced(bn, x: Tensor) -> Tensor:
     """The inference path reads value_sync(): never stale, unlike burn's."""
     if not _training(bn, x):
@@ -144,6 +158,7 @@ PLANTED = {
     "statistics updated in inference": (updates_in_inference, "check", "inference path"),
     "the flag alone": (flag_only, "check", "two questions"),
     "inference reads value_sync()": (infers_synced, "check", "value()"),
+    "the fold keeps the graph": (keeps_the_graph, "check", "detach()"),
 }
 
 
@@ -166,6 +181,13 @@ def _pending(state) -> list:
     return [state._value, *state._pending.values()]
 
 
+def _in_graph(state) -> bool:
+    """Whether a value the state holds is still tracked by autodiff (not detached)."""
+    return any(t.device.is_autodiff()
+               and autodiff_tensor_of(t).node.requirement is not Requirement.NONE
+               for t in _pending(state) if isinstance(t, Tensor))
+
+
 def bn_run(solution, case: dict) -> dict:
     """The case's steps on one fresh layer; what each step gives and leaves."""
     ad, plain = Device.flex().autodiff(), Device.flex()
@@ -184,6 +206,8 @@ def bn_run(solution, case: dict) -> dict:
         out[f"_updated {i}"] = any(
             all(new is not old for old in before[name])
             for name in before for new in getattr(bn, name)._pending.values())
+        out[f"_tracked {i}"] = any(_in_graph(getattr(bn, name))
+                                   for name in ("running_mean", "running_var"))
         out[f"step {i} running_mean.value()"] = bn.running_mean.value()
         out[f"step {i} running_var.value()"] = bn.running_var.value()
     out["end running_mean.value_sync()"] = bn.running_mean.value_sync()
@@ -307,6 +331,12 @@ def _slips(solution, case: dict, outputs: dict, watch) -> str | None:
         if training and not updated:
             return (f"Step {i} ({_kind(step)}) left the running statistics alone: the "
                     "training path folds the batch's mean and variance in with update().")
+        if outputs.get(f"_tracked {i}"):
+            return (f"After step {i} ({_kind(step)}) a running statistic is still in the "
+                    "graph (its node is tracked, not None): you folded the batch's mean or "
+                    "variance in without cutting it off, so the running state keeps this "
+                    "batch's graph, and every later one's, alive. burn folds "
+                    "mean.detach() and var.detach() (batch.rs); .inner() cuts it too.")
     if all(_close(outputs.get(k), v) for k, v in right.items()):
         return None
     for slip, text in _SLIPS:

@@ -45,3 +45,24 @@ def test_calling_the_layer_itself_breaks_the_rule():
 
     verdict = build_batch_norm.exercise(2).find_failure(borrowed)
     assert verdict is not None and verdict.kind == "rule", verdict
+
+
+def test_a_fold_without_detach_is_refused_as_keeping_the_graph():
+    """Outputs, gradients and values all agree without detach(); only the running state
+    still holding the graph tells it apart, and the verdict must name it."""
+    from minidl.tensor.module import batch_norm
+
+    def forgets_detach(bn, x):
+        if not (bn.training.is_enabled() and x.device.is_autodiff()):
+            mean, var = bn.running_mean.value(), bn.running_var.value()
+            return batch_norm(x, bn.gamma.val(), bn.beta.val(), mean, var, bn.epsilon)
+        c, m = x.shape[1], bn.momentum
+        mean = x.mean_dim(0).reshape([c])
+        var = ((x - mean.reshape([1, c])) ** 2).mean_dim(0).reshape([c])
+        bn.running_mean.update(bn.running_mean.value_sync() * (1 - m) + mean * m)
+        bn.running_var.update(bn.running_var.value_sync() * (1 - m) + var * m)
+        return batch_norm(x, bn.gamma.val(), bn.beta.val(), mean, var, bn.epsilon)
+
+    verdict = build_batch_norm.exercise(4).find_failure(forgets_detach)
+    assert verdict is not None and verdict.kind == "check", verdict
+    assert "still in the graph" in verdict.text and "detach()" in verdict.text, verdict.text

@@ -161,9 +161,12 @@ def exercise(max_examples: int = 15) -> BuildExercise:
         hints=[  # a failure opens the first hint of its kind not yet open
             ("shape", "Return one flat list of prod(shape) values, in row order, not nested "
              "lists."),
+            (("value", "error"), "An element's place in the view is its index [i0, i1, ...], "
+             "one number per dim. Visit the indices in row order (the last one fastest): "
+             "where in the buffer does each one sit? The picture of the slice follows one."),
             (("value", "error"), "Index [i0, i1, ...] sits at position offset + i0 * strides[0] + "
-             "i1 * strides[1] + ...; return buffer[position], visiting the indices in row "
-             "order (the last index fastest), e.g. with itertools.product(*map(range, shape))."),
+             "i1 * strides[1] + ...; return buffer[position]. itertools.product(*map(range, "
+             "shape)) lists the indices in row order."),
             ("value", "A stride may be 0 (expand: the same element again) or negative (flip: "
              "walking back from an offset at the far end). The formula needs no special case "
              "for either: check the order in which you visit the indices."),

@@ -11,8 +11,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["draw_address", "draw_broadcast", "draw_float16_line", "draw_op_grid", "draw_views",
-           "draw_walks", "element_offset", "element_strides"]
+__all__ = ["draw_address", "draw_broadcast", "draw_division_line", "draw_float16_line",
+           "draw_op_grid", "draw_views", "draw_walks", "element_offset", "element_strides"]
 
 
 def element_strides(array: np.ndarray) -> tuple[int, ...]:
@@ -235,4 +235,33 @@ def draw_op_grid(ops: list[str], backends: dict, required: set[str], totals: str
     ax.set_ylim(-0.1, len(ops) + 0.9)
     ax.axis("off")
     ax.set_title(totals, fontsize=9, y=1.05)
+    return fig
+
+
+def draw_division_line(a: int = -7, b: int = 2):
+    """``a / b`` on a number line: the two quotients (toward zero: truncation, Rust's and
+    minidl's ``/``; toward minus infinity: floor, Python's ``//``) at ``q * b``, and the
+    remainder that pairs with each, the arrow from ``q * b`` to ``a``."""
+    trunc = int(a / b)
+    floor = a // b
+    fig, ax = plt.subplots(figsize=(8.5, 2.3))
+    lo, hi = min(floor * b, a) - 2, max(trunc * b, a) + 2
+    ax.axhline(0, color="black", lw=0.8)
+    for x in range(lo, hi + 1):
+        ax.plot([x, x], [-0.06, 0.06], color="black", lw=0.8)
+        ax.text(x, -0.22, str(x), ha="center", fontsize=9)
+    ax.plot([a], [0], "o", color="black")
+    ax.text(a, 0.14, f"a = {a}", ha="center", fontsize=9)
+    for q, name, color, y in ((trunc, "truncate", "tab:green", 0.55),
+                              (floor, "floor", "tab:orange", 0.95)):
+        ax.plot([q * b], [0], "s", color=color)
+        ax.annotate("", xy=(a, y - 0.12), xytext=(q * b, y - 0.12),
+                    arrowprops={"arrowstyle": "->", "color": color, "lw": 1.5})
+        ax.text((q * b + a) / 2, y, f"{name}: {a}/{b} → {q},  {q}×{b} = {q * b},  remainder "
+                f"{a - q * b:+d}", ha="center", fontsize=9, color=color)
+    ax.set_xlim(lo - 0.5, hi + 0.5)
+    ax.set_ylim(-0.4, 1.15)
+    ax.axis("off")
+    ax.set_title(f"{a} = {b} × q + r, two ways: minidl's / truncates, its % floors",
+                 fontsize=10, loc="left")
     return fig

@@ -37,6 +37,7 @@ READER_WRITES = {
     "build_forwarder": ["write_forwarder"],
     "build_fuser": ["fits"],
     "build_view": ["read_view"],
+    "build_broadcast": ["broadcast_strides"],
 }
 
 _CELLS = itertools.count()

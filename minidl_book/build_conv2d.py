@@ -79,13 +79,14 @@ def conv2d(cls, x, weight, bias, options):
         cols = cls.float_permute(cls.float_cat(taps, 1), (0, 2, 3, 1))  # im2col
         cols = cls.float_reshape(cols, (n * h_out * w_out, k1 * k2 * c_group))
         wg = cls.float_slice(weight, [slice(g * per_group, (g + 1) * per_group)])
-        wg = cls.float_reshape(cls.float_permute(wg, (2, 3, 1, 0)),
-                               (k1 * k2 * c_group, per_group))  # the same (i, j, c) order
+        wg = cls.float_permute(wg, (2, 3, 1, 0))  # the patches' (i, j, c) order
+        wg = cls.float_reshape(wg, (k1 * k2 * c_group, per_group))
         outs.append(cls.float_matmul(cols, wg))
     out = cls.float_cat(outs, 1) if groups > 1 else outs[0]
     if bias is not None:
         out = cls.float_add(out, cls.float_reshape(bias, (1, c_out)))
-    return cls.float_permute(cls.float_reshape(out, (n, h_out, w_out, c_out)), (0, 3, 1, 2))
+    out = cls.float_reshape(out, (n, h_out, w_out, c_out))
+    return cls.float_permute(out, (0, 3, 1, 2))
 
 
 def _with(options, **changes):

@@ -45,7 +45,7 @@ def layer_norm(cls, x, gamma, beta, epsilon):
     dim = len(x.shape) - 1
     shape = (1,) * dim + (x.shape[-1],)  # gamma and beta, [d], broadcast over the rows
     centred = cls.float_sub(x, cls.float_mean_dim(x, dim))
-    var = cls.float_mean_dim(cls.float_mul(centred, centred), dim)  # biased: divide by n
+    var = cls.float_mean_dim(cls.float_mul(centred, centred), dim)  # biased: / n
     out = cls.float_div(centred, cls.float_sqrt(cls.float_add_scalar(var, epsilon)))
     out = cls.float_mul(out, cls.float_reshape(gamma, shape))
     if beta is None:  # a LayerNorm made with bias=False (burn's Option)

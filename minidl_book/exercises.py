@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -82,7 +83,7 @@ def plain_answer(x: Any, depth: int = 0) -> Any:
     """The prediction as a plain value, or :class:`NotPlain`.
 
     Plain: ``bool``, ``int``, ``float``, ``str``, ``None`` (exactly those types, never a
-    subclass that could redefine ``==``), tuples/lists (→ tuple) and sets (→ frozenset) of
+    subclass that could redefine ``==``), a ``Fraction`` (→ its int or float), tuples/lists (→ tuple) and sets (→ frozenset) of
     those, a numeric NumPy array (→ a copy), a NumPy scalar (→ its Python value), a torch
     ``Size`` (→ tuple) or tensor and a minidl ``Tensor`` (→ a NumPy copy). Nothing of the
     reader's own kind reaches a comparison, so no ``__eq__`` or ``__array__`` of theirs runs.
@@ -92,6 +93,8 @@ def plain_answer(x: Any, depth: int = 0) -> Any:
     kind = type(x)
     if x is None or kind in (bool, int, float, str):
         return x
+    if kind is Fraction:  # Fraction(4, 3): the number "4/3" written as a string is read as
+        return int(x) if x.denominator == 1 else float(x)
     if isinstance(x, np.generic) and kind.__module__ == "numpy":
         value = x.item()
         if value is None or type(value) in (bool, int, float, complex):

@@ -87,6 +87,17 @@ def test_a_number_typed_as_text_is_the_same_answer():
     assert not ratio.accepts("5/4") and not ratio.accepts("4/0")
 
 
+def test_a_fraction_object_is_the_number_it_holds():
+    """Fraction(4, 3) is the answer "4/3" already reads as; refused before as not plain."""
+    from fractions import Fraction
+
+    ratio = Exercise("q", truth=lambda: 4 / 3, compare="close", rtol=1e-3)
+    assert ratio.accepts(Fraction(4, 3)) and not ratio.accepts(Fraction(5, 4))
+    assert Exercise("q", truth=lambda: 2).accepts(Fraction(4, 2))
+    custom = Exercise("q", truth=lambda: 4 / 3, compare=lambda p, t: abs(p - t) < 1e-3)
+    assert custom.accepts(Fraction(4, 3))
+
+
 def test_custom_compare():
     ex = Exercise("sign?", truth=lambda: -3.0, compare=lambda p, t: np.sign(p) == np.sign(t))
     assert ex.check(-1) and not ex.check(1)

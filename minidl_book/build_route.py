@@ -45,7 +45,7 @@ def routing_device(op, args):
     first, autodiff = None, None
     for name, tensor in tensor_inputs(args):
         if first is None:
-            first = tensor.device  # rule 1: the first tensor input decides
+            first = tensor.device  # rule 1: the first input sets the expectation
         elif tensor.device != first:  # rule 2: equal devices, ignoring autodiff
             raise ValueError(f"{op}: Input tensor {name} is on the wrong device: "
                              f"expected {first}, found {tensor.device}")
@@ -56,7 +56,7 @@ def routing_device(op, args):
                 validate_checkpointing(op, autodiff, tensor.device)
     if first is None:
         return args["device"]  # a creation op: its device argument
-    return autodiff or first  # rule 3: any autodiff input makes it autodiff
+    return autodiff or first  # rule 3: an autodiff input sets the backend
 
 
 # ----- planted wrong solutions ---------------------------------------------------------------
@@ -153,9 +153,9 @@ SCENARIOS = {
 
 #: scenario → the rule it tests, named in a failure so the reader knows which rule to reread
 RULE = {
-    "plain batch, plain model": "rule 1: the first tensor input's device",
-    "plain batch, autodiff model": "rule 3: any autodiff input makes the op autodiff",
-    "autodiff batch, autodiff model": "rule 3: any autodiff input makes the op autodiff",
+    "plain batch, plain model": "rule 1: the first input sets the expectation",
+    "plain batch, autodiff model": "rule 3: an autodiff input sets the backend",
+    "autodiff batch, autodiff model": "rule 3: an autodiff input sets the backend",
     "ndarray batch, flex.autodiff model": "rule 2: equal devices, ignoring autodiff",
     "checkpointing mismatch": "rule 2: two autodiff inputs share a checkpointing strategy",
     "plain batch, checkpointing model": "rule 2's strategy check, which a plain input has no "

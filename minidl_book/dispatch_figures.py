@@ -1,41 +1,50 @@
-"""Pictures of the dispatch chapter: what a tensor holds (nested boxes), and where the
-autodiff layer is chosen in PyTorch and in burn/minidl (two stacks side by side)."""
+"""Pictures of the dispatch chapter: what each pair of input kinds does (a grid), and where
+the autodiff layer is chosen in PyTorch and in burn/minidl (two stacks side by side)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["nested_boxes", "two_stacks"]
+__all__ = ["kind_grid", "two_stacks"]
 
 _FILL = ("#eef3fb", "#dbe7f7", "#fdf0d5", "#e4f2e4")
 
 
-def nested_boxes(panels: Sequence[tuple[str, Sequence[str]]], title: str = ""):
-    """One panel per tensor, two panels a row: its layers drawn as boxes inside boxes,
-    outermost first, in a font that stays readable at page width."""
+def kind_grid(kinds, minidl, burn, title=""):
+    """A lhs-kind x rhs-kind grid, each cell split in two: minidl's outcome on top, burn's
+    below. ``minidl[(lhs, rhs)]`` and ``burn[(lhs, rhs)]`` are ``(outcome, text)`` with
+    outcome one of "plain", "autodiff", "error" (the cell's colour)."""
     import matplotlib.pyplot as plt
-    from matplotlib.patches import FancyBboxPatch
+    from matplotlib.patches import Patch, Rectangle
 
-    rows = (len(panels) + 1) // 2
-    fig, axes = plt.subplots(rows, 2, figsize=(7.2, 2.7 * rows), squeeze=False)
-    for ax in axes.flat:
-        ax.axis("off")
-    for ax, (name, layers) in zip(axes.flat, panels):
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
-        ax.set_title(name, fontsize=11.5)
-        side, head = 0.05, 0.17  # each inner box: a margin at the sides, a label row on top
-        for depth, label in enumerate(layers):
-            x0, top = 0.02 + depth * side, 0.97 - depth * head
-            bottom = 0.03 + depth * 0.03
-            ax.add_patch(FancyBboxPatch((x0, bottom), 1 - 2 * x0, top - bottom,
-                                        boxstyle="round,pad=0.005",
-                                        fc=_FILL[depth % len(_FILL)], ec="#555", lw=0.8))
-            inner = depth == len(layers) - 1
-            y = (top + bottom) / 2 if inner else top - 0.085
-            ax.text(0.5, y, label, ha="center", va="center", fontsize=11)
+    fill = {"plain": "#dcefd9", "autodiff": "#dbe7f7", "error": "#f6d3cf"}
+    n = len(kinds)
+    fig, ax = plt.subplots(figsize=(7.4, 1.3 * n + 1.3))
+    ax.set_xlim(-0.9, n)
+    ax.set_ylim(n + 0.05, -0.45)
+    ax.axis("off")
+    for j, rhs in enumerate(kinds):
+        ax.text(j + 0.5, -0.12, f"rhs: {rhs}", ha="center", va="center", fontsize=9.5,
+                weight="bold")
+    for i, lhs in enumerate(kinds):
+        ax.text(-0.08, i + 0.5, f"lhs:\n{lhs}", ha="right", va="center", fontsize=9.5,
+                weight="bold")
+        for j, rhs in enumerate(kinds):
+            for half, (who, cells) in enumerate((("minidl", minidl), ("burn", burn))):
+                outcome, text = cells[(lhs, rhs)]
+                y = i + 0.03 + half * 0.47
+                ax.add_patch(Rectangle((j + 0.03, y), 0.94, 0.47, fc=fill[outcome],
+                                       ec="#666", lw=0.7))
+                ax.text(j + 0.07, y + 0.06, who, ha="left", va="top", fontsize=6.5,
+                        color="#555", style="italic")
+                ax.text(j + 0.5, y + 0.27, text, ha="center", va="center", fontsize=8)
+    ax.legend(handles=[Patch(fc=fill["plain"], ec="#666", label="runs on the plain backend"),
+                       Patch(fc=fill["autodiff"], ec="#666", label="runs on Autodiff"),
+                       Patch(fc=fill["error"], ec="#666", label="error / panic")],
+              loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=8,
+              frameon=False)
     if title:
-        fig.suptitle(title, fontsize=12)
+        ax.set_title(title, fontsize=10.5)
     fig.tight_layout()
     return fig
 

@@ -15,7 +15,7 @@ from minidl.backend import ModuleOps
 from minidl.dispatch import Dispatch, write_forwarders
 
 __all__ = ["forwarding_linear", "generated_linear", "linear_source", "plain_linear_routes",
-           "short_error", "torch_nodes"]
+           "short_error", "torch_nodes", "your_linear"]
 
 
 def generated_linear():
@@ -53,6 +53,15 @@ def linear_source(write_forwarder=None) -> str:
             return source
     print("(your write_forwarder gives no usable linear yet: the reference's text is used)")
     return build_forwarder.write_forwarder("linear", build_forwarder.signature_of("linear"))
+
+
+def your_linear(write_forwarder=None):
+    """The ``linear`` forwarder ``write_forwarder`` writes (see :func:`linear_source`), run
+    where a generated file's names (``route``, ``DispatchTensor``, ...) are defined, as a
+    classmethod ready to set as ``Dispatch.linear``."""
+    namespace = dict(vars(importlib.import_module("minidl.dispatch.ops.module")))
+    exec(compile(linear_source(write_forwarder), "<your write_forwarder>", "exec"), namespace)
+    return classmethod(namespace["linear"])
 
 
 def short_error(err: BaseException) -> str:

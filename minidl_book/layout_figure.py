@@ -113,8 +113,10 @@ def draw_walks(buffer: np.ndarray, results: dict[str, np.ndarray]):
     with the step between neighbours written under each gap (red where it is not the first
     step: no single stride reads that walk), a result of rank 3 as blocks of rows. The title
     says view (with the strides NumPy found) or copy, read from ``np.shares_memory``."""
-    fig, axes = plt.subplots(len(results), 1, figsize=(9.5, 1.2 * len(results) + 0.8),
-                             gridspec_kw={"hspace": 0.8})
+    heights = [(r.shape[-2] if r.ndim == 3 else (1 if r.ndim == 1 else r.shape[0])) * 1.1
+               + 0.65 for r in results.values()]  # each panel as tall as its rows
+    fig, axes = plt.subplots(len(results), 1, figsize=(9.5, 0.7 * sum(heights) + 0.8),
+                             gridspec_kw={"hspace": 0.8, "height_ratios": heights})
     for ax, (title, result) in zip(np.atleast_1d(axes), results.items()):
         shared = np.shares_memory(result, buffer)
         verdict = (f"a view, strides {element_strides(result)}" if shared
@@ -144,6 +146,11 @@ def draw_walks(buffer: np.ndarray, results: dict[str, np.ndarray]):
             s0, s1, s2 = element_strides(result)
             ax.text(x0 + 0.8, -0.05, f"{s2:+d} along a row\n{s1:+d} down a row\n"
                     f"{s0:+d} to the next block", fontsize=8, va="center")
+        if result.ndim == 2 and shared:
+            s0, s1 = element_strides(result)
+            ax.text(x0 + 0.8, -0.6, f"{s1:+d} along a row\n{s0:+d} down a row "
+                    f"(from offset {element_offset(result, buffer)})", fontsize=8,
+                    va="center")
         ax.set_xlim(0, max(13.0, x0))
         ax.set_anchor("W")
         ax.set_ylim(-(block - 1) * 1.1 - 0.7, 1.05)

@@ -41,12 +41,14 @@ class Dropout(Module):
         self.training = training
 
     def forward(self, input: Tensor) -> Tensor:
-        """``input`` unchanged unless the flag is on, the input is on an autodiff device and
-        ``prob != 0``; else ``input * mask / (1 - prob)`` with a Bernoulli(1 - prob) mask."""
-        # Both, and for different reasons (burn's comment): the device says a backward is
-        # possible at all; the flag says this layer takes part in one, which a subtree frozen
-        # in place on the training device does not.
-        if not self.training.is_enabled() or not input.device.is_autodiff() or self.prob == 0.0:
+        """``input`` unchanged unless the flag is on, the input is on an
+        autodiff device and ``prob != 0``; else ``input * mask / (1 - prob)``
+        with a Bernoulli(1 - prob) mask."""
+        # Both, and for different reasons (burn's comment): the device says a
+        # backward is possible at all; the flag says this layer takes part in
+        # one, which a subtree frozen in place on the training device does not.
+        training = self.training.is_enabled()
+        if not training or not input.device.is_autodiff() or self.prob == 0.0:
             return input
 
         prob_keep = 1.0 - self.prob

@@ -4,14 +4,15 @@
   ``f32`` (the fewest digits that read back), so burn's printed digits can be compared.
 - :func:`batch`: batch ``k`` of burn's BatchNorm experiment (4 samples × 3 features).
 - :func:`mini_model`: ``Linear(4, 8) → Dropout(0.5) → Linear(8, 1)``, the chapter's model.
-- :func:`modes_table`: what each mode method leaves in a model (flag, frozen mark, weight's
+- :func:`mode_state`: what a mode method leaves in a model (flag, frozen mark, weight's
   device, wish for gradients) and whether its dropout then drops an autodiff input.
 - :func:`decision_chart`: the two questions a mode-dependent layer's ``forward`` asks;
   :func:`modes_chart`: where each mode method leads.
 - :func:`as_bool`, :func:`as_number` and the comparisons built on them: the chapter's
   exercises read ``"False"``, ``"4/3"`` or ``"1"`` as the reader means them.
-- :func:`stats_used`, :func:`running_state_timeline`, :func:`clone_picture`: the stale-
-  statistics table and the two RunningState pictures.
+- :func:`running_state_timeline`, :func:`clone_picture`: the two RunningState pictures;
+  :func:`epoch_strip`: a frozen BatchNorm across epochs; :func:`burn_timeline`: the burn
+  versions the chapter names.
 """
 
 from __future__ import annotations
@@ -20,15 +21,14 @@ import numpy as np
 import torch
 
 from minidl import Device, Tensor
-from minidl.debug import Table
 from minidl.debug.flowchart import Flowchart
 from minidl.nn import DropoutConfig, LinearConfig, Sequential
-from minidl_book.exercises import Exercise
+from minidl_book.exercises import Exercise, _parts_of
 
-__all__ = ["PairExercise", "T", "as_bool", "as_number", "batch", "clone_picture",
+__all__ = ["PairExercise", "T", "as_bool", "as_number", "as_pair", "batch", "burn_timeline",
+           "clone_picture",
            "close_number", "decision_chart", "is_pair", "mini_model", "mode_state",
-           "modes_chart", "modes_table",
-           "random_batch", "running_state_timeline", "same_bool", "same_int", "stats_used",
+           "modes_chart", "epoch_strip", "random_batch", "running_state_timeline", "same_bool", "same_int",
            "vec"]
 
 
@@ -91,18 +91,6 @@ def mode_state(model: Sequential) -> tuple[bool, bool, bool, bool, bool]:
     drops = bool((model[1](ones).to_numpy() == 0).any())
     return (flag.is_enabled(), flag.is_frozen(), weight.val().device.is_autodiff(),
             weight.require_grad, drops)
-
-
-def modes_table(models: dict[str, Sequential]) -> Table:
-    """One row per model: what :func:`mode_state` reads, as a table."""
-    mark = {True: "yes", False: "-"}
-    rows = []
-    for label, model in models.items():
-        on, frozen, on_ad, wants, drops = mode_state(model)
-        rows.append([label, mark[on], mark[frozen], "autodiff" if on_ad else "plain",
-                     mark[wants], mark[drops]])
-    headers = ["model", "flag on", "frozen", "weights on", "want grad", "drops"]
-    return Table(headers, rows)
 
 
 def decision_chart() -> Flowchart:
@@ -173,16 +161,27 @@ def close_number(rtol: float = 0.0, atol: float = 0.0):
     return compare
 
 
+def as_pair(prediction):
+    """A ``(zeros, moves)`` answer as a tuple: a tuple or list of two, or one string the
+    book's tuple reading splits in two (``"4000, True"``, ``"(4000, yes)"``); else None."""
+    if isinstance(prediction, str):
+        prediction = _parts_of(prediction)
+    if isinstance(prediction, tuple | list) and len(prediction) == 2:
+        return tuple(prediction)
+    return None
+
+
 def is_pair(prediction) -> bool:
-    """A tuple or list of two items: the only shape a ``(zeros, moves)`` answer has."""
-    return isinstance(prediction, tuple | list) and len(prediction) == 2
+    """Whether the answer has the only shape a ``(zeros, moves)`` answer has."""
+    return as_pair(prediction) is not None
 
 
 def zeros_and_moves(prediction, truth, tolerance: int = 400) -> tuple[bool, bool]:
     """Which half of a ``(zeros, moves)`` prediction is right (each half on its own)."""
-    if not is_pair(prediction):
+    pair = as_pair(prediction)
+    if pair is None:
         raise TypeError(f"not a pair: {type(prediction).__name__}")
-    zeros, moves = prediction
+    zeros, moves = pair
     try:
         count_ok = abs(as_number(zeros) - truth[0]) <= tolerance
     except (TypeError, ValueError):
@@ -215,26 +214,6 @@ class PairExercise(Exercise):
 
 
 # --- pictures and tables ------------------------------------------------------------
-
-
-def stats_used(looks: dict, x0: np.ndarray, eps: float = 1e-5) -> Table:
-    """For each output row of batch ``x0``: which running mean and variance normalized it.
-
-    Tries the four pairs (initial or updated mean, initial or updated variance) of a
-    BatchNorm that saw one training forward of ``x0`` and names the pair that reproduces
-    the row.
-    """
-    means = {"initial mean 0": 0.0, "updated": 0.1 * x0.mean(axis=0)}
-    variances = {"initial var 1": 1.0, "updated": 0.9 + 0.1 * x0.var(axis=0)}
-    rows = []
-    for label, out in looks.items():
-        row = (out.to_numpy() if isinstance(out, Tensor) else np.asarray(out))[0]
-        found = [(m, v) for m, mean in means.items() for v, var in variances.items()
-                 if np.allclose(row, (x0[0] - mean) / np.sqrt(var + eps), rtol=1e-5)]
-        if len(found) != 1:
-            raise AssertionError(f"{label}: no single pair of statistics reproduces {row}")
-        rows.append([label, *found[0]])
-    return Table(["look at row 0 of batch 0", "mean used", "variance used"], rows)
 
 
 def running_state_timeline(events: list[tuple[str, str, str]]):
@@ -308,3 +287,60 @@ def modes_chart() -> Flowchart:
     chart.edge("train", "frozen", "freeze()")
     chart.edge("train", "nograd", "no_grad()")
     return chart
+
+
+def epoch_strip(rows: dict[str, list[bool]]):
+    """One row per framework: is the BatchNorm in training mode in each epoch (epochs after
+    the first start with ``model.train()``)? ``rows``: label → the measured flags."""
+    import matplotlib.pyplot as plt
+
+    epochs = len(next(iter(rows.values())))
+    fig, ax = plt.subplots(figsize=(8, 0.45 + 0.55 * len(rows)))
+    for r, (label, flags) in enumerate(reversed(rows.items())):
+        ax.text(-0.55, r + 0.5, label, ha="right", va="center", fontsize=8)
+        for e, on in enumerate(flags):
+            face, text = ("#FFCDD2", "BatchNorm training:\nits statistics move") if on else (
+                "#C8E6C9", "BatchNorm frozen")
+            ax.add_patch(plt.Rectangle((e - 0.45, r + 0.12), 0.9, 0.76, fc=face,
+                                       ec="#616161", lw=0.8))
+            ax.text(e, r + 0.5, text, ha="center", va="center", fontsize=7)
+    for e in range(epochs):
+        head = f"epoch {e + 1}" + (", after model.train()" if e else "")
+        ax.text(e, len(rows) + 0.05, head, ha="center", va="bottom", fontsize=8)
+    ax.set_xlim(-2.6, epochs - 0.5)
+    ax.set_ylim(0, len(rows) + 0.45)
+    ax.axis("off")
+    fig.tight_layout()
+    return fig
+
+
+#: The burn versions the chapter names, oldest first: (version and date, what it has).
+BURN_VERSIONS = [
+    ("burn 0.21.0\n7 May 2026",
+     "Dropout asks the\ndevice only; BatchNorm\nfolds the biased variance"),
+    ("v0.22.0-pre.2 (10 Aug 2026);\nmain, 21 Aug 2026:\nthe source read here",
+     "older than 0.22.1, no PR #5498:\nDropout asks the device only;\na plain + autodiff mix panics;\nvariance biased"),
+    ("v0.22.0-pre.4\n(later)", "PR #5498 adds the flag\n(training: Param<Flag>)"),
+    ("burn 0.22.1: the burn\nbook's run (this chapter)",
+     "Dropout asks flag and device;\nthe mix runs; variance biased\n(unchanged on main after 0.22.1)"),
+]
+
+
+def burn_timeline(versions=BURN_VERSIONS):
+    """The versions on one arrow, oldest left: where each fact of the chapter was read."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8.6, 2.0))
+    ax.annotate("", xy=(len(versions) - 0.45, 1), xytext=(-0.5, 1),
+                arrowprops={"arrowstyle": "->", "color": "#616161"})
+    for i, (version, what) in enumerate(versions):
+        now = i == len(versions) - 1
+        ax.plot(i, 1, "o", color="#E65100" if now else "#616161", ms=6)
+        ax.text(i, 1.18, version, ha="center", va="bottom", fontsize=7.5,
+                fontweight="bold" if now else "normal")
+        ax.text(i, 0.82, what, ha="center", va="top", fontsize=7)
+    ax.set_xlim(-0.6, len(versions) - 0.4)
+    ax.set_ylim(0.05, 1.85)
+    ax.axis("off")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,23 @@
+"""The train-and-inference chapter's answer readers: a (zeros, moves) pair typed as one
+string is read as the pair, and a Fraction is the number it holds."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from minidl_book.exercises import Exercise
+from minidl_book.modes import PairExercise, close_number
+
+
+def test_a_pair_written_as_one_string_is_the_pair():
+    ex = PairExercise("zeros and moves?", truth=lambda: (4000, True))
+    for right in ("4000, True", "(3900, yes)", "[4000; true]", (4000, "True")):
+        assert ex.accepts(right), right
+    for wrong in ("4000, False", "0, True", "4000 True", "4000, True, 1"):
+        assert not ex.accepts(wrong), wrong
+
+
+def test_a_fraction_is_read_as_the_ratio_it_holds():
+    ex = Exercise("ratio?", truth=lambda: 4 / 3, compare=close_number(atol=5e-3))
+    assert ex.accepts(Fraction(4, 3)) and ex.accepts("4/3")
+    assert not ex.accepts(Fraction(5, 4))

@@ -279,3 +279,95 @@ def apply(step, *tensors: Tensor) -> Tensor:
     device = tensors[0].device
     inputs = [t.primitive.backend_tensor for t in tensors]  # AutodiffTensors
     return Tensor(DispatchTensor(record(backend_for(device), step, *inputs), device))
+
+
+def renumbered(fc):
+    """``fc`` with every ``#<node id>`` in its labels replaced by the node's place in creation
+    order within the picture (``#9852 Sin`` → ``#2 Sin``): small numbers that stay the same from
+    run to run, where real ids depend on everything recorded before. The chart's own node keys
+    (the real ids) are kept."""
+    import re
+
+    ids = sorted(int(k) for k in fc._nodes if k.isdigit())
+    number = {i: k + 1 for k, i in enumerate(ids)}
+
+    def relabel(text: str) -> str:
+        return re.sub(r"#(\d+)", lambda m: f"#{number.get(int(m.group(1)), m.group(1))}", text)
+
+    for node in fc._nodes.values():
+        node.label = relabel(node.label)
+    return fc
+
+
+def walk_orders(loss: Tensor) -> list[dict]:
+    """Every node behind ``loss``, in creation order: ``number`` (1, 2, ...), ``op`` (the step's
+    name, ``"leaf"``), ``parents`` (numbers), ``depth`` (burn's ``order``: 0 for a leaf, one
+    more than the deepest parent, ``burn-autodiff/src/tensor.rs:142``), ``by_id`` (minidl's
+    visit: highest id first) and ``by_depth`` (burn's tape: greatest depth first)."""
+    from minidl.autodiff.node import walk
+
+    nodes = walk(loss.primitive.backend_tensor.node)  # increasing id
+    number = {n.id: k + 1 for k, n in enumerate(nodes)}
+    rows, depth = [], {}
+    for n in nodes:
+        depth[n.id] = 1 + max((depth[p.id] for p in n.parents), default=-1)
+        rows.append({"number": number[n.id], "op": "leaf" if n.step is None else type(n.step).__name__,
+                     "parents": [number[p.id] for p in n.parents], "depth": depth[n.id]})
+    for k, row in enumerate(sorted(rows, key=lambda r: -r["number"])):
+        row["by_id"] = k + 1
+    for k, row in enumerate(sorted(rows, key=lambda r: (-r["depth"], -r["number"]))):
+        row["by_depth"] = k + 1
+    return rows
+
+
+def walk_orders_figure(rows: list[dict], names: dict[int, str] | None = None,
+                       marked: int | None = None):
+    """Two panels over the same nodes: minidl's walk (one row per node, highest id on top)
+    and burn's (one row per depth, deepest on top; nodes of a row in any order). Arrows go
+    from a consumer to its input: in a valid order every arrow points down. ``marked``: a
+    node number drawn with a heavy edge (the one the two orders place differently)."""
+    import matplotlib.pyplot as plt
+
+    names = dict(names or {})
+    rows_by_depth: dict[int, list[dict]] = {}
+    for r in rows:
+        rows_by_depth.setdefault(r["depth"], []).append(r)
+    xpos = {}
+    for members in rows_by_depth.values():
+        for k, r in enumerate(members):
+            xpos[r["number"]] = (k - (len(members) - 1) / 2) * 1.5
+    top = len(rows)
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
+    panels = (("minidl: by id, highest first", lambda r: top + 1 - r["by_id"]),
+              ("burn: by depth, deepest first",
+               lambda r: 1 + r["depth"] * (top - 1) / max(rows_by_depth)))
+    for axis, (title, ypos) in zip(axes, panels):
+        at = {r["number"]: (xpos[r["number"]], ypos(r)) for r in rows}
+        for r in rows:
+            for p in set(r["parents"]):
+                (x0, y0), (x1, y1) = at[r["number"]], at[p]
+                axis.annotate("", xy=(x1, y1 + 0.25), xytext=(x0, y0 - 0.25),
+                              arrowprops={"arrowstyle": "->", "color": "0.55"})
+        for r in rows:
+            x, y = at[r["number"]]
+            label = names.get(r["number"], r["op"])
+            visit = r["by_id"] if axis is axes[0] else r["by_depth"]
+            axis.text(x, y, f"#{r['number']} {label}", ha="center", va="center", fontsize=9,
+                      bbox={"boxstyle": "round", "fc": "#FFF3E0" if r["op"] != "leaf" else "#E8F5E9",
+                            "ec": "black" if r["number"] == marked else "0.5",
+                            "lw": 2.0 if r["number"] == marked else 1.0})
+            if axis is axes[0]:
+                axis.text(-3.1, y, f"visit {visit}", ha="left", va="center", fontsize=8,
+                          color="0.35")
+        if axis is axes[1]:
+            for d, members in rows_by_depth.items():
+                visits = sorted(r["by_depth"] for r in members)
+                span = str(visits[0]) if len(visits) == 1 else f"{visits[0]}-{visits[-1]}"
+                axis.text(-3.1, 1 + d * (top - 1) / max(rows_by_depth), f"depth {d}\nvisit {span}",
+                          ha="left", va="center", fontsize=8, color="0.35")
+        axis.set_title(title, fontsize=10)
+        axis.set_xlim(-3.2, 2.6)
+        axis.set_ylim(0.3, top + 0.7)
+        axis.axis("off")
+    fig.tight_layout()
+    return fig

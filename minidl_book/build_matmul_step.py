@@ -21,7 +21,7 @@ from minidl.autodiff.step import sum_to_shape
 from minidl_book.build_check import BuildExercise, Reference, Rules
 from minidl_book.strategies import float32_arrays
 
-__all__ = ["PLANTED", "Matmul", "exercise", "matmul_step_run"]
+__all__ = ["PLANTED", "Matmul", "describe_case", "exercise", "matmul_step_run"]
 
 
 class Matmul(Step):
@@ -178,9 +178,29 @@ def _kept_what_backward_reads(solution, case, outputs, trace) -> str | None:
                                        "nothing" if extra else ""))
 
 
+def describe_case(case: dict) -> str:
+    """A failing case by its shapes (``lhs = f32[2, 3, 4], tracked``): the verdict names the
+    element that differs; walls of [2, 3, 4] numbers would not help find a transpose."""
+    tracked = TRACKED[case["tracked"]]
+    return "\n".join(
+        [f"{name} = f32{list(case[name].shape)}" + (", tracked" if t else ", not tracked")
+         for name, t in zip(("lhs", "rhs"), tracked)]
+        + [f"w = f32{list(case['w'].shape)} (the loss is sum(out * w))"])
+
+
+class _MatmulExercise(BuildExercise):
+    """The matmul checker: its failing cases printed as shapes, not values."""
+
+    def verdict_for(self, solution, case):
+        verdict = super().verdict_for(solution, case)
+        if verdict is not None:
+            verdict.inputs = describe_case(case)
+        return verdict
+
+
 def exercise(max_examples: int = 12) -> BuildExercise:
     """The checker for the reader's ``Matmul`` step class."""
-    return BuildExercise(
+    return _MatmulExercise(
         "the backward Step of matmul",
         cases=_cases(),
         run=matmul_step_run,

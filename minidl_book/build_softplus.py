@@ -5,7 +5,11 @@ the way minidl's own steps are written (forward and backward side by side, ``sav
 what backward reads). The checker records it in a real ``Autodiff[Flex]`` graph, runs
 backward, and compares the value and the gradient with PyTorch and the gradient with float64
 central differences; it also checks that the step kept only what its backward needs, that it
-computed with the inner backend's ops, and that no NumPy touched the arrays.
+computed with the inner backend's ops, and that no NumPy touched the arrays: no NumPy name in
+the reader's code (a static check), and no NumPy *operator* either (``1 + B.float_exp(x)``):
+the first case runs a second time on ``Autodiff[Wgpu]`` (when this machine has a WebGPU adapter,
+lavapipe counting), whose primitive is a ``WgpuTensor`` with no operators, as the
+tensors-and-backends chapter's ``log_softmax`` default is run there.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from hypothesis import strategies as st
 
 from minidl.autodiff import Step
 from minidl_book.build_check import BuildExercise, Reference, Rules
-from minidl_book.harness import unary_step_run
+from minidl_book.build_default_op import NOT_AN_NDARRAY, wgpu_missing
+from minidl_book.harness import attach_step, unary_step_run
 from minidl_book.strategies import float32_arrays
 
 __all__ = ["PLANTED", "Softplus", "exercise"]
@@ -84,12 +89,26 @@ class SoftplusSelfConsistent(Step):
         return (B.float_mul(grad, B.float_mul_scalar(B.sigmoid(B.float_mul_scalar(state["tensor"], 2.0)), 2.0)),)
 
 
-#: name → (wrong step, the verdict kind it must get)
+class SoftplusOperator(Step):
+    """Right values on Flex, with NumPy's ``+`` on the primitive (no NumPy name): the Wgpu run
+    refuses it, a ``WgpuTensor`` has no ``+``."""
+
+    saves = ("tensor",)
+
+    def forward(self, B, tensor):
+        return B.float_log(1 + B.float_exp(tensor))
+
+    def backward(self, B, grad, state):
+        return (B.float_mul(grad, B.sigmoid(state["tensor"])),)
+
+
+#: name → (wrong step, the verdict kind it must get); "NumPy operator" needs Wgpu to be caught
 PLANTED = {
     "wrong gradient": (SoftplusWrongGrad, "value"),
     "keeps input and output": (SoftplusKeepsBoth, "check"),
     "NumPy on the array": (SoftplusNumpy, "rule"),
     "self-consistent wrong forward": (SoftplusSelfConsistent, "value"),
+    "NumPy operator": (SoftplusOperator, "error"),
 }
 
 
@@ -101,11 +120,47 @@ def _cases() -> st.SearchStrategy:
     return shapes.flatmap(lambda s: st.fixed_dictionaries({"x": arrays(s), "w": arrays(s)}))
 
 
+def _run(solution, case: dict) -> dict:
+    """The Flex run (``unary_step_run``: the rules are judged on it), then, for the example
+    marked ``_wgpu`` (one run is enough to meet an operator, and a traced GPU run is slow),
+    the same step on ``Autodiff[Wgpu]``: its outputs as ``out on Wgpu`` and ``grad on Wgpu``."""
+    outputs = unary_step_run(solution, case)
+    if case.get("_wgpu") and wgpu_missing() is None:
+        outputs.update(_wgpu_run(solution, case))
+    return outputs
+
+
+def _wgpu_run(solution, case: dict) -> dict:
+    from minidl.autodiff import Autodiff
+    from minidl.backends.wgpu import Wgpu
+    from minidl.dispatch import Device
+
+    AD, dev = Autodiff[Wgpu], Device.wgpu()
+    x = AD.float_require_grad(AD.from_inner(Wgpu.float_from_data(case["x"], dev)))
+    w = AD.from_inner(Wgpu.float_from_data(case["w"], dev))
+    try:
+        y = attach_step(AD, solution(), x)
+        grads = AD.backward(AD.float_sum(AD.float_mul(y, w)))
+    except (TypeError, AttributeError) as err:
+        if "WgpuTensor" in str(err) and err.args:
+            err.args = (f"{err.args[0]}: the checker runs your step on Wgpu too"
+                        f"{NOT_AN_NDARRAY}; do all array math with B's ops", *err.args[1:])
+        raise
+    return {"out on Wgpu": AD.inner(y), "grad on Wgpu": AD.grad(x, grads)}
+
+
 def _torch(case: dict) -> dict:
     x = torch.from_numpy(case["x"]).requires_grad_(True)
     out = torch.nn.functional.softplus(x)
     (out * torch.from_numpy(case["w"])).sum().backward()
     return {"out": out.detach(), "grad": x.grad}
+
+
+def _torch_wgpu(case: dict) -> dict:
+    if not case.get("_wgpu") or wgpu_missing() is not None:
+        return {}
+    expected = _torch(case)
+    return {"out on Wgpu": expected["out"], "grad on Wgpu": expected["grad"]}
 
 
 def _central(case: dict, h: float = 1e-6) -> dict:
@@ -117,6 +172,12 @@ def _central(case: dict, h: float = 1e-6) -> dict:
     return {"grad": w * (f(x + h) - f(x - h)) / (2 * h)}
 
 
+_rng = np.random.default_rng(0)
+#: tried first, on Flex and on Wgpu
+EXAMPLES = [{"x": _rng.uniform(-6, 6, (2, 3)).astype(np.float32),
+             "w": _rng.uniform(-6, 6, (2, 3)).astype(np.float32), "_wgpu": True}]
+
+
 def _kept_one(solution, case, outputs, trace) -> str | None:
     kept = outputs["_saved"]
     if len(kept) > 1:
@@ -125,14 +186,28 @@ def _kept_one(solution, case, outputs, trace) -> str | None:
     return None
 
 
+_warm: list[bool] = []
+
+
+def _warm_wgpu() -> None:
+    """Start the GPU runtime and compile the kernels a softplus step meets, once and outside
+    the checker's trace (a traced start-up takes over a minute)."""
+    if not _warm and wgpu_missing() is None:
+        _wgpu_run(Softplus, EXAMPLES[0])
+        _wgpu_run(SoftplusSelfConsistent, EXAMPLES[0])
+    _warm.append(True)
+
+
 def exercise(max_examples: int = 15) -> BuildExercise:
     """The checker for the reader's ``Softplus`` step class."""
+    _warm_wgpu()
     return BuildExercise(
         "the backward Step of softplus",
         cases=_cases(),
-        run=unary_step_run,
+        run=_run,
         references=[Reference("PyTorch", _torch, rtol=1e-5, atol=1e-6),
-                    Reference("float64 central differences", _central, rtol=1e-4, atol=1e-5)],
+                    Reference("float64 central differences", _central, rtol=1e-4, atol=1e-5),
+                    Reference("PyTorch (the run on Wgpu)", _torch_wgpu, rtol=1e-4, atol=1e-5)],
         rules=Rules(forbidden={r"^Tensor\.": "use Tensor methods inside a step (a step works on "
                                "the inner backend's primitives, with B's ops)"},
                     must_reach={r"^Flex\.": "compute with the inner backend B (B.float_exp, ...)"},
@@ -148,6 +223,7 @@ def exercise(max_examples: int = 15) -> BuildExercise:
              "gradient per input: (B.float_mul(grad, B.sigmoid(x)),), x read from state."),
         ],
         reference_solution=Softplus,
+        examples=EXAMPLES,
         max_examples=max_examples,
         order=("x", "w"),
     )

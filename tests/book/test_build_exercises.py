@@ -122,3 +122,15 @@ def test_linear_in_pytorchs_layout_fails_at_the_readers_matmul_with_minidls_mess
     verdict = build_linear.exercise(10).find_failure(build_linear.linear_torch_layout)
     assert verdict.kind == "error" and "weight.transpose()" in verdict.text
     assert "inner dimension" in verdict.text and "Traceback" not in verdict.render()
+
+
+def test_softplus_numpy_operator_on_the_primitive_is_refused():
+    """``1 + B.float_exp(x)`` names no NumPy function, yet it is NumPy's ``+`` on Flex's array:
+    the run on Wgpu (a WgpuTensor has no operators) refuses it at the reader's line."""
+    from minidl_book.build_default_op import wgpu_missing
+
+    if wgpu_missing() is not None:
+        pytest.skip(wgpu_missing())
+    verdict = build_softplus.exercise(5).find_failure(build_softplus.SoftplusOperator)
+    assert verdict.kind == "error" and "WgpuTensor" in verdict.text
+    assert "B's ops" in verdict.text and "1 + B.float_exp" in verdict.render()

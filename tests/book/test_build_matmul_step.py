@@ -27,3 +27,12 @@ def test_keeping_both_names_the_bytes_held_for_nothing():
     wrong = build_matmul_step.PLANTED["keeps both sides always"][0]
     verdict = build_matmul_step.exercise(max_examples=4).find_failure(wrong)
     assert "backward needs ['rhs']" in verdict.text and "bytes" in verdict.text
+
+
+def test_a_failing_case_prints_shapes_not_values():
+    """A reader's failing case is named by its shapes and what is tracked: a [2, 3, 4] and a
+    [2, 3, 5] array printed whole were walls of numbers that did not help find the bug."""
+    wrong = build_matmul_step.PLANTED["forgets the batch-dim sum"][0]
+    text = build_matmul_step.exercise(max_examples=10).find_failure(wrong).render()
+    assert "lhs = f32[2, 3, 4], tracked" in text and "rhs = f32[4, 5], tracked" in text
+    assert "[[" not in text.split("Failing case:")[1]

@@ -12,15 +12,13 @@ from minidl_book import (
     build_layer,
     build_linear,
     build_remap,
-    build_running_var,
     build_softplus,
 )
 
-EXERCISES = {"softplus": build_softplus, "backend": build_backend, "running_var": build_running_var,
+EXERCISES = {"softplus": build_softplus, "backend": build_backend,
              "layer": build_layer, "remap": build_remap,
              "dropout": build_dropout, "linear": build_linear, "guard": build_guard}
 REFERENCES = {"softplus": build_softplus.Softplus, "backend": build_backend.Complete,
-              "running_var": build_running_var.running_var_update,
               "layer": build_layer.RmsNormConfig, "remap": build_remap.remap,
               "dropout": build_dropout.dropout_forward, "linear": build_linear.linear,
               "guard": build_guard.guard}
@@ -84,12 +82,6 @@ def test_backend_borrowed_op_names_the_other_backend_and_the_line():
 def test_forgetful_backend_is_refused_without_float_exp():
     with pytest.raises(TypeError, match="required op\\(s\\): float_exp"):
         type("Incomplete", (build_backend.ForgetfulNdArray,), {})
-
-
-def test_running_var_biased_convention_is_a_value_difference_against_torch():
-    verdict = build_running_var.exercise(10).find_failure(build_running_var.biased)
-    assert verdict.output == "running_var" and "torch.nn.BatchNorm1d" in verdict.text
-    assert verdict.found < verdict.expected  # n - 1 < n: the biased estimate is the smaller one
 
 
 def test_layer_hidden_from_the_module_walk_is_named_before_any_value():

@@ -23,7 +23,6 @@ READER_WRITES = {
     "build_softplus": ["Softplus"],
     "build_matmul_step": ["Matmul"],
     "build_backend": ["Complete"],
-    "build_running_var": ["running_var_update"],
     "build_batch_norm": ["batch_norm_forward"],
     "build_layer": ["RmsNorm", "RmsNormConfig"],
     "build_remap": ["remap"],

@@ -295,20 +295,20 @@ def epoch_strip(rows: dict[str, list[bool]]):
     import matplotlib.pyplot as plt
 
     epochs = len(next(iter(rows.values())))
-    fig, ax = plt.subplots(figsize=(8, 0.45 + 0.55 * len(rows)))
+    fig, ax = plt.subplots(figsize=(8, 0.6 + 0.55 * len(rows)))
     for r, (label, flags) in enumerate(reversed(rows.items())):
         ax.text(-0.55, r + 0.5, label, ha="right", va="center", fontsize=8)
         for e, on in enumerate(flags):
             face, text = ("#FFCDD2", "BatchNorm training:\nits statistics move") if on else (
-                "#C8E6C9", "BatchNorm frozen")
+                "#C8E6C9", "BatchNorm in inference:\nits statistics kept")
             ax.add_patch(plt.Rectangle((e - 0.45, r + 0.12), 0.9, 0.76, fc=face,
                                        ec="#616161", lw=0.8))
             ax.text(e, r + 0.5, text, ha="center", va="center", fontsize=7)
     for e in range(epochs):
-        head = f"epoch {e + 1}" + (", after model.train()" if e else "")
+        head = f"epoch {e + 1}" + ("\nafter model.train()" if e else "")
         ax.text(e, len(rows) + 0.05, head, ha="center", va="bottom", fontsize=8)
     ax.set_xlim(-2.6, epochs - 0.5)
-    ax.set_ylim(0, len(rows) + 0.45)
+    ax.set_ylim(0, len(rows) + 0.75)
     ax.axis("off")
     fig.tight_layout()
     return fig

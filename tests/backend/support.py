@@ -16,6 +16,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes
 
+from tests.gpu_refusals import WGPU_REFUSES
+
 #: The backends the suite runs against: (id, module, class). A new backend joins the suite
 #: with one line here.
 BACKENDS = [
@@ -42,7 +44,6 @@ EPS = {np.float16: 1e-3, np.float32: 1.2e-7, np.float64: 2.3e-16}
 #: Device.wgpu() computes in float32 with WGSL's built-ins (on lavapipe: LLVM's): its results
 #: stay within the suite's float32 tolerances (F32_RTOL = 1e-5, atol 1e-6, sum_atol for
 #: reductions); erf and tanh are the shaders' own approximations, within 1.2e-7 absolute.
-WGPU_REFUSES = "is not supported on Device.wgpu()"
 #: the backends under test that run on the GPU device (eager and fused)
 GPU_NAMES = ("wgpu", "fusion_wgpu")
 

@@ -11,8 +11,10 @@ import os as _os
 from pathlib import Path as _Path
 
 # numba reads NUMBA_CACHE_DIR when it is first imported: keep compiled kernels inside the
-# project folder (ignored by git) unless the user chose another place.
-_os.environ.setdefault("NUMBA_CACHE_DIR", str(_Path(__file__).resolve().parent.parent / ".numba_cache"))
+# project folder (ignored by git) unless the user chose another place. The one place the default
+# is computed: after `import minidl` the variable is set, and code that needs the folder reads it.
+if not _os.environ.get("NUMBA_CACHE_DIR"):
+    _os.environ["NUMBA_CACHE_DIR"] = str(_Path(__file__).resolve().parent.parent / ".numba_cache")
 
 # ----- the user-facing names (burn's prelude) ------------------------------------------------
 from minidl.autodiff import no_grad  # noqa: E402

@@ -114,15 +114,6 @@ class Rules:
     helpers: Sequence[Any] = ()
     helper_checks: Mapping[Any, Callable[[dict, Any], str | None]] = field(default_factory=dict)
 
-    def leading(self) -> list[str]:
-        """The built-in breakpoints that come before ``forbidden`` and ``must_reach``."""
-        out = [TENSOR_OPS] if self.allowed is not None or self.no_data else []
-        return out + ([OTHER_OPS] if self.allowed is not None else [])
-
-    def patterns(self) -> list[str]:
-        """The breakpoints one traced run needs."""
-        return self.leading() + list(self.forbidden) + list(self.must_reach)
-
     def describe(self) -> str:
         """One line per rule, for the page."""
         lines = []
@@ -303,8 +294,8 @@ class BuildExercise:
                 except Exception:  # noqa: BLE001 - a drawing is a bonus, never a verdict
                     verdict.arrays = None
                 return verdict
-        for i, (_, what) in enumerate(frozen.must_reach):
-            if i not in watch.reached:
+        for regex, what in frozen.must_reach:
+            if regex.pattern not in watch.reached:
                 return Verdict(False, "rule", f"Rule broken: the run must {what}, and it never did",
                                inputs, rule=what)
         return None

@@ -22,9 +22,7 @@ import linecache
 import traceback
 from typing import Any
 
-import numpy as np
 import torch
-from hypothesis import strategies as st
 
 from minidl import Device, Tensor
 from minidl.backend import FloatTensorOps, ModuleOps
@@ -32,7 +30,7 @@ from minidl.dispatch import route as route_module
 from minidl.dispatch.route import backend_for, route
 from minidl.dispatch.tensor import DispatchTensor
 from minidl_book.build_check import BuildExercise, Reference, Rules
-from minidl_book.strategies import float32_arrays
+from minidl_book.strategies import linear_cases, linear_example
 
 __trace_hide__ = True
 
@@ -312,36 +310,16 @@ def _torch(case: dict) -> dict:
     return expected
 
 
-def _cases() -> st.SearchStrategy:
-    arrays = float32_arrays(3)
-
-    def case(scenario, n, d_in, d_out):
-        return st.fixed_dictionaries({
-            "scenario": st.just(scenario), "_x": arrays(n, d_in), "_w": arrays(d_in, d_out),
-            "_b": arrays(d_out), "_g": arrays(n, d_out)})
-
-    dims = st.tuples(st.sampled_from(list(SCENARIOS)), st.integers(1, 3), st.integers(1, 3),
-                     st.integers(1, 3))
-    return dims.flatmap(lambda d: case(*d))
-
-
-def _example(scenario: str) -> dict:
-    rng = np.random.default_rng(len(scenario))
-    draw = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
-    return {"scenario": scenario, "_x": draw(2, 3), "_w": draw(3, 2), "_b": draw(2),
-            "_g": draw(2, 2)}
-
-
 def exercise(max_examples: int = 6) -> BuildExercise:
     """The checker for the reader's ``write_forwarder(op, signature)``."""
     return BuildExercise(
         "a forwarder generator, routed through Flex and NdArray",
-        cases=_cases(),
+        cases=linear_cases(SCENARIOS),
         run=forwarder_run,
         references=[Reference("PyTorch", _torch, rtol=1e-5, atol=1e-5)],
         checks=[_forwarder_checks],
         rules=Rules(helpers=(args_text,)),  # the quoting, handed to the reader
-        examples=[_example(s) for s in SCENARIOS],
+        examples=[linear_example(s) for s in SCENARIOS],
         hints=[
             ("check", "Print write_forwarder('linear', signature_of('linear')) and read it "
                       "as a file: would Python run it, and is it the shape of the "

@@ -73,7 +73,7 @@ def child_env(threads: int) -> dict[str, str]:
 
     n = str(threads)
     env = unpinned_env(PYTHONPATH=str(ROOT), NUMBA_NUM_THREADS=n, OMP_NUM_THREADS=n, MKL_NUM_THREADS=n)
-    env.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".numba_cache"))
+    # NUMBA_CACHE_DIR comes along: minidl's import (through minidl_book's) set it in this process
     env.pop("MINIDL_DEBUG", None)
     return env
 

@@ -101,9 +101,12 @@ def example(name: str, spec: Callable[..., Any]) -> Any:
     sizes = ", ".join(f"{p} = {case[p]}" for p in puzzle.params if not isinstance(case[p], np.ndarray))
     panels = [(p, case[p]) for p in puzzle.params if isinstance(case[p], np.ndarray)]
     show(grids(panels + [("target", np.asarray(out, dtype=np.float64))], f"{name}" + (f" ({sizes})" if sizes else "")))
-    assert _agrees(out, _torch_answer(puzzle, case)), f"{name}_spec disagrees with PyTorch on the example"
+    # raised, not asserted: the page's spec must agree with PyTorch under python -O too
+    if not _agrees(out, _torch_answer(puzzle, case)):
+        raise AssertionError(f"{name}_spec disagrees with PyTorch on the example")
     failing = spec_failure(name, spec)
-    assert failing is None, f"{name}_spec disagrees with PyTorch on {failing}"
+    if failing is not None:
+        raise AssertionError(f"{name}_spec disagrees with PyTorch on {failing}")
     return out
 
 

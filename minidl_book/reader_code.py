@@ -11,14 +11,14 @@ from __future__ import annotations
 import inspect
 import linecache
 import traceback
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from minidl.debug.names import display_path
 
 __trace_hide__ = True
 
-__all__ = ["numpy_uses", "reader_codes", "reader_frame", "site", "solution_files"]
+__all__ = ["numpy_uses", "reader_codes", "reader_frame", "site", "solution_files", "yours_or_reference"]
 
 
 def solution_files(solution: Any) -> dict[str, str]:
@@ -108,3 +108,17 @@ def site(frame, files: Mapping[str, str]) -> str:
     text = linecache.getline(files.get(frame.path, frame.path), frame.line).strip()
     name = frame.name.rsplit(".", 1)[-1]
     return f"at line {frame.line} of {name}" + (f": `{text}`" if text else "")
+
+
+def yours_or_reference(yours: Any, reference: Any, name: str, right: Callable[[Any], bool]) -> Any:
+    """The reader's ``yours`` when it is defined and ``right(yours)`` holds (a chapter's own
+    example), else ``reference``; prints which. A chapter runs what it returns on top of a
+    build-it, so an unfinished or wrong answer (one that raises, too) falls back quietly."""
+    try:
+        if yours is not None and right(yours):
+            print(f"using your {name}")
+            return yours
+    except Exception:  # noqa: BLE001 - an unfinished answer falls back to the reference
+        pass
+    print(f"using the reference {name} (yours is not written yet, or not right)")
+    return reference

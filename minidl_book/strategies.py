@@ -28,3 +28,28 @@ def float32_arrays(bound: float) -> Callable[..., st.SearchStrategy[np.ndarray]]
             lambda v: np.array(v, dtype=np.float32).reshape(dims))
 
     return arrays
+
+
+def linear_cases(scenarios: Sequence[str]) -> st.SearchStrategy[dict]:
+    """Cases of a linear layer run under one of ``scenarios``: ``{"scenario", "_x": [n, d_in],
+    "_w": [d_in, d_out], "_b": [d_out], "_g": [n, d_out]}`` (``_g`` the output's gradient),
+    dims 1-3, values in [-3, 3] (the forwarder and route checkers')."""
+    arrays = float32_arrays(3)
+
+    def case(scenario, n, d_in, d_out):
+        return st.fixed_dictionaries({
+            "scenario": st.just(scenario), "_x": arrays(n, d_in), "_w": arrays(d_in, d_out),
+            "_b": arrays(d_out), "_g": arrays(n, d_out)})
+
+    dims = st.tuples(st.sampled_from(list(scenarios)), st.integers(1, 3), st.integers(1, 3),
+                     st.integers(1, 3))
+    return dims.flatmap(lambda d: case(*d))
+
+
+def linear_example(scenario: str) -> dict:
+    """One fixed case of :func:`linear_cases` for ``scenario`` (x [2, 3], w [3, 2]), drawn from
+    a generator seeded by the scenario name's length, so a page shows the same case every run."""
+    rng = np.random.default_rng(len(scenario))
+    draw = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
+    return {"scenario": scenario, "_x": draw(2, 3), "_w": draw(3, 2), "_b": draw(2),
+            "_g": draw(2, 2)}

@@ -163,8 +163,7 @@ def _classify_path(code: types.CodeType, glob: Mapping[str, Any] | None = None) 
 def _kernel_dir() -> str:
     """Where the fusion backend writes the kernels it generates (library code, not the reader's;
     see ``minidl.backends.fusion.source.kernel_dir``)."""
-    root = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(os.path.dirname(_PACKAGE[0].rstrip(os.sep)),
-                                                              ".numba_cache")
+    root = os.environ["NUMBA_CACHE_DIR"]  # set by minidl's import (minidl/__init__.py)
     return os.path.realpath(os.path.join(root, "fusion_kernels")) + os.sep
 
 
@@ -361,7 +360,7 @@ def _torch_mode():
 class Watch:
     """One watched run: ``with Watch(rules, reader_codes, checker_codes) as w: run()``; then
     ``w.violations``, ``w.calls`` (library functions the reader called), ``w.reached``
-    (must-reach rules that hit) and ``w.made(obj)`` (whether a tensor was made in the run)."""
+    (the patterns of the must-reach rules that hit) and ``w.made(obj)`` (whether a tensor was made in the run)."""
 
     def __init__(self, rules: Frozen, reader_codes: set, checker_codes: set = frozenset(),
                  reader_files: Sequence[str] = ()):
@@ -376,8 +375,8 @@ class Watch:
         self.helper_results: list[tuple] = []
         self._helper_args: dict[int, tuple] = {}
         self.tensor_calls = 0
-        self.reached: set[int] = set()
-        self.reached_names: dict[int, str] = {}
+        #: the must-reach rules that hit, by their pattern (a rule is named, not numbered)
+        self.reached: set[str] = set()
         self.scanned: set[types.CodeType] = set()
         self._made: list = []
         self._made_ids: set[int] = set()
@@ -589,10 +588,9 @@ class Watch:
         self._reach(name)
 
     def _reach(self, name: str) -> None:
-        for i, (regex, _) in enumerate(self.rules.must_reach):
+        for regex, _ in self.rules.must_reach:
             if regex.search(name):
-                self.reached.add(i)
-                self.reached_names.setdefault(i, name)
+                self.reached.add(regex.pattern)
 
     def _reader_site(self, frame: types.FrameType | None) -> str:
         while frame is not None and frame.f_code is not self.boundary:

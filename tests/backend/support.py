@@ -16,6 +16,9 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import array_shapes
 
+from minidl.backend import PoolOptions
+from tests.gpu_refusals import WGPU_REFUSES
+
 #: The backends the suite runs against: (id, module, class). A new backend joins the suite
 #: with one line here.
 BACKENDS = [
@@ -42,7 +45,6 @@ EPS = {np.float16: 1e-3, np.float32: 1.2e-7, np.float64: 2.3e-16}
 #: Device.wgpu() computes in float32 with WGSL's built-ins (on lavapipe: LLVM's): its results
 #: stay within the suite's float32 tolerances (F32_RTOL = 1e-5, atol 1e-6, sum_atol for
 #: reductions); erf and tanh are the shaders' own approximations, within 1.2e-7 absolute.
-WGPU_REFUSES = "is not supported on Device.wgpu()"
 #: the backends under test that run on the GPU device (eager and fused)
 GPU_NAMES = ("wgpu", "fusion_wgpu")
 
@@ -203,3 +205,30 @@ def sum_atol(terms: int, magnitude: float = 1.0, dtype=np.float32) -> float:
     """An absolute tolerance for a sum of ``terms`` values of about ``magnitude``: rounding
     grows with the length of the reduction."""
     return 4 * EPS[np.dtype(dtype).type] * max(terms, 1) * max(magnitude, 1.0)
+
+
+@st.composite
+def pool_cases(draw, dilated: bool, ceil_mode: bool = False):
+    """``(n, c, (h, w), PoolOptions)`` of a 2-D pool torch accepts (padding at most half the
+    kernel; ``dilated`` draws a dilation, ``ceil_mode`` draws that flag too), on an input at
+    least one window wide."""
+    small = st.integers(1, 3)
+    kernel = (draw(small), draw(small))
+    padding = tuple(draw(st.integers(0, k // 2)) for k in kernel)
+    dilation = (draw(st.integers(1, 2)), draw(st.integers(1, 2))) if dilated else (1, 1)
+    stride = (draw(small), draw(small))
+    spans = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
+    hw = tuple(max(1, s - 2 * p + draw(st.integers(0, 6))) for s, p in zip(spans, padding))
+    options = PoolOptions(kernel_size=kernel, stride=stride, padding=padding, dilation=dilation,
+                          count_include_pad=draw(st.booleans()),
+                          ceil_mode=draw(st.booleans()) if ceil_mode else False)
+    return draw(st.integers(1, 2)), draw(small), hw, options
+
+
+def windows_have_real_elements(hw, o: PoolOptions) -> bool:
+    """Every window of the pool ``o`` over ``hw`` holds an element of the input, not only
+    padding (a window of padding alone makes torch's max-pool backward write out of bounds)."""
+    for size, out, k, s, p, d in zip(hw, o.output_size(hw), o.kernel_size, o.stride, o.padding, o.dilation):
+        if not all(any(0 <= j * s - p + i * d < size for i in range(k)) for j in range(out)):
+            return False
+    return True

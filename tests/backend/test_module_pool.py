@@ -12,28 +12,18 @@ from hypothesis import strategies as st
 
 from minidl.backend import InterpolateOptions, PoolOptions
 
-from .support import SETTINGS, as_layout, assert_close, layouts, randn, seeds, sum_atol, tt
-
-small = st.integers(1, 3)
-
-
-@st.composite
-def pool_cases(draw, dilated: bool):
-    kernel = (draw(small), draw(small))
-    # torch: padding at most half the kernel
-    padding = tuple(draw(st.integers(0, k // 2)) for k in kernel)
-    dilation = (draw(st.integers(1, 2)), draw(st.integers(1, 2))) if dilated else (1, 1)
-    stride = (draw(small), draw(small))
-    spans = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
-    hw = tuple(max(1, s - 2 * p + draw(st.integers(0, 5))) for s, p in zip(spans, padding))
-    options = PoolOptions(kernel_size=kernel, stride=stride, padding=padding, dilation=dilation,
-                          count_include_pad=draw(st.booleans()))
-    return draw(st.integers(1, 2)), draw(small), hw, options
-
-
-def _every_window_has_a_real_element(size, k, s, p, d) -> bool:
-    out = (size + 2 * p - d * (k - 1) - 1) // s + 1
-    return all(any(0 <= o * s - p + i * d < size for i in range(k)) for o in range(out))
+from .support import (
+    SETTINGS,
+    as_layout,
+    assert_close,
+    layouts,
+    pool_cases,
+    randn,
+    seeds,
+    sum_atol,
+    tt,
+    windows_have_real_elements,
+)
 
 
 @SETTINGS
@@ -42,8 +32,7 @@ def test_max_pool2d_with_indices_and_backward_match_torch(B, case, seed, layout)
     n, c, hw, o = case
     # a window made only of padding makes torch's backward write out of bounds (and crash);
     # that case has its own test below
-    assume(all(_every_window_has_a_real_element(*args) for args in
-               zip(hw, o.kernel_size, o.stride, o.padding, o.dilation)))
+    assume(windows_have_real_elements(hw, o))
     x = randn(seed, (n, c, *hw))
     tx = tt(x, True)
     expected, expected_idx = F.max_pool2d(tx, o.kernel_size, o.stride, o.padding, o.dilation, return_indices=True)

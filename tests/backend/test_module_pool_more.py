@@ -13,7 +13,18 @@ from hypothesis import strategies as st
 
 from minidl.backend import InterpolateOptions, PoolOptions
 
-from .support import SETTINGS, as_layout, assert_close, layouts, randn, seeds, sum_atol, tt
+from .support import (
+    SETTINGS,
+    as_layout,
+    assert_close,
+    layouts,
+    pool_cases,
+    randn,
+    seeds,
+    sum_atol,
+    tt,
+    windows_have_real_elements,
+)
 
 small = st.integers(1, 3)
 float_dtypes = st.sampled_from([np.float32, np.float64])
@@ -23,31 +34,11 @@ def _tol(dtype, terms=9):
     return dict(rtol=1e-5 if dtype == np.float32 else 1e-12, atol=sum_atol(terms, dtype=dtype))
 
 
-@st.composite
-def ceil_cases(draw, dilated: bool):
-    kernel = (draw(small), draw(small))
-    padding = tuple(draw(st.integers(0, k // 2)) for k in kernel)
-    dilation = (draw(st.integers(1, 2)), draw(st.integers(1, 2))) if dilated else (1, 1)
-    stride = (draw(small), draw(small))
-    spans = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
-    hw = tuple(max(1, s - 2 * p + draw(st.integers(0, 6))) for s, p in zip(spans, padding))
-    options = PoolOptions(kernel_size=kernel, stride=stride, padding=padding, dilation=dilation,
-                          count_include_pad=draw(st.booleans()), ceil_mode=draw(st.booleans()))
-    return draw(st.integers(1, 2)), draw(small), hw, options
-
-
-def _windows_have_real_elements(hw, o: PoolOptions) -> bool:
-    for size, out, k, s, p, d in zip(hw, o.output_size(hw), o.kernel_size, o.stride, o.padding, o.dilation):
-        if not all(any(0 <= j * s - p + i * d < size for i in range(k)) for j in range(out)):
-            return False
-    return True
-
-
 @SETTINGS
-@given(case=ceil_cases(dilated=True), seed=seeds, layout=layouts, dtype=float_dtypes)
+@given(case=pool_cases(dilated=True, ceil_mode=True), seed=seeds, layout=layouts, dtype=float_dtypes)
 def test_max_pool2d_with_ceil_mode_matches_torch_forward_indices_and_backward(B, case, seed, layout, dtype):
     n, c, hw, o = case
-    assume(_windows_have_real_elements(hw, o))  # torch's own backward writes out of bounds otherwise
+    assume(windows_have_real_elements(hw, o))  # torch's own backward writes out of bounds otherwise
     x = randn(seed, (n, c, *hw), dtype)
     tx = tt(x, True)
     expected, expected_idx = F.max_pool2d(tx, o.kernel_size, o.stride, o.padding, o.dilation,
@@ -63,7 +54,7 @@ def test_max_pool2d_with_ceil_mode_matches_torch_forward_indices_and_backward(B,
 
 
 @SETTINGS
-@given(case=ceil_cases(dilated=False), seed=seeds, layout=layouts, dtype=float_dtypes)
+@given(case=pool_cases(dilated=False, ceil_mode=True), seed=seeds, layout=layouts, dtype=float_dtypes)
 def test_avg_pool2d_with_ceil_mode_matches_torch_forward_and_backward(B, case, seed, layout, dtype):
     n, c, hw, o = case
     x = randn(seed, (n, c, *hw), dtype)
@@ -128,7 +119,7 @@ def pool1d_cases(draw, dilated: bool):
 def test_max_pool1d_with_indices_and_backward_match_torch(B, case, seed, dtype):
     k, s, p, d, length, ceil, _ = case
     o = PoolOptions(kernel_size=(1, k), stride=(1, s), padding=(0, p), dilation=(1, d), ceil_mode=ceil)
-    assume(_windows_have_real_elements((1, length), o))
+    assume(windows_have_real_elements((1, length), o))
     x = randn(seed, (2, 3, length), dtype)
     tx = tt(x, True)
     expected, expected_idx = F.max_pool1d(tx, k, s, p, d, ceil_mode=ceil, return_indices=True)

@@ -9,43 +9,18 @@ after the same seed, in some order — no range of the stream used twice, none s
 
 from __future__ import annotations
 
-import sys
-import threading
-
 import numpy as np
 import pytest
 
 from minidl.backend import Distribution, DType
+from tests.racing import draws_from_threads
 
 THREADS, DRAWS, SHAPE = 4, 12, (64, 33)  # 2112 elements: the serial kernel, the short window
 
 
 def _threaded(B, device, distribution) -> list[bytes]:
-    start = threading.Barrier(THREADS)
-    results: list[list[bytes]] = [[] for _ in range(THREADS)]
-    errors: list[BaseException] = []
-
-    def work(slot: int) -> None:
-        try:
-            start.wait()
-            for _ in range(DRAWS):
-                sample = B.float_random(SHAPE, distribution, DType.F32, device)
-                results[slot].append(np.asarray(sample).tobytes())
-        except BaseException as err:  # pragma: no cover - reported below
-            errors.append(err)
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(THREADS)]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads often: a race shows up in every run
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=60)
-    finally:
-        sys.setswitchinterval(interval)
-    assert not errors, errors
-    return [draw for slot in results for draw in slot]
+    return draws_from_threads(
+        lambda: np.asarray(B.float_random(SHAPE, distribution, DType.F32, device)).tobytes(), THREADS, DRAWS)
 
 
 @pytest.mark.parametrize("distribution", [Distribution.bernoulli(0.5), Distribution.uniform(0.0, 1.0),

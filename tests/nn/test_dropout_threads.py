@@ -4,14 +4,12 @@ same seed, so threading changes which thread gets which mask, never the stream."
 
 from __future__ import annotations
 
-import sys
-import threading
-
 import numpy as np
 import pytest
 
 from minidl import Device, Tensor
 from minidl.nn import DropoutConfig
+from tests.racing import draws_from_threads
 
 THREADS, DRAWS = 4, 10
 
@@ -26,27 +24,7 @@ def test_dropout_masks_drawn_by_four_threads_are_disjoint_parts_of_the_stream(ma
         return (layer.forward(ones).to_numpy() != 0).tobytes()
 
     device.seed(7)
-    start, masks, errors = threading.Barrier(THREADS), [], []
-
-    def work():
-        try:
-            start.wait()
-            for _ in range(DRAWS):
-                masks.append(mask())
-        except BaseException as err:  # pragma: no cover - reported below
-            errors.append(err)
-
-    threads = [threading.Thread(target=work) for _ in range(THREADS)]
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)  # switch threads often: a race shows up in every run, not 1 in 3
-    try:
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=60)
-    finally:
-        sys.setswitchinterval(interval)
-    assert not errors, errors
+    masks = draws_from_threads(mask, THREADS, DRAWS)
     device.seed(7)
     sequential = [mask() for _ in range(THREADS * DRAWS)]
     assert len(set(masks)) == THREADS * DRAWS, "two threads drew the same dropout mask"

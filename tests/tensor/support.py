@@ -24,10 +24,6 @@ DEVICES = [
     ("wgpu-autodiff", lambda: Device.wgpu().autodiff()),
 ]
 
-#: What ``Device.wgpu()`` says when asked for a dtype it cannot hold (float64, int64, float16):
-#: a test that needs one skips on it with that message, which names the dtype (conftest.py).
-WGPU_REFUSES = "is not supported on Device.wgpu()"
-
 #: The float32 tolerances of every comparison here, stated once: rtol 1e-5 and atol 1e-6 on
 #: every device. Device.wgpu() computes in float32 with WGSL's built-ins (on lavapipe, LLVM's);
 #: its results stay within these, except where a test states a wider bound for a sum or a

@@ -25,6 +25,7 @@ from minidl.backend import DType
 from minidl.backend.limits import check_cat, check_size, repeat_shapes
 from minidl.backends.flex.kernels import copy, gemm, indexing
 from minidl.backends.flex.kernels import reduce as r
+from minidl.backends.flex.kernels._common import FLOATS
 from minidl.backends.flex.kernels.broadcast import binary, clamp, where
 from minidl.backends.flex.kernels.copy import cast, contiguous
 from minidl.backends.flex.kernels.elementwise import compare
@@ -386,7 +387,7 @@ class FlexFloatOps:
     def float_gather(cls, dim: int, tensor, indices):
         """torch.gather; ``indices`` may be smaller than ``tensor`` outside ``dim`` (the tensor is
         then read through a cropped view)."""
-        if tensor.dtype in _FLOATS and _spans(tensor.shape, indices.shape, dim):
+        if tensor.dtype in FLOATS and _spans(tensor.shape, indices.shape, dim):
             return indexing.gather(dim, tensor, indices)  # nothing to crop, nothing to cast
         src = contiguous(tensor[region(indices.shape, dim)])
         return in_compute_dtype(indexing.gather, dim, src, contiguous(indices))
@@ -394,7 +395,7 @@ class FlexFloatOps:
     @classmethod
     def float_scatter(cls, dim: int, tensor, indices, value):
         """``value`` added at ``indices`` along ``dim`` (torch's scatter_add, burn's scatter)."""
-        if tensor.dtype in _FLOATS and value.shape == indices.shape and _spans(tensor.shape, indices.shape, dim):
+        if tensor.dtype in FLOATS and value.shape == indices.shape and _spans(tensor.shape, indices.shape, dim):
             return indexing.scatter_add(dim, tensor, indices, value)  # the whole tensor addressed
         addressed = region(indices.shape, dim)
         value = contiguous(value[tuple(slice(0, n) for n in indices.shape)])
@@ -412,9 +413,6 @@ class FlexFloatOps:
     @classmethod
     def float_select_assign(cls, tensor, dim: int, indices, value):
         return in_compute_dtype(lambda x, v: indexing.select_add(x, dim, indices, v), tensor, value)
-
-
-_FLOATS = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 
 
 def _spans(shape: Shape, index_shape: Shape, dim: int) -> bool:

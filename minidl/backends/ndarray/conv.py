@@ -113,6 +113,9 @@ class NdArrayConvOps:
         _, c_out_g, kh, kw = weight.shape
         g = options.groups
         (sh, sw), (ph, pw), (dh, dw) = options.stride, options.padding, options.dilation
+        # torch's output size, written out here on purpose (Wgpu's module_ops has the same line):
+        # NdArray is the reference the suite checks the other backends against, so it keeps its
+        # own formulas instead of sharing one that a wrong copy would then agree with
         out_h = (h - 1) * sh - 2 * ph + dh * (kh - 1) + options.padding_out[0] + 1
         out_w = (w - 1) * sw - 2 * pw + dw * (kw - 1) + options.padding_out[1] + 1
         xs = compute(x).reshape(n, g, c_in // g, h, w)

@@ -69,6 +69,11 @@ JIT_EW = {"cache": True, "error_model": "numpy", "fastmath": {"contract"}}
 PARALLEL_MIN_ELEMS = 1 << 16
 
 
+#: The float dtypes a kernel takes as they are (float16 is computed in float32): the float paths
+#: of the kernels' wrappers test ``dtype in FLOATS``.
+FLOATS = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
+
+
 def compute_dtype(dtype: np.dtype) -> np.dtype:
     """The dtype a kernel computes in: float16 is computed in float32 (numba has no f16 math)."""
     dtype = np.dtype(dtype)

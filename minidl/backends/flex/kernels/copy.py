@@ -17,10 +17,9 @@ from collections.abc import Sequence
 import numpy as np
 from numba import njit, prange
 
-from ._common import JIT, PARALLEL_MIN_ELEMS, merge_dims
+from ._common import FLOATS, JIT, PARALLEL_MIN_ELEMS, merge_dims
 
 CHUNK = 8192
-_FLOATS = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 
 
 @njit(**JIT)
@@ -184,7 +183,7 @@ def full(shape: tuple[int, ...], value, dtype) -> np.ndarray:
     """A new array of ``shape`` filled with ``value`` (fill kernel; float16 by NumPy)."""
     dtype = np.dtype(dtype)
     out = np.empty(shape, dtype)
-    if dtype in _FLOATS:  # the common case first (a 0-d ones() seeding backward)
+    if dtype in FLOATS:  # the common case first (a 0-d ones() seeding backward)
         n = out.size
         if n:
             (fill_parallel if n >= PARALLEL_MIN_ELEMS else fill_serial)(out.reshape(n), dtype.type(value))

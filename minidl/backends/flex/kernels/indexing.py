@@ -17,11 +17,10 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._common import JIT, PARALLEL_MIN_ELEMS
+from ._common import FLOATS, JIT, PARALLEL_MIN_ELEMS
 from .copy import cast
 
 _I64 = np.dtype(np.int64)
-_FLOATS = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 
 
 @njit(**JIT)
@@ -229,7 +228,7 @@ def scatter_add(dim: int, x: np.ndarray, indices: np.ndarray, value: np.ndarray)
             f"scatter: value {value.shape} must have the indices' shape {indices.shape}"
         )
     outer, n, inner = _split(x.shape, dim)
-    if x.dtype not in _FLOATS or not x.flags.c_contiguous or not indices.size:
+    if x.dtype not in FLOATS or not x.flags.c_contiguous or not indices.size:
         idx = _check_indices("scatter", indices, n).reshape(outer, indices.shape[dim], inner)
         out = cast(x, x.dtype).reshape(outer, n, inner)
         if idx.size:

@@ -28,12 +28,11 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._common import JIT_FAST, PARALLEL_MIN_ELEMS, compute_dtype
+from ._common import FLOATS, JIT_FAST, PARALLEL_MIN_ELEMS, compute_dtype
 from .reduce_rows import ARGMAX, ARGMIN, extreme_rows_parallel, extreme_rows_serial, row_sum_serial
 
 SUM, PROD, MAX, MIN, SQDEV = 0, 1, 2, 3, 4
 ROW_CHUNK = 1 << 16  # whole-tensor reductions: elements per partial
-_FLOATS = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 
 
 @njit(inline="always", **JIT_FAST)
@@ -247,7 +246,7 @@ def _small_sum(x: np.ndarray, dim: int | None) -> np.ndarray | None:
     step's [128, 10] row sums, [128, 256] column sums, [128, 1] means), or None for the general
     path: the views, the dtype handling and the size tests of ``_view``/``_reduce3``/
     ``_finish`` skipped, and rows summed by a loop without the general kernel's op branches."""
-    if x.dtype not in _FLOATS or not x.flags.c_contiguous or x.size >= PARALLEL_MIN_ELEMS or not x.size:
+    if x.dtype not in FLOATS or not x.flags.c_contiguous or x.size >= PARALLEL_MIN_ELEMS or not x.size:
         return None
     zero = x.dtype.type(0)
     if dim is None:
@@ -342,7 +341,7 @@ def argmin(x: np.ndarray, dim: int) -> np.ndarray:
 def _with_indices(x: np.ndarray, dim: int, op: int):
     # Along the last dim of a C-contiguous f32/f64 array (a [batch, classes] logits max): one
     # pass for both; elsewhere the two reductions.
-    if x.dtype in _FLOATS and x.ndim and x.flags.c_contiguous and x.shape[-1] and dim % x.ndim == x.ndim - 1:
+    if x.dtype in FLOATS and x.ndim and x.flags.c_contiguous and x.shape[-1] and dim % x.ndim == x.ndim - 1:
         n = x.shape[-1]
         rows = x.size // n
         shape = x.shape[:-1] + (1,)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._common import JIT_EW, PARALLEL_MIN_ELEMS, compute_dtype
+from ._common import FLOATS, JIT_EW, PARALLEL_MIN_ELEMS, compute_dtype
 from .broadcast import (
     RELU_AFFINE,
     binary,
@@ -37,7 +37,6 @@ from .vmath_trig import NEAR, vcos, vcos_near, vsin, vsin_near
 CHUNK = 8192
 Scalar = int | float
 ArrayOrScalar = np.ndarray | Scalar
-_FLOATS = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 
 # The unary kernel's ops
 (EXP, LOG, SQRT, ABS, NEG, RECIP, TANH, SIGMOID, RELU, GELU, SIN, COS, ERF, FLOOR, CEIL, ROUND,
@@ -308,7 +307,7 @@ def unary(op: str, x: np.ndarray) -> np.ndarray:
     layout in, a C-contiguous array out, of x's dtype (integer ``abs``/``neg`` stay integer;
     other ops on integers give float32, as torch)."""
     code = UNARY_OPS[op]
-    if x.dtype in _FLOATS and x.flags.c_contiguous:  # the common case, in the fewest steps
+    if x.dtype in FLOATS and x.flags.c_contiguous:  # the common case, in the fewest steps
         out = np.empty(x.shape, x.dtype)
         n = out.size
         if n:
@@ -334,7 +333,7 @@ def relu_backward(output: np.ndarray, grad: np.ndarray) -> np.ndarray | None:
     kernel pass. None unless both are C-contiguous float32/float64 arrays of one shape and
     dtype (the caller then runs the two-op default, which broadcasts and casts)."""
     dt = grad.dtype
-    if (output.dtype is not dt or dt not in _FLOATS or output.shape != grad.shape
+    if (output.dtype is not dt or dt not in FLOATS or output.shape != grad.shape
             or not (output.flags.c_contiguous and grad.flags.c_contiguous)):
         return None
     out = np.empty(grad.shape, dt)

@@ -121,6 +121,11 @@ def dilation_ignored(cls, x, weight, bias, options):
     return cls.float_slice(plain, [slice(None), slice(None), slice(0, h), slice(0, w)])
 
 
+def dilation_ignored_everywhere(cls, x, weight, bias, options):
+    """Dilation left out of the taps and of h_out, w_out: the undilated output."""
+    return conv2d(cls, x, weight, bias, _with(options, dilation=(1, 1)))
+
+
 def _weight_matrix(cls, weight, g, per_group, axes):
     """Group ``g``'s weight as the ``[k1 * k2 * c, per_group]`` matrix, its axes permuted
     to ``axes`` before the reshape (the right one: ``(2, 3, 1, 0)``)."""
@@ -168,7 +173,8 @@ weight_reshaped_only = _conv_weight_as((0, 1, 2, 3))
 PLANTED = {
     "pads swapped top/bottom": (pads_swapped, "value"),
     "groups ignored": (groups_ignored, "value"),
-    "dilation ignored": (dilation_ignored, "value"),
+    "dilation ignored": (dilation_ignored, "check"),
+    "dilation ignored, output undilated": (dilation_ignored_everywhere, "check"),
     "weight rows (c, i, j), patches (i, j, c)": (weight_transposed, "check"),
     "weight reshaped without a permute": (weight_reshaped_only, "check"),
 }
@@ -284,6 +290,45 @@ def _weight_text(patch: str, weight: str) -> str:
             f"not put c_out last. Your patches list each window as ({said}): {fix}.")
 
 
+def _dilation(solution, case: dict, outputs: dict, watch) -> str | None:
+    """Name the dilation slip: the taps read adjacent rows (columns), as with dilation 1,
+    whether the output keeps the dilated kernel's size or grows to the undilated one's."""
+    o = case["options"]
+    found = outputs.get("out on Flex")
+    if found is None or tuple(o.dilation) == (1, 1):
+        return None
+    found = np.asarray(found, dtype=np.float64)
+    right = _numpy_conv(case, "ijc", "ijco")
+    if found.shape == right.shape and np.allclose(found, right, 1e-4, 1e-4):
+        return None
+    adjacent = _numpy_conv({**case, "options": _with(o, dilation=(1, 1))}, "ijc", "ijco")
+    cropped = adjacent[:, :, :right.shape[2], :right.shape[3]]
+    for slip in (cropped, adjacent):
+        if found.shape == slip.shape and np.allclose(found, slip, 1e-4, 1e-4):
+            d1, d2 = o.dilation
+            return (f"Your taps read adjacent rows and columns, as with dilation 1, but this "
+                    f"case has dilation {tuple(o.dilation)}: tap (i, j) starts at row "
+                    f"i * {d1} and column j * {d2} of the padded input (rows "
+                    f"i * dilation, i * dilation + stride, ...), and h_out, w_out count the "
+                    f"dilated kernel's span, dilation * (k - 1) + 1.")
+    return None
+
+
+def _shape(array) -> str:
+    return f"f32{list(np.shape(array))}"
+
+
+def _describe(case: dict) -> dict:
+    """The failing case as the verdict prints it: shapes, not walls of numbers."""
+    described = {"x": _shape(case["x"]), "weight": _shape(case["weight"]),
+                 "bias": "None" if case["bias"] is None else _shape(case["bias"]),
+                 "options": case["options"]}
+    described["g"] = (f"{_shape(case['g'])}, the upstream gradient: on Flex autodiff the "
+                      f"checker runs (out * g).sum().backward() and compares the gradients "
+                      f"of x, weight and bias with torch's")
+    return described
+
+
 def _restore(backend, saved) -> None:
     if saved is not None:
         backend.conv2d = saved
@@ -307,7 +352,7 @@ def _run(solution, case: dict) -> dict:
                 bias = bias if bias is None else bias.require_grad()
             y = functional.conv2d(x, weight, bias, options=case["options"])
             out[f"out on {label}"] = y
-            if dev.is_autodiff():
+            if dev.is_autodiff() and tuple(y.shape) == case["g"].shape:  # else: a shape verdict
                 grads = (y * Tensor.from_numpy(case["g"], dev)).sum().backward()
                 for name, t in (("x", x), ("weight", weight), ("bias", bias)):
                     if t is not None:
@@ -351,6 +396,12 @@ _OWN_CONV = r"^(Flex|Wgpu|NdArray|Fusion\[\w+\]|Autodiff\[\w+\]|ModuleOps)\.conv
 class _Conv2dExercise(BuildExercise):
     """Says what a call of the backend's own conv2d is: a call of the op being written."""
 
+    def verdict_for(self, solution, case):  # noqa: D102
+        verdict = self._verdict_for(solution, case, "")
+        if verdict is not None:
+            verdict.inputs = "\n".join(f"{k} = {v}" for k, v in _describe(case).items())
+        return verdict
+
     def find_failure(self, solution):  # noqa: D102
         verdict = super().find_failure(solution)
         if verdict is not None and verdict.kind == "rule" and "the checker's" in verdict.text \
@@ -369,7 +420,7 @@ def exercise(max_examples: int = 10) -> BuildExercise:
         cases=_cases(),
         run=_run,
         references=[Reference("torch.nn.functional.conv2d", _torch, rtol=1e-4, atol=1e-4)],
-        checks=[_weight_order],
+        checks=[_weight_order, _dilation],
         rules=Rules(forbidden={_OWN_CONV: "call a backend's own convolution (build it "
                                             "from cls.float_* ops)"},
                     no_numpy=True, helpers=(pad,)),

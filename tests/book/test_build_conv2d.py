@@ -106,3 +106,46 @@ def test_without_an_adapter_the_wgpu_case_is_left_out_not_failed(monkeypatch):
     monkeypatch.setattr(build_conv2d, "_GPU", [False])
     assert "Wgpu" not in build_conv2d.devices()
     assert build_conv2d.exercise(1).find_failure(build_conv2d.conv2d) is None
+
+
+def test_a_dilation_slip_typed_into_a_cell_gets_the_dilation_hint():
+    # the taps read rows i and columns j (no dilation); h_out, w_out keep it or not
+    for h_out in ("(h + top + bottom - d1 * (k1 - 1) - 1) // s1 + 1",
+                  "(h + top + bottom - (k1 - 1) - 1) // s1 + 1"):
+        source = READER_TRANSPOSED.replace(
+            "cls.float_reshape(wg, (per_group, c_group * k1 * k2))",
+            "cls.float_permute(wg, (2, 3, 1, 0))").replace(
+            "cls.float_permute(wg, (1, 0))",
+            "cls.float_reshape(wg, (k1 * k2 * c_group, per_group))").replace(
+            "slice(i * d1, i * d1 +", "slice(i, i +").replace(
+            "slice(j * d2, j * d2 +", "slice(j, j +").replace(
+            "(h + top + bottom - d1 * (k1 - 1) - 1) // s1 + 1", h_out)
+        if "(k1 - 1) - 1) // s1" in h_out and "d1" not in h_out:
+            source = source.replace("(w + left + right - d2 * (k2 - 1) - 1)",
+                                    "(w + left + right - (k2 - 1) - 1)")
+        verdict = build_conv2d.exercise(3).check(
+            _from_cell(source, "conv2d", pad=build_conv2d.pad))
+        assert verdict.kind == "check", verdict.render()
+        assert "as with dilation 1" in verdict.text, verdict.text
+        assert "Pad first" not in verdict.render()  # not the generic value hint
+
+
+def test_a_failing_case_prints_shapes_and_names_the_upstream_gradient():
+    verdict = build_conv2d.exercise(3).find_failure(
+        build_conv2d.PLANTED["pads swapped top/bottom"][0])
+    lines = verdict.inputs.splitlines()
+    assert lines[0].startswith("x = f32[") and lines[0].endswith("]"), lines[0]
+    assert "[[" not in verdict.inputs  # no values, only shapes
+    assert any(line.startswith("g = ") and "the upstream gradient" in line
+               for line in lines), verdict.inputs
+    assert "expected" in verdict.text and "found" in verdict.text  # the first difference
+
+
+def test_an_output_of_the_wrong_shape_gets_a_shape_verdict_not_a_crash():
+    source = READER_TRANSPOSED.replace(
+        "    return cls.float_permute(out, (0, 3, 1, 2))",
+        "    out = cls.float_permute(out, (0, 3, 1, 2))\n"
+        "    return cls.float_slice(out, [slice(None), slice(None), slice(0, 1)])")
+    verdict = build_conv2d.exercise(3).find_failure(
+        _from_cell(source, "conv2d", pad=build_conv2d.pad))
+    assert verdict is not None and verdict.kind == "shape", verdict.render()

@@ -160,10 +160,10 @@ _NUMBER_WORDS = {
 
 
 def _parts_of(text: str) -> tuple[str, ...]:
-    """``"(2, 3, 4)"``, ``"[6, 16]"``, ``"6x16"``, ``"6 × 16"`` → the parts of a flat tuple
-    written as one string."""
+    """``"(2, 3, 4)"``, ``"[6, 16]"``, ``"6x16"``, ``"6 × 16"``, ``"2050 and 2048"`` → the
+    parts of a flat tuple written as one string."""
     inner = text.strip().strip("()[]{} ")
-    parts = re.split(r"\s*[,;]\s*|(?<=\d)\s*[x×]\s*(?=\d)", inner)
+    parts = re.split(r"\s*[,;]\s*(?:and\s+)?|\s+and\s+|(?<=\d)\s*[x×]\s*(?=\d)", inner)
     return tuple(part.strip() for part in parts if part.strip())
 
 

@@ -89,7 +89,7 @@ def report(title: str, res: dict, base: str, targets: dict[str, str] | None = No
 def bench_sweep(budget: float) -> None:
     """The 8-op chain from 16 elements to 4M (minidl_book.fusion_sweep, as the fusion chapter
     runs it), recording every op and as shipped, and the fixed costs that shape its left end."""
-    from minidl.backends.fusion import FusionFlex
+    from minidl.backends.flex.fusion import FusionFlex
     from minidl_book import fusion_sweep
 
     stream = FusionFlex.stream

@@ -13,9 +13,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from minidl import Device, debug
-from minidl.backends.fusion import FusionFlex
-from minidl.backends.fusion.plan import ExecutionPlanStore
-from minidl.backends.fusion.stream import EAGER_BELOW
+from minidl.backends.flex.fusion import FusionFlex
+from minidl.fusion.plan import ExecutionPlanStore
+from minidl.fusion.stream import EAGER_BELOW
 
 __all__ = ["EAGER_BELOW", "clean", "cnn_step_counts", "cnn_step_ms", "draw_stream", "fresh_store",
            "kernel_text", "kernels_in", "plot_sweep", "recorded_in_a_step"]

@@ -162,7 +162,7 @@ def _classify_path(code: types.CodeType, glob: Mapping[str, Any] | None = None) 
 
 def _kernel_dir() -> str:
     """Where the fusion backend writes the kernels it generates (library code, not the reader's;
-    see ``minidl.backends.fusion.source.kernel_dir``)."""
+    see ``minidl.backends.flex.fusion.source.kernel_dir``)."""
     root = os.environ.get("NUMBA_CACHE_DIR") or os.path.join(os.path.dirname(_PACKAGE[0].rstrip(os.sep)),
                                                               ".numba_cache")
     return os.path.realpath(os.path.join(root, "fusion_kernels")) + os.sep

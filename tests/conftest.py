@@ -40,7 +40,7 @@ def _fusion_records_every_op(request: pytest.FixtureRequest):
     if request.node.get_closest_marker("fusion_eager_policy"):
         yield
         return
-    from minidl.backends.fusion.stream import Stream
+    from minidl.fusion.stream import Stream
 
     default, Stream.eager_below = Stream.eager_below, 0
     try:

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from minidl import Device
-from minidl.backends.fusion import FusionFlex
-from minidl.backends.fusion.ir import OperationIr, TensorIr
-from minidl.backends.fusion.kernel import BlockValues, elementwise_aliasable
-from minidl.backends.fusion.stream import Stream
+from minidl.backends.flex.fusion import FusionFlex
 from minidl.capture import capture
+from minidl.fusion.ir import OperationIr, TensorIr
+from minidl.fusion.kernel import BlockValues, elementwise_aliasable
+from minidl.fusion.stream import Stream
 from tests.capture.helpers import Trainer, batches, schedule
 
 FUSION = Device.fusion().autodiff()

@@ -11,8 +11,9 @@ import pytest
 
 from minidl import Device, Tensor
 from minidl.backend import ModuleOps, defines, defining_class
-from minidl.backends.fusion import STREAM_LISTENERS, FusionFlex
-from minidl.backends.fusion.stream import EAGER_BELOW, Stream
+from minidl.backends.flex.fusion import FusionFlex
+from minidl.fusion import STREAM_LISTENERS
+from minidl.fusion.stream import EAGER_BELOW, Stream
 from minidl_book.fusion_sweep import chain
 
 pytestmark = pytest.mark.fusion_eager_policy

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from minidl.backends.fusion import FusionFlex
-from minidl.backends.fusion.stream import Stream
+from minidl.backends.flex.fusion import FusionFlex
 from minidl.dispatch import Device
+from minidl.fusion.stream import Stream
 from minidl_book.workloads import CNN_LR, minidl_cnn_step, minidl_mlp_step
 
 # every test here sets the policy itself (the suite's default records every op)

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from minidl.backends.fusion.events import STREAM_LISTENERS, emit
+from minidl.fusion.events import STREAM_LISTENERS, emit
 
 _LOADED: dict[str, ModuleType] = {}
 

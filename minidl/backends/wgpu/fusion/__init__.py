@@ -9,12 +9,12 @@ size below which running an op at once pays (the CPU device's ``eager_below``).
 
 from __future__ import annotations
 
-from minidl.backends.fusion import fusion_backend, register_runtime
-from minidl.backends.fusion.kernel import FusionRuntime
 from minidl.backends.wgpu.backend import Wgpu
 from minidl.backends.wgpu.fusion.codegen import WgslKernel
 from minidl.backends.wgpu.fusion.generator import WgslGenerator
 from minidl.backends.wgpu.tensor import WgpuTensor
+from minidl.fusion import fusion_backend, register_runtime
+from minidl.fusion.kernel import FusionRuntime
 
 #: What Wgpu supplies to ``Fusion[Wgpu]``: WGSL kernels, every op recorded.
 WGPU_FUSION = FusionRuntime(

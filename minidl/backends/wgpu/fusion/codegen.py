@@ -20,17 +20,17 @@ import re
 
 import numpy as np
 
-from minidl.backends.fusion.ir import OperationIr
-from minidl.backends.fusion.kernel import (
+from minidl.backends.wgpu import backend as eager
+from minidl.backends.wgpu import ops, shaders
+from minidl.backends.wgpu.runtime import groups_1d, runtime
+from minidl.backends.wgpu.tensor import WgpuTensor, c_strides
+from minidl.fusion.ir import OperationIr
+from minidl.fusion.kernel import (
     BlockValues,
     Kernel,
     Value,
     elementwise_aliasable,
 )
-from minidl.backends.wgpu import backend as eager
-from minidl.backends.wgpu import ops, shaders
-from minidl.backends.wgpu.runtime import groups_1d, runtime
-from minidl.backends.wgpu.tensor import WgpuTensor, c_strides
 
 MAXD = shaders.MAXD
 
@@ -135,7 +135,7 @@ def _source(
 def _body(ops: list[OperationIr], vals: BlockValues, writes: list[int]) -> tuple[str, ...]:
     """The lines of a thread: each input loaded where an op first reads it, each op's ``let``,
     each written result stored right after it is computed (op order, as
-    :func:`~minidl.backends.fusion.kernel.elementwise_aliasable` assumes)."""
+    :func:`~minidl.fusion.kernel.elementwise_aliasable` assumes)."""
     scalar_names = [_scalar_load(k, dtype) for k, (_, _, dtype) in enumerate(vals.scalars)]
     loaded: set[Value] = set()
     out_of = {j: q for q, j in enumerate(writes)}

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from minidl.backends.fusion.ir import OperationIr
-from minidl.backends.fusion.kernel import BlockValues, Kernel
 from minidl.backends.wgpu import ops, shaders
 from minidl.backends.wgpu.fusion.codegen import _expr, _name, _pipeline, _wtype
 from minidl.backends.wgpu.runtime import runtime
+from minidl.fusion.ir import OperationIr
+from minidl.fusion.kernel import BlockValues, Kernel
 
 BLOCK, TILE = shaders.BLOCK, shaders.TILE
 

@@ -8,7 +8,7 @@ a GPU a sum across rows, a bias gradient, reads coalesced across threads), as ea
 reduce kernel does: it walks the reduced elements once per *level* (a reduction that reads another's
 result needs a second pass), recomputing the element-wise values it needs in each pass instead
 of storing them, and writes only the results someone holds. Values come from the block's IR
-(:func:`~minidl.backends.fusion.kernel.reduce_levels`), as in Flex's numba generator; the
+(:func:`~minidl.fusion.kernel.reduce_levels`), as in Flex's numba generator; the
 element-wise expressions are eager Wgpu's, and sums run in eager's order (fused == eager).
 """
 
@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from minidl.backends.fusion.ir import REDUCE, OperationIr
-from minidl.backends.fusion.kernel import BlockValues, Kernel, Value, reduce_levels
 from minidl.backends.wgpu import ops, shaders
 from minidl.backends.wgpu.fusion.codegen import _expr, _name, _pipeline, _wtype
 from minidl.backends.wgpu.runtime import groups_1d, runtime
 from minidl.backends.wgpu.tensor import c_strides
+from minidl.fusion.ir import REDUCE, OperationIr
+from minidl.fusion.kernel import BlockValues, Kernel, Value, reduce_levels
 
 MAXD = shaders.MAXD
 

@@ -13,8 +13,8 @@ import inspect
 
 from minidl.backend import protocol_of
 from minidl.backend.device import Device
-from minidl.backends.fusion.events import STREAM_LISTENERS, emit
-from minidl.backends.fusion.tensor import FusionTensor, small_value
+from minidl.fusion.events import STREAM_LISTENERS, emit
+from minidl.fusion.tensor import FusionTensor, small_value
 
 #: the device kinds of fusion backends (``Fusion[Flex]``, ``Fusion[Wgpu]``)
 FUSION_KINDS = ("fusion", "fusion_wgpu")

@@ -1,7 +1,7 @@
 """The stream of recorded operations and its sync points (burn-fusion's ``stream`` module).
 
 ``Fusion[B]`` owns one :class:`Stream`. Each op it receives is appended to the current
-*segment* as an :class:`~minidl.backends.fusion.ir.OperationIr`; nothing runs until
+*segment* as an :class:`~minidl.fusion.ir.OperationIr`; nothing runs until
 :meth:`Stream.drain`, which hands the segment to the :class:`~.processor.Processor`. A drain
 happens on a sync point: a value is read, or an op no fuser can take needs its inputs now.
 
@@ -24,13 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from minidl.backends.fusion.events import STREAM_LISTENERS, emit
-from minidl.backends.fusion.ir import OperationIr, TensorIr
-from minidl.backends.fusion.kernel import FusionRuntime
-from minidl.backends.fusion.plan import PlanNode
-from minidl.backends.fusion.processor import Processor
-from minidl.backends.fusion.segment import Segment
-from minidl.backends.fusion.tensor import FusionTensor
+from minidl.fusion.events import STREAM_LISTENERS, emit
+from minidl.fusion.ir import OperationIr, TensorIr
+from minidl.fusion.kernel import FusionRuntime
+from minidl.fusion.plan import PlanNode
+from minidl.fusion.processor import Processor
+from minidl.fusion.segment import Segment
+from minidl.fusion.tensor import FusionTensor
 
 # not hidden from trace: a kernel's backtrace shows the drain that launched it (a read, a sync)
 __trace_hide__ = False

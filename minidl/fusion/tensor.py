@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from minidl.backends.fusion.ir import TensorIr
+from minidl.fusion.ir import TensorIr
 
 
 class FusionTensor:

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from minidl.backends.fusion.ir import REDUCE, OperationIr, TensorIr
+from minidl.fusion.ir import REDUCE, OperationIr, TensorIr
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ class Kernel:
         raise NotImplementedError
 
     def launch(self, launch: Any, values: list, scalars: list) -> None:
-        """Run ``launch`` (a plan's :class:`~minidl.backends.fusion.plan.Launch` of this kernel):
+        """Run ``launch`` (a plan's :class:`~minidl.fusion.plan.Launch` of this kernel):
         read its inputs from ``values`` by relative id, store its outputs there."""
         raise NotImplementedError
 

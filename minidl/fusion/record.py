@@ -18,9 +18,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from minidl.backend.dtype import DType
-from minidl.backends.fusion.eager import run_on_inner
-from minidl.backends.fusion.ir import broadcast_shape
-from minidl.backends.fusion.tensor import FusionTensor, small_value
+from minidl.fusion.eager import run_on_inner
+from minidl.fusion.ir import broadcast_shape
+from minidl.fusion.tensor import FusionTensor, small_value
 
 BOOL = np.dtype(np.bool_)
 #: the protocol's parameter names of the tensor inputs, in order

@@ -17,11 +17,11 @@ from typing import Any, ClassVar
 from minidl.backend import Backend, ModuleOps, TensorData, is_required, op_names, protocol_of
 from minidl.backend.device import Device
 from minidl.backend.options import ConvOptions
-from minidl.backends.fusion.eager import eager_op, inner_device, run_on_inner, small_or_default
-from minidl.backends.fusion.kernel import FusionRuntime
-from minidl.backends.fusion.record import FusionRecordedOps
-from minidl.backends.fusion.stream import Stream
-from minidl.backends.fusion.tensor import FusionTensor
+from minidl.fusion.eager import eager_op, inner_device, run_on_inner, small_or_default
+from minidl.fusion.kernel import FusionRuntime
+from minidl.fusion.record import FusionRecordedOps
+from minidl.fusion.stream import Stream
+from minidl.fusion.tensor import FusionTensor
 
 
 class Fusion(FusionRecordedOps, Backend):

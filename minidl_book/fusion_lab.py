@@ -28,7 +28,7 @@ COLOURS = {"elementwise": "tab:blue", "reduce": "tab:orange", "matmul": "tab:gre
 @contextmanager
 def clean(eager_below: int = 0) -> Iterator[Any]:
     """Drain the stream, then record with ``eager_below`` (0: every op, burn's way; the
-    shipped :data:`EAGER_BELOW`: small ops on ready tensors run at once) for the block."""
+    shipped :data:`EAGER_BELOW`: small ops on ready tensors run eagerly) for the block."""
     stream = FusionFlex.stream
     FusionFlex.sync()
     own = vars(stream).get("eager_below")

@@ -122,7 +122,7 @@ def _sweep(sizes, with_torch, budget, progress, clock) -> Sweep:
 
 
 def policies(sizes: Sequence[int] = (16, 1 << 20), rounds: int = 7, budget: float = 0.02) -> Sweep:
-    """The chain on eager Flex, on Fusion as shipped (``"Fusion"``: small ops run at once) and
+    """The chain on eager Flex, on Fusion as shipped (``"Fusion"``: small ops run eagerly) and
     on Fusion recording every op (``"Fusion, every op"``), timed in turns: each round runs a
     block of each, and each keeps its best block. Compared this way a neighbour's burst
     slows all three alike, where two sweeps run at different times could disagree."""

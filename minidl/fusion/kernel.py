@@ -202,7 +202,7 @@ class FusionRuntime:
     * ``device_kind``: the ``Device`` kind of ``Fusion[B]`` (``fusion`` over Flex);
     * ``records_every_op``: the recording policy. On a GPU every op is recorded, as burn does (a
       dispatch costs far more than recording it); on the CPU an op on small ready tensors runs
-      on ``B`` at once (``Stream.eager_below``), since there a recorded op's Python costs more
+      eagerly on ``B`` (``Stream.eager_below``), since there a recorded op's Python costs more
       than the op."""
 
     generator: KernelGenerator

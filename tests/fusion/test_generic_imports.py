@@ -68,7 +68,7 @@ def test_each_backend_supplies_its_generator():
         FLEX_FUSION.generator, NumbaGenerator
     )
     assert FusionFlex.stream.processor.explorer.generator is FLEX_FUSION.generator
-    assert not FLEX_FUSION.records_every_op  # the CPU runs small ops at once
+    assert not FLEX_FUSION.records_every_op  # the CPU runs small ops eagerly
     assert FusionWgpu.stream.runtime is WGPU_FUSION and isinstance(
         WGPU_FUSION.generator, WgslGenerator
     )

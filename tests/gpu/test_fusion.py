@@ -45,7 +45,7 @@ def test_the_fused_gpu_device_is_fusion_over_wgpu_and_records_every_op():
 
     backend = fused_backend()
     assert backend.__name__ == "Fusion[Wgpu]" and backend.inner_backend() is Wgpu
-    assert backend.stream.eager_below == 0  # burn's policy on a GPU: nothing runs at once
+    assert backend.stream.eager_below == 0  # burn's policy on a GPU: nothing runs eagerly
     e, f = pair(np.ones((2, 3), np.float32))
     assert f.device is FUSED and (f * 2.0).primitive.backend_tensor.pending
 

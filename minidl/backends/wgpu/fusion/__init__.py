@@ -4,7 +4,7 @@ burn-cubecl-fusion's ``ElemwiseOptimization`` as the generator).
 
 ``Device.fusion_wgpu()`` routes to ``Fusion[Wgpu]``. On the GPU every op is recorded, as burn
 records them: a dispatch costs far more than the Python of recording an op, so there is no
-size below which running an op at once pays (the CPU device's ``eager_below``).
+size below which running an op eagerly pays (the CPU device's ``eager_below``).
 """
 
 from __future__ import annotations

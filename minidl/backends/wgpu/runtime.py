@@ -178,16 +178,17 @@ class Runtime:
         return self._dummy
 
     # ----- pipelines and dispatches ---------------------------------------------------------------
-    def pipeline(self, source: str, n_bindings: int):
+    def pipeline(self, source: str, n_bindings: int, n_outputs: int = 1):
         """The compute pipeline of ``source`` (cached by its text): binding 0 is the params
-        buffer, the last binding the output (read-write), the others inputs (read-only)."""
+        buffer, the last ``n_outputs`` bindings the outputs (read-write), the others inputs
+        (read-only)."""
         cached = self._pipelines.get(source)
         if cached is not None:
             return cached
         wgpu = self.wgpu
         entries = []
         for i in range(n_bindings):
-            kind = (wgpu.BufferBindingType.storage if i == n_bindings - 1
+            kind = (wgpu.BufferBindingType.storage if i >= n_bindings - n_outputs
                     else wgpu.BufferBindingType.read_only_storage)
             entries.append({"binding": i, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": kind}})
         layout = self.device.create_bind_group_layout(entries=entries)

@@ -8,9 +8,8 @@ computes every op in registers, in op order, and stores the results someone stil
 Each op's expression is the one eager ``Wgpu`` dispatches for it (the tables of
 :mod:`minidl.backends.wgpu.backend`), so fused == eager to the bit on the same adapter.
 
-Bindings: 0 is ``p`` (``n``, the scalars as bits, then sizes and operand blocks), then the
-inputs (read-only), then the outputs (read-write); a kernel with several outputs needs its
-own bind group layout, made here and put in the runtime's pipeline cache under its source.
+``p`` holds ``n``, the scalars as bits, then sizes and operand blocks; the bindings, the
+scalars' words and the dispatch are every fused kernel's (:mod:`.io`).
 """
 
 from __future__ import annotations
@@ -22,7 +21,9 @@ import numpy as np
 
 from minidl.backends.wgpu import backend as eager
 from minidl.backends.wgpu import ops, shaders
-from minidl.backends.wgpu.runtime import groups_1d, runtime
+from minidl.backends.wgpu.fusion import io
+from minidl.backends.wgpu.fusion.io import wgsl_type
+from minidl.backends.wgpu.runtime import groups_1d
 from minidl.backends.wgpu.tensor import WgpuTensor, c_strides
 from minidl.fusion.ir import OperationIr
 from minidl.fusion.kernel import (
@@ -62,10 +63,6 @@ EXPRESSIONS: dict[str, str] = {
 _TOKEN = re.compile(r"\b([xs])(\d+)\b")
 
 
-def _wtype(dtype: np.dtype) -> str:
-    return shaders.WGSL_TYPE[np.dtype(dtype).kind]
-
-
 def _name(v: Value) -> str:
     """``x<p>``: input ``p``'s element; ``v<j>``: op ``j``'s result."""
     return f"x{v.index}" if v.external else f"v{v.index}"
@@ -80,10 +77,6 @@ def _expr(op: OperationIr, args: list[str], scalars: list[str]) -> str:
     return _TOKEN.sub(lambda m: (args if m.group(1) == "x" else scalars)[int(m.group(2))], template)
 
 
-def _scalar_load(k: int, dtype: np.dtype) -> str:
-    return f"bitcast<f32>(p[{1 + k}])" if dtype.kind == "f" else f"(p[{1 + k}] != 0)"
-
-
 @functools.cache
 def _source(
     in_types: tuple[str, ...],
@@ -95,20 +88,7 @@ def _source(
     """The WGSL text of an element-wise block: ``body`` holds its lines from the loads on
     (written from the IR by :func:`_body`), the operand offsets ``o<p>`` come first."""
     n_in = len(in_types)
-    lines = ["@group(0) @binding(0) var<storage, read> p: array<i32>;"]
-    for k, t in enumerate(in_types):
-        lines.append(f"@group(0) @binding({k + 1}) var<storage, read> a{k}: array<{t}>;")
-    for q, t in enumerate(out_types):
-        lines.append(
-            f"@group(0) @binding({n_in + 1 + q}) var<storage, read_write> out{q}: array<{t}>;"
-        )
-    src = [
-        "\n".join(lines),
-        shaders.HELPERS,
-        shaders.entry(),
-        shaders.THREAD,
-        "  if (i >= p[0]) { return; }\n",
-    ]
+    src = [io.prologue(in_types, out_types), "  if (i >= p[0]) { return; }\n"]
     base = 1 + n_scalars  # p: n, scalars, then the layout
     if flat:
         # every input contiguous and full-size: element i sits at offset + i
@@ -136,7 +116,9 @@ def _body(ops: list[OperationIr], vals: BlockValues, writes: list[int]) -> tuple
     """The lines of a thread: each input loaded where an op first reads it, each op's ``let``,
     each written result stored right after it is computed (op order, as
     :func:`~minidl.fusion.kernel.elementwise_aliasable` assumes)."""
-    scalar_names = [_scalar_load(k, dtype) for k, (_, _, dtype) in enumerate(vals.scalars)]
+    scalar_names = [
+        io.scalar_load(1 + k, dtype.kind) for k, (_, _, dtype) in enumerate(vals.scalars)
+    ]
     loaded: set[Value] = set()
     out_of = {j: q for q, j in enumerate(writes)}
     lines: list[str] = []
@@ -145,40 +127,17 @@ def _body(ops: list[OperationIr], vals: BlockValues, writes: list[int]) -> tuple
         for v in ins:
             if v.external and v not in loaded:
                 loaded.add(v)
-                t = _wtype(vals.ext[v.index].dtype)
+                t = wgsl_type(vals.ext[v.index].dtype)
                 lines.append(
                     f"  let {_name(v)} = {shaders.load(t, f'a{v.index}', f'o{v.index}')};\n"
                 )
         scalars = [scalar_names[k] for k in vals.scalar_indices(j)]
         lines.append(f"  let v{j} = {_expr(op, [_name(v) for v in ins], scalars)};\n")
         if j in out_of:
-            lines.append(f"  out{out_of[j]}[i] = {shaders.store(_wtype(op.out.dtype), f'v{j}')};\n")
+            lines.append(
+                f"  out{out_of[j]}[i] = {shaders.store(wgsl_type(op.out.dtype), f'v{j}')};\n"
+            )
     return tuple(lines)
-
-
-def _pipeline(rt, source: str, n_in: int, n_out: int) -> None:
-    """Put the pipeline of ``source`` in the runtime's cache (keyed by its text) with ``n_out``
-    read-write bindings after ``n_in`` read-only ones: the runtime's own layout has one output."""
-    if source in rt._pipelines:
-        return
-    wgpu = rt.wgpu
-    entries = []
-    for k in range(1 + n_in + n_out):
-        kind = (
-            wgpu.BufferBindingType.read_only_storage
-            if k <= n_in
-            else wgpu.BufferBindingType.storage
-        )
-        entries.append(
-            {"binding": k, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": kind}}
-        )
-    layout = rt.device.create_bind_group_layout(entries=entries)
-    module = rt.device.create_shader_module(code=source)
-    pipeline = rt.device.create_compute_pipeline(
-        layout=rt.device.create_pipeline_layout(bind_group_layouts=[layout]),
-        compute={"module": module, "entry_point": "main"},
-    )
-    rt._pipelines[source] = (pipeline, layout)
 
 
 def _broadcasts(shape: tuple[int, ...], full: tuple[int, ...]) -> bool:
@@ -201,8 +160,8 @@ class WgslKernel(Kernel):
         vals = BlockValues(ops)
         self.shape = tuple(shape)
         self.numel = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
-        self.in_types = tuple(_wtype(t.dtype) for t in vals.ext)
-        self.out_types = tuple(_wtype(ops[j].out.dtype) for j in writes)
+        self.in_types = tuple(wgsl_type(t.dtype) for t in vals.ext)
+        self.out_types = tuple(wgsl_type(ops[j].out.dtype) for j in writes)
         self.body = _body(ops, vals, writes)
         self.scalar_kinds = tuple(dtype.kind for _, _, dtype in vals.scalars)
         kinds = [op.kind for op in ops]
@@ -236,11 +195,8 @@ class WgslKernel(Kernel):
         """One dispatch: the outputs are new contiguous tensors of their recorded shapes."""
         inputs: list[WgpuTensor] = [values[i] for i in launch.inputs]
         full, n = self.shape, self.numel
-        index = inputs[0].index if inputs else 0
-        outs = [ops.new(shape, dtype, index, self.name) for _, shape, dtype in launch.outputs]
-        params = [n]
-        for value, kind in zip(scalars[launch.scalars], self.scalar_kinds, strict=True):
-            params.append(ops.float_bits(value) if kind == "f" else int(value))
+        outs = io.outputs(launch, inputs[0].index if inputs else 0, self.name)
+        params = [n, *io.scalar_words(scalars[launch.scalars], self.scalar_kinds)]
         if all(t.size == n and t.is_contiguous() for t in inputs):
             source = self.source
             params += [t.offset for t in inputs]
@@ -253,14 +209,4 @@ class WgslKernel(Kernel):
                     params += [t.offset, *c_strides(full), *[0] * (MAXD - len(full))]
                 else:
                     params += ops._block(t.shape, t.strides, t.offset, full)
-        rt = runtime(index)
-        if n:
-            _pipeline(rt, source, len(inputs), len(outs))
-            rt.dispatch(
-                source,
-                np.array(params, dtype=np.int64).astype(np.int32),
-                [t.buffer for t in inputs] + [o.buffer for o in outs],
-                groups_1d(n),
-            )
-        for (tid, _, _), out in zip(launch.outputs, outs, strict=True):
-            values[tid] = out
+        io.dispatch(source, launch, values, params, inputs, outs, groups_1d(n))

@@ -77,21 +77,41 @@ def _expr(op: OperationIr, args: list[str], scalars: list[str]) -> str:
     return _TOKEN.sub(lambda m: (args if m.group(1) == "x" else scalars)[int(m.group(2))], template)
 
 
+#: elements per thread of the vectorized form (burn-cubecl-fusion's line size): lavapipe runs
+#: a thread's ``vec4`` load and store as one access each, and a 64K-element chain took 230 us
+#: instead of 450-650 us as one element per thread (bench/gpu_fusion.py)
+LINE = 4
+
+
 @functools.cache
 def _source(
     in_types: tuple[str, ...],
     out_types: tuple[str, ...],
     n_scalars: int,
     body: tuple[str, ...],
-    flat: bool,
+    form: str,
 ) -> str:
-    """The WGSL text of an element-wise block: ``body`` holds its lines from the loads on
-    (written from the IR by :func:`_body`), the operand offsets ``o<p>`` come first."""
+    """The WGSL text of an element-wise block in one of three forms: ``"flat"`` (every input
+    contiguous and full-size: element ``i`` at ``offset + i``), ``"strided"`` (a division per
+    dim, broadcasts by stride 0) or ``"vector"`` (flat, :data:`LINE` elements per thread, read
+    and written as ``vec4``; each input's offset and the thread count in units of a line).
+    ``body`` holds the thread's lines from the loads on (written from the IR by :func:`_body`)."""
     n_in = len(in_types)
-    src = [io.prologue(in_types, out_types), "  if (i >= p[0]) { return; }\n"]
     base = 1 + n_scalars  # p: n, scalars, then the layout
-    if flat:
-        # every input contiguous and full-size: element i sits at offset + i
+    if form == "vector":
+        vec_in = tuple(f"vec{LINE}<{t}>" for t in in_types)
+        vec_out = tuple(f"vec{LINE}<{t}>" for t in out_types)
+        src = [io.prologue(vec_in, vec_out), "  if (i >= p[0]) { return; }\n"]
+        src += [f"  let a{k}v = a{k}[p[{base + k}] + i];\n" for k in range(n_in)]
+        src += [f"  var r{q}: {t};\n" for q, t in enumerate(vec_out)]
+        src.append(f"  for (var c = 0; c < {LINE}; c = c + 1) {{\n")
+        src += ["  " + line for line in body]
+        src.append("  }\n")
+        src += [f"  out{q}[i] = r{q};\n" for q in range(len(out_types))]
+        src.append("}\n")
+        return "".join(src)
+    src = [io.prologue(in_types, out_types), "  if (i >= p[0]) { return; }\n"]
+    if form == "flat":
         for k in range(n_in):
             src.append(f"  let o{k} = p[{base + k}] + i;\n")
     else:
@@ -112,10 +132,13 @@ def _source(
     return "".join(src)
 
 
-def _body(ops: list[OperationIr], vals: BlockValues, writes: list[int]) -> tuple[str, ...]:
+def _body(
+    ops: list[OperationIr], vals: BlockValues, writes: list[int], vector: bool
+) -> tuple[str, ...]:
     """The lines of a thread: each input loaded where an op first reads it, each op's ``let``,
     each written result stored right after it is computed (op order, as
-    :func:`~minidl.fusion.kernel.elementwise_aliasable` assumes)."""
+    :func:`~minidl.fusion.kernel.elementwise_aliasable` assumes). In the ``vector`` form an
+    element is component ``c`` of the thread's lines (``a<k>v`` read, ``r<q>`` written)."""
     scalar_names = [
         io.scalar_load(1 + k, dtype.kind) for k, (_, _, dtype) in enumerate(vals.scalars)
     ]
@@ -128,15 +151,13 @@ def _body(ops: list[OperationIr], vals: BlockValues, writes: list[int]) -> tuple
             if v.external and v not in loaded:
                 loaded.add(v)
                 t = wgsl_type(vals.ext[v.index].dtype)
-                lines.append(
-                    f"  let {_name(v)} = {shaders.load(t, f'a{v.index}', f'o{v.index}')};\n"
-                )
+                at = ("c", f"a{v.index}v") if vector else (f"o{v.index}", f"a{v.index}")
+                lines.append(f"  let {_name(v)} = {shaders.load(t, at[1], at[0])};\n")
         scalars = [scalar_names[k] for k in vals.scalar_indices(j)]
         lines.append(f"  let v{j} = {_expr(op, [_name(v) for v in ins], scalars)};\n")
         if j in out_of:
-            lines.append(
-                f"  out{out_of[j]}[i] = {shaders.store(wgsl_type(op.out.dtype), f'v{j}')};\n"
-            )
+            target = f"r{out_of[j]}[c]" if vector else f"out{out_of[j]}[i]"
+            lines.append(f"  {target} = {shaders.store(wgsl_type(op.out.dtype), f'v{j}')};\n")
     return tuple(lines)
 
 
@@ -150,8 +171,10 @@ def _broadcasts(shape: tuple[int, ...], full: tuple[int, ...]) -> bool:
 class WgslKernel(Kernel):
     """An element-wise block as one WGSL dispatch (burn-cubecl-fusion's ``ElemwiseOptimization``).
 
-    The source comes in two forms, picked at launch from the inputs' layouts: *flat* (every
-    input contiguous and of the block's size) and *strided* (a division per dim, broadcasts by
+    The source comes in three forms, picked at launch from the inputs' layouts: *vector* (every
+    input contiguous, of the block's size, at an offset and of a size that are multiples of
+    :data:`LINE`: ``vec4`` loads and stores, burn's vectorization), *flat* (every input
+    contiguous and of the block's size) and *strided* (a division per dim, broadcasts by
     stride 0); each is compiled once, on its first launch."""
 
     language = "wgsl"
@@ -162,10 +185,11 @@ class WgslKernel(Kernel):
         self.numel = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
         self.in_types = tuple(wgsl_type(t.dtype) for t in vals.ext)
         self.out_types = tuple(wgsl_type(ops[j].out.dtype) for j in writes)
-        self.body = _body(ops, vals, writes)
+        self.body = _body(ops, vals, writes, vector=False)
+        self.vector_body = _body(ops, vals, writes, vector=True)
         self.scalar_kinds = tuple(dtype.kind for _, _, dtype in vals.scalars)
         kinds = [op.kind for op in ops]
-        source = _source(self.in_types, self.out_types, len(vals.scalars), self.body, True)
+        source = _source(self.in_types, self.out_types, len(vals.scalars), self.body, "flat")
         name = "wgsl_elemwise_" + "_".join(kinds[:6] + (["etc"] if len(kinds) > 6 else []))
         read = sum(t.nbytes for t in vals.ext)
         written = sum(ops[j].out.nbytes for j in writes)
@@ -189,7 +213,13 @@ class WgslKernel(Kernel):
 
     def strided_source(self) -> str:
         """The strided form's source."""
-        return _source(self.in_types, self.out_types, len(self.scalar_kinds), self.body, False)
+        return _source(self.in_types, self.out_types, len(self.scalar_kinds), self.body, "strided")
+
+    def vector_source(self) -> str:
+        """The vector form's source (:data:`LINE` elements per thread)."""
+        return _source(
+            self.in_types, self.out_types, len(self.scalar_kinds), self.vector_body, "vector"
+        )
 
     def launch(self, launch, values: list, scalars: list) -> None:
         """One dispatch: the outputs are new contiguous tensors of their recorded shapes."""
@@ -197,9 +227,15 @@ class WgslKernel(Kernel):
         full, n = self.shape, self.numel
         outs = io.outputs(launch, inputs[0].index if inputs else 0, self.name)
         params = [n, *io.scalar_words(scalars[launch.scalars], self.scalar_kinds)]
+        threads = n
         if all(t.size == n and t.is_contiguous() for t in inputs):
-            source = self.source
-            params += [t.offset for t in inputs]
+            if n % LINE == 0 and all(t.offset % LINE == 0 for t in inputs):
+                source, threads = self.vector_source(), n // LINE
+                params[0] = threads
+                params += [t.offset // LINE for t in inputs]
+            else:
+                source = self.source
+                params += [t.offset for t in inputs]
         else:
             source = self.strided_source()
             params += [len(full)] + list(full) + [1] * (MAXD - len(full))
@@ -209,4 +245,4 @@ class WgslKernel(Kernel):
                     params += [t.offset, *c_strides(full), *[0] * (MAXD - len(full))]
                 else:
                     params += ops._block(t.shape, t.strides, t.offset, full)
-        io.dispatch(source, launch, values, params, inputs, outs, groups_1d(n))
+        io.dispatch(source, launch, values, params, inputs, outs, groups_1d(threads))

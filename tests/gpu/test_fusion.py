@@ -63,6 +63,26 @@ def test_the_8_op_chain_is_one_dispatch_and_equals_eager():
     assert kernel.language == "wgsl" and "out0[i]" in kernel.source and "out1" not in kernel.source
 
 
+@pytest.mark.parametrize(
+    ("n", "offset", "form"),
+    [(4096, 0, "vec4"), (4099, 0, "out0[i]"), (4096, 4, "vec4"), (4096, 1, "out0[i]")],
+)
+def test_the_vector_form_runs_where_every_input_is_contiguous_and_4_aligned(n, offset, form):
+    """Four elements a thread (vec4 loads and stores) when the size and every input's offset
+    are multiples of 4; the one-element form otherwise; equal to eager either way, a held bool
+    intermediate included (a second, vec4<u32>, output)."""
+    data = np.random.default_rng(3).standard_normal(n + offset).astype(np.float32)
+    e, f = (t.slice([slice(offset, offset + n)]) for t in pair(data))
+    me, mf = e > 0.5, f > 0.5
+    with rt().record_dispatches() as made:
+        got = chain(f * mf.float()).to_numpy()
+        mask = mf.to_numpy()
+    np.testing.assert_array_equal(got, chain(e * me.float()).to_numpy())
+    np.testing.assert_array_equal(mask, me.to_numpy())
+    fused = [d for d in made if "out1" in d.source]
+    assert len(fused) == 1 and form in fused[0].source, [d.entry for d in made]
+
+
 def test_a_held_intermediate_is_a_second_output_of_the_same_kernel():
     data = np.random.default_rng(1).standard_normal((8, 33)).astype(np.float32)
     e, f = pair(data)

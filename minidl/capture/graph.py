@@ -30,17 +30,20 @@ from typing import Any
 
 from minidl.backend.dtype import Kind
 from minidl.capture.errors import CaptureError, ReplayMismatchError
+from minidl.capture.gpu_graph import GpuGraph, capture_gpu
 from minidl.capture.launches import is_fusion, recorder_for
 from minidl.capture.program import Program, build_program
 from minidl.capture.recorder import root
 from minidl.capture.scalar import Guard, SymbolicScalar, evaluate
-from minidl.capture.tensors import array_of, flat_tensors, rebuild
+from minidl.capture.tensors import array_of, flat_tensors, leaf_of, rebuild
 from minidl.capture.verify import run_eager, run_verified
 from minidl.dispatch import Device
 from minidl.dispatch.route import backend_for
 from minidl.dispatch.tensor import DispatchTensor
 from minidl.tensor import Tensor
 
+#: the device kinds whose capture records GPU dispatches (minidl.capture.gpu_graph)
+GPU_KINDS = ("wgpu", "fusion_wgpu")
 _KINDS = {"f": Kind.FLOAT, "i": Kind.INT, "u": Kind.INT, "b": Kind.BOOL}
 
 
@@ -52,7 +55,7 @@ class _Spec:
         self.index = index
         if isinstance(value, Tensor):
             self.role = "tensor"
-            arr = array_of(value)
+            arr = leaf_of(value)
             self.shape, self.dtype, self.device = tuple(arr.shape), arr.dtype, value.device
             self.autodiff = value.device.is_autodiff()
         elif isinstance(value, float):
@@ -65,7 +68,7 @@ class _Spec:
         if self.role == "tensor":
             if not isinstance(value, Tensor):
                 raise ReplayMismatchError(f"{where} must be a Tensor like at capture, found {type(value).__name__}")
-            arr = array_of(value)
+            arr = leaf_of(value)
             if tuple(arr.shape) != self.shape:
                 raise ReplayMismatchError(
                     f"{where} has shape {list(arr.shape)}, the capture had {list(self.shape)}: a captured "
@@ -147,7 +150,7 @@ class _HostCounters:
 
 
 def capture(device: Device, step: Callable[..., Any], *args: Any, optimizers: Sequence[Any] = (),
-            warmup: int = 1, verify: bool = False) -> Graph:
+            warmup: int = 1, verify: bool = False) -> Graph | GpuGraph:
     """Capture ``step(*args)`` on ``device`` for replay (burn's ``capture(device, closure)``).
 
     Runs the step eagerly ``warmup`` times, then twice more while recording its backend calls
@@ -158,6 +161,10 @@ def capture(device: Device, step: Callable[..., Any], *args: Any, optimizers: Se
     """
     backend = backend_for(device.inner())
     specs = [_Spec(i, a) for i, a in enumerate(args)]
+    if device.kind in GPU_KINDS:  # the dispatches, replayed in one pass: see gpu_graph.py
+        if verify:
+            raise CaptureError("capture: verify=True is not available on a GPU device")
+        return capture_gpu(device, backend, step, args, specs, _HostCounters(optimizers), warmup)
     for _ in range(warmup):
         step(*args)
     guards: list[Guard] = []

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -85,6 +85,9 @@ class Runtime:
         self.queue = self.device.queue
         self.flags = wgpu.BufferUsage
         self._pipelines: dict[str, tuple] = {}
+        self._outputs: dict[str, int] = {}  # per pipeline source, its read-write bindings
+        #: ids of buffers a captured program owns (minidl.capture.gpu): never pooled again
+        self.pinned: set[int] = set()
         self._encoder = None
         self._pending = 0
         self._keep: list = []  # bind groups alive until their submit
@@ -135,9 +138,25 @@ class Runtime:
         """Take back the buffer of a dead :class:`Block` (a later dispatch may write it: the
         commands recorded before still read it first, passes run in order)."""
         self._live.pop(id(raw), None)
-        if self._pooled_bytes + size <= POOL_BYTES:
+        if self._pooled_bytes + size <= POOL_BYTES and id(raw) not in self.pinned:
             self._free.setdefault(size, []).append(raw)
             self._pooled_bytes += size
+
+    def pin(self, buffers) -> None:
+        """Keep ``buffers`` out of the pool for good (a captured program owns them): taken out
+        of the free lists now, and never pooled when the tensors viewing them die."""
+        with self.lock:
+            ids = {id(b) for b in buffers}
+            self.pinned |= ids
+            for size, free in self._free.items():
+                kept = [b for b in free if id(b) not in ids]
+                self._pooled_bytes -= size * (len(free) - len(kept))
+                free[:] = kept
+
+    def unpin(self, buffers) -> None:
+        """Give ``buffers`` back to the pool's rules (a captured program was dropped)."""
+        with self.lock:
+            self.pinned -= {id(b) for b in buffers}
 
     def upload(self, array: np.ndarray, op: str = "upload"):
         data = np.ascontiguousarray(array)
@@ -147,11 +166,13 @@ class Runtime:
         usage = self.flags.STORAGE | self.flags.COPY_SRC | self.flags.COPY_DST
         return self.device.create_buffer_with_data(data=data, usage=usage)
 
-    def read(self, buffer, nbytes: int) -> bytes:
+    def read(self, buffer, nbytes: int, check: bool = False) -> bytes:
         """Copy ``nbytes`` of ``buffer`` back (a sync point): the copy is recorded after the
         pending dispatches and submitted with them, into a mappable buffer (a kept one for
         small reads), which is then mapped. One submit and no thread per read: a 4-byte read
-        took ~120 us this way against ~300 us through ``queue.read_buffer`` on a thread."""
+        took ~120 us this way against ~300 us through ``queue.read_buffer`` on a thread.
+        ``check`` marks a validation's read (an index bound), which a capture lets through: its
+        value only decides whether to raise, and a replay does not repeat the check."""
         if nbytes == 0:
             return b""
         size = (nbytes + 3) // 4 * 4
@@ -221,11 +242,15 @@ class Runtime:
             compute={"module": module, "entry_point": "main"},
         )
         cached = self._pipelines[source] = (pipeline, layout)
+        self._outputs[source] = n_outputs
         return cached
 
-    def dispatch(self, source: str, params: np.ndarray, buffers: list, groups: tuple[int, int, int]) -> None:
+    def dispatch(self, source: str, params: np.ndarray, buffers: list, groups: tuple[int, int, int],
+                 symbols: dict | None = None) -> None:
         """Record one dispatch of ``source`` over ``groups`` workgroups; ``params`` (int32 words)
-        becomes binding 0, ``buffers`` the bindings after it (the last one written)."""
+        becomes binding 0, ``buffers`` the bindings after it (the last one written, or the last
+        ones: see :meth:`pipeline`). ``symbols`` names the words a captured replay recomputes
+        (word index -> what: see :class:`Dispatched`); only the recorders look at it."""
         if min(groups) == 0:
             return
         with self.lock:
@@ -260,7 +285,10 @@ class Runtime:
             self._keep.append(group)
             if self.recorders:
                 for recorder in self.recorders:
-                    recorder.append(Dispatched(source, tuple(groups), np.asarray(params).tolist()))
+                    recorder.append(Dispatched(
+                        source, tuple(groups), np.asarray(params).tolist(),
+                        tuple(getattr(b, "raw", b) for b in buffers), self._outputs.get(source, 1),
+                        dict(symbols or {})))
             self._pending += 1
             self.dispatches += 1
             if self._pending >= MAX_PENDING:
@@ -301,11 +329,18 @@ class Runtime:
 
 @dataclass(frozen=True)
 class Dispatched:
-    """One recorded dispatch: the kernel's WGSL text, its workgroup grid, its ``p`` words."""
+    """One recorded dispatch: the kernel's WGSL text, its workgroup grid, its ``p`` words, the
+    buffers bound after ``p`` (the last ``n_outputs`` written) and ``symbols``: the words a
+    captured replay recomputes, word index -> ``("scalar", kind, SymbolicScalar)`` (a declared
+    scalar: kind ``f`` is written as float bits) or ``("counter", device index)`` (the random
+    stream's counter, advanced per call)."""
 
     source: str
     groups: tuple[int, int, int]
     params: list
+    buffers: tuple = ()
+    n_outputs: int = 1
+    symbols: dict = field(default_factory=dict)
 
     @property
     def entry(self) -> str:

@@ -245,4 +245,13 @@ class WgslKernel(Kernel):
                     params += [t.offset, *c_strides(full), *[0] * (MAXD - len(full))]
                 else:
                     params += ops._block(t.shape, t.strides, t.offset, full)
-        io.dispatch(source, launch, values, params, inputs, outs, groups_1d(threads))
+        io.dispatch(
+            source,
+            launch,
+            values,
+            params,
+            inputs,
+            outs,
+            groups_1d(threads),
+            scalars=(1, scalars[launch.scalars], self.scalar_kinds),
+        )

@@ -59,6 +59,16 @@ def outputs(launch, index: int, name: str) -> list[WgpuTensor]:
     return [ops.new(shape, dtype, index, name) for _, shape, dtype in launch.outputs]
 
 
+def symbols(first_word: int, values, kinds: tuple[str, ...]) -> dict:
+    """The words of a launch's declared (symbolic) scalars, for a capture to recompute
+    (:class:`~minidl.backends.wgpu.runtime.Dispatched`): the others are constants."""
+    return {
+        first_word + k: ("scalar", kind, v)
+        for k, (v, kind) in enumerate(zip(values, kinds, strict=True))
+        if getattr(v, "symbolic", False)
+    }
+
+
 def dispatch(
     source: str,
     launch,
@@ -67,9 +77,11 @@ def dispatch(
     inputs: list[WgpuTensor],
     outs: list[WgpuTensor],
     groups: tuple[int, int, int],
+    scalars: tuple[int, list, tuple[str, ...]] = (0, [], ()),
 ) -> None:
     """One dispatch of ``source`` over ``groups`` (``p`` = ``params``, then the inputs' and the
-    outputs' buffers); the outputs become the launch's values."""
+    outputs' buffers); the outputs become the launch's values. ``scalars`` is (the word of
+    the first scalar in ``p``, the launch's scalar values, their kinds), for a capture."""
     index = outs[0].index if outs else 0
     rt = runtime(index)
     if min(groups) > 0:
@@ -79,6 +91,7 @@ def dispatch(
             np.array(params, dtype=np.int64).astype(np.int32),
             [t.buffer for t in inputs] + [o.buffer for o in outs],
             groups,
+            symbols(*scalars) if rt.recorders else None,
         )
     for (tid, _, _), out in zip(launch.outputs, outs, strict=True):
         values[tid] = out

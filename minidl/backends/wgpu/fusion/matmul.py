@@ -130,5 +130,12 @@ class WgslMatmulKernel(Kernel):
             else:  # A or B read only by the product: no [M, N] view
                 params += [0, 0, 0]
         io.dispatch(
-            self.source, launch, values, params, inputs, outs, (-(-n // TILE), -(-m // TILE), 1)
+            self.source,
+            launch,
+            values,
+            params,
+            inputs,
+            outs,
+            (-(-n // TILE), -(-m // TILE), 1),
+            scalars=(9, scalars[launch.scalars], self.scalar_kinds),
         )

@@ -223,4 +223,13 @@ class WgslReduceKernel(Kernel):
                 *inner,
                 *[0] * (MAXD - len(inner)),
             ]
-        io.dispatch(self.source, launch, values, params, inputs, outs, groups_1d(self.rows))
+        io.dispatch(
+            self.source,
+            launch,
+            values,
+            params,
+            inputs,
+            outs,
+            groups_1d(self.rows),
+            scalars=(2, scalars[launch.scalars], self.scalar_kinds),
+        )

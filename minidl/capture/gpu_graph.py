@@ -1,4 +1,4 @@
-"""``capture`` on a GPU device (``Device.fusion_wgpu()``, ``Device.wgpu()``, autodiff or not):
+"""``capture`` on the fused GPU device (``Device.fusion_wgpu()``, autodiff or not):
 the step recorded as the dispatches the runtime makes, replayed as one pass of them (burn's
 ``capture`` on CUDA/HIP, ``crates/burn-tensor/src/tensor/api/graph.rs``, which records the
 closure's kernel launches into a device graph).

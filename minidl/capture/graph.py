@@ -43,7 +43,7 @@ from minidl.dispatch.tensor import DispatchTensor
 from minidl.tensor import Tensor
 
 #: the device kinds whose capture records GPU dispatches (minidl.capture.gpu_graph)
-GPU_KINDS = ("wgpu", "fusion_wgpu")
+GPU_KINDS = ("fusion_wgpu",)
 _KINDS = {"f": Kind.FLOAT, "i": Kind.INT, "u": Kind.INT, "b": Kind.BOOL}
 
 
@@ -161,6 +161,9 @@ def capture(device: Device, step: Callable[..., Any], *args: Any, optimizers: Se
     """
     backend = backend_for(device.inner())
     specs = [_Spec(i, a) for i, a in enumerate(args)]
+    if device.kind == "wgpu":
+        raise CaptureError("capture: on the GPU, capture the fused device, Device.fusion_wgpu() (its "
+                           "kernels mark the declared scalars a replay recomputes; eager Wgpu's do not)")
     if device.kind in GPU_KINDS:  # the dispatches, replayed in one pass: see gpu_graph.py
         if verify:
             raise CaptureError("capture: verify=True is not available on a GPU device")

@@ -119,6 +119,13 @@ def test_a_host_read_or_a_frozen_host_value_is_refused():
         capture(FUSED, frozen, x, y)
 
 
+def test_the_eager_gpu_device_is_refused_naming_the_fused_one():
+    (x, y), = batches(1, device=Device.wgpu().autodiff())
+    trainer = Trainer("sgd", dropout=0.0, device=Device.wgpu().autodiff())
+    with pytest.raises(CaptureError, match="fusion_wgpu"):
+        capture(Device.wgpu().autodiff(), trainer.step, x, y, 0.1)
+
+
 def test_a_replay_checks_its_arguments():
     (x, y), = batches(1, device=FUSED)
     trainer = Trainer("sgd", dropout=0.0, device=FUSED)

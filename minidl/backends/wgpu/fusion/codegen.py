@@ -90,10 +90,11 @@ def _source(
     n_scalars: int,
     body: tuple[str, ...],
     form: str,
+    shape: tuple[int, ...] = (),
 ) -> str:
     """The WGSL text of an element-wise block in one of three forms: ``"flat"`` (every input
     contiguous and full-size: element ``i`` at ``offset + i``), ``"strided"`` (a division per
-    dim, broadcasts by stride 0) or ``"vector"`` (flat, :data:`LINE` elements per thread, read
+    dim of ``shape``, the block's, broadcasts by stride 0) or ``"vector"`` (flat, :data:`LINE` elements per thread, read
     and written as ``vec4``; each input's offset and the thread count in units of a line).
     ``body`` holds the thread's lines from the loads on (written from the IR by :func:`_body`)."""
     n_in = len(in_types)
@@ -115,18 +116,23 @@ def _source(
         for k in range(n_in):
             src.append(f"  let o{k} = p[{base + k}] + i;\n")
     else:
-        # p: ndim, shape[MAXD], then offset, strides[MAXD] per input (stride 0 where it broadcasts)
+        # p: ndim, shape[MAXD], then offset, strides[MAXD] per input (stride 0 where it
+        # broadcasts); the block's shape is written into the source, one unrolled step per
+        # dim: lavapipe divides by a constant with a multiply, by a word of p with a division
+        # (a 16K-element block went from 2.1 ms to ~0.2 ms in the CNN step)
         blocks = [base + 1 + MAXD + k * (1 + MAXD) for k in range(n_in)]
         src.append("  var rem = i;\n")
         for k, b in enumerate(blocks):
             src.append(f"  var o{k} = p[{b}];\n")
-        src.append(
-            f"  for (var d = p[{base}] - 1; d >= 0; d = d - 1) {{\n    let n = p[{base + 1} + d];\n"
-            "    let c = rem % n;\n    rem = rem / n;\n"
-        )
-        for k, b in enumerate(blocks):
-            src.append(f"    o{k} = o{k} + c * p[{b + 1} + d];\n")
-        src.append("  }\n")
+        for d in reversed(range(len(shape))):
+            if shape[d] == 1:
+                continue
+            if d == 0:  # what is left is the first dim's index (i < n)
+                src.append("  let c0 = rem;\n")
+            else:
+                src.append(f"  let c{d} = rem % {shape[d]};\n  rem = rem / {shape[d]};\n")
+            for k, b in enumerate(blocks):
+                src.append(f"  o{k} = o{k} + c{d} * p[{b + 1 + d}];\n")
     src.extend(body)
     src.append("}\n")
     return "".join(src)
@@ -213,7 +219,9 @@ class WgslKernel(Kernel):
 
     def strided_source(self) -> str:
         """The strided form's source."""
-        return _source(self.in_types, self.out_types, len(self.scalar_kinds), self.body, "strided")
+        return _source(
+            self.in_types, self.out_types, len(self.scalar_kinds), self.body, "strided", self.shape
+        )
 
     def vector_source(self) -> str:
         """The vector form's source (:data:`LINE` elements per thread)."""

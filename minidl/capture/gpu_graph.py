@@ -20,9 +20,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from minidl.backend.dtype import Kind
+from minidl.capture.declared import recorded_runs, refuse_unreached, replay_env
 from minidl.capture.errors import CaptureError, ReplayMismatchError
 from minidl.capture.gpu_program import GpuProgram, raw
-from minidl.capture.scalar import Guard, SymbolicScalar
+from minidl.capture.scalar import Guard
 from minidl.capture.tensors import flat_tensors, leaf_of, rebuild
 from minidl.dispatch.tensor import DispatchTensor
 from minidl.tensor import Tensor
@@ -83,33 +84,16 @@ def capture_gpu(device: Any, backend: type, step: Callable[..., Any], args: Sequ
     guards: list[Guard] = []
     inputs = [leaf_of(a) for a, s in zip(args, specs) if s.role == "tensor"]
     readable = {id(raw(t)) for t in inputs}
-    runs, uploads, result = [], [], None
-    for _ in range(2):
-        call_args = [SymbolicScalar.input(s.name, a, guards) if s.role == "scalar" else a
-                     for a, s in zip(args, specs)]
-        counters.symbolize(guards)
-        recorder = GpuRecorder(rt, stream, readable)
-        try:
-            with recorder:
-                result = step(*call_args)
-                recorder.finish()
-        finally:
-            counters.collect()
-        runs.append(list(recorder.dispatches))
-        uploads.append(recorder.uploads)
+    recorders, result = recorded_runs(step, args, specs, counters, guards,
+                                      lambda: GpuRecorder(rt, stream, readable))
+    runs = [list(r.dispatches) for r in recorders]
+    uploads = [r.uploads for r in recorders]
     if uploads[0] != uploads[1]:
         raise CaptureError("capture refused: the step uploads host data that differ between two runs "
                            "(host data made inside the step would be frozen: pass it as an input)")
     outputs = [leaf_of(t) for t in flat_tensors(result)]
     program = GpuProgram(rt, runs[0], runs[1], inputs, outputs)
-    reached = " ".join(w[2].text for _, w in program.symbols if w[0] == "scalar")
-    reached += " " + " ".join(g.text for g in guards)
-    for s in specs:
-        if s.role == "scalar" and s.name not in reached:
-            raise CaptureError(
-                f"capture refused the scalar input {s.name} (argument {s.index}): no kernel received "
-                f"a number computed from it. The step turned it into a plain number first (float(), "
-                f"math.*, NumPy) or did not use it; a replay would freeze its capture value")
+    refuse_unreached(specs, [w[2].text for _, w in program.symbols if w[0] == "scalar"], guards)
     unique = {(g.text, g.result): g for g in guards}
     return GpuGraph(device, step, specs, program, list(unique.values()), counters, result, backend)
 
@@ -147,20 +131,7 @@ class GpuGraph:
 
     def replay(self, *args: Any) -> Any:
         """Run the captured dispatches on ``args`` (same structure as at capture)."""
-        if len(args) != len(self.specs):
-            raise ReplayMismatchError(f"replay: {len(args)} arguments, the capture had {len(self.specs)}")
-        for spec, value in zip(self.specs, args):
-            spec.check(value)
-        env = dict(self.counters.values)
-        for spec, value in zip(self.specs, args):
-            if spec.role == "scalar":
-                env[spec.name] = float(value)
-        for guard in self.guards:
-            if not guard.holds(env):
-                raise ReplayMismatchError(
-                    f"replay: at capture the step took a Python branch on a declared scalar "
-                    f"({guard.text} was {guard.result}); with these inputs it goes the other way. "
-                    f"Capture again")
+        env = replay_env(self.specs, self.counters, self.guards, args)
         inputs = [leaf_of(a) for a, s in zip(args, self.specs) if s.role == "tensor"]
         for k, t in enumerate(inputs):
             if not t.is_contiguous():

@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from minidl.backend.dtype import Kind
+from minidl.capture.declared import recorded_runs, refuse_unreached, replay_env
 from minidl.capture.errors import CaptureError, ReplayMismatchError
 from minidl.capture.gpu_graph import GpuGraph, capture_gpu
 from minidl.capture.launches import is_fusion, recorder_for
@@ -175,29 +176,13 @@ def capture(device: Device, step: Callable[..., Any], *args: Any, optimizers: Se
     input_ids = {id(array_of(a)): f"in{k}" for k, a in
                  enumerate(a for a, s in zip(args, specs) if s.role == "tensor")}
     readable = {id(root(array_of(a))) for a, s in zip(args, specs) if s.role == "tensor"}
-    runs, result = [], None
-    for _ in range(2):
-        call_args = [SymbolicScalar.input(s.name, a, guards) if s.role == "scalar" else a
-                     for a, s in zip(args, specs)]
-        counters.symbolize(guards)
-        recorder = recorder_for(backend, readable)
-        try:
-            with recorder:
-                result = step(*call_args)
-                recorder.finish()
-        finally:
-            counters.collect()
-        runs.append(recorder.calls)
+    recorders, result = recorded_runs(step, args, specs, counters, guards,
+                                      lambda: recorder_for(backend, readable))
+    runs = [r.calls for r in recorders]
     outputs = [array_of(t) for t in flat_tensors(result)]
     n_inputs = len(input_ids)
     program = build_program(runs[0], runs[1], input_ids, n_inputs, outputs)
-    reached = " ".join(s.text for s in program.scalars) + " " + " ".join(g.text for g in guards)
-    for s in specs:
-        if s.role == "scalar" and s.name not in reached:
-            raise CaptureError(
-                f"capture refused the scalar input {s.name} (argument {s.index}): no backend call "
-                f"received a number computed from it. The step turned it into a plain number first "
-                f"(float(), math.*, NumPy) or did not use it; a replay would freeze its capture value")
+    refuse_unreached(specs, [s.text for s in program.scalars], guards)
     unique = {(g.text, g.result): g for g in guards}
     return Graph(device, step, specs, program, list(unique.values()), counters, result, backend,
                  verify)
@@ -241,26 +226,9 @@ class Graph:
         """How many backend calls one replay makes."""
         return self.program.calls
 
-    def _env(self, args: Sequence[Any]) -> dict[str, float]:
-        env = dict(self.counters.values)
-        for spec, value in zip(self.specs, args):
-            if spec.role == "scalar":
-                env[spec.name] = float(value)
-        for guard in self.guards:
-            if not guard.holds(env):
-                raise ReplayMismatchError(
-                    f"replay: at capture the step took a Python branch on a declared scalar "
-                    f"({guard.text} was {guard.result}); with these inputs it goes the other way, "
-                    f"and the recorded program is only the branch taken. Capture again")
-        return env
-
     def replay(self, *args: Any) -> Any:
         """Run the captured program on ``args`` (same structure as at capture)."""
-        if len(args) != len(self.specs):
-            raise ReplayMismatchError(f"replay: {len(args)} arguments, the capture had {len(self.specs)}")
-        for spec, value in zip(self.specs, args):
-            spec.check(value)
-        env = self._env(args)
+        env = replay_env(self.specs, self.counters, self.guards, args)
         if self.verify:
             return self._verified(args, env)
         return self._run(args, env)

@@ -137,7 +137,7 @@ class GpuProgram:
         self._parameters(calls, own)
         self.plan = []
         for d, row, offset in zip(calls, bound, self.offsets, strict=True):
-            pipeline, layout = rt._pipelines[d.source]
+            pipeline, layout = rt.pipeline(d.source, 1 + len(d.buffers), d.n_outputs)  # cached
             entries = [{"binding": 0, "resource": {"buffer": self.params, "offset": offset,
                                                    "size": 4 * len(d.params)}}]
             entries += [{"binding": k, "resource": {"buffer": b, "offset": 0, "size": b.size}}

@@ -89,7 +89,7 @@ def report(title: str, res: dict, base: str, targets: dict[str, str] | None = No
 def bench_sweep(budget: float) -> None:
     """The 8-op chain from 16 elements to 4M (minidl_book.fusion_sweep, as the fusion chapter
     runs it), recording every op and as shipped, and the fixed costs that shape its left end."""
-    from minidl.backends.fusion import FusionFlex
+    from minidl.backends.flex.fusion import FusionFlex
     from minidl_book import fusion_sweep
 
     stream = FusionFlex.stream
@@ -99,7 +99,7 @@ def bench_sweep(budget: float) -> None:
     print(f"\n## The 8-op chain, every op recorded ({instruction_set()}; best of 3 blocks)\n")
     print(every.table())
     print(f"\n## The same chain as shipped (ops on ready tensors under {stream.eager_below:,} elements "
-          "run on Flex at once)\n")
+          "run eagerly on Flex)\n")
     print(shipped.table())
     worst = max(shipped.ratio("Fusion", "Flex (eager)"))
     from_1m = min(r for n, r in zip(shipped.sizes, shipped.ratio("Flex (eager)", "Fusion")) if n >= 1 << 20)

@@ -1,8 +1,11 @@
 """Fusion on the GPU (issue 41): the fusion chapter's 8-op chain on ``Device.fusion_wgpu()``
 (``Fusion[Wgpu]``: one generated WGSL kernel) against eager ``Device.wgpu()`` (one dispatch per
-op), read back as one number, swept over sizes, each size in a fresh process; then the training
-chapter's CNN step (digits, batch 32, Adam) on ``Device.fusion_wgpu().autodiff()`` against
-``Device.wgpu().autodiff()``, in a fresh process too (targets: >= 2x faster, >= 3x fewer dispatches).
+op), read back as one number, swept over sizes, each size in a fresh process; then two training
+steps (the capture tests' MLP, the training chapter's digits CNN, both Adam with dropout) on
+eager ``Device.wgpu().autodiff()``, on ``Device.fusion_wgpu().autodiff()``, and captured there
+(``minidl.capture``: the step's dispatches replayed in one pass), each workload in a fresh
+process (targets: the CNN step fused >= 2x faster with >= 3x fewer dispatches; captured faster
+again).
 
 Run: ``.venv/bin/python bench/gpu_fusion.py`` (``--quick`` for fewer sizes and repeats). It
 prints the adapter, then per size the median and best time of one call (the chain, then
@@ -77,36 +80,60 @@ def child(n: int, budget: float, rounds: int) -> dict:
     }
 
 
-def cnn_child(budget: float, rounds: int) -> dict:
-    """The CNN training step on both GPU devices, measured in this (fresh) process."""
+def step_child(workload: str, budget: float, rounds: int) -> dict:
+    """A training step (``mlp``: the capture tests' MLP, Adam, dropout 0.3; ``cnn``: the
+    training chapter's digits CNN, Adam, dropout 0.2) on eager GPU, fused, and captured on the
+    fused device, measured in this (fresh) process."""
     import numpy as np
 
     from minidl import Device
     from minidl.backends.wgpu.runtime import runtime
-    from minidl_book.workloads import minidl_cnn_step
+    from minidl.capture import capture
+
+    if workload == "mlp":
+        from tests.capture.helpers import Trainer, batches
+
+        def make(device):
+            return Trainer("adam", dropout=0.3, device=device)
+
+        def data(device):
+            return batches(1, device=device)[0]
+    else:
+        from tests.gpu.capture_steps import CnnTrainer, cnn_batches
+
+        make = CnnTrainer
+
+        def data(device):
+            return cnn_batches(1, device)[0]
 
     rt = runtime(0)
-    steps, dispatches = {}, {}
-    for name, dev in (("eager", Device.wgpu()), ("fused", Device.fusion_wgpu())):
-        step = steps[name] = minidl_cnn_step(dev.autodiff())
-        step()
-        step()  # warm: pipelines compiled, the plans searched
-        with rt.record_dispatches() as made:
-            step()
-        dispatches[name] = len(made)
-    times: dict[str, list[float]] = {name: [] for name in steps}
-    one = {}
-    for name, step in steps.items():
+    fused, eager = Device.fusion_wgpu().autodiff(), Device.wgpu().autodiff()
+    runs = {}
+    for name, device in (("eager GPU", eager), ("fused", fused), ("captured", fused)):
+        trainer, (x, y) = make(device), data(device)
+        if name == "captured":
+            graph = capture(fused, trainer.step, x, y, 1e-3, optimizers=[trainer.optim])
+            runs[name] = lambda graph=graph, x=x, y=y: graph.replay(x, y, 1e-3).to_numpy()
+        else:
+            runs[name] = lambda trainer=trainer, x=x, y=y: trainer.step(x, y, 1e-3).to_numpy()
+    dispatches, one = {}, {}
+    for name, run in runs.items():
+        run()
+        run()  # warm: pipelines compiled, plans searched
+        start = rt.dispatches
         t0 = time.perf_counter()
-        step()
+        run()
         one[name] = max(time.perf_counter() - t0, 1e-6)
+        dispatches[name] = rt.dispatches - start
+    times: dict[str, list[float]] = {name: [] for name in runs}
     for _ in range(rounds):
-        for name, step in steps.items():
-            for _ in range(int(min(max(2, budget / rounds / 2 / one[name]), 100))):
+        for name, run in runs.items():
+            for _ in range(int(min(max(2, budget / rounds / len(runs) / one[name]), 200))):
                 t0 = time.perf_counter()
-                step()  # the loss is read back: a sync per step
+                run()
                 times[name].append(time.perf_counter() - t0)
     return {
+        "workload": workload,
         "adapter": rt.adapter_name,
         "dispatches": dispatches,
         "median": {k: float(np.median(v)) for k, v in times.items()},
@@ -122,7 +149,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="three sizes, smaller budgets")
     ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
-    ap.add_argument("--cnn-child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--step-child", default=None, help=argparse.SUPPRESS)
     ap.add_argument(
         "--budget", type=float, default=None, help="seconds per size (default 3, --quick 1)"
     )
@@ -132,8 +159,8 @@ def main() -> None:
     if args.child is not None:
         print(json.dumps(child(args.child, budget, rounds)))
         return
-    if args.cnn_child:
-        print(json.dumps(cnn_child(budget * 2, rounds)))
+    if args.step_child:
+        print(json.dumps(step_child(args.step_child, budget * 2, rounds)))
         return
     sizes = (1 << 12, 1 << 16, 1 << 20) if args.quick else SIZES
     rows = []
@@ -168,28 +195,36 @@ def main() -> None:
             f"{d['eager']:>7} / {d['fused']:<5} {ratio:>14.2f} {best:>11.2f}"
         )
     print("\ntargets: eager / fused >= 5 from 64K elements, >= 2 at 4K")
-    out = subprocess.run(
-        [sys.executable, __file__, "--cnn-child", "--budget", str(budget)]
-        + (["--quick"] if args.quick else []),
-        capture_output=True,
-        text=True,
-        check=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
-    r = json.loads(out.stdout.strip().splitlines()[-1])
-    d = r["dispatches"]
+    steps = []
+    for workload in ("mlp", "cnn"):
+        out = subprocess.run(
+            [sys.executable, __file__, "--step-child", workload, "--budget", str(budget)]
+            + (["--quick"] if args.quick else []),
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        steps.append(json.loads(out.stdout.strip().splitlines()[-1]))
     print(
-        "\n# the CNN training step (digits, batch 32, Adam), fused vs eager GPU, a fresh process\n"
-    )
-    print(
-        f"{'':>10} {'eager':>12} {'fused':>12} {'dispatches e/f':>15} {'eager / fused':>14} {'(best e/f)':>11}"
-    )
-    print(
-        f"{'step':>10} {fmt(r['median']['eager'])} {fmt(r['median']['fused'])} {d['eager']:>7} / {d['fused']:<5} "
-        f"{r['median']['eager'] / r['median']['fused']:>14.2f} {r['best']['eager'] / r['best']['fused']:>11.2f}"
+        "\n# training steps (the loss read back every step) on eager GPU, fused, and captured on the "
+        "fused device; each workload in a fresh process\n"
     )
     print(
-        f"\ntargets: eager / fused >= 2, dispatches >= 3x fewer (here {d['eager'] / d['fused']:.1f}x)"
+        f"{'step':>6} {'eager GPU':>12} {'fused':>12} {'captured':>12} {'dispatches e/f/c':>18} "
+        f"{'eager / fused':>14} {'fused / captured':>17}"
+    )
+    for r in steps:
+        m, d = r["median"], r["dispatches"]
+        print(
+            f"{r['workload']:>6} {fmt(m['eager GPU'])} {fmt(m['fused'])} {fmt(m['captured'])} "
+            f"{d['eager GPU']:>8}/{d['fused']}/{d['captured']:<5} {m['eager GPU'] / m['fused']:>14.2f} "
+            f"{m['fused'] / m['captured']:>17.2f}"
+        )
+    cnn = steps[-1]["dispatches"]
+    print(
+        f"\ntargets: the CNN step eager / fused >= 2 with >= 3x fewer dispatches (here "
+        f"{cnn['eager GPU'] / cnn['fused']:.1f}x); the captured step faster again"
     )
 
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import torch
 from hypothesis import strategies as st
 
-from minidl.backends.fusion.fusers import _broadcasts_to, _dtypes_ok
-from minidl.backends.fusion.ir import ELEMENTWISE, OperationIr
+from minidl.fusion.fusers import _broadcasts_to, _dtypes_ok
+from minidl.fusion.ir import ELEMENTWISE, OperationIr
 from minidl_book.build_check import BuildExercise, Reference
 from minidl_book.strategies import float32_arrays
 
@@ -109,9 +109,10 @@ def _run(solution, case: dict) -> dict:
     ``fits`` and a fresh plan store (both put back afterwards); outputs the values and
     ``_blocks``, the blocks of the drain's plan."""
     from minidl import Device
-    from minidl.backends.fusion import ElementwiseFuser, FusionFlex
-    from minidl.backends.fusion.plan import ExecutionPlanStore
+    from minidl.backends.flex.fusion import FusionFlex
     from minidl.debug import fusion_plan
+    from minidl.fusion import ElementwiseFuser
+    from minidl.fusion.plan import ExecutionPlanStore
 
     stream = FusionFlex.stream
     FusionFlex.sync()

@@ -13,9 +13,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from minidl import Device, debug
-from minidl.backends.fusion import FusionFlex
-from minidl.backends.fusion.plan import ExecutionPlanStore
-from minidl.backends.fusion.stream import EAGER_BELOW
+from minidl.backends.flex.fusion import FusionFlex
+from minidl.fusion.plan import ExecutionPlanStore
+from minidl.fusion.stream import EAGER_BELOW
 
 __all__ = ["EAGER_BELOW", "clean", "cnn_step_counts", "cnn_step_ms", "draw_stream", "fresh_store",
            "kernel_text", "kernels_in", "plot_sweep", "recorded_in_a_step"]
@@ -28,7 +28,7 @@ COLOURS = {"elementwise": "tab:blue", "reduce": "tab:orange", "matmul": "tab:gre
 @contextmanager
 def clean(eager_below: int = 0) -> Iterator[Any]:
     """Drain the stream, then record with ``eager_below`` (0: every op, burn's way; the
-    shipped :data:`EAGER_BELOW`: small ops on ready tensors run at once) for the block."""
+    shipped :data:`EAGER_BELOW`: small ops on ready tensors run eagerly) for the block."""
     stream = FusionFlex.stream
     FusionFlex.sync()
     own = vars(stream).get("eager_below")

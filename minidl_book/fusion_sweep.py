@@ -122,11 +122,11 @@ def _sweep(sizes, with_torch, budget, progress, clock) -> Sweep:
 
 
 def policies(sizes: Sequence[int] = (16, 1 << 20), rounds: int = 7, budget: float = 0.02) -> Sweep:
-    """The chain on eager Flex, on Fusion as shipped (``"Fusion"``: small ops run at once) and
+    """The chain on eager Flex, on Fusion as shipped (``"Fusion"``: small ops run eagerly) and
     on Fusion recording every op (``"Fusion, every op"``), timed in turns: each round runs a
     block of each, and each keeps its best block. Compared this way a neighbour's burst
     slows all three alike, where two sweeps run at different times could disagree."""
-    from minidl.backends.fusion import FusionFlex
+    from minidl.backends.flex.fusion import FusionFlex
 
     names = ["Flex (eager)", "Fusion", "Fusion, every op"]
     out = Sweep(list(sizes), {n: [] for n in names})
@@ -167,7 +167,7 @@ def fixed_costs(repeats: int = 2000) -> dict[str, float]:
     handle); and eager Flex's cost of one such op, for comparison. All as this thread's CPU
     time."""
     from minidl import Device, Tensor
-    from minidl.backends.fusion import FusionFlex
+    from minidl.backends.flex.fusion import FusionFlex
 
     data = np.ones(16, np.float32)
     fused, flex = Tensor.from_numpy(data, Device.fusion()), Tensor.from_numpy(data, Device.flex())

@@ -162,7 +162,7 @@ def _classify_path(code: types.CodeType, glob: Mapping[str, Any] | None = None) 
 
 def _kernel_dir() -> str:
     """Where the fusion backend writes the kernels it generates (library code, not the reader's;
-    see ``minidl.backends.fusion.source.kernel_dir``)."""
+    see ``minidl.backends.flex.fusion.source.kernel_dir``)."""
     root = os.environ["NUMBA_CACHE_DIR"]  # set by minidl's import (minidl/__init__.py)
     return os.path.realpath(os.path.join(root, "fusion_kernels")) + os.sep
 

@@ -32,7 +32,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(autouse=True)
 def _fusion_records_every_op(request: pytest.FixtureRequest):
-    """The fusion device runs a small op whose inputs exist on its inner backend at once
+    """The fusion device runs a small op whose inputs exist eagerly on its inner backend
     (``Stream.eager_below``): the tests' tensors are small, and they test the lazy machinery
     (recording, search, fusers, kernels, capture of launches), so every fusion op is recorded
     here unless a test is marked ``fusion_eager_policy`` (the policy's own tests and the real
@@ -40,7 +40,7 @@ def _fusion_records_every_op(request: pytest.FixtureRequest):
     if request.node.get_closest_marker("fusion_eager_policy"):
         yield
         return
-    from minidl.backends.fusion.stream import Stream
+    from minidl.fusion.stream import Stream
 
     default, Stream.eager_below = Stream.eager_below, 0
     try:

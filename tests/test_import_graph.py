@@ -127,6 +127,31 @@ def test_no_import_cycle_anywhere():
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
+def reachable(graph: dict[str, set[str]], start: str) -> set[str]:
+    """Every module ``start`` imports, directly or through others."""
+    seen, todo = set(), [start]
+    while todo:
+        for target in graph[todo.pop()]:
+            if target not in seen:
+                seen.add(target)
+                todo.append(target)
+    return seen
+
+
+def test_the_generic_fusion_package_reaches_no_backend():
+    """``minidl/fusion/`` (burn-fusion) imports no backend, not even through another module:
+    each backend supplies its code generator beside itself (``minidl/backends/*/fusion/``)."""
+    graph = import_graph()
+    generic = [name for name in graph if name == "minidl.fusion" or name.startswith("minidl.fusion.")]
+    assert len(generic) > 10
+    arrows = sorted(f"{name} -> {target}" for name in generic
+                    for target in reachable(graph, name) if target.startswith("minidl.backends"))
+    assert arrows == []
+    # and the backends' generators do import it (the seam is used, not bypassed)
+    assert "minidl.fusion" in graph["minidl.backends.flex.fusion"]
+    assert "minidl.fusion" in graph["minidl.backends.wgpu.fusion"]
+
+
 # ----- the library and the book's package --------------------------------------------------------
 BOOK_PACKAGE = ROOT / "minidl_book"
 

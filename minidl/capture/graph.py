@@ -29,18 +29,22 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from minidl.backend.dtype import Kind
+from minidl.capture.declared import recorded_runs, refuse_unreached, replay_env
 from minidl.capture.errors import CaptureError, ReplayMismatchError
+from minidl.capture.gpu_graph import GpuGraph, capture_gpu
 from minidl.capture.launches import is_fusion, recorder_for
 from minidl.capture.program import Program, build_program
 from minidl.capture.recorder import root
 from minidl.capture.scalar import Guard, SymbolicScalar, evaluate
-from minidl.capture.tensors import array_of, flat_tensors, rebuild
+from minidl.capture.tensors import array_of, flat_tensors, leaf_of, rebuild
 from minidl.capture.verify import run_eager, run_verified
 from minidl.dispatch import Device
 from minidl.dispatch.route import backend_for
 from minidl.dispatch.tensor import DispatchTensor
 from minidl.tensor import Tensor
 
+#: the device kinds whose capture records GPU dispatches (minidl.capture.gpu_graph)
+GPU_KINDS = ("fusion_wgpu",)
 _KINDS = {"f": Kind.FLOAT, "i": Kind.INT, "u": Kind.INT, "b": Kind.BOOL}
 
 
@@ -52,7 +56,7 @@ class _Spec:
         self.index = index
         if isinstance(value, Tensor):
             self.role = "tensor"
-            arr = array_of(value)
+            arr = leaf_of(value)
             self.shape, self.dtype, self.device = tuple(arr.shape), arr.dtype, value.device
             self.autodiff = value.device.is_autodiff()
         elif isinstance(value, float):
@@ -65,7 +69,7 @@ class _Spec:
         if self.role == "tensor":
             if not isinstance(value, Tensor):
                 raise ReplayMismatchError(f"{where} must be a Tensor like at capture, found {type(value).__name__}")
-            arr = array_of(value)
+            arr = leaf_of(value)
             if tuple(arr.shape) != self.shape:
                 raise ReplayMismatchError(
                     f"{where} has shape {list(arr.shape)}, the capture had {list(self.shape)}: a captured "
@@ -147,7 +151,7 @@ class _HostCounters:
 
 
 def capture(device: Device, step: Callable[..., Any], *args: Any, optimizers: Sequence[Any] = (),
-            warmup: int = 1, verify: bool = False) -> Graph:
+            warmup: int = 1, verify: bool = False) -> Graph | GpuGraph:
     """Capture ``step(*args)`` on ``device`` for replay (burn's ``capture(device, closure)``).
 
     Runs the step eagerly ``warmup`` times, then twice more while recording its backend calls
@@ -158,6 +162,13 @@ def capture(device: Device, step: Callable[..., Any], *args: Any, optimizers: Se
     """
     backend = backend_for(device.inner())
     specs = [_Spec(i, a) for i, a in enumerate(args)]
+    if device.kind == "wgpu":
+        raise CaptureError("capture: on the GPU, capture the fused device, Device.fusion_wgpu() (its "
+                           "kernels mark the declared scalars a replay recomputes; eager Wgpu's do not)")
+    if device.kind in GPU_KINDS:  # the dispatches, replayed in one pass: see gpu_graph.py
+        if verify:
+            raise CaptureError("capture: verify=True is not available on a GPU device")
+        return capture_gpu(device, backend, step, args, specs, _HostCounters(optimizers), warmup)
     for _ in range(warmup):
         step(*args)
     guards: list[Guard] = []
@@ -165,29 +176,13 @@ def capture(device: Device, step: Callable[..., Any], *args: Any, optimizers: Se
     input_ids = {id(array_of(a)): f"in{k}" for k, a in
                  enumerate(a for a, s in zip(args, specs) if s.role == "tensor")}
     readable = {id(root(array_of(a))) for a, s in zip(args, specs) if s.role == "tensor"}
-    runs, result = [], None
-    for _ in range(2):
-        call_args = [SymbolicScalar.input(s.name, a, guards) if s.role == "scalar" else a
-                     for a, s in zip(args, specs)]
-        counters.symbolize(guards)
-        recorder = recorder_for(backend, readable)
-        try:
-            with recorder:
-                result = step(*call_args)
-                recorder.finish()
-        finally:
-            counters.collect()
-        runs.append(recorder.calls)
+    recorders, result = recorded_runs(step, args, specs, counters, guards,
+                                      lambda: recorder_for(backend, readable))
+    runs = [r.calls for r in recorders]
     outputs = [array_of(t) for t in flat_tensors(result)]
     n_inputs = len(input_ids)
     program = build_program(runs[0], runs[1], input_ids, n_inputs, outputs)
-    reached = " ".join(s.text for s in program.scalars) + " " + " ".join(g.text for g in guards)
-    for s in specs:
-        if s.role == "scalar" and s.name not in reached:
-            raise CaptureError(
-                f"capture refused the scalar input {s.name} (argument {s.index}): no backend call "
-                f"received a number computed from it. The step turned it into a plain number first "
-                f"(float(), math.*, NumPy) or did not use it; a replay would freeze its capture value")
+    refuse_unreached(specs, [s.text for s in program.scalars], guards)
     unique = {(g.text, g.result): g for g in guards}
     return Graph(device, step, specs, program, list(unique.values()), counters, result, backend,
                  verify)
@@ -231,26 +226,9 @@ class Graph:
         """How many backend calls one replay makes."""
         return self.program.calls
 
-    def _env(self, args: Sequence[Any]) -> dict[str, float]:
-        env = dict(self.counters.values)
-        for spec, value in zip(self.specs, args):
-            if spec.role == "scalar":
-                env[spec.name] = float(value)
-        for guard in self.guards:
-            if not guard.holds(env):
-                raise ReplayMismatchError(
-                    f"replay: at capture the step took a Python branch on a declared scalar "
-                    f"({guard.text} was {guard.result}); with these inputs it goes the other way, "
-                    f"and the recorded program is only the branch taken. Capture again")
-        return env
-
     def replay(self, *args: Any) -> Any:
         """Run the captured program on ``args`` (same structure as at capture)."""
-        if len(args) != len(self.specs):
-            raise ReplayMismatchError(f"replay: {len(args)} arguments, the capture had {len(self.specs)}")
-        for spec, value in zip(self.specs, args):
-            spec.check(value)
-        env = self._env(args)
+        env = replay_env(self.specs, self.counters, self.guards, args)
         if self.verify:
             return self._verified(args, env)
         return self._run(args, env)

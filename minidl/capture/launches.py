@@ -1,7 +1,7 @@
 """Recording a step on a fusion device as what that device launches on its inner backend.
 
 ``Fusion[Flex]`` runs a step as a stream of recorded ops, drained at sync points into fused
-numba kernels (a plan's :class:`~minidl.backends.fusion.plan.Launch`) and Flex calls (the ops
+numba kernels (a plan's :class:`~minidl.fusion.plan.Launch`) and Flex calls (the ops
 no fuser takes). :class:`FusionRecorder` records exactly those: it patches ``Flex`` like the
 plain :class:`~minidl.capture.recorder.Recorder` and, for the length of the run, the one entry
 point every fused kernel goes through, ``Launch.run``. A replay then calls the generated
@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from minidl.backends.fusion.plan import Launch
 from minidl.capture.recorder import Call, Recorder, user_frame
+from minidl.fusion.plan import Launch
 
 
 def launcher(launch: Launch) -> Callable[..., tuple[np.ndarray, ...]]:

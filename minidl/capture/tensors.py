@@ -20,6 +20,20 @@ def array_of(tensor: Tensor) -> np.ndarray:
     return prim
 
 
+def leaf_of(tensor: Tensor) -> Any:
+    """The backend primitive under ``tensor`` whatever the backend (a NumPy array on a CPU, a
+    ``WgpuTensor`` on the GPU): an autodiff tensor's ``inner``, a fusion handle's ``value``
+    (which drains its stream when the tensor is pending), unwrapped."""
+    prim = tensor.primitive.backend_tensor
+    while True:
+        if hasattr(prim, "inner"):
+            prim = prim.inner
+        elif hasattr(prim, "pending"):
+            prim = prim.value
+        else:
+            return prim
+
+
 def flat_tensors(value: Any) -> list[Tensor]:
     if isinstance(value, Tensor):
         return [value]

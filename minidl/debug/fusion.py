@@ -92,7 +92,7 @@ class FusionPlan:
 def _backend(backend):
     """The Fusion class whose stream to read (``Autodiff[Fusion[B]]`` is looked through)."""
     if backend is None:
-        from minidl.backends.fusion import FusionFlex
+        from minidl.backends.flex.fusion import FusionFlex
 
         return FusionFlex
     while not hasattr(backend, "stream"):
@@ -110,7 +110,7 @@ def fusion_plan(index: int = -1, backend: type | None = None) -> FusionPlan:
 
 
 def fusion_history(since: int | None = None, backend: type | None = None) -> list[FusionPlan]:
-    """The plans of the last executions (up to ``minidl.backends.fusion.stream.HISTORY``), oldest
+    """The plans of the last executions (up to ``minidl.fusion.stream.HISTORY``), oldest
     first; with ``since``, only those from execution number ``since`` on (take
     ``stream.executions`` before running something)."""
     records = _backend(backend).stream.history

@@ -37,12 +37,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TextIO
 
-from minidl.backends.fusion.events import STREAM_LISTENERS
 from minidl.debug import _hooks
 from minidl.debug.fusion import stream_line
 from minidl.debug.names import describe, kernel_info, short_dtype
 from minidl.dispatch import OP_LISTENERS
 from minidl.dispatch import route as _route_module
+from minidl.fusion.events import STREAM_LISTENERS
 
 __trace_hide__ = True
 

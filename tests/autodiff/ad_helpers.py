@@ -49,7 +49,7 @@ def inner_backend(name: str) -> type:
 
         return WgpuUnderTest
     if name == "fusion":
-        from minidl.backends.fusion.synced import SyncedFusionFlex
+        from minidl.backends.flex.fusion import SyncedFusionFlex
 
         return SyncedFusionFlex
     module = importlib.import_module(f"minidl.backends.{name}")

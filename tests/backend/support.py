@@ -25,7 +25,7 @@ BACKENDS = [
     ("ndarray", "minidl.backends.ndarray", "NdArray"),
     ("flex", "minidl.backends.flex", "Flex"),
     # Fusion[Flex] synced after every op, so primitives in and out stay NumPy arrays
-    ("fusion", "minidl.backends.fusion.synced", "SyncedFusionFlex"),
+    ("fusion", "minidl.backends.flex.fusion", "SyncedFusionFlex"),
     # Wgpu (WGSL kernels; lavapipe where there is no GPU), NumPy in and out: see WGPU_TOLERANCE
     ("wgpu", "tests.backend.support", "WgpuUnderTest"),
     # Fusion[Wgpu] (every op recorded, fused blocks as WGSL kernels), synced after every op
@@ -97,9 +97,9 @@ def _fused_wgpu_under_test() -> type:
     It computes with eager Wgpu's WGSL expressions, so the GPU's tolerances and known limits
     apply to it too (the tests ask ``B.name in GPU_NAMES``)."""
     from minidl.backend import Backend, DType, Kind, op_names
-    from minidl.backends.fusion.synced import _synced
     from minidl.backends.wgpu import synced as gpu
     from minidl.backends.wgpu.fusion import FusionWgpu
+    from minidl.fusion.synced import _synced
 
     def forward(op):
         sig = gpu.SyncedWgpu.__dict__[op].__func__.__signature__

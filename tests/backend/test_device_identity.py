@@ -17,7 +17,7 @@ import pytest
 import minidl.dispatch.ops
 from minidl.backends.cpu_helpers import cpu_device
 from minidl.backends.flex import Flex
-from minidl.backends.fusion import FusionFlex
+from minidl.backends.flex.fusion import FusionFlex
 from minidl.backends.ndarray import NdArray
 from minidl.dispatch import Device
 from minidl.tensor import Tensor

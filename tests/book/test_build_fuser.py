@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from minidl.backends.fusion import ElementwiseFuser, FusionFlex
+from minidl.backends.flex.fusion import FusionFlex
+from minidl.fusion import ElementwiseFuser
 from minidl_book import build_fuser
 
 

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from minidl import Device
-from minidl.backends.fusion import FusionFlex
-from minidl.backends.fusion.ir import OperationIr, TensorIr
-from minidl.backends.fusion.kernel import BlockValues, elementwise_aliasable
-from minidl.backends.fusion.stream import Stream
+from minidl.backends.flex.fusion import FusionFlex
 from minidl.capture import capture
+from minidl.fusion.ir import OperationIr, TensorIr
+from minidl.fusion.kernel import BlockValues, elementwise_aliasable
+from minidl.fusion.stream import Stream
 from tests.capture.helpers import Trainer, batches, schedule
 
 FUSION = Device.fusion().autodiff()
@@ -48,8 +48,8 @@ def test_fusion_replays_equal_eager_fusion_and_eager_flex(optimizer, policy, mon
 
     trainer = Trainer(optimizer, device=FUSION)
     graph = capture(FUSION, trainer.step, *data[0], schedule(0), optimizers=[trainer.optim])
-    # as shipped too: this model's tensors are all small, so eager fusion runs every op on
-    # Flex at once, but a recorded run records every op (its Python is paid once), and the
+    # as shipped too: this model's tensors are all small, so eager fusion runs every op
+    # eagerly on Flex, but a recorded run records every op (its Python is paid once), and the
     # replay launches their fused kernels; the device gets its policy back
     assert any(name.startswith("launch ") for name in graph.program.names)
     assert "eager_below" not in vars(FusionFlex.stream)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from minidl.backends.fusion import FusionFlex
+from minidl.backends.flex.fusion import FusionFlex
 from minidl.debug import fusion_plan
 from minidl.dispatch import Device
 from minidl.tensor import Tensor

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from minidl.backends.fusion import FusionFlex
+from minidl.backends.flex.fusion import FusionFlex
 from minidl.debug import fusion_history, trace
 from minidl.dispatch import Device
 from minidl.tensor import module as F
@@ -86,7 +86,7 @@ import json, numpy as np, minidl
 from minidl.dispatch import Device
 from minidl.tensor import Tensor
 from minidl.debug import fusion_plan
-from minidl.backends.fusion.stream import Stream
+from minidl.fusion.stream import Stream
 Stream.eager_below = 0  # record every op, as the suite does (tests/conftest.py)
 x = Tensor.from_data(np.linspace(-1, 1, 4096, dtype=np.float32), Device.fusion())
 y = ((x * 0.37 + 0.11).abs() * 1.91 - 0.13).tanh()

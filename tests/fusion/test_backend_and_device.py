@@ -10,8 +10,9 @@ import pytest
 from minidl.autodiff import Autodiff
 from minidl.backend import Backend, Distribution, ModuleOps, defines, defining_class
 from minidl.backends.flex import Flex
-from minidl.backends.fusion import Fusion, FusionFlex, FusionTensor, fusion_backend
+from minidl.backends.flex.fusion import FusionFlex
 from minidl.dispatch import Device, backend_for
+from minidl.fusion import Fusion, FusionTensor, fusion_backend
 from minidl.tensor import Tensor
 
 from .helpers import on

@@ -3,7 +3,7 @@ kernel sources, bytes) and the stream's events at ``debug_level`` 1 and 2."""
 
 from __future__ import annotations
 
-from minidl.backends.fusion import FusionFlex
+from minidl.backends.flex.fusion import FusionFlex
 from minidl.debug import debug_level, fusion_history, fusion_plan
 
 from .helpers import on, randn

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from minidl.backends.fusion import ElementwiseFuser
-from minidl.backends.fusion.ir import OperationIr, TensorIr
+from minidl.fusion import ElementwiseFuser
+from minidl.fusion.ir import OperationIr, TensorIr
 
 F32 = np.dtype(np.float32)
 

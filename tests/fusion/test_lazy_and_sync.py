@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from minidl.backends.fusion import FusionFlex
+from minidl.backends.flex.fusion import FusionFlex
 
 from .helpers import last_plan, on, pending_ops, randn
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from minidl.backends.fusion import FusionFlex
+from minidl.backends.flex.fusion import FusionFlex
 from minidl.tensor import module as F
 
 from .helpers import last_plan, on, randn

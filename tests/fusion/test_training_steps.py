@@ -3,16 +3,16 @@ and the MLP 784-256-10 (SGD), from ``minidl_book.workloads``. Fused results equa
 over several steps (losses, updated parameters, BatchNorm's running statistics); a step makes
 a known number of drains and kernel launches (a sync point that sneaks back fails here); the
 second identical step performs no search. Each runs twice: as a user gets the device (small
-ops with ready inputs run on Flex at once) and recording every op (``Stream.eager_below = 0``)."""
+ops with ready inputs run eagerly on Flex) and recording every op (``Stream.eager_below = 0``)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from minidl.backends.fusion import FusionFlex
-from minidl.backends.fusion.stream import Stream
+from minidl.backends.flex.fusion import FusionFlex
 from minidl.dispatch import Device
+from minidl.fusion.stream import Stream
 from minidl_book.workloads import CNN_LR, minidl_cnn_step, minidl_mlp_step
 
 # every test here sets the policy itself (the suite's default records every op)
@@ -65,7 +65,7 @@ def test_fused_steps_equal_eager_flex_steps(build, policy):
 # drains per step, steady state. Recording every op: conv2d, the two max-pools,
 # argmax/gather/scatter of the cross-entropy and the three backward module ops each drain (the
 # fusion chapter lists them); the MLP's gather, argmax and scatter. As shipped, the CNN's tensors
-# are all under Stream.eager_below (every op runs at once, nothing is recorded) and the MLP
+# are all under Stream.eager_below (every op runs eagerly, nothing is recorded) and the MLP
 # records its large ops (784x256 and 128x256), drained once, at the loss's argmax
 COUNTS = {("cnn", "record_every_op"): 9, ("mlp", "record_every_op"): 3, ("cnn", "as_shipped"): 0,
           ("mlp", "as_shipped"): 1}
@@ -91,10 +91,10 @@ def test_a_step_drains_a_known_number_of_times_and_the_second_step_searches_noth
     if policy == "record_every_op":
         # every parameter's update fuses: more kernels than parameters (the optimizer's
         # updates alone are one kernel each, or fewer)
-        assert delta["launches"] >= len(params) and delta["at_once"] == 0, delta
+        assert delta["launches"] >= len(params) and delta["eager"] == 0, delta
     elif name == "cnn":
-        assert delta["recorded"] == 0 and delta["at_once"] > 300, delta
-    else:  # the large weight's update fuses into its gradient's matmul; the small ones run at once
-        assert delta["recorded"] > 0 and delta["at_once"] > 0 and delta["launches"] >= 2, delta
+        assert delta["recorded"] == 0 and delta["eager"] > 300, delta
+    else:  # the large weight's update fuses into its gradient's matmul; the small ones run eagerly
+        assert delta["recorded"] > 0 and delta["eager"] > 0 and delta["launches"] >= 2, delta
     reasons = [r.reason for r in stream.history[len(stream.history) - drains:]]
     assert not any("reshape" in r or "expand" in r or "swap_dims" in r for r in reasons), reasons

@@ -6,6 +6,7 @@ atol 1e-6 element-wise; sums and products as the conformance suite's ``sum_atol`
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -140,22 +141,32 @@ def test_a_buffer_over_the_adapters_limit_is_refused_naming_it():
 
 
 def test_a_read_back_that_hangs_raises_after_the_timeout(monkeypatch):
-    class Stuck:
-        def submit(self, buffers):
-            pass
+    class Stuck:  # a mapping the device never completes
+        _thread_event = threading.Event()
 
-        def read_buffer(self, *args):
+        def sync_wait(self):
             time.sleep(2)
 
     runtime = rt()
     x = T(np.ones(3, np.float32))
     runtime.flush()
     monkeypatch.setattr(rt_module, "READ_TIMEOUT", 0.2)
-    monkeypatch.setattr(runtime, "queue", Stuck())
+    monkeypatch.setattr(rt_module, "STAGING_BYTES", 0)  # a buffer of its own, patched below
+    made = []
+
+    def mappable(size):
+        buffer = runtime.device.create_buffer(size=size, usage=runtime.flags.MAP_READ | runtime.flags.COPY_DST)
+        made.append(buffer)
+        monkeypatch.setattr(buffer, "map_async", lambda *args: Stuck())
+        return buffer
+
+    monkeypatch.setattr(runtime, "_mappable", mappable)
     start = time.perf_counter()
     with pytest.raises(TimeoutError, match="did not complete within 0.2 s"):
         runtime.read(x.primitive.backend_tensor.buffer, 12)
-    assert time.perf_counter() - start < 1.5
+    assert time.perf_counter() - start < 1.5 and made
+    monkeypatch.undo()  # and the next read works
+    assert np.frombuffer(runtime.read(x.primitive.backend_tensor.buffer, 12), np.float32).tolist() == [1, 1, 1]
 
 
 def test_no_adapter_says_how_to_get_one(monkeypatch):

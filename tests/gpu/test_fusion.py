@@ -45,7 +45,7 @@ def test_the_fused_gpu_device_is_fusion_over_wgpu_and_records_every_op():
 
     backend = fused_backend()
     assert backend.__name__ == "Fusion[Wgpu]" and backend.inner_backend() is Wgpu
-    assert backend.stream.eager_below == 0  # burn's policy on a GPU: nothing runs at once
+    assert backend.stream.eager_below == 0  # burn's policy on a GPU: nothing runs eagerly
     e, f = pair(np.ones((2, 3), np.float32))
     assert f.device is FUSED and (f * 2.0).primitive.backend_tensor.pending
 
@@ -61,6 +61,26 @@ def test_the_8_op_chain_is_one_dispatch_and_equals_eager():
     assert len(eager_made) == 8 and len(fused_made) == 1
     kernel = fused_backend().stream.history[-1].plan.steps[0].kernel
     assert kernel.language == "wgsl" and "out0[i]" in kernel.source and "out1" not in kernel.source
+
+
+@pytest.mark.parametrize(
+    ("n", "offset", "form"),
+    [(4096, 0, "vec4"), (4099, 0, "out0[i]"), (4096, 4, "vec4"), (4096, 1, "out0[i]")],
+)
+def test_the_vector_form_runs_where_every_input_is_contiguous_and_4_aligned(n, offset, form):
+    """Four elements a thread (vec4 loads and stores) when the size and every input's offset
+    are multiples of 4; the one-element form otherwise; equal to eager either way, a held bool
+    intermediate included (a second, vec4<u32>, output)."""
+    data = np.random.default_rng(3).standard_normal(n + offset).astype(np.float32)
+    e, f = (t.slice([slice(offset, offset + n)]) for t in pair(data))
+    me, mf = e > 0.5, f > 0.5
+    with rt().record_dispatches() as made:
+        got = chain(f * mf.float()).to_numpy()
+        mask = mf.to_numpy()
+    np.testing.assert_array_equal(got, chain(e * me.float()).to_numpy())
+    np.testing.assert_array_equal(mask, me.to_numpy())
+    fused = [d for d in made if "out1" in d.source]
+    assert len(fused) == 1 and form in fused[0].source, [d.entry for d in made]
 
 
 def test_a_held_intermediate_is_a_second_output_of_the_same_kernel():

@@ -10,6 +10,8 @@ device ops, as on the CPU backends.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from minidl.backend import ConvOptions, ConvTransposeOptions, InterpolateOptions, PoolOptions
@@ -41,13 +43,14 @@ def _conv_params(x_shape, w_hw, co, out_hw, stride, pads_tl, dilation, groups, h
     return [n, ci, h, w, co, *w_hw, *out_hw, *stride, *pads_tl, *dilation, groups, int(has_bias)]
 
 
-def _conv_grad(op: str, kernel: str, out_shape, x, weight, output_grad, options: ConvOptions, inputs: list):
+def _conv_grad(op: str, kernel: Callable[[tuple[int, ...]], str], out_shape, x, weight, output_grad, options: ConvOptions, inputs: list):
     """One of conv2d's gradient kernels (``inputs`` in the kernel's order) into ``out_shape``."""
     co, _, kh, kw = weight.shape
     top, _, left, _ = options.pads
     params = _conv_params(x.shape, (kh, kw), co, tuple(output_grad.shape[2:]), options.stride, (top, left),
                           options.dilation, options.groups, False)
-    return _run(op, kernel, params, [contiguous(t) for t in inputs], new(out_shape, F32, x.index, op))
+    return _run(op, kernel(tuple(params[:16])), params, [contiguous(t) for t in inputs],
+                new(out_shape, F32, x.index, op))
 
 
 def _check4(op: str, **tensors) -> None:
@@ -86,7 +89,7 @@ class WgpuModuleOps:
         b = contiguous(bias) if bias is not None else _Dummy(x.index)
         params = _conv_params(x.shape, (kh, kw), co, (oh, ow), options.stride, (top, left), options.dilation,
                               options.groups, bias is not None)
-        return _run("conv2d", shaders.conv2d_kernel(), params, [contiguous(x), contiguous(weight), b], out)
+        return _run("conv2d", shaders.conv2d_kernel(tuple(params[:16])), params, [contiguous(x), contiguous(weight), b], out)
 
     @classmethod
     def conv2d_x_backward(cls, x, weight, output_grad, options: ConvOptions):
@@ -96,7 +99,7 @@ class WgpuModuleOps:
             return _add_all("conv2d_x_backward", [
                 cls.conv2d_x_backward(x, _along(weight, 0, at, at + step), _along(output_grad, 1, at, at + step),
                                       options) for at in range(0, co, step)])
-        return _conv_grad("conv2d_x_backward", shaders.conv2d_x_backward_kernel(), x.shape, x, weight, output_grad,
+        return _conv_grad("conv2d_x_backward", shaders.conv2d_x_backward_kernel, x.shape, x, weight, output_grad,
                           options, [output_grad, weight])
 
     @classmethod
@@ -107,7 +110,7 @@ class WgpuModuleOps:
             return _add_all("conv2d_weight_backward", [
                 cls.conv2d_weight_backward(_along(x, 0, at, at + step), weight, _along(output_grad, 0, at, at + step),
                                            options) for at in range(0, x.shape[0], step)])
-        return _conv_grad("conv2d_weight_backward", shaders.conv2d_weight_backward_kernel(), weight.shape, x, weight,
+        return _conv_grad("conv2d_weight_backward", shaders.conv2d_weight_backward_kernel, weight.shape, x, weight,
                           output_grad, options, [x, output_grad])
 
     @classmethod
@@ -124,7 +127,7 @@ class WgpuModuleOps:
         out = new((n, co, oh, ow), F32, x.index, "conv_transpose2d")
         b = contiguous(bias) if bias is not None else _Dummy(x.index)
         params = _conv_params(x.shape, (kh, kw), co, (oh, ow), (sh, sw), (ph, pw), (dh, dw), g, bias is not None)
-        return _run("conv_transpose2d", shaders.conv_transpose2d_kernel(), params,
+        return _run("conv_transpose2d", shaders.conv_transpose2d_kernel(tuple(params[:16])), params,
                     [contiguous(x), contiguous(weight), b], out)
 
     # ----- pools ---------------------------------------------------------------------------------

@@ -94,10 +94,11 @@ def contiguous(t: WgpuTensor) -> WgpuTensor:
     return run_map("copy", "x0", [t], t.dtype)
 
 
-def read(t: WgpuTensor) -> np.ndarray:
-    """The values of ``t`` on the host (a sync point)."""
+def read(t: WgpuTensor, check: bool = False) -> np.ndarray:
+    """The values of ``t`` on the host (a sync point); ``check``: a validation's read (see
+    :meth:`Runtime.read <minidl.backends.wgpu.runtime.Runtime.read>`)."""
     c = contiguous(t)
-    raw = runtime(t.index).read(c.buffer, 4 * c.size)
+    raw = runtime(t.index).read(c.buffer, 4 * c.size, check=check)
     host = {"f": np.float32, "i": np.int32, "b": np.uint32}[t.dtype.kind]
     array = np.frombuffer(raw, dtype=host).reshape(t.shape)
     return array.astype(np.bool_) if t.dtype.kind == "b" else array.copy()
@@ -330,7 +331,7 @@ def _index_check(op: str, indices: WgpuTensor, size: int) -> None:
     if indices.size == 0:
         return
     both = _cat(op, [reduce_all(op, "min", indices, I32), reduce_all(op, "max", indices, I32)], 0)
-    low, high = (int(v) for v in read(both))  # one read-back for both bounds
+    low, high = (int(v) for v in read(both, check=True))  # one read-back for both bounds
     if low < 0 or high >= size:
         raise IndexError(f"{op}: index out of range [0, {size}): found {low}..{high}")
 
@@ -484,7 +485,8 @@ def random(op: str, dist: str, shape, index: int, a=0.0, b=0.0) -> WgpuTensor:
     else:
         extra = [float_bits(a), float_bits(b)]
     params = np.array([n, stream[0], stream[1], counter] + extra, dtype=np.int64).astype(np.uint32).view(np.int32)
-    runtime(index).dispatch(shaders.random_kernel(dist), params, [out.buffer], groups_1d(n))
+    runtime(index).dispatch(shaders.random_kernel(dist), params, [out.buffer], groups_1d(n),
+                            symbols={3: ("counter", index)})
     return out
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -28,6 +28,8 @@ READ_TIMEOUT = float(os.environ.get("MINIDL_WGPU_READ_TIMEOUT", "60"))
 MAX_PENDING = 256
 #: Bytes of freed buffers the runtime keeps for reuse.
 POOL_BYTES = 256 << 20
+#: Bytes of the mappable buffer kept for read-backs (a larger read maps a buffer of its own).
+STAGING_BYTES = 1 << 16
 #: Bytes of the parameter arena shared by the dispatches of one submit.
 ARENA_BYTES = 1 << 18
 #: Threads per workgroup of the 1-D kernels.
@@ -83,6 +85,9 @@ class Runtime:
         self.queue = self.device.queue
         self.flags = wgpu.BufferUsage
         self._pipelines: dict[str, tuple] = {}
+        self._outputs: dict[str, int] = {}  # per pipeline source, its read-write bindings
+        #: ids of buffers a captured program owns (minidl.capture.gpu): never pooled again
+        self.pinned: set[int] = set()
         self._encoder = None
         self._pending = 0
         self._keep: list = []  # bind groups alive until their submit
@@ -100,6 +105,7 @@ class Runtime:
         self._arena_chunks: list[bytes] = []
         self._arena_used = 0  # bytes reserved, aligned
         self._arena_fill = 0  # bytes written into the chunks
+        self._staging = None  # the mappable buffer of small read-backs, made on the first
         self.dispatches = 0  # counted for the book's "dispatches a Linear forward makes"
         self.recorders: list[list] = []  # open record_dispatches() lists
         self.submits = 0
@@ -132,9 +138,25 @@ class Runtime:
         """Take back the buffer of a dead :class:`Block` (a later dispatch may write it: the
         commands recorded before still read it first, passes run in order)."""
         self._live.pop(id(raw), None)
-        if self._pooled_bytes + size <= POOL_BYTES:
+        if self._pooled_bytes + size <= POOL_BYTES and id(raw) not in self.pinned:
             self._free.setdefault(size, []).append(raw)
             self._pooled_bytes += size
+
+    def pin(self, buffers) -> None:
+        """Keep ``buffers`` out of the pool for good (a captured program owns them): taken out
+        of the free lists now, and never pooled when the tensors viewing them die."""
+        with self.lock:
+            ids = {id(b) for b in buffers}
+            self.pinned |= ids
+            for size, free in self._free.items():
+                kept = [b for b in free if id(b) not in ids]
+                self._pooled_bytes -= size * (len(free) - len(kept))
+                free[:] = kept
+
+    def unpin(self, buffers) -> None:
+        """Give ``buffers`` back to the pool's rules (a captured program was dropped)."""
+        with self.lock:
+            self.pinned -= {id(b) for b in buffers}
 
     def upload(self, array: np.ndarray, op: str = "upload"):
         data = np.ascontiguousarray(array)
@@ -144,32 +166,54 @@ class Runtime:
         usage = self.flags.STORAGE | self.flags.COPY_SRC | self.flags.COPY_DST
         return self.device.create_buffer_with_data(data=data, usage=usage)
 
-    def read(self, buffer, nbytes: int) -> bytes:
-        """Submit what is pending and copy ``nbytes`` of ``buffer`` back (a sync point)."""
+    def read(self, buffer, nbytes: int, check: bool = False) -> bytes:
+        """Copy ``nbytes`` of ``buffer`` back (a sync point): the copy is recorded after the
+        pending dispatches and submitted with them, into a mappable buffer (a kept one for
+        small reads), which is then mapped. One submit and no thread per read: a 4-byte read
+        took ~120 us this way against ~300 us through ``queue.read_buffer`` on a thread.
+        ``check`` marks a validation's read (an index bound), which a capture lets through: its
+        value only decides whether to raise, and a replay does not repeat the check."""
         if nbytes == 0:
             return b""
+        size = (nbytes + 3) // 4 * 4
         with self.lock:
+            small = size <= STAGING_BYTES
+            if small and self._staging is None:
+                self._staging = self._mappable(STAGING_BYTES)
+            stage = self._staging if small else self._mappable(size)
+            if self._encoder is None:
+                self._encoder = self.device.create_command_encoder()
+            self._encoder.copy_buffer_to_buffer(getattr(buffer, "raw", buffer), 0, stage, 0, size)
             self.flush()
-            result: dict = {}
+            try:
+                self.wait_mapped(stage, size)
+                data = bytes(stage.read_mapped(0, size, copy=False))[:nbytes]
+                stage.unmap()
+            except TimeoutError:
+                if small:
+                    self._staging = None  # left pending: the next read maps a new one
+                raise
+            finally:
+                if not small:
+                    stage.destroy()
+            return data
 
-            def run():
-                try:
-                    raw = getattr(buffer, "raw", buffer)
-                    result["data"] = bytes(self.queue.read_buffer(raw, 0, (nbytes + 3) // 4 * 4))
-                except BaseException as error:  # noqa: BLE001 - handed to the caller
-                    result["error"] = error
+    def _mappable(self, size: int):
+        return self.device.create_buffer(size=size, usage=self.flags.MAP_READ | self.flags.COPY_DST)
 
-            worker = threading.Thread(target=run, daemon=True, name="minidl-wgpu-read")
-            worker.start()
-            worker.join(READ_TIMEOUT)
-            if worker.is_alive():
-                raise TimeoutError(
-                    f"Wgpu read-back did not complete within {READ_TIMEOUT:g} s on {self.adapter_name} "
-                    "(set MINIDL_WGPU_READ_TIMEOUT to wait longer)"
-                )
-            if "error" in result:
-                raise result["error"]
-            return result["data"][:nbytes]
+    def wait_mapped(self, stage, size: int) -> None:
+        """Map ``stage`` for reading and wait until it is, at most ``READ_TIMEOUT`` seconds
+        (wgpu's device poller thread resolves the map; its event is what this waits on)."""
+        # "READ_NOSYNC" is what wgpu's own read_buffer maps with: the copy was just submitted,
+        # so the empty submit a plain READ adds (wgpu-native issue 305) is not needed
+        promise = stage.map_async("READ_NOSYNC", 0, size)
+        event = getattr(promise, "_thread_event", None)
+        if event is not None and not event.wait(READ_TIMEOUT):
+            raise TimeoutError(
+                f"Wgpu read-back did not complete within {READ_TIMEOUT:g} s on {self.adapter_name} "
+                "(set MINIDL_WGPU_READ_TIMEOUT to wait longer)"
+            )
+        promise.sync_wait()
 
     def dummy(self):
         """A 4-byte buffer bound where a kernel's optional input (a bias) is absent."""
@@ -178,16 +222,17 @@ class Runtime:
         return self._dummy
 
     # ----- pipelines and dispatches ---------------------------------------------------------------
-    def pipeline(self, source: str, n_bindings: int):
+    def pipeline(self, source: str, n_bindings: int, n_outputs: int = 1):
         """The compute pipeline of ``source`` (cached by its text): binding 0 is the params
-        buffer, the last binding the output (read-write), the others inputs (read-only)."""
+        buffer, the last ``n_outputs`` bindings the outputs (read-write), the others inputs
+        (read-only)."""
         cached = self._pipelines.get(source)
         if cached is not None:
             return cached
         wgpu = self.wgpu
         entries = []
         for i in range(n_bindings):
-            kind = (wgpu.BufferBindingType.storage if i == n_bindings - 1
+            kind = (wgpu.BufferBindingType.storage if i >= n_bindings - n_outputs
                     else wgpu.BufferBindingType.read_only_storage)
             entries.append({"binding": i, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": kind}})
         layout = self.device.create_bind_group_layout(entries=entries)
@@ -197,11 +242,15 @@ class Runtime:
             compute={"module": module, "entry_point": "main"},
         )
         cached = self._pipelines[source] = (pipeline, layout)
+        self._outputs[source] = n_outputs
         return cached
 
-    def dispatch(self, source: str, params: np.ndarray, buffers: list, groups: tuple[int, int, int]) -> None:
+    def dispatch(self, source: str, params: np.ndarray, buffers: list, groups: tuple[int, int, int],
+                 symbols: dict | None = None) -> None:
         """Record one dispatch of ``source`` over ``groups`` workgroups; ``params`` (int32 words)
-        becomes binding 0, ``buffers`` the bindings after it (the last one written)."""
+        becomes binding 0, ``buffers`` the bindings after it (the last one written, or the last
+        ones: see :meth:`pipeline`). ``symbols`` names the words a captured replay recomputes
+        (word index -> what: see :class:`Dispatched`); only the recorders look at it."""
         if min(groups) == 0:
             return
         with self.lock:
@@ -236,7 +285,10 @@ class Runtime:
             self._keep.append(group)
             if self.recorders:
                 for recorder in self.recorders:
-                    recorder.append(Dispatched(source, tuple(groups), np.asarray(params).tolist()))
+                    recorder.append(Dispatched(
+                        source, tuple(groups), np.asarray(params).tolist(),
+                        tuple(getattr(b, "raw", b) for b in buffers), self._outputs.get(source, 1),
+                        dict(symbols or {})))
             self._pending += 1
             self.dispatches += 1
             if self._pending >= MAX_PENDING:
@@ -277,11 +329,18 @@ class Runtime:
 
 @dataclass(frozen=True)
 class Dispatched:
-    """One recorded dispatch: the kernel's WGSL text, its workgroup grid, its ``p`` words."""
+    """One recorded dispatch: the kernel's WGSL text, its workgroup grid, its ``p`` words, the
+    buffers bound after ``p`` (the last ``n_outputs`` written) and ``symbols``: the words a
+    captured replay recomputes, word index -> ``("scalar", kind, SymbolicScalar)`` (a declared
+    scalar: kind ``f`` is written as float bits) or ``("counter", device index)`` (the random
+    stream's counter, advanced per call)."""
 
     source: str
     groups: tuple[int, int, int]
     params: list
+    buffers: tuple = ()
+    n_outputs: int = 1
+    symbols: dict = field(default_factory=dict)
 
     @property
     def entry(self) -> str:

@@ -365,21 +365,23 @@ def scatter_kernel(t: str, mode: str) -> str:
 # ----- convolutions and pools (contiguous NCHW operands; one thread per output element) ------------
 #
 # p of every conv kernel: n_out, N, CI, H, W, CO, KH, KW, OH, OW, sh, sw, pt, pl, dh, dw, groups,
-# has_bias. x is [N, CI, H, W], the weight [CO, CI/groups, KH, KW] (conv_transpose2d: [CI,
+# has_bias; N..groups are also written into the kernel's source (see _kernel). x is [N, CI, H, W], the weight [CO, CI/groups, KH, KW] (conv_transpose2d: [CI,
 # CO/groups, KH, KW]), the output gradient [N, CO, OH, OW].
 
-CONV_PARAMS = """  let N = p[1]; let CI = p[2]; let H = p[3]; let W = p[4]; let CO = p[5];
-  let KH = p[6]; let KW = p[7]; let OH = p[8]; let OW = p[9]; let sh = p[10]; let sw = p[11];
-  let pt = p[12]; let pl = p[13]; let dh = p[14]; let dw = p[15]; let G = p[16];
-"""
+#: the names of p[1..16] in a conv kernel's body
+CONV_SIZES = ("N", "CI", "H", "W", "CO", "KH", "KW", "OH", "OW", "sh", "sw", "pt", "pl", "dh", "dw", "G")
 
 
-def _kernel(inputs: tuple[str, ...], body: str) -> str:
-    return header(inputs, "f32") + entry() + THREAD + "  if (i >= p[0]) { return; }\n" + CONV_PARAMS + body + "}\n"
+def _kernel(inputs: tuple[str, ...], body: str, sizes: tuple[int, ...]) -> str:
+    """A conv kernel whose sizes (``CONV_SIZES``, the values of p[1..16]) are written into the
+    source as constants, a kernel per shape (speed trick: lavapipe divides by a constant with a
+    multiply and unrolls constant loops; the CNN step's conv kernels ran 1.7-5x faster)."""
+    consts = "".join(f"  let {name} = {int(v)};\n" for name, v in zip(CONV_SIZES, sizes, strict=True))
+    return header(inputs, "f32") + entry() + THREAD + "  if (i >= p[0]) { return; }\n" + consts + body + "}\n"
 
 
 @functools.cache
-def conv2d_kernel() -> str:
+def conv2d_kernel(sizes: tuple[int, ...]) -> str:
     """out[n, co, oy, ox] = bias[co] + sum over the group's channels and the kernel window."""
     return _kernel(("f32", "f32", "f32"), """  let ox = i % OW; let oy = (i / OW) % OH; let co = (i / (OW * OH)) % CO; let n = i / (OW * OH * CO);
   let cig = CI / G; let g = co / (CO / G);
@@ -398,11 +400,11 @@ def conv2d_kernel() -> str:
     }
   }
   out[i] = acc;
-""")
+""", sizes)
 
 
 @functools.cache
-def conv2d_x_backward_kernel() -> str:
+def conv2d_x_backward_kernel(sizes: tuple[int, ...]) -> str:
     """dx[n, ci, iy, ix]: every output position whose window read x[n, ci, iy, ix]."""
     return _kernel(("f32", "f32"), """  let ix = i % W; let iy = (i / W) % H; let ci = (i / (W * H)) % CI; let n = i / (W * H * CI);
   let cig = CI / G; let cog = CO / G; let g = ci / cig; let c = ci - g * cig;
@@ -420,11 +422,11 @@ def conv2d_x_backward_kernel() -> str:
     }
   }
   out[i] = acc;
-""")
+""", sizes)
 
 
 @functools.cache
-def conv2d_weight_backward_kernel() -> str:
+def conv2d_weight_backward_kernel(sizes: tuple[int, ...]) -> str:
     """dw[co, c, ky, kx] = sum over n, oy, ox of x[n, ci, iy, ix] * dy[n, co, oy, ox]."""
     return _kernel(("f32", "f32"), """  let cig = CI / G;
   let kx = i % KW; let ky = (i / KW) % KH; let c = (i / (KW * KH)) % cig; let co = i / (KW * KH * cig);
@@ -442,11 +444,11 @@ def conv2d_weight_backward_kernel() -> str:
     }
   }
   out[i] = acc;
-""")
+""", sizes)
 
 
 @functools.cache
-def conv_transpose2d_kernel() -> str:
+def conv_transpose2d_kernel(sizes: tuple[int, ...]) -> str:
     """out[n, co, oy, ox] = bias + every input pixel whose painted patch covers (oy, ox);
     the weight is [CI, CO/groups, KH, KW]."""
     return _kernel(("f32", "f32", "f32"), """  let ox = i % OW; let oy = (i / OW) % OH; let co = (i / (OW * OH)) % CO; let n = i / (OW * OH * CO);
@@ -466,7 +468,7 @@ def conv_transpose2d_kernel() -> str:
     }
   }
   out[i] = acc;
-""")
+""", sizes)
 
 
 # p of the pool kernels: n_out, N*C, H, W, OH, OW, KH, KW, sh, sw, pt, pl, dh, dw, ph, pw,

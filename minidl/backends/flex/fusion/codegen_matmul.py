@@ -19,8 +19,8 @@ from collections.abc import Callable
 
 from minidl.backends.flex.fusion.codegen import NumbaKernel, loop_kernel
 from minidl.backends.flex.kernels import gemm
-from minidl.backends.fusion.ir import OperationIr
-from minidl.backends.fusion.kernel import BlockValues
+from minidl.fusion.ir import OperationIr
+from minidl.fusion.kernel import BlockValues
 
 
 class MatmulKernel(NumbaKernel):

@@ -1,16 +1,16 @@
-"""Flex's :class:`~minidl.backends.fusion.kernel.KernelGenerator` (burn-cubecl-fusion's
+"""Flex's :class:`~minidl.fusion.kernel.KernelGenerator` (burn-cubecl-fusion's
 optimizations, for a CPU): which numba kernel each fuser's block becomes."""
 
 from __future__ import annotations
 
 from minidl.backends.flex.fusion.codegen import NumbaKernel, loop_kernel
 from minidl.backends.flex.fusion.codegen_matmul import matmul_kernel
-from minidl.backends.fusion.ir import OperationIr
-from minidl.backends.fusion.kernel import KernelGenerator
+from minidl.fusion.ir import OperationIr
+from minidl.fusion.kernel import KernelGenerator
 
 
 class NumbaGenerator(KernelGenerator):
-    """Flex's :class:`~minidl.backends.fusion.kernel.KernelGenerator`: numba loop kernels for
+    """Flex's :class:`~minidl.fusion.kernel.KernelGenerator`: numba loop kernels for
     element-wise and reduce blocks, Flex's gemm plus a loop-kernel epilogue for matmul blocks."""
 
     def elementwise(

@@ -17,15 +17,14 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from minidl.backends.fusion.events import STREAM_LISTENERS, emit
+from minidl.fusion.events import STREAM_LISTENERS, emit
 
 _LOADED: dict[str, ModuleType] = {}
 
 
 def kernel_dir() -> Path:
-    """``$NUMBA_CACHE_DIR/fusion_kernels`` (default: ``.numba_cache`` beside the minidl package)."""
-    root = os.environ.get("NUMBA_CACHE_DIR") or str(Path(__file__).resolve().parents[4] / ".numba_cache")
-    path = Path(root) / "fusion_kernels"
+    """``$NUMBA_CACHE_DIR/fusion_kernels`` (minidl's import sets the default)."""
+    path = Path(os.environ["NUMBA_CACHE_DIR"]) / "fusion_kernels"
     path.mkdir(parents=True, exist_ok=True)
     return path
 

@@ -4,7 +4,7 @@ import line of fusion's generated kernels, so they run the same formulas as Flex
 Not bit for bit: the functions are inlined into their caller and take its fastmath flags.
 Flex's element-wise kernels compile with ``contract`` only (``JIT_EW`` in :mod:`._common`);
 fusion's generated kernels with its own ``FASTMATH`` set (``reassoc``, ``contract``, ``arcp``,
-``nsz``, in ``minidl/backends/fusion/codegen.py``), so a fused result may differ from Flex's by
+``nsz``, in ``minidl/backends/flex/fusion/codegen.py``), so a fused result may differ from Flex's by
 a rounding (an ``arcp`` reciprocal, a reassociated sum)."""
 
 from .vmath import fmaximum, vexp, vlog

@@ -8,9 +8,8 @@ computes every op in registers, in op order, and stores the results someone stil
 Each op's expression is the one eager ``Wgpu`` dispatches for it (the tables of
 :mod:`minidl.backends.wgpu.backend`), so fused == eager to the bit on the same adapter.
 
-Bindings: 0 is ``p`` (``n``, the scalars as bits, then sizes and operand blocks), then the
-inputs (read-only), then the outputs (read-write); a kernel with several outputs needs its
-own bind group layout, made here and put in the runtime's pipeline cache under its source.
+``p`` holds ``n``, the scalars as bits, then sizes and operand blocks; the bindings, the
+scalars' words and the dispatch are every fused kernel's (:mod:`.io`).
 """
 
 from __future__ import annotations
@@ -20,17 +19,19 @@ import re
 
 import numpy as np
 
-from minidl.backends.fusion.ir import OperationIr
-from minidl.backends.fusion.kernel import (
+from minidl.backends.wgpu import backend as eager
+from minidl.backends.wgpu import ops, shaders
+from minidl.backends.wgpu.fusion import io
+from minidl.backends.wgpu.fusion.io import wgsl_type
+from minidl.backends.wgpu.runtime import groups_1d
+from minidl.backends.wgpu.tensor import WgpuTensor, c_strides
+from minidl.fusion.ir import OperationIr
+from minidl.fusion.kernel import (
     BlockValues,
     Kernel,
     Value,
     elementwise_aliasable,
 )
-from minidl.backends.wgpu import backend as eager
-from minidl.backends.wgpu import ops, shaders
-from minidl.backends.wgpu.runtime import groups_1d, runtime
-from minidl.backends.wgpu.tensor import WgpuTensor, c_strides
 
 MAXD = shaders.MAXD
 
@@ -62,10 +63,6 @@ EXPRESSIONS: dict[str, str] = {
 _TOKEN = re.compile(r"\b([xs])(\d+)\b")
 
 
-def _wtype(dtype: np.dtype) -> str:
-    return shaders.WGSL_TYPE[np.dtype(dtype).kind]
-
-
 def _name(v: Value) -> str:
     """``x<p>``: input ``p``'s element; ``v<j>``: op ``j``'s result."""
     return f"x{v.index}" if v.external else f"v{v.index}"
@@ -80,8 +77,10 @@ def _expr(op: OperationIr, args: list[str], scalars: list[str]) -> str:
     return _TOKEN.sub(lambda m: (args if m.group(1) == "x" else scalars)[int(m.group(2))], template)
 
 
-def _scalar_load(k: int, dtype: np.dtype) -> str:
-    return f"bitcast<f32>(p[{1 + k}])" if dtype.kind == "f" else f"(p[{1 + k}] != 0)"
+#: elements per thread of the vectorized form (burn-cubecl-fusion's line size): lavapipe runs
+#: a thread's ``vec4`` load and store as one access each, and a 64K-element chain took 230 us
+#: instead of 450-650 us as one element per thread (bench/gpu_fusion.py)
+LINE = 4
 
 
 @functools.cache
@@ -90,53 +89,65 @@ def _source(
     out_types: tuple[str, ...],
     n_scalars: int,
     body: tuple[str, ...],
-    flat: bool,
+    form: str,
+    shape: tuple[int, ...] = (),
 ) -> str:
-    """The WGSL text of an element-wise block: ``body`` holds its lines from the loads on
-    (written from the IR by :func:`_body`), the operand offsets ``o<p>`` come first."""
+    """The WGSL text of an element-wise block in one of three forms: ``"flat"`` (every input
+    contiguous and full-size: element ``i`` at ``offset + i``), ``"strided"`` (a division per
+    dim of ``shape``, the block's, broadcasts by stride 0) or ``"vector"`` (flat, :data:`LINE` elements per thread, read
+    and written as ``vec4``; each input's offset and the thread count in units of a line).
+    ``body`` holds the thread's lines from the loads on (written from the IR by :func:`_body`)."""
     n_in = len(in_types)
-    lines = ["@group(0) @binding(0) var<storage, read> p: array<i32>;"]
-    for k, t in enumerate(in_types):
-        lines.append(f"@group(0) @binding({k + 1}) var<storage, read> a{k}: array<{t}>;")
-    for q, t in enumerate(out_types):
-        lines.append(
-            f"@group(0) @binding({n_in + 1 + q}) var<storage, read_write> out{q}: array<{t}>;"
-        )
-    src = [
-        "\n".join(lines),
-        shaders.HELPERS,
-        shaders.entry(),
-        shaders.THREAD,
-        "  if (i >= p[0]) { return; }\n",
-    ]
     base = 1 + n_scalars  # p: n, scalars, then the layout
-    if flat:
-        # every input contiguous and full-size: element i sits at offset + i
+    if form == "vector":
+        vec_in = tuple(f"vec{LINE}<{t}>" for t in in_types)
+        vec_out = tuple(f"vec{LINE}<{t}>" for t in out_types)
+        src = [io.prologue(vec_in, vec_out), "  if (i >= p[0]) { return; }\n"]
+        src += [f"  let a{k}v = a{k}[p[{base + k}] + i];\n" for k in range(n_in)]
+        src += [f"  var r{q}: {t};\n" for q, t in enumerate(vec_out)]
+        src.append(f"  for (var c = 0; c < {LINE}; c = c + 1) {{\n")
+        src += ["  " + line for line in body]
+        src.append("  }\n")
+        src += [f"  out{q}[i] = r{q};\n" for q in range(len(out_types))]
+        src.append("}\n")
+        return "".join(src)
+    src = [io.prologue(in_types, out_types), "  if (i >= p[0]) { return; }\n"]
+    if form == "flat":
         for k in range(n_in):
             src.append(f"  let o{k} = p[{base + k}] + i;\n")
     else:
-        # p: ndim, shape[MAXD], then offset, strides[MAXD] per input (stride 0 where it broadcasts)
+        # p: ndim, shape[MAXD], then offset, strides[MAXD] per input (stride 0 where it
+        # broadcasts); the block's shape is written into the source, one unrolled step per
+        # dim: lavapipe divides by a constant with a multiply, by a word of p with a division
+        # (a 16K-element block went from 2.1 ms to ~0.2 ms in the CNN step)
         blocks = [base + 1 + MAXD + k * (1 + MAXD) for k in range(n_in)]
         src.append("  var rem = i;\n")
         for k, b in enumerate(blocks):
             src.append(f"  var o{k} = p[{b}];\n")
-        src.append(
-            f"  for (var d = p[{base}] - 1; d >= 0; d = d - 1) {{\n    let n = p[{base + 1} + d];\n"
-            "    let c = rem % n;\n    rem = rem / n;\n"
-        )
-        for k, b in enumerate(blocks):
-            src.append(f"    o{k} = o{k} + c * p[{b + 1} + d];\n")
-        src.append("  }\n")
+        for d in reversed(range(len(shape))):
+            if shape[d] == 1:
+                continue
+            if d == 0:  # what is left is the first dim's index (i < n)
+                src.append("  let c0 = rem;\n")
+            else:
+                src.append(f"  let c{d} = rem % {shape[d]};\n  rem = rem / {shape[d]};\n")
+            for k, b in enumerate(blocks):
+                src.append(f"  o{k} = o{k} + c{d} * p[{b + 1 + d}];\n")
     src.extend(body)
     src.append("}\n")
     return "".join(src)
 
 
-def _body(ops: list[OperationIr], vals: BlockValues, writes: list[int]) -> tuple[str, ...]:
+def _body(
+    ops: list[OperationIr], vals: BlockValues, writes: list[int], vector: bool
+) -> tuple[str, ...]:
     """The lines of a thread: each input loaded where an op first reads it, each op's ``let``,
     each written result stored right after it is computed (op order, as
-    :func:`~minidl.backends.fusion.kernel.elementwise_aliasable` assumes)."""
-    scalar_names = [_scalar_load(k, dtype) for k, (_, _, dtype) in enumerate(vals.scalars)]
+    :func:`~minidl.fusion.kernel.elementwise_aliasable` assumes). In the ``vector`` form an
+    element is component ``c`` of the thread's lines (``a<k>v`` read, ``r<q>`` written)."""
+    scalar_names = [
+        io.scalar_load(1 + k, dtype.kind) for k, (_, _, dtype) in enumerate(vals.scalars)
+    ]
     loaded: set[Value] = set()
     out_of = {j: q for q, j in enumerate(writes)}
     lines: list[str] = []
@@ -145,40 +156,15 @@ def _body(ops: list[OperationIr], vals: BlockValues, writes: list[int]) -> tuple
         for v in ins:
             if v.external and v not in loaded:
                 loaded.add(v)
-                t = _wtype(vals.ext[v.index].dtype)
-                lines.append(
-                    f"  let {_name(v)} = {shaders.load(t, f'a{v.index}', f'o{v.index}')};\n"
-                )
+                t = wgsl_type(vals.ext[v.index].dtype)
+                at = ("c", f"a{v.index}v") if vector else (f"o{v.index}", f"a{v.index}")
+                lines.append(f"  let {_name(v)} = {shaders.load(t, at[1], at[0])};\n")
         scalars = [scalar_names[k] for k in vals.scalar_indices(j)]
         lines.append(f"  let v{j} = {_expr(op, [_name(v) for v in ins], scalars)};\n")
         if j in out_of:
-            lines.append(f"  out{out_of[j]}[i] = {shaders.store(_wtype(op.out.dtype), f'v{j}')};\n")
+            target = f"r{out_of[j]}[c]" if vector else f"out{out_of[j]}[i]"
+            lines.append(f"  {target} = {shaders.store(wgsl_type(op.out.dtype), f'v{j}')};\n")
     return tuple(lines)
-
-
-def _pipeline(rt, source: str, n_in: int, n_out: int) -> None:
-    """Put the pipeline of ``source`` in the runtime's cache (keyed by its text) with ``n_out``
-    read-write bindings after ``n_in`` read-only ones: the runtime's own layout has one output."""
-    if source in rt._pipelines:
-        return
-    wgpu = rt.wgpu
-    entries = []
-    for k in range(1 + n_in + n_out):
-        kind = (
-            wgpu.BufferBindingType.read_only_storage
-            if k <= n_in
-            else wgpu.BufferBindingType.storage
-        )
-        entries.append(
-            {"binding": k, "visibility": wgpu.ShaderStage.COMPUTE, "buffer": {"type": kind}}
-        )
-    layout = rt.device.create_bind_group_layout(entries=entries)
-    module = rt.device.create_shader_module(code=source)
-    pipeline = rt.device.create_compute_pipeline(
-        layout=rt.device.create_pipeline_layout(bind_group_layouts=[layout]),
-        compute={"module": module, "entry_point": "main"},
-    )
-    rt._pipelines[source] = (pipeline, layout)
 
 
 def _broadcasts(shape: tuple[int, ...], full: tuple[int, ...]) -> bool:
@@ -191,8 +177,10 @@ def _broadcasts(shape: tuple[int, ...], full: tuple[int, ...]) -> bool:
 class WgslKernel(Kernel):
     """An element-wise block as one WGSL dispatch (burn-cubecl-fusion's ``ElemwiseOptimization``).
 
-    The source comes in two forms, picked at launch from the inputs' layouts: *flat* (every
-    input contiguous and of the block's size) and *strided* (a division per dim, broadcasts by
+    The source comes in three forms, picked at launch from the inputs' layouts: *vector* (every
+    input contiguous, of the block's size, at an offset and of a size that are multiples of
+    :data:`LINE`: ``vec4`` loads and stores, burn's vectorization), *flat* (every input
+    contiguous and of the block's size) and *strided* (a division per dim, broadcasts by
     stride 0); each is compiled once, on its first launch."""
 
     language = "wgsl"
@@ -201,12 +189,13 @@ class WgslKernel(Kernel):
         vals = BlockValues(ops)
         self.shape = tuple(shape)
         self.numel = int(np.prod(self.shape, dtype=np.int64)) if self.shape else 1
-        self.in_types = tuple(_wtype(t.dtype) for t in vals.ext)
-        self.out_types = tuple(_wtype(ops[j].out.dtype) for j in writes)
-        self.body = _body(ops, vals, writes)
+        self.in_types = tuple(wgsl_type(t.dtype) for t in vals.ext)
+        self.out_types = tuple(wgsl_type(ops[j].out.dtype) for j in writes)
+        self.body = _body(ops, vals, writes, vector=False)
+        self.vector_body = _body(ops, vals, writes, vector=True)
         self.scalar_kinds = tuple(dtype.kind for _, _, dtype in vals.scalars)
         kinds = [op.kind for op in ops]
-        source = _source(self.in_types, self.out_types, len(vals.scalars), self.body, True)
+        source = _source(self.in_types, self.out_types, len(vals.scalars), self.body, "flat")
         name = "wgsl_elemwise_" + "_".join(kinds[:6] + (["etc"] if len(kinds) > 6 else []))
         read = sum(t.nbytes for t in vals.ext)
         written = sum(ops[j].out.nbytes for j in writes)
@@ -230,20 +219,31 @@ class WgslKernel(Kernel):
 
     def strided_source(self) -> str:
         """The strided form's source."""
-        return _source(self.in_types, self.out_types, len(self.scalar_kinds), self.body, False)
+        return _source(
+            self.in_types, self.out_types, len(self.scalar_kinds), self.body, "strided", self.shape
+        )
+
+    def vector_source(self) -> str:
+        """The vector form's source (:data:`LINE` elements per thread)."""
+        return _source(
+            self.in_types, self.out_types, len(self.scalar_kinds), self.vector_body, "vector"
+        )
 
     def launch(self, launch, values: list, scalars: list) -> None:
         """One dispatch: the outputs are new contiguous tensors of their recorded shapes."""
         inputs: list[WgpuTensor] = [values[i] for i in launch.inputs]
         full, n = self.shape, self.numel
-        index = inputs[0].index if inputs else 0
-        outs = [ops.new(shape, dtype, index, self.name) for _, shape, dtype in launch.outputs]
-        params = [n]
-        for value, kind in zip(scalars[launch.scalars], self.scalar_kinds, strict=True):
-            params.append(ops.float_bits(value) if kind == "f" else int(value))
+        outs = io.outputs(launch, inputs[0].index if inputs else 0, self.name)
+        params = [n, *io.scalar_words(scalars[launch.scalars], self.scalar_kinds)]
+        threads = n
         if all(t.size == n and t.is_contiguous() for t in inputs):
-            source = self.source
-            params += [t.offset for t in inputs]
+            if n % LINE == 0 and all(t.offset % LINE == 0 for t in inputs):
+                source, threads = self.vector_source(), n // LINE
+                params[0] = threads
+                params += [t.offset // LINE for t in inputs]
+            else:
+                source = self.source
+                params += [t.offset for t in inputs]
         else:
             source = self.strided_source()
             params += [len(full)] + list(full) + [1] * (MAXD - len(full))
@@ -253,14 +253,13 @@ class WgslKernel(Kernel):
                     params += [t.offset, *c_strides(full), *[0] * (MAXD - len(full))]
                 else:
                     params += ops._block(t.shape, t.strides, t.offset, full)
-        rt = runtime(index)
-        if n:
-            _pipeline(rt, source, len(inputs), len(outs))
-            rt.dispatch(
-                source,
-                np.array(params, dtype=np.int64).astype(np.int32),
-                [t.buffer for t in inputs] + [o.buffer for o in outs],
-                groups_1d(n),
-            )
-        for (tid, _, _), out in zip(launch.outputs, outs, strict=True):
-            values[tid] = out
+        io.dispatch(
+            source,
+            launch,
+            values,
+            params,
+            inputs,
+            outs,
+            groups_1d(threads),
+            scalars=(1, scalars[launch.scalars], self.scalar_kinds),
+        )

@@ -1,15 +1,15 @@
-"""The GPU's :class:`~minidl.backends.fusion.kernel.KernelGenerator` (burn-cubecl-fusion's
+"""The GPU's :class:`~minidl.fusion.kernel.KernelGenerator` (burn-cubecl-fusion's
 optimizations): which WGSL kernel each fuser's block becomes."""
 
 from __future__ import annotations
 
-from minidl.backends.fusion.ir import OperationIr
-from minidl.backends.fusion.kernel import KernelGenerator
 from minidl.backends.wgpu import ops
 from minidl.backends.wgpu.fusion.codegen import WgslKernel
 from minidl.backends.wgpu.fusion.matmul import WgslMatmulKernel
 from minidl.backends.wgpu.fusion.reduce import WgslReduceKernel
 from minidl.backends.wgpu.runtime import runtime
+from minidl.fusion.ir import OperationIr
+from minidl.fusion.kernel import KernelGenerator
 
 
 class WgslGenerator(KernelGenerator):

@@ -8,13 +8,12 @@ bit; the intermediates of the epilogue never reach memory, only the results some
 
 from __future__ import annotations
 
-import numpy as np
-
-from minidl.backends.fusion.ir import OperationIr
-from minidl.backends.fusion.kernel import BlockValues, Kernel
 from minidl.backends.wgpu import ops, shaders
-from minidl.backends.wgpu.fusion.codegen import _expr, _name, _pipeline, _wtype
-from minidl.backends.wgpu.runtime import runtime
+from minidl.backends.wgpu.fusion import io
+from minidl.backends.wgpu.fusion.codegen import _expr, _name
+from minidl.backends.wgpu.fusion.io import wgsl_type
+from minidl.fusion.ir import OperationIr
+from minidl.fusion.kernel import BlockValues, Kernel
 
 BLOCK, TILE = shaders.BLOCK, shaders.TILE
 
@@ -37,22 +36,11 @@ class WgslMatmulKernel(Kernel):
         self.ia, self.ib = ia, ib
         n_in, n_s = len(vals.ext), len(vals.scalars)
         self.scalar_kinds = tuple(dtype.kind for _, _, dtype in vals.scalars)
-        scalars = [
-            f"bitcast<f32>(p[{9 + s}])" if kind == "f" else f"(p[{9 + s}] != 0)"
-            for s, kind in enumerate(self.scalar_kinds)
-        ]
+        scalars = [io.scalar_load(9 + s, kind) for s, kind in enumerate(self.scalar_kinds)]
         eb = [9 + n_s + 3 * p for p in range(n_in)]  # each input's [M, N] view in p
         out_of = {j: q for q, j in enumerate(writes)}
-        head = ["@group(0) @binding(0) var<storage, read> p: array<i32>;"]
-        for p, t in enumerate(vals.ext):
-            head.append(
-                f"@group(0) @binding({p + 1}) var<storage, read> a{p}: array<{_wtype(t.dtype)}>;"
-            )
-        for q, j in enumerate(writes):
-            head.append(
-                f"@group(0) @binding({n_in + 1 + q}) var<storage, read_write> out{q}: "
-                f"array<{_wtype(ops_[j].out.dtype)}>;"
-            )
+        in_types = tuple(wgsl_type(t.dtype) for t in vals.ext)
+        out_types = tuple(wgsl_type(ops_[j].out.dtype) for j in writes)
         body = [
             f"""  let M = p[0]; let N = p[1]; let K = p[2];
   let r0 = i32(gid.y) * {BLOCK}; let c0 = i32(gid.x) * {BLOCK};
@@ -82,7 +70,7 @@ class WgslMatmulKernel(Kernel):
                     loaded.add(v.index)
                     at = f"p[{eb[v.index]}] + row * p[{eb[v.index] + 1}] + col * p[{eb[v.index] + 2}]"
                     body.append(
-                        f"      let {_name(v)} = {shaders.load(_wtype(vals.ext[v.index].dtype), f'a{v.index}', at)};\n"
+                        f"      let {_name(v)} = {shaders.load(wgsl_type(vals.ext[v.index].dtype), f'a{v.index}', at)};\n"
                     )
             expr = _expr(
                 ops_[j], [_name(v) for v in ins], [scalars[s] for s in vals.scalar_indices(j)]
@@ -90,10 +78,10 @@ class WgslMatmulKernel(Kernel):
             body.append(f"      let v{j} = {expr};\n")
             if j in out_of:
                 body.append(
-                    f"      out{out_of[j]}[row * N + col] = {shaders.store(_wtype(ops_[j].out.dtype), f'v{j}')};\n"
+                    f"      out{out_of[j]}[row * N + col] = {shaders.store(wgsl_type(ops_[j].out.dtype), f'v{j}')};\n"
                 )
         body.append("    }\n  }\n}\n")
-        source = "\n".join(head) + shaders.HELPERS + shaders.entry("8, 8") + "".join(body)
+        source = io.prologue(in_types, out_types, workgroup="8, 8") + "".join(body)
         kinds = [op.kind for op in ops_]
         name = "wgsl_matmul_" + "_".join(kinds[1:6] or ["alone"])
         read = sum(t.nbytes for t in vals.ext)
@@ -119,8 +107,7 @@ class WgslMatmulKernel(Kernel):
         """One dispatch; the outputs are new contiguous ``[M, N]`` tensors."""
         inputs = [values[i] for i in launch.inputs]
         a, b = inputs[self.ia], inputs[self.ib]
-        index = a.index
-        outs = [ops.new(shape, dtype, index, self.name) for _, shape, dtype in launch.outputs]
+        outs = io.outputs(launch, a.index, self.name)
         (m, n), k = self.shape, self.k
         params = [
             m,
@@ -132,9 +119,8 @@ class WgslMatmulKernel(Kernel):
             b.offset,
             b.strides[0],
             b.strides[1],
+            *io.scalar_words(scalars[launch.scalars], self.scalar_kinds),
         ]
-        for value, kind in zip(scalars[launch.scalars], self.scalar_kinds, strict=True):
-            params.append(ops.float_bits(value) if kind == "f" else int(value))
         for t in inputs:
             if len(t.shape) <= 2 and all(
                 s in (1, f) for s, f in zip((1,) * (2 - len(t.shape)) + t.shape, (m, n))
@@ -143,15 +129,13 @@ class WgslMatmulKernel(Kernel):
                 params += block[:3]
             else:  # A or B read only by the product: no [M, N] view
                 params += [0, 0, 0]
-        if m * n == 0:
-            return
-        rt = runtime(index)
-        _pipeline(rt, self.source, len(inputs), len(outs))
-        rt.dispatch(
+        io.dispatch(
             self.source,
-            np.array(params, dtype=np.int64).astype(np.int32),
-            [t.buffer for t in inputs] + [o.buffer for o in outs],
+            launch,
+            values,
+            params,
+            inputs,
+            outs,
             (-(-n // TILE), -(-m // TILE), 1),
+            scalars=(9, scalars[launch.scalars], self.scalar_kinds),
         )
-        for (tid, _, _), out in zip(launch.outputs, outs, strict=True):
-            values[tid] = out

@@ -8,7 +8,7 @@ a GPU a sum across rows, a bias gradient, reads coalesced across threads), as ea
 reduce kernel does: it walks the reduced elements once per *level* (a reduction that reads another's
 result needs a second pass), recomputing the element-wise values it needs in each pass instead
 of storing them, and writes only the results someone holds. Values come from the block's IR
-(:func:`~minidl.backends.fusion.kernel.reduce_levels`), as in Flex's numba generator; the
+(:func:`~minidl.fusion.kernel.reduce_levels`), as in Flex's numba generator; the
 element-wise expressions are eager Wgpu's, and sums run in eager's order (fused == eager).
 """
 
@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from minidl.backends.fusion.ir import REDUCE, OperationIr
-from minidl.backends.fusion.kernel import BlockValues, Kernel, Value, reduce_levels
 from minidl.backends.wgpu import ops, shaders
-from minidl.backends.wgpu.fusion.codegen import _expr, _name, _pipeline, _wtype
-from minidl.backends.wgpu.runtime import groups_1d, runtime
+from minidl.backends.wgpu.fusion import io
+from minidl.backends.wgpu.fusion.codegen import _expr, _name
+from minidl.backends.wgpu.fusion.io import wgsl_type
+from minidl.backends.wgpu.runtime import groups_1d
 from minidl.backends.wgpu.tensor import c_strides
+from minidl.fusion.ir import REDUCE, OperationIr
+from minidl.fusion.kernel import BlockValues, Kernel, Value, reduce_levels
 
 MAXD = shaders.MAXD
 
@@ -62,10 +64,7 @@ class WgslReduceKernel(Kernel):
         n_in, n_s = len(vals.ext), len(vals.scalars)
         self.n_in, self.scalar_kinds = n_in, tuple(dtype.kind for _, _, dtype in vals.scalars)
         block = [2 + n_s + p * (1 + 2 * MAXD) for p in range(n_in)]  # each input's words in p
-        scalars = [
-            f"bitcast<f32>(p[{2 + k}])" if dtype.kind == "f" else f"(p[{2 + k}] != 0)"
-            for k, (_, _, dtype) in enumerate(vals.scalars)
-        ]
+        scalars = [io.scalar_load(2 + k, kind) for k, kind in enumerate(self.scalar_kinds)]
         out_of = {j: q for q, j in enumerate(writes)}
 
         # a full-size output is contiguous in ``full``: its element is ``ob + oi`` (the row's part
@@ -87,7 +86,7 @@ class WgslReduceKernel(Kernel):
         done: set[Value] = set()
 
         def load(v: Value, at: str, indent: str) -> None:
-            t = _wtype(vals.ext[v.index].dtype)
+            t = wgsl_type(vals.ext[v.index].dtype)
             lines.append(
                 f"{indent}let {_name(v)} = {shaders.load(t, f'a{v.index}', f'{at}{v.index}')};\n"
             )
@@ -114,7 +113,7 @@ class WgslReduceKernel(Kernel):
                     done.add(v)
                     if j in out_of:
                         lines.append(
-                            f"  out{out_of[j]}[r] = {shaders.store(_wtype(op.out.dtype), _name(v))};\n"
+                            f"  out{out_of[j]}[r] = {shaders.store(wgsl_type(op.out.dtype), _name(v))};\n"
                         )
                     progress = True
 
@@ -166,7 +165,7 @@ class WgslReduceKernel(Kernel):
                 )
             for j in outs:
                 name = need(vals.result(j))
-                t = _wtype(ops_[j].out.dtype)
+                t = wgsl_type(ops_[j].out.dtype)
                 lines.append(f"    out{out_of[j]}[ob + oi] = {shaders.store(t, name)};\n")
             lines.append("  }\n")
             for j in reds:
@@ -177,19 +176,9 @@ class WgslReduceKernel(Kernel):
                     lines.append(f"  out{out_of[j]}[r] = {_name(v)};\n")
         row_emit()
 
-        head = ["@group(0) @binding(0) var<storage, read> p: array<i32>;"]
-        for p, t in enumerate(vals.ext):
-            head.append(
-                f"@group(0) @binding({p + 1}) var<storage, read> a{p}: array<{_wtype(t.dtype)}>;"
-            )
-        for q, j in enumerate(writes):
-            head.append(
-                f"@group(0) @binding({n_in + 1 + q}) var<storage, read_write> out{q}: "
-                f"array<{_wtype(ops_[j].out.dtype)}>;"
-            )
-        source = "".join(
-            ["\n".join(head), shaders.HELPERS, shaders.entry(), shaders.THREAD, *lines, "}\n"]
-        )
+        in_types = tuple(wgsl_type(t.dtype) for t in vals.ext)
+        out_types = tuple(wgsl_type(ops_[j].out.dtype) for j in writes)
+        source = "".join([io.prologue(in_types, out_types), *lines, "}\n"])
         kinds = [op.kind for op in ops_]
         name = "wgsl_reduce_" + "_".join(kinds[:6] + (["etc"] if len(kinds) > 6 else []))
         read = sum(t.nbytes for t in vals.ext)
@@ -213,13 +202,14 @@ class WgslReduceKernel(Kernel):
     def launch(self, launch, values: list, scalars: list) -> None:
         """One dispatch over the rows; outputs are new contiguous tensors of their recorded shapes."""
         inputs = [values[i] for i in launch.inputs]
-        index = inputs[0].index if inputs else 0
-        outs = [ops.new(shape, dtype, index, self.name) for _, shape, dtype in launch.outputs]
+        outs = io.outputs(launch, inputs[0].index if inputs else 0, self.name)
         # the reduced length travels in p, not in the source: with a constant 0 the compiler
         # folds the empty sum and then 0 / 0 to 0 (WGSL lets it assume finite math)
-        params = [self.rows, self.inner_count]
-        for value, kind in zip(scalars[launch.scalars], self.scalar_kinds, strict=True):
-            params.append(ops.float_bits(value) if kind == "f" else int(value))
+        params = [
+            self.rows,
+            self.inner_count,
+            *io.scalar_words(scalars[launch.scalars], self.scalar_kinds),
+        ]
         for t in inputs:
             strides = ops._block(
                 t.shape, t.strides, t.offset, self.full
@@ -233,13 +223,13 @@ class WgslReduceKernel(Kernel):
                 *inner,
                 *[0] * (MAXD - len(inner)),
             ]
-        rt = runtime(index)
-        _pipeline(rt, self.source, len(inputs), len(outs))
-        rt.dispatch(
+        io.dispatch(
             self.source,
-            np.array(params, dtype=np.int64).astype(np.int32),
-            [t.buffer for t in inputs] + [o.buffer for o in outs],
+            launch,
+            values,
+            params,
+            inputs,
+            outs,
             groups_1d(self.rows),
+            scalars=(2, scalars[launch.scalars], self.scalar_kinds),
         )
-        for (tid, _, _), out in zip(launch.outputs, outs, strict=True):
-            values[tid] = out

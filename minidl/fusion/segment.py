@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from minidl.backends.fusion.ir import OperationIr, TensorIr
+from minidl.fusion.ir import OperationIr, TensorIr
 
 _new_tuple = tuple.__new__
 

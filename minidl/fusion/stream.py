@@ -1,7 +1,7 @@
 """The stream of recorded operations and its sync points (burn-fusion's ``stream`` module).
 
 ``Fusion[B]`` owns one :class:`Stream`. Each op it receives is appended to the current
-*segment* as an :class:`~minidl.backends.fusion.ir.OperationIr`; nothing runs until
+*segment* as an :class:`~minidl.fusion.ir.OperationIr`; nothing runs until
 :meth:`Stream.drain`, which hands the segment to the :class:`~.processor.Processor`. A drain
 happens on a sync point: a value is read, or an op no fuser can take needs its inputs now.
 
@@ -24,13 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from minidl.backends.fusion.events import STREAM_LISTENERS, emit
-from minidl.backends.fusion.ir import OperationIr, TensorIr
-from minidl.backends.fusion.kernel import FusionRuntime
-from minidl.backends.fusion.plan import PlanNode
-from minidl.backends.fusion.processor import Processor
-from minidl.backends.fusion.segment import Segment
-from minidl.backends.fusion.tensor import FusionTensor
+from minidl.fusion.events import STREAM_LISTENERS, emit
+from minidl.fusion.ir import OperationIr, TensorIr
+from minidl.fusion.kernel import FusionRuntime
+from minidl.fusion.plan import PlanNode
+from minidl.fusion.processor import Processor
+from minidl.fusion.segment import Segment
+from minidl.fusion.tensor import FusionTensor
 
 # not hidden from trace: a kernel's backtrace shows the drain that launched it (a read, a sync)
 __trace_hide__ = False
@@ -52,7 +52,7 @@ EAGER_BELOW = 1 << 15
 class Stream:
     """Recorded ops waiting to run, the leaves they read, and the handles they will fill."""
 
-    #: small ops with ready inputs run on ``B`` at once (:data:`EAGER_BELOW`); 0 records every
+    #: small ops with ready inputs run eagerly on ``B`` (:data:`EAGER_BELOW`); 0 records every
     #: op, as burn does (set it on the class for every stream, on a stream for one)
     eager_below: int = EAGER_BELOW
 
@@ -75,8 +75,8 @@ class Stream:
         self.executions = 0
         #: ops run by those executions
         self.executed_ops = 0
-        #: how many ops ran on B at once (see eager_below)
-        self.at_once = 0
+        #: how many ops ran eagerly on B (see eager_below)
+        self.eager = 0
 
     @property
     def ops(self) -> list[OperationIr]:
@@ -85,11 +85,11 @@ class Stream:
 
     def counts(self) -> dict[str, int]:
         """Running totals: ``recorded`` ops, ``drains`` (executions), fused kernel ``launches``,
-        ``inner_ops`` run on ``B`` (inside plans and at once), ``searches`` (plans not in the store),
-        ``at_once`` (small ops on ready tensors run on ``B`` without being recorded)."""
+        ``inner_ops`` run on ``B`` (inside plans and eagerly), ``searches`` (plans not in the store),
+        ``eager`` (small ops on ready tensors run on ``B`` without being recorded)."""
         p = self.processor
         return {"recorded": self.executed_ops + len(self.segment.ops), "drains": self.executions, "launches": p.launches,
-                "inner_ops": p.inner_ops, "searches": p.searches, "at_once": self.at_once}
+                "inner_ops": p.inner_ops, "searches": p.searches, "eager": self.eager}
 
     @contextmanager
     def recording_every_op(self) -> Iterator[Stream]:
@@ -150,15 +150,15 @@ class Stream:
                 emit("recorded", operation=operation)
             return handle
 
-    def now(self, op: str, value: Any) -> FusionTensor:
-        """The ready handle of ``value``, what ``op`` returned when it ran on ``B`` at once (a
+    def eager_result(self, op: str, value: Any) -> FusionTensor:
+        """The ready handle of ``value``, what ``op`` returned when it ran eagerly on ``B`` (a
         small op whose inputs exist: see :attr:`eager_below`)."""
-        self.ran_at_once(op)
+        self.count_eager(op)
         return FusionTensor(self, next(self._ids), value.shape, value.dtype, value)
 
-    def ran_at_once(self, op: str) -> None:
+    def count_eager(self, op: str) -> None:
         """Count (and tell the listeners) an op that ran on ``B`` without being recorded."""
-        self.at_once += 1
+        self.eager += 1
         if STREAM_LISTENERS:
             emit("eager", op=op, backend=self.backend.__name__)
 

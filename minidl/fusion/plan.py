@@ -56,7 +56,7 @@ class Launch:
     """A fused block ready to launch: which arrays it reads (relative ids), which it writes
     (id, shape, dtype), the slice of the segment's scalars it takes and the kernel's sizes and
     strides, all fixed when the plan was made. How it runs is its kernel's (the backend's
-    generator): :meth:`Kernel.launch <minidl.backends.fusion.kernel.Kernel.launch>`."""
+    generator): :meth:`Kernel.launch <minidl.fusion.kernel.Kernel.launch>`."""
 
     __slots__ = ("kernel", "function", "inputs", "outputs", "scalars", "sizes", "flat", "_launch")
 

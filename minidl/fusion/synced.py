@@ -9,12 +9,11 @@ It is burn's ``ExecutionMode::Sync`` applied after every op, and it prints as ``
 
 from __future__ import annotations
 
-import importlib
 import inspect
 
 from minidl.backend import Backend, op_names, protocol_of
-from minidl.backends.fusion.backend import fusion_backend
-from minidl.backends.fusion.tensor import FusionTensor
+from minidl.fusion.backend import fusion_backend
+from minidl.fusion.tensor import FusionTensor
 
 
 def _synced(value):
@@ -53,9 +52,3 @@ def synced_backend(inner: type) -> type:
         cls.__qualname__ = cls.__name__
         _CACHE[inner] = cls
     return cls
-
-
-def __getattr__(name: str):
-    if name == "SyncedFusionFlex":  # Flex (and numba) loaded on first use only
-        return synced_backend(importlib.import_module("minidl.backends.flex.fusion").FusionFlex.inner_backend())
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

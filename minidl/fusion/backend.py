@@ -5,7 +5,7 @@
 ``Backend``, not ``B``: an op it does not define runs the protocol's default with
 ``cls = Fusion[B]``, so ``linear`` and ``layer_norm`` (which burn's Fusion does not override)
 split into primitive ops the fusers can see. Element-wise ops, reductions along a dim and
-matmul are recorded (:mod:`.record`); every other required op runs on ``B`` at once
+matmul are recorded (:mod:`.record`); every other required op runs eagerly on ``B``
 (:mod:`.eager`), including ``conv2d``, which burn's Fusion overrides only to record it and
 hand it to the inner backend.
 """
@@ -17,11 +17,11 @@ from typing import Any, ClassVar
 from minidl.backend import Backend, ModuleOps, TensorData, is_required, op_names, protocol_of
 from minidl.backend.device import Device
 from minidl.backend.options import ConvOptions
-from minidl.backends.fusion.eager import eager_op, inner_device, run_on_inner, small_or_default
-from minidl.backends.fusion.kernel import FusionRuntime
-from minidl.backends.fusion.record import FusionRecordedOps
-from minidl.backends.fusion.stream import Stream
-from minidl.backends.fusion.tensor import FusionTensor
+from minidl.fusion.eager import eager_op, eager_or_default, inner_device, run_eager
+from minidl.fusion.kernel import FusionRuntime
+from minidl.fusion.record import FusionRecordedOps
+from minidl.fusion.stream import Stream
+from minidl.fusion.tensor import FusionTensor
 
 
 class Fusion(FusionRecordedOps, Backend):
@@ -124,7 +124,7 @@ class Fusion(FusionRecordedOps, Backend):
     def conv2d(cls, x, weight, bias, options: ConvOptions):
         """Recorded and run on ``B`` (burn-fusion's ``conv2d`` records a ``ModuleOperationIr``
         that no fuser takes, so its inner backend runs it): it closes the block before it."""
-        return run_on_inner(cls, "conv2d", {"x": x, "weight": weight, "bias": bias, "options": options})
+        return run_eager(cls, "conv2d", {"x": x, "weight": weight, "bias": bias, "options": options})
 
 
 _CACHE: dict[type, type] = {}
@@ -166,7 +166,7 @@ def fusion_backend(inner: type) -> type:
             elif _implements(inner, op) and protocol_of(op) is not ModuleOps:
                 # module ops stay the protocol's defaults, as burn's Fusion leaves them: their
                 # primitive ops take the small path one by one
-                body[op] = small_or_default(op)
+                body[op] = eager_or_default(op)
         cls = type(f"Fusion[{inner.__name__}]", (Fusion,), body)
         cls.__qualname__ = cls.__name__
         cls.stream = Stream(inner, runtime)

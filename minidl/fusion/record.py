@@ -1,13 +1,14 @@
 """The ops ``Fusion[B]`` records instead of running (burn-fusion's ``ops/tensor.rs``, ``ops/bool_tensor.rs``).
 
 Each one infers its result's shape and dtype, appends an :class:`OperationIr` to the stream
-and returns a pending handle, unless the op is small and its inputs exist: then it runs on
-``B`` at once (:data:`~.stream.EAGER_BELOW`: recording costs more than fusing would save).
-``float_reshape`` of a ready tensor is a view taken at once; of a pending one it is recorded.
+and returns a pending handle, unless the op is small and its inputs exist: then it runs eagerly
+on ``B`` (:data:`~.stream.EAGER_BELOW`: recording costs more than fusing would save).
+``float_reshape`` of a ready tensor is a view taken eagerly; of a pending one it is recorded.
 ``float_matmul`` is recorded so a following bias add and activation can fuse into its kernel.
 
 Every op is a method of its own here (a traceback names it, with this file and line); the
-four helpers below hold what the ops of one shape have in common.
+helpers below hold what the ops of one shape have in common: :func:`_eager_values` (whether
+an op runs eagerly), :func:`_unary`, :func:`_binary`, :func:`_scalar` and :func:`_reduce`.
 """
 
 from __future__ import annotations
@@ -18,9 +19,9 @@ from collections.abc import Sequence
 import numpy as np
 
 from minidl.backend.dtype import DType
-from minidl.backends.fusion.eager import run_on_inner
-from minidl.backends.fusion.ir import broadcast_shape
-from minidl.backends.fusion.tensor import FusionTensor, small_value
+from minidl.fusion.eager import run_eager
+from minidl.fusion.ir import broadcast_shape
+from minidl.fusion.tensor import FusionTensor, small_value
 
 BOOL = np.dtype(np.bool_)
 #: the protocol's parameter names of the tensor inputs, in order
@@ -41,9 +42,9 @@ def _host(value) -> float:
     return value if type(value) is not float and getattr(value, "symbolic", False) else float(value)
 
 
-def _now(cls, op: str, *inputs, shape: tuple[int, ...] | None = None) -> list | None:
+def _eager_values(cls, op: str, *inputs, shape: tuple[int, ...] | None = None) -> list | None:
     """The values of ``inputs`` when each exists and is small (and so is ``shape``, the result's,
-    when given): the op then runs on ``B`` at once. None: record it."""
+    when given): the op then runs eagerly on ``B``. None: record it."""
     limit = cls.stream.eager_below
     if shape is not None and math.prod(shape) >= limit:
         return None
@@ -61,7 +62,7 @@ def _unary(cls, kind: str, op: str, tensor):
     # small_value(tensor, ...) written out: this is every small op's path
     value = tensor._value if type(tensor) is FusionTensor else small_value(tensor, stream.eager_below)
     if value is not None and value.size < stream.eager_below:
-        return stream.now(op, getattr(cls._inner, op)(value))
+        return stream.eager_result(op, getattr(cls._inner, op)(value))
     return stream.record(kind, op, (tensor,), _shape(tensor), _dtype(tensor), names=TENSOR)
 
 
@@ -72,11 +73,11 @@ def _binary(cls, kind: str, op: str, lhs, rhs, dtype: np.dtype):
     if a == b:
         shape = a
         if (x := small_value(lhs, limit)) is not None and (y := small_value(rhs, limit)) is not None:
-            return stream.now(op, getattr(cls._inner, op)(x, y))
+            return stream.eager_result(op, getattr(cls._inner, op)(x, y))
     else:
         shape = broadcast_shape(a, b)
-        if (values := _now(cls, op, lhs, rhs, shape=shape)) is not None:
-            return stream.now(op, getattr(cls._inner, op)(*values))
+        if (values := _eager_values(cls, op, lhs, rhs, shape=shape)) is not None:
+            return stream.eager_result(op, getattr(cls._inner, op)(*values))
     return stream.record(kind, op, (lhs, rhs), shape, dtype, names=LHS_RHS)
 
 
@@ -84,7 +85,7 @@ def _scalar(cls, kind: str, op: str, lhs, rhs: float, dtype: np.dtype):
     stream = cls.stream
     value = lhs._value if type(lhs) is FusionTensor else small_value(lhs, stream.eager_below)
     if value is not None and value.size < stream.eager_below:
-        return stream.now(op, getattr(cls._inner, op)(value, rhs))
+        return stream.eager_result(op, getattr(cls._inner, op)(value, rhs))
     return stream.record(kind, op, (lhs,), _shape(lhs), dtype, scalars=(_host(rhs),),
                          names=LHS, extra={"rhs": rhs})
 
@@ -92,319 +93,284 @@ def _scalar(cls, kind: str, op: str, lhs, rhs: float, dtype: np.dtype):
 def _reduce(cls, kind: str, op: str, tensor, dim: int):
     stream = cls.stream
     if (value := small_value(tensor, stream.eager_below)) is not None:
-        return stream.now(op, getattr(cls._inner, op)(value, dim))
+        return stream.eager_result(op, getattr(cls._inner, op)(value, dim))
     shape = tuple(1 if d == dim else s for d, s in enumerate(_shape(tensor)))
     return stream.record(kind, op, (tensor,), shape, _dtype(tensor), static=(int(dim),),
                          names=TENSOR, extra={"dim": dim})
 
 
 class FusionRecordedOps:
-    """The float and bool ops ``Fusion[B]`` records lazily (mixed into the ``Fusion`` class)."""
+    """The float and bool ops ``Fusion[B]`` records lazily (mixed into the ``Fusion`` class).
+
+    Recording an op runs nothing: it infers the result's shape and dtype (broadcasting as
+    the protocol does), appends an :class:`~.ir.OperationIr` to the stream (the op's fuser
+    kind, its inputs as IR, scalars and static arguments, the protocol's parameter names to
+    replay it on ``B``) and returns a pending :class:`~.tensor.FusionTensor`, unless the op runs eagerly (small,
+    on ready inputs, on a backend whose policy allows it). Each op has the protocol's
+    signature and does what the protocol op of its name does; the docstrings below say only
+    what differs from that (what runs eagerly instead, what a fuser reads through).
+    """
 
     # ----- element-wise, one float input ----------------------------------------------------
     @classmethod
     def float_exp(cls, tensor):
-        """Record ``exp`` (element-wise)."""
         return _unary(cls, "exp", "float_exp", tensor)
 
     @classmethod
     def float_log(cls, tensor):
-        """Record ``log`` (element-wise)."""
         return _unary(cls, "log", "float_log", tensor)
 
     @classmethod
     def float_log1p(cls, tensor):
-        """Record ``log1p`` (element-wise)."""
         return _unary(cls, "log1p", "float_log1p", tensor)
 
     @classmethod
     def float_sqrt(cls, tensor):
-        """Record ``sqrt`` (element-wise)."""
         return _unary(cls, "sqrt", "float_sqrt", tensor)
 
     @classmethod
     def float_abs(cls, tensor):
-        """Record ``abs`` (element-wise)."""
         return _unary(cls, "abs", "float_abs", tensor)
 
     @classmethod
     def float_tanh(cls, tensor):
-        """Record ``tanh`` (element-wise)."""
         return _unary(cls, "tanh", "float_tanh", tensor)
 
     @classmethod
     def float_sin(cls, tensor):
-        """Record ``sin`` (element-wise)."""
         return _unary(cls, "sin", "float_sin", tensor)
 
     @classmethod
     def float_cos(cls, tensor):
-        """Record ``cos`` (element-wise)."""
         return _unary(cls, "cos", "float_cos", tensor)
 
     @classmethod
     def float_erf(cls, tensor):
-        """Record ``erf`` (element-wise)."""
         return _unary(cls, "erf", "float_erf", tensor)
 
     @classmethod
     def float_floor(cls, tensor):
-        """Record ``floor`` (element-wise)."""
         return _unary(cls, "floor", "float_floor", tensor)
 
     @classmethod
     def float_neg(cls, tensor):
-        """Record ``neg`` (element-wise)."""
         return _unary(cls, "neg", "float_neg", tensor)
 
     @classmethod
     def float_recip(cls, tensor):
-        """Record ``recip`` (element-wise)."""
         return _unary(cls, "recip", "float_recip", tensor)
 
     # ----- element-wise, two inputs (broadcasting) -------------------------------------------
     @classmethod
     def float_add(cls, lhs, rhs):
-        """Record ``add`` (element-wise, broadcasting)."""
         return _binary(cls, "add", "float_add", lhs, rhs, _dtype(lhs))
 
     @classmethod
     def float_sub(cls, lhs, rhs):
-        """Record ``sub`` (element-wise, broadcasting)."""
         return _binary(cls, "sub", "float_sub", lhs, rhs, _dtype(lhs))
 
     @classmethod
     def float_mul(cls, lhs, rhs):
-        """Record ``mul`` (element-wise, broadcasting)."""
         return _binary(cls, "mul", "float_mul", lhs, rhs, _dtype(lhs))
 
     @classmethod
     def float_div(cls, lhs, rhs):
-        """Record ``div`` (element-wise, broadcasting)."""
         return _binary(cls, "div", "float_div", lhs, rhs, _dtype(lhs))
 
     @classmethod
     def float_powf(cls, lhs, rhs):
-        """Record ``powf`` (element-wise, broadcasting)."""
         return _binary(cls, "powf", "float_powf", lhs, rhs, _dtype(lhs))
 
     # ----- a tensor and a scalar (the scalar is passed at launch) ----------------------------
     @classmethod
     def float_add_scalar(cls, lhs, rhs: float):
-        """Record ``add`` of a tensor and a scalar."""
         return _scalar(cls, "add_scalar", "float_add_scalar", lhs, rhs, _dtype(lhs))
 
     @classmethod
     def float_sub_scalar(cls, lhs, rhs: float):
-        """Record ``sub`` of a tensor and a scalar."""
         return _scalar(cls, "sub_scalar", "float_sub_scalar", lhs, rhs, _dtype(lhs))
 
     @classmethod
     def float_mul_scalar(cls, lhs, rhs: float):
-        """Record ``mul`` of a tensor and a scalar."""
         return _scalar(cls, "mul_scalar", "float_mul_scalar", lhs, rhs, _dtype(lhs))
 
     @classmethod
     def float_div_scalar(cls, lhs, rhs: float):
-        """Record ``div`` of a tensor and a scalar."""
         return _scalar(cls, "div_scalar", "float_div_scalar", lhs, rhs, _dtype(lhs))
 
     @classmethod
     def float_powf_scalar(cls, lhs, rhs: float):
-        """Record ``powf`` of a tensor and a scalar."""
         return _scalar(cls, "powf_scalar", "float_powf_scalar", lhs, rhs, _dtype(lhs))
 
     # ----- comparisons (bool results) --------------------------------------------------------
     @classmethod
     def float_equal(cls, lhs, rhs):
-        """Record ``equal`` (element-wise, broadcasting; a bool result)."""
         return _binary(cls, "equal", "float_equal", lhs, rhs, BOOL)
 
     @classmethod
     def float_equal_elem(cls, lhs, rhs: float):
-        """Record ``equal`` against a scalar (a bool result)."""
         return _scalar(cls, "equal_elem", "float_equal_elem", lhs, rhs, BOOL)
 
     @classmethod
     def float_not_equal(cls, lhs, rhs):
-        """Record ``not_equal`` (element-wise, broadcasting; a bool result)."""
         return _binary(cls, "not_equal", "float_not_equal", lhs, rhs, BOOL)
 
     @classmethod
     def float_not_equal_elem(cls, lhs, rhs: float):
-        """Record ``not_equal`` against a scalar (a bool result)."""
         return _scalar(cls, "not_equal_elem", "float_not_equal_elem", lhs, rhs, BOOL)
 
     @classmethod
     def float_greater(cls, lhs, rhs):
-        """Record ``greater`` (element-wise, broadcasting; a bool result)."""
         return _binary(cls, "greater", "float_greater", lhs, rhs, BOOL)
 
     @classmethod
     def float_greater_elem(cls, lhs, rhs: float):
-        """Record ``greater`` against a scalar (a bool result)."""
         return _scalar(cls, "greater_elem", "float_greater_elem", lhs, rhs, BOOL)
 
     @classmethod
     def float_greater_equal(cls, lhs, rhs):
-        """Record ``greater_equal`` (element-wise, broadcasting; a bool result)."""
         return _binary(cls, "greater_equal", "float_greater_equal", lhs, rhs, BOOL)
 
     @classmethod
     def float_greater_equal_elem(cls, lhs, rhs: float):
-        """Record ``greater_equal`` against a scalar (a bool result)."""
         return _scalar(cls, "greater_equal_elem", "float_greater_equal_elem", lhs, rhs, BOOL)
 
     @classmethod
     def float_lower(cls, lhs, rhs):
-        """Record ``lower`` (element-wise, broadcasting; a bool result)."""
         return _binary(cls, "lower", "float_lower", lhs, rhs, BOOL)
 
     @classmethod
     def float_lower_elem(cls, lhs, rhs: float):
-        """Record ``lower`` against a scalar (a bool result)."""
         return _scalar(cls, "lower_elem", "float_lower_elem", lhs, rhs, BOOL)
 
     @classmethod
     def float_lower_equal(cls, lhs, rhs):
-        """Record ``lower_equal`` (element-wise, broadcasting; a bool result)."""
         return _binary(cls, "lower_equal", "float_lower_equal", lhs, rhs, BOOL)
 
     @classmethod
     def float_lower_equal_elem(cls, lhs, rhs: float):
-        """Record ``lower_equal`` against a scalar (a bool result)."""
         return _scalar(cls, "lower_equal_elem", "float_lower_equal_elem", lhs, rhs, BOOL)
 
     # ----- reductions along a dim -------------------------------------------------------------
     @classmethod
     def float_sum_dim(cls, tensor, dim: int):
-        """Record ``sum`` along ``dim`` (kept with size 1)."""
         return _reduce(cls, "sum_dim", "float_sum_dim", tensor, dim)
 
     @classmethod
     def float_max_dim(cls, tensor, dim: int):
-        """Record ``max`` along ``dim`` (kept with size 1)."""
         return _reduce(cls, "max_dim", "float_max_dim", tensor, dim)
 
     @classmethod
     def float_min_dim(cls, tensor, dim: int):
-        """Record ``min`` along ``dim`` (kept with size 1)."""
         return _reduce(cls, "min_dim", "float_min_dim", tensor, dim)
-
 
     # ----- bool ops, conversions, selection ---------------------------------------------------
     @classmethod
     def bool_and(cls, lhs, rhs):
-        """Record ``and`` (element-wise, broadcasting)."""
         return _binary(cls, "bool_and", "bool_and", lhs, rhs, BOOL)
 
     @classmethod
     def bool_or(cls, lhs, rhs):
-        """Record ``or`` (element-wise, broadcasting)."""
         return _binary(cls, "bool_or", "bool_or", lhs, rhs, BOOL)
 
     @classmethod
     def bool_not(cls, tensor):
-        """Record ``not`` (element-wise)."""
-        if (values := _now(cls, "bool_not", tensor)) is not None:
-            return cls.stream.now("bool_not", cls._inner.bool_not(*values))
+        if (values := _eager_values(cls, "bool_not", tensor)) is not None:
+            return cls.stream.eager_result("bool_not", cls._inner.bool_not(*values))
         return cls.stream.record("bool_not", "bool_not", (tensor,), _shape(tensor), BOOL, names=TENSOR)
 
     @classmethod
     def bool_into_float(cls, tensor, dtype: DType = DType.F32):
-        """Record the conversion of a mask to 0/1 floats."""
-        if (values := _now(cls, "bool_into_float", tensor)) is not None:
-            return cls.stream.now("bool_into_float", cls._inner.bool_into_float(*values, dtype))
+        """A mask as 0/1 floats."""
+        if (values := _eager_values(cls, "bool_into_float", tensor)) is not None:
+            return cls.stream.eager_result("bool_into_float", cls._inner.bool_into_float(*values, dtype))
         return cls.stream.record("bool_into_float", "bool_into_float", (tensor,), _shape(tensor),
                                  np.dtype(dtype.numpy), static=(dtype.value,), names=TENSOR, extra={"dtype": dtype})
 
     @classmethod
     def float_cast(cls, tensor, dtype: DType):
-        """Record a cast to another float dtype."""
-        if (values := _now(cls, "float_cast", tensor)) is not None:
-            return cls.stream.now("float_cast", cls._inner.float_cast(*values, dtype))
+        if (values := _eager_values(cls, "float_cast", tensor)) is not None:
+            return cls.stream.eager_result("float_cast", cls._inner.float_cast(*values, dtype))
         return cls.stream.record("cast", "float_cast", (tensor,), _shape(tensor), np.dtype(dtype.numpy),
                                  static=(dtype.value,), names=TENSOR, extra={"dtype": dtype})
 
     @classmethod
     def float_mask_where(cls, tensor, mask, value):
-        """Record ``where(mask, value, tensor)`` (broadcasting)."""
+        """``where(mask, value, tensor)``, the three broadcast together."""
         shape = broadcast_shape(_shape(tensor), _shape(mask), _shape(value))
-        if (values := _now(cls, "float_mask_where", tensor, mask, value, shape=shape)) is not None:
-            return cls.stream.now("float_mask_where", cls._inner.float_mask_where(*values))
+        if (values := _eager_values(cls, "float_mask_where", tensor, mask, value, shape=shape)) is not None:
+            return cls.stream.eager_result("float_mask_where", cls._inner.float_mask_where(*values))
         return cls.stream.record("mask_where", "float_mask_where", (tensor, mask, value), shape, _dtype(tensor),
                                  names=("tensor", "mask", "value"))
 
     @classmethod
     def float_mask_fill(cls, tensor, mask, value: float):
-        """Record ``where(mask, value, tensor)`` with a scalar ``value``."""
         shape = broadcast_shape(_shape(tensor), _shape(mask))
-        if (values := _now(cls, "float_mask_fill", tensor, mask, shape=shape)) is not None:
-            return cls.stream.now("float_mask_fill", cls._inner.float_mask_fill(*values, value))
+        if (values := _eager_values(cls, "float_mask_fill", tensor, mask, shape=shape)) is not None:
+            return cls.stream.eager_result("float_mask_fill", cls._inner.float_mask_fill(*values, value))
         return cls.stream.record("mask_fill", "float_mask_fill", (tensor, mask), shape, _dtype(tensor),
                                  scalars=(_host(value),), names=("tensor", "mask"),
                                  extra={"value": value})
 
     @classmethod
     def float_sum(cls, tensor):
-        """Record the sum of every element (shape ``[1]``)."""
-        if (values := _now(cls, "float_sum", tensor)) is not None:
-            return cls.stream.now("float_sum", cls._inner.float_sum(*values))
+        if (values := _eager_values(cls, "float_sum", tensor)) is not None:
+            return cls.stream.eager_result("float_sum", cls._inner.float_sum(*values))
         return cls.stream.record("sum", "float_sum", (tensor,), (1,), _dtype(tensor), static=("all",),
                                  names=TENSOR)
 
     @classmethod
     def float_matmul(cls, lhs, rhs):
-        """Record a matmul (fusable with its element-wise epilogue)."""
+        """Recorded so that a following bias add and activation fuse into its kernel."""
         a, b = _shape(lhs), _shape(rhs)
         if len(a) < 2 or len(b) < 2 or a[-1] != b[-2]:
-            return run_on_inner(cls, "float_matmul", {"lhs": lhs, "rhs": rhs})  # B raises its own error
+            return run_eager(cls, "float_matmul", {"lhs": lhs, "rhs": rhs})  # B raises its own error
         batch = broadcast_shape(a[:-2], b[:-2])
-        if (values := _now(cls, "float_matmul", lhs, rhs, shape=batch + (a[-2], b[-1]))) is not None:
-            return cls.stream.now("float_matmul", cls._inner.float_matmul(*values))
+        if (values := _eager_values(cls, "float_matmul", lhs, rhs, shape=batch + (a[-2], b[-1]))) is not None:
+            return cls.stream.eager_result("float_matmul", cls._inner.float_matmul(*values))
         return cls.stream.record("matmul", "float_matmul", (lhs, rhs), batch + (a[-2], b[-1]), _dtype(lhs),
                                  names=LHS_RHS)
 
     # ----- views: recorded, so they are no sync point; the fusers read through them -------------
     @classmethod
     def float_reshape(cls, tensor, shape: Sequence[int]):
-        """A ready tensor's view is taken at once; a pending one's is recorded (the element-wise
+        """A ready tensor's view is taken eagerly; a pending one's is recorded (the element-wise
         fuser reads through it when its block has no broadcast input, else it runs on ``B``)."""
         shape = tuple(int(s) for s in shape)
         if isinstance(tensor, FusionTensor) and shape == tensor.shape:
             return tensor
         if not (isinstance(tensor, FusionTensor) and tensor.pending):
-            return run_on_inner(cls, "float_reshape", {"tensor": tensor, "shape": shape})
+            return run_eager(cls, "float_reshape", {"tensor": tensor, "shape": shape})
         if -1 in shape or int(np.prod(shape)) != int(np.prod(tensor.shape)):
-            return run_on_inner(cls, "float_reshape", {"tensor": tensor, "shape": shape})  # B raises
+            return run_eager(cls, "float_reshape", {"tensor": tensor, "shape": shape})  # B raises
         return cls.stream.record("reshape", "float_reshape", (tensor,), shape, _dtype(tensor), static=(shape,),
                                  names=TENSOR, extra={"shape": shape})
 
     @classmethod
     def float_expand(cls, tensor, shape: Sequence[int]):
-        """Record a broadcast to ``shape``: to a fuser, the identity with its input broadcast."""
+        """To a fuser, the identity with its input broadcast."""
         shape = tuple(int(s) for s in shape)
         if isinstance(tensor, FusionTensor) and shape == tensor.shape:
             return tensor
         try:
             broadcast_shape(_shape(tensor), shape)
         except ValueError:
-            return run_on_inner(cls, "float_expand", {"tensor": tensor, "shape": shape})  # B raises
-        if (values := _now(cls, "float_expand", tensor, shape=shape)) is not None:
-            return cls.stream.now("float_expand", cls._inner.float_expand(*values, shape))
+            return run_eager(cls, "float_expand", {"tensor": tensor, "shape": shape})  # B raises
+        if (values := _eager_values(cls, "float_expand", tensor, shape=shape)) is not None:
+            return cls.stream.eager_result("float_expand", cls._inner.float_expand(*values, shape))
         return cls.stream.record("expand", "float_expand", (tensor,), shape, _dtype(tensor), static=(shape,),
                                  names=TENSOR, extra={"shape": shape})
 
     @classmethod
     def float_swap_dims(cls, tensor, dim1: int, dim2: int):
-        """A ready tensor's view at once; a pending one's recorded (no fuser takes it: it runs on
+        """A ready tensor's view eagerly; a pending one's recorded (no fuser takes it: it runs on
         ``B`` in stream order, inside the plan)."""
         if not (isinstance(tensor, FusionTensor) and tensor.pending):
-            return run_on_inner(cls, "float_swap_dims", {"tensor": tensor, "dim1": dim1, "dim2": dim2})
+            return run_eager(cls, "float_swap_dims", {"tensor": tensor, "dim1": dim1, "dim2": dim2})
         shape = list(tensor.shape)
         try:
             shape[dim1], shape[dim2] = shape[dim2], shape[dim1]
         except IndexError:
-            return run_on_inner(cls, "float_swap_dims", {"tensor": tensor, "dim1": dim1, "dim2": dim2})
+            return run_eager(cls, "float_swap_dims", {"tensor": tensor, "dim1": dim1, "dim2": dim2})
         return cls.stream.record("swap_dims", "float_swap_dims", (tensor,), tuple(shape), _dtype(tensor),
                                  static=(dim1, dim2), names=TENSOR, extra={"dim1": dim1, "dim2": dim2})

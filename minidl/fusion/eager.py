@@ -1,5 +1,8 @@
-"""The ops no fuser takes: they run on ``B`` at once (burn-fusion records them too and its
-stream runs them on the inner backend; here they are sync points for their inputs).
+"""Running an op *eagerly* on ``B``: right away, unrecorded (the one name fusion uses for it).
+
+Two kinds of op run eagerly: the ops no fuser takes (burn-fusion records them too and its
+stream runs them on the inner backend; here they are sync points for their inputs), and, on a
+backend whose policy allows it, small ops on ready tensors (``Stream.eager_below``).
 
 :func:`eager_op` builds, for a protocol op, a classmethod with the protocol's signature that
 reads its inputs' values (draining the stream when one is pending), calls ``B``'s op, and
@@ -13,8 +16,8 @@ import inspect
 
 from minidl.backend import protocol_of
 from minidl.backend.device import Device
-from minidl.backends.fusion.events import STREAM_LISTENERS, emit
-from minidl.backends.fusion.tensor import FusionTensor, small_value
+from minidl.fusion.events import STREAM_LISTENERS, emit
+from minidl.fusion.tensor import FusionTensor, small_value
 
 #: the device kinds of fusion backends (``Fusion[Flex]``, ``Fusion[Wgpu]``)
 FUSION_KINDS = ("fusion", "fusion_wgpu")
@@ -59,7 +62,7 @@ def _pending(value) -> bool:
     return False
 
 
-def run_on_inner(cls, op: str, kwargs: dict):
+def run_eager(cls, op: str, kwargs: dict):
     """Run ``op`` on ``B`` with the values of ``kwargs`` and wrap the result (a sync point
     when one of them is pending: the drain's reason names the op)."""
     args = {}
@@ -99,7 +102,7 @@ def eager_op(op: str):
             bound.apply_defaults()
             params = dict(bound.arguments)
             params.pop("cls")
-        return run_on_inner(cls, op, params)
+        return run_eager(cls, op, params)
 
     method.__name__ = method.__qualname__ = op
     method.__signature__ = sig
@@ -107,10 +110,10 @@ def eager_op(op: str):
     return classmethod(method)
 
 
-def small_or_default(op: str):
+def eager_or_default(op: str):
     """A classmethod for a protocol default that ``B`` implements itself (``relu``, ``softmax``,
     ``layer_norm``, ...): when every tensor argument exists and is small, ``B``'s own kernel runs
-    at once, as an eager op would; otherwise the protocol's default runs with ``cls = Fusion[B]``,
+    eagerly, as :func:`eager_op`'s ops do; otherwise the protocol's default runs with ``cls = Fusion[B]``,
     so its primitive ops are recorded and the fusers see them."""
     default = protocol_of(op).__dict__[op].__func__
 
@@ -120,13 +123,13 @@ def small_or_default(op: str):
             value = small_value(args[0], stream.eager_below)
             if value is None:
                 return default(cls, *args)
-            return stream.now(op, getattr(cls._inner, op)(value))
+            return stream.eager_result(op, getattr(cls._inner, op)(value))
         limit = stream.eager_below
         tensors = [a for a in (*args, *kwargs.values()) if type(a) is FusionTensor]
         if tensors and all(small_value(t, limit) is not None for t in tensors):
             result = getattr(cls._inner, op)(*[unwrap(cls, a) for a in args],
                                              **{k: unwrap(cls, v) for k, v in kwargs.items()})
-            stream.ran_at_once(op)
+            stream.count_eager(op)
             return wrap(cls, result)
         return default(cls, *args, **kwargs)
 

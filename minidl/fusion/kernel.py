@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from minidl.backends.fusion.ir import REDUCE, OperationIr, TensorIr
+from minidl.fusion.ir import REDUCE, OperationIr, TensorIr
 
 
 @dataclass(frozen=True)
@@ -150,7 +150,7 @@ class Kernel:
         raise NotImplementedError
 
     def launch(self, launch: Any, values: list, scalars: list) -> None:
-        """Run ``launch`` (a plan's :class:`~minidl.backends.fusion.plan.Launch` of this kernel):
+        """Run ``launch`` (a plan's :class:`~minidl.fusion.plan.Launch` of this kernel):
         read its inputs from ``values`` by relative id, store its outputs there."""
         raise NotImplementedError
 
@@ -202,7 +202,7 @@ class FusionRuntime:
     * ``device_kind``: the ``Device`` kind of ``Fusion[B]`` (``fusion`` over Flex);
     * ``records_every_op``: the recording policy. On a GPU every op is recorded, as burn does (a
       dispatch costs far more than recording it); on the CPU an op on small ready tensors runs
-      on ``B`` at once (``Stream.eager_below``), since there a recorded op's Python costs more
+      eagerly on ``B`` (``Stream.eager_below``), since there a recorded op's Python costs more
       than the op."""
 
     generator: KernelGenerator

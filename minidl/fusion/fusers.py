@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import math
 
-from minidl.backends.fusion.ir import ELEMENTWISE, FUSABLE_DTYPES, REDUCE, RESHAPE, OperationIr
-from minidl.backends.fusion.kernel import Kernel, KernelGenerator
+from minidl.fusion.ir import ELEMENTWISE, FUSABLE_DTYPES, REDUCE, RESHAPE, OperationIr
+from minidl.fusion.kernel import Kernel, KernelGenerator
 
 
 def _dtypes_ok(op: OperationIr) -> bool:

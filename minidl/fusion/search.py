@@ -11,11 +11,11 @@ them, no later op reads them) is kept in the plan but not run.
 
 from __future__ import annotations
 
-from minidl.backends.fusion.events import STREAM_LISTENERS, emit
-from minidl.backends.fusion.fusers import default_fusers
-from minidl.backends.fusion.ir import OperationIr
-from minidl.backends.fusion.kernel import BlockValues, KernelGenerator
-from minidl.backends.fusion.plan import Block
+from minidl.fusion.events import STREAM_LISTENERS, emit
+from minidl.fusion.fusers import default_fusers
+from minidl.fusion.ir import OperationIr
+from minidl.fusion.kernel import BlockValues, KernelGenerator
+from minidl.fusion.plan import Block
 
 
 class Explorer:

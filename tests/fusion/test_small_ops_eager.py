@@ -1,5 +1,5 @@
 """The fusion device's policy for small ops: an op whose inputs all exist and whose result has
-fewer than ``Stream.eager_below`` elements runs on Flex at once (recording it costs more than
+fewer than ``Stream.eager_below`` elements runs eagerly on Flex (recording it costs more than
 fusing it saves); a pending input, or a large result, is recorded as before. Protocol defaults
 Flex implements itself (``relu``, ``softmax``, ...) run Flex's kernel when small; module ops
 (``layer_norm``, ``linear``) stay the protocol's defaults, as burn's Fusion leaves them."""
@@ -11,8 +11,9 @@ import pytest
 
 from minidl import Device, Tensor
 from minidl.backend import ModuleOps, defines, defining_class
-from minidl.backends.fusion import STREAM_LISTENERS, FusionFlex
-from minidl.backends.fusion.stream import EAGER_BELOW, Stream
+from minidl.backends.flex.fusion import FusionFlex
+from minidl.fusion import STREAM_LISTENERS
+from minidl.fusion.stream import EAGER_BELOW, Stream
 from minidl_book.fusion_sweep import chain
 
 pytestmark = pytest.mark.fusion_eager_policy
@@ -43,14 +44,14 @@ def test_the_threshold_is_a_class_default_a_stream_reads():
     assert Stream.eager_below == EAGER_BELOW == FusionFlex.stream.eager_below > 0
 
 
-def test_a_small_op_on_ready_tensors_runs_at_once_and_records_nothing():
+def test_a_small_op_on_ready_tensors_runs_eagerly_and_records_nothing():
     FusionFlex.sync()
     x = T((4, 8))
     before = FusionFlex.stream.counts()
     y = (x * 2.0 + x).exp()
     after = FusionFlex.stream.counts()
     assert not handle(y).pending and not FusionFlex.stream.ops
-    assert after["at_once"] - before["at_once"] == 3 and after["recorded"] == before["recorded"]
+    assert after["eager"] - before["eager"] == 3 and after["recorded"] == before["recorded"]
     np.testing.assert_allclose(y.to_numpy(), np.exp(x.to_numpy() * 3), rtol=1e-6)
 
 
@@ -84,7 +85,7 @@ def test_module_ops_stay_the_protocols_defaults():
 
 
 @pytest.mark.parametrize("size", [16, 4096, EAGER_BELOW - 1, EAGER_BELOW, 3 * EAGER_BELOW + 5])
-def test_the_chain_gives_the_same_values_at_once_and_recorded(size, monkeypatch):
+def test_the_chain_gives_the_same_values_eagerly_and_recorded(size, monkeypatch):
     data = np.random.default_rng(size).standard_normal(size).astype(np.float32)
     flex = chain(Tensor.from_numpy(data, Device.flex())).to_numpy()
     shipped = chain(Tensor.from_numpy(data, Device.fusion())).to_numpy()

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from minidl.backends.fusion.ir import TensorIr
+from minidl.fusion.ir import TensorIr
 
 
 class FusionTensor:
@@ -59,7 +59,7 @@ class FusionTensor:
 def small_value(t: Any, limit: int) -> Any:
     """``t``'s inner primitive when it exists and has fewer than ``limit`` elements, else None.
 
-    ``Fusion[B]`` runs an op on ``B`` at once when every input has such a value: recording
+    ``Fusion[B]`` runs an op eagerly on ``B`` when every input has such a value: recording
     it would cost more than the memory traffic fusing it could save."""
     if type(t) is FusionTensor:
         value = t._value

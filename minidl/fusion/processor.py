@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from minidl.backends.fusion.events import STREAM_LISTENERS, emit
-from minidl.backends.fusion.ir import OperationIr, TensorIr
-from minidl.backends.fusion.kernel import FusionRuntime
-from minidl.backends.fusion.plan import ExecutionPlan, ExecutionPlanStore, InnerOp, Launch, PlanNode
-from minidl.backends.fusion.search import Explorer
-from minidl.backends.fusion.segment import Segment
+from minidl.fusion.events import STREAM_LISTENERS, emit
+from minidl.fusion.ir import OperationIr, TensorIr
+from minidl.fusion.kernel import FusionRuntime
+from minidl.fusion.plan import ExecutionPlan, ExecutionPlanStore, InnerOp, Launch, PlanNode
+from minidl.fusion.search import Explorer
+from minidl.fusion.segment import Segment
 
 
 class ExecutionRecord:

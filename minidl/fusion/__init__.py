@@ -12,33 +12,23 @@ GPU (``minidl.backends.wgpu.fusion``). ``Device.fusion()`` routes to ``Fusion[Fl
 
 from __future__ import annotations
 
-import importlib
-
 from minidl.backend import PRIMITIVE_TYPES
-from minidl.backends.fusion.backend import Fusion, fusion_backend, register_runtime
-from minidl.backends.fusion.events import STREAM_LISTENERS
-from minidl.backends.fusion.fusers import ElementwiseFuser, MatmulFuser, OperationFuser, ReduceFuser
-from minidl.backends.fusion.ir import OperationIr, TensorIr
-from minidl.backends.fusion.kernel import FusionRuntime, Kernel, KernelGenerator
-from minidl.backends.fusion.stream import Stream
-from minidl.backends.fusion.tensor import FusionTensor
+from minidl.fusion.backend import Fusion, fusion_backend, register_runtime
+from minidl.fusion.events import STREAM_LISTENERS
+from minidl.fusion.fusers import ElementwiseFuser, MatmulFuser, OperationFuser, ReduceFuser
+from minidl.fusion.ir import OperationIr, TensorIr
+from minidl.fusion.kernel import FusionRuntime, Kernel, KernelGenerator
+from minidl.fusion.stream import Stream
+from minidl.fusion.tensor import FusionTensor
 
 if FusionTensor not in PRIMITIVE_TYPES:
     PRIMITIVE_TYPES.append(FusionTensor)
-
-
-def __getattr__(name: str):
-    # ``FusionFlex`` lives on Flex's side now; re-exported here, loaded (with numba) on first use
-    if name == "FusionFlex":
-        return importlib.import_module("minidl.backends.flex.fusion").FusionFlex
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [
     "STREAM_LISTENERS",
     "ElementwiseFuser",
     "Fusion",
-    "FusionFlex",
     "FusionRuntime",
     "FusionTensor",
     "Kernel",

@@ -37,6 +37,7 @@ READER_WRITES = {
     "build_fuser": ["fits"],
     "build_view": ["read_view"],
     "build_broadcast": ["broadcast_strides"],
+    "build_reshape": ["reshape_strides"],
 }
 
 _CELLS = itertools.count()

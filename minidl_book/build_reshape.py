@@ -288,15 +288,16 @@ def exercise(max_examples: int = 20) -> BuildExercise:
                               rtol=0, atol=0)],
         rules=Rules(no_numpy=True),
         hints=[
-            ("check", "Drop the dims of size 1 (nothing steps along them). Then walk the "
-             "others left to right: dim d and the next one belong to one run when "
-             "strides[d] == shape[d + 1] * strides[d + 1]; elsewhere the walk jumps."),
+            ("check", "As in the A-F picture: walk the old tensor in row order and note "
+             "where the buffer position jumps, between which old dims. A new dim has one "
+             "stride, so it can hold no jump inside it."),
+            ("check", "Drop the dims of size 1 (nothing steps along them). Dim d and the "
+             "next one belong to one run when strides[d] == shape[d + 1] * strides[d + 1]; "
+             "elsewhere the walk jumps."),
             ("check", "Cut new_shape from the right into consecutive groups, one per run, "
-             "each multiplying to its run's size (new dims of size 1 fit anywhere). If a "
-             "new dim would span two runs, return None."),
-            ("check", "Inside a group the strides are row order from the run's last stride: "
-             "the rightmost new dim gets it, each one to its left multiplies by the size to "
-             "its right."),
+             "each multiplying to its run's size (new dims of size 1 fit anywhere), else "
+             "return None. Inside a group the strides are row order from the run's last "
+             "stride."),
         ],
         reference_solution=reshape_strides,
         examples=EXAMPLES,

@@ -38,9 +38,11 @@ class DeviceSettings:
 
 _ALL = frozenset(DType)
 #: Each device kind's defaults, as burn's backends declare them: NdArray ``I64``
-#: (burn-ndarray's ``backend.rs``), the wgpu device ``I32`` and 32-bit types only
-#: (burn-backend's ``lib.rs``, ``cube_wgpu``: WGSL has no 64-bit types). burn 0.22's Flex says
-#: ``I32``; minidl's Flex and Fusion[Flex] keep ``I64``, the int the book's CPU chapters print.
+#: (burn-ndarray's ``backend.rs``), the wgpu device ``I32`` (burn-backend's ``lib.rs``,
+#: ``cube_wgpu``). minidl's wgpu holds 32-bit types only (its WGSL has no 64-bit types and never
+#: asks for ``shader-f16``), where burn asks the adapter (burn-cubecl's ``supports_dtype``).
+#: burn 0.22's Flex says ``I32``; minidl's Flex and Fusion[Flex] keep ``I64``, the int the
+#: book's CPU chapters print.
 _SETTINGS = {
     "flex": DeviceSettings(DType.F32, DType.I64, _ALL),
     "ndarray": DeviceSettings(DType.F32, DType.I64, _ALL),

@@ -7,7 +7,9 @@ minidl has none, so the reader writes it the way minidl's layers are written. Th
 builds it from the config on an autodiff device and checks what the framework relies on:
 the module walk finds exactly one param ``gamma`` (``d_model`` numbers), the record holds
 ``gamma``, ``load_record`` takes new values, ``valid()`` moves it to the plain device; and
-the output and both gradients agree with ``torch.nn.RMSNorm``.
+the output and both gradients agree with ``torch.nn.RMSNorm``. Each slip gets its own hint
+(a rank mismatch, a nan from a zero row, a bare tensor field, a wrong shape), and the failing
+case says what ``gamma`` and ``g`` are.
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from hypothesis import strategies as st
 
 from minidl import Device, Tensor
 from minidl.module import Initializer, Module, Param, config
-from minidl_book.build_check import BuildExercise, Reference, Rules
+from minidl_book.build_check import Reference, Rules
+from minidl_book.cause_hints import CauseHints
 from minidl_book.harness import layer_run
 from minidl_book.strategies import float32_arrays
+from minidl_book.verdict import describe_value
 
 __all__ = ["PLANTED", "RmsNorm", "RmsNormConfig", "exercise"]
 
@@ -113,8 +117,45 @@ class WeightName(Module):
         return x / rms * w.reshape([1] * (x.rank - 1) + [w.shape[0]])
 
 
+@config
+class NoReshapeConfig:
+    """The PyTorch habit: gamma [d_model] times x [..., d_model], ranks apart."""
+
+    d_model: int
+    epsilon: float = 1e-5
+
+    def init(self, device: Device) -> NoReshape:
+        return NoReshape(Initializer.Ones.init([self.d_model], device), self.epsilon)
+
+
+class NoReshape(RmsNorm):
+    def forward(self, x: Tensor) -> Tensor:
+        rms = (x.square().mean_dim(x.rank - 1) + self.epsilon).sqrt()
+        return x / rms * self.gamma.val()
+
+
+@config
+class EpsOutsideConfig:
+    """Adds epsilon after the root: a zero row divides 0 by 0 (eps), its gradient is nan."""
+
+    d_model: int
+    epsilon: float = 1e-5
+
+    def init(self, device: Device) -> EpsOutside:
+        return EpsOutside(Initializer.Ones.init([self.d_model], device), self.epsilon)
+
+
+class EpsOutside(RmsNorm):
+    def forward(self, x: Tensor) -> Tensor:
+        gamma = self.gamma.val()
+        rms = x.square().mean_dim(x.rank - 1).sqrt() + self.epsilon
+        return x / rms * gamma.reshape([1] * (x.rank - 1) + [gamma.shape[0]])
+
+
 #: name → (wrong config class, the verdict kind it must get)
 PLANTED = {
+    "gamma not reshaped": (NoReshapeConfig, "error"),
+    "epsilon outside the root": (EpsOutsideConfig, "value"),
     "sum instead of mean": (SumNormConfig, "value"),
     "gamma not a Param": (TensorFieldConfig, "check"),
     "named weight": (WeightNameConfig, "check"),
@@ -155,22 +196,54 @@ def _structure(solution, case, outputs, trace) -> str | None:
     return None
 
 
-def exercise(max_examples: int = 12) -> BuildExercise:
+class _LayerExercise(CauseHints):
+    """Says what each input of the failing case is for."""
+
+    def verdict_for(self, solution, case):  # noqa: D102
+        verdict = self._verdict_for(solution, case, "")
+        if verdict is not None:
+            verdict.inputs = "\n".join(f"{k} = {v}" for k, v in _describe(case).items())
+        return verdict
+
+
+def _describe(case: dict) -> dict:
+    return {"x": describe_value(case["x"]),
+            "gamma": f"{describe_value(case['gamma'])}, loaded into gamma by load_record "
+                     "before the forward",
+            "g": f"{describe_value(case['g'])}, the upstream gradient: the checker runs "
+                 "(out * g).sum().backward() and compares the gradients of x and gamma "
+                 "with torch's"}
+
+
+_CAUSES = [
+    ("rank", lambda v: "different ranks" in v.text, [
+        "x is [..., d_model] and gamma is [d_model], and minidl, like burn, broadcasts "
+        "only between tensors of the same rank: reshape gamma to [1, ..., 1, d_model] "
+        "(x.rank - 1 ones) before multiplying."]),
+    ("nan", lambda v: v.kind == "value" and "found nan" in v.text, [
+        "A row of x can be all zeros, so mean(x²) is 0: epsilon goes inside the root, "
+        "sqrt(mean(x²) + eps), so nothing divides by 0 and the root's gradient stays finite."]),
+    ("structure", lambda v: v.kind == "check", [
+        "A layer keeps its tensors as Param fields (Initializer.Ones.init([d_model], "
+        "device)): that is what the module walk, records and valid() see."]),
+    ("shape", lambda v: v.kind == "shape", [
+        "mean_dim(dim) keeps the reduced dim with size 1, so x / rms broadcasts back to "
+        "x's shape."]),
+]
+
+
+def exercise(max_examples: int = 12) -> CauseHints:
     """The checker for the reader's ``RmsNormConfig`` (and the ``RmsNorm`` it builds)."""
-    return BuildExercise(
+    return _LayerExercise(
         "RmsNormConfig and RmsNorm, a new layer",
         cases=_cases(),
         run=layer_run,
         references=[Reference("torch.nn.RMSNorm", _torch, rtol=1e-5, atol=1e-5)],
         rules=Rules(no_data=True, no_numpy=True),
         checks=[_structure],
-        hints=[  # a failure opens the first hint of its kind not yet open
-            ("error", "gamma is [d_model]: reshape it to the input's rank before multiplying "
-             "(minidl broadcasts only between tensors of the same rank)."),
-            "A layer keeps its tensors as Param fields (Initializer.Ones.init([d_model], device)): "
-            "that is what the module walk, records and valid() see.",
-            "mean_dim(dim) keeps the reduced dim with size 1, so x / rms broadcasts.",
-        ],
+        causes=_CAUSES,
+        hints=["Y = x / sqrt(mean(x², last dim) + eps) * gamma: the mean over the last dim "
+               "(not the sum), epsilon inside the root, gamma read with self.gamma.val()."],
         reference_solution=RmsNormConfig,
         max_examples=max_examples,
         order=("x", "gamma", "g"),

@@ -12,7 +12,10 @@ tied into two fields) and compares
 the paths, their order and the very ``Param`` objects with minidl's own ``parameters()``; it
 also checks that the walk draws no number (it must read fields, not values). A tied param is
 listed at every path (as ``Module.parameters()`` and burn's generated visit do); a walk that
-de-duplicates by id, as PyTorch's ``parameters()`` does, is refused.
+de-duplicates by id, as PyTorch's ``parameters()`` does, is refused. The library's own walks
+(``parameters()``, ``visit``, ``map``, the record, ``num_params``...) are refused inside the
+reader's walk: they are what the reader is writing. Each way of going wrong gets its own
+verdict and its own hint (a leading dot, a dict's entries named by position, a flag kept...).
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from minidl import Device
 from minidl.module import Module, Param
 from minidl.nn import BatchNormConfig, DropoutConfig, LinearConfig, Relu, Sequential
 from minidl_book import reader_code
-from minidl_book.build_check import BuildExercise, Reference
+from minidl_book.build_check import Reference, Rules
+from minidl_book.cause_hints import CauseHints
 
 __all__ = ["MODELS", "PLANTED", "named_params", "exercise", "yours_or_reference"]
 
@@ -100,11 +104,14 @@ def named_params(module) -> dict:
 
 def yours_or_reference(yours):
     """The reader's ``named_params`` when it is defined and walks a test model right (the
-    same paths and ``Param`` objects as ``Module.parameters()``), else the reference; says
+    same paths and ``Param`` objects as ``Module.parameters()``, nothing drawn), else the reference; says
     which. The chapter runs it to show the count, a record and a step on top of the walk."""
-    model = Blocks(Device.flex())
-    return reader_code.yours_or_reference(
-        yours, named_params, "named_params", lambda fn: _same(fn(model), model.parameters()))
+    def right(fn) -> bool:
+        model = Blocks(Device.flex())
+        truth = model.parameters()
+        return _same(fn(model), truth) and not any(p.is_initialized() for p in truth.values())
+
+    return reader_code.yours_or_reference(yours, named_params, "named_params", right)
 
 
 def _same(got, expected) -> bool:
@@ -173,8 +180,60 @@ def walk_dedup_by_id(module) -> dict:
     return found
 
 
+def walk_by_library(module) -> dict:
+    """Hands back the library's own walk: the exercise asks for the walk behind it."""
+    return dict(module.parameters())
+
+
+def walk_leading_dot(module) -> dict:
+    """Joins every name with a dot, the root's too: '.stem.weight'."""
+    found = {}
+
+    def walk(value, path):
+        if isinstance(value, Param):
+            if not value.is_flag():
+                found[path] = value
+        elif isinstance(value, Module):
+            for name, field in value.named_fields():
+                walk(field, f"{path}.{name}")
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                walk(item, f"{path}.{i}")
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, f"{path}.{key}")
+
+    walk(module, "")
+    return found
+
+
+def walk_dict_by_index(module) -> dict:
+    """Names a dict's entries by position, as a list's: 'heads.0.weight' for 'heads.left'."""
+    found = {}
+
+    def walk(value, path):
+        if isinstance(value, Param):
+            if not value.is_flag():
+                found[path] = value
+        elif isinstance(value, Module):
+            for name, field in value.named_fields():
+                walk(field, f"{path}.{name}" if path else name)
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                walk(item, f"{path}.{i}")
+        elif isinstance(value, dict):
+            for i, item in enumerate(value.values()):
+                walk(item, f"{path}.{i}")
+
+    walk(module, "")
+    return found
+
+
 #: name → (wrong walk, the verdict kind it must get)
 PLANTED = {
+    "the library's parameters()": (walk_by_library, "rule"),
+    "leading dot": (walk_leading_dot, "check"),
+    "dict keyed by index": (walk_dict_by_index, "check"),
     "keeps flags": (walk_keeps_flags, "check"),
     "skips lists and dicts": (walk_no_lists, "check"),
     "sorted paths": (walk_sorted, "check"),
@@ -189,9 +248,8 @@ def _run(solution, case: dict) -> dict:
     found = solution(model)
     if not isinstance(found, dict):
         raise TypeError(f"named_params must return a dict, got {type(found).__name__}")
-    truth = model.parameters()
-    return {"count": np.array([len(found)]), "_found": found, "_truth": truth,
-            "_drawn": [path for path, p in truth.items() if p.is_initialized()]}
+    # minidl's own walk runs in _checks, after the watch: inside it, it is a forbidden call
+    return {"count": np.array([len(found)]), "_found": found, "_model": model}
 
 
 def _minidl(case: dict) -> dict:
@@ -200,15 +258,31 @@ def _minidl(case: dict) -> dict:
 
 
 def _checks(solution, case, outputs, trace) -> str | None:
-    found, truth = outputs["_found"], outputs["_truth"]
+    found, truth = outputs["_found"], outputs["_model"].parameters()
+    drawn = [path for path, p in truth.items() if p.is_initialized()]
     extra = [p for p in found if p not in truth]
     missing = [p for p in truth if p not in found]
     if extra:
-        kinds = {p: type(found[p]).__name__ + (" holding a Flag" if isinstance(
-            found[p], Param) and found[p].is_flag() else "") for p in extra}
         first = extra[0]
-        return (f"your walk returned {len(extra)} path(s) that are no tensor param, e.g. "
-                f"{first!r} (a {kinds[first]})")
+        if all(str(p).startswith(".") for p in extra):
+            return (f"your paths start with a dot: {first!r} where minidl's path is "
+                    f"{first[1:]!r}. The root module's own path is empty, so its fields are "
+                    "named without a dot in front")
+        flags = [p for p in extra if isinstance(found[p], Param) and found[p].is_flag()]
+        if flags:
+            return (f"your walk returned {len(flags)} flag(s) as params, e.g. {flags[0]!r} "
+                    "(a Param holding a Flag, no tensor)")
+        elsewhere = {p: q for p in extra for q in truth if found[p] is truth[q]}
+        if first in elsewhere:
+            q = elsewhere[first]
+            by_index = [(a, b) for a, b in zip(first.split("."), q.split("."))
+                        if a != b and a.isdigit() and not b.isdigit()]
+            why = (f": a dict's entry goes under its key ({by_index[0][1]!r}), not its "
+                   f"position ({by_index[0][0]!r})" if by_index else "")
+            return f"your walk returned {first!r} for the param minidl names {q!r}{why}"
+        kind = type(found[first]).__name__
+        return (f"your walk returned {len(extra)} path(s) that are no tensor param of the "
+                f"model, e.g. {first!r} (a {kind})")
     if missing:
         tied = [(p, q) for p in missing for q in found if found[q] is truth[p]]
         if tied:
@@ -221,8 +295,8 @@ def _checks(solution, case, outputs, trace) -> str | None:
     if list(found) != list(truth):
         return (f"the right params in the wrong order: expected field order "
                 f"{list(truth)}, found {list(found)}")
-    if outputs["_drawn"]:
-        return (f"your walk drew {len(outputs['_drawn'])} params ({outputs['_drawn'][0]}, "
+    if drawn:
+        return (f"your walk drew {len(drawn)} params ({drawn[0]}, "
                 "...): it must read the fields, never a value (no val()): a walk runs no "
                 "initializer")
     if any(found[p] is not truth[p] for p in found):
@@ -231,14 +305,47 @@ def _checks(solution, case, outputs, trace) -> str | None:
     return None
 
 
-def exercise(max_examples: int = 5) -> BuildExercise:
+#: The library's walks, and what is built on them: the reader's walk must not call them.
+_LIBRARY_WALKS = (r"^(Module|ModuleNode)\.(parameters|named_parameters|_collect|visit|"
+                  r"_visit_fields|map|_map_fields|flags|running_states|num_params|"
+                  r"into_record|load_record)$|^visitor\.(visit_value|map_value)$")
+
+_CAUSES = [
+    ("library walk", lambda v: v.kind == "rule" and "library's own walk" in v.text, [
+        "parameters() is built on the walk you are writing. Start from "
+        "module.named_fields() and recurse: a Module's fields, a list's items, a dict's "
+        "values."]),
+    ("leading dot", lambda v: "start with a dot" in v.text, [
+        "Join with a dot only below the root: f\"{path}.{name}\" if path else name."]),
+    ("dict by position", lambda v: "not its position" in v.text, [
+        "A list's items are named by index (blocks.0), a dict's by key (heads.left): "
+        "for key, item in value.items()."]),
+    ("flag", lambda v: "flag(s) as params" in v.text, [
+        "A Param holding a Flag is a Param too: param.is_flag() tells them apart, "
+        "without val()."]),
+    ("drawn", lambda v: "your walk drew" in v.text, [
+        "Decide from the Param itself (isinstance, param.is_flag()), never from its value: "
+        "val() runs the initializer."]),
+    ("missed", lambda v: "your walk missed" in v.text, [
+        "Fields can be lists, tuples and dicts of modules: recurse into their items too "
+        "(blocks.0.weight, heads.left.bias)."]),
+    ("order", lambda v: "wrong order" in v.text, [
+        "Keep the order named_fields() gives (the order __init__ set the fields): do not "
+        "sort the paths."]),
+]
+
+
+def exercise(max_examples: int = 5) -> CauseHints:
     """The checker for the reader's ``named_params(module)``."""
-    return BuildExercise(
+    return CauseHints(
         "a module's parameter walk",
         cases=st.fixed_dictionaries({"model": st.sampled_from(sorted(MODELS))}),
         run=_run,
         references=[Reference("minidl's Module.parameters()", _minidl)],
+        rules=Rules(forbidden={_LIBRARY_WALKS: "call the library's own walk (parameters(), "
+                               "visit(), the record...): walk module.named_fields() yourself"}),
         checks=[_checks],
+        causes=_CAUSES,
         hints=[
             "module.named_fields() lists the fields in the order __init__ set them "
             "(constants left out). A field is a Param, a Module, a list/tuple/dict of them, "

@@ -5,7 +5,8 @@ dicts as inner nodes, and each leaf with its dotted path, its kind (param, flag,
 state, constant; a node's constants share one box) and, for params and running states, its
 shape and the last four hex digits of its id (a tied param shows the same id at two paths).
 The kinds are coloured, so the walk, the record and the optimizer can be read off the same
-figure; ``notes`` adds a remark to a leaf (where burn differs).
+figure; ``notes`` adds a remark to a leaf (where burn differs). ``draw_records(model)`` puts
+minidl's nested record beside burn 0.22's flat one (one ``(path, id, data)`` row per tensor).
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from typing import Any
 from minidl.module import Module, Param
 from minidl.module.running import RunningState
 
-__all__ = ["KIND_COLORS", "draw_tree", "leaves", "rows"]
+__all__ = ["KIND_COLORS", "draw_records", "draw_tree", "flat_record", "leaves", "nested_lines",
+           "rows"]
 
 #: kind → (fill, stroke)
 KIND_COLORS = {
@@ -139,5 +141,64 @@ def draw_tree(model: Module, root: str | None = None, notes: dict[str, str] | No
     ax.legend(handles=handles, loc="lower right", fontsize=7.5, ncol=2, frameon=False)
     if title:
         ax.set_title(title, fontsize=9.5, loc="left")
+    fig.tight_layout()
+    return fig
+
+
+def nested_lines(record: Any, indent: str = "") -> list[str]:
+    """minidl's nested record as indented lines, a tensor shown by its shape."""
+    lines: list[str] = []
+    items = record.items() if isinstance(record, dict) else enumerate(record)
+    for key, value in items:
+        if isinstance(value, (dict, list)):
+            empty = "{}" if isinstance(value, dict) else "[]"
+            lines.append(f"{indent}{key}: {empty if not value else ''}".rstrip())
+            lines += nested_lines(value, indent + "  ")
+        else:
+            lines.append(f"{indent}{key}: {list(value.shape)}")
+    return lines
+
+
+def flat_record(model: Module) -> list[tuple[str, str, list[int]]]:
+    """burn 0.22's record of ``model`` by its rule: every float tensor the walk reaches
+    (params and running states, in field order) as ``(path, id, shape)``."""
+    out: list[tuple[str, str, list[int]]] = []
+
+    def walk(value: Any, path: str) -> None:
+        children = _children(value)
+        if children is None:
+            kind = _kind(value)
+            if kind == "param":
+                out.append((path, value.id, list(value.lazy_shape())))
+            elif kind == "running state":
+                out.append((path, value.id, list(value.shape)))
+            return
+        for name, child in children:
+            if isinstance(value, Module) and name.startswith("_"):
+                continue
+            walk(child, f"{path}.{name}" if path else name)
+
+    walk(model, "")
+    return out
+
+
+def draw_records(model: Module, record: dict, width: float = 8.5):
+    """minidl's nested ``record`` of ``model`` beside burn 0.22's flat list; the figure."""
+    import matplotlib.pyplot as plt
+
+    left = nested_lines(record)
+    right = [f"{path:<18} id …{pid[-4:]}  {shape}" for path, pid, shape in flat_record(model)]
+    n = max(len(left), len(right))
+    fig, (a, b) = plt.subplots(1, 2, figsize=(width, 0.19 * n + 0.7),
+                               gridspec_kw={"width_ratios": [1, 1.25]})
+    for ax, lines, title in ((a, left, "minidl: into_record(), a nested dict"),
+                             (b, right, "burn 0.22: ModuleRecord, a flat list of "
+                                        "(path, id, data)")):
+        for i, line in enumerate(lines):
+            ax.text(0, -i, line, family="monospace", fontsize=8, va="center")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(-n + 0.4, 0.8)
+        ax.axis("off")
+        ax.set_title(title, fontsize=9, loc="left")
     fig.tight_layout()
     return fig

@@ -749,21 +749,26 @@ _CALL_NAMES: dict[types.CodeType, dict[int, str]] = {}
 
 def _constant_attr_calls(code: types.CodeType) -> dict[int, str]:
     """``{offset of a CALL: attribute name}`` for ``getattr(x, "name"...)`` calls whose name
-    is a string constant (the instruction before the call's ``PRECALL``/``CALL``)."""
+    is a string constant. The object may be any expression (``hasattr(p.val(), "shape")``);
+    the name is the one instruction before the call's ``PRECALL``/``CALL`` (before a plain
+    default's load, for ``getattr(x, "name", None)``), and no jump lands between it and the
+    call (``n if c else "shape"`` is no constant)."""
     out: dict[int, str] = {}
     instructions = list(dis.get_instructions(code))
     for k, ins in enumerate(instructions):
-        if ins.opname != "CALL":
+        if ins.opname != "CALL" or (ins.arg or 0) < 2:
             continue
-        argc = ins.arg or 0
         j = k - 1
         while j >= 0 and instructions[j].opname in ("PRECALL", "KW_NAMES", "CACHE"):
             j -= 1
-        loads = instructions[j - argc + 1: j + 1] if argc else []
-        if len(loads) == argc and argc >= 2 and all(i.opname.startswith("LOAD_") for i in loads):
-            name_ins = loads[1]
-            if name_ins.opname == "LOAD_CONST" and isinstance(name_ins.argval, str):
-                out[ins.offset] = name_ins.argval
+        n = j - (ins.arg - 2)  # the name's instruction: after it, one plain load per argument
+        if n < 1 or not all(i.opname.startswith("LOAD_") for i in instructions[n + 1: j + 1]):
+            continue
+        name_ins = instructions[n]
+        if any(i.is_jump_target for i in instructions[n: k + 1]):
+            continue
+        if name_ins.opname == "LOAD_CONST" and isinstance(name_ins.argval, str):
+            out[ins.offset] = name_ins.argval
     return out
 
 

@@ -116,6 +116,21 @@ def test_linear_in_pytorchs_layout_fails_at_the_readers_matmul_with_minidls_mess
     assert "inner dimension" in verdict.text and "Traceback" not in verdict.render()
 
 
+def test_linear_without_its_bias_gets_a_hint_of_its_own():
+    """A dropped bias is not told to drop a transpose: its verdict and hint name the bias."""
+    ex = build_linear.exercise(10)
+    verdict = ex.check(build_linear.linear_bias_dropped)
+    assert verdict.kind == "check" and "no bias" in verdict.text
+    assert verdict.hints and all("transpose" not in h for h in verdict.hints)
+    assert "bias" in verdict.hints[-1]
+
+
+def test_linear_bias_shaped_for_a_2d_output_only_is_refused_on_a_3d_input():
+    verdict = build_linear.exercise(10).find_failure(build_linear.linear_bias_for_2d_only)
+    assert verdict.kind == "error" and "rank" in verdict.text
+    assert "f32[2, 1, 1]" in verdict.render()
+
+
 def test_softplus_numpy_operator_on_the_primitive_is_refused():
     """``1 + B.float_exp(x)`` names no NumPy function, yet it is NumPy's ``+`` on Flex's array:
     the run on Wgpu (a WgpuTensor has no operators) refuses it at the reader's line."""
@@ -126,3 +141,20 @@ def test_softplus_numpy_operator_on_the_primitive_is_refused():
     verdict = build_softplus.exercise(5).find_failure(build_softplus.SoftplusOperator)
     assert verdict.kind == "error" and "WgpuTensor" in verdict.text
     assert "B's ops" in verdict.text and "1 + B.float_exp" in verdict.render()
+
+
+@pytest.mark.parametrize(("planted", "cause", "words"), [
+    ("gamma not reshaped", "rank", "same rank"),
+    ("epsilon outside the root", "nan", "inside the root"),
+    ("gamma not a Param", "structure", "Param fields"),
+])
+def test_layer_slips_get_the_hint_for_their_cause(planted, cause, words, capsys):
+    ex = build_layer.exercise(max_examples=10)
+    verdict = ex.check(build_layer.PLANTED[planted][0])
+    assert ex.cause == cause and len(verdict.hints) == 1 and words in verdict.hints[0]
+
+
+def test_layer_failing_case_says_what_gamma_and_g_are():
+    verdict = build_layer.exercise(max_examples=10).find_failure(build_layer.EpsOutsideConfig)
+    assert "g = " in verdict.inputs and "the upstream gradient" in verdict.inputs
+    assert "loaded into gamma by load_record" in verdict.inputs

@@ -5,6 +5,7 @@
 * :func:`costs`: what a graph keeps, the peak NumPy allocation through forward + backward
   (``tracemalloc``), the forward ops backward re-runs (``debug.coverage``), the best backward
   time;
+* :func:`live_bytes`: the live NumPy bytes through one forward + backward, step by step;
 * :func:`grads_both`: the gradients of ``sum(out * w)`` for every input, in minidl and PyTorch;
 * :func:`apply_step`: run a reader's unary ``Step`` class on a tensor (recorded on an autodiff
   device, forward only on a plain one), so ``gradcheck`` can test it;
@@ -34,6 +35,7 @@ __all__ = [
     "deep_block",
     "gradient_chart",
     "grads_both",
+    "live_bytes",
     "walk_trace",
 ]
 
@@ -98,6 +100,35 @@ def costs(build: Callable[[Device], Tensor], dev: Device, repeats: int = 15) -> 
         loss.backward()
         best = min(best, time.perf_counter() - t0)
     return {"kept": kept, "peak": peak, "forward_calls": forward_calls, "seconds": best}
+
+
+def live_bytes(build: Callable[[Device], Tensor], dev: Device) -> dict:
+    """Live traced bytes (``tracemalloc``) through one forward + backward of ``build(dev)``:
+    ``forward``, the highest during the forward; ``steps``, for each backward step in the
+    order backward runs them, the highest while that step ran (its recomputes included);
+    ``peak``, the highest of all (what :func:`costs` reports). The engine is not changed: the
+    checkpointer's ``release``, called once after each step, takes the sample."""
+    from minidl.autodiff.checkpoint import Checkpointer
+
+    release, steps = Checkpointer.release, []
+
+    def sampled(self, node) -> None:
+        release(self, node)
+        steps.append(tracemalloc.get_traced_memory()[1] - base)
+        tracemalloc.reset_peak()
+
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    loss = build(dev)
+    forward = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.reset_peak()
+    Checkpointer.release = sampled
+    try:
+        loss.backward()
+    finally:
+        Checkpointer.release = release
+        tracemalloc.stop()
+    return {"forward": forward, "steps": steps, "peak": max([forward, *steps])}
 
 
 def grads_both(fn_ours, fn_theirs, shapes: dict, seed: int = 0) -> dict:

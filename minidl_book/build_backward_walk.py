@@ -66,11 +66,10 @@ def backward_walk(root, root_grad, run_step):
         node, grad = nodes[node_id], pending.pop(node_id, None)
         if grad is None:
             continue
-        if node.step is None:  # a leaf
-            if node.requirement is Requirement.GRAD:
-                grads[node_id] = grad
+        if node.step is None:  # a leaf: a Grad one (an untracked node is never a parent)
+            grads[node_id] = grad
             continue
-        for parent, g in run_step(node, grad):
+        for parent, g in run_step(node, grad):  # a fresh sum: g may be another parent's too
             pending[parent.id] = g if parent.id not in pending else pending[parent.id] + g
     return grads
 
@@ -152,12 +151,38 @@ def walk_keeps_all(root, root_grad, run_step):
     return grads
 
 
+def walk_adds_in_place(root, root_grad, run_step):
+    """The right order, but ``+=`` adds in place: ``Add`` hands the same array to both its
+    parents, so adding into one parent's pending gradient changes the other's too."""
+    nodes, stack = {}, [root]
+    while stack:
+        node = stack.pop()
+        if node.id not in nodes:
+            nodes[node.id] = node
+            stack.extend(node.parents)
+    pending, grads = {root.id: root_grad}, {}
+    for node_id in sorted(nodes, reverse=True):
+        node, grad = nodes[node_id], pending.pop(node_id, None)
+        if grad is None:
+            continue
+        if node.step is None:
+            grads[node_id] = grad
+            continue
+        for parent, g in run_step(node, grad):
+            if parent.id in pending:
+                pending[parent.id] += g
+            else:
+                pending[parent.id] = g
+    return grads
+
+
 #: name → (wrong walk, the verdict kind it must get)
 PLANTED = {
     "depth first, step per path": (walk_depth_first, "check"),
     "first come, first run": (walk_first_come, "value"),
     "overwrites instead of adding": (walk_overwrites, "value"),
     "returns intermediates": (walk_keeps_all, "check"),
+    "adds in place (+=)": (walk_adds_in_place, "check"),
 }
 
 
@@ -172,17 +197,21 @@ def _cases() -> st.SearchStrategy:
                                   "ops": st.lists(op, min_size=1, max_size=6)})
 
 
-def _step_runner(runs: Counter, checkpointer: Checkpointer):
+def _step_runner(runs: Counter, checkpointer: Checkpointer, handed: list | None = None):
     """The ``run_step`` handed to the reader: runs one recorded step and counts it. It is the
     checker's code the reader is meant to call, so the rules list it in ``helpers`` (the count
-    stays in its closure, out of the reader's reach)."""
+    stays in its closure, out of the reader's reach). ``handed`` collects each gradient it
+    returns with a copy, so the checker can tell one changed in place afterwards."""
 
     def run_step(node, grad):
         runs[node.id] += 1
         step = node.step
         input_grads = step.backward(Flex, grad, State(step, node, checkpointer))
-        return [(parent, g) for parent, tracked, g in zip(step.inputs, step.tracked, input_grads)
-                if tracked and g is not None]
+        out = [(parent, g) for parent, tracked, g in zip(step.inputs, step.tracked, input_grads)
+               if tracked and g is not None]
+        if handed is not None:
+            handed.extend((g, np.array(g, copy=True)) for _, g in out)
+        return out
 
     return run_step
 
@@ -193,13 +222,14 @@ def _run(solution, case: dict) -> dict:
     leaves[0], leaves[1] = leaves[0].require_grad(), leaves[1].require_grad()
     loss = program(leaves, case["ops"], lambda t: t.sin(), lambda t: t * 3.0)
     root = autodiff_tensor_of(loss)
-    runs = Counter()
-    run_step = _step_runner(runs, Checkpointer(Flex))
+    runs, handed = Counter(), []
+    run_step = _step_runner(runs, Checkpointer(Flex), handed)
     ones = Flex.float_ones(root.shape, DType.of(root.dtype), Flex.float_device(root.inner))
     result = solution(root.node, ones, run_step)
     ids = {n: autodiff_tensor_of(t).node.id for n, t in zip(LEAVES, leaves)}
     out = {f"grad {n}": (result or {}).get(ids[n]) for n in LEAVES[:2]}
     out["_runs"], out["_extra"] = runs, sorted(set(result or {}) - {ids["a"], ids["b"]})
+    out["_changed"] = any(not np.array_equal(np.asarray(g), kept) for g, kept in handed)
     return out
 
 
@@ -226,6 +256,11 @@ def _once(solution, case, outputs, watch) -> str | None:
         return (f"the step of node #{node_id} ran {n} times; run each step once, after every "
                 "gradient for its node has arrived (burn frees a step's saved arrays when it "
                 "has run)")
+    if outputs["_changed"]:
+        return ("a gradient run_step returned was changed after it was returned: `+=` on a "
+                "NumPy array adds in place, and a step may hand the same array to two parents "
+                "(Add does), so adding into one parent's pending gradient corrupts the "
+                "other's; make a fresh sum, pending[i] = pending[i] + g")
     if outputs["_extra"]:
         return (f"you returned gradients for nodes {outputs['_extra']}, which are not Grad "
                 "leaves; Gradients keeps only the leaves that asked for a gradient")
@@ -239,6 +274,10 @@ def exercise(max_examples: int = 25) -> BuildExercise:
                "c": np.array([2.0, 0.5, -1.0], np.float32),
                "ops": [("mul", 0, 0), ("sin", 3, 3), ("add", 3, 4), ("scale", 5, 5),
                        ("mul", 6, 1)]}
+    shared = {"a": np.array([0.0, 1.0, 2.0], np.float32),  # Add hands one array to both
+              "b": np.array([1.0, 0.5, -1.0], np.float32),  # parents: += corrupts the other
+              "c": np.array([2.0, 0.5, -1.0], np.float32),
+              "ops": [("sin", 0, 0), ("scale", 1, 1), ("add", 1, 3), ("add", 4, 5)]}
     return BuildExercise(
         "the backward walk",
         cases=_cases(),
@@ -250,14 +289,15 @@ def exercise(max_examples: int = 25) -> BuildExercise:
         hints=[
             "Collect every node under the root first (follow node.parents). Node ids grow in "
             "creation order, so every consumer of a node has a larger id than the node.",
-            "Keep a table {node id: gradient so far}; add (+) when a second gradient arrives. "
+            "Keep a table {node id: gradient so far}; when a second gradient arrives, store "
+            "a fresh sum (old + g, never old += g: a step may hand one array to two parents). "
             "Visit nodes from the highest id down, so a node's table entry is complete when "
             "you reach it.",
-            "At a leaf (node.step is None) keep the gradient only when node.requirement is "
-            "Requirement.GRAD; at any other node call run_step(node, grad) once.",
+            "At a leaf (node.step is None) keep the gradient: every leaf you reach is a "
+            "Requirement.GRAD one. At any other node call run_step(node, grad) once.",
         ],
         reference_solution=backward_walk,
-        examples=[diamond],
+        examples=[diamond, shared],
         max_examples=max_examples,
         order=("a", "b", "c", "ops"),
     )

@@ -58,9 +58,11 @@ class Node:
     @classmethod
     def leaf_with_id(cls, requirement: Requirement, id: int) -> Node:
         """A leaf that keeps an existing node's ``id`` (``require_grad`` on a tensor keeps its
-        identity, so its gradient is found under the same id)."""
-        node = cls(requirement)
-        node.id = id
+        identity, so its gradient is found under the same id). It draws no new id, as burn's
+        ``require_grad`` keeps ``self.node.id``."""
+        node = cls.__new__(cls)
+        node.id, node.parents, node.requirement, node.step = id, (), requirement, None
+        node.tracked = requirement is not _NONE
         return node
 
     def __repr__(self) -> str:

@@ -1,13 +1,49 @@
-"""Pictures of the dispatch chapter: what each pair of input kinds does (a grid), and where
-the autodiff layer is chosen in PyTorch and in burn/minidl (two stacks side by side)."""
+"""Pictures of the dispatch chapter: what a tensor holds (nested boxes), what each pair of
+input kinds does (a grid), and where the autodiff layer is chosen in PyTorch and in
+burn/minidl (two stacks side by side)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["kind_grid", "two_stacks"]
+__all__ = ["kind_grid", "nesting", "two_stacks"]
 
 _FILL = ("#eef3fb", "#dbe7f7", "#fdf0d5", "#e4f2e4")
+
+
+def nesting(columns: Sequence[tuple[str, Sequence]], title: str = ""):
+    """Side-by-side nested boxes, one column per tensor: ``(column title, layers)``, layers
+    from the outermost in; the innermost may be a tuple of boxes side by side. An array
+    box (text starting "ndarray") is always the same colour."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch
+
+    depth = max(len(layers) for _, layers in columns)
+    fig, axes = plt.subplots(1, len(columns), figsize=(2.9 * len(columns), 0.5 * depth + 1.0))
+    for ax, (name, layers) in zip(axes, columns):
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, depth)
+        ax.axis("off")
+        ax.set_title(name, fontsize=9)
+        for i, layer in enumerate(layers):
+            inner = i == len(layers) - 1
+            pad, y0, y1 = 0.05 * i, 0.1 * i, depth - 0.55 * i
+            boxes = layer if isinstance(layer, tuple) else (layer,)
+            width = (1 - 2 * pad) / len(boxes)
+            for k, text in enumerate(boxes):
+                fill = ("#fdf0d5" if text.startswith("ndarray")
+                        else "#e4f2e4" if text.startswith("node") else _FILL[i % 2])
+                x0 = pad + k * width
+                ax.add_patch(FancyBboxPatch((x0 + 0.01, y0), width - 0.02, y1 - y0,
+                                            boxstyle="round,pad=0.01", fc=fill, ec="#555",
+                                            lw=0.8))
+                ax.text(x0 + width / 2, (y0 + y1) / 2 if inner else y1 - 0.25, text,
+                        ha="center", va="center", fontsize=8,
+                        weight="bold" if i == 0 else None)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
 
 
 def kind_grid(kinds, minidl, burn, title=""):

@@ -250,7 +250,9 @@ class _Compare:
         ``"compute"``), without a negation."""
         if word(t) not in self.options:
             return False
-        said = f" {word(p)} "
+        # punctuation that ends or opens a word is no part of it: "same: 48 B each"
+        said = " ".join(w.strip(".,;:!?\"'`()") for w in word(p).split())
+        said = f" {said} "
         if any(f" {n} " in said for n in _NEGATIONS) or "n't" in said:
             return False
         named = {o for o in self.options if f" {o} " in said}

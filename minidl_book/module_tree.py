@@ -191,9 +191,9 @@ def draw_records(model: Module, record: dict, width: float = 8.5):
     n = max(len(left), len(right))
     fig, (a, b) = plt.subplots(1, 2, figsize=(width, 0.19 * n + 0.7),
                                gridspec_kw={"width_ratios": [1, 1.25]})
-    for ax, lines, title in ((a, left, "minidl: into_record(), a nested dict"),
+    for ax, lines, title in ((a, left, "minidl: into_record(), a nested dict (shapes)"),
                              (b, right, "burn 0.22: ModuleRecord, a flat list of "
-                                        "(path, id, data)")):
+                                        "(path, id, data: its shape here)")):
         for i, line in enumerate(lines):
             ax.text(0, -i, line, family="monospace", fontsize=8, va="center")
         ax.set_xlim(0, 1)

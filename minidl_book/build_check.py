@@ -263,7 +263,7 @@ class BuildExercise:
         broken = self._rule_verdict(watch, frozen, inputs)
         if broken is not None:
             return broken
-        raised = outputs.pop("_raised", None)
+        raised = outputs.pop("_raised_after", None)
         if raised is not None:  # a later part of the run raised: the rules judged the rest first
             return self._raised(raised, files, inputs, _message(raised))
         for check in self._checks_frozen or self.checks:  # structure first

@@ -124,13 +124,13 @@ def _run(solution, case: dict) -> dict:
     """The Flex run (``unary_step_run``: the rules are judged on it), then, for the example
     marked ``_wgpu`` (one run is enough to meet an operator, and a traced GPU run is slow),
     the same step on ``Autodiff[Wgpu]``: its outputs as ``out on Wgpu`` and ``grad on Wgpu``.
-    An error there is handed back as ``_raised``, so a rule the Flex run broke is named first."""
+    An error there is handed back as ``_raised_after``, so a rule the Flex run broke is named first."""
     outputs = unary_step_run(solution, case)
     if case.get("_wgpu") and wgpu_missing() is None:
         try:
             outputs.update(_wgpu_run(solution, case))
         except Exception as err:  # noqa: BLE001 - the rules judge the Flex run before this error
-            outputs["_raised"] = err
+            outputs["_raised_after"] = err
     return outputs
 
 

@@ -233,3 +233,75 @@ def draw_cnn_step(plans: list, pending: int):
     fig.axes[0].text(sum(len(p.record.ops) for p in plans) + pending / 2, -0.2,
                      "step 2's update", ha="center", va="top", fontsize=8)
     return fig
+
+
+def launched_wgsl(plan, index: int = 0) -> str:
+    """The WGSL text a ``Fusion[Wgpu]`` plan's ``index``-th element-wise kernel dispatched
+    for contiguous inputs of a size divisible by 4: its vector form (``vec4`` loads and
+    stores, four elements per thread)."""
+    kernels = [b.kernel for b in plan.record.plan.blocks if b.fused]
+    return kernels[index].vector_source()
+
+
+def _body(lines: list[str], start: str, step: int) -> list[str]:
+    """From the first line whose stripped text starts with ``start`` on, without a closing
+    brace at column 0, dedented, indentation steps of ``step`` spaces shown as 2."""
+    at = next(i for i, line in enumerate(lines) if line.strip().startswith(start))
+    body = [line for line in lines[at:] if line.strip() and line != "}"]
+    cut = min(len(line) - len(line.lstrip()) for line in body)
+    out = []
+    for line in body:
+        text = line[cut:]
+        pad = len(text) - len(text.lstrip())
+        out.append(" " * (pad // step * 2) + text.lstrip())
+    return out
+
+
+def side_by_side(numba_source: str, wgsl_source: str) -> str:
+    """The loop body of a generated numba kernel (``kernel_seq``) beside what one thread of
+    the WGSL kernel of the same block does, the op lines (``x0``, ``v0``, ...) paired."""
+    left = _body(kernel_text(numba_source).splitlines(), "for i0", 4)
+    right = _body(wgsl_source.splitlines(), "let i = ", 2)
+
+    def split(lines: list[str], first: str) -> tuple[list[str], list[str], list[str]]:
+        a = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith(first))
+        b = max(i for i, ln in enumerate(lines)
+                if ln.lstrip().removeprefix("let ").startswith("v")) + 1
+        return lines[:a], lines[a:b], lines[b:]
+
+    lp, lc, lpost = split(left, "x0 =")
+    rp, rc, rpost = split(right, "let x0 =")
+    depth = max(len(lp), len(rp))
+    lp = [""] * (depth - len(lp)) + lp
+    rp = [""] * (depth - len(rp)) + rp
+    tail = max(len(lpost), len(rpost))
+    lpost += [""] * (tail - len(lpost))
+    rpost += [""] * (tail - len(rpost))
+    rows = list(zip(lp + lc + lpost, rp + rc + rpost, strict=True))
+    width = max(len(a) for a, _ in rows) + 1
+    head = [f"{'numba, Fusion[Flex]: all n elements':<{width}}| WGSL, Fusion[Wgpu]: one thread",
+            "-" * width + "+" + "-" * (88 - width - 1)]
+    return "\n".join(head + [f"{a:<{width}}| {b}".rstrip() for a, b in rows])
+
+
+def plot_two_devices(cpu, gpu):
+    """Speedup of the fused chain over the eager one against size, one line per device:
+    ``cpu`` a :func:`~minidl_book.fusion_sweep.sweep`, ``gpu`` a
+    :func:`~minidl_book.fusion_sweep.gpu_sweep` (or ``None``: no adapter). Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    from minidl_book.fusion_sweep import GPU_NAMES
+
+    fig, axis = plt.subplots(figsize=(6.4, 3))
+    axis.loglog(cpu.sizes, cpu.ratio("Flex (eager)", "Fusion"), "o-",
+                label="CPU: Flex time / Fusion[Flex] time")
+    if gpu is not None:
+        axis.loglog(gpu.sizes, gpu.ratio(*GPU_NAMES), "s-", color="tab:red",
+                    label="GPU: Wgpu time / Fusion[Wgpu] time")
+    axis.axhline(1, color="0.5", lw=0.8)
+    axis.text(cpu.sizes[0], 1.08, "fusion faster above this line", fontsize=8, color="0.4")
+    axis.set(xlabel="float32 elements", ylabel="speedup of fusing (eager / fused)")
+    axis.set_title("the bytes section's chain on each device, eager against fused", fontsize=9)
+    axis.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    return fig

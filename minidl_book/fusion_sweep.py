@@ -184,3 +184,48 @@ def fixed_costs(repeats: int = 2000) -> dict[str, float]:
     eager = best_time(lambda: chain(flex), 0.05, clock=time.thread_time)
     return {"record_op": record / repeats / CHAIN_RECORDED, "drain": drain / repeats,
             "eager_op": eager / CHAIN_EAGER}
+
+
+#: sizes of the GPU sweep, in float32 elements (a multiple of 4: the fused kernel's vec4 form)
+GPU_SIZES = (1 << 12, 1 << 14, 1 << 16, 1 << 18)
+GPU_NAMES = ("Wgpu (eager)", "Fusion[Wgpu]")
+
+
+def read_one(x) -> float:
+    """The chain over ``x``, then its element 0 read back: on a GPU device a read waits for
+    every dispatch before it, so the time is the chain's, plus a 4-byte copy."""
+    return chain(x).slice([slice(0, 1)]).into_scalar()
+
+
+def gpu_sweep(sizes: Sequence[int] = GPU_SIZES, rounds: int = 5,
+              budget: float = 0.02) -> tuple[Sweep, dict[str, int]]:
+    """The chain (:func:`read_one`) on eager ``Device.wgpu()`` and on ``Device.fusion_wgpu()``
+    at each size, as wall time (the GPU's threads are not this thread): each round runs a block
+    of each contender in turn and each keeps its best block, so a neighbour's burst slows both
+    alike. Returns the sweep and the dispatches one call makes on each device (the last size;
+    the count does not depend on it). Results are checked equal first."""
+    from minidl import Device, Tensor
+    from minidl.backends.wgpu.runtime import runtime
+
+    rt = runtime(0)
+    devices = dict(zip(GPU_NAMES, (Device.wgpu(), Device.fusion_wgpu()), strict=True))
+    out = Sweep(list(sizes), {n: [] for n in GPU_NAMES})
+    rng = np.random.default_rng(0)
+    dispatches: dict[str, int] = {}
+    for size in sizes:
+        data = rng.standard_normal(size).astype(np.float32)
+        xs = {n: Tensor.from_numpy(data, d) for n, d in devices.items()}
+        values = {n: read_one(x) for n, x in xs.items()}
+        assert values[GPU_NAMES[0]] == values[GPU_NAMES[1]], values
+        for name, x in xs.items():
+            read_one(x)  # warm: pipelines compiled, the plan stored
+            start = rt.dispatches
+            read_one(x)
+            dispatches[name] = rt.dispatches - start
+        best = dict.fromkeys(GPU_NAMES, float("inf"))
+        for _ in range(rounds):
+            for name, x in xs.items():
+                best[name] = min(best[name], best_time(lambda x=x: read_one(x), budget, blocks=1))
+        for name in GPU_NAMES:
+            out.seconds[name].append(best[name])
+    return out, dispatches

@@ -117,6 +117,8 @@ def draw_walks(buffer: np.ndarray, results: dict[str, np.ndarray]):
                + 0.65 for r in results.values()]  # each panel as tall as its rows
     fig, axes = plt.subplots(len(results), 1, figsize=(9.5, 0.7 * sum(heights) + 0.8),
                              gridspec_kw={"hspace": 0.8, "height_ratios": heights})
+    widest = max(r.size + 0.6 * (r.shape[0] - 1 if r.ndim == 3 else 0)
+                 for r in results.values())  # one scale for every panel, the widest fits
     for ax, (title, result) in zip(np.atleast_1d(axes), results.items()):
         shared = np.shares_memory(result, buffer)
         verdict = (f"a view, strides {element_strides(result)}" if shared
@@ -151,7 +153,7 @@ def draw_walks(buffer: np.ndarray, results: dict[str, np.ndarray]):
             ax.text(x0 + 0.8, -0.6, f"{s1:+d} along a row\n{s0:+d} down a row "
                     f"(from offset {element_offset(result, buffer)})", fontsize=8,
                     va="center")
-        ax.set_xlim(0, max(13.0, x0))
+        ax.set_xlim(-0.1, max(13.0, widest) + 0.3)
         ax.set_anchor("W")
         ax.set_ylim(-(block - 1) * 1.1 - 0.7, 1.05)
         ax.set_aspect("equal")

@@ -1,17 +1,20 @@
 """Build exercise of the tour: ``linear`` written with Tensor ops, burn's way.
 
 The tour follows ``Linear.forward`` down to the gemm. Its functional step, ``module.linear``,
-keeps burn's weight layout (``[d_input, d_output]``, the transpose of PyTorch's) and accepts a
-1-D or a 2-D input (a 1-D input gives a 1-D output). The reader writes that function with
-Tensor ops: ``input @ weight`` (minidl's ``@`` takes a 1-D left operand as torch's does) and a
-bias reshaped to the output's rank (``+`` broadcasts only within one rank, as in burn). The
-checker compares it with ``torch.nn.functional.linear`` (given the transposed weight) on
-generated shapes, 1-D and 2-D inputs, with and without bias; the run must reach Flex's
-gemm through Dispatch, and calling minidl's own ``linear`` breaks a rule.
+keeps burn's weight layout (``[d_input, d_output]``, the transpose of PyTorch's) and accepts an
+input ``[..., d_input]`` of any rank from 1 (a 1-D input gives a 1-D output). The reader writes
+that function with Tensor ops: ``input @ weight`` (minidl's ``@`` takes a 1-D left operand and
+leading batch dims as torch's does) and a bias reshaped to the output's rank (``+`` broadcasts
+only within one rank, as in burn). The checker compares it with ``torch.nn.functional.linear``
+(given the transposed weight) on a rank-3 example with a bias, then on generated shapes of rank
+1 to 3, with and without bias; a bias given the rank of a 2-D output only is refused on the
+example, and an output without the bias gets its own verdict. The run must reach Flex's gemm
+through Dispatch, and calling minidl's own ``linear`` breaks a rule.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from hypothesis import strategies as st
 
@@ -25,7 +28,7 @@ __all__ = ["PLANTED", "exercise", "linear"]
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     """``input @ weight + bias``, weight ``[d_input, d_output]``; a 1-D input stays 1-D."""
-    out = input @ weight  # [d_output] for a 1-D input, [n, d_output] for a 2-D one
+    out = input @ weight  # [..., d_output]: [d_output] for a 1-D input
     if bias is not None:  # + broadcasts within one rank: give the bias the output's rank
         out = out + bias.reshape((1,) * (out.rank - 1) + bias.shape)
     return out
@@ -45,7 +48,20 @@ def linear_keeps_batch_dim(input: Tensor, weight: Tensor, bias: Tensor | None) -
     """Adds the batch dim for a 1-D input and forgets to take it away."""
     x = input.unsqueeze_dim(0) if input.rank == 1 else input
     out = x @ weight
-    return out + bias.unsqueeze_dim(0) if bias is not None else out
+    return out + bias.reshape((1,) * (out.rank - 1) + bias.shape) if bias is not None else out
+
+
+def linear_bias_dropped(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """Forgets the bias."""
+    return input @ weight
+
+
+def linear_bias_for_2d_only(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """Gives the bias a batch dim only for a 2-D output: a 3-D input breaks the add."""
+    out = input @ weight
+    if bias is not None:
+        out = out + (bias.unsqueeze() if out.rank == 2 else bias)
+    return out
 
 
 def linear_borrowed(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
@@ -56,6 +72,8 @@ def linear_borrowed(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tenso
 PLANTED = {
     "PyTorch's layout": (linear_torch_layout, "error"),
     "batch dim kept": (linear_keeps_batch_dim, "shape"),
+    "bias dropped": (linear_bias_dropped, "check"),
+    "bias given rank 2 only": (linear_bias_for_2d_only, "error"),
     "minidl's own linear": (linear_borrowed, "rule"),
 }
 
@@ -68,9 +86,36 @@ def _cases() -> st.SearchStrategy:
         return st.fixed_dictionaries({"input": arrays(*lead, d_in), "weight": arrays(d_in, d_out),
                                       "bias": arrays(d_out) if with_bias else st.none()})
 
-    lead = st.sampled_from([(), (1,), (2,), (3,)])
+    lead = st.sampled_from([(), (1,), (2,), (3,), (1, 2), (2, 3)])
     dims = st.tuples(lead, st.integers(1, 4), st.integers(2, 5), st.booleans())
     return dims.flatmap(lambda d: case(*d))
+
+
+#: tried before the generated cases: a rank-3 input with a bias (a bias given the rank of a 2-D
+#: output only fails its add), every value non-zero (a dropped bias shows)
+EXAMPLE = {"input": np.array([[[1.0]], [[-2.0]]], np.float32),
+           "weight": np.array([[1.0, 2.0]], np.float32),
+           "bias": np.array([0.5, -1.0], np.float32)}
+
+
+def _bias_dropped(solution, case: dict, outputs: dict, watch) -> str | None:
+    """A verdict of its own when the output is ``input @ weight`` without a given bias."""
+    bias = case["bias"]
+    if bias is None or not np.abs(bias).max() > 1e-2:
+        return None
+    try:
+        from minidl_book.compare import to_numpy
+
+        out = to_numpy(outputs["out"]).astype(np.float64)
+        bare = case["input"].astype(np.float64) @ case["weight"].astype(np.float64)
+        if out.shape != bare.shape or not np.allclose(out, bare, rtol=1e-5, atol=1e-5):
+            return None
+        if np.allclose(out, bare + bias, rtol=1e-5, atol=1e-5):
+            return None
+    except Exception:  # noqa: BLE001 - an output this check cannot read: the references judge it
+        return None
+    return ("Your output is input @ weight with no bias added, but this case has a bias "
+            f"{list(bias.shape)}.")
 
 
 def _torch(case: dict) -> dict:
@@ -87,6 +132,7 @@ def exercise(max_examples: int = 15, hints: bool = True) -> BuildExercise:
         cases=_cases(),
         run=tensor_call(["input", "weight", "bias"]),
         references=[Reference("torch.nn.functional.linear", _torch, rtol=1e-5, atol=1e-5)],
+        checks=[_bias_dropped],
         rules=Rules(forbidden={r"^(\w+\.linear|module\.linear_impl|Linear\.forward)$":
                                "call minidl's own linear (write it with Tensor ops)"},
                     must_reach={r"^Flex\.float_matmul$": "reach Flex's gemm (through Dispatch)"},
@@ -102,12 +148,15 @@ def exercise(max_examples: int = 15, hints: bool = True) -> BuildExercise:
              "it as it is."),
             ("value", "weight is [d_input, d_output] (burn's layout): input @ weight, "
              "no transpose (a square weight hides the slip until the values differ)."),
+            ("check", "bias is None only for a layer without one: when it is a tensor, add "
+             "it to the product, [d_output] reshaped to the output's rank."),
             ("shape", "A 1-D input gives a 1-D output: a batch dim you added must come "
              "off again (squeeze_dim(0))."),
             ("*", "Write it as input @ weight, then + the bias reshaped to the output's "
              "rank, when there is a bias."),
         ],
         reference_solution=linear,
+        examples=[EXAMPLE],
         max_examples=max_examples,
         order=("input", "weight", "bias"),
     )

@@ -162,8 +162,8 @@ def exercise(max_examples: int = 15) -> BuildExercise:
             (("value", "error"), "Index [i0, i1, ...] sits at position offset + i0 * strides[0] + "
              "i1 * strides[1] + ...; return buffer[position]. itertools.product(*map(range, "
              "shape)) lists the indices in row order."),
-            ("value", "A stride may be 0 (expand: the same element again) or negative (flip: "
-             "walking back from an offset at the far end). The formula needs no special case "
+            ("value", "A stride may be 0 (expand: the same element again) or negative (walking "
+             "a dim back from an offset at its far end). The formula needs no special case "
              "for either: check the order in which you visit the indices."),
         ],
         reference_solution=read_view,

@@ -21,7 +21,7 @@ from minidl.debug.graph import GraphView
 from minidl.debug.trace import Trace
 
 __all__ = ["CRATES", "package_of", "package_groups", "package_path", "paths_side_by_side",
-           "wrapper_of", "steps_ran"]
+           "wrapper_of", "steps_ran", "two_routes", "wrapper_boxes"]
 
 #: minidl package → (burn crate, colour key of ``minidl.debug.diagram.COLORS``)
 CRATES = {
@@ -151,3 +151,60 @@ def steps_ran(trace: Trace, graph: GraphView, breakpoint: int = 1) -> debug.Tabl
     ]
     return debug.Table(["order", "node (decreasing id)", "step.backward that ran",
                         "kernels it ran"], rows, title="the steps backward ran")
+
+
+def two_routes() -> Flowchart:
+    """The two ways an op leaves ``Dispatch``: a forwarder hands it whole to the device's
+    backend (one step); without one, the protocol's default body runs with ``B = Dispatch``
+    and calls back into ``Dispatch`` for each smaller op (one step each)."""
+    colour = {key: COLORS[CRATES[pkg][1]] for key, pkg in
+              (("d", "dispatch"), ("a", "autodiff"), ("b", "backend"))}
+    chart = Flowchart("TB", title="two ways out of Dispatch")
+
+    def node(nid: str, key: str, label: str) -> None:
+        fill, stroke = colour[key]
+        chart.node(nid, label, shape="round" if key == "b" else "box", fill=fill,
+                   stroke=stroke)
+
+    node("f1", "d", "Dispatch.op\n(a forwarder)")
+    node("f2", "a", "Autodiff[Flex].op\none step for the op")
+    node("n1", "d", "Dispatch.op\n(no forwarder)")
+    node("n2", "b", "the default op, in minidl.backend\nrun with B = Dispatch")
+    node("n3", "d", "Dispatch.piece, for each\nsmaller op (a forwarder)")
+    node("n4", "a", "Autodiff[Flex].piece\none step per piece")
+    chart.edge("f1", "f2", "hands it on whole")
+    chart.edge("n1", "n2", "falls to")
+    chart.edge("n2", "n3", "calls back")
+    chart.edge("n3", "n4")
+    return chart
+
+
+def wrapper_boxes(layers: list, title: str = ""):
+    """One tensor as nested boxes, outermost first; the innermost layer may be a tuple of
+    boxes side by side (the array and its graph node)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch
+
+    fills = ("#eef3fb", "#dbe7f7")
+    depth = len(layers)
+    fig, ax = plt.subplots(figsize=(4.6, 0.5 * depth + 0.9))
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, depth)
+    ax.axis("off")
+    for i, layer in enumerate(layers):
+        inner = i == depth - 1
+        pad, y0, y1 = 0.05 * i, 0.1 * i, depth - 0.55 * i
+        boxes = layer if isinstance(layer, tuple) else (layer,)
+        width = (1 - 2 * pad) / len(boxes)
+        for k, text in enumerate(boxes):
+            fill = ("#fdf0d5" if text.startswith("ndarray")
+                    else "#e4f2e4" if text.startswith("node") else fills[i % 2])
+            x0 = pad + k * width
+            ax.add_patch(FancyBboxPatch((x0 + 0.01, y0), width - 0.02, y1 - y0,
+                                        boxstyle="round,pad=0.01", fc=fill, ec="#555", lw=0.8))
+            ax.text(x0 + width / 2, (y0 + y1) / 2 if inner else y1 - 0.25, text,
+                    ha="center", va="center", fontsize=8, weight="bold" if i == 0 else None)
+    if title:
+        ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    return fig

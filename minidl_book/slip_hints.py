@@ -1,0 +1,46 @@
+"""An :class:`~minidl_book.exercises.Exercise` whose hint names the slip a wrong answer shows.
+
+``slip_hint(prediction, truth)`` gets the prediction made plain and the live answer, and
+returns the hint for that particular slip, or ``None`` for the exercise's ordinary hint. It
+is asked afresh at every :meth:`check`, so a hint chosen for one answer never sticks to the
+next (a prediction the checker refuses, a dict say, gets the ordinary hint).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from minidl_book.exercises import Exercise, NotPlain, plain_answer
+
+__all__ = ["SlipHintExercise"]
+
+
+class SlipHintExercise(Exercise):
+    """``Exercise(..., slip_hint=lambda p, t: "..." or None)``."""
+
+    def __init__(self, *args: Any, slip_hint: Callable[[Any, Any], str | None],
+                 **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.slip_hint = slip_hint
+
+    def hint_for(self, prediction: Any, truth: Any = Ellipsis) -> str:
+        """The hint :meth:`check` prints for ``prediction`` (when it is wrong)."""
+        try:
+            plain = plain_answer(prediction)
+        except NotPlain:
+            return self.hint
+        try:
+            found = self.slip_hint(plain, self.measure() if truth is Ellipsis else truth)
+        except Exception:  # noqa: BLE001 - a prediction of an odd shape has no named slip
+            found = None
+        return found or self.hint
+
+    def check(self, prediction: Any = ...) -> bool:
+        hint = self.hint
+        if prediction is not Ellipsis:
+            self.hint = self.hint_for(prediction)
+        try:
+            return super().check(prediction)
+        finally:
+            self.hint = hint

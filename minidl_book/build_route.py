@@ -8,8 +8,9 @@ installs it in place of ``minidl.dispatch.route``'s own for one run (with a rout
 on, so every generated forwarder goes through ``route``) and runs five scenarios through
 real ops: a plain batch with a plain model, a plain batch with an autodiff model (forward
 and backward, against PyTorch; once with a checkpointing model), device mismatches (of
-kind, of index, inside a list input), a checkpointing mismatch, and Bool ops on an
-autodiff tensor. Rule 4 (wrap the result with the device) stays in ``route``.
+kind, of index, inside a list input), a checkpointing mismatch, Bool ops on an
+autodiff tensor, and a Bool op mixing a plain mask with an autodiff one (rule 3 is about
+devices, whatever the op's kind). Rule 4 (wrap the result with the device) stays in ``route``.
 """
 
 from __future__ import annotations
@@ -123,6 +124,21 @@ def kinds_compared(op, args):
     return autodiff[0] if autodiff else devices[0]
 
 
+def autodiff_floats_only(op, args):
+    """Rule 3 for float ops only: a Bool op of a plain and an autodiff mask stays plain."""
+    devices = [t.device for _n, t in tensor_inputs(args)]
+    if not devices:
+        return args["device"]
+    if any(d != devices[0] for d in devices):
+        raise ValueError(f"{op}: Input tensor is on the wrong device")
+    autodiff = [d for d in devices if d.is_autodiff()]
+    for d in autodiff[1:]:
+        validate_checkpointing(op, autodiff[0], d)
+    if autodiff and op.startswith("float_"):
+        return autodiff[0]
+    return devices[0]
+
+
 #: name → (wrong solution, the verdict kind it must get)
 PLANTED = {
     "first device only": (first_device_only, "check"),
@@ -131,6 +147,7 @@ PLANTED = {
     "lists not walked": (lists_not_walked, "check"),
     "strategy checked against a plain input": (strategy_against_first, "check"),
     "devices compared by kind": (kinds_compared, "check"),
+    "rule 3 for float ops only": (autodiff_floats_only, "check"),
 }
 
 # ----- the scenarios -------------------------------------------------------------------------
@@ -146,6 +163,7 @@ SCENARIOS = {
     "flex:1 batch, flex:0 model": (Device.flex(1), AUTODIFF, "wrong device"),
     "cat of a flex and an ndarray tensor": (PLAIN, Device.ndarray(), "wrong device"),
     "bool ops on an autodiff tensor": (AUTODIFF, AUTODIFF, None),
+    "bool op of a plain and an autodiff mask": (PLAIN, AUTODIFF, None),
 }
 
 
@@ -161,7 +179,12 @@ RULE = {
     "flex:1 batch, flex:0 model": "rule 2: equal devices (the index counts)",
     "cat of a flex and an ndarray tensor": "rules 1 and 2: tensors inside a list count",
     "bool ops on an autodiff tensor": "rule 3, for a Bool result",
+    "bool op of a plain and an autodiff mask": "rule 3, for a Bool op: any input's device, "
+                                               "whatever the op's kind",
 }
+
+
+MIXED_MASKS = "bool op of a plain and an autodiff mask"
 
 
 def _listener(op, backend, args) -> None:
@@ -214,7 +237,11 @@ def route_run(solution: Any, case: dict) -> dict:
                     raise
                 out["_list_raise"] = f"{type(err).__name__}: {err}, at {where}"
             return out
-        if case["scenario"].startswith("bool"):
+        if case["scenario"] == MIXED_MASKS:  # bool_and(plain mask, autodiff mask)
+            mask = (x > 0).bool_and(Tensor.from_numpy(case["_x"], w_dev) > 0)
+            out["_mask on"] = mask.device
+            y = x.mask_fill(mask, 0.0) @ w
+        elif case["scenario"].startswith("bool"):
             mask = (x > 0).bool_not()  # Bool ops on an autodiff device
             out["_mask on"] = mask.device
             y = x.mask_fill(mask, 0.0) @ w
@@ -249,7 +276,8 @@ def _torch(case: dict) -> dict:
     x = torch.from_numpy(case["_x"])
     w, b = (torch.from_numpy(case[k]).requires_grad_(True) for k in ("_w", "_b"))
     bool_ops = case["scenario"].startswith("bool")
-    y = x.masked_fill(x <= 0, 0.0) @ w if bool_ops else x @ w + b
+    mask = x > 0 if case["scenario"] == MIXED_MASKS else x <= 0
+    y = x.masked_fill(mask, 0.0) @ w if bool_ops else x @ w + b
     want = {"out": y.detach().numpy()}
     if w_dev.is_autodiff():
         (y * torch.from_numpy(case["_g"])).sum().backward()
@@ -285,6 +313,11 @@ def _devices(solution, case, outputs, trace) -> str | None:
         return f"{where}, the op failed with {outputs['_error']!r}; it must run"
     want = w_dev if w_dev.is_autodiff() else x_dev
     if outputs.get("_mask on") is not None and not outputs["_mask on"].is_autodiff():
+        if case["scenario"] == MIXED_MASKS:
+            return (f"{where}, bool_and of the plain mask (x > 0) and the autodiff one landed "
+                    f"on {outputs['_mask on']!r}; it must be on {w_dev!r}. Rule 3 asks "
+                    "whether any input is on an autodiff device, whatever the op: does yours "
+                    "apply only to float ops?")
         return (f"{where}, the comparison's Bool result is on {outputs['_mask on']!r}: "
                 "an op routed by an autodiff input stays on the autodiff device")
     found = outputs.get("_out on")

@@ -51,7 +51,8 @@ def linear_source(write_forwarder=None) -> str:
             fn = None
         if fn is not None:
             return source
-    print("(your write_forwarder gives no usable linear yet: the reference's text is used)")
+    print("(this runs the reference's linear; your generator's replaces it when you run "
+          "the cell after writing it)")
     return build_forwarder.write_forwarder("linear", build_forwarder.signature_of("linear"))
 
 

@@ -2,9 +2,9 @@
 
 The backend is chosen by the device of the op's first tensor input (or its ``device``
 argument for creation ops). Every other tensor input must be on the same device, ignoring
-autodiff; if any float input is on an autodiff device, the op runs on ``Autodiff[B]`` and the
-plain float inputs join the graph as constants — which is why data created on a plain device
-still flows through an autodiff model (the train-vs-inference chapter's ``mixed`` experiment, burn's).
+autodiff; if any input (of any kind) is on an autodiff device, the op runs on
+``Autodiff[B]`` and the plain float inputs join the graph as constants — which is why data
+created on a plain device still flows through an autodiff model (the train-vs-inference chapter's ``mixed`` experiment, burn's).
 """
 
 from __future__ import annotations

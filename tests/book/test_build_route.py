@@ -69,3 +69,9 @@ def test_the_last_input_deciding_passes():
               "        validate_checkpointing(op, ads[0], d)\n"
               "    return ads[-1] if ads else devices[-1]\n")
     assert build_route.exercise().find_failure(_typed(source, "routing_device")) is None
+
+
+def test_rule_3_for_float_ops_only_is_refused_with_its_hint():
+    verdict = build_route.exercise().find_failure(build_route.autodiff_floats_only)
+    assert verdict is not None and verdict.kind == "check", verdict
+    assert "whatever the op" in verdict.render() and "bool_and" in verdict.render()

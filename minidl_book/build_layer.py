@@ -7,13 +7,16 @@ minidl has none, so the reader writes it the way minidl's layers are written. Th
 builds it from the config on an autodiff device and checks what the framework relies on:
 the module walk finds exactly one param ``gamma`` (``d_model`` numbers), the record holds
 ``gamma``, ``load_record`` takes new values, ``valid()`` moves it to the plain device; and
-the output and both gradients agree with ``torch.nn.RMSNorm``. Each slip gets its own hint
-(a rank mismatch, a nan from a zero row, a bare tensor field, a wrong shape), and the failing
-case says what ``gamma`` and ``g`` are.
+the output and both gradients agree with ``torch.nn.RMSNorm``. Each case builds the layer
+with its own epsilon (``RmsNormConfig(d).with_epsilon(e)``, compared with
+``torch.nn.RMSNorm(d, eps=e)``), so a forward that hard-codes ``1e-5`` is refused by name.
+Each slip gets its own hint (a rank mismatch, a nan from a zero row, a bare tensor field, an
+ignored epsilon, a wrong shape), and the failing case says what ``gamma`` and ``g`` are.
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 from hypothesis import strategies as st
 
@@ -152,6 +155,28 @@ class EpsOutside(RmsNorm):
         return x / rms * gamma.reshape([1] * (x.rank - 1) + [gamma.shape[0]])
 
 
+@config
+class HardEpsConfig:
+    """Keeps epsilon in the config but never hands it on: the forward adds 1e-5 whatever the
+    config says."""
+
+    d_model: int
+    epsilon: float = 1e-5
+
+    def init(self, device: Device) -> HardEps:
+        return HardEps(Initializer.Ones.init([self.d_model], device))
+
+
+class HardEps(Module):
+    def __init__(self, gamma: Param):
+        self.gamma = gamma
+
+    def forward(self, x: Tensor) -> Tensor:
+        gamma = self.gamma.val()
+        rms = (x.square().mean_dim(x.rank - 1) + 1e-5).sqrt()
+        return x / rms * gamma.reshape([1] * (x.rank - 1) + [gamma.shape[0]])
+
+
 #: name → (wrong config class, the verdict kind it must get)
 PLANTED = {
     "gamma not reshaped": (NoReshapeConfig, "error"),
@@ -159,7 +184,12 @@ PLANTED = {
     "sum instead of mean": (SumNormConfig, "value"),
     "gamma not a Param": (TensorFieldConfig, "check"),
     "named weight": (WeightNameConfig, "check"),
+    "epsilon hard-coded": (HardEpsConfig, "check"),
 }
+
+#: the epsilons a case builds its layer with: the default and three a forward cannot hide
+#: (on a row of 0.01s, mean(x²) = 1e-4, so each gives a visibly different output)
+EPSILONS = (1e-5, 1e-2, 0.5, 1e-3)
 
 
 # ----- the checker ---------------------------------------------------------------------------
@@ -167,7 +197,8 @@ def _cases() -> st.SearchStrategy:
     arrays = float32_arrays(3)
 
     def case(lead, d):
-        return st.fixed_dictionaries({"x": arrays(*lead, d), "gamma": arrays(d), "g": arrays(*lead, d)})
+        return st.fixed_dictionaries({"x": arrays(*lead, d), "gamma": arrays(d), "g": arrays(*lead, d),
+                                      "epsilon": st.sampled_from(EPSILONS)})
 
     dims = st.tuples(st.lists(st.integers(1, 3), min_size=1, max_size=2), st.integers(1, 5))
     return dims.flatmap(lambda d: case(*d))
@@ -175,7 +206,7 @@ def _cases() -> st.SearchStrategy:
 
 def _torch(case: dict) -> dict:
     d = case["x"].shape[-1]
-    norm = torch.nn.RMSNorm(d, eps=1e-5)
+    norm = torch.nn.RMSNorm(d, eps=case.get("epsilon", 1e-5))
     with torch.no_grad():
         norm.weight.copy_(torch.from_numpy(case["gamma"]))
     x = torch.from_numpy(case["x"]).requires_grad_(True)
@@ -186,6 +217,9 @@ def _torch(case: dict) -> dict:
 
 def _structure(solution, case, outputs, trace) -> str | None:
     d = case["x"].shape[-1]
+    if outputs.get("_no_with_epsilon"):
+        return ("RmsNormConfig(d_model) has no with_epsilon builder: make it a @config class "
+                "with a field epsilon: float = 1e-5")
     if outputs["_record"] != ["gamma"]:
         return (f"The module walk found params {outputs['_record']} (fields {outputs['_fields']}); "
                 "the layer has one param, gamma, so its record (and a burn file) says 'gamma'")
@@ -193,6 +227,14 @@ def _structure(solution, case, outputs, trace) -> str | None:
         return f"num_params() is {outputs['_num_params']}; gamma has d_model = {d} numbers"
     if outputs["_valid_autodiff"]:
         return "valid() left gamma on the autodiff device: it must move to the inner (plain) device"
+    eps = case.get("epsilon", 1e-5)
+    probe = outputs.get("_eps_probe")
+    if probe is not None and eps != 1e-5 and np.allclose(*probe, rtol=1e-4, atol=0):
+        return (f"RmsNormConfig({d}).with_epsilon({eps}) and RmsNormConfig({d}) (epsilon 1e-5) "
+                f"built layers that give the same output on a row of 0.01s "
+                f"({float(probe[0].ravel()[0]):.4g}), where mean(x²) = 1e-4 and torch's "
+                f"RMSNorm gives {0.01 / (1e-4 + eps) ** 0.5:.4g} with eps={eps}: the layer "
+                "ignores its config's epsilon")
     return None
 
 
@@ -207,7 +249,9 @@ class _LayerExercise(CauseHints):
 
 
 def _describe(case: dict) -> dict:
-    return {"x": describe_value(case["x"]),
+    return {"epsilon": f"{case.get('epsilon', 1e-5)}: the layer is "
+                       f"RmsNormConfig(d_model).with_epsilon({case.get('epsilon', 1e-5)})",
+            "x": describe_value(case["x"]),
             "gamma": f"{describe_value(case['gamma'])}, loaded into gamma by load_record "
                      "before the forward",
             "g": f"{describe_value(case['g'])}, the upstream gradient: the checker runs "
@@ -223,6 +267,9 @@ _CAUSES = [
     ("nan", lambda v: v.kind == "value" and "found nan" in v.text, [
         "A row of x can be all zeros, so mean(x²) is 0: epsilon goes inside the root, "
         "sqrt(mean(x²) + eps), so nothing divides by 0 and the root's gradient stays finite."]),
+    ("epsilon", lambda v: v.kind == "check" and "ignores its config's epsilon" in v.text, [
+        "init must hand self.epsilon to the module it builds (keep it as a constant field), "
+        "and forward must add that field, not the number 1e-5."]),
     ("structure", lambda v: v.kind == "check", [
         "A layer keeps its tensors as Param fields (Initializer.Ones.init([d_model], "
         "device)): that is what the module walk, records and valid() see."]),
@@ -246,5 +293,5 @@ def exercise(max_examples: int = 12) -> CauseHints:
                "(not the sum), epsilon inside the root, gamma read with self.gamma.val()."],
         reference_solution=RmsNormConfig,
         max_examples=max_examples,
-        order=("x", "gamma", "g"),
+        order=("epsilon", "x", "gamma", "g"),
     )

@@ -161,12 +161,21 @@ def dispatch_linear_run(solution: Any, case: dict) -> dict:
 
 # ----- a layer: Config → Module, walked, recorded, trained and made valid ------------------------
 def layer_run(solution: Any, case: dict) -> dict:
-    """``solution(d_model).init(autodiff device)``, then: the module walk (fields, params,
-    record keys), ``load_record`` with the case's ``gamma``, forward + backward from
-    ``sum(out * g)``, and the ``valid()`` copy's forward on the plain device."""
+    """``solution(d_model).with_epsilon(case["epsilon"]).init(autodiff device)`` (the default
+    config when the case has no ``epsilon``), then: the module walk (fields, params, record
+    keys), ``load_record`` with the case's ``gamma``, forward + backward from
+    ``sum(out * g)``, and the ``valid()`` copy's forward on the plain device. With an
+    ``epsilon``, ``_eps_probe`` holds the outputs of that layer and of the default config's on
+    a row of 0.01s (where epsilon shows), so a layer that ignores its config can be named."""
     ad = Device.flex().autodiff()
     x_np = case["x"]
-    layer = solution(x_np.shape[-1]).init(ad)
+    d = x_np.shape[-1]
+    config = solution(d)
+    if "epsilon" in case:
+        if not callable(getattr(config, "with_epsilon", None)):
+            return {"_no_with_epsilon": True}
+        config = config.with_epsilon(case["epsilon"])
+    layer = config.init(ad)
     out: dict = {"_fields": [name for name, _ in layer.named_fields()], "_num_params": layer.num_params(),
                  "_record": sorted(layer.into_record())}
     if out["_record"] != ["gamma"]:
@@ -182,6 +191,12 @@ def layer_run(solution: Any, case: dict) -> dict:
         "valid out": valid(Tensor.from_numpy(x_np, Device.flex())),
         "_valid_autodiff": valid.parameters()["gamma"].val().device.is_autodiff(),
     })
+    if "epsilon" in case:
+        plain = Device.flex()
+        probe = np.full((1, d), 0.01, dtype=np.float32)
+        out["_eps_probe"] = [
+            np.asarray(made.init(plain)(Tensor.from_numpy(probe, plain)).to_numpy())
+            for made in (config, solution(d))]
     return out
 
 

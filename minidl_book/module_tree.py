@@ -70,10 +70,15 @@ def rows(model: Module, root: str | None = None) -> list[dict]:
 
     def walk(value: Any, path: str, depth: int, parent: int) -> None:
         children = _children(value)
-        constants = [n for n, c in children if _children(c) is None and _kind(c) == "constant"]
+        constants = [n for n, c in children if _children(c) is None and _kind(c) == "constant"
+                     and c is not None]
         for name, child in children:
             sub = f"{path}.{name}" if path else name
             if name in constants:
+                continue
+            if child is None:  # an absent part (a Linear built without its bias): its own row
+                out.append({"depth": depth, "parent": parent, "label": sub, "kind": "constant",
+                            "detail": f"no {name}: None", "path": sub})
                 continue
             grand = _children(child)
             if grand is None:
@@ -138,7 +143,7 @@ def draw_tree(model: Module, root: str | None = None, notes: dict[str, str] | No
     ax.set_ylim(-(len(table) - 0.4) * step, 0.6 * step)
     ax.axis("off")
     handles = [Patch(fc=f, ec=e, label=k) for k, (f, e) in KIND_COLORS.items()]
-    ax.legend(handles=handles, loc="lower right", fontsize=7.5, ncol=2, frameon=False)
+    ax.legend(handles=handles, loc="upper right", fontsize=7.5, ncol=2, frameon=False)
     if title:
         ax.set_title(title, fontsize=9.5, loc="left")
     fig.tight_layout()

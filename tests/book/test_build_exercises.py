@@ -3,6 +3,7 @@ with the verdict a reader should see (wrong value, wrong gradient, forbidden op,
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from minidl_book import (
@@ -105,6 +106,19 @@ def test_remap_missing_rule_reports_the_stores_missing_keys():
     assert "model = 'TorchMlp(" in verdict.inputs
 
 
+def test_remap_whose_new_store_is_thrown_away_opens_the_new_store_hint_first():
+    def unassigned(store):
+        store.with_key_remapping(r"^encoder\.0\.(.*)$", "fc1.$1")
+        store.with_key_remapping(r"^head\.proj\.(.*)$", "fc2.$1")
+        return store
+
+    ex = build_remap.exercise(3)
+    verdict = ex.check(unassigned)
+    assert verdict.kind == "error" and verdict.hints and "returns a NEW store" in verdict.hints[0]
+    other = build_remap.exercise(3).check(build_remap.remap_weights_only)
+    assert other.hints and "NEW store" not in other.hints[0]
+
+
 def test_dropout_by_pytorchs_rule_is_refused_on_a_plain_device():
     verdict = build_dropout.exercise(10).find_failure(build_dropout.drops_on_any_device)
     assert verdict.kind == "value" and "autodiff = False" in verdict.inputs
@@ -158,3 +172,20 @@ def test_layer_failing_case_says_what_gamma_and_g_are():
     verdict = build_layer.exercise(max_examples=10).find_failure(build_layer.EpsOutsideConfig)
     assert "g = " in verdict.inputs and "the upstream gradient" in verdict.inputs
     assert "loaded into gamma by load_record" in verdict.inputs
+
+
+def test_layer_that_hard_codes_epsilon_is_refused_by_name():
+    """Each case builds RmsNormConfig(d).with_epsilon(e): a forward that adds 1e-5 whatever the
+    config says (right on the default config only) is named, with the hint for that slip."""
+    ex = build_layer.exercise(max_examples=10)
+    verdict = ex.check(build_layer.HardEpsConfig)
+    assert verdict.kind == "check" and "ignores its config's epsilon" in verdict.text
+    assert ex.cause == "epsilon" and "self.epsilon" in verdict.hints[0]
+    assert "with_epsilon(" in verdict.inputs
+
+
+def test_layer_reference_agrees_with_torch_at_each_epsilon():
+    for eps in build_layer.EPSILONS:
+        case = {"x": np.full((2, 3), 0.01, np.float32), "gamma": np.ones(3, np.float32),
+                "g": np.ones((2, 3), np.float32), "epsilon": eps}
+        assert build_layer.exercise(1).verdict_for(build_layer.RmsNormConfig, case) is None

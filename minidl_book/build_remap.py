@@ -20,6 +20,7 @@ from minidl.module import Module
 from minidl.nn import LinearConfig
 from minidl.store import PytorchStore
 from minidl_book.build_check import BuildExercise, Reference, Rules
+from minidl_book.cause_hints import CauseHints
 from minidl_book.harness import remap_run
 from minidl_book.strategies import float32_arrays
 
@@ -99,20 +100,32 @@ def _torch(case: dict) -> dict:
         return {"out": case["_torch"](torch.from_numpy(case["x"]))}
 
 
+def _nothing_renamed(verdict) -> bool:
+    """The load saw the file's own names: no rule took effect (most often a
+    ``store.with_key_remapping(...)`` whose new store was thrown away)."""
+    return (verdict.kind == "error" and "Unexpected keys" in verdict.text
+            and "'encoder.0.weight'" in verdict.text and "'head.proj.weight'" in verdict.text)
+
+
+_KEYS = "print(store.keys()) shows the file's names; the minidl names are fc1.weight, fc1.bias, ..."
+_PATTERN = "A pattern can capture the rest of the name: r'^encoder\\.0\\.(.*)$' → 'fc1.$1'."
+_NEW_STORE = ("None of the file's names was renamed. Each with_key_remapping call returns a NEW "
+              "store and leaves the one it was called on as it was: reassign "
+              "(store = store.with_key_remapping(...)) or chain the calls.")
+
+
 def exercise(max_examples: int = 8) -> BuildExercise:
-    """The checker for the reader's ``remap(store) -> store``."""
-    return BuildExercise(
+    """The checker for the reader's ``remap(store) -> store``; a failure where no name was
+    renamed opens the "returns a new store" hint first."""
+    return CauseHints(
         "key remapping for a renamed PyTorch checkpoint",
         cases=_cases(),
         run=remap_run,
         references=[Reference("PyTorch", _torch, rtol=1e-5, atol=1e-6)],
         rules=Rules(must_reach={r"^PytorchStore\.with_key_remapping$": "rename with the store's "
                                 "with_key_remapping rules"}),
-        hints=[
-            "print(store.keys()) shows the file's names; the minidl names are fc1.weight, fc1.bias, ...",
-            "A pattern can capture the rest of the name: r'^encoder\\.0\\.(.*)$' → 'fc1.$1'.",
-            "Each with_key_remapping call returns a new store: chain them.",
-        ],
+        hints=[_KEYS, _PATTERN, "Each with_key_remapping call returns a new store: chain them."],
+        causes=[("nothing renamed", _nothing_renamed, [_NEW_STORE, _KEYS, _PATTERN])],
         reference_solution=remap,
         max_examples=max_examples,
         order=("model", "x"),

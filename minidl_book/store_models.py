@@ -4,6 +4,10 @@ under the same field names, and the few helpers the chapter's hidden checks use.
 
 from __future__ import annotations
 
+import re
+import tempfile
+import textwrap
+
 import numpy as np
 import torch
 
@@ -193,3 +197,94 @@ def draw_file_layouts(pt_path, safetensors_path):
     ax.axis("off")
     plt.close(fig)
     return fig
+
+
+# ----- printing on the page ------------------------------------------------------------------
+_TMP = re.compile(re.escape(tempfile.gettempdir()) + r"/[^/\s']+")
+
+
+def show(value) -> None:
+    """Print ``value`` (a list of keys, an ``ApplyResult``, a message) in the page's text
+    column: long lines wrapped at 88 columns, temporary folders written ``<tmp>``."""
+    for line in _TMP.sub("<tmp>", str(value)).splitlines():
+        print(textwrap.fill(line, 88, subsequent_indent="      ") if len(line) > 88 else line)
+
+
+def show_error(err: BaseException) -> None:
+    """Print an error as ``Type: message`` (see :func:`show`)."""
+    show(f"{type(err).__name__}: {err}")
+
+
+# ----- the load plan, drawn ------------------------------------------------------------------
+def plan_arrows(store, module: Module) -> list[tuple[str, str | None, str]]:
+    """What a load of ``store`` into ``module`` does to each file tensor, read from a live
+    ``store.plan(module)``: ``(file name, slot path or None, label)`` in the module's order,
+    label ``"transpose"``, ``"weight→gamma"`` (a renamed lookup), ``"no slot: ignored"`` or
+    ``""`` (taken as it is)."""
+    from minidl.store.module_bridge import collect_slots
+
+    files = store.tensors()
+    plan = store.plan(module)
+    adapter = store.from_adapter
+    rows: list[tuple[str, str | None, str]] = []
+    for slot in collect_slots(module):
+        if slot.path not in plan.values:
+            continue
+        key = slot.path
+        if key not in files:
+            alt = adapter.alternative_name(slot.name, slot.module_type)
+            key = f"{slot.path.rpartition('.')[0]}.{alt}"
+        raw, used = files[key], plan.values[slot.path]
+        if key != slot.path:
+            label = f"{key.rsplit('.', 1)[-1]}→{slot.name}"
+        elif raw.shape != used.shape and np.array_equal(raw.T, used):
+            label = "transpose"
+        else:
+            label = ""
+        rows.append((key, slot.path, label))
+    for key in plan.ignored:  # after the last row of its module
+        head = key.rsplit(".", 1)[0]
+        at = max((i for i, r in enumerate(rows) if r[0].startswith(head + ".")), default=-1)
+        rows.insert(at + 1, (key, None, "no slot: ignored"))
+    return rows
+
+
+def draw_load_plan(store, module: Module):
+    """File names on the left, the module's slots on the right, one arrow per file tensor
+    labelled as :func:`plan_arrows` says. Returns ``(figure, arrows)``."""
+    import matplotlib.pyplot as plt
+
+    from minidl.store.module_bridge import collect_slots
+
+    arrows = plan_arrows(store, module)
+    files = store.tensors()
+    slots = {s.path: s for s in collect_slots(module)}
+    colors = {"transpose": "#c0392b", "no slot: ignored": "#888888"}
+    fig, ax = plt.subplots(figsize=(8.8, 0.36 * len(arrows) + 0.7))
+    top = len(arrows) - 1
+    ax.text(0.0, top + 0.9, "in the .pt file (PyTorch names, shapes)", fontsize=9.5,
+            weight="bold")
+    ax.text(6.0, top + 0.9, "slots of Net (minidl names, lazy_shape())", fontsize=9.5,
+            weight="bold")
+    for i, (key, path, label) in enumerate(arrows):
+        y = top - i
+        color = colors.get(label, "#1f5fa8" if label else "#333333")
+        ax.text(0.0, y, f"{key} {list(files[key].shape)}", va="center", fontsize=8.5,
+                family="monospace")
+        if path is None:
+            right = "—"
+        else:
+            slot = slots[path]
+            right = f"{path} {list(slot.shape)}  ({slot.module_type})"
+        ax.text(6.0, y, right, va="center", fontsize=8.5, family="monospace",
+                color="#888888" if path is None else "black")
+        ax.annotate("", xy=(5.85, y), xytext=(3.55, y),
+                    arrowprops={"arrowstyle": "->", "color": color,
+                                "linestyle": "--" if path is None else "-"})
+        if label:
+            ax.text(4.7, y + 0.12, label, ha="center", va="bottom", fontsize=8, color=color)
+    ax.set_xlim(-0.1, 10.5)
+    ax.set_ylim(-0.6, top + 1.3)
+    ax.axis("off")
+    plt.close(fig)
+    return fig, arrows

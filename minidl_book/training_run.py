@@ -103,7 +103,7 @@ def to_torch(model: DigitsCnn, cfg: DigitsCnnConfig) -> torch.nn.Module:
 
 
 def torch_epoch(twin: torch.nn.Module, torch_adam, batches) -> list[float]:
-    """One epoch of the PyTorch twin on minidl's batches: the loop every PyTorch user writes."""
+    """One epoch of the twin on minidl's batches: the loop every PyTorch user writes."""
     twin.train()
     losses = []
     for batch in batches:
@@ -169,26 +169,29 @@ def relative_gap(run: dict) -> np.ndarray:
 
 def plot_runs(runs: dict[str, dict], tolerance: float):
     """Left: the relative loss gap per step of each run; right: validation accuracy per epoch,
-    minidl against PyTorch."""
+    minidl against PyTorch. A colour per run in both panels; on the right, the line style
+    tells the framework. Legends below the panels, clear of the curves."""
     import matplotlib.pyplot as plt
 
     fig, (ax, ax_acc) = plt.subplots(1, 2, figsize=(10, 3.2))
-    for (name, run), style in zip(runs.items(), ("-", ":")):
+    for (name, run), colour in zip(runs.items(), ("tab:blue", "tab:green")):
         steps = np.arange(1, len(run["loss"]) + 1) / run["steps_per_epoch"]
-        ax.semilogy(steps, np.maximum(relative_gap(run), 1e-9), style, lw=0.8, label=name)
+        ax.semilogy(steps, np.maximum(relative_gap(run), 1e-9), color=colour, lw=0.8,
+                    label=name)
         epochs = np.arange(1, len(run["valid"]) + 1)
-        ax_acc.plot(epochs, run["valid"], style + "o", color="tab:blue",
-                    label=f"minidl, {name}")
-        ax_acc.plot(epochs, run["torch_valid"], style + "s", color="tab:orange", mfc="none",
+        ax_acc.plot(epochs, run["valid"], "-o", color=colour, label=f"minidl, {name}")
+        ax_acc.plot(epochs, run["torch_valid"], "--s", color=colour, mfc="none",
                     label=f"PyTorch, {name}")
     ax.axhline(tolerance, ls="--", color="tab:red", lw=1, label=f"tolerance {tolerance:g}")
     ax.set_xlabel("epoch")
     ax.set_ylabel("relative |loss difference|")
-    ax.set_title("minidl vs PyTorch, step by step")
-    ax.legend(fontsize=7, loc="lower right")
+    ax.set_title("minidl vs PyTorch, step by step", fontsize=10)
     ax_acc.set_xlabel("epoch")
     ax_acc.set_ylabel("validation accuracy (%)")
-    ax_acc.legend(fontsize=7, loc="lower right")
+    ax_acc.set_title("validation accuracy (solid: minidl, dashed: PyTorch)", fontsize=10)
+    for axis in (ax, ax_acc):
+        axis.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3,
+                    frameon=False)
     fig.tight_layout()
     plt.show()
     plt.close(fig)

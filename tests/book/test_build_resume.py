@@ -1,0 +1,36 @@
+"""The training chapter's build-it ``resume``: the reference passes, each planted slip is
+refused with the reason and hint written for it."""
+
+from __future__ import annotations
+
+import pytest
+
+from minidl import Device
+from minidl_book import build_resume as br
+
+
+@pytest.fixture(scope="module")
+def checker(tmp_path_factory):
+    device = Device.flex().autodiff()
+    folder = tmp_path_factory.mktemp("ckpt")
+    run = br.uninterrupted(folder, 2, device)
+    return br.exercise(folder, 1, run, device)
+
+
+def test_reference_passes(checker):
+    assert checker.find_failure(br.resume) is None
+    assert checker.steps == 40  # a whole epoch
+
+
+@pytest.mark.parametrize("name", sorted(br.PLANTED))
+def test_planted_slip_refused_with_its_hint(checker, name):
+    wrong, phrase = br.PLANTED[name]
+    verdict = checker.find_failure(wrong)
+    assert verdict is not None and not verdict.ok
+    assert phrase in (verdict.text + " ".join(verdict.hints))
+
+
+def test_reference_typed_into_a_cell_passes(checker):
+    namespace = {k: v for k, v in vars(br).items() if not k.startswith("__")}
+    exec(compile(br.inspect.getsource(br.resume), "<cell>", "exec"), namespace)
+    assert checker.find_failure(namespace["resume"]) is None

@@ -64,6 +64,13 @@ def linear_bias_for_2d_only(input: Tensor, weight: Tensor, bias: Tensor | None) 
     return out
 
 
+def linear_flattens_batch_dims(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """Folds the batch dims into rows for one 2-D matmul and never unfolds them."""
+    x = input.reshape((-1, input.shape[-1])) if input.rank > 2 else input
+    out = x @ weight
+    return out + bias.reshape((1,) * (out.rank - 1) + bias.shape) if bias is not None else out
+
+
 def linear_borrowed(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     return functional.linear(input, weight, bias)
 
@@ -74,6 +81,7 @@ PLANTED = {
     "batch dim kept": (linear_keeps_batch_dim, "shape"),
     "bias dropped": (linear_bias_dropped, "check"),
     "bias given rank 2 only": (linear_bias_for_2d_only, "error"),
+    "batch dims flattened": (linear_flattens_batch_dims, "shape"),
     "minidl's own linear": (linear_borrowed, "rule"),
 }
 
@@ -124,10 +132,46 @@ def _torch(case: dict) -> dict:
     return {"out": torch.nn.functional.linear(torch.from_numpy(case["input"]), weight, bias)}
 
 
+#: the shape hint for a 1-D input, and the one that replaces it when the failing input has
+#: batch dims (a [2, 1, 1] input flattened into rows, say)
+ONE_D_HINT = ("A 1-D input gives a 1-D output: a batch dim you added must come off again "
+              "(squeeze_dim(0)).")
+BATCH_HINT = ("Leading dims are batch dims and stay in the output: [..., d_input] gives "
+              "[..., d_output], so a [2, 1, 1] input gives [2, 1, 2]. Batch dims you "
+              "folded into rows must be unfolded after the matmul (or let @ take them as "
+              "they are).")
+
+
+class LinearExercise(BuildExercise):
+    """The linear checker: a wrong output shape gets the hint that fits the input that
+    failed, a 1-D input or one with batch dims."""
+
+    _batch_case = False
+
+    @property
+    def hint_ladder(self):
+        if not self._batch_case:
+            return self._ladder
+        return [(kinds, BATCH_HINT if text == ONE_D_HINT else text)
+                for kinds, text in self._ladder]
+
+    @hint_ladder.setter
+    def hint_ladder(self, ladder) -> None:
+        self._ladder = ladder
+
+    def find_failure(self, solution):
+        verdict = super().find_failure(solution)
+        arrays = (verdict.arrays or {}) if verdict is not None else {}
+        failed = arrays.get("inputs", {}).get("input")
+        self._batch_case = (verdict is not None and verdict.kind == "shape"
+                            and failed is not None and failed.ndim > 1)
+        return verdict
+
+
 def exercise(max_examples: int = 15, hints: bool = True) -> BuildExercise:
     """The checker for the reader's ``linear(input, weight, bias)`` (``hints=False``: a
     checker whose verdicts show no hint, for the page's demonstration of a failure)."""
-    return BuildExercise(
+    return LinearExercise(
         "linear with Tensor ops, in burn's layout",
         cases=_cases(),
         run=tensor_call(["input", "weight", "bias"]),
@@ -150,8 +194,7 @@ def exercise(max_examples: int = 15, hints: bool = True) -> BuildExercise:
              "no transpose (a square weight hides the slip until the values differ)."),
             ("check", "bias is None only for a layer without one: when it is a tensor, add "
              "it to the product, [d_output] reshaped to the output's rank."),
-            ("shape", "A 1-D input gives a 1-D output: a batch dim you added must come "
-             "off again (squeeze_dim(0))."),
+            ("shape", ONE_D_HINT),
             ("*", "Write it as input @ weight, then + the bias reshaped to the output's "
              "rank, when there is a bias."),
         ],

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import re
 
-from minidl import debug
 from minidl.debug.diagram import COLORS
 from minidl.debug.flowchart import Flowchart
 from minidl.debug.frames import Frame, Hit, split_args
-from minidl.debug.graph import GraphView
 from minidl.debug.trace import Trace
 
 __all__ = ["CRATES", "package_of", "package_groups", "package_path", "paths_side_by_side",
-           "wrapper_of", "steps_ran", "two_routes", "wrapper_boxes"]
+           "wrapper_of", "walk_steps", "backward_walk", "two_routes", "wrapper_boxes",
+           "torch_twin", "to_torch"]
 
 #: minidl package → (burn crate, colour key of ``minidl.debug.diagram.COLORS``)
 CRATES = {
@@ -139,18 +138,125 @@ def paths_side_by_side(hits: list[Hit], title: str | None = None,
     return chart
 
 
-def steps_ran(trace: Trace, graph: GraphView, breakpoint: int = 1) -> debug.Table:
-    """The hits of ``breakpoint`` (a step's ``backward``) in the order they ran, beside the
-    graph's steps in decreasing node id, with the kernels each hit ran."""
-    recorded = list(reversed(graph.steps))
-    rows = [
-        [i + 1, f"#{r.id}", h.name,
-         ", ".join(k.removeprefix("kernel ").removesuffix(" [numba]") for k in h.kernels)
-         or "none"]
-        for i, (r, h) in enumerate(zip(recorded, trace.hits_of(breakpoint)))
-    ]
-    return debug.Table(["order", "node (decreasing id)", "step.backward that ran",
-                        "kernels it ran"], rows, title="the steps backward ran")
+_GRAD_ARG = re.compile(r"grad=<\w+\[([\d,]*)\]")
+
+
+def _shape(shape) -> str:
+    return "[" + ",".join(str(n) for n in shape) + "]"
+
+
+def _edge_label(op: str, i: int, shapes: list, grad: tuple, same: bool) -> str:
+    """What step ``op`` hands its input ``i``, from the shapes of its inputs and of the
+    gradient ``grad`` it received: the rule, then the shape that reaches the input."""
+    to = _shape(shapes[i])
+    if op == "Matmul":  # y = x W: dL/dx = g W^T, dL/dW = x^T g
+        x, w = shapes
+        if i == 0:
+            return f"g·Wᵀ\n{_shape(grad)}·{_shape(w[::-1])}\n→ {to}"
+        return f"xᵀ·g\n{_shape(x[::-1])}·{_shape(grad)}\n→ {to}"
+    if op == "Mean":
+        n = 1
+        for d in shapes[0]:
+            n *= d
+        return f"g/{n} each → {to}"
+    if op == "Mul":
+        return f"g·lhs + g·rhs → {to}" if same else f"g·other → {to}"
+    if op == "Add" and tuple(shapes[i]) != tuple(grad):
+        return f"column-sum\n→ {to}"
+    if op == "Reshape":
+        return f"reshaped → {to}"
+    if op == "Sub" and i == 1:
+        return f"-g\n→ {to}"
+    return to  # handed on unchanged
+
+
+def walk_steps(trace: Trace, loss, names: dict, breakpoint: int = 1) -> list[dict]:
+    """The steps ``loss.backward()`` ran, in the order the hits of ``breakpoint`` (each
+    step's ``backward``) recorded them: ``order``, node ``id``, ``op``, the ``grad`` shape
+    it received (read from the hit's arguments), the numba ``kernels`` it ran, and
+    ``edges``: one per input, ``(input, label, shape, tracked)``, where ``input`` is the
+    input's name in ``names`` (``{name: tensor}``) or its node id."""
+    from minidl.autodiff.node import walk
+    from minidl.autodiff.tensor import autodiff_tensor_of
+
+    named = {autodiff_tensor_of(t).node.id: name for name, t in names.items()}
+    nodes = {n.id: n for n in walk(autodiff_tensor_of(loss).node)}
+    hits = trace.hits_of(breakpoint)
+    recorded = sorted((n for n in nodes.values() if n.step is not None),
+                      key=lambda n: -n.id)
+    out = []
+    for k, (node, hit) in enumerate(zip(recorded, hits), start=1):
+        step = node.step
+        op = type(step).__name__
+        if hit.name != f"{op}.backward":
+            raise AssertionError(f"hit {k} is {hit.name}, the graph's step is {op}")
+        grad = tuple(int(d) for d in _GRAD_ARG.search(hit.frames[0].args).group(1).split(",")
+                     if d)
+        ids = [p.id for p in step.inputs]
+        edges, seen = [], set()
+        for i, (parent, tracked) in enumerate(zip(step.inputs, step.tracked)):
+            if parent.id in seen:
+                continue
+            seen.add(parent.id)
+            label = _edge_label(op, i, list(step.shapes), grad, ids.count(parent.id) > 1)
+            edges.append((named.get(parent.id, parent.id), label, tuple(step.shapes[i]),
+                          bool(tracked)))
+        kernels = [k.removeprefix("kernel ").removesuffix(" [numba]") for k in hit.kernels]
+        out.append({"order": k, "id": node.id, "op": op, "grad": grad, "kernels": kernels,
+                    "edges": edges})
+    return out
+
+
+def backward_walk(trace: Trace, loss, names: dict, breakpoint: int = 1,
+                  title: str | None = None, direction: str = "TB") -> Flowchart:
+    """The recorded graph of ``loss`` drawn the way backward walks it: the loss on top, each
+    step numbered in the order it ran, with the kernels it ran; on each arrow, what the step
+    hands that input and its shape; an untracked input (named in ``names``) gets a dashed
+    arrow: its gradient is never computed."""
+    steps = walk_steps(trace, loss, names, breakpoint)
+    chart = Flowchart(direction, title=title)
+    fill, stroke = COLORS["tensor"]
+    chart.node("start", "loss.backward()\ng = ones " + _shape(steps[0]["grad"]), shape="round",
+               fill=fill, stroke=stroke)
+    fill, stroke = COLORS["autodiff"]
+    for s in steps:
+        ran = ", ".join(s["kernels"]) or "no kernel"
+        chart.node(str(s["id"]), f"{s['order']}. {s['op']}  #{s['id']}\n{ran}",
+                   fill=fill, stroke=stroke)
+    chart.edge("start", str(steps[0]["id"]), _shape(steps[0]["grad"]))
+    for s in steps:
+        for parent, label, shape, tracked in s["edges"]:
+            if isinstance(parent, str):
+                fill, stroke = COLORS["nn"] if tracked else COLORS["user"]
+                rule = label.split("\n")[0]
+                what = "leaf, Grad: kept" if tracked else f"not tracked:\n{rule} skipped"
+                chart.node(parent, f"{parent} {_shape(shape)}\n{what}", shape="round",
+                           fill=fill, stroke=stroke)
+            chart.edge(str(s["id"]), str(parent), label if tracked else None,
+                       dashed=not tracked)
+    return chart
+
+
+def to_torch(*tensors):
+    """minidl tensors as torch tensors (their values copied)."""
+    import torch
+
+    out = tuple(torch.from_numpy(t.to_numpy()) for t in tensors)
+    return out if len(out) > 1 else out[0]
+
+
+def torch_twin(layer):
+    """PyTorch's ``nn.Linear`` holding ``layer``'s values: the weight copied in transposed
+    (torch keeps ``[d_output, d_input]``), the bias as it is."""
+    import torch
+
+    d_input, d_output = layer.weight.val().shape
+    twin = torch.nn.Linear(d_input, d_output, bias=layer.bias is not None)
+    with torch.no_grad():
+        twin.weight.copy_(to_torch(layer.weight.val()).T)
+        if layer.bias is not None:
+            twin.bias.copy_(to_torch(layer.bias.val()))
+    return twin
 
 
 def two_routes() -> Flowchart:

@@ -327,6 +327,8 @@ def renumbered(fc):
 
     for node in fc._nodes.values():
         node.label = relabel(node.label)
+    if fc.title:  # the SVG tooltip, "graph of #9852", numbered as the nodes are
+        fc.title = relabel(fc.title)
     return fc
 
 

@@ -8,7 +8,8 @@ installs it in place of ``minidl.dispatch.route``'s own for one run (with a rout
 on, so every generated forwarder goes through ``route``) and runs five scenarios through
 real ops: a plain batch with a plain model, a plain batch with an autodiff model (forward
 and backward, against PyTorch; once with a checkpointing model), device mismatches (of
-kind, of index, inside a list input), a checkpointing mismatch, Bool ops on an
+kind, of index, inside a list input), a checkpointing mismatch (between two inputs, and
+inside a list whose first tensor is plain), Bool ops on an
 autodiff tensor, and a Bool op mixing a plain mask with an autodiff one (rule 3 is about
 devices, whatever the op's kind). Rule 4 (wrap the result with the device) stays in ``route``.
 """
@@ -111,6 +112,20 @@ def strategy_against_first(op, args):
     return next((d for d in devices if d.is_autodiff()), devices[0])
 
 
+def strategy_only_against_a_first_autodiff(op, args):
+    """Checks strategies only against the first input, and only when it is autodiff: in
+    ``cat([plain, autodiff, checkpointing])`` the two strategies never meet."""
+    devices = [t.device for _n, t in tensor_inputs(args)]
+    if not devices:
+        return args["device"]
+    for d in devices[1:]:
+        if d != devices[0]:
+            raise ValueError(f"{op}: Input tensor is on the wrong device")
+        if devices[0].is_autodiff() and d.is_autodiff():
+            validate_checkpointing(op, devices[0], d)
+    return next((d for d in devices if d.is_autodiff()), devices[0])
+
+
 def kinds_compared(op, args):
     """Rule 2 on the backend kind alone: flex:1 and flex:0 pass."""
     devices = [t.device for _n, t in tensor_inputs(args)]
@@ -146,6 +161,8 @@ PLANTED = {
     "no checkpointing check": (no_checkpointing_check, "check"),
     "lists not walked": (lists_not_walked, "check"),
     "strategy checked against a plain input": (strategy_against_first, "check"),
+    "strategy checked against a first autodiff input only":
+        (strategy_only_against_a_first_autodiff, "check"),
     "devices compared by kind": (kinds_compared, "check"),
     "rule 3 for float ops only": (autodiff_floats_only, "check"),
 }
@@ -162,6 +179,8 @@ SCENARIOS = {
     "plain batch, checkpointing model": (PLAIN, AUTODIFF.gradient_checkpointing(), None),
     "flex:1 batch, flex:0 model": (Device.flex(1), AUTODIFF, "wrong device"),
     "cat of a flex and an ndarray tensor": (PLAIN, Device.ndarray(), "wrong device"),
+    "cat of a plain, an autodiff and a checkpointing tensor":
+        (PLAIN, AUTODIFF.gradient_checkpointing(), "strategy mismatch"),
     "bool ops on an autodiff tensor": (AUTODIFF, AUTODIFF, None),
     "bool op of a plain and an autodiff mask": (PLAIN, AUTODIFF, None),
 }
@@ -178,6 +197,8 @@ RULE = {
                                         "part in, and rule 3",
     "flex:1 batch, flex:0 model": "rule 2: equal devices (the index counts)",
     "cat of a flex and an ndarray tensor": "rules 1 and 2: tensors inside a list count",
+    "cat of a plain, an autodiff and a checkpointing tensor":
+        "rule 2: any two autodiff inputs share a strategy, wherever they sit",
     "bool ops on an autodiff tensor": "rule 3, for a Bool result",
     "bool op of a plain and an autodiff mask": "rule 3, for a Bool op: any input's device, "
                                                "whatever the op's kind",
@@ -185,6 +206,7 @@ RULE = {
 
 
 MIXED_MASKS = "bool op of a plain and an autodiff mask"
+CAT_STRATEGIES = "cat of a plain, an autodiff and a checkpointing tensor"
 
 
 def _listener(op, backend, args) -> None:
@@ -228,7 +250,8 @@ def route_run(solution: Any, case: dict) -> dict:
         out["_zeros on"] = zeros.device
         if case["scenario"].startswith("cat"):  # a list input: its tensors count, in order
             try:
-                Tensor.cat([x, Tensor.from_numpy(case["_x"], w_dev)], 0)
+                more = [AUTODIFF, w_dev] if case["scenario"] == CAT_STRATEGIES else [w_dev]
+                Tensor.cat([x, *(Tensor.from_numpy(case["_x"], d) for d in more)], 0)
             except ValueError as err:
                 out["_error"] = str(err)
             except Exception as err:  # noqa: BLE001 - the reader's own line: the list missed?
@@ -299,6 +322,11 @@ def _devices(solution, case, outputs, trace) -> str | None:
                 "hands its tensors as one argument, a list: does your walk look inside it?")
     if error:
         raised = outputs.get("_error")
+        if raised is None and case["scenario"] == CAT_STRATEGIES:
+            return (f"{where}, Tensor.cat([x on {x_dev!r}, one on {AUTODIFF!r}, one on "
+                    f"{w_dev!r}]) ran; it must fail with a ValueError ({error}). The first "
+                    "input is plain, and the two autodiff ones differ in strategy: does "
+                    "yours compare strategies only with the first input?")
         if raised is None:
             return (f"{where}, linear ran and returned a tensor on {outputs.get('_out on')!r}; "
                     f"it must fail with a ValueError ({error})")

@@ -41,7 +41,8 @@ def forwarding_linear():
 
 def linear_source(write_forwarder=None) -> str:
     """The text ``write_forwarder("linear", signature)`` writes, when it gives a usable
-    forwarder; else (an unfinished reader function) the reference generator's text, saying so."""
+    forwarder; else (an unfinished reader function) the reference generator's text, quietly:
+    the page says so above the cell."""
     from minidl_book import build_forwarder
 
     if callable(write_forwarder):
@@ -51,8 +52,6 @@ def linear_source(write_forwarder=None) -> str:
             fn = None
         if fn is not None:
             return source
-    print("(this runs the reference's linear; your generator's replaces it when you run "
-          "the cell after writing it)")
     return build_forwarder.write_forwarder("linear", build_forwarder.signature_of("linear"))
 
 

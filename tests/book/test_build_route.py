@@ -75,3 +75,13 @@ def test_rule_3_for_float_ops_only_is_refused_with_its_hint():
     verdict = build_route.exercise().find_failure(build_route.autodiff_floats_only)
     assert verdict is not None and verdict.kind == "check", verdict
     assert "whatever the op" in verdict.render() and "bool_and" in verdict.render()
+
+
+def test_strategies_checked_only_against_a_first_autodiff_input_is_refused_with_its_hint():
+    """cat([plain, autodiff, checkpointing]): minidl raises 'Autodiff strategy mismatch';
+    a walk that compares strategies only with the first input lets it run."""
+    verdict = build_route.exercise().find_failure(
+        build_route.strategy_only_against_a_first_autodiff)
+    assert verdict is not None and verdict.kind == "check", verdict
+    text = verdict.render()
+    assert "only with the first input" in text and "Tensor.cat" in text, text

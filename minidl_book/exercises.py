@@ -183,11 +183,19 @@ def _options_in(question: str) -> tuple[str, ...]:
 _NONE_WORDS = frozenset(("never", "none", "no", "nothing", "not once", "no times"))
 
 
+#: A number, then its explanation after a colon, a dash or a parenthesis.
+_EXPLAINED = re.compile(r"^([^:(\u2014\u2013]*?\S)\s*(?::|\s[-\u2014\u2013]\s?|\u2014|\()\s*(.+)$", re.S)
+
+
 def _number_of(text: str) -> int | float | None:
     """``"10"``, ``" 24,576 "``, ``"24 576"``, ``"24576 bytes"``, ``"1.33"``, ``"4/3"``,
-    ``"three"``, ``"zero times"``, ``"never"`` → the number they write (a number typed as a string is the same answer; a unit
+    ``"three"``, ``"zero times"``, ``"never"``, ``"2: the first and the third"`` → the number they write (a number typed as a string is the same answer; a unit
     after it is the reader's, not a different number); anything else → None."""
     t = text.strip()
+    explained = _EXPLAINED.match(t)  # "2: the first and the third", "6 (relu is two)"
+    if (explained and re.search(r"[^\W\d_]", explained.group(2))
+            and not re.search(r"\b(or|not|no|nor)\b", explained.group(2), re.I)):
+        return _number_of(explained.group(1))
     w = word(t)
     if w in _NONE_WORDS:
         return 0

@@ -74,6 +74,11 @@ def test_a_number_typed_as_text_is_the_same_answer():
     assert not any(ex.accepts(a) for a in ("24 5760", "2 4576", "24576 24576", "bytes"))
     assert Exercise("q", truth=lambda: 3).accepts("three") and Exercise("q", truth=lambda: 3).accepts("3 ops")
     assert not Exercise("q", truth=lambda: 3).accepts("four")
+    two = Exercise("how many?", truth=lambda: 2)  # a number, then why: as "6 ops" is accepted
+    assert all(two.accepts(a) for a in ("2: the first and the third", "2 (the first, third)",
+                                        "2 — first and third", "2 searches: first and third"))
+    assert not any(two.accepts(a) for a in ("2: 1 or 3", "2 (or 3)", "3: the first and third",
+                                            "2: not the third", "2 - 1"))
     shape = Exercise("which shape?", truth=lambda: (2, 3, 4))
     assert all(shape.accepts(a) for a in ("(2, 3, 4)", "[2,3,4]", "2, 3, 4", "2x3x4"))
     assert not any(shape.accepts(a) for a in ("(2, 3)", "(2, 1, 4)", "234", "2.3.4"))

@@ -76,6 +76,10 @@ PLAIN_BACKENDS: dict[str, Callable[[], type]] = {
 #: names one device for good (a ``Device``'s own hash ignores autodiff, so it cannot be the
 #: key). The generated forwarders read it first, so an op pays one lookup, not an import.
 ROUTED: dict[int, type] = {}
+#: ``ROUTED.get``, bound once for the forwarders (a speed trick, see ``write_forwarders``), and
+#: ``object.__new__``, with which they make a ``DispatchTensor`` without calling ``__init__``.
+ROUTED_GET = ROUTED.get
+new_object = object.__new__
 
 
 def plain_backend(device: Device) -> type:

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from minidl.backend import PRIMITIVE_TYPES, ActivationOps, DType  # noqa: F401
-from minidl.dispatch.route import OP_LISTENERS, ROUTE_LISTENERS, ROUTED, backend_for, route, wrap  # noqa: F401
+from minidl.dispatch.route import (  # noqa: F401
+    OP_LISTENERS,
+    ROUTE_LISTENERS,
+    ROUTED,
+    ROUTED_GET,
+    backend_for,
+    new_object,
+    route,
+    wrap,
+)
 from minidl.dispatch.tensor import DispatchTensor  # noqa: F401
 
 
@@ -17,7 +26,7 @@ class ActivationForwarding(ActivationOps):
     def relu(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('relu', backend, {'tensor': tensor.backend_tensor})
@@ -30,7 +39,7 @@ class ActivationForwarding(ActivationOps):
         if type(output) is DispatchTensor and not ROUTE_LISTENERS:
             device = output.device
             if type(grad) is DispatchTensor and grad.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('relu_backward', backend, {'output': output.backend_tensor, 'grad': grad.backend_tensor})
@@ -42,7 +51,7 @@ class ActivationForwarding(ActivationOps):
     def leaky_relu(cls, tensor, negative_slope):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('leaky_relu', backend, {'tensor': tensor.backend_tensor, 'negative_slope': negative_slope})
@@ -54,7 +63,7 @@ class ActivationForwarding(ActivationOps):
     def gelu(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('gelu', backend, {'tensor': tensor.backend_tensor})
@@ -67,7 +76,7 @@ class ActivationForwarding(ActivationOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(grad) is DispatchTensor and grad.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('gelu_backward', backend, {'x': x.backend_tensor, 'grad': grad.backend_tensor})
@@ -79,7 +88,7 @@ class ActivationForwarding(ActivationOps):
     def sigmoid(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('sigmoid', backend, {'tensor': tensor.backend_tensor})
@@ -92,7 +101,7 @@ class ActivationForwarding(ActivationOps):
         if type(output) is DispatchTensor and not ROUTE_LISTENERS:
             device = output.device
             if type(grad) is DispatchTensor and grad.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('sigmoid_backward', backend, {'output': output.backend_tensor, 'grad': grad.backend_tensor})
@@ -104,7 +113,7 @@ class ActivationForwarding(ActivationOps):
     def softmax(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('softmax', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -116,7 +125,7 @@ class ActivationForwarding(ActivationOps):
     def log_softmax(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('log_softmax', backend, {'tensor': tensor.backend_tensor, 'dim': dim})

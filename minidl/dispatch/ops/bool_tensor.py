@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from minidl.backend import PRIMITIVE_TYPES, BoolTensorOps, DType  # noqa: F401
-from minidl.dispatch.route import OP_LISTENERS, ROUTE_LISTENERS, ROUTED, backend_for, route, wrap  # noqa: F401
+from minidl.dispatch.route import (  # noqa: F401
+    OP_LISTENERS,
+    ROUTE_LISTENERS,
+    ROUTED,
+    ROUTED_GET,
+    backend_for,
+    new_object,
+    route,
+    wrap,
+)
 from minidl.dispatch.tensor import DispatchTensor  # noqa: F401
 
 
@@ -21,7 +30,7 @@ class BoolForwarding(BoolTensorOps):
     def bool_into_data(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('bool_into_data', backend, {'tensor': tensor.backend_tensor})
@@ -33,7 +42,7 @@ class BoolForwarding(BoolTensorOps):
     def bool_into_int(cls, tensor, dtype):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('bool_into_int', backend, {'tensor': tensor.backend_tensor, 'dtype': dtype})
@@ -45,7 +54,7 @@ class BoolForwarding(BoolTensorOps):
     def bool_into_float(cls, tensor, dtype=DType.F32):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('bool_into_float', backend, {'tensor': tensor.backend_tensor, 'dtype': dtype})
@@ -57,7 +66,7 @@ class BoolForwarding(BoolTensorOps):
     def bool_not(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('bool_not', backend, {'tensor': tensor.backend_tensor})
@@ -70,7 +79,7 @@ class BoolForwarding(BoolTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('bool_and', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -83,7 +92,7 @@ class BoolForwarding(BoolTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('bool_or', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -96,7 +105,7 @@ class BoolForwarding(BoolTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('bool_equal', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -109,7 +118,7 @@ class BoolForwarding(BoolTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('bool_xor', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -121,7 +130,7 @@ class BoolForwarding(BoolTensorOps):
     def bool_reshape(cls, tensor, shape):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('bool_reshape', backend, {'tensor': tensor.backend_tensor, 'shape': shape})
@@ -133,7 +142,7 @@ class BoolForwarding(BoolTensorOps):
     def bool_swap_dims(cls, tensor, dim1, dim2):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('bool_swap_dims', backend, {'tensor': tensor.backend_tensor, 'dim1': dim1, 'dim2': dim2})
@@ -145,7 +154,7 @@ class BoolForwarding(BoolTensorOps):
     def bool_permute(cls, tensor, axes):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('bool_permute', backend, {'tensor': tensor.backend_tensor, 'axes': axes})
@@ -157,7 +166,7 @@ class BoolForwarding(BoolTensorOps):
     def bool_flip(cls, tensor, axes):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('bool_flip', backend, {'tensor': tensor.backend_tensor, 'axes': axes})
@@ -169,7 +178,7 @@ class BoolForwarding(BoolTensorOps):
     def bool_expand(cls, tensor, shape):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('bool_expand', backend, {'tensor': tensor.backend_tensor, 'shape': shape})
@@ -181,7 +190,7 @@ class BoolForwarding(BoolTensorOps):
     def bool_slice(cls, tensor, slices):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('bool_slice', backend, {'tensor': tensor.backend_tensor, 'slices': slices})
@@ -197,7 +206,7 @@ class BoolForwarding(BoolTensorOps):
     def bool_any(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('bool_any', backend, {'tensor': tensor.backend_tensor})
@@ -209,7 +218,7 @@ class BoolForwarding(BoolTensorOps):
     def bool_all(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('bool_all', backend, {'tensor': tensor.backend_tensor})

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from minidl.backend import PRIMITIVE_TYPES, DType, FloatTensorOps  # noqa: F401
-from minidl.dispatch.route import OP_LISTENERS, ROUTE_LISTENERS, ROUTED, backend_for, route, wrap  # noqa: F401
+from minidl.dispatch.route import (  # noqa: F401
+    OP_LISTENERS,
+    ROUTE_LISTENERS,
+    ROUTED,
+    ROUTED_GET,
+    backend_for,
+    new_object,
+    route,
+    wrap,
+)
 from minidl.dispatch.tensor import DispatchTensor  # noqa: F401
 
 
@@ -21,7 +30,7 @@ class FloatForwarding(FloatTensorOps):
     def float_into_data(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_into_data', backend, {'tensor': tensor.backend_tensor})
@@ -53,7 +62,7 @@ class FloatForwarding(FloatTensorOps):
     def float_cast(cls, tensor, dtype):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_cast', backend, {'tensor': tensor.backend_tensor, 'dtype': dtype})
@@ -65,7 +74,7 @@ class FloatForwarding(FloatTensorOps):
     def float_into_int(cls, tensor, dtype):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_into_int', backend, {'tensor': tensor.backend_tensor, 'dtype': dtype})
@@ -77,7 +86,7 @@ class FloatForwarding(FloatTensorOps):
     def float_detach(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_detach', backend, {'tensor': tensor.backend_tensor})
@@ -89,7 +98,7 @@ class FloatForwarding(FloatTensorOps):
     def float_require_grad(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_require_grad', backend, {'tensor': tensor.backend_tensor})
@@ -101,7 +110,7 @@ class FloatForwarding(FloatTensorOps):
     def float_set_require_grad(cls, tensor, require_grad):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_set_require_grad', backend, {'tensor': tensor.backend_tensor, 'require_grad': require_grad})
@@ -113,7 +122,7 @@ class FloatForwarding(FloatTensorOps):
     def float_is_require_grad(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_is_require_grad', backend, {'tensor': tensor.backend_tensor})
@@ -126,11 +135,14 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_add', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
-                return DispatchTensor(backend.float_add(lhs.backend_tensor, rhs.backend_tensor), device)
+                result = new_object(DispatchTensor)
+                result.backend_tensor = backend.float_add(lhs.backend_tensor, rhs.backend_tensor)
+                result.device = device
+                return result
         return route('float_add', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
@@ -138,11 +150,14 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_sub', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
-                return DispatchTensor(backend.float_sub(lhs.backend_tensor, rhs.backend_tensor), device)
+                result = new_object(DispatchTensor)
+                result.backend_tensor = backend.float_sub(lhs.backend_tensor, rhs.backend_tensor)
+                result.device = device
+                return result
         return route('float_sub', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
@@ -150,11 +165,14 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_mul', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
-                return DispatchTensor(backend.float_mul(lhs.backend_tensor, rhs.backend_tensor), device)
+                result = new_object(DispatchTensor)
+                result.backend_tensor = backend.float_mul(lhs.backend_tensor, rhs.backend_tensor)
+                result.device = device
+                return result
         return route('float_mul', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
@@ -162,11 +180,14 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_div', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
-                return DispatchTensor(backend.float_div(lhs.backend_tensor, rhs.backend_tensor), device)
+                result = new_object(DispatchTensor)
+                result.backend_tensor = backend.float_div(lhs.backend_tensor, rhs.backend_tensor)
+                result.device = device
+                return result
         return route('float_div', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
@@ -174,7 +195,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_powf', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -187,11 +208,14 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_add_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
-                return DispatchTensor(backend.float_add_scalar(lhs.backend_tensor, rhs), device)
+                result = new_object(DispatchTensor)
+                result.backend_tensor = backend.float_add_scalar(lhs.backend_tensor, rhs)
+                result.device = device
+                return result
         return route('float_add_scalar', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
@@ -199,11 +223,14 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_sub_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
-                return DispatchTensor(backend.float_sub_scalar(lhs.backend_tensor, rhs), device)
+                result = new_object(DispatchTensor)
+                result.backend_tensor = backend.float_sub_scalar(lhs.backend_tensor, rhs)
+                result.device = device
+                return result
         return route('float_sub_scalar', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
@@ -211,11 +238,14 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_mul_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
-                return DispatchTensor(backend.float_mul_scalar(lhs.backend_tensor, rhs), device)
+                result = new_object(DispatchTensor)
+                result.backend_tensor = backend.float_mul_scalar(lhs.backend_tensor, rhs)
+                result.device = device
+                return result
         return route('float_mul_scalar', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
@@ -223,11 +253,14 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_div_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
-                return DispatchTensor(backend.float_div_scalar(lhs.backend_tensor, rhs), device)
+                result = new_object(DispatchTensor)
+                result.backend_tensor = backend.float_div_scalar(lhs.backend_tensor, rhs)
+                result.device = device
+                return result
         return route('float_div_scalar', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
@@ -235,7 +268,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_powf_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -248,7 +281,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_remainder_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -260,18 +293,21 @@ class FloatForwarding(FloatTensorOps):
     def float_neg(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_neg', backend, {'tensor': tensor.backend_tensor})
-            return DispatchTensor(backend.float_neg(tensor.backend_tensor), device)
+            result = new_object(DispatchTensor)
+            result.backend_tensor = backend.float_neg(tensor.backend_tensor)
+            result.device = device
+            return result
         return route('float_neg', {'tensor': tensor})
 
     @classmethod
     def float_recip(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_recip', backend, {'tensor': tensor.backend_tensor})
@@ -284,7 +320,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_max_pair', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -297,7 +333,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_min_pair', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -310,7 +346,7 @@ class FloatForwarding(FloatTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(min) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_clamp_min', backend, {'tensor': tensor.backend_tensor, 'min': min})
@@ -323,7 +359,7 @@ class FloatForwarding(FloatTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(max) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_clamp_max', backend, {'tensor': tensor.backend_tensor, 'max': max})
@@ -336,7 +372,7 @@ class FloatForwarding(FloatTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(min) is not DispatchTensor and type(max) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_clamp', backend, {'tensor': tensor.backend_tensor, 'min': min, 'max': max})
@@ -348,29 +384,35 @@ class FloatForwarding(FloatTensorOps):
     def float_exp(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_exp', backend, {'tensor': tensor.backend_tensor})
-            return DispatchTensor(backend.float_exp(tensor.backend_tensor), device)
+            result = new_object(DispatchTensor)
+            result.backend_tensor = backend.float_exp(tensor.backend_tensor)
+            result.device = device
+            return result
         return route('float_exp', {'tensor': tensor})
 
     @classmethod
     def float_log(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_log', backend, {'tensor': tensor.backend_tensor})
-            return DispatchTensor(backend.float_log(tensor.backend_tensor), device)
+            result = new_object(DispatchTensor)
+            result.backend_tensor = backend.float_log(tensor.backend_tensor)
+            result.device = device
+            return result
         return route('float_log', {'tensor': tensor})
 
     @classmethod
     def float_log1p(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_log1p', backend, {'tensor': tensor.backend_tensor})
@@ -382,7 +424,7 @@ class FloatForwarding(FloatTensorOps):
     def float_sqrt(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_sqrt', backend, {'tensor': tensor.backend_tensor})
@@ -394,7 +436,7 @@ class FloatForwarding(FloatTensorOps):
     def float_abs(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_abs', backend, {'tensor': tensor.backend_tensor})
@@ -406,7 +448,7 @@ class FloatForwarding(FloatTensorOps):
     def float_tanh(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_tanh', backend, {'tensor': tensor.backend_tensor})
@@ -418,7 +460,7 @@ class FloatForwarding(FloatTensorOps):
     def float_sin(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_sin', backend, {'tensor': tensor.backend_tensor})
@@ -430,7 +472,7 @@ class FloatForwarding(FloatTensorOps):
     def float_cos(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_cos', backend, {'tensor': tensor.backend_tensor})
@@ -442,7 +484,7 @@ class FloatForwarding(FloatTensorOps):
     def float_erf(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_erf', backend, {'tensor': tensor.backend_tensor})
@@ -454,7 +496,7 @@ class FloatForwarding(FloatTensorOps):
     def float_floor(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_floor', backend, {'tensor': tensor.backend_tensor})
@@ -466,7 +508,7 @@ class FloatForwarding(FloatTensorOps):
     def float_sign(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_sign', backend, {'tensor': tensor.backend_tensor})
@@ -479,7 +521,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_equal', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -492,7 +534,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_greater', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -505,7 +547,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_lower', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -518,7 +560,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_not_equal', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -531,7 +573,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_greater_equal', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -544,7 +586,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_lower_equal', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -557,7 +599,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_equal_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -570,7 +612,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_not_equal_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -583,7 +625,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_greater_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -596,7 +638,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_greater_equal_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -609,7 +651,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_lower_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -622,7 +664,7 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_lower_equal_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -635,18 +677,21 @@ class FloatForwarding(FloatTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_matmul', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
-                return DispatchTensor(backend.float_matmul(lhs.backend_tensor, rhs.backend_tensor), device)
+                result = new_object(DispatchTensor)
+                result.backend_tensor = backend.float_matmul(lhs.backend_tensor, rhs.backend_tensor)
+                result.device = device
+                return result
         return route('float_matmul', {'lhs': lhs, 'rhs': rhs})
 
     @classmethod
     def float_sum(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_sum', backend, {'tensor': tensor.backend_tensor})
@@ -658,29 +703,35 @@ class FloatForwarding(FloatTensorOps):
     def float_sum_dim(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_sum_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
-            return DispatchTensor(backend.float_sum_dim(tensor.backend_tensor, dim), device)
+            result = new_object(DispatchTensor)
+            result.backend_tensor = backend.float_sum_dim(tensor.backend_tensor, dim)
+            result.device = device
+            return result
         return route('float_sum_dim', {'tensor': tensor, 'dim': dim})
 
     @classmethod
     def float_mean(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_mean', backend, {'tensor': tensor.backend_tensor})
-            return DispatchTensor(backend.float_mean(tensor.backend_tensor), device)
+            result = new_object(DispatchTensor)
+            result.backend_tensor = backend.float_mean(tensor.backend_tensor)
+            result.device = device
+            return result
         return route('float_mean', {'tensor': tensor})
 
     @classmethod
     def float_mean_dim(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_mean_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -692,7 +743,7 @@ class FloatForwarding(FloatTensorOps):
     def float_prod(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_prod', backend, {'tensor': tensor.backend_tensor})
@@ -704,7 +755,7 @@ class FloatForwarding(FloatTensorOps):
     def float_prod_dim(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_prod_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -716,7 +767,7 @@ class FloatForwarding(FloatTensorOps):
     def float_max_dim(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_max_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -728,7 +779,7 @@ class FloatForwarding(FloatTensorOps):
     def float_min_dim(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_min_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -740,7 +791,7 @@ class FloatForwarding(FloatTensorOps):
     def float_argmax(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_argmax', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -752,7 +803,7 @@ class FloatForwarding(FloatTensorOps):
     def float_argmin(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_argmin', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -764,7 +815,7 @@ class FloatForwarding(FloatTensorOps):
     def float_max(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_max', backend, {'tensor': tensor.backend_tensor})
@@ -776,7 +827,7 @@ class FloatForwarding(FloatTensorOps):
     def float_min(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_min', backend, {'tensor': tensor.backend_tensor})
@@ -788,7 +839,7 @@ class FloatForwarding(FloatTensorOps):
     def float_max_dim_with_indices(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_max_dim_with_indices', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -800,7 +851,7 @@ class FloatForwarding(FloatTensorOps):
     def float_min_dim_with_indices(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_min_dim_with_indices', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -812,18 +863,21 @@ class FloatForwarding(FloatTensorOps):
     def float_reshape(cls, tensor, shape):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_reshape', backend, {'tensor': tensor.backend_tensor, 'shape': shape})
-            return DispatchTensor(backend.float_reshape(tensor.backend_tensor, shape), device)
+            result = new_object(DispatchTensor)
+            result.backend_tensor = backend.float_reshape(tensor.backend_tensor, shape)
+            result.device = device
+            return result
         return route('float_reshape', {'tensor': tensor, 'shape': shape})
 
     @classmethod
     def float_swap_dims(cls, tensor, dim1, dim2):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_swap_dims', backend, {'tensor': tensor.backend_tensor, 'dim1': dim1, 'dim2': dim2})
@@ -835,7 +889,7 @@ class FloatForwarding(FloatTensorOps):
     def float_permute(cls, tensor, axes):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_permute', backend, {'tensor': tensor.backend_tensor, 'axes': axes})
@@ -847,7 +901,7 @@ class FloatForwarding(FloatTensorOps):
     def float_flip(cls, tensor, axes):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_flip', backend, {'tensor': tensor.backend_tensor, 'axes': axes})
@@ -859,7 +913,7 @@ class FloatForwarding(FloatTensorOps):
     def float_expand(cls, tensor, shape):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_expand', backend, {'tensor': tensor.backend_tensor, 'shape': shape})
@@ -871,7 +925,7 @@ class FloatForwarding(FloatTensorOps):
     def float_slice(cls, tensor, slices):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_slice', backend, {'tensor': tensor.backend_tensor, 'slices': slices})
@@ -884,7 +938,7 @@ class FloatForwarding(FloatTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(value) is DispatchTensor and value.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_slice_assign', backend, {'tensor': tensor.backend_tensor, 'slices': slices, 'value': value.backend_tensor})
@@ -901,7 +955,7 @@ class FloatForwarding(FloatTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_gather', backend, {'dim': dim, 'tensor': tensor.backend_tensor, 'indices': indices.backend_tensor})
@@ -914,7 +968,7 @@ class FloatForwarding(FloatTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device and type(value) is DispatchTensor and value.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_scatter', backend, {'dim': dim, 'tensor': tensor.backend_tensor, 'indices': indices.backend_tensor, 'value': value.backend_tensor})
@@ -927,7 +981,7 @@ class FloatForwarding(FloatTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_select', backend, {'tensor': tensor.backend_tensor, 'dim': dim, 'indices': indices.backend_tensor})
@@ -940,7 +994,7 @@ class FloatForwarding(FloatTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device and type(value) is DispatchTensor and value.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_select_assign', backend, {'tensor': tensor.backend_tensor, 'dim': dim, 'indices': indices.backend_tensor, 'value': value.backend_tensor})
@@ -953,7 +1007,7 @@ class FloatForwarding(FloatTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(mask) is DispatchTensor and mask.device is device and type(value) is DispatchTensor and value.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_mask_where', backend, {'tensor': tensor.backend_tensor, 'mask': mask.backend_tensor, 'value': value.backend_tensor})
@@ -966,7 +1020,7 @@ class FloatForwarding(FloatTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(mask) is DispatchTensor and mask.device is device and type(value) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('float_mask_fill', backend, {'tensor': tensor.backend_tensor, 'mask': mask.backend_tensor, 'value': value})
@@ -978,7 +1032,7 @@ class FloatForwarding(FloatTensorOps):
     def float_repeat_dim(cls, tensor, dim, times):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_repeat_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim, 'times': times})
@@ -990,9 +1044,12 @@ class FloatForwarding(FloatTensorOps):
     def float_transpose(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('float_transpose', backend, {'tensor': tensor.backend_tensor})
-            return DispatchTensor(backend.float_transpose(tensor.backend_tensor), device)
+            result = new_object(DispatchTensor)
+            result.backend_tensor = backend.float_transpose(tensor.backend_tensor)
+            result.device = device
+            return result
         return route('float_transpose', {'tensor': tensor})

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from minidl.backend import PRIMITIVE_TYPES, DType, IntTensorOps  # noqa: F401
-from minidl.dispatch.route import OP_LISTENERS, ROUTE_LISTENERS, ROUTED, backend_for, route, wrap  # noqa: F401
+from minidl.dispatch.route import (  # noqa: F401
+    OP_LISTENERS,
+    ROUTE_LISTENERS,
+    ROUTED,
+    ROUTED_GET,
+    backend_for,
+    new_object,
+    route,
+    wrap,
+)
 from minidl.dispatch.tensor import DispatchTensor  # noqa: F401
 
 
@@ -21,7 +30,7 @@ class IntForwarding(IntTensorOps):
     def int_into_data(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('int_into_data', backend, {'tensor': tensor.backend_tensor})
@@ -45,7 +54,7 @@ class IntForwarding(IntTensorOps):
     def int_cast(cls, tensor, dtype):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('int_cast', backend, {'tensor': tensor.backend_tensor, 'dtype': dtype})
@@ -57,7 +66,7 @@ class IntForwarding(IntTensorOps):
     def int_into_float(cls, tensor, dtype):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('int_into_float', backend, {'tensor': tensor.backend_tensor, 'dtype': dtype})
@@ -70,7 +79,7 @@ class IntForwarding(IntTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('int_add', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -83,7 +92,7 @@ class IntForwarding(IntTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('int_sub', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -96,7 +105,7 @@ class IntForwarding(IntTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('int_mul', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -109,7 +118,7 @@ class IntForwarding(IntTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('int_div', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -122,7 +131,7 @@ class IntForwarding(IntTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('int_remainder', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -135,7 +144,7 @@ class IntForwarding(IntTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('int_add_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -148,7 +157,7 @@ class IntForwarding(IntTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('int_mul_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -161,7 +170,7 @@ class IntForwarding(IntTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('int_sub_scalar', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -173,7 +182,7 @@ class IntForwarding(IntTensorOps):
     def int_neg(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('int_neg', backend, {'tensor': tensor.backend_tensor})
@@ -185,7 +194,7 @@ class IntForwarding(IntTensorOps):
     def int_abs(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('int_abs', backend, {'tensor': tensor.backend_tensor})
@@ -198,7 +207,7 @@ class IntForwarding(IntTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('int_equal', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -211,7 +220,7 @@ class IntForwarding(IntTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('int_greater', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -224,7 +233,7 @@ class IntForwarding(IntTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is DispatchTensor and rhs.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('int_lower', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs.backend_tensor})
@@ -237,7 +246,7 @@ class IntForwarding(IntTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('int_equal_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -250,7 +259,7 @@ class IntForwarding(IntTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('int_greater_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -263,7 +272,7 @@ class IntForwarding(IntTensorOps):
         if type(lhs) is DispatchTensor and not ROUTE_LISTENERS:
             device = lhs.device
             if type(rhs) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('int_lower_elem', backend, {'lhs': lhs.backend_tensor, 'rhs': rhs})
@@ -275,7 +284,7 @@ class IntForwarding(IntTensorOps):
     def int_sum(cls, tensor):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('int_sum', backend, {'tensor': tensor.backend_tensor})
@@ -287,7 +296,7 @@ class IntForwarding(IntTensorOps):
     def int_sum_dim(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('int_sum_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -299,7 +308,7 @@ class IntForwarding(IntTensorOps):
     def int_max_dim(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('int_max_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -311,7 +320,7 @@ class IntForwarding(IntTensorOps):
     def int_min_dim(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('int_min_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -323,7 +332,7 @@ class IntForwarding(IntTensorOps):
     def int_argmax(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('int_argmax', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -335,7 +344,7 @@ class IntForwarding(IntTensorOps):
     def int_argmin(cls, tensor, dim):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('int_argmin', backend, {'tensor': tensor.backend_tensor, 'dim': dim})
@@ -347,7 +356,7 @@ class IntForwarding(IntTensorOps):
     def int_reshape(cls, tensor, shape):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('int_reshape', backend, {'tensor': tensor.backend_tensor, 'shape': shape})
@@ -359,7 +368,7 @@ class IntForwarding(IntTensorOps):
     def int_swap_dims(cls, tensor, dim1, dim2):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('int_swap_dims', backend, {'tensor': tensor.backend_tensor, 'dim1': dim1, 'dim2': dim2})
@@ -371,7 +380,7 @@ class IntForwarding(IntTensorOps):
     def int_permute(cls, tensor, axes):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('int_permute', backend, {'tensor': tensor.backend_tensor, 'axes': axes})
@@ -383,7 +392,7 @@ class IntForwarding(IntTensorOps):
     def int_flip(cls, tensor, axes):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('int_flip', backend, {'tensor': tensor.backend_tensor, 'axes': axes})
@@ -395,7 +404,7 @@ class IntForwarding(IntTensorOps):
     def int_expand(cls, tensor, shape):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('int_expand', backend, {'tensor': tensor.backend_tensor, 'shape': shape})
@@ -407,7 +416,7 @@ class IntForwarding(IntTensorOps):
     def int_slice(cls, tensor, slices):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('int_slice', backend, {'tensor': tensor.backend_tensor, 'slices': slices})
@@ -420,7 +429,7 @@ class IntForwarding(IntTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(value) is DispatchTensor and value.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('int_slice_assign', backend, {'tensor': tensor.backend_tensor, 'slices': slices, 'value': value.backend_tensor})
@@ -437,7 +446,7 @@ class IntForwarding(IntTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('int_gather', backend, {'dim': dim, 'tensor': tensor.backend_tensor, 'indices': indices.backend_tensor})
@@ -450,7 +459,7 @@ class IntForwarding(IntTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device and type(value) is DispatchTensor and value.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('int_scatter', backend, {'dim': dim, 'tensor': tensor.backend_tensor, 'indices': indices.backend_tensor, 'value': value.backend_tensor})
@@ -463,7 +472,7 @@ class IntForwarding(IntTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('int_select', backend, {'tensor': tensor.backend_tensor, 'dim': dim, 'indices': indices.backend_tensor})
@@ -476,7 +485,7 @@ class IntForwarding(IntTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(indices) is DispatchTensor and indices.device is device and type(value) is DispatchTensor and value.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('int_select_assign', backend, {'tensor': tensor.backend_tensor, 'dim': dim, 'indices': indices.backend_tensor, 'value': value.backend_tensor})
@@ -489,7 +498,7 @@ class IntForwarding(IntTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(mask) is DispatchTensor and mask.device is device and type(value) is DispatchTensor and value.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('int_mask_where', backend, {'tensor': tensor.backend_tensor, 'mask': mask.backend_tensor, 'value': value.backend_tensor})
@@ -502,7 +511,7 @@ class IntForwarding(IntTensorOps):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
             if type(mask) is DispatchTensor and mask.device is device and type(value) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('int_mask_fill', backend, {'tensor': tensor.backend_tensor, 'mask': mask.backend_tensor, 'value': value})
@@ -514,7 +523,7 @@ class IntForwarding(IntTensorOps):
     def int_repeat_dim(cls, tensor, dim, times):
         if type(tensor) is DispatchTensor and not ROUTE_LISTENERS:
             device = tensor.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('int_repeat_dim', backend, {'tensor': tensor.backend_tensor, 'dim': dim, 'times': times})

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from minidl.backend import PRIMITIVE_TYPES, DType, ModuleOps  # noqa: F401
-from minidl.dispatch.route import OP_LISTENERS, ROUTE_LISTENERS, ROUTED, backend_for, route, wrap  # noqa: F401
+from minidl.dispatch.route import (  # noqa: F401
+    OP_LISTENERS,
+    ROUTE_LISTENERS,
+    ROUTED,
+    ROUTED_GET,
+    backend_for,
+    new_object,
+    route,
+    wrap,
+)
 from minidl.dispatch.tensor import DispatchTensor  # noqa: F401
 
 
@@ -28,7 +37,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(weight) is DispatchTensor and weight.device is device and type(bias) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('conv2d', backend, {'x': x.backend_tensor, 'weight': weight.backend_tensor, 'bias': bias, 'options': options})
@@ -41,7 +50,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(weight) is DispatchTensor and weight.device is device and type(output_grad) is DispatchTensor and output_grad.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('conv2d_x_backward', backend, {'x': x.backend_tensor, 'weight': weight.backend_tensor, 'output_grad': output_grad.backend_tensor, 'options': options})
@@ -54,7 +63,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(weight) is DispatchTensor and weight.device is device and type(output_grad) is DispatchTensor and output_grad.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('conv2d_weight_backward', backend, {'x': x.backend_tensor, 'weight': weight.backend_tensor, 'output_grad': output_grad.backend_tensor, 'options': options})
@@ -66,7 +75,7 @@ class ModuleForwarding(ModuleOps):
     def conv2d_bias_backward(cls, output_grad):
         if type(output_grad) is DispatchTensor and not ROUTE_LISTENERS:
             device = output_grad.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('conv2d_bias_backward', backend, {'output_grad': output_grad.backend_tensor})
@@ -79,7 +88,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(weight) is DispatchTensor and weight.device is device and type(bias) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('conv1d', backend, {'x': x.backend_tensor, 'weight': weight.backend_tensor, 'bias': bias, 'stride': stride, 'padding': padding, 'dilation': dilation, 'groups': groups, 'padding_end': padding_end})
@@ -92,7 +101,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(weight) is DispatchTensor and weight.device is device and type(bias) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('conv_transpose2d', backend, {'x': x.backend_tensor, 'weight': weight.backend_tensor, 'bias': bias, 'options': options})
@@ -104,7 +113,7 @@ class ModuleForwarding(ModuleOps):
     def max_pool2d(cls, x, options):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('max_pool2d', backend, {'x': x.backend_tensor, 'options': options})
@@ -116,7 +125,7 @@ class ModuleForwarding(ModuleOps):
     def max_pool2d_with_indices(cls, x, options):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('max_pool2d_with_indices', backend, {'x': x.backend_tensor, 'options': options})
@@ -129,7 +138,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('max_pool2d_with_indices_backward', backend, {'x': x.backend_tensor, 'options': options, 'output_grad': output_grad.backend_tensor, 'indices': indices.backend_tensor})
@@ -141,7 +150,7 @@ class ModuleForwarding(ModuleOps):
     def avg_pool2d(cls, x, options):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('avg_pool2d', backend, {'x': x.backend_tensor, 'options': options})
@@ -154,7 +163,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('avg_pool2d_backward', backend, {'x': x.backend_tensor, 'options': options, 'output_grad': output_grad.backend_tensor})
@@ -166,7 +175,7 @@ class ModuleForwarding(ModuleOps):
     def adaptive_avg_pool2d(cls, x, output_size):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('adaptive_avg_pool2d', backend, {'x': x.backend_tensor, 'output_size': output_size})
@@ -179,7 +188,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('adaptive_avg_pool2d_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor})
@@ -191,7 +200,7 @@ class ModuleForwarding(ModuleOps):
     def adaptive_max_pool2d(cls, x, output_size):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('adaptive_max_pool2d', backend, {'x': x.backend_tensor, 'output_size': output_size})
@@ -203,7 +212,7 @@ class ModuleForwarding(ModuleOps):
     def adaptive_max_pool2d_with_indices(cls, x, output_size):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('adaptive_max_pool2d_with_indices', backend, {'x': x.backend_tensor, 'output_size': output_size})
@@ -216,7 +225,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('adaptive_max_pool2d_with_indices_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor, 'indices': indices.backend_tensor})
@@ -229,7 +238,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(kernel_size) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('max_pool1d', backend, {'x': x.backend_tensor, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode})
@@ -242,7 +251,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(kernel_size) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('max_pool1d_with_indices', backend, {'x': x.backend_tensor, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode})
@@ -255,7 +264,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device and type(kernel_size) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('max_pool1d_with_indices_backward', backend, {'x': x.backend_tensor, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'dilation': dilation, 'ceil_mode': ceil_mode, 'output_grad': output_grad.backend_tensor, 'indices': indices.backend_tensor})
@@ -268,7 +277,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(kernel_size) is not DispatchTensor and type(count_include_pad) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('avg_pool1d', backend, {'x': x.backend_tensor, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'count_include_pad': count_include_pad, 'ceil_mode': ceil_mode})
@@ -281,7 +290,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(kernel_size) is not DispatchTensor and type(count_include_pad) is not DispatchTensor and type(ceil_mode) is not DispatchTensor:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('avg_pool1d_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor, 'kernel_size': kernel_size, 'stride': stride, 'padding': padding, 'count_include_pad': count_include_pad, 'ceil_mode': ceil_mode})
@@ -293,7 +302,7 @@ class ModuleForwarding(ModuleOps):
     def adaptive_avg_pool1d(cls, x, output_size):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('adaptive_avg_pool1d', backend, {'x': x.backend_tensor, 'output_size': output_size})
@@ -306,7 +315,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('adaptive_avg_pool1d_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor})
@@ -318,7 +327,7 @@ class ModuleForwarding(ModuleOps):
     def adaptive_max_pool1d_with_indices(cls, x, output_size):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('adaptive_max_pool1d_with_indices', backend, {'x': x.backend_tensor, 'output_size': output_size})
@@ -331,7 +340,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('adaptive_max_pool1d_with_indices_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor, 'indices': indices.backend_tensor})
@@ -343,7 +352,7 @@ class ModuleForwarding(ModuleOps):
     def interpolate(cls, x, output_size, options):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
-            backend = ROUTED.get(id(device)) or backend_for(device)
+            backend = ROUTED_GET(id(device)) or backend_for(device)
             if OP_LISTENERS:
                 for listener in OP_LISTENERS:
                     listener('interpolate', backend, {'x': x.backend_tensor, 'output_size': output_size, 'options': options})
@@ -356,7 +365,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(output_grad) is DispatchTensor and output_grad.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('interpolate_backward', backend, {'x': x.backend_tensor, 'output_grad': output_grad.backend_tensor, 'output_size': output_size, 'options': options})
@@ -369,7 +378,7 @@ class ModuleForwarding(ModuleOps):
         if type(weights) is DispatchTensor and not ROUTE_LISTENERS:
             device = weights.device
             if type(indices) is DispatchTensor and indices.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('embedding', backend, {'weights': weights.backend_tensor, 'indices': indices.backend_tensor})
@@ -382,7 +391,7 @@ class ModuleForwarding(ModuleOps):
         if type(weights) is DispatchTensor and not ROUTE_LISTENERS:
             device = weights.device
             if type(output_grad) is DispatchTensor and output_grad.device is device and type(indices) is DispatchTensor and indices.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('embedding_backward', backend, {'weights': weights.backend_tensor, 'output_grad': output_grad.backend_tensor, 'indices': indices.backend_tensor})
@@ -395,7 +404,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(gamma) is DispatchTensor and gamma.device is device and type(beta) is DispatchTensor and beta.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('layer_norm', backend, {'x': x.backend_tensor, 'gamma': gamma.backend_tensor, 'beta': beta.backend_tensor, 'epsilon': epsilon})
@@ -408,7 +417,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(gamma) is DispatchTensor and gamma.device is device and type(beta) is DispatchTensor and beta.device is device and type(mean) is DispatchTensor and mean.device is device and type(var) is DispatchTensor and var.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('batch_norm', backend, {'x': x.backend_tensor, 'gamma': gamma.backend_tensor, 'beta': beta.backend_tensor, 'mean': mean.backend_tensor, 'var': var.backend_tensor, 'epsilon': epsilon})
@@ -421,7 +430,7 @@ class ModuleForwarding(ModuleOps):
         if type(x) is DispatchTensor and not ROUTE_LISTENERS:
             device = x.device
             if type(gamma) is DispatchTensor and gamma.device is device and type(beta) is DispatchTensor and beta.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('batch_norm_train', backend, {'x': x.backend_tensor, 'gamma': gamma.backend_tensor, 'beta': beta.backend_tensor, 'epsilon': epsilon})
@@ -434,7 +443,7 @@ class ModuleForwarding(ModuleOps):
         if type(query) is DispatchTensor and not ROUTE_LISTENERS:
             device = query.device
             if type(key) is DispatchTensor and key.device is device and type(value) is DispatchTensor and value.device is device and type(mask) is DispatchTensor and mask.device is device:
-                backend = ROUTED.get(id(device)) or backend_for(device)
+                backend = ROUTED_GET(id(device)) or backend_for(device)
                 if OP_LISTENERS:
                     for listener in OP_LISTENERS:
                         listener('attention', backend, {'query': query.backend_tensor, 'key': key.backend_tensor, 'value': value.backend_tensor, 'mask': mask.backend_tensor})

@@ -11,10 +11,15 @@ again with the
 ``[1, d]`` operand on the left of the product (``b.exp() * x``: a rule that tests the first
 input's shape instead of the result's takes that product into the ``[1, d]`` block), and
 checks the values against eager Flex and PyTorch, and that the plan ran the chain as one
-element-wise kernel.
+element-wise kernel. Last comes an op on ``x`` flat, ``[n * d]``: as many elements as
+the chain's ``[n, d]``, another shape (a rule that compares element counts would take it into
+the chain's block, whose loop indexes every tensor with ``[n, d]``: the checker keeps any op of
+another shape out of a block and says so).
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 from hypothesis import strategies as st
@@ -78,14 +83,22 @@ def fits_first_input(op, shape):
     return shape is None or op.inputs[0].shape == shape
 
 
+def fits_same_count(op, shape):
+    """Compares element counts, not shapes: ``[n * d]`` joins an ``[n, d]`` block."""
+    if op.kind not in ELEMENTWISE or not dtypes_ok(op):
+        return False
+    return shape is None or math.prod(op.out.shape) == math.prod(shape)
+
+
 #: name → (wrong rule, the verdict kind it must get)
 PLANTED = {
     "accepts every op": (fits_everything, "error"),
     "refuses every op": (fits_nothing, "check"),
-    "ignores the shape": (fits_any_shape, "value"),
+    "ignores the shape": (fits_any_shape, "check"),
     "ignores the kind": (fits_any_kind, "error"),
     "one-input ops only": (fits_unary_only, "check"),
-    "tests the first input's shape": (fits_first_input, "value"),
+    "tests the first input's shape": (fits_first_input, "check"),
+    "compares element counts": (fits_same_count, "check"),
 }
 
 
@@ -102,14 +115,17 @@ def _cases() -> st.SearchStrategy:
 
 
 def _stream(dev, case: dict) -> dict:
-    """A [1, d] op, the chain, a matmul, then the chain with ``b``'s exp on the left."""
+    """A [1, d] op, the chain, a matmul, the chain with ``b``'s exp on the left (``g``), then
+    ``xf * s + 1`` with ``xf`` the values of ``x`` flat, of shape [n * d] (``k``)."""
     from minidl import Tensor
 
     x, b, w = (Tensor.from_numpy(case[k], dev) for k in ("x", "b", "w"))
+    xf = Tensor.from_numpy(case["x"].reshape(-1), dev)
     h = (x * b.exp() + b).tanh() * case["s"]
     out = h.matmul(w)
     g = (b.exp() * x + b).tanh() * case["s"]
-    return {"h": h.to_numpy(), "out": out.to_numpy(), "g": g.to_numpy()}
+    k = xf * case["s"] + 1.0
+    return {"h": h.to_numpy(), "out": out.to_numpy(), "g": g.to_numpy(), "k": k.to_numpy()}
 
 
 def _run(solution, case: dict) -> dict:
@@ -126,22 +142,32 @@ def _run(solution, case: dict) -> dict:
     FusionFlex.sync()
     processor = stream.processor
     fusers, store = processor.explorer.fusers, processor.store
-    rule = type("ReaderElementwiseFuser", (ElementwiseFuser,), {"fits": staticmethod(solution)})
+    mixed: list[tuple] = []
+
+    def guarded(op, shape):  # an op of another shape is noted and kept out: its loop would
+        ok = solution(op, shape)  # index out of bounds, not just compute a wrong value
+        if ok and shape is not None and tuple(op.out.shape) != tuple(shape):
+            mixed.append((op.kind, tuple(op.out.shape), tuple(shape)))
+            return False
+        return ok
+
+    rule = type("ReaderElementwiseFuser", (ElementwiseFuser,), {"fits": staticmethod(guarded)})
     processor.explorer.fusers = [rule() if isinstance(f, ElementwiseFuser) else f for f in fusers]
     processor.store = ExecutionPlanStore()
     try:
         with stream.recording_every_op():  # the exercise's tensors are small
             out = _stream(Device.fusion(), case)
-        blocks = fusion_plan(backend=FusionFlex).blocks
+        plan = fusion_plan(backend=FusionFlex)
     finally:
         processor.explorer.fusers, processor.store = fusers, store
-    return {**out, "_blocks": blocks}
+    return {**out, "_blocks": plan.blocks, "_mixed": mixed}
 
 
 def _torch(case: dict) -> dict:
     x, b, w = (torch.from_numpy(case[k]) for k in ("x", "b", "w"))
     h = torch.tanh(x * b.exp() + b) * case["s"]
-    return {"h": h, "out": h @ w, "g": torch.tanh(b.exp() * x + b) * case["s"]}
+    return {"h": h, "out": h @ w, "g": torch.tanh(b.exp() * x + b) * case["s"],
+            "k": x.reshape(-1) * case["s"] + 1.0}
 
 
 def _eager_flex(case: dict) -> dict:
@@ -160,6 +186,17 @@ def _one_kernel(solution, case, outputs, trace) -> str | None:
             f"  one element-wise kernel; the plan ran {len(blocks)} blocks:{shown}")
 
 
+def _one_shape(solution, case, outputs, trace) -> str | None:
+    if not outputs["_mixed"]:
+        return None
+    kind, got, block = outputs["_mixed"][0]
+    why = ("equal element counts are not enough, compare the shapes themselves"
+           if math.prod(got) == math.prod(block) else "the result must have the block's shape")
+    return (f"Rule broken: your rule let {kind} (result {list(got)}) join a block of shape "
+            f"{list(block)}.\n  The block's loop indexes every tensor with that one shape "
+            f"(the checker kept the op out, or the kernel would read out of bounds):\n  {why}.")
+
+
 def exercise(max_examples: int = 8) -> BuildExercise:
     """The checker for the reader's ``fits(op, shape)``."""
     return BuildExercise(
@@ -168,7 +205,7 @@ def exercise(max_examples: int = 8) -> BuildExercise:
         run=_run,
         references=[Reference("eager Flex", _eager_flex, rtol=1e-5, atol=1e-6),
                     Reference("PyTorch", _torch, rtol=1e-5, atol=1e-5)],
-        checks=[_one_kernel],
+        checks=[_one_shape, _one_kernel],
         hints=[
             "A block is one loop over one shape: the first op's result fixes it.",
             "Only kinds in ELEMENTWISE have a scalar expression the kernel can write.",

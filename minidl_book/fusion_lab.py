@@ -170,10 +170,11 @@ def draw_stream(plans: list, pending: int = 0, title: str = "",
             axis.add_patch(Rectangle((x, 0), len(block.kinds), 1, color=COLOURS[block.fuser],
                                      ec="white", lw=0.3))
             x += len(block.kinds)
-        height = 1.15 + 0.38 * ((number - 1) % 3)
+        height = 1.3 + 0.38 * ((number - 1) % 3)  # clear of the strip's top (at 1)
         axis.plot([x, x], [0, height], color="tab:red", lw=1.2)
         axis.text(x, height, f" {number} {_short(plan.reason)}", fontsize=7.5, ha="left",
-                  va="center", color="tab:red")
+                  va="center", color="tab:red", zorder=3,  # over a later drain's line
+                  bbox={"fc": "white", "ec": "none", "pad": 0.2})
     if pending:
         axis.add_patch(Rectangle((x, 0), pending, 1, fill=False, hatch="///", ec="0.5"))
         axis.text(x + pending / 2, 0.5, f"{pending} ops pending", ha="center", va="center",
@@ -187,7 +188,7 @@ def draw_stream(plans: list, pending: int = 0, title: str = "",
                       arrowprops={"arrowstyle": "<->", "lw": 0.8})
         axis.text((start + ends[drains]) / 2, -0.2, label, ha="center", va="top", fontsize=8)
         start = ends[drains]
-    axis.set(xlim=(0, total), ylim=(-0.45 if phases else 0, 2.1), yticks=[],
+    axis.set(xlim=(0, total), ylim=(-0.45 if phases else 0, 2.3), yticks=[],
              xlabel="recorded ops, in order")
     handles = [Patch(color=c, label=f"{k} fuser" if k else "alone on Flex")
                for k, c in COLOURS.items()]

@@ -26,5 +26,10 @@ def test_planted_wrong_rule_gets_its_verdict(planted):
     assert "Traceback" not in verdict.render()
     if planted == "accepts every op":
         assert "'matmul' has no element-wise expression" in verdict.text
+    if planted == "compares element counts":
+        assert "equal element counts are not enough" in verdict.text
+    if planted == "ignores the shape":
+        assert "the result must have the block's shape" in verdict.text
     if kind == "check":
-        assert "must be fused into\n  one element-wise kernel" in verdict.text
+        assert ("must be fused into\n  one element-wise kernel" in verdict.text
+                or "join a block of shape" in verdict.text)

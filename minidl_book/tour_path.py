@@ -20,7 +20,7 @@ from minidl.debug.trace import Trace
 
 __all__ = ["CRATES", "package_of", "package_groups", "package_path", "paths_side_by_side",
            "wrapper_of", "walk_steps", "backward_walk", "two_routes", "wrapper_boxes",
-           "torch_twin", "to_torch"]
+           "torch_twin", "to_torch", "step_backwards", "computes", "matmul_grads"]
 
 #: minidl package → (burn crate, colour key of ``minidl.debug.diagram.COLORS``)
 CRATES = {
@@ -257,6 +257,55 @@ def torch_twin(layer):
         if layer.bias is not None:
             twin.bias.copy_(to_torch(layer.bias.val()))
     return twin
+
+
+def step_backwards(graph) -> str:
+    """A breakpoint on the ``backward`` of every step class in ``graph`` (``debug.graph``'s
+    result): ``^(Matmul|Reshape|...)\\.backward$``."""
+    return r"^(" + "|".join(dict.fromkeys(graph.ops)) + r")\.backward$"
+
+
+def computes(hit: Hit) -> bool:
+    """Whether a kernel hit computed numbers. ``binary_same_shape`` is Flex's first try for
+    an element-wise op: entered on operands of two shapes (a bias row added to a matrix), it
+    compares the shapes and returns without computing, and another kernel does the op."""
+    if "binary_same_shape" not in hit.name:
+        return True
+    caller = hit.frames[1]  # broadcast.binary(op, a, b, ...): the shapes it was given
+    shapes = re.findall(r"<\w+(\[[^\]]*\])>", caller.args)
+    return len(shapes) >= 2 and shapes[0] == shapes[1]
+
+
+def matmul_grads(skipped: str = "x"):
+    """The two products of a matmul's backward, ``g·Wᵀ`` (x's gradient) and ``xᵀ·g`` (the
+    weight's), as shape boxes; the one for ``skipped`` greyed out."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    rows = [("x", [("g", (3, 2)), ("Wᵀ", (2, 4)), ("dL/dx", (3, 4))]),
+            ("weight", [("xᵀ", (4, 3)), ("g", (3, 2)), ("dL/dW", (4, 2))])]
+    fig, axes = plt.subplots(1, 2, figsize=(6.4, 1.9))
+    for ax, (who, boxes) in zip(axes, rows):
+        grey = who == skipped
+        fc, ec, tc = ("#eeeeee", "#bbbbbb", "#999999") if grey else ("#dbe7f7", "#555", "k")
+        x0 = 0.0
+        for k, (name, (r, c)) in enumerate(boxes):
+            ax.add_patch(Rectangle((x0, 4 - r), c, r, fc=fc, ec=ec, lw=0.8))
+            ax.text(x0 + c / 2, 4 - r / 2, f"{name}\n[{r}, {c}]", ha="center",
+                    va="center", fontsize=7.5, color=tc)
+            x0 += c
+            if k < 2:
+                ax.text(x0 + 0.6, 2.5, "·" if k == 0 else "=", ha="center", va="center",
+                        fontsize=12, color=tc)
+                x0 += 1.2
+        ax.set_xlim(-0.2, 12.6)  # one scale for both rows (the wider is 12.4)
+        ax.set_ylim(-0.2, 4.2)
+        ax.set_aspect("equal")
+        ax.axis("off")
+        ax.set_title(f"{who}'s gradient" + (" (skipped)" if grey else ""), fontsize=9,
+                     color=tc)
+    fig.tight_layout()
+    return fig
 
 
 def two_routes() -> Flowchart:

@@ -17,6 +17,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import torch
 
@@ -103,14 +105,14 @@ def decision_chart() -> Flowchart:
                "statistics", shape="round")
     chart.node("training", "training behaviour\ndropout drops; BatchNorm uses\nthe batch's "
                "and updates", shape="round")
-    chart.node("torch", "PyTorch looks\nonly at the flag")
+    chart.node("torch", "PyTorch looks only\nat the flag (dashed):\non: training,\noff: inference")
     chart.edge("forward", "flag")
     chart.edge("flag", "inference", "no: valid(), freeze()")
     chart.edge("flag", "device", "yes")
     chart.edge("device", "inference", "no: a plain tensor")
     chart.edge("device", "training", "yes")
-    chart.edge("torch", "training", "flag on", dashed=True)
-    chart.edge("torch", "inference", "flag off", dashed=True)
+    chart.edge("torch", "training", dashed=True)  # labels in the box: an edge label here
+    chart.edge("torch", "inference", dashed=True)  # would sit on the forward → flag arrow
     return chart
 
 
@@ -134,11 +136,19 @@ def as_bool(value) -> bool:
 
 
 def as_number(value) -> float:
-    """A number, also written as a string: ``"4/3"``, ``"1.333"``, ``Fraction(4, 3)``."""
-    from fractions import Fraction
+    """A number, also written as a string the book's other exercises read (``"4/3"``,
+    ``"1.333"``, ``"one"``, ``"4,000"``), after a leading hedge (``"about 4000"``);
+    ``Fraction(4, 3)``. Anything else raises ``ValueError`` saying it is not a number."""
+    from minidl_book.exercises import _number_of
 
     if isinstance(value, str):
-        return float(Fraction(value.strip().replace(" ", "")))
+        text = re.sub(r"^\s*(about|around|roughly|approximately|approx\.?|~|\u2248)\s*", "",
+                      value, flags=re.I)
+        number = _number_of(text)
+        if number is None:
+            raise ValueError(f"{value!r} is not a number the checker can read; write it in "
+                             "digits (4000, 1.33, 4/3) or as a number word (one)")
+        return float(number)
     if isinstance(value, bool):
         raise ValueError("a bool is not a number here")
     return float(value)
@@ -176,8 +186,9 @@ def is_pair(prediction) -> bool:
     return as_pair(prediction) is not None
 
 
-def zeros_and_moves(prediction, truth, tolerance: int = 400) -> tuple[bool, bool]:
-    """Which half of a ``(zeros, moves)`` prediction is right (each half on its own)."""
+def zeros_and_moves(prediction, truth, tolerance: int = 400) -> tuple[bool | None, bool]:
+    """Which half of a ``(zeros, moves)`` prediction is right (each half on its own); the
+    count is ``None`` when it cannot be read as a number."""
     pair = as_pair(prediction)
     if pair is None:
         raise TypeError(f"not a pair: {type(prediction).__name__}")
@@ -185,7 +196,7 @@ def zeros_and_moves(prediction, truth, tolerance: int = 400) -> tuple[bool, bool
     try:
         count_ok = abs(as_number(zeros) - truth[0]) <= tolerance
     except (TypeError, ValueError):
-        count_ok = False
+        count_ok = None  # unreadable, not wrong
     try:
         moves_ok = as_bool(moves) == truth[1]
     except ValueError:
@@ -198,7 +209,8 @@ class PairExercise(Exercise):
 
     def __init__(self, question: str, truth, *, hint: str = "") -> None:
         super().__init__(question, truth,
-                         compare=lambda p, t: all(zeros_and_moves(p, t)), hint=hint)
+                         compare=lambda p, t: all(x is True for x in zeros_and_moves(p, t)),
+                         hint=hint)
 
     def check(self, prediction=...) -> bool:
         ok = super().check(prediction)
@@ -208,8 +220,9 @@ class PairExercise(Exercise):
             except (TypeError, ValueError):
                 return ok
             right = {True: "right", False: "not right"}
-            print(f"  The zero count is {right[count_ok]}; the running-mean half is "
-                  f"{right[moves_ok]}.")
+            count = ("The zero count could not be read as a number (write it in digits, "
+                     "e.g. 4000)" if count_ok is None else f"The zero count is {right[count_ok]}")
+            print(f"  {count}; the running-mean half is {right[moves_ok]}.")
         return ok
 
 

@@ -21,3 +21,19 @@ def test_a_fraction_is_read_as_the_ratio_it_holds():
     ex = Exercise("ratio?", truth=lambda: 4 / 3, compare=close_number(atol=5e-3))
     assert ex.accepts(Fraction(4, 3)) and ex.accepts("4/3")
     assert not ex.accepts(Fraction(5, 4))
+
+
+def test_a_number_word_is_the_number_and_a_hedged_count_is_read():
+    from minidl_book.modes import same_int
+
+    ex = Exercise("how many?", truth=lambda: 1, compare=same_int)
+    assert ex.accepts("one") and ex.accepts("1") and not ex.accepts("two")
+    pair = PairExercise("zeros and moves?", truth=lambda: (4000, True))
+    assert pair.accepts("about 4000, yes") and pair.accepts("~3900, True")
+
+
+def test_an_unreadable_count_says_so(capsys):
+    ex = PairExercise("zeros and moves?", truth=lambda: (4000, True))
+    assert not ex.check("lots, yes")
+    out = capsys.readouterr().out
+    assert "could not be read" in out and "count is not right" not in out

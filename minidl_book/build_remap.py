@@ -108,7 +108,10 @@ def _nothing_renamed(verdict) -> bool:
 
 
 _KEYS = "print(store.keys()) shows the file's names; the minidl names are fc1.weight, fc1.bias, ..."
-_PATTERN = "A pattern can capture the rest of the name: r'^encoder\\.0\\.(.*)$' → 'fc1.$1'."
+_NUDGE = ("One rule per layer is enough: a regex group can carry the rest of the name (weight, "
+          "bias) across, as the renaming cells of the chapter do for a Sequential.")
+_PATTERN = ("The first rule: r'^encoder\\.0\\.(.*)$' → 'fc1.$1'; head.proj gets the same kind. "
+            "Each with_key_remapping call returns a new store: chain them.")
 _NEW_STORE = ("None of the file's names was renamed. Each with_key_remapping call returns a NEW "
               "store and leaves the one it was called on as it was: reassign "
               "(store = store.with_key_remapping(...)) or chain the calls.")
@@ -124,8 +127,8 @@ def exercise(max_examples: int = 8) -> BuildExercise:
         references=[Reference("PyTorch", _torch, rtol=1e-5, atol=1e-6)],
         rules=Rules(must_reach={r"^PytorchStore\.with_key_remapping$": "rename with the store's "
                                 "with_key_remapping rules"}),
-        hints=[_KEYS, _PATTERN, "Each with_key_remapping call returns a new store: chain them."],
-        causes=[("nothing renamed", _nothing_renamed, [_NEW_STORE, _KEYS, _PATTERN])],
+        hints=[_KEYS, _NUDGE, _PATTERN],
+        causes=[("nothing renamed", _nothing_renamed, [_NEW_STORE, _NUDGE, _PATTERN])],
         reference_solution=remap,
         max_examples=max_examples,
         order=("model", "x"),

@@ -141,17 +141,40 @@ def sequential_twin(torch_net: TorchNet) -> tuple[torch.nn.Sequential, dict[str,
 
 
 def count(prediction, truth) -> bool:
-    """A count: ``10`` or ``"10"`` alike."""
-    if isinstance(prediction, str) and prediction.strip().isdigit():
-        prediction = int(prediction.strip())
-    return type(prediction) is int and prediction == truth
+    """A count, read as the book's default checker reads numbers: ``10``, ``"10"``, ``10.0``,
+    ``"ten"``, ``"10 tensors"`` alike."""
+    from minidl_book.exercises import _number_of
+
+    if isinstance(prediction, str):
+        prediction = _number_of(prediction)
+    return type(prediction) in (int, float) and prediction == truth
+
+
+def burn_style_load(store, module: Module):
+    """burn-store's order, in minidl: map the module, applying every tensor that fits
+    (``ModuleSnapshot::apply``, burn-store ``src/traits.rs`` 100-108), write the result back
+    into the caller's module, and only then validate (``PytorchStore::apply_to``,
+    ``src/pytorch/store.rs`` 362). Raises ``ApplyFailed`` as burn returns its error."""
+    mapped, result = store.validate(False).apply_to(module)  # map: skip misfits
+    vars(module).update(vars(mapped))  # write back into the caller's module
+    result.check(validate=True, allow_partial=store.partial,  # then validate
+                 source=store.source)
+    return result
+
+
+def changed(before: dict, module: Module) -> int:
+    """How many tensors of ``module`` differ from its :func:`fingerprint` ``before``."""
+    after = fingerprint(module)
+    return sum(after[k] != v for k, v in before.items())
 
 
 def applied_names(prediction, truth: tuple[str, ...]) -> bool:
-    """How many tensors were applied: the number (``1``, ``"1"``) or the names themselves."""
+    """How many tensors were applied: the number (``1``, ``"1"``, ``"one"``) or the names."""
     if isinstance(prediction, tuple | list | set | frozenset):
         return set(prediction) == set(truth)
-    if isinstance(prediction, str) and not prediction.strip().isdigit():
+    from minidl_book.exercises import _number_of
+
+    if isinstance(prediction, str) and _number_of(prediction) is None:
         return {prediction.strip()} == set(truth)
     return count(prediction, len(truth))
 

@@ -152,7 +152,7 @@ def count(prediction, truth) -> bool:
 
 def burn_style_load(store, module: Module):
     """burn-store's order, in minidl: map the module, applying every tensor that fits
-    (``ModuleSnapshot::apply``, burn-store ``src/traits.rs`` 100-108), write the result back
+    (``ModuleSnapshot::apply``, burn-store ``src/traits.rs``), write the result back
     into the caller's module, and only then validate (``PytorchStore::apply_to``,
     ``src/pytorch/store.rs`` 362). Raises ``ApplyFailed`` as burn returns its error."""
     mapped, result = store.validate(False).apply_to(module)  # map: skip misfits

@@ -177,6 +177,24 @@ class HardEps(Module):
         return x / rms * gamma.reshape([1] * (x.rank - 1) + [gamma.shape[0]])
 
 
+@config
+class MeanAllConfig:
+    """Takes the mean of every x² (``mean()``, rank 1), not over the last dim."""
+
+    d_model: int
+    epsilon: float = 1e-5
+
+    def init(self, device: Device) -> MeanAll:
+        return MeanAll(Initializer.Ones.init([self.d_model], device), self.epsilon)
+
+
+class MeanAll(RmsNorm):
+    def forward(self, x: Tensor) -> Tensor:
+        gamma = self.gamma.val()
+        rms = (x.square().mean() + self.epsilon).sqrt()
+        return x / rms * gamma.reshape([1] * (x.rank - 1) + [gamma.shape[0]])
+
+
 #: name → (wrong config class, the verdict kind it must get)
 PLANTED = {
     "gamma not reshaped": (NoReshapeConfig, "error"),
@@ -185,6 +203,7 @@ PLANTED = {
     "gamma not a Param": (TensorFieldConfig, "check"),
     "named weight": (WeightNameConfig, "check"),
     "epsilon hard-coded": (HardEpsConfig, "check"),
+    "mean over every number": (MeanAllConfig, "error"),
 }
 
 #: the epsilons a case builds its layer with: the default and three a forward cannot hide
@@ -243,9 +262,39 @@ class _LayerExercise(CauseHints):
 
     def verdict_for(self, solution, case):  # noqa: D102
         verdict = self._verdict_for(solution, case, "")
-        if verdict is not None:
+        if verdict is None:
+            return None
+        if "ignores its config's epsilon" in verdict.text:
+            verdict.inputs = _describe_probe(case)
+        else:
             verdict.inputs = "\n".join(f"{k} = {v}" for k, v in _describe(case).items())
+        if "different ranks" in verdict.text:
+            verdict.rank_culprit = _rank_culprit(solution)
         return verdict
+
+
+def _rank_culprit(solution) -> str:
+    """Which tensor a rank error is about, found on a case where the sizes tell them apart: an
+    x of [2, 3] (gamma [3]). ``"mean"`` when the failing op's odd operand is not gamma's [3]
+    (a mean over every number, rank 1), else ``"gamma"``."""
+    plain = Device.flex()
+    try:
+        solution(3).init(plain)(Tensor.from_numpy(np.ones((2, 3), np.float32), plain))
+    except Exception as err:  # noqa: BLE001 - the reader's error, read for its shapes
+        text = str(err)
+        if "different ranks" in text and "[3] (1)" not in text:
+            return "mean"
+    return "gamma"
+
+
+def _describe_probe(case: dict) -> str:
+    eps = case.get("epsilon", 1e-5)
+    d = case["x"].shape[-1]
+    row = np.full((1, d), 0.01, np.float32)
+    return "\n".join([
+        f"epsilon = {eps}: the layer is RmsNormConfig({d}).with_epsilon({eps}), beside "
+        f"RmsNormConfig({d}) (epsilon 1e-5)",
+        f"x = {describe_value(row)}, the probe row, into both fresh layers (gamma = ones)"])
 
 
 def _describe(case: dict) -> dict:
@@ -260,6 +309,10 @@ def _describe(case: dict) -> dict:
 
 
 _CAUSES = [
+    ("mean", lambda v: getattr(v, "rank_culprit", "") == "mean", [
+        "rms must keep x's rank: mean() averages every number into one (rank 1); "
+        "x.square().mean_dim(x.rank - 1) averages over the last dim and keeps it with "
+        "size 1, so x / rms broadcasts."]),
     ("rank", lambda v: "different ranks" in v.text, [
         "x is [..., d_model] and gamma is [d_model], and minidl, like burn, broadcasts "
         "only between tensors of the same rank: reshape gamma to [1, ..., 1, d_model] "

@@ -188,7 +188,8 @@ def flat_record(model: Module) -> list[tuple[str, str, list[int]]]:
 
 
 def draw_records(model: Module, record: dict, width: float = 8.5):
-    """minidl's nested ``record`` of ``model`` beside burn 0.22's flat list; the figure."""
+    """minidl's nested ``record`` of ``model`` beside the same entries as a flat list (burn
+    0.22's form); the figure."""
     import matplotlib.pyplot as plt
 
     left = nested_lines(record)
@@ -197,8 +198,8 @@ def draw_records(model: Module, record: dict, width: float = 8.5):
     fig, (a, b) = plt.subplots(1, 2, figsize=(width, 0.19 * n + 0.7),
                                gridspec_kw={"width_ratios": [1, 1.25]})
     for ax, lines, title in ((a, left, "minidl: into_record(), a nested dict (shapes)"),
-                             (b, right, "burn 0.22: ModuleRecord, a flat list of "
-                                        "(path, id, data: its shape here)")):
+                             (b, right, "the same entries flat, one row per tensor: "
+                                        "(dotted path, id, data: its shape here)")):
         for i, line in enumerate(lines):
             ax.text(0, -i, line, family="monospace", fontsize=8, va="center")
         ax.set_xlim(0, 1)

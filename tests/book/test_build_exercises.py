@@ -161,6 +161,9 @@ def test_softplus_numpy_operator_on_the_primitive_is_refused():
     ("gamma not reshaped", "rank", "same rank"),
     ("epsilon outside the root", "nan", "inside the root"),
     ("gamma not a Param", "structure", "Param fields"),
+    # x.square().mean(): a rank-1 rms also fails with "different ranks", but the fix is
+    # mean_dim, not a reshape of gamma
+    ("mean over every number", "mean", "mean_dim"),
 ])
 def test_layer_slips_get_the_hint_for_their_cause(planted, cause, words, capsys):
     ex = build_layer.exercise(max_examples=10)
@@ -182,6 +185,9 @@ def test_layer_that_hard_codes_epsilon_is_refused_by_name():
     assert verdict.kind == "check" and "ignores its config's epsilon" in verdict.text
     assert ex.cause == "epsilon" and "self.epsilon" in verdict.hints[0]
     assert "with_epsilon(" in verdict.inputs
+    # the failing case is the probe the message talks about, not the generated x
+    assert "[[0.01" in verdict.inputs and "the probe row" in verdict.inputs
+    assert "upstream gradient" not in verdict.inputs
 
 
 def test_layer_reference_agrees_with_torch_at_each_epsilon():

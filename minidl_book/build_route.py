@@ -171,6 +171,7 @@ PLANTED = {
 PLAIN, AUTODIFF = Device.flex(), Device.flex().autodiff()
 #: scenario → (device of x, device of the layer's w and b, the error the op must raise or None)
 SCENARIOS = {
+    "creation op: Tensor.zeros on ndarray()": (Device.ndarray(), Device.ndarray(), None),
     "plain batch, plain model": (PLAIN, PLAIN, None),
     "plain batch, autodiff model": (PLAIN, AUTODIFF, None),
     "autodiff batch, autodiff model": (AUTODIFF, AUTODIFF, None),
@@ -188,6 +189,8 @@ SCENARIOS = {
 
 #: scenario → the rule it tests, named in a failure so the reader knows which rule to reread
 RULE = {
+    "creation op: Tensor.zeros on ndarray()": "rule 1, for an op with no tensor input: its "
+                                              "device argument",
     "plain batch, plain model": "rule 1: the first input sets the expectation",
     "plain batch, autodiff model": "rule 3: an autodiff input sets the backend",
     "autodiff batch, autodiff model": "rule 3: an autodiff input sets the backend",
@@ -207,6 +210,7 @@ RULE = {
 
 MIXED_MASKS = "bool op of a plain and an autodiff mask"
 CAT_STRATEGIES = "cat of a plain, an autodiff and a checkpointing tensor"
+CREATION = "creation op: Tensor.zeros on ndarray()"
 
 
 def _listener(op, backend, args) -> None:
@@ -246,8 +250,9 @@ def route_run(solution: Any, case: dict) -> dict:
         b = Tensor.from_numpy(case["_b"], w_dev)
         if w_dev.is_autodiff():
             w, b = w.require_grad(), b.require_grad()
-        zeros = Tensor.zeros((1, 2), device=Device.ndarray())  # a creation op: no tensor input
-        out["_zeros on"] = zeros.device
+        if case["scenario"] == CREATION:  # a creation op: no tensor input
+            out["_zeros on"] = Tensor.zeros((1, 2), device=Device.ndarray()).device
+            return out
         if case["scenario"].startswith("cat"):  # a list input: its tensors count, in order
             try:
                 more = [AUTODIFF, w_dev] if case["scenario"] == CAT_STRATEGIES else [w_dev]
@@ -294,7 +299,7 @@ def route_run(solution: Any, case: dict) -> dict:
 
 def _torch(case: dict) -> dict:
     _x_dev, w_dev, error = SCENARIOS[case["scenario"]]
-    if error:
+    if error or case["scenario"] == CREATION:
         return {}
     x = torch.from_numpy(case["_x"])
     w, b = (torch.from_numpy(case[k]).requires_grad_(True) for k in ("_w", "_b"))
@@ -314,9 +319,13 @@ def _devices(solution, case, outputs, trace) -> str | None:
     x_dev, w_dev, error = SCENARIOS[case["scenario"]]
     where = (f"In the scenario {case['scenario']!r} (x on {x_dev!r}, w and b on {w_dev!r}; "
              f"it tests {RULE[case['scenario']]})")
-    if outputs.get("_zeros on") != Device.ndarray():
-        return (f"Tensor.zeros(..., device=Device.ndarray()) landed on {outputs.get('_zeros on')!r}"
-                " (it tests rule 1, for an op with no tensor input)")
+    if case["scenario"] == CREATION:
+        found = outputs.get("_zeros on")
+        if found != Device.ndarray() or found.is_autodiff():
+            return (f"In the scenario {CREATION!r} (it tests {RULE[CREATION]}), "
+                    "Tensor.zeros((1, 2), device=Device.ndarray()) landed on "
+                    f"{found!r}; it must land on Device.ndarray()")
+        return None
     if "_list_raise" in outputs:
         return (f"{where}, your routing_device raised {outputs['_list_raise']}. Tensor.cat "
                 "hands its tensors as one argument, a list: does your walk look inside it?")

@@ -46,10 +46,11 @@ def nesting(columns: Sequence[tuple[str, Sequence]], title: str = ""):
     return fig
 
 
-def kind_grid(kinds, minidl, burn, title=""):
+def kind_grid(kinds, minidl, burn=None, title=""):
     """A lhs-kind x rhs-kind grid, each cell split in two: minidl's outcome on top, burn's
-    below. ``minidl[(lhs, rhs)]`` and ``burn[(lhs, rhs)]`` are ``(outcome, text)`` with
-    outcome one of "plain", "autodiff", "error" (the cell's colour)."""
+    below (one whole cell, minidl's, when ``burn`` is None). ``minidl[(lhs, rhs)]`` and
+    ``burn[(lhs, rhs)]`` are ``(outcome, text)`` with outcome one of "plain", "autodiff",
+    "error" (the cell's colour)."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch, Rectangle
 
@@ -66,17 +67,23 @@ def kind_grid(kinds, minidl, burn, title=""):
         ax.text(-0.08, i + 0.5, f"lhs:\n{lhs}", ha="right", va="center", fontsize=9.5,
                 weight="bold")
         for j, rhs in enumerate(kinds):
-            for half, (who, cells) in enumerate((("minidl", minidl), ("burn", burn))):
+            halves = (("minidl", minidl),) if burn is None else (("minidl", minidl),
+                                                                  ("burn", burn))
+            height = 0.94 / len(halves)
+            for half, (who, cells) in enumerate(halves):
                 outcome, text = cells[(lhs, rhs)]
-                y = i + 0.03 + half * 0.47
-                ax.add_patch(Rectangle((j + 0.03, y), 0.94, 0.47, fc=fill[outcome],
+                y = i + 0.03 + half * height
+                ax.add_patch(Rectangle((j + 0.03, y), 0.94, height, fc=fill[outcome],
                                        ec="#666", lw=0.7))
-                ax.text(j + 0.07, y + 0.06, who, ha="left", va="top", fontsize=6.5,
-                        color="#555", style="italic")
-                ax.text(j + 0.5, y + 0.27, text, ha="center", va="center", fontsize=8)
+                if burn is not None:
+                    ax.text(j + 0.07, y + 0.06, who, ha="left", va="top", fontsize=6.5,
+                            color="#555", style="italic")
+                ax.text(j + 0.5, y + height / 2 + 0.035, text, ha="center", va="center",
+                        fontsize=8)
     ax.legend(handles=[Patch(fc=fill["plain"], ec="#666", label="runs on the plain backend"),
                        Patch(fc=fill["autodiff"], ec="#666", label="runs on Autodiff"),
-                       Patch(fc=fill["error"], ec="#666", label="error / panic")],
+                       Patch(fc=fill["error"], ec="#666",
+                             label="error" if burn is None else "error / panic")],
               loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=8,
               frameon=False)
     if title:

@@ -85,3 +85,22 @@ def test_strategies_checked_only_against_a_first_autodiff_input_is_refused_with_
     assert verdict is not None and verdict.kind == "check", verdict
     text = verdict.render()
     assert "only with the first input" in text and "Tensor.cat" in text, text
+
+
+def test_a_forgotten_creation_op_is_named_as_the_zeros_call():
+    """A routing that forgets the op with no tensor input fails on Tensor.zeros, and the
+    verdict's failing case names that call, not a linear scenario it happened to run in."""
+    source = (
+        "def routing_device(op, args):\n"
+        "    devices = [t.device for _, t in tensor_inputs(args)]\n"
+        "    autodiff = [d for d in devices if d.is_autodiff()]\n"
+        "    for d in devices[1:]:\n"
+        "        if d != devices[0]:\n"
+        "            raise ValueError('wrong device')\n"
+        "    for d in autodiff[1:]:\n"
+        "        validate_checkpointing(op, autodiff[0], d)\n"
+        "    return (autodiff or devices)[0]\n"
+    )
+    verdict = build_route.exercise().find_failure(_typed(source, "routing_device"))
+    assert verdict is not None and "Tensor.zeros" in verdict.inputs, verdict
+    assert "plain batch" not in verdict.inputs

@@ -330,11 +330,36 @@ def _refuses_declared_scalars(run1, run2, inputs):
     return classify(run1, run2, inputs)
 
 
+def _host_array_is_constant(run1, run2, inputs):
+    """Refuses a changed host number, but an array neither made by a run nor an input is a
+    "constant" even when run 2 read another one than run 1."""
+    for i, (before, call) in enumerate(zip(run1, run2)):
+        if call["number"] != before["number"]:
+            raise CaptureError(f"call {i} ({call['op']}) got another number")
+    return _no_refusals(run1, run2, inputs)
+
+
+def _unmatched_is_state(run1, run2, inputs):
+    """Calls every array that differs from run 1's "state", without checking run 1 made it."""
+    made_now: set[str] = set()
+    kinds = {}
+    for i, (before, call) in enumerate(zip(run1, run2)):
+        if call["number"] != before["number"]:
+            raise CaptureError(f"call {i} ({call['op']}) got another number")
+        for old, array in zip(before["reads"], call["reads"]):
+            kinds[array] = ("temporary" if array in made_now else "input" if array in inputs
+                            else "constant" if array == old else "state")
+        made_now.add(call["makes"])
+    return kinds
+
+
 #: name → (wrong solution, the verdict kind it must get)
 CLASSIFY_PLANTED = {
     "never refuses": (_no_refusals, "check"),
     "no carried state": (_no_state, "check"),
     "refuses the declared lr": (_refuses_declared_scalars, "check"),
+    "a changed host array is a constant": (_host_array_is_constant, "check"),
+    "any unmatched array is state": (_unmatched_is_state, "check"),
 }
 
 _FORWARD_OPS = ("matmul", "add", "relu", "mul", "exp", "sum")
@@ -373,8 +398,10 @@ def _runs(recipe: dict) -> dict:
     consts = [name() for _ in range(recipe["n_consts"])]
     params = [name() for _ in range(recipe["n_params"])]
     numbered = [j for j, op in enumerate(recipe["ops"]) if op[2] == 0.5]
+    # a host array replaces a read of a constant or a parameter (there is always one: the
+    # updates read every parameter)
     const_reads = [(j, r) for j, op in enumerate(recipe["ops"])
-                   for r, src in enumerate(op[1]) if src[0] == "const"]
+                   for r, src in enumerate(op[1]) if src[0] in ("const", "param")]
     runs = []
     for run in range(3):  # warm-up, run 1, run 2
         made, calls, new_params = [], [], list(params)
@@ -400,11 +427,26 @@ def _runs(recipe: dict) -> dict:
 
 
 #: the page's example: x @ w, times a constant and a host number, then w - lr * that
-EXAMPLE = _runs({"ops": [("matmul", [("in", 0), ("param", 0)], None),
-                         ("mul", [("tmp", 0), ("const", 0)], 0.5),
-                         ("mul_scalar", [("tmp", 1)], "lr"),
-                         ("sub", [("param", 0), ("tmp", 2)], None)],
-                 "n_params": 1, "n_inputs": 1, "n_consts": 1, "change": "none", "at": 0})
+_EXAMPLE_RECIPE = {"ops": [("matmul", [("in", 0), ("param", 0)], None),
+                           ("mul", [("tmp", 0), ("const", 0)], 0.5),
+                           ("mul_scalar", [("tmp", 1)], "lr"),
+                           ("sub", [("param", 0), ("tmp", 2)], None)],
+                   "n_params": 1, "n_inputs": 1, "n_consts": 1, "change": "none", "at": 0}
+EXAMPLE = _runs(_EXAMPLE_RECIPE)
+
+
+
+
+def _host_array_at(call: int, position: int) -> dict:
+    """EXAMPLE, but run 2's call reads at ``position`` an array the step made on the host."""
+    case = _runs({**_EXAMPLE_RECIPE})
+    case["run2"][call]["reads"][position] = f"#{900 + call}"
+    return case
+
+
+#: the checker's explicit host-array cases: run 2 reads a new host-made array where run 1 read
+#: the constant (call 1), and where run 1 read the weight (call 0): neither is made by run 1
+HOST_ARRAY_EXAMPLES = [_host_array_at(1, 1), _host_array_at(0, 1)]
 
 
 def show_runs(case: dict) -> None:
@@ -430,7 +472,7 @@ def classify_run(solution: Any, case: dict) -> dict:
     try:
         kinds = solution(copy[0], copy[1], set(case["inputs"]))
     except CaptureError as err:
-        found = re.search(r"call (\d+)", str(err))
+        found = re.search(r"call (\d+)", str(err), re.IGNORECASE)
         return {"refused": np.int64(1), "call": np.int64(int(found.group(1)) if found else -1),
                 "_kinds": None, "_message": str(err)}
     return {"refused": np.int64(0), "call": np.int64(-1), "_kinds": kinds, "_message": ""}
@@ -458,11 +500,19 @@ def _same_kinds(solution, case, outputs, watch) -> str | None:
                 "between the runs that a replay would freeze")
     if due is not None:
         call = re.search(r"call (\d+)", due).group(0)
+        if outputs["_kinds"] is not None and "read" in due.split(": ", 1)[0]:
+            old, new = re.search(r"read (\S+), then (\S+):", due).groups()
+            return (f"Your classify called {new} (read by {call} of run 2) "
+                    f"{outputs['_kinds'].get(new)!r}, but where run 1 read {old} run 2 reads "
+                    f"{new}: a new array that no call of run 1 made (so not state), not an "
+                    "input, and not the same array as in run 1 (so not a constant). The step "
+                    "made it on the host; a replay would freeze it: raise CaptureError "
+                    f"naming {call}")
         if outputs["_kinds"] is not None:
             return (f"Your classify returned kinds, but {call} differs between the two runs: "
                     f"{due.split(': ', 1)[0].split(') ', 1)[1]}. A replay would freeze it: "
                     "raise CaptureError naming the call")
-        if not re.search(rf"\b{call}\b", outputs["_message"]):
+        if not re.search(rf"\b{call}\b", outputs["_message"], re.IGNORECASE):
             return (f"Your classify refused, but its message {outputs['_message']!r} does not "
                     f"name {call}, where the runs differ")
         return None
@@ -499,7 +549,7 @@ def classify_exercise(max_examples: int = 25) -> BuildExercise:
             "'number' first: 'lr' in both runs is fine, 0.5 then 0.25 is not.",
         ],
         reference_solution=classify,
-        examples=[EXAMPLE],
+        examples=[EXAMPLE, *HOST_ARRAY_EXAMPLES],
         max_examples=max_examples,
         order=("run1", "run2", "inputs"),
     )

@@ -121,7 +121,7 @@ def draw_two_runs():
         ax.text(x + width / 2, 2.95, label, ha="center", va="center", fontsize=9)
     for x, run in ((2.3, 1), (5.0, 2)):
         ax.text(x + 0.15, 2.2, f"t = matmul(x, w{run - 1})", fontsize=8, family="monospace")
-        ax.text(x + 0.15, 1.6, "loss, g = ...(t, c)", fontsize=8, family="monospace")
+        ax.text(x + 0.15, 1.6, "loss, g = ...(t, k)", fontsize=8, family="monospace")
         ax.text(x + 0.15, 1.0, f"w{run} = w{run - 1} - lr*g", fontsize=8, family="monospace")
     ax.text(7.95, 1.9, "in0 = the new batch\nst0 <- st0 - s0*g\n(no Python layers)",
             fontsize=8, family="monospace", va="center")
@@ -138,7 +138,7 @@ def draw_two_runs():
     ax.annotate("", (7.8, 1.9), (7.45, 1.9), arrowprops=dict(arrowstyle="->", lw=1.4))
     ax.text(6.2, 0.4, "temporary (t): made\nearlier in this run", fontsize=7.5,
             color="#555555", ha="center")
-    ax.text(5.35, -0.2, "x: input (the argument)   c: constant (the same array in both runs)"
+    ax.text(5.35, -0.2, "x: input (the argument)   k: constant (the same array in both runs)"
             "   lr: scalar input", fontsize=8, ha="center", color="#1f4e8c")
     fig.tight_layout()
     return fig

@@ -364,8 +364,9 @@ class RooflineChart:
             label = (f"{point.name} ({self.roof.own_fraction(point):.0%})" if fresh
                      else point.name)
             ax.annotate(label, (point.intensity, point.gflops), textcoords="offset points",
-                        xytext=(-8, 6) if crowded else (7, -9), ha="right" if crowded else "left",
-                        fontsize=7.5 if fresh else 6.5, color="black" if fresh else "#757575")
+                        # a crowded label goes left of its point, level with it
+                        xytext=(-7, 0) if crowded else (7, -9), ha="right" if crowded else "left",
+                        va="center" if crowded else "baseline", fontsize=7.5 if fresh else 6.5, color="black" if fresh else "#757575")
             placed.append(point)
         for a, b, section in self.arrows:
             pa, pb = self[a], self[b]

@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from minidl import Device, Tensor
 from minidl_book.build_check import BuildExercise, Reference, Rules
 from minidl_book.layout_figure import element_offset, element_strides
+from minidl_book.strategies import view_steps
 
 __trace_hide__ = True
 
@@ -176,29 +177,9 @@ def _regroup(draw, sizes) -> tuple:
 @st.composite
 def _cases(draw) -> dict:
     shape = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=3)))
-    steps, current = [], list(shape)
-    for _ in range(draw(st.integers(1, 3))):
-        op = draw(st.sampled_from(["permute", "permute", "slice", "flip", "expand"]))
-        rank = len(current)
-        if op == "permute":
-            arg = list(draw(st.permutations(range(rank))))
-            current = [current[a] for a in arg]
-        elif op == "flip":
-            arg = sorted(draw(st.sets(st.integers(0, rank - 1), min_size=1)))
-        elif op == "slice":
-            arg = []
-            for n in current:
-                start = draw(st.integers(0, n - 1))
-                end, step = draw(st.integers(start + 1, n)), draw(st.integers(1, 2))
-                arg.append((start, end, step) if step > 1 else (start, end))
-            current = [len(range(*a)) for a in arg]
-        else:
-            ones = [d for d, n in enumerate(current) if n == 1]
-            if not ones:
-                continue
-            arg = [draw(st.integers(2, 3)) if d in ones else n for d, n in enumerate(current)]
-            current = arg
-        steps.append((op, arg))
+    # permute drawn twice as often (it makes the non-contiguous tensors), slices stepped
+    ops = ("permute", "permute", "slice", "flip", "expand")
+    steps, current = draw(view_steps(shape, ops, slice_steps=2))
     return make_case(shape, steps, _regroup(draw, current))
 
 

@@ -19,6 +19,7 @@ from minidl import Device, Tensor
 from minidl_book import reader_code
 from minidl_book.build_check import BuildExercise, Reference, Rules
 from minidl_book.layout_figure import element_offset, element_strides
+from minidl_book.strategies import view_steps
 
 __trace_hide__ = True
 
@@ -99,28 +100,7 @@ def make_case(base_shape, steps) -> dict:
 @st.composite
 def _cases(draw) -> dict:
     shape = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=3)))
-    steps, current = [], list(shape)
-    for _ in range(draw(st.integers(1, 3))):
-        op = draw(st.sampled_from(["permute", "slice", "flip", "expand"]))
-        rank = len(current)
-        if op == "permute":
-            arg = list(draw(st.permutations(range(rank))))
-            current = [current[a] for a in arg]
-        elif op == "flip":
-            arg = sorted(draw(st.sets(st.integers(0, rank - 1), min_size=1)))
-        elif op == "slice":
-            arg = []
-            for n in current:
-                start = draw(st.integers(0, n - 1))
-                arg.append((start, draw(st.integers(start + 1, n))))
-            current = [b - a for a, b in arg]
-        else:
-            ones = [d for d, n in enumerate(current) if n == 1]
-            if not ones:
-                continue
-            arg = [draw(st.integers(2, 3)) if d in ones else n for d, n in enumerate(current)]
-            current = arg
-        steps.append((op, arg))
+    steps, _ = draw(view_steps(shape))
     return make_case(shape, steps)
 
 

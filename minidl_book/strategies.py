@@ -53,3 +53,42 @@ def linear_example(scenario: str) -> dict:
     draw = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
     return {"scenario": scenario, "_x": draw(2, 3), "_w": draw(3, 2), "_b": draw(2),
             "_g": draw(2, 2)}
+
+
+#: The layout ops :func:`view_steps` chains (each returns a view on Flex).
+VIEW_OPS = ("permute", "slice", "flip", "expand")
+
+
+@st.composite
+def view_steps(draw, shape: Sequence[int], ops: Sequence[str] = VIEW_OPS, *,
+               count: tuple[int, int] = (1, 3), slice_steps: int = 1) -> tuple[list, tuple]:
+    """A chain of 1-3 layout ops drawn from ``ops`` on a tensor of ``shape``: ``(steps,
+    final shape)``, each step an ``(op, argument)`` for the Tensor method of that name (the
+    view checkers' cases). An op listed twice is drawn twice as often; slices take steps up to
+    ``slice_steps`` (``(start, end, step)`` when the step is above 1); an ``expand`` with no
+    dim of size 1 to stretch is skipped."""
+    steps, current = [], list(shape)
+    for _ in range(draw(st.integers(*count))):
+        op = draw(st.sampled_from(list(ops)))
+        rank = len(current)
+        if op == "permute":
+            arg = list(draw(st.permutations(range(rank))))
+            current = [current[a] for a in arg]
+        elif op == "flip":
+            arg = sorted(draw(st.sets(st.integers(0, rank - 1), min_size=1)))
+        elif op == "slice":
+            arg = []
+            for n in current:
+                start = draw(st.integers(0, n - 1))
+                end = draw(st.integers(start + 1, n))
+                step = draw(st.integers(1, slice_steps)) if slice_steps > 1 else 1
+                arg.append((start, end, step) if step > 1 else (start, end))
+            current = [len(range(*a)) for a in arg]
+        else:
+            ones = [d for d, n in enumerate(current) if n == 1]
+            if not ones:
+                continue
+            arg = [draw(st.integers(2, 3)) if d in ones else n for d, n in enumerate(current)]
+            current = arg
+        steps.append((op, arg))
+    return steps, tuple(current)

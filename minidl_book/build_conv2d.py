@@ -135,31 +135,19 @@ def _weight_matrix(cls, weight, g, per_group, axes):
 
 
 def _conv_weight_as(axes):
-    """conv2d whose weight matrix is permuted to ``axes``, its patches left (i, j, c)."""
+    """conv2d whose weight matrix is permuted to ``axes``, its patches left (i, j, c): the
+    reference run on the weight that the wrong matrix would be the right one of."""
 
     def conv(cls, x, weight, bias, options):
-        n, _, h, w = x.shape
-        c_out, c_group, k1, k2 = weight.shape
-        (top, left), (bottom, right) = options.padding, options.padding_end
-        (s1, s2), (d1, d2), groups = options.stride, options.dilation, options.groups
-        x = pad(cls, pad(cls, x, 2, top, bottom), 3, left, right)
-        h_out = (h + top + bottom - d1 * (k1 - 1) - 1) // s1 + 1
-        w_out = (w + left + right - d2 * (k2 - 1) - 1) // s2 + 1
-        per_group, outs = c_out // groups, []
-        for g in range(groups):
-            xg = cls.float_slice(x, [slice(None), slice(g * c_group, (g + 1) * c_group)])
-            taps = [cls.float_slice(xg, [slice(None), slice(None),
-                                         slice(i * d1, i * d1 + (h_out - 1) * s1 + 1, s1),
-                                         slice(j * d2, j * d2 + (w_out - 1) * s2 + 1, s2)])
-                    for i in range(k1) for j in range(k2)]
-            cols = cls.float_permute(cls.float_cat(taps, 1), (0, 2, 3, 1))
-            cols = cls.float_reshape(cols, (n * h_out * w_out, k1 * k2 * c_group))
-            outs.append(cls.float_matmul(cols, _weight_matrix(cls, weight, g, per_group, axes)))
-        out = cls.float_cat(outs, 1) if groups > 1 else outs[0]
-        if bias is not None:
-            out = cls.float_add(out, cls.float_reshape(bias, (1, c_out)))
-        return cls.float_permute(cls.float_reshape(out, (n, h_out, w_out, c_out)),
-                                 (0, 3, 1, 2))
+        _, c_group, k1, k2 = weight.shape
+        per_group = weight.shape[0] // options.groups
+        parts = []
+        for g in range(options.groups):
+            matrix = _weight_matrix(cls, weight, g, per_group, axes)
+            as_ijc = cls.float_reshape(matrix, (k1, k2, c_group, per_group))
+            parts.append(cls.float_permute(as_ijc, (3, 2, 0, 1)))
+        read = cls.float_cat(parts, 0) if len(parts) > 1 else parts[0]
+        return conv2d(cls, x, read, bias, options)
 
     return conv
 

@@ -1,0 +1,127 @@
+"""The tensors chapter's closing assembly: a backend whose engine is the reader's four
+build-its (read_view, reshape_strides, broadcast_strides, a log_softmax default)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+import torch
+
+from minidl.backend import Backend, defines, is_required, op_names
+from minidl_book import toy_backend
+
+REFS = [ref for ref, _ in toy_backend.REFERENCES.values()]
+
+
+def _mine(**yours):
+    pieces = dict(zip(toy_backend.REFERENCES, REFS, strict=True)) | yours
+    return toy_backend.assembled(*pieces.values())
+
+
+def test_the_assembled_backend_computes_as_pytorch_does():
+    Mine = _mine()
+    a = np.random.default_rng(1).standard_normal((3, 4)).astype(np.float32)
+    bias = np.array([[[0.0, 1.0, 2.0]]], np.float32)
+    x = Mine.float_from_data(a)
+    blocks = Mine.float_reshape(Mine.float_permute(x, [1, 0]), [2, 2, 3])
+    assert blocks.buffer is x.buffer and blocks.strides == (2, 1, 4)  # a view
+    flat = Mine.float_reshape(Mine.float_permute(x, [1, 0]), [12])
+    assert flat.buffer is not x.buffer and flat.strides == (1,)  # a copy
+    y = Mine.log_softmax(Mine.float_add(blocks, Mine.float_from_data(bias)), 2)
+    expected = torch.log_softmax(torch.from_numpy(a).T.reshape(2, 2, 3)
+                                 + torch.from_numpy(bias), 2).numpy()
+    np.testing.assert_allclose(Mine.float_into_data(y).array, expected, atol=1e-6)
+    mean = Mine.float_into_data(Mine.float_mean_dim(blocks, 2)).array  # a protocol default
+    np.testing.assert_allclose(mean, a.T.reshape(2, 2, 3).mean(2, keepdims=True), rtol=1e-6)
+
+
+def test_the_burn_broadcasting_rule_holds():
+    Mine = _mine()
+    x = Mine.float_from_data(np.ones((4, 3), np.float32))
+    with pytest.raises(ValueError, match="ranks differ"):
+        Mine.float_add(x, Mine.float_from_data(np.ones(3, np.float32)))
+    row = Mine.float_from_data(np.arange(3, dtype=np.float32)[None])
+    assert Mine.float_expand(row, (4, 3)).strides == (0, 1)
+
+
+def test_it_is_abstract_with_fourteen_required_ops():
+    Mine = _mine()
+    required = [op for op in op_names(Backend) if is_required(Backend, op)]
+    assert sum(defines(Mine, op) for op in required) == 14
+    with pytest.raises(TypeError, match="does not implement required op"):
+        type("Complete", (Mine,), {"abstract": False})
+
+
+def _read_view(buffer, offset, strides, shape):
+    return [buffer[offset + sum(i * s for i, s in zip(idx, strides, strict=True))]
+            for idx in itertools.product(*map(range, shape))]
+
+
+def _stub(*args):
+    ...
+
+
+def test_yours_or_reference_takes_the_readers_right_functions(capsys):
+    chosen = toy_backend.yours_or_reference({"read_view": _read_view,
+                                             "reshape_strides": _stub})
+    assert chosen[0] is _read_view and chosen[1:] == tuple(REFS[1:])
+    line = capsys.readouterr().out
+    assert "yours: read_view;" in line and "the reference reshape_strides" in line
+
+
+def test_a_default_using_an_op_the_toy_lacks_falls_back(capsys):
+    def uses_abs(cls, tensor, dim):  # right on every real backend: the log-sum is >= 0
+        shifted = cls.float_sub(tensor, cls.float_max_dim(tensor, dim))
+        log_sum = cls.float_log(cls.float_sum_dim(cls.float_exp(shifted), dim))
+        return cls.float_sub(shifted, cls.float_abs(log_sum))
+
+    from minidl_book import build_default_op
+
+    assert build_default_op.exercise(max_examples=5).find_failure(uses_abs) is None
+    chosen = toy_backend.yours_or_reference({"my_log_softmax": uses_abs})
+    assert chosen[3] is build_default_op.log_softmax
+    assert "the reference read_view, reshape_strides, broadcast_strides, my_log_softmax" in (
+        capsys.readouterr().out)
+
+
+def _compute_stride(shape, strides, new_shape):  # a port of PyTorch's computeStride
+    out = [0] * len(new_shape)
+    view_d, base, t_numel, v_numel = len(new_shape) - 1, strides[-1], 1, 1
+    for d in reversed(range(len(shape))):
+        t_numel *= shape[d]
+        if d == 0 or (shape[d - 1] != 1 and strides[d - 1] != t_numel * base):
+            while view_d >= 0 and (v_numel < t_numel or new_shape[view_d] == 1):
+                out[view_d] = v_numel * base
+                v_numel *= new_shape[view_d]
+                view_d -= 1
+            if v_numel != t_numel:
+                return None
+            if d > 0:
+                base, t_numel, v_numel = strides[d - 1], 1, 1
+    return tuple(out) if view_d == -1 else None
+
+
+def _stretch(shape, strides, out_shape):
+    if len(shape) != len(out_shape) or any(n not in (1, m) for n, m in zip(shape, out_shape)):
+        raise ValueError(f"{shape} does not broadcast to {out_shape}")
+    return tuple(0 if n != m else s for n, s, m in zip(shape, strides, out_shape))
+
+
+def _default(cls, tensor, dim):
+    top = cls.float_max_dim(tensor, dim)
+    total = cls.float_sum_dim(cls.float_exp(cls.float_sub(tensor, top)), dim)
+    return cls.float_sub(tensor, cls.float_add(top, cls.float_log(total)))
+
+
+def test_all_four_of_yours(capsys):
+    chosen = toy_backend.yours_or_reference({
+        "read_view": _read_view, "reshape_strides": _compute_stride,
+        "broadcast_strides": _stretch, "my_log_softmax": _default})
+    assert chosen == (_read_view, _compute_stride, _stretch, _default)
+    assert "all four of your functions" in capsys.readouterr().out
+    Mine = toy_backend.assembled(*chosen)
+    x = Mine.float_from_data(np.arange(12, dtype=np.float32).reshape(3, 4))
+    blocks = Mine.float_reshape(Mine.float_permute(x, [1, 0]), [2, 2, 3])
+    assert blocks.buffer is x.buffer and blocks.strides == (2, 1, 4)

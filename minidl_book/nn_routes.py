@@ -1,25 +1,31 @@
 """The nn-modules chapter's pictures: the routes of layers down to Flex, and what the steps
 of LayerNorm's default keep for backward beside PyTorch's one node.
 
-``route_map`` traces each forward to the first Flex op it reaches and merges the backtraces
-into one path picture (``minidl.debug.merge_paths``); ``steps_picture`` draws an autodiff
-graph of ``LayerNorm`` (each step, the ones that keep a tensor for backward highlighted)
-next to the one node PyTorch's ``layer_norm`` records.
+``trace_route`` runs one forward under ``debug.trace`` and records every Flex op it reaches
+(and, on an autodiff device, the steps its output's graph holds); ``route_chart`` draws
+several such routes side by side, one column each, every box read from the recorded
+frames. ``route_map`` merges backtraces into one path picture
+(``minidl.debug.merge_paths``); ``steps_picture`` draws an autodiff graph of ``LayerNorm``
+(each step, the ones that keep a tensor for backward highlighted) next to the one node
+PyTorch's ``layer_norm`` records.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from html import escape
 
 from IPython.display import HTML, display
 
 from minidl import debug
+from minidl.debug.diagram import COLORS
 from minidl.debug.flowchart import Flowchart
 
 __trace_hide__ = True
 
-__all__ = ["FLEX_BOTTOM", "LAYER_NORM_STEPS", "route_map", "steps_picture"]
+__all__ = ["FLEX_BOTTOM", "LAYER_NORM_STEPS", "Route", "route_chart", "route_map",
+           "steps_picture", "trace_route"]
 
 #: the Flex ops at the bottom of the chapter's routes: the first one a forward reaches
 FLEX_BOTTOM = r"^Flex\.(layer_norm|conv2d|float_matmul|float_mean_dim)$"
@@ -44,6 +50,101 @@ def route_map(forwards: dict[str, Callable[[], object]], title: str) -> dict:
               for name, fn in forwards.items()}
     display(debug.merge_paths(*traces.values(), kernels=False, title=title))
     return traces
+
+
+@dataclass
+class Route:
+    """One forward's way down, as a trace recorded it.
+
+    ``above``: the frames from the layer's ``forward`` down to the first Flex op, outermost
+    first, each ``(name, note)`` (a note marks a protocol default); ``flex_ops``: every Flex op
+    the forward entered, in order; ``kernels``: the numba kernels those ops ran; ``steps``: the
+    ops of the graph's steps on an autodiff device (``None`` on a plain one)."""
+
+    layer: str
+    device: str
+    above: list[tuple[str, str]]
+    flex_ops: list[str]
+    kernels: list[str]
+    steps: list[str] | None
+    result: object
+
+
+def trace_route(layer, x) -> Route:
+    """Run ``layer(x)`` under ``debug.trace`` with a breakpoint on every Flex op (the layer's
+    params drawn first, so the route is the forward's own)."""
+    for param in layer.parameters().values():
+        param.val()
+    t = debug.trace(lambda: layer(x), breakpoints=r"^Flex\.\w+$", echo=False)
+    first = t.first()
+    above = [(f.name, f.note) for f in reversed(first.frames[1:]) if f.library]
+    forward = f"{type(layer).__name__}.forward"
+    above = above[[name for name, _ in above].index(forward):]
+    device = x.device
+    steps = debug.graph(t.result).ops if device.is_autodiff() else None
+    return Route(type(layer).__name__, str(device), above, [h.name for h in t.hits],
+                 [k for h in t.hits for k in h.kernels], steps, t.result)
+
+
+def _kernel(name: str) -> str:
+    return name.removeprefix("kernel ").removesuffix(" [numba]")
+
+
+def _boxes(route: Route) -> list[tuple[str, str]]:
+    """The column of one route: (colour key, label) per box, top to bottom."""
+    names = [name for name, _ in route.above]
+    first = next(i for i, n in enumerate(names) if n.startswith("Dispatch."))
+    module = names[:first]
+    dispatch = [n for n in names[first:] if n.startswith("Dispatch.")]
+    boxes = [("nn", "\n".join(module)), ("dispatch", "\n".join(dispatch))]
+    ad = [(n, note) for n, note in route.above if n.startswith("Autodiff[")]
+    if not ad:
+        boxes.append(("none", "no Autodiff layer:\nno graph"))
+    else:
+        name, note = ad[0]
+        label = name + ("\n(the ModuleOps default)" if note else "")
+        n = len(route.steps or [])
+        label += f"\nrecords {n} step{'s' * (n != 1)}:"
+        line = ""
+        for op in route.steps or []:
+            if line and len(line) + len(op) + 2 > 22:
+                label += "\n" + line + ","
+                line = ""
+            line = f"{line}, {op}" if line else op
+        boxes.append(("autodiff", label + "\n" + line))
+    ops = list(dict.fromkeys(route.flex_ops))
+    if len(ops) == 1:
+        kernels = list(dict.fromkeys(_kernel(k) for k in route.kernels))
+        boxes.append(("backend", f"{ops[0]}\nruns {kernels[-1]}"))
+    else:
+        own = "Flex." + dispatch[0].removeprefix("Dispatch.")
+        assert own not in ops, own
+        shown = ", ".join(o.removeprefix("Flex.") for o in ops[:2])
+        boxes.append(("backend", f"{len(route.flex_ops)} Flex ops, one a step:\n{shown},\n"
+                      f"...\n{own} not entered"))
+    return boxes
+
+
+def route_chart(routes: dict, title: str | None = None) -> Flowchart:
+    """Draw ``routes`` (:class:`Route` by any key) side by side, one column each, headed
+    ``"<layer> on <device>"``: the layer's frames, Dispatch, Autodiff (or its absence) and
+    what Flex ran."""
+    chart = Flowchart("TB", title=title)
+    for c, route in enumerate(routes.values()):
+        device = route.device.removeprefix("Device.")
+        chart.node(f"c{c}h", f"{route.layer} on\n{device}", shape="round", fill="#FFFFFF",
+                   stroke="#616161")
+        prev, skipped = f"c{c}h", False
+        for r, (key, label) in enumerate(_boxes(route)):
+            nid = f"c{c}_{r}"
+            if key == "none":
+                chart.node(nid, label, fill="#FFFFFF", stroke=COLORS["user"][1])
+            else:
+                fill, stroke = COLORS[key]
+                chart.node(nid, label, align="left", fill=fill, stroke=stroke)
+            chart.edge(prev, nid, dashed=key == "none" or skipped)
+            prev, skipped = nid, key == "none"
+    return chart
 
 
 def _what(ops: list[str]) -> list[str]:

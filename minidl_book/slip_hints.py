@@ -4,6 +4,10 @@
 returns the hint for that particular slip, or ``None`` for the exercise's ordinary hint. It
 is asked afresh at every :meth:`check`, so a hint chosen for one answer never sticks to the
 next (a prediction the checker refuses, a dict say, gets the ordinary hint).
+
+``measured(truth)``, when given, words the live answer a right verdict then shows ("✓ Right
+... / Measured: the largest |weight| of this draw is 0.08331"): a prediction the checker
+accepts within a tolerance is shown the value it was compared with, never a wrong one.
 """
 
 from __future__ import annotations
@@ -17,12 +21,18 @@ __all__ = ["SlipHintExercise"]
 
 
 class SlipHintExercise(Exercise):
-    """``Exercise(..., slip_hint=lambda p, t: "..." or None)``."""
+    """``Exercise(..., slip_hint=lambda p, t: "..." or None, measured=lambda t: "...")``."""
 
     def __init__(self, *args: Any, slip_hint: Callable[[Any, Any], str | None],
-                 **kwargs: Any) -> None:
+                 measured: Callable[[Any], str] | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.slip_hint = slip_hint
+        self.measured = measured
+        self._pinned: list[Any] = []  # during check: the one run it judges and shows
+
+    def measure(self) -> Any:
+        """Run the experiment now (inside :meth:`check`, the one run the check made)."""
+        return self._pinned[0] if self._pinned else super().measure()
 
     def hint_for(self, prediction: Any, truth: Any = Ellipsis) -> str:
         """The hint :meth:`check` prints for ``prediction`` (when it is wrong)."""
@@ -37,10 +47,14 @@ class SlipHintExercise(Exercise):
         return found or self.hint
 
     def check(self, prediction: Any = ...) -> bool:
-        hint = self.hint
-        if prediction is not Ellipsis:
-            self.hint = self.hint_for(prediction)
-        try:
+        if prediction is Ellipsis:
             return super().check(prediction)
+        hint, truth = self.hint, super().measure()
+        self.hint, self._pinned = self.hint_for(prediction, truth), [truth]
+        try:
+            ok = super().check(prediction)
         finally:
-            self.hint = hint
+            self.hint, self._pinned = hint, []
+        if ok and self.measured is not None:
+            print(f"  Measured: {self.measured(truth)}")
+        return ok

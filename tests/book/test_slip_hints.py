@@ -37,3 +37,22 @@ def test_another_wrong_answer_after_a_slip_gets_the_ordinary_hint(capsys):
     out = capsys.readouterr().out
     assert "Hint: ordinary" in out and "no scaling" not in out
     assert ex.hint == "ordinary" and ex.check((5000, 2))
+
+
+def _measured_exercise() -> SlipHintExercise:
+    runs = iter([0.0831, 0.0829])
+    return SlipHintExercise("q", truth=lambda: next(runs), compare="close", rtol=1e-2,
+                            hint="ordinary", slip_hint=lambda p, t: None,
+                            measured=lambda t: f"largest |weight| {t:.4f}")
+
+
+def test_a_right_verdict_shows_the_value_it_was_compared_with(capsys):
+    assert _measured_exercise().check(1 / 12)
+    out = capsys.readouterr().out
+    assert "Right" in out and "Measured: largest |weight| 0.0831" in out
+
+
+def test_a_wrong_verdict_shows_no_measured_value(capsys):
+    assert not _measured_exercise().check(1 / 24)
+    out = capsys.readouterr().out
+    assert "Measured" not in out and "0.083" not in out

@@ -53,15 +53,16 @@ def signature_of(op: str) -> inspect.Signature:
 
 def args_text(names) -> str:
     """The text of a dict literal that maps each name, quoted, to the variable of that name:
-    ``args_text(["x", "bias"])`` is ``"{'x': x, 'bias': bias}"`` (the quoting, handed to the
-    reader, so the exercise is about what to forward)."""
+    ``args_text(["x", "bias"])`` is ``"{'x': x, 'bias': bias}"``. The page no longer hands it
+    to the reader (working out the quoting is part of the exercise); a reader who finds it
+    may still call it."""
     return "{" + ", ".join(f"{name!r}: {name}" for name in names) + "}"
 
 
 def write_forwarder(op, signature):
     """The source of the forwarder of ``op``: every argument, by name, to ``route``."""
-    params = ", ".join(str(p) for p in signature.parameters.values())
-    args = args_text(signature.parameters)
+    params = ", ".join(str(p) for p in signature.parameters.values())  # bias=None kept
+    args = "{" + ", ".join(f"{name!r}: {name}" for name in signature.parameters) + "}"
     return f"def {op}(cls, {params}):\n    return route({op!r}, {args})\n"
 
 
@@ -163,6 +164,10 @@ def _compile(solution: Any, op: str) -> tuple[Any, str, str]:
     fn = namespace.get(op)
     if isinstance(fn, classmethod):  # `@classmethod` above the def, as a generated file has it
         fn = fn.__func__
+    elif isinstance(fn, staticmethod):
+        return None, source, (f"Its {op!r} is a @staticmethod, which gets no cls; a forwarder "
+                              f"is a classmethod of Dispatch: write @classmethod, or no "
+                              f"decorator (the checker makes it one), with cls first")
     if not inspect.isfunction(fn):
         return None, source, f"Its source defines no function named {op!r}"
     want = ["cls", *(str(p) for p in signature_of(op).parameters.values())]
@@ -318,7 +323,7 @@ def exercise(max_examples: int = 6) -> BuildExercise:
         run=forwarder_run,
         references=[Reference("PyTorch", _torch, rtol=1e-5, atol=1e-5)],
         checks=[_forwarder_checks],
-        rules=Rules(helpers=(args_text,)),  # the quoting, handed to the reader
+        rules=Rules(helpers=(args_text,)),  # not on the page, allowed if found
         examples=[linear_example(s) for s in SCENARIOS],
         hints=[
             ("check", "Print write_forwarder('linear', signature_of('linear')) and read it "

@@ -1,12 +1,13 @@
 """Pictures of the dispatch chapter: what a tensor holds (nested boxes), what each pair of
-input kinds does (a grid), and where the autodiff layer is chosen in PyTorch and in
-burn/minidl (two stacks side by side)."""
+input kinds does (a grid), where the autodiff layer is chosen in PyTorch and in
+burn/minidl (two stacks side by side), and the order Python looks a method up in (a class
+chain in two columns)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["kind_grid", "nesting", "two_stacks"]
+__all__ = ["lookup_chain", "kind_grid", "nesting", "two_stacks"]
 
 _FILL = ("#eef3fb", "#dbe7f7", "#fdf0d5", "#e4f2e4")
 
@@ -116,5 +117,54 @@ def two_stacks(stacks: Sequence[tuple[str, Sequence[tuple[str, str]]]], title: s
                             arrowprops={"arrowstyle": "->", "lw": 0.8})
     if title:
         fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def lookup_chain(columns: Sequence[tuple[str, Sequence[tuple[str, str, bool]]]],
+                 title: str = "", footer: str = ""):
+    """A method lookup drawn as one chain of classes in columns, read top to bottom, left
+    column first: ``(column title, [(class name, note, found)])``. The class where the
+    lookup stops (``found``) is orange, the ones searched before it grey; ``footer`` is
+    written under the last column (the classes never reached)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch
+
+    rows = max(len(classes) for _, classes in columns)
+    width, gap = 1.0, 0.3  # a column, and the lane between two columns
+    fig, ax = plt.subplots(figsize=(3.5 * len(columns) + 0.6, 0.62 * rows + 1.1))
+    ax.set_xlim(-0.05, len(columns) * (width + gap) - gap + 0.05)
+    ax.set_ylim(rows + 0.45, -0.75)
+    ax.axis("off")
+    arrow = {"arrowstyle": "->", "lw": 0.9, "color": "#444"}
+    previous = None  # (x, y) of the bottom edge of the last box drawn
+    for c, (name, classes) in enumerate(columns):
+        left = c * (width + gap)
+        ax.text(left + width / 2, -0.55, name, ha="center", va="center", fontsize=9,
+                style="italic")
+        for r, (cls, note, found) in enumerate(classes):
+            y0 = r + 0.08
+            ax.add_patch(FancyBboxPatch(
+                (left + 0.03, y0), width - 0.06, 0.66, boxstyle="round,pad=0.01",
+                fc="#fde2b8" if found else "#eeeeee", ec="#c77c12" if found else "#777",
+                lw=1.6 if found else 0.8))
+            ax.text(left + width / 2, y0 + 0.24, cls, ha="center", va="center",
+                    fontsize=8.5, weight="bold")
+            ax.text(left + width / 2, y0 + 0.5, note, ha="center", va="center", fontsize=7.2)
+            top = (left + width / 2, y0)
+            if previous is not None and previous[0] == top[0]:
+                ax.annotate("", top, previous, arrowprops=arrow)
+            elif previous is not None:  # down, across the lane, up, into the next column
+                lane, over = left - gap / 2, -0.2
+                ax.plot([previous[0], previous[0], lane, lane, top[0]],
+                        [previous[1], previous[1] + 0.2, previous[1] + 0.2, over, over],
+                        color="#444", lw=0.9)
+                ax.annotate("", top, (top[0], over), arrowprops=arrow)
+            previous = (top[0], y0 + 0.66)
+    if footer:
+        ax.text(previous[0], previous[1] + 0.3, footer, ha="center", va="center",
+                fontsize=7.5, color="#777", style="italic")
+    if title:
+        ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return fig

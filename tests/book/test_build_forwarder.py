@@ -61,3 +61,17 @@ def test_a_decorated_def_passes():
 
 def test_args_text_quotes_each_name():
     assert args_text(["x", "bias"]) == "{'x': x, 'bias': bias}"
+
+
+def staticmethod_forwarder(op, signature):
+    """`@staticmethod` above a def without cls: the verdict says so, not "no function"."""
+    params = ", ".join(str(p) for p in signature.parameters.values())
+    return (f"@staticmethod\ndef {op}({params}):\n"
+            f"    return route({op!r}, {args_text(signature.parameters)})\n")
+
+
+def test_a_staticmethod_is_told_it_gets_no_cls():
+    verdict = build_forwarder.exercise().find_failure(staticmethod_forwarder)
+    assert verdict is not None and verdict.kind == "check"
+    assert "@staticmethod" in verdict.text and "no cls" in verdict.text
+    assert "defines no function" not in verdict.text

@@ -14,8 +14,7 @@ import importlib
 from minidl.backend import ModuleOps
 from minidl.dispatch import Dispatch, write_forwarders
 
-__all__ = ["forwarding_linear", "generated_linear", "linear_source", "plain_linear_routes",
-           "short_error", "torch_nodes", "your_linear"]
+__all__ = ["forwarding_linear", "generated_linear", "linear_source", "plain_linear_routes"]
 
 
 def generated_linear():
@@ -55,20 +54,6 @@ def linear_source(write_forwarder=None) -> str:
     return build_forwarder.write_forwarder("linear", build_forwarder.signature_of("linear"))
 
 
-def your_linear(write_forwarder=None):
-    """The ``linear`` forwarder ``write_forwarder`` writes (see :func:`linear_source`), run
-    where a generated file's names (``route``, ``DispatchTensor``, ...) are defined, as a
-    classmethod ready to set as ``Dispatch.linear``."""
-    namespace = dict(vars(importlib.import_module("minidl.dispatch.ops.module")))
-    exec(compile(linear_source(write_forwarder), "<your write_forwarder>", "exec"), namespace)
-    return classmethod(namespace["linear"])
-
-
-def short_error(err: BaseException) -> str:
-    """An error's message up to its first sentence end or its "expected ..." part."""
-    return str(err).split(" expected")[0].split(". ")[0].rstrip(":")
-
-
 def plain_linear_routes(forwarded: bool = True) -> list[str]:
     """The ops ``Dispatch`` routes (debug level 1) for one forward of a ``Linear(4, 2)`` on the
     plain ``Device.flex()``, with ``linear`` forwarded or as shipped (params drawn before)."""
@@ -82,15 +67,3 @@ def plain_linear_routes(forwarded: bool = True) -> list[str]:
     with block(), debug.debug_level(1, capture=True) as log:
         layer(x)
     return log.lines
-
-
-def torch_nodes(out) -> list[str]:
-    """The names of the autograd nodes behind a PyTorch result, output first (breadth
-    first, ``AccumulateGrad`` left out)."""
-    names, todo = [], [out.grad_fn]
-    while todo:
-        fn = todo.pop(0)
-        names.append(type(fn).__name__)
-        todo += [n for n, _ in fn.next_functions
-                 if n is not None and type(n).__name__ != "AccumulateGrad"]
-    return names

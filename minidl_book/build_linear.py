@@ -14,6 +14,8 @@ through Dispatch, and calling minidl's own ``linear`` breaks a rule.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import torch
 from hypothesis import strategies as st
@@ -23,7 +25,7 @@ from minidl_book.build_check import BuildExercise, Reference, Rules
 from minidl_book.harness import tensor_call
 from minidl_book.strategies import float32_arrays
 
-__all__ = ["PLANTED", "exercise", "linear"]
+__all__ = ["ERROR_HINTS", "PLANTED", "error_topic", "exercise", "linear"]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
@@ -100,9 +102,12 @@ def _cases() -> st.SearchStrategy:
 
 
 #: tried before the generated cases: a rank-3 input with a bias (a bias given the rank of a 2-D
-#: output only fails its add), every value non-zero (a dropped bias shows)
-EXAMPLE = {"input": np.array([[[1.0]], [[-2.0]]], np.float32),
-           "weight": np.array([[1.0, 2.0]], np.float32),
+#: output only fails its add), no size 1 and d_input != d_output (a transposed weight fails
+#: the matmul on shapes a reader can read: [2, 2, 3] @ [2, 3]), every value non-zero (a
+#: dropped bias shows)
+EXAMPLE = {"input": np.array([[[1.0, -2.0, 0.5], [3.0, 1.0, -1.0]],
+                              [[-0.5, 2.0, 1.0], [1.0, -1.0, 2.0]]], np.float32),
+           "weight": np.array([[1.0, 2.0], [-1.0, 0.5], [0.5, -2.0]], np.float32),
            "bias": np.array([0.5, -1.0], np.float32)}
 
 
@@ -137,23 +142,47 @@ def _torch(case: dict) -> dict:
 ONE_D_HINT = ("A 1-D input gives a 1-D output: a batch dim you added must come off again "
               "(squeeze_dim(0)).")
 BATCH_HINT = ("Leading dims are batch dims and stay in the output: [..., d_input] gives "
-              "[..., d_output], so a [2, 1, 1] input gives [2, 1, 2]. Batch dims you "
+              "[..., d_output], so a [2, 2, 3] input gives [2, 2, 2]. Batch dims you "
               "folded into rows must be unfolded after the matmul (or let @ take them as "
               "they are).")
 
 
+#: the first hint for an error, one per op the error names (read from the error's text); the
+#: ladder holds ERROR_HINTS["other"], which an error of a known op replaces with its own
+ERROR_HINTS = {
+    "matmul": "The matmul's shapes do not fit: weight is already [d_input, d_output] "
+    "(burn's layout, the transpose of PyTorch's [d_output, d_input]), so input @ weight "
+    "needs no .transpose().",
+    "add": "The add's ranks differ: + broadcasts only within one rank, so give the "
+    "[d_output] bias the output's rank first (reshape).",
+    "none": "bias is None for a layer without bias: add it only when there is one.",
+    "other": "Read the error's first line: it names the value or the op that failed, and "
+    "the line under it is yours.",
+}
+
+
+def error_topic(text: str) -> str:
+    """Which of :data:`ERROR_HINTS` fits an error verdict's text."""
+    if "NoneType" in text:
+        return "none"
+    match = re.search(r"Operation: '(\w+)'", text)
+    return match.group(1) if match and match.group(1) in ERROR_HINTS else "other"
+
+
 class LinearExercise(BuildExercise):
     """The linear checker: a wrong output shape gets the hint that fits the input that
-    failed, a 1-D input or one with batch dims."""
+    failed, a 1-D input or one with batch dims; an error gets the hint for the op it
+    names (a transposed weight's matmul, a bias's add, a None bias)."""
 
     _batch_case = False
+    _topic = "other"
 
     @property
     def hint_ladder(self):
-        if not self._batch_case:
-            return self._ladder
-        return [(kinds, BATCH_HINT if text == ONE_D_HINT else text)
-                for kinds, text in self._ladder]
+        swap = {ERROR_HINTS["other"]: ERROR_HINTS[self._topic]}
+        if self._batch_case:
+            swap[ONE_D_HINT] = BATCH_HINT
+        return [(kinds, swap.get(text, text)) for kinds, text in self._ladder]
 
     @hint_ladder.setter
     def hint_ladder(self, ladder) -> None:
@@ -165,6 +194,8 @@ class LinearExercise(BuildExercise):
         failed = arrays.get("inputs", {}).get("input")
         self._batch_case = (verdict is not None and verdict.kind == "shape"
                             and failed is not None and failed.ndim > 1)
+        is_error = verdict is not None and verdict.kind == "error"
+        self._topic = error_topic(verdict.text) if is_error else "other"
         return verdict
 
 
@@ -182,11 +213,7 @@ def exercise(max_examples: int = 15, hints: bool = True) -> BuildExercise:
                     must_reach={r"^Flex\.float_matmul$": "reach Flex's gemm (through Dispatch)"},
                     no_data=True, no_numpy=True),
         hints=[] if not hints else [
-            ("error", "Read the error's first line: it names the value or the op that "
-             "failed. NoneType: bias is None for a layer without bias, so add it only when "
-             "there is one. matmul: weight is already [d_input, d_output], so input @ "
-             "weight needs no transpose. add: + broadcasts only within one rank, so give "
-             "the bias the output's rank first (reshape)."),
+            ("error", ERROR_HINTS["other"]),
             ("error", "minidl's unsqueeze() is torch's unsqueeze(0): it always adds one "
              "leading dim. A 1-D input gives a 1-D output, and a [d_output] bias adds to "
              "it as it is."),
@@ -195,6 +222,8 @@ def exercise(max_examples: int = 15, hints: bool = True) -> BuildExercise:
             ("check", "bias is None only for a layer without one: when it is a tensor, add "
              "it to the product, [d_output] reshaped to the output's rank."),
             ("shape", ONE_D_HINT),
+            ("rule", "The verdict names the call and your line: write the op yourself with "
+             "@ and +, without minidl's linear (functional.linear, Linear.forward)."),
             ("*", "Write it as input @ weight, then + the bias reshaped to the output's "
              "rank, when there is a bias."),
         ],

@@ -20,7 +20,8 @@ from minidl.debug.trace import Trace
 
 __all__ = ["CRATES", "package_of", "package_groups", "package_path", "paths_side_by_side",
            "wrapper_of", "walk_steps", "backward_walk", "two_routes", "wrapper_boxes",
-           "torch_twin", "to_torch", "step_backwards", "computes", "matmul_grads"]
+           "torch_twin", "to_torch", "step_backwards", "computes", "matmul_grads", "data",
+           "show_source", "numbered", "compact_ids"]
 
 #: minidl package → (burn crate, colour key of ``minidl.debug.diagram.COLORS``)
 CRATES = {
@@ -88,21 +89,39 @@ def wrapper_of(frame: Frame) -> str | None:
     return None
 
 
-def _label(pkg: str, frames: list[Frame], var: str | None) -> str:
+_B_ARG = re.compile(r"\bB=(\w+)")
+
+
+def _frame_line(f: Frame) -> str:
+    """``  Matmul.backward  B=Flex``: the frame's name, ``(default)`` for a protocol default,
+    and the backend ``B`` it was given when its recorded arguments name one and its name
+    does not (``linear.linear[Dispatch]`` already does)."""
+    line = f"  {f.name}" + (" (default)" if f.note else "")
+    b = _B_ARG.search(f.args or "")
+    return line + (f"  B={b.group(1)}" if b and "[" not in f.name else "")
+
+
+def _label(pkg: str, frames: list[Frame], var) -> str:
+    """``var``: the input's name, or ``{package: name}`` (a package left out: no line)."""
     crate, _ = CRATES[pkg]
-    held = var and next((w for w in map(wrapper_of, frames) if w), None)
+    name = var.get(pkg) if isinstance(var, dict) else var
+    held = name and next((w for w in map(wrapper_of, frames) if w), None)
     lines = [f"minidl.{pkg} · {crate}"]
     if held:
-        lines.append(f"{var} as {held}")
-    lines += [f"  {f.name}" + (" (default)" if f.note else "") for f in frames]
+        lines.append(f"{name} as {held}")
+    lines += [_frame_line(f) for f in frames]
     return "\n".join(lines)
 
 
-def _add_column(chart: Flowchart, hit: Hit, tag: str, var: str | None,
-                rows: list[str] | None = None) -> None:
+def _add_column(chart: Flowchart, hit: Hit, tag: str, var,
+                rows: list[str] | None = None, head: str | None = None) -> None:
     groups = dict(_groups(hit))
     order = rows or [pkg for pkg, _ in _groups(hit)]
     prev = None
+    if head is not None:
+        fill, stroke = COLORS["tensor"]
+        prev = f"{tag}head"
+        chart.node(prev, head, shape="round", fill=fill, stroke=stroke)
     for i, pkg in enumerate(order):
         nid = f"{tag}{i}"
         if pkg in groups:
@@ -126,15 +145,18 @@ def package_path(hit: Hit, title: str | None = None, var: str | None = "x") -> F
     return chart
 
 
-def paths_side_by_side(hits: list[Hit], title: str | None = None,
-                       var: str = "x") -> Flowchart:
+def paths_side_by_side(hits: list[Hit], title: str | None = None, var="x",
+                       heads: list[str] | None = None) -> Flowchart:
     """Several recorded paths in columns, one row per package in the order of ``CRATES``;
-    a package a path does not cross is an empty grey box in that column."""
+    a package a path does not cross is an empty grey box in that column. ``var``: one
+    name for every column, or a list (one per column) of names or ``{package: name}``;
+    ``heads``: a rounded box on top of each column (the call that was traced)."""
     crossed = {pkg for hit in hits for pkg, _ in _groups(hit)}
     rows = [pkg for pkg in CRATES if pkg in crossed]
     chart = Flowchart("TB", title=title)
+    names = var if isinstance(var, list) else [var] * len(hits)
     for i, hit in enumerate(hits):
-        _add_column(chart, hit, f"c{i}_", var, rows)
+        _add_column(chart, hit, f"c{i}_", names[i], rows, heads[i] if heads else None)
     return chart
 
 
@@ -173,7 +195,8 @@ def _edge_label(op: str, i: int, shapes: list, grad: tuple, same: bool) -> str:
 def walk_steps(trace: Trace, loss, names: dict, breakpoint: int = 1) -> list[dict]:
     """The steps ``loss.backward()`` ran, in the order the hits of ``breakpoint`` (each
     step's ``backward``) recorded them: ``order``, node ``id``, ``op``, the ``grad`` shape
-    it received (read from the hit's arguments), the numba ``kernels`` it ran, and
+    it received (read from the hit's arguments), the numba ``kernels`` it ran (each name
+    once), ``calls``: how many times it ran each kernel that is a breakpoint too, and
     ``edges``: one per input, ``(input, label, shape, tracked)``, where ``input`` is the
     input's name in ``names`` (``{name: tensor}``) or its node id."""
     from minidl.autodiff.node import walk
@@ -184,6 +207,16 @@ def walk_steps(trace: Trace, loss, names: dict, breakpoint: int = 1) -> list[dic
     hits = trace.hits_of(breakpoint)
     recorded = sorted((n for n in nodes.values() if n.step is not None),
                       key=lambda n: -n.id)
+    # a kernel that is a breakpoint of its own is counted: each of its hits belongs to the
+    # step whose hit came last before it (a step's kernels otherwise are names, each once)
+    calls: list[dict[str, int]] = [{} for _ in hits]
+    step_no = -1
+    for h in trace.hits:
+        if hits and h.breakpoint == hits[0].breakpoint:
+            step_no += 1
+        elif h.name.startswith("kernel ") and step_no >= 0:
+            name = h.name.removeprefix("kernel ").removesuffix(" [numba]")
+            calls[step_no][name] = calls[step_no].get(name, 0) + 1
     out = []
     for k, (node, hit) in enumerate(zip(recorded, hits), start=1):
         step = node.step
@@ -203,25 +236,29 @@ def walk_steps(trace: Trace, loss, names: dict, breakpoint: int = 1) -> list[dic
                           bool(tracked)))
         kernels = [k.removeprefix("kernel ").removesuffix(" [numba]") for k in hit.kernels]
         out.append({"order": k, "id": node.id, "op": op, "grad": grad, "kernels": kernels,
-                    "edges": edges})
+                    "calls": calls[k - 1], "edges": edges})
     return out
 
 
 def backward_walk(trace: Trace, loss, names: dict, breakpoint: int = 1,
-                  title: str | None = None, direction: str = "TB") -> Flowchart:
+                  title: str | None = None, direction: str = "TB",
+                  ids: dict[int, int] | None = None) -> Flowchart:
     """The recorded graph of ``loss`` drawn the way backward walks it: the loss on top, each
     step numbered in the order it ran, with the kernels it ran; on each arrow, what the step
     hands that input and its shape; an untracked input (named in ``names``) gets a dashed
-    arrow: its gradient is never computed."""
+    arrow: its gradient is never computed. ``ids`` renumbers the nodes as the labels show
+    them (:func:`compact_ids`)."""
     steps = walk_steps(trace, loss, names, breakpoint)
+    ids = ids or {}
     chart = Flowchart(direction, title=title)
     fill, stroke = COLORS["tensor"]
     chart.node("start", "loss.backward()\ng = ones " + _shape(steps[0]["grad"]), shape="round",
                fill=fill, stroke=stroke)
     fill, stroke = COLORS["autodiff"]
     for s in steps:
-        ran = ", ".join(s["kernels"]) or "no kernel"
-        chart.node(str(s["id"]), f"{s['order']}. {s['op']}  #{s['id']}\n{ran}",
+        ran = ", ".join(k + (f" ×{s['calls'][k]}" if s["calls"].get(k, 1) > 1 else "")
+                        for k in s["kernels"]) or "no kernel"
+        chart.node(str(s["id"]), f"{s['order']}. {s['op']}  #{ids.get(s['id'], s['id'])}\n{ran}",
                    fill=fill, stroke=stroke)
     chart.edge("start", str(steps[0]["id"]), _shape(steps[0]["grad"]))
     for s in steps:
@@ -363,3 +400,46 @@ def wrapper_boxes(layers: list, title: str = ""):
         ax.set_title(title, fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def compact_ids(graph) -> dict[int, int]:
+    """The node ids of ``graph`` (``debug.graph``'s result) → 1, 2, 3... in the order they
+    were recorded. Real ids come from one counter shared by the whole process, so they skip
+    the nodes of every other tensor made in between (data, other devices)."""
+    return {node_id: k for k, node_id in enumerate(sorted(r.id for r in graph.records), 1)}
+
+
+def numbered(graph) -> str:
+    """``graph``'s table (its leaves named) with its nodes numbered by :func:`compact_ids`."""
+    ids = compact_ids(graph)
+
+    def renumber(text: str) -> str:
+        return re.sub(r"#(\d+)", lambda m: f"#{ids.get(int(m.group(1)), m.group(1))}", text)
+
+    header = ("node", "step", "parents", "requirement", "saved")
+    rows = [header] + [tuple(map(renumber, row)) for row in graph.rows()]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = [renumber(str(graph).splitlines()[0])]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(row[:4], widths)) + "  " + row[4]
+              for row in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def data(shape, device, seed: int):
+    """A float32 tensor of standard-normal values on ``device``, the same for the same
+    seed."""
+    import numpy as np
+
+    from minidl import Tensor
+
+    values = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    return Tensor.from_numpy(values, device)
+
+
+def show_source(obj) -> None:
+    """Display the library's own source of ``obj`` (a function, method or class)."""
+    import inspect
+
+    from IPython.display import Code, display
+
+    display(Code(inspect.getsource(obj), language="python"))

@@ -142,7 +142,7 @@ def test_linear_without_its_bias_gets_a_hint_of_its_own():
 def test_linear_bias_shaped_for_a_2d_output_only_is_refused_on_a_3d_input():
     verdict = build_linear.exercise(10).find_failure(build_linear.linear_bias_for_2d_only)
     assert verdict.kind == "error" and "rank" in verdict.text
-    assert "f32[2, 1, 1]" in verdict.render()
+    assert "f32[2, 2, 3]" in verdict.render()
 
 
 def test_softplus_numpy_operator_on_the_primitive_is_refused():

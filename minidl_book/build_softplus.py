@@ -89,6 +89,19 @@ class SoftplusSelfConsistent(Step):
         return (B.float_mul(grad, B.float_mul_scalar(B.sigmoid(B.float_mul_scalar(state["tensor"], 2.0)), 2.0)),)
 
 
+class SoftplusSavesString(Step):
+    """Right step, but ``saves = ("tensor")``: parentheses without a comma make a string,
+    which ``keeps`` would read letter by letter."""
+
+    saves = ("tensor")  # noqa: UP034 - the slip itself
+
+    def forward(self, B, tensor):
+        return B.float_log1p(B.float_exp(tensor))
+
+    def backward(self, B, grad, state):
+        return (B.float_mul(grad, B.sigmoid(state["tensor"])),)
+
+
 class SoftplusOperator(Step):
     """Right values on Flex, with NumPy's ``+`` on the primitive (no NumPy name): the Wgpu run
     refuses it, a ``WgpuTensor`` has no ``+``."""
@@ -109,6 +122,7 @@ PLANTED = {
     "NumPy on the array": (SoftplusNumpy, "rule"),
     "self-consistent wrong forward": (SoftplusSelfConsistent, "value"),
     "NumPy operator": (SoftplusOperator, "error"),
+    "saves a string": (SoftplusSavesString, "check"),
 }
 
 
@@ -124,7 +138,10 @@ def _run(solution, case: dict) -> dict:
     """The Flex run (``unary_step_run``: the rules are judged on it), then, for the example
     marked ``_wgpu`` (one run is enough to meet an operator, and a traced GPU run is slow),
     the same step on ``Autodiff[Wgpu]``: its outputs as ``out on Wgpu`` and ``grad on Wgpu``.
-    An error there is handed back as ``_raised_after``, so a rule the Flex run broke is named first."""
+    An error there is handed back as ``_raised_after``, so a rule the Flex run broke is named first.
+    A ``saves`` written as a string is not run: :func:`_saves_a_tuple` names the slip."""
+    if isinstance(getattr(solution, "saves", ()), str):
+        return {"_saves_string": solution.saves}
     outputs = unary_step_run(solution, case)
     if case.get("_wgpu") and wgpu_missing() is None:
         try:
@@ -182,6 +199,15 @@ EXAMPLES = [{"x": _rng.uniform(-6, 6, (2, 3)).astype(np.float32),
              "w": _rng.uniform(-6, 6, (2, 3)).astype(np.float32), "_wgpu": True}]
 
 
+def _saves_a_tuple(solution, case, outputs, trace) -> str | None:
+    saves = outputs.get("_saves_string")
+    if saves is None:
+        return None
+    return (f"saves = ({saves!r}) is the string {saves!r}, not a tuple: parentheses alone do "
+            f"not make a tuple, so each letter would count as a name. Write ({saves!r},), "
+            "with the comma")
+
+
 def _kept_one(solution, case, outputs, trace) -> str | None:
     kept = outputs["_saved"]
     if len(kept) > 1:
@@ -211,12 +237,12 @@ def exercise(max_examples: int = 15) -> BuildExercise:
         run=_run,
         references=[Reference("PyTorch", _torch, rtol=1e-5, atol=1e-6),
                     Reference("float64 central differences", _central, rtol=1e-4, atol=1e-5),
-                    Reference("PyTorch (the run on Wgpu)", _torch_wgpu, rtol=1e-4, atol=1e-5)],
+                    Reference("PyTorch (the first case also on the GPU device)", _torch_wgpu, rtol=1e-4, atol=1e-5)],
         rules=Rules(forbidden={r"^Tensor\.": "use Tensor methods inside a step (a step works on "
                                "the inner backend's primitives, with B's ops)"},
                     must_reach={r"^Flex\.": "compute with the inner backend B (B.float_exp, ...)"},
                     no_numpy=True, fresh_result=True),
-        checks=[_kept_one],
+        checks=[_saves_a_tuple, _kept_one],
         hints=[
             (("error", "rule"), "The ops a step needs here: B.float_exp, B.float_log1p, "
              "B.float_mul, and B.sigmoid (activations have no float_ prefix). forward gets "

@@ -315,9 +315,19 @@ def _torch(case: dict) -> dict:
     return want
 
 
+def _inputs(scenario: str) -> str:
+    """The scenario's inputs as the verdict names them: the cat's list, or linear's x, w, b."""
+    x_dev, w_dev, _error = SCENARIOS[scenario]
+    if scenario == CAT_STRATEGIES:
+        return f"Tensor.cat of tensors on {x_dev!r}, {AUTODIFF!r} and {w_dev!r}, in that order"
+    if scenario.startswith("cat"):
+        return f"Tensor.cat of a tensor on {x_dev!r}, then one on {w_dev!r}"
+    return f"x on {x_dev!r}, w and b on {w_dev!r}"
+
+
 def _devices(solution, case, outputs, trace) -> str | None:
     x_dev, w_dev, error = SCENARIOS[case["scenario"]]
-    where = (f"In the scenario {case['scenario']!r} (x on {x_dev!r}, w and b on {w_dev!r}; "
+    where = (f"In the scenario {case['scenario']!r} ({_inputs(case['scenario'])}; "
              f"it tests {RULE[case['scenario']]})")
     if case["scenario"] == CREATION:
         found = outputs.get("_zeros on")
@@ -332,8 +342,7 @@ def _devices(solution, case, outputs, trace) -> str | None:
     if error:
         raised = outputs.get("_error")
         if raised is None and case["scenario"] == CAT_STRATEGIES:
-            return (f"{where}, Tensor.cat([x on {x_dev!r}, one on {AUTODIFF!r}, one on "
-                    f"{w_dev!r}]) ran; it must fail with a ValueError ({error}). The first "
+            return (f"{where}, the cat ran; it must fail with a ValueError ({error}). The first "
                     "input is plain, and the two autodiff ones differ in strategy: does "
                     "yours compare strategies only with the first input?")
         if raised is None:

@@ -104,3 +104,10 @@ def test_a_forgotten_creation_op_is_named_as_the_zeros_call():
     verdict = build_route.exercise().find_failure(_typed(source, "routing_device"))
     assert verdict is not None and "Tensor.zeros" in verdict.inputs, verdict
     assert "plain batch" not in verdict.inputs
+
+
+def test_a_cat_scenarios_verdict_names_the_cats_inputs():
+    verdict = build_route.exercise().find_failure(build_route.lists_not_walked)
+    text = verdict.render()
+    assert "cat of" in text and "Tensor.cat of a tensor on Device.flex()" in text, text
+    assert "w and b" not in text, text

@@ -51,11 +51,12 @@ def kind_grid(kinds, minidl, burn=None, title=""):
     """A lhs-kind x rhs-kind grid, each cell split in two: minidl's outcome on top, burn's
     below (one whole cell, minidl's, when ``burn`` is None). ``minidl[(lhs, rhs)]`` and
     ``burn[(lhs, rhs)]`` are ``(outcome, text)`` with outcome one of "plain", "autodiff",
-    "error" (the cell's colour)."""
+    "error", "unknown" (the cell's colour; "unknown": no one has run it)."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch, Rectangle
 
-    fill = {"plain": "#dcefd9", "autodiff": "#dbe7f7", "error": "#f6d3cf"}
+    fill = {"plain": "#dcefd9", "autodiff": "#dbe7f7", "error": "#f6d3cf",
+            "unknown": "#eeeeee"}
     n = len(kinds)
     fig, ax = plt.subplots(figsize=(7.4, 1.3 * n + 1.3))
     ax.set_xlim(-0.9, n)
@@ -84,8 +85,11 @@ def kind_grid(kinds, minidl, burn=None, title=""):
     ax.legend(handles=[Patch(fc=fill["plain"], ec="#666", label="runs on the plain backend"),
                        Patch(fc=fill["autodiff"], ec="#666", label="runs on Autodiff"),
                        Patch(fc=fill["error"], ec="#666",
-                             label="error" if burn is None else "error / panic")],
-              loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=8,
+                             label="error" if burn is None else "error / panic")]
+              + ([Patch(fc=fill["unknown"], ec="#666", label="not known")]
+                 if burn is not None and any(o == "unknown" for o, _ in burn.values())
+                 else []),
+              loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4, fontsize=8,
               frameon=False)
     if title:
         ax.set_title(title, fontsize=10.5)

@@ -346,16 +346,20 @@ class RooflineChart:
     def __getitem__(self, name: str):
         return next(p for p in self.points if p.name == name)
 
-    def show(self, title: str = "one thread, float32") -> None:
+    def show(self, title: str = "one thread, float32", keep: tuple[str, ...] | None = None) -> None:
+        """Draw the chart; ``keep``: the only earlier points to draw (default: all of them)."""
         import matplotlib.pyplot as plt
 
         from minidl_book import roofline as rl
 
+        entries = [(p, s) for p, s in self.entries
+                   if keep is None or s == self.section or p.name in keep]
+        shown = {p.name for p, _ in entries}
         fig, ax = plt.subplots(figsize=(7.5, 4.6))
-        lo, hi = rl.draw_roofs(ax, self.roof, self.points)
+        lo, hi = rl.draw_roofs(ax, self.roof, [p for p, _ in entries])
         placed: list = []
-        new = [p for p, s in self.entries if s == self.section]
-        for point, section in self.entries:
+        new = [p for p, s in entries if s == self.section]
+        for point, section in entries:
             fresh = section == self.section
             color = self.COLORS[new.index(point) % len(self.COLORS)] if fresh else "#9E9E9E"
             ax.plot(point.intensity, point.gflops, "o", ms=7 if fresh else 5, color=color)
@@ -369,11 +373,13 @@ class RooflineChart:
                         va="center" if crowded else "baseline", fontsize=7.5 if fresh else 6.5, color="black" if fresh else "#757575")
             placed.append(point)
         for a, b, section in self.arrows:
+            if a not in shown or b not in shown:
+                continue
             pa, pb = self[a], self[b]
             ax.annotate("", (pb.intensity, pb.gflops), (pa.intensity, pa.gflops),
                         arrowprops=dict(arrowstyle="->", lw=1.1, shrinkA=5, shrinkB=5,
                                         color="black" if section == self.section else "#BDBDBD"))
-        low = min(p.gflops for p in self.points)
+        low = min(p.gflops for p, _ in entries)
         ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(low / 3, self.roof.peak * 2),
                xlabel="arithmetic intensity (flops / byte)", ylabel="GFLOP/s (one thread)",
                title=title + "; (%) = share of the roof at its footprint")

@@ -10,7 +10,10 @@
 * :func:`apply_step`: run a reader's unary ``Step`` class on a tensor (recorded on an autodiff
   device, forward only on a plain one), so ``gradcheck`` can test it;
 * :func:`walk_trace` and :func:`gradient_chart`: the backward walk of a loss, node by node, and
-  drawn as its graph with the gradient each step sends written on every edge.
+  drawn as its graph with the gradient each step sends written on every edge;
+* :func:`recompute_trace` and :func:`recompute_figure`: under checkpointing, which forward value
+  each backward step reads, which it rebuilds, and which are alive while it runs;
+* :func:`data` and :func:`show_source`: a fixed random tensor; a library object's source.
 """
 
 from __future__ import annotations
@@ -37,6 +40,10 @@ __all__ = [
     "grads_both",
     "live_bytes",
     "walk_trace",
+    "data",
+    "show_source",
+    "recompute_trace",
+    "recompute_figure",
 ]
 
 START = np.random.default_rng(0).standard_normal((128, 128)).astype(np.float32)
@@ -402,5 +409,121 @@ def walk_orders_figure(rows: list[dict], names: dict[int, str] | None = None,
         axis.set_xlim(-3.2, 2.6)
         axis.set_ylim(0.3, top + 0.7)
         axis.axis("off")
+    fig.tight_layout()
+    return fig
+
+
+def data(shape, device, seed: int = 0) -> Tensor:
+    """A float32 tensor of standard-normal values on ``device``, the same for the same seed."""
+    values = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+    return Tensor.from_numpy(values, device)
+
+
+def show_source(obj) -> None:
+    """Display the library's own source of ``obj`` (a function, method or class)."""
+    import inspect
+    import textwrap
+
+    from IPython.display import Code, display
+
+    display(Code(textwrap.dedent(inspect.getsource(obj)), language="python"))
+
+
+def recompute_trace(loss: Tensor) -> dict:
+    """One real ``loss.backward()`` under checkpointing, watched step by step. The engine is not
+    changed: ``State.__getitem__`` (a step reading what it kept) and ``Checkpointer.release``
+    (called once after each step) are wrapped for the call. Returns ``nodes`` (the graph's nodes,
+    increasing id: ``(id, op)``), ``kept`` (ids whose array the graph holds since forward: leaves,
+    constants, compute-bound outputs) and ``rows``, one per backward step in the order they run:
+    ``id``, ``op``, ``reads`` (ids of the values its backward read), ``rebuilt`` (ids whose
+    forward re-ran during the step, in order) and ``alive`` (ids of the rebuilt values held
+    while it ran)."""
+    from minidl.autodiff.checkpoint import Checkpointer
+    from minidl.autodiff.node import walk
+    from minidl.autodiff.step import Recompute, State
+
+    root = loss.primitive.backend_tensor.node
+    nodes = walk(root)
+    kept: set[int] = set()
+    for n in nodes:
+        if n.step is None:
+            continue
+        names = dict(zip(n.step.input_names(len(n.step.inputs)), n.step.inputs))
+        for name, value in n.step.saved.items():
+            if not isinstance(value, Recompute):
+                kept.add(names[name].id if name in names else n.id)
+    rows: list[dict] = []
+    reads: list[int] = []
+    before: set[int] = set()
+    getitem, release = State.__getitem__, Checkpointer.release
+
+    def watched_getitem(self, name):
+        saved = self.step.saved.get(name)
+        names = dict(zip(self.step.input_names(len(self.step.inputs)), self.step.inputs))
+        source = saved.node if isinstance(saved, Recompute) else names.get(name, self.node)
+        reads.append(source.id)
+        return getitem(self, name)
+
+    def watched_release(self, node) -> None:
+        rows.append({"id": node.id, "op": type(node.step).__name__, "reads": list(reads),
+                     "rebuilt": [i for i in self.cache if i not in before],
+                     "alive": sorted(self.cache)})
+        reads.clear()
+        release(self, node)
+        before.clear()
+        before.update(self.cache)
+
+    State.__getitem__, Checkpointer.release = watched_getitem, watched_release
+    try:
+        loss.backward()
+    finally:
+        State.__getitem__, Checkpointer.release = getitem, release
+    ops = [(n.id, "leaf" if n.step is None else type(n.step).__name__) for n in nodes]
+    return {"nodes": ops, "kept": kept, "rows": rows}
+
+
+def recompute_figure(trace: dict, labels: dict[int, str]):
+    """:func:`recompute_trace` as a grid: one row per moment (after forward, then each backward
+    step), one column per forward value; a cell says whether the value is held (kept since
+    forward, rebuilt in this step, or still alive from an earlier rebuild), framed in black
+    where the step reads it. ``labels``: node id → column heading."""
+    import matplotlib.pyplot as plt
+
+    nodes = [i for i, op in trace["nodes"] if i in labels]
+    number = {i: k + 1 for k, (i, _) in enumerate(trace["nodes"])}
+    rows = [("after forward", set(), [], set())]
+    for r in trace["rows"]:
+        rows.append((f"step {len(rows)}: #{number[r['id']]} {r['op']}", set(r["reads"]),
+                     r["rebuilt"], set(r["alive"])))
+    colours = {"kept": "#C8E6C9", "rebuilt": "#64B5F6", "alive": "#E3F2FD", "": "#FFFFFF"}
+    fig, axis = plt.subplots(figsize=(9.4, 0.55 * len(rows) + 0.9))
+    for y, (_, reads, rebuilt, alive) in enumerate(rows):
+        for x, i in enumerate(nodes):
+            state = ("kept" if i in trace["kept"] else "rebuilt" if i in rebuilt
+                     else "alive" if i in alive else "")
+            read = i in reads
+            axis.add_patch(plt.Rectangle((x, -y - 1), 0.94, 0.86, fc=colours[state],
+                                         ec="black" if read else "0.75",
+                                         lw=2.2 if read else 0.8))
+            if state == "rebuilt":
+                state_text = f"rebuilt {rebuilt.index(i) + 1}"
+            else:
+                state_text = state
+            text = state_text + (", read" if read and state else "read" if read else "")
+            axis.text(x + 0.47, -y - 0.57, text, ha="center", va="center", fontsize=9,
+                      weight="bold" if state == "rebuilt" else "normal")
+    for y, (name, reads, rebuilt, _) in enumerate(rows):
+        axis.text(-0.1, -y - 0.57, name, ha="right", va="center", fontsize=9)
+        if y:
+            note = "reads " + (", ".join(f"#{number[i]}" for i in sorted(reads)) or "nothing")
+            if rebuilt:
+                note += "\nre-runs " + ", ".join(f"#{number[i]}" for i in rebuilt)
+            axis.text(len(nodes) + 0.05, -y - 0.57, note, ha="left", va="center",
+                      fontsize=8.5, color="0.3")
+    for x, i in enumerate(nodes):
+        axis.text(x + 0.47, 0.3, labels[i], ha="center", va="center", fontsize=9)
+    axis.set_xlim(-2.1, len(nodes) + 1.3)
+    axis.set_ylim(-len(rows) - 0.2, 0.7)
+    axis.axis("off")
     fig.tight_layout()
     return fig

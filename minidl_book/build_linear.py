@@ -9,12 +9,11 @@ only within one rank, as in burn). The checker compares it with ``torch.nn.funct
 (given the transposed weight) on a rank-3 example with a bias, then on generated shapes of rank
 1 to 3, with and without bias; a bias given the rank of a 2-D output only is refused on the
 example, and an output without the bias gets its own verdict. The run must reach Flex's gemm
-through Dispatch, and calling minidl's own ``linear`` breaks a rule.
+through Dispatch, and calling minidl's own ``linear`` breaks a rule. Each cause of failure
+(:data:`CAUSES`) has its own hint ladder (:data:`HINTS`): a hint, once shown, keeps its text.
 """
 
 from __future__ import annotations
-
-import re
 
 import numpy as np
 import torch
@@ -22,10 +21,11 @@ from hypothesis import strategies as st
 
 from minidl import Tensor, functional
 from minidl_book.build_check import BuildExercise, Reference, Rules
+from minidl_book.cause_hints import CauseHints
 from minidl_book.harness import tensor_call
 from minidl_book.strategies import float32_arrays
 
-__all__ = ["ERROR_HINTS", "PLANTED", "error_topic", "exercise", "linear"]
+__all__ = ["HINTS", "PLANTED", "cause_of", "exercise", "linear"]
 
 
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
@@ -73,6 +73,23 @@ def linear_flattens_batch_dims(input: Tensor, weight: Tensor, bias: Tensor | Non
     return out + bias.reshape((1,) * (out.rank - 1) + bias.shape) if bias is not None else out
 
 
+def linear_bias_twice(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """Adds the bias twice."""
+    out = input @ weight
+    if bias is not None:
+        row = bias.reshape((1,) * (out.rank - 1) + bias.shape)
+        out = out + row + row
+    return out
+
+
+def linear_numpy(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """Computes the product in NumPy."""
+    import numpy
+
+    out = Tensor.from_numpy(numpy.matmul(input.to_numpy(), weight.to_numpy()), input.device)
+    return out if bias is None else out + bias.reshape((1,) * (out.rank - 1) + bias.shape)
+
+
 def linear_borrowed(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     return functional.linear(input, weight, bias)
 
@@ -84,6 +101,8 @@ PLANTED = {
     "bias dropped": (linear_bias_dropped, "check"),
     "bias given rank 2 only": (linear_bias_for_2d_only, "error"),
     "batch dims flattened": (linear_flattens_batch_dims, "shape"),
+    "bias added twice": (linear_bias_twice, "value"),
+    "NumPy's matmul": (linear_numpy, "rule"),
     "minidl's own linear": (linear_borrowed, "rule"),
 }
 
@@ -137,66 +156,120 @@ def _torch(case: dict) -> dict:
     return {"out": torch.nn.functional.linear(torch.from_numpy(case["input"]), weight, bias)}
 
 
-#: the shape hint for a 1-D input, and the one that replaces it when the failing input has
-#: batch dims (a [2, 1, 1] input flattened into rows, say)
+#: the recipe: the last hint of each ladder below but the rules'
+RECIPE = ("Write it as input @ weight, then + the bias reshaped to the output's rank, when "
+          "there is a bias.")
 ONE_D_HINT = ("A 1-D input gives a 1-D output: a batch dim you added must come off again "
-              "(squeeze_dim(0)).")
+              "(squeeze_dim(0)); minidl's unsqueeze() is torch's unsqueeze(0).")
 BATCH_HINT = ("Leading dims are batch dims and stay in the output: [..., d_input] gives "
               "[..., d_output], so a [2, 2, 3] input gives [2, 2, 2]. Batch dims you "
               "folded into rows must be unfolded after the matmul (or let @ take them as "
               "they are).")
 
-
-#: the first hint for an error, one per op the error names (read from the error's text); the
-#: ladder holds ERROR_HINTS["other"], which an error of a known op replaces with its own
-ERROR_HINTS = {
-    "matmul": "The matmul's shapes do not fit: weight is already [d_input, d_output] "
-    "(burn's layout, the transpose of PyTorch's [d_output, d_input]), so input @ weight "
-    "needs no .transpose().",
-    "add": "The add's ranks differ: + broadcasts only within one rank, so give the "
-    "[d_output] bias the output's rank first (reshape).",
-    "none": "bias is None for a layer without bias: add it only when there is one.",
-    "other": "Read the error's first line: it names the value or the op that failed, and "
-    "the line under it is yours.",
+#: cause → its own hint ladder. A failure opens the next hint of its cause's ladder and
+#: shows the hints of that ladder opened so far, so a hint, once shown, never changes.
+HINTS = {
+    "transpose": ["weight is already [d_input, d_output] (burn's layout, the transpose of "
+                  "PyTorch's [d_output, d_input]), so input @ weight needs no .transpose().",
+                  RECIPE],
+    "bias rank": ["The add's ranks differ: + broadcasts only within one rank, so give the "
+                  "[d_output] bias the output's rank first (reshape).", RECIPE],
+    "bias None": ["bias is None for a layer without bias: add it only when there is one "
+                  "(if bias is not None).", RECIPE],
+    "bias value": ["The product is right, the bias part is not: your output minus "
+                   "input @ weight must be the bias, added once, the same in every row.",
+                   RECIPE],
+    "bias dropped": ["bias is None only for a layer without one: when it is a tensor, add "
+                     "it to the product, [d_output] reshaped to the output's rank.", RECIPE],
+    "1-D": [ONE_D_HINT, RECIPE],
+    "batch dims": [BATCH_HINT, RECIPE],
+    "own linear": ["The verdict names the call and your line: write the op yourself with "
+                   "@ and +, without minidl's linear (functional.linear, Linear.forward)."],
+    "no NumPy": ["Compute on the tensors you were given, with Tensor ops (@, +, reshape): "
+                 "no NumPy, no values read out of a tensor."],
+    "reach gemm": ["Your run never reached Flex's matmul: compute the product with @ on "
+                   "the tensors you were given."],
 }
+#: a failure none of the causes recognises
+OTHER_HINTS = ["Read the verdict's first line: it names the op or the value that failed, "
+               "and the line under it is yours.", RECIPE]
 
 
-def error_topic(text: str) -> str:
-    """Which of :data:`ERROR_HINTS` fits an error verdict's text."""
-    if "NoneType" in text:
-        return "none"
-    match = re.search(r"Operation: '(\w+)'", text)
-    return match.group(1) if match and match.group(1) in ERROR_HINTS else "other"
+def _op_error(op: str):
+    return lambda v: v.kind == "error" and f"Operation: '{op}'" in v.text
 
 
-class LinearExercise(BuildExercise):
-    """The linear checker: a wrong output shape gets the hint that fits the input that
-    failed, a 1-D input or one with batch dims; an error gets the hint for the op it
-    names (a transposed weight's matmul, a bias's add, a None bias)."""
+def _failed_input(v):
+    return ((v.arrays or {}).get("inputs") or {}).get("input")
 
-    _batch_case = False
-    _topic = "other"
 
-    @property
-    def hint_ladder(self):
-        swap = {ERROR_HINTS["other"]: ERROR_HINTS[self._topic]}
-        if self._batch_case:
-            swap[ONE_D_HINT] = BATCH_HINT
-        return [(kinds, swap.get(text, text)) for kinds, text in self._ladder]
+def _product_and_rest(v):
+    """The failing case's ``input @ weight`` (float64) and what the output adds to it."""
+    from minidl_book.compare import to_numpy
 
-    @hint_ladder.setter
-    def hint_ladder(self, ladder) -> None:
-        self._ladder = ladder
+    inputs = v.arrays["inputs"]
+    x = inputs["input"].astype(np.float64)
+    w = inputs["weight"].astype(np.float64)
+    found = np.asarray(to_numpy(v.arrays["found"]), np.float64)
+    return x, w, inputs.get("bias"), found
 
-    def find_failure(self, solution):
-        verdict = super().find_failure(solution)
-        arrays = (verdict.arrays or {}) if verdict is not None else {}
-        failed = arrays.get("inputs", {}).get("input")
-        self._batch_case = (verdict is not None and verdict.kind == "shape"
-                            and failed is not None and failed.ndim > 1)
-        is_error = verdict is not None and verdict.kind == "error"
-        self._topic = error_topic(verdict.text) if is_error else "other"
-        return verdict
+
+def _transposed_values(v) -> bool:
+    """A square weight used as PyTorch's: the output is ``input @ weight.T`` (+ bias)."""
+    if v.kind != "value":
+        return False
+    x, w, bias, found = _product_and_rest(v)
+    if w.shape[0] != w.shape[1] or np.allclose(w, w.T):
+        return False
+    bare = x @ w.T
+    return found.shape == bare.shape and any(
+        np.allclose(found, bare + extra, rtol=1e-4, atol=1e-4)
+        for extra in (0.0, 0.0 if bias is None else bias))
+
+
+def _bias_values(v) -> bool:
+    """The product is right and the rest is one row repeated, but not the bias."""
+    if v.kind != "value":
+        return False
+    x, w, _, found = _product_and_rest(v)
+    bare = x @ w
+    if found.shape != bare.shape:
+        return False
+    rest = (found - bare).reshape(-1, bare.shape[-1])
+    return bool(np.allclose(rest, rest[:1], rtol=1e-4, atol=1e-4))
+
+
+#: (cause, test(verdict)): the first test that holds picks the ladder
+CAUSES = [
+    ("bias None", lambda v: v.kind == "error" and "NoneType" in v.text),
+    ("transpose", _op_error("matmul")),
+    ("bias rank", _op_error("add")),
+    ("transpose", _transposed_values),
+    ("bias value", _bias_values),
+    ("bias dropped", lambda v: v.kind == "check"),
+    ("1-D", lambda v: v.kind == "shape" and _failed_input(v).ndim == 1),
+    ("batch dims", lambda v: v.kind == "shape" and _failed_input(v).ndim > 1),
+    ("own linear", lambda v: v.kind == "rule" and "own linear" in (v.rule or "")),
+    ("no NumPy", lambda v: v.kind == "rule" and v.rule in ("no NumPy", "no data out")),
+    ("reach gemm", lambda v: v.kind == "rule" and "reach" in (v.rule or "")),
+]
+
+
+def cause_of(verdict) -> str | None:
+    """The cause :data:`CAUSES` gives a failed verdict (``None``: not recognised)."""
+    for name, test in CAUSES:
+        try:
+            if test(verdict):
+                return name
+        except Exception:  # noqa: BLE001 - a verdict this test cannot read: not its cause
+            continue
+    return None
+
+
+class LinearExercise(CauseHints):
+    """The linear checker: each cause of failure (a transposed weight, the bias's rank, a
+    None bias, a wrong bias value, a dropped bias, a 1-D or a batch-dim shape, each broken
+    rule) has its own hint ladder, ending in the recipe; see :data:`HINTS`."""
 
 
 def exercise(max_examples: int = 15, hints: bool = True) -> BuildExercise:
@@ -212,21 +285,8 @@ def exercise(max_examples: int = 15, hints: bool = True) -> BuildExercise:
                                "call minidl's own linear (write it with Tensor ops)"},
                     must_reach={r"^Flex\.float_matmul$": "reach Flex's gemm (through Dispatch)"},
                     no_data=True, no_numpy=True),
-        hints=[] if not hints else [
-            ("error", ERROR_HINTS["other"]),
-            ("error", "minidl's unsqueeze() is torch's unsqueeze(0): it always adds one "
-             "leading dim. A 1-D input gives a 1-D output, and a [d_output] bias adds to "
-             "it as it is."),
-            ("value", "weight is [d_input, d_output] (burn's layout): input @ weight, "
-             "no transpose (a square weight hides the slip until the values differ)."),
-            ("check", "bias is None only for a layer without one: when it is a tensor, add "
-             "it to the product, [d_output] reshaped to the output's rank."),
-            ("shape", ONE_D_HINT),
-            ("rule", "The verdict names the call and your line: write the op yourself with "
-             "@ and +, without minidl's linear (functional.linear, Linear.forward)."),
-            ("*", "Write it as input @ weight, then + the bias reshaped to the output's "
-             "rank, when there is a bias."),
-        ],
+        hints=OTHER_HINTS if hints else [],
+        causes=[(name, test, HINTS[name]) for name, test in CAUSES] if hints else [],
         reference_solution=linear,
         examples=[EXAMPLE],
         max_examples=max_examples,

@@ -21,7 +21,7 @@ from minidl.debug.trace import Trace
 __all__ = ["CRATES", "package_of", "package_groups", "package_path", "paths_side_by_side",
            "wrapper_of", "walk_steps", "backward_walk", "two_routes", "wrapper_boxes",
            "torch_twin", "to_torch", "step_backwards", "computes", "matmul_grads", "data",
-           "show_source", "numbered", "compact_ids"]
+           "show_source", "numbered", "compact_ids", "loss_sketch"]
 
 #: minidl package → (burn crate, colour key of ``minidl.debug.diagram.COLORS``)
 CRATES = {
@@ -246,10 +246,15 @@ def backward_walk(trace: Trace, loss, names: dict, breakpoint: int = 1,
     """The recorded graph of ``loss`` drawn the way backward walks it: the loss on top, each
     step numbered in the order it ran, with the kernels it ran; on each arrow, what the step
     hands that input and its shape; an untracked input (named in ``names``) gets a dashed
-    arrow: its gradient is never computed. ``ids`` renumbers the nodes as the labels show
-    them (:func:`compact_ids`)."""
+    arrow: its gradient is never computed. Nodes are numbered 1, 2, 3... in the order they
+    were recorded, as :func:`numbered` prints them (``ids``: another numbering)."""
+    from minidl.autodiff.node import walk
+    from minidl.autodiff.tensor import autodiff_tensor_of
+
     steps = walk_steps(trace, loss, names, breakpoint)
-    ids = ids or {}
+    if ids is None:
+        recorded = sorted(n.id for n in walk(autodiff_tensor_of(loss).node))
+        ids = {node_id: k for k, node_id in enumerate(recorded, 1)}
     chart = Flowchart(direction, title=title)
     fill, stroke = COLORS["tensor"]
     chart.node("start", "loss.backward()\ng = ones " + _shape(steps[0]["grad"]), shape="round",
@@ -271,6 +276,34 @@ def backward_walk(trace: Trace, loss, names: dict, breakpoint: int = 1,
                            fill=fill, stroke=stroke)
             chart.edge(str(s["id"]), str(parent), label if tracked else None,
                        dashed=not tracked)
+    return chart
+
+
+def loss_sketch(x, weight, bias, target) -> Flowchart:
+    """The graph ``((layer(x) - target)²).mean()`` records, sketched before it is shown:
+    each input's shape and whether it is tracked (read from the tensors), the layer's own
+    steps left as a question, the loss's three ops. Dashed: no gradient goes that way."""
+    chart = Flowchart("LR", title="the graph of the loss, the layer's part left open")
+
+    def leaf(name: str, t) -> None:
+        tracked = t.is_require_grad()
+        fill, stroke = COLORS["nn"] if tracked else COLORS["user"]
+        what = "leaf, tracked" if tracked else "node, not tracked"
+        chart.node(name, f"{name} {_shape(t.shape)}\n{what}", shape="round", fill=fill,
+                   stroke=stroke)
+
+    for name, t in (("x", x), ("weight", weight), ("bias", bias)):
+        leaf(name, t)
+        chart.edge(name, "layer", dashed=not t.is_require_grad())
+    fill, stroke = COLORS["autodiff"]
+    chart.node("layer", "layer(x)\n? steps", fill="#FFFFFF", stroke=stroke)
+    for nid, label in (("sub", "Sub\ny - target"), ("mul", "Mul\ndiff * diff"),
+                       ("mean", "Mean\nloss")):
+        chart.node(nid, label, fill=fill, stroke=stroke)
+    leaf("target", target)
+    chart.edge("layer", "sub", "y").edge("target", "sub",
+                                         dashed=not target.is_require_grad())
+    chart.edge("sub", "mul", "diff").edge("mul", "mean")
     return chart
 
 

@@ -116,7 +116,7 @@ def borrowed(cls, tensor, dim):
 
 #: name → (wrong default, the verdict kind it must get); "operators" needs Wgpu to be caught
 PLANTED = {
-    "no shift": (naive, "value"),
+    "no shift": (naive, "check"),
     "log of softmax": (log_of_softmax, "check"),
     "numpy": (with_numpy, "rule"),
     "operators": (with_operators, "error"),
@@ -166,6 +166,38 @@ def _torch(case: dict) -> dict:
     return {f"on {label}": expected for label in backends()}
 
 
+#: ln of float32's largest number (3.4e38): e^x overflows to inf above it
+LN_MAX = float(np.log(np.finfo(np.float32).max))
+
+
+def _overflow(solution, case: dict, outputs: dict, watch) -> str | None:
+    """inf, -inf or nan where PyTorch's answer is finite (above -80), in a row whose sum of e^x passes
+    float32's largest number: an unshifted e^x overflowed. The verdict says so itself, so
+    the first hint it opens can be the fix (the shift), not the formula again."""
+    x, dim = case["x"], case["dim"]
+    expected = torch.log_softmax(torch.from_numpy(x), dim).numpy()
+    log_sum = np.max(x - expected, axis=dim, keepdims=True)  # ln(sum_j e^(x_j)) per row
+    for name, found in outputs.items():
+        if name.startswith("_") or np.shape(found) != expected.shape:
+            continue
+        # not where an underflow shows (-inf below -80, _underflow): an overflow spoils
+        # the whole row, the row's max (expected near 0) included
+        bad = (~np.isfinite(found) & np.isfinite(expected) & (expected > -80)
+               & (log_sum > LN_MAX))
+        if bad.any():
+            index = tuple(int(i) for i in np.argwhere(bad)[0])
+            row = list(index)
+            row[dim] = slice(None)
+            at_row = list(index)
+            at_row[dim] = 0
+            return (f"{name}: {found[index]} at {list(index)}, where PyTorch gives "
+                    f"{expected[index]:.1f}. That row's largest value is "
+                    f"{x[tuple(row)].max():g}, and its sum of e^x is about "
+                    f"e^{log_sum[tuple(at_row)]:.1f}: above float32's largest number "
+                    f"(3.4e38, about e^{LN_MAX:.1f}), so it overflowed to inf")
+    return None
+
+
 def _underflow(solution, case: dict, outputs: dict, watch) -> str | None:
     """-inf where PyTorch's answer is finite and below -80, and only there: a probability that
     rounded to 0 in float32 before a log (overflow makes the whole row -inf or nan instead)."""
@@ -177,7 +209,9 @@ def _underflow(solution, case: dict, outputs: dict, watch) -> str | None:
         if bad.any() and (expected[bad] < -80).all():
             index = tuple(int(i) for i in np.argwhere(bad)[0])
             return (f"{name}: -inf at {list(index)}, where PyTorch gives "
-                    f"{expected[index]:.1f}; every other element is right")
+                    f"{expected[index]:.1f}; every other element is right. e^"
+                    f"{expected[index]:.0f} is below float32's smallest number (1.4e-45): "
+                    "a probability that small rounds to 0, and log(0) is -inf")
     return None
 
 
@@ -204,7 +238,7 @@ def exercise(max_examples: int = 15) -> BuildExercise:
                                r"(log_softmax|softmax)$":
                                "call a backend's own (log_)softmax (compose it from cls ops)"},
                     no_numpy=True),
-        checks=[_underflow],
+        checks=[_overflow, _underflow],
         hints=[  # a failure opens the first hint of its kind not yet open
             ("error", "When the error names a WgpuTensor: a primitive is whatever its backend "
              "stores, and Wgpu's has no -, no * and no NumPy methods. Write every step as a "
@@ -212,12 +246,14 @@ def exercise(max_examples: int = 15) -> BuildExercise:
             (("value", "shape", "dtype", "rule", "error"),
              "log_softmax(x)_i = x_i - log(sum_j e^(x_j)) along dim. float_sum_dim keeps the "
              "dim, so the subtraction broadcasts."),
-            ("value", "e^90 is inf in float32. Subtracting any constant c from a row leaves "
-             "log_softmax unchanged: pick c so that no exponent is positive."),
-            ("value", "c = the row's max: cls.float_max_dim(tensor, dim) (it keeps the dim too)."),
-            ("check", "e^-120 is about 1e-52, below float32's smallest number (1.4e-45): it "
-             "rounds to 0, and log(0) is -inf. Never take the log of a ratio that can be 0: "
-             "log_softmax = (x - c) - log(sum_j e^(x_j - c)), and that sum holds e^0 = 1."),
+            # an overflow and an underflow are both checks whose verdict names the cause;
+            # the hints are the fix, which is the same for both
+            ("check", "Subtracting any constant c from a row leaves log_softmax unchanged: "
+             "pick c so that no exponent is positive, and take the log of a sum that holds "
+             "e^0 = 1 (never 0), never of a probability: log_softmax = (x - c) - "
+             "log(sum_j e^(x_j - c))."),
+            ("check", "c = the row's max: cls.float_max_dim(tensor, dim) (it keeps the dim, "
+             "so the subtraction broadcasts)."),
         ],
         reference_solution=log_softmax,
         examples=EXAMPLES,

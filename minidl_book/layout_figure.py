@@ -12,7 +12,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 __all__ = ["draw_address", "draw_broadcast", "draw_division_line", "draw_float16_line",
-           "draw_op_grid", "draw_views", "draw_walks", "element_offset", "element_strides"]
+           "draw_op_grid", "draw_runs", "draw_views", "draw_walks", "element_offset",
+           "element_strides"]
 
 
 def element_strides(array: np.ndarray) -> tuple[int, ...]:
@@ -273,4 +274,68 @@ def draw_division_line(a: int = -7, b: int = 2):
     ax.axis("off")
     ax.set_title(f"{a} = {b} × q + r, two ways: minidl's / truncates, its % floors",
                  fontsize=10, loc="left")
+    return fig
+
+
+def draw_runs(shape: tuple, strides: tuple, new_shapes: list[tuple], name: str = ""):
+    """A tensor's old dims grouped into runs (a dim joins the next when the walk goes on
+    without a jump, ``strides[d] == shape[d + 1] * strides[d + 1]``), and each new shape cut
+    into them, on one axis where a dim of size n is log(n) wide, so sizes multiply as widths
+    add. A new dim inside one run is green; one that spans a run boundary is red (no single
+    stride reads it: a copy). The verdict per row comes from the reference reshape_strides."""
+    from minidl_book.build_reshape import reshape_strides
+
+    dims = [(n, s) for n, s in zip(shape, strides, strict=True) if n != 1]
+    runs: list[list] = []  # [[(n, s), ...], ...]
+    for n, s in dims:
+        if runs and runs[-1][-1][1] == n * s:
+            runs[-1].append((n, s))
+        else:
+            runs.append([(n, s)])
+    bounds, x = [], 0.0
+    for run in runs:
+        x += sum(np.log(n) for n, _ in run)
+        bounds.append(x)
+    total = bounds[-1]
+    cmap = plt.get_cmap("tab10")
+    rows = len(new_shapes) + 1
+    fig, ax = plt.subplots(figsize=(9.5, 0.75 * rows + 0.9))
+
+    def box(x0, width, y, colour, label, alpha=0.35):
+        ax.add_patch(plt.Rectangle((x0, y), width, 0.7, color=colour, alpha=alpha, ec="white"))
+        ax.text(x0 + width / 2, y + 0.35, label, ha="center", va="center", fontsize=8)
+
+    x = 0.0
+    for r, run in enumerate(runs):
+        for n, s in run:
+            box(x, np.log(n), rows - 1, cmap(r), f"size {n}, stride {s}")
+            x += np.log(n)
+        first = x - sum(np.log(n) for n, _ in run)
+        ax.text((first + x) / 2, rows - 0.05, f"run {r + 1}: {np.prod([n for n, _ in run])}"
+                f" elements, one step of {run[-1][1]}", ha="center", va="bottom", fontsize=8,
+                color=cmap(r))
+    ax.text(-0.08, rows - 0.65, f"{name} {list(shape)}\nstrides {tuple(strides)}", ha="right",
+            va="center", fontsize=8)
+    for k, new in enumerate(new_shapes):
+        y, x = rows - 2 - k, 0.0
+        for n in new:
+            if n == 1:
+                continue
+            end = x + np.log(n)
+            spans = any(x + 1e-9 < b < end - 1e-9 for b in bounds)
+            box(x, np.log(n), y, "tab:red" if spans else "tab:green", f"{n}",
+                alpha=0.45 if spans else 0.3)
+            x = end
+        found = reshape_strides(tuple(shape), tuple(strides), tuple(new))
+        verdict = "copy" if found is None else f"view, strides {found}"
+        ax.text(-0.08, y + 0.35, f"→ {list(new)}", ha="right", va="center", fontsize=8)
+        ax.text(total + 0.08, y + 0.35, verdict, ha="left", va="center", fontsize=8,
+                color="tab:red" if found is None else "tab:green")
+    for b in bounds[:-1]:
+        ax.plot([b, b], [-0.1, rows - 0.25], ls="--", color="grey", lw=1)
+    ax.set_xlim(-1.0, total + 1.3)
+    ax.set_ylim(-0.2, rows + 0.35)
+    ax.axis("off")
+    ax.set_title("widths ∝ log(size): sizes multiply as widths add; dashed: where one run "
+                 "ends", fontsize=9)
     return fig

@@ -98,13 +98,19 @@ def test_a_default_returning_another_primitive_is_refused():
     assert verdict is not None and verdict.kind == "error" and "returned a list" in verdict.text
 
 
-def test_underflow_and_overflow_open_different_hints():
-    ex = build_default_op.exercise(5)
-    under = ex.check(build_default_op.log_of_softmax)
-    assert under.kind == "check" and any("1.4e-45" in h for h in under.hints), under.hints
-    assert not any("no exponent is positive" in h for h in under.hints)
+def test_underflow_and_overflow_name_their_cause_and_open_the_fix_first():
+    under = build_default_op.exercise(5).check(build_default_op.log_of_softmax)
+    assert under.kind == "check" and "1.4e-45" in under.text and "3.4e38" not in under.text
     over = build_default_op.exercise(5).check(build_default_op.naive)
-    assert over.kind == "value" and not any("1.4e-45" in h for h in over.hints)
+    assert over.kind == "check" and "3.4e38" in over.text and "1.4e-45" not in over.text
+    for verdict in (under, over):  # the first hint is the shift, never the formula again
+        assert len(verdict.hints) == 1 and "constant c" in verdict.hints[0], verdict.hints
+        assert "x_i - log(sum_j e^(x_j))" not in verdict.hints[0]
+
+
+def test_a_wrong_formula_still_opens_the_formula_first():
+    verdict = build_default_op.exercise(5).check(build_default_op.last_dim)
+    assert verdict.kind == "value" and "x_i - log" in verdict.hints[0], verdict.hints
 
 
 @pytest.mark.parametrize("how", ["lambda", "named function"])

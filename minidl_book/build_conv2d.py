@@ -159,8 +159,8 @@ weight_reshaped_only = _conv_weight_as((0, 1, 2, 3))
 
 #: name → (wrong conv2d, the verdict kind it must get)
 PLANTED = {
-    "pads swapped top/bottom": (pads_swapped, "value"),
-    "groups ignored": (groups_ignored, "value"),
+    "pads swapped top/bottom": (pads_swapped, "check"),
+    "groups ignored": (groups_ignored, "check"),
     "dilation ignored": (dilation_ignored, "check"),
     "dilation ignored, output undilated": (dilation_ignored_everywhere, "check"),
     "weight rows (c, i, j), patches (i, j, c)": (weight_transposed, "check"),
@@ -302,6 +302,37 @@ def _dilation(solution, case: dict, outputs: dict, watch) -> str | None:
     return None
 
 
+def _pads_and_groups(solution, case: dict, outputs: dict, watch) -> str | None:
+    """Name two slips by the output they give: the pads swapped end for end (top with
+    bottom, left with right), and every output channel reading the first group's inputs."""
+    o = case["options"]
+    found = outputs.get("out on Flex")
+    if found is None:
+        return None
+    found = np.asarray(found, dtype=np.float64)
+    right = _numpy_conv(case, "ijc", "ijco")
+    if found.shape != right.shape or np.allclose(found, right, 1e-4, 1e-4):
+        return None
+    swapped = _numpy_conv({**case, "options": _with(o, padding=o.padding_end,
+                                                    padding_end=o.padding)}, "ijc", "ijco")
+    if found.shape == swapped.shape and np.allclose(found, swapped, 1e-4, 1e-4):
+        return (f"Your pads are swapped end for end: this case pads (top, left) = "
+                f"{tuple(o.padding)} and (bottom, right) = {tuple(o.padding_end)}, and your "
+                f"output is the one with the two exchanged. options.padding goes before the "
+                f"first row (column), options.padding_end after the last.")
+    if o.groups > 1:
+        c_group = case["weight"].shape[1]
+        first = {**case, "x": case["x"][:, :c_group], "options": _with(o, groups=1)}
+        slip = _numpy_conv(first, "ijc", "ijco")
+        if found.shape == slip.shape and np.allclose(found, slip, 1e-4, 1e-4):
+            return (f"Every output channel of yours reads input channels 0..{c_group - 1}, "
+                    f"the first group's. This case has groups = {o.groups}: output channels "
+                    f"g * c_out / groups onward read input channels g * {c_group} onward, "
+                    f"with their own slice of the weight. Slice x and the weight per group, "
+                    f"one matmul each, and concatenate the outputs along the channels.")
+    return None
+
+
 def _shape(array) -> str:
     return f"f32{list(np.shape(array))}"
 
@@ -408,7 +439,7 @@ def exercise(max_examples: int = 10) -> BuildExercise:
         cases=_cases(),
         run=_run,
         references=[Reference("torch.nn.functional.conv2d", _torch, rtol=1e-4, atol=1e-4)],
-        checks=[_weight_order, _dilation],
+        checks=[_weight_order, _dilation, _pads_and_groups],
         rules=Rules(forbidden={_OWN_CONV: "call a backend's own convolution (build it "
                                             "from cls.float_* ops)"},
                     no_numpy=True, helpers=(pad,)),

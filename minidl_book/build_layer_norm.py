@@ -295,9 +295,22 @@ EXAMPLES = [
 ]
 
 
+#: what a verdict says after the values of ``g``
+G_LABEL = ("  (the upstream gradient: on Flex autodiff the checker runs "
+           "(out * g).sum().backward() and compares the gradients of x, gamma and beta with "
+           "torch's)")
+
+
 class _LayerNormExercise(BuildExercise):
     """Says what a call of the backend's own layer_norm is: a call of the op being written
     (the checker installed the reader's function there, so the watch would name its wrapper)."""
+
+    def verdict_for(self, solution, case):  # noqa: D102
+        verdict = super().verdict_for(solution, case)
+        if verdict is not None and verdict.inputs:
+            verdict.inputs = "\n".join(line + G_LABEL if line.startswith("g = ") else line
+                                        for line in verdict.inputs.splitlines())
+        return verdict
 
     def _raised(self, err, files, inputs, message=""):
         """A crash on beta's account gets beta's own verdict, not the gamma-reshape hint."""

@@ -12,6 +12,7 @@ PyTorch's ``layer_norm`` records.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
@@ -24,7 +25,7 @@ from minidl.debug.flowchart import Flowchart
 
 __trace_hide__ = True
 
-__all__ = ["FLEX_BOTTOM", "LAYER_NORM_STEPS", "Route", "route_chart", "route_map",
+__all__ = ["FLEX_BOTTOM", "LAYER_NORM_STEPS", "Route", "args_at", "route_chart", "route_map",
            "steps_picture", "trace_route"]
 
 #: the Flex ops at the bottom of the chapter's routes: the first one a forward reaches
@@ -86,12 +87,20 @@ def trace_route(layer, x) -> Route:
                  [k for h in t.hits for k in h.kernels], steps, t.result)
 
 
+def args_at(fn: Callable[[], object], op: str) -> tuple[object, str]:
+    """Run ``fn`` under ``debug.trace`` with a breakpoint on ``op`` (a name such as
+    ``"Flex.layer_norm"``); return its result and the arguments the first hit received."""
+    t = debug.trace(fn, breakpoints=f"^{re.escape(op)}$", echo=False)
+    return t.result, t.first().frames[0].args
+
+
 def _kernel(name: str) -> str:
     return name.removeprefix("kernel ").removesuffix(" [numba]")
 
 
-def _boxes(route: Route) -> list[tuple[str, str]]:
-    """The column of one route: (colour key, label) per box, top to bottom."""
+def _boxes(route: Route, named: bool = True) -> list[tuple[str, str]]:
+    """The column of one route: (colour key, label) per box, top to bottom; with ``named``
+    off, the steps and the Flex ops are counted, not named."""
     names = [name for name, _ in route.above]
     first = next(i for i, n in enumerate(names) if n.startswith("Dispatch."))
     module = names[:first]
@@ -104,14 +113,14 @@ def _boxes(route: Route) -> list[tuple[str, str]]:
         name, note = ad[0]
         label = name + ("\n(the ModuleOps default)" if note else "")
         n = len(route.steps or [])
-        label += f"\nrecords {n} step{'s' * (n != 1)}:"
+        label += f"\nrecords {n} step{'s' * (n != 1)}" + (":" if named else "")
         line = ""
-        for op in route.steps or []:
+        for op in route.steps if named and route.steps else []:
             if line and len(line) + len(op) + 2 > 22:
                 label += "\n" + line + ","
                 line = ""
             line = f"{line}, {op}" if line else op
-        boxes.append(("autodiff", label + "\n" + line))
+        boxes.append(("autodiff", label + ("\n" + line if line else "")))
     ops = list(dict.fromkeys(route.flex_ops))
     if len(ops) == 1:
         kernels = list(dict.fromkeys(_kernel(k) for k in route.kernels))
@@ -120,22 +129,24 @@ def _boxes(route: Route) -> list[tuple[str, str]]:
         own = "Flex." + dispatch[0].removeprefix("Dispatch.")
         assert own not in ops, own
         shown = ", ".join(o.removeprefix("Flex.") for o in ops[:2])
-        boxes.append(("backend", f"{len(route.flex_ops)} Flex ops, one a step:\n{shown},\n"
-                      f"...\n{own} not entered"))
+        listed = f"\n{shown},\n..." if named else ""
+        boxes.append(("backend", f"{len(route.flex_ops)} Flex ops, one a step:{listed}\n"
+                      f"{own} not entered"))
     return boxes
 
 
-def route_chart(routes: dict, title: str | None = None) -> Flowchart:
+def route_chart(routes: dict, title: str | None = None, unnamed: tuple = ()) -> Flowchart:
     """Draw ``routes`` (:class:`Route` by any key) side by side, one column each, headed
     ``"<layer> on <device>"``: the layer's frames, Dispatch, Autodiff (or its absence) and
-    what Flex ran."""
+    what Flex ran. The routes whose keys are in ``unnamed`` count their steps and Flex ops
+    without naming them (a build-it below asks for them)."""
     chart = Flowchart("TB", title=title)
-    for c, route in enumerate(routes.values()):
+    for c, (route_key, route) in enumerate(routes.items()):
         device = route.device.removeprefix("Device.")
         chart.node(f"c{c}h", f"{route.layer} on\n{device}", shape="round", fill="#FFFFFF",
                    stroke="#616161")
         prev, skipped = f"c{c}h", False
-        for r, (key, label) in enumerate(_boxes(route)):
+        for r, (key, label) in enumerate(_boxes(route, named=route_key not in unnamed)):
             nid = f"c{c}_{r}"
             if key == "none":
                 chart.node(nid, label, fill="#FFFFFF", stroke=COLORS["user"][1])

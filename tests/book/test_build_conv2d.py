@@ -131,8 +131,18 @@ def test_a_dilation_slip_typed_into_a_cell_gets_the_dilation_hint():
 
 
 def test_a_failing_case_prints_shapes_and_names_the_upstream_gradient():
+    # a value slip no check names: the bias added twice
+    source = READER_TRANSPOSED.replace(
+        "cls.float_reshape(wg, (per_group, c_group * k1 * k2))",
+        "cls.float_permute(wg, (2, 3, 1, 0))").replace(
+        "cls.float_permute(wg, (1, 0))",
+        "cls.float_reshape(wg, (k1 * k2 * c_group, per_group))").replace(
+        "out = cls.float_add(out, cls.float_reshape(bias, (1, c_out)))",
+        "out = cls.float_add(out, cls.float_reshape(bias, (1, c_out)))\n"
+        "        out = cls.float_add(out, cls.float_reshape(bias, (1, c_out)))")
     verdict = build_conv2d.exercise(3).find_failure(
-        build_conv2d.PLANTED["pads swapped top/bottom"][0])
+        _from_cell(source, "conv2d", pad=build_conv2d.pad))
+    assert verdict is not None and verdict.kind == "value", verdict
     lines = verdict.inputs.splitlines()
     assert lines[0].startswith("x = f32[") and lines[0].endswith("]"), lines[0]
     assert "[[" not in verdict.inputs  # no values, only shapes
@@ -149,3 +159,14 @@ def test_an_output_of_the_wrong_shape_gets_a_shape_verdict_not_a_crash():
     verdict = build_conv2d.exercise(3).find_failure(
         _from_cell(source, "conv2d", pad=build_conv2d.pad))
     assert verdict is not None and verdict.kind == "shape", verdict.render()
+
+
+def test_swapped_pads_and_ignored_groups_get_their_own_hints():
+    swapped = build_conv2d.exercise(3).find_failure(
+        build_conv2d.PLANTED["pads swapped top/bottom"][0])
+    assert swapped.kind == "check" and "swapped end for end" in swapped.text, swapped.text
+    assert "Pad first" not in swapped.render()  # not the generic value hint
+    ignored = build_conv2d.exercise(3).find_failure(
+        build_conv2d.PLANTED["groups ignored"][0])
+    assert ignored.kind == "check" and "the first group's" in ignored.text, ignored.text
+    assert "Pad first" not in ignored.render()

@@ -125,3 +125,9 @@ def test_a_beta_none_slip_gets_its_own_hint_not_the_gamma_one(planted):
     shown = verdict.render()
     assert "beta" in verdict.text and "None" in verdict.text, shown
     assert "reshape(gamma" not in shown and "mean of its squares" not in shown, shown
+
+
+def test_a_failing_case_names_g_the_upstream_gradient():
+    verdict = build_layer_norm.exercise(2).find_failure(build_layer_norm.unbiased)
+    g_lines = [line for line in verdict.inputs.splitlines() if line.startswith("g = ")]
+    assert g_lines and "the upstream gradient" in g_lines[0], verdict.inputs

@@ -1,5 +1,6 @@
 """Pictures of the dispatch chapter: what a tensor holds (nested boxes), what each pair of
-input kinds does (a grid), where the autodiff layer is chosen in PyTorch and in
+input kinds does (a grid), minidl's and burn's ``DispatchTensor`` side by side (what each
+routes on), where the autodiff layer is chosen in PyTorch and in
 burn/minidl (two stacks side by side), and the order Python looks a method up in (a class
 chain in two columns)."""
 
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["lookup_chain", "kind_grid", "nesting", "two_stacks"]
+__all__ = ["kind_grid", "lookup_chain", "nesting", "struct_pair", "two_stacks"]
 
 _FILL = ("#eef3fb", "#dbe7f7", "#fdf0d5", "#e4f2e4")
 
@@ -170,5 +171,47 @@ def lookup_chain(columns: Sequence[tuple[str, Sequence[tuple[str, str, bool]]]],
                 fontsize=7.5, color="#777", style="italic")
     if title:
         ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def struct_pair(structs: Sequence[tuple[str, Sequence[tuple[str, str, str, str]], str]],
+                title: str = ""):
+    """Two (or more) structs side by side, each ``(title, fields, footer)`` with fields
+    ``(name, example, note, routes)``: a field whose ``routes`` label is not empty is what
+    routing reads (blue, the label in its corner); the others are grey."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch
+
+    rows = max(len(fields) for _, fields, _ in structs)
+    fig, axes = plt.subplots(1, len(structs), figsize=(4.9 * len(structs), 1.05 * rows + 1.2))
+    for ax, (name, fields, footer) in zip(axes, structs):
+        ax.set_xlim(0, 1)
+        ax.set_ylim(rows + 0.55, -0.55)
+        ax.axis("off")
+        ax.add_patch(FancyBboxPatch((0.01, -0.3), 0.98, rows + 0.25, boxstyle="round,pad=0.01",
+                                    fc="white", ec="#555", lw=1.0))
+        ax.text(0.5, -0.12, name, ha="center", va="center", fontsize=9, weight="bold",
+                family="monospace")
+        for r, (field, example, note, routes) in enumerate(fields):
+            y0 = r + 0.08
+            ax.add_patch(FancyBboxPatch(
+                (0.05, y0), 0.9, 0.8, boxstyle="round,pad=0.01",
+                fc="#dbe7f7" if routes else "#f2f2f2", ec="#3b6fb6" if routes else "#888",
+                lw=1.5 if routes else 0.8))
+            ax.text(0.08, y0 + 0.15, field, ha="left", va="center", fontsize=8.5,
+                    weight="bold", family="monospace")
+            if routes:
+                ax.text(0.92, y0 + 0.15, routes, ha="right", va="center", fontsize=7.5,
+                        color="#3b6fb6", weight="bold")
+            ax.text(0.08, y0 + 0.4, example, ha="left", va="center", fontsize=7.5,
+                    family="monospace")
+            ax.text(0.08, y0 + 0.65, note, ha="left", va="center", fontsize=7.5,
+                    style="italic")
+        if footer:
+            ax.text(0.5, rows + 0.2, footer, ha="center", va="center", fontsize=7.5,
+                    color="#555")
+    if title:
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig

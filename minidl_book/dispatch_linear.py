@@ -15,7 +15,7 @@ from minidl.backend import ModuleOps
 from minidl.dispatch import Dispatch, write_forwarders
 
 __all__ = ["forwarding_linear", "forwarding_your_linear", "generated_linear", "linear_source",
-           "plain_linear_routes"]
+           "plain_linear_routes", "torch_nodes"]
 
 
 def generated_linear():
@@ -85,3 +85,15 @@ def plain_linear_routes(forwarded: bool = True) -> list[str]:
     with block(), debug.debug_level(1, capture=True) as log:
         layer(x)
     return log.lines
+
+
+def torch_nodes(out) -> list[str]:
+    """The autograd nodes behind a PyTorch result, output first: ``out.grad_fn``, then each
+    node's ``next_functions``, breadth-first (the leaves' ``AccumulateGrad`` left out)."""
+    names, todo = [], [out.grad_fn]
+    while todo:
+        node = todo.pop(0)
+        names.append(type(node).__name__)
+        todo += [n for n, _ in node.next_functions
+                 if n is not None and type(n).__name__ != "AccumulateGrad"]
+    return names

@@ -116,11 +116,13 @@ def _strategy_name(device: Device) -> str:
 
 
 def validate_checkpointing(op: str, lhs: Device, rhs: Device) -> None:
-    """Refuse an op whose inputs sit on autodiff devices with different checkpointing
-    strategies (burn-dispatch's ``validate_checkpointing``, word for word): one backward pass
-    cannot both keep and recompute the same step. A plain input has no strategy and takes
-    the autodiff one, as in burn."""
-    if lhs.checkpointing != rhs.checkpointing:
+    """Refuse an op whose inputs sit on two autodiff devices with different checkpointing
+    strategies: one backward pass cannot both keep and recompute the same step. A plain
+    device has no strategy and passes beside any device; the op then runs with the autodiff
+    input's strategy. So does burn-dispatch's ``validate_checkpointing`` (src/device.rs:174
+    at v0.22.0-pre.2, :210 on main): ``(None, rhs) => rhs``, a missing strategy "promoted";
+    only ``(Some(a), Some(b))`` with a != b panics. The message is pre.2's, after the op."""
+    if lhs.is_autodiff() and rhs.is_autodiff() and lhs.checkpointing != rhs.checkpointing:
         # burn asserts (a panic); here it is the same kind of error as a wrong device
         raise ValueError(
             f"{op}: Autodiff strategy mismatch: {_strategy_name(lhs)} vs {_strategy_name(rhs)}. "

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from minidl import Device, Tensor
+from minidl.dispatch.route import validate_checkpointing
 
 BURN_TEXT = "Autodiff strategy mismatch: {} vs {}. Tensors in the same operation must share a strategy."
 
@@ -35,3 +36,15 @@ def test_a_plain_input_takes_the_strategy_of_the_autodiff_one():
         assert out.device.checkpointing == "balanced"
     grads = (c * b).sum().backward()
     np.testing.assert_array_equal(b.grad(grads).to_numpy(), np.full(3, 2.0, np.float32))
+
+
+def test_validate_checkpointing_lets_a_plain_device_pass_as_burns_promotes_it():
+    """burn-dispatch's validate_checkpointing: (None, Some(s)) => Some(s), no panic (src/device.rs
+    at v0.22.0-pre.2 and main). Only two autodiff devices can mismatch."""
+    balanced = Device.flex().autodiff().gradient_checkpointing()
+    for plain in (Device.flex(), Device.ndarray()):
+        validate_checkpointing("float_add", plain, balanced)
+        validate_checkpointing("float_add", balanced, plain)
+    validate_checkpointing("float_add", Device.flex(), Device.flex())
+    with pytest.raises(ValueError, match="float_add: Autodiff strategy mismatch: None vs Balanced"):
+        validate_checkpointing("float_add", Device.flex().autodiff(), balanced)

@@ -156,7 +156,7 @@ _NUMBER_WORDS = {
         "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
         " fifteen sixteen seventeen eighteen nineteen twenty".split()
     )
-}
+} | {"once": 1, "twice": 2, "thrice": 3}  # "how many times?": "never" is 0, "once" 1
 
 
 def _parts_of(text: str) -> tuple[str, ...]:

@@ -143,6 +143,16 @@ def keeps_the_graph(bn, x: Tensor) -> Tensor:
     return batch_norm(x, bn.gamma.val(), bn.beta.val(), mean, var, bn.epsilon)
 
 
+def normalises_detached(bn, x: Tensor) -> Tensor:
+    """Normalises with detached statistics: right numbers, x's gradient misses their paths."""
+    if not _training(bn, x):
+        return _infer(bn, x)
+    mean, var = _stats(x)
+    _fold(bn, mean, var)
+    return batch_norm(x, bn.gamma.val(), bn.beta.val(), mean.detach(), var.detach(),
+                      bn.epsilon)
+
+
 def infers_synced(bn, x: Tensor) -> Tensor:
     """The inference path reads value_sync(): never stale, unlike burn's."""
     if not _training(bn, x):
@@ -159,6 +169,7 @@ PLANTED = {
     "the flag alone": (flag_only, "check", "two questions"),
     "inference reads value_sync()": (infers_synced, "check", "value()"),
     "the fold keeps the graph": (keeps_the_graph, "check", "detach()"),
+    "normalised with detached statistics": (normalises_detached, "check", "detached"),
 }
 
 
@@ -337,6 +348,18 @@ def _slips(solution, case: dict, outputs: dict, watch) -> str | None:
                     "variance in without cutting it off, so the running state keeps this "
                     "batch's graph, and every later one's, alive. burn folds "
                     "mean.detach() and var.detach() (batch.rs); .inner() cuts it too.")
+    for i, step in enumerate(case["steps"], 1):
+        if not (step["flag"] and step["autodiff"]) or f"step {i} grad x" not in outputs:
+            continue
+        x = step["x"].astype(np.float64)  # the gradient if mean and var were constants:
+        constant = step["g"] * case["gamma"] / np.sqrt(x.var(0) + 1e-5)
+        if (_close(outputs[f"step {i} out"], right[f"step {i} out"])
+                and _close(outputs[f"step {i} grad x"], constant)):
+            return (f"Step {i} ({_kind(step)}): your outputs are right but x's gradient is "
+                    "not. You normalised with detached statistics, so the gradient skips "
+                    "the paths through the batch's mean and variance (each depends on every "
+                    "x). Normalise with the tracked mean and var; detach only what you fold "
+                    "into the running state.")
     if all(_close(outputs.get(k), v) for k, v in right.items()):
         return None
     for slip, text in _SLIPS:

@@ -11,8 +11,8 @@
 - :func:`as_bool`, :func:`as_number` and the comparisons built on them: the chapter's
   exercises read ``"False"``, ``"4/3"`` or ``"1"`` as the reader means them.
 - :func:`running_state_timeline`, :func:`clone_picture`: the two RunningState pictures;
-  :func:`epoch_strip`: a frozen BatchNorm across epochs; :func:`burn_timeline`: the burn
-  versions the chapter names.
+  :func:`epoch_strip`: a frozen BatchNorm across epochs; :func:`stale_grid`: which
+  statistics each way of running inference reads.
 """
 
 from __future__ import annotations
@@ -26,12 +26,13 @@ from minidl import Device, Tensor
 from minidl.debug.flowchart import Flowchart
 from minidl.nn import DropoutConfig, LinearConfig, Sequential
 from minidl_book.exercises import Exercise, _parts_of
+from minidl_book.verdict import WRONG
 
-__all__ = ["PairExercise", "T", "as_bool", "as_number", "as_pair", "batch", "burn_timeline",
+__all__ = ["PairExercise", "T", "as_bool", "as_number", "as_pair", "batch",
            "clone_picture",
            "close_number", "decision_chart", "is_pair", "mini_model", "mode_state",
-           "modes_chart", "epoch_strip", "random_batch", "running_state_timeline", "same_bool", "same_int",
-           "vec"]
+           "modes_chart", "epoch_strip", "random_batch", "running_state_timeline", "same_bool",
+           "same_int", "stale_grid", "vec"]
 
 
 def T(array, device: Device) -> Tensor:
@@ -137,11 +138,15 @@ def as_bool(value) -> bool:
 
 def as_number(value) -> float:
     """A number, also written as a string the book's other exercises read (``"4/3"``,
-    ``"1.333"``, ``"one"``, ``"4,000"``), after a leading hedge (``"about 4000"``);
+    ``"1.333"``, ``"one"``, ``"4,000"``), after a leading hedge (``"about 4000"``), as a
+    ratio (``"4:3"``) or as the last side of a worked line (``"n/(n-1) = 4/3"``);
     ``Fraction(4, 3)``. Anything else raises ``ValueError`` saying it is not a number."""
     from minidl_book.exercises import _number_of
 
     if isinstance(value, str):
+        if "=" in value:  # "n/(n-1) = 4/3": the number is the last side
+            value = value.rsplit("=", 1)[1]
+        value = re.sub(r"^\s*(\d+)\s*:\s*(\d+)\s*$", r"\1/\2", value)  # "4:3"
         text = re.sub(r"^\s*(about|around|roughly|approximately|approx\.?|~|\u2248)\s*", "",
                       value, flags=re.I)
         number = _number_of(text)
@@ -173,9 +178,14 @@ def close_number(rtol: float = 0.0, atol: float = 0.0):
 
 def as_pair(prediction):
     """A ``(zeros, moves)`` answer as a tuple: a tuple or list of two, or one string the
-    book's tuple reading splits in two (``"4000, True"``, ``"(4000, yes)"``); else None."""
+    book's tuple reading splits in two (``"4000, True"``, ``"(4000, yes)"``, ``"4000 yes"``);
+    else None."""
     if isinstance(prediction, str):
-        prediction = _parts_of(prediction)
+        text = prediction
+        prediction = _parts_of(text)
+        if len(prediction) == 1:  # "4000 yes", "(about 4000 moves)": the last word
+            head, _, last = text.strip().strip("()[]{} ").rpartition(" ")
+            prediction = (head, last) if head.strip() else prediction
     if isinstance(prediction, tuple | list) and len(prediction) == 2:
         return tuple(prediction)
     return None
@@ -186,15 +196,18 @@ def is_pair(prediction) -> bool:
     return as_pair(prediction) is not None
 
 
-def zeros_and_moves(prediction, truth, tolerance: int = 400) -> tuple[bool | None, bool]:
+def zeros_and_moves(prediction, truth, tolerance: int = 400,
+                    centre: float | None = None) -> tuple[bool | None, bool]:
     """Which half of a ``(zeros, moves)`` prediction is right (each half on its own); the
-    count is ``None`` when it cannot be read as a number."""
+    count is ``None`` when it cannot be read as a number. The count is right within
+    ``tolerance`` of ``centre`` (the count a reader reasons to, p · n) when given, else of
+    the measured one."""
     pair = as_pair(prediction)
     if pair is None:
-        raise TypeError(f"not a pair: {type(prediction).__name__}")
+        raise ValueError("write the answer as a pair (zeros, moves), e.g. (0, False)")
     zeros, moves = pair
     try:
-        count_ok = abs(as_number(zeros) - truth[0]) <= tolerance
+        count_ok = abs(as_number(zeros) - (truth[0] if centre is None else centre)) <= tolerance
     except (TypeError, ValueError):
         count_ok = None  # unreadable, not wrong
     try:
@@ -207,16 +220,24 @@ def zeros_and_moves(prediction, truth, tolerance: int = 400) -> tuple[bool | Non
 class PairExercise(Exercise):
     """An :class:`Exercise` whose ``(zeros, moves)`` answer says which half is wrong."""
 
-    def __init__(self, question: str, truth, *, hint: str = "") -> None:
-        super().__init__(question, truth,
-                         compare=lambda p, t: all(x is True for x in zeros_and_moves(p, t)),
-                         hint=hint)
+    def __init__(self, question: str, truth, *, hint: str = "", tolerance: int = 400,
+                 centre: float | None = None) -> None:
+        self.tolerance, self.centre = tolerance, centre
+        super().__init__(
+            question, truth, hint=hint,
+            compare=lambda p, t: all(x is True for x in zeros_and_moves(
+                p, t, tolerance, centre)))
 
     def check(self, prediction=...) -> bool:
+        if prediction is not Ellipsis and not is_pair(prediction):
+            print(f"{WRONG} {prediction!r} is not a pair the checker can read: write "
+                  "(zeros, moves), e.g. (0, False) or \"0, no\".")
+            return False
         ok = super().check(prediction)
         if not ok and prediction is not Ellipsis and is_pair(prediction):
             try:
-                count_ok, moves_ok = zeros_and_moves(prediction, self.measure())
+                count_ok, moves_ok = zeros_and_moves(prediction, self.measure(),
+                                                     self.tolerance, self.centre)
             except (TypeError, ValueError):
                 return ok
             right = {True: "right", False: "not right"}
@@ -291,7 +312,7 @@ def modes_chart() -> Flowchart:
     chart.node("train", "training\nflag on, autodiff,\nwants grad", shape="round")
     chart.node("valid", "valid() snapshot\nflag off, plain device\n(PyTorch: eval + no_grad)"
                "\nback: .train()")
-    chart.node("frozen", "frozen\nflag off, no grad; train()\nand valid() keep it frozen"
+    chart.node("frozen", "frozen\nflag off, no grad;\nvalid().train() keeps it"
                "\nback: .unfreeze()")
     chart.node("nograd", "no_grad()\nflag on, no grad\n(dropout still drops)"
                "\nback: .set_require_grad(True)")
@@ -304,7 +325,8 @@ def modes_chart() -> Flowchart:
 
 def epoch_strip(rows: dict[str, list[bool]]):
     """One row per framework: is the BatchNorm in training mode in each epoch (epochs after
-    the first start with ``model.train()``)? ``rows``: label → the measured flags."""
+    the first start from an evaluation: PyTorch's ``model.train()``, burn's
+    ``valid().train()``)? ``rows``: label → the measured flags."""
     import matplotlib.pyplot as plt
 
     epochs = len(next(iter(rows.values())))
@@ -318,7 +340,7 @@ def epoch_strip(rows: dict[str, list[bool]]):
                                        ec="#616161", lw=0.8))
             ax.text(e, r + 0.5, text, ha="center", va="center", fontsize=7)
     for e in range(epochs):
-        head = f"epoch {e + 1}" + ("\nafter model.train()" if e else "")
+        head = f"epoch {e + 1}" + ("\nafter an evaluation" if e else "")
         ax.text(e, len(rows) + 0.05, head, ha="center", va="bottom", fontsize=8)
     ax.set_xlim(-2.6, epochs - 0.5)
     ax.set_ylim(0, len(rows) + 0.75)
@@ -327,33 +349,31 @@ def epoch_strip(rows: dict[str, list[bool]]):
     return fig
 
 
-#: The burn versions the chapter names, oldest first: (version and date, what it has).
-BURN_VERSIONS = [
-    ("burn 0.21.0\n7 May 2026",
-     "Dropout asks the\ndevice only; BatchNorm\nfolds the biased variance"),
-    ("v0.22.0-pre.2 (10 Aug 2026);\nmain, 21 Aug 2026:\nthe source read here",
-     "older than 0.22.1, no PR #5498:\nDropout asks the device only;\na plain + autodiff mix panics;\nvariance biased"),
-    ("v0.22.0-pre.4\n(later)", "PR #5498 adds the flag\n(training: Param<Flag>)"),
-    ("burn 0.22.1: the burn\nbook's run (this chapter)",
-     "Dropout asks flag and device;\nthe mix runs; variance biased\n(unchanged on main after 0.22.1)"),
-]
-
-
-def burn_timeline(versions=BURN_VERSIONS):
-    """The versions on one arrow, oldest left: where each fact of the chapter was read."""
+def stale_grid(placed: dict[str, tuple[int, int]]):
+    """The four statistics an inference can normalise with (running mean 0 or folded ×
+    running variance 1 or folded), each way of running inference written in the cell it
+    was found in. ``placed``: way → (mean row, variance column), as the chapter measured."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8.6, 2.0))
-    ax.annotate("", xy=(len(versions) - 0.45, 1), xytext=(-0.5, 1),
-                arrowprops={"arrowstyle": "->", "color": "#616161"})
-    for i, (version, what) in enumerate(versions):
-        now = i == len(versions) - 1
-        ax.plot(i, 1, "o", color="#E65100" if now else "#616161", ms=6)
-        ax.text(i, 1.18, version, ha="center", va="bottom", fontsize=7.5,
-                fontweight="bold" if now else "normal")
-        ax.text(i, 0.82, what, ha="center", va="top", fontsize=7)
-    ax.set_xlim(-0.6, len(versions) - 0.4)
-    ax.set_ylim(0.05, 1.85)
+    fig, ax = plt.subplots(figsize=(6.4, 2.5))
+    rows, cols = ("mean 0\n(initial)", "mean folded\n(after the forward)"), (
+        "variance 1 (initial)", "variance folded")
+    for r in range(2):
+        ax.text(-0.08, 1.5 - r, rows[r], ha="right", va="center", fontsize=9)
+        for c in range(2):
+            ways = [w for w, cell in placed.items() if cell == (r, c)]
+            fresh = (r, c) == (1, 1)
+            face = ("#C8E6C9" if fresh else "#FFE0B2") if ways else "#F5F5F5"
+            ax.add_patch(plt.Rectangle((c + 0.03, 1.03 - r), 0.94, 0.94, fc=face,
+                                       ec="#616161", lw=0.8))
+            text = "\n".join(ways) + ("\n(fresh)" if fresh else "\n(stale: one update behind)") \
+                if ways else "(no way lands here)"
+            ax.text(c + 0.5, 1.5 - r, text, ha="center", va="center",
+                    fontsize=9 if ways else 8, color="#212121" if ways else "#9E9E9E")
+    for c in range(2):
+        ax.text(c + 0.5, 2.08, cols[c], ha="center", va="bottom", fontsize=9)
+    ax.set_xlim(-1.0, 2.05)
+    ax.set_ylim(-0.02, 2.35)
     ax.axis("off")
     fig.tight_layout()
     return fig

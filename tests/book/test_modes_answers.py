@@ -11,16 +11,32 @@ from minidl_book.modes import PairExercise, close_number
 
 def test_a_pair_written_as_one_string_is_the_pair():
     ex = PairExercise("zeros and moves?", truth=lambda: (4000, True))
-    for right in ("4000, True", "(3900, yes)", "[4000; true]", (4000, "True")):
+    for right in ("4000, True", "(3900, yes)", "[4000; true]", (4000, "True"), "4000 yes",
+                  "4000 True", "about 4000 moves"):
         assert ex.accepts(right), right
-    for wrong in ("4000, False", "0, True", "4000 True", "4000, True, 1"):
+    for wrong in ("4000, False", "0, True", "4000 no", "4000, True, 1"):
         assert not ex.accepts(wrong), wrong
+
+
+def test_the_count_is_judged_around_the_reasoned_count_not_the_measured_one():
+    """Measured 4034: 3600 is within 400 of p * n = 4000, the count a reader reasons to."""
+    ex = PairExercise("zeros and moves?", truth=lambda: (4034, True), centre=4000)
+    assert ex.accepts((3600, True)) and ex.accepts("4400, yes")
+    assert not ex.accepts((4434, True)) and not ex.accepts((3590, True))
+
+
+def test_a_non_pair_gets_a_plain_message(capsys):
+    ex = PairExercise("zeros and moves?", truth=lambda: (4000, True))
+    assert not ex.check(4000)
+    out = capsys.readouterr().out
+    assert "not a pair" in out and "TypeError" not in out
 
 
 def test_a_fraction_is_read_as_the_ratio_it_holds():
     ex = Exercise("ratio?", truth=lambda: 4 / 3, compare=close_number(atol=5e-3))
     assert ex.accepts(Fraction(4, 3)) and ex.accepts("4/3")
-    assert not ex.accepts(Fraction(5, 4))
+    assert ex.accepts("n/(n-1) = 4/3") and ex.accepts("4:3")
+    assert not ex.accepts(Fraction(5, 4)) and not ex.accepts("n/(n-1) = 5/4")
 
 
 def test_a_number_word_is_the_number_and_a_hedged_count_is_read():

@@ -17,11 +17,13 @@ from minidl.debug.diagram import COLORS
 from minidl.debug.flowchart import Flowchart
 from minidl.debug.frames import Frame, Hit, split_args
 from minidl.debug.trace import Trace
+from minidl_book.exercises import Exercise
 
 __all__ = ["CRATES", "package_of", "package_groups", "package_path", "paths_side_by_side",
            "wrapper_of", "walk_steps", "backward_walk", "two_routes", "wrapper_boxes",
            "torch_twin", "to_torch", "step_backwards", "computes", "matmul_grads", "data",
-           "show_source", "numbered", "compact_ids", "loss_sketch"]
+           "show_source", "numbered", "compact_ids", "loss_sketch", "HintedExercise",
+           "record_backward"]
 
 #: minidl package → (burn crate, colour key of ``minidl.debug.diagram.COLORS``)
 CRATES = {
@@ -476,3 +478,34 @@ def show_source(obj) -> None:
     from IPython.display import Code, display
 
     display(Code(inspect.getsource(obj), language="python"))
+
+
+class HintedExercise(Exercise):
+    """An :class:`Exercise` with a hint of its own for a known wrong answer (``answer_hints``:
+    ``{answer: hint}``; an answer matches as :meth:`Exercise.accepts` compares, so "seven"
+    matches 7), in place of the general hint."""
+
+    def __init__(self, *args, answer_hints: dict, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.answer_hints = dict(answer_hints)
+
+    def check(self, prediction=...) -> bool:
+        general = self.hint
+        if prediction is not Ellipsis:
+            self.hint = next((text for answer, text in self.answer_hints.items()
+                              if self.accepts(prediction, answer)), general)
+        try:
+            return super().check(prediction)
+        finally:
+            self.hint = general
+
+
+def record_backward(loss, kernels: str = r"^kernel gemm") -> Trace:
+    """``loss.backward()`` under ``debug.trace``, with a breakpoint on the ``backward`` of
+    every step class in the loss's graph and one on ``kernels``; nothing printed (the step
+    classes resolve only during the run, as lldb's pending breakpoints do).
+    ``trace.result`` is the gradients."""
+    from minidl import debug
+
+    steps = step_backwards(debug.graph(loss))
+    return debug.trace(lambda: loss.backward(), breakpoints=[steps, kernels], echo=False)

@@ -68,7 +68,7 @@ class Conv2d(Module):
         weight = self.weight.val()
         assert_shape(input, [None, weight.shape[1] * self.groups, None, None], name="input")
         _, _, height, width = input.dims()
-        top, left, bottom, right = self.padding.pads(height, width, self.kernel_size, self.stride, self.dilation)
+        top, bottom, left, right = self.padding.pads(height, width, self.kernel_size, self.stride, self.dilation)
         options = ConvOptions(stride=self.stride, padding=(top, left), dilation=self.dilation,
                               groups=self.groups, padding_end=(bottom, right))
         bias = self.bias.val() if self.bias is not None else None

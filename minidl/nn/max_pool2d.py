@@ -18,7 +18,7 @@ def symmetric_pads(owner: str, padding: PaddingConfig2d, height: int, width: int
                    kernel_size: tuple[int, int], strides: tuple[int, int],
                    dilation: tuple[int, int] = (1, 1)) -> tuple[int, int]:
     """``(pad_h, pad_w)``; a pool cannot pad one side more than the other."""
-    top, left, bottom, right = padding.pads(height, width, kernel_size, strides, dilation)
+    top, bottom, left, right = padding.pads(height, width, kernel_size, strides, dilation)
     if top != bottom or left != right:
         raise ValueError(f"{owner}: asymmetric padding (top={top}, left={left}, bottom={bottom}, "
                          f"right={right}) is not supported by pools")

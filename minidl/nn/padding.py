@@ -4,6 +4,10 @@
 from the input size at forward time, with an odd total putting the extra pad at the END
 (bottom/right), the ONNX convention burn follows; ``Explicit`` gives the pads:
 ``Explicit(left, right)`` in 1-D, ``Explicit(top, left, bottom, right)`` in 2-D.
+``PaddingConfig2d.pads`` answers in ``(top, bottom, left, right)`` order, the order of
+``ConvOptions.pads`` and of burn's ``calculate_padding_2d_pairs`` (``((top, bottom), (left,
+right))``): one order for every computed pad tuple; only ``Explicit``'s fields keep burn's
+``(top, left, bottom, right)``.
 """
 
 from __future__ import annotations
@@ -53,14 +57,16 @@ class PaddingConfig2d(ConfigEnum):
 
     def pads(self, height: int, width: int, kernel_size: tuple[int, int], stride: tuple[int, int],
              dilation: tuple[int, int] = (1, 1)) -> tuple[int, int, int, int]:
-        """``(top, left, bottom, right)`` for an input of ``height`` x ``width``."""
+        """``(top, bottom, left, right)`` for an input of ``height`` x ``width`` (the order of
+        ``ConvOptions.pads``; ``Explicit``'s own fields run top, left, bottom, right)."""
         if self.variant == "Valid":
             return 0, 0, 0, 0
         if self.variant == "Same":
             top, bottom = same_padding(kernel_size[0], stride[0], height, dilation[0])
             left, right = same_padding(kernel_size[1], stride[1], width, dilation[1])
-            return top, left, bottom, right
-        return int(self[0]), int(self[1]), int(self[2]), int(self[3])
+            return top, bottom, left, right
+        top, left, bottom, right = (int(v) for v in self)
+        return top, bottom, left, right
 
     def check(self, owner: str) -> None:
         """Reject negative explicit pads."""

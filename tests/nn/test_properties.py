@@ -7,6 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from minidl.backend.options import ConvOptions
 from minidl.dispatch import Device
 from minidl.nn import Conv2dConfig, Initializer, LinearConfig, PaddingConfig2d
 from minidl.nn.padding import same_padding
@@ -25,6 +26,17 @@ def test_same_padding_keeps_ceil_size_over_stride_and_pads_the_end_more(kernel, 
     span = dilation * (kernel - 1) + 1
     out = (size + start + end - span) // stride + 1
     assert out == -(-size // stride)
+
+
+def test_padding_pads_share_conv_options_order():
+    """``PaddingConfig2d.pads`` and ``ConvOptions.pads`` answer in one order, (top, bottom,
+    left, right) (burn's ``((top, bottom), (left, right))``); ``Explicit`` keeps burn's field
+    order (top, left, bottom, right)."""
+    assert PaddingConfig2d.Explicit(1, 2, 3, 4).pads(9, 9, (3, 3), (1, 1)) == (1, 3, 2, 4)
+    same = PaddingConfig2d.Same.pads(6, 7, (4, 3), (1, 1))  # height: 1 + 2, width: 1 + 1
+    assert same == (1, 2, 1, 1)
+    top, bottom, left, right = same
+    assert ConvOptions(padding=(top, left), padding_end=(bottom, right)).pads == same
 
 
 @SETTINGS

@@ -416,8 +416,49 @@ def _describe(case: dict) -> dict:
                                for i, s in enumerate(case["steps"], 1))}
 
 
+#: (a phrase of the verdict that names a slip, the hint that mends it): a named slip opens
+#: its own hint first, then the general one (each slip keeps its own ladder)
+SLIP_HINTS = [
+    ("PyTorch's rule", "Test both at the top: `if bn.training.is_enabled() and "
+     "x.device.is_autodiff():` takes the training path, anything else the inference path."),
+    ("updated the running statistics", "Call update() only on the training path: the "
+     "inference path is one line, batch_norm(x, gamma, beta, running_mean.value(), "
+     "running_var.value(), epsilon)."),
+    ("left the running statistics alone", "On the training path, after the batch's mean and "
+     "var: bn.running_mean.update(bn.running_mean.value_sync() * (1 - m) + mean.detach() * m)"
+     ", and the same line for running_var."),
+    ("still in the graph", "Fold mean.detach() and var.detach() (or .inner()); keep the "
+     "tracked mean and var for the normalisation itself."),
+    ("detached statistics", "Pass batch_norm the mean and var you computed from x, still "
+     "tracked; only the copies inside update() get .detach()."),
+    ("÷ n - 1, Tensor.var's default", "x.var_bias(0), or ((x - mean) ** 2).mean_dim(0): the "
+     "mean of the squared deviations, not x.var(0)."),
+    ("PyTorch's running_var", "Fold in the same biased var you normalise with: one variance "
+     "serves both."),
+    ("Keras's convention", "new = value_sync() * (1 - momentum) + statistic * momentum: the "
+     "momentum weights the batch."),
+    ("Your training path reads value()", "On the training path read "
+     "bn.running_mean.value_sync() (and the var's) before you fold."),
+    ("Your inference path reads value_sync()", "On the inference path read "
+     "bn.running_mean.value() and bn.running_var.value(): they fold nothing."),
+]
+
+
 class _BatchNormExercise(BuildExercise):
-    """Prints a case's steps in words (the verdict's inputs)."""
+    """Prints a case's steps in words (the verdict's inputs); a named slip gets its own hint
+    ladder (its mending hint, then the general one for its kind)."""
+
+    def find_failure(self, solution):  # noqa: D102
+        verdict = super().find_failure(solution)
+        if not hasattr(self, "_ladders"):
+            self._ladders = {None: (self.hint_ladder, self.hints_opened)}
+        slip = next((phrase for phrase, _ in SLIP_HINTS
+                     if verdict is not None and phrase in verdict.text), None)
+        if slip not in self._ladders:
+            mend = dict(SLIP_HINTS)[slip]
+            self._ladders[slip] = ([(None, mend)] + self._ladders[None][0], [])
+        self.hint_ladder, self.hints_opened = self._ladders[slip]
+        return verdict
 
     def verdict_for(self, solution, case):  # noqa: D102
         verdict = self._verdict_for(solution, case, "")

@@ -11,8 +11,8 @@
 - :func:`as_bool`, :func:`as_number` and the comparisons built on them: the chapter's
   exercises read ``"False"``, ``"4/3"`` or ``"1"`` as the reader means them.
 - :func:`running_state_timeline`, :func:`clone_picture`: the two RunningState pictures;
-  :func:`epoch_strip`: a frozen BatchNorm across epochs; :func:`stale_grid`: which
-  statistics each way of running inference reads.
+  :func:`stale_grid`: which statistics each way of running inference reads;
+  :func:`stale_cost`: what reading them one update stale costs a small model's test loss.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from minidl_book.verdict import WRONG
 __all__ = ["PairExercise", "T", "as_bool", "as_number", "as_pair", "batch",
            "clone_picture",
            "close_number", "decision_chart", "is_pair", "mini_model", "mode_state",
-           "modes_chart", "epoch_strip", "random_batch", "running_state_timeline", "same_bool",
-           "same_int", "stale_grid", "vec"]
+           "modes_chart", "random_batch", "running_state_timeline", "same_bool",
+           "same_int", "stale_cost", "stale_grid", "vec"]
 
 
 def T(array, device: Device) -> Tensor:
@@ -323,57 +323,60 @@ def modes_chart() -> Flowchart:
     return chart
 
 
-def epoch_strip(rows: dict[str, list[bool]]):
-    """One row per framework: is the BatchNorm in training mode in each epoch (epochs after
-    the first start from an evaluation: PyTorch's ``model.train()``, burn's
-    ``valid().train()``)? ``rows``: label → the measured flags."""
-    import matplotlib.pyplot as plt
-
-    epochs = len(next(iter(rows.values())))
-    fig, ax = plt.subplots(figsize=(8, 0.6 + 0.55 * len(rows)))
-    for r, (label, flags) in enumerate(reversed(rows.items())):
-        ax.text(-0.55, r + 0.5, label, ha="right", va="center", fontsize=8)
-        for e, on in enumerate(flags):
-            face, text = ("#FFCDD2", "BatchNorm training:\nits statistics move") if on else (
-                "#C8E6C9", "BatchNorm in inference:\nits statistics kept")
-            ax.add_patch(plt.Rectangle((e - 0.45, r + 0.12), 0.9, 0.76, fc=face,
-                                       ec="#616161", lw=0.8))
-            ax.text(e, r + 0.5, text, ha="center", va="center", fontsize=7)
-    for e in range(epochs):
-        head = f"epoch {e + 1}" + ("\nafter an evaluation" if e else "")
-        ax.text(e, len(rows) + 0.05, head, ha="center", va="bottom", fontsize=8)
-    ax.set_xlim(-2.6, epochs - 0.5)
-    ax.set_ylim(0, len(rows) + 0.75)
-    ax.axis("off")
-    fig.tight_layout()
-    return fig
-
-
 def stale_grid(placed: dict[str, tuple[int, int]]):
     """The four statistics an inference can normalise with (running mean 0 or folded ×
     running variance 1 or folded), each way of running inference written in the cell it
     was found in. ``placed``: way → (mean row, variance column), as the chapter measured."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 2.5))
+    fig, ax = plt.subplots(figsize=(7.4, 2.9))
     rows, cols = ("mean 0\n(initial)", "mean folded\n(after the forward)"), (
         "variance 1 (initial)", "variance folded")
+    status = {(0, 0): "(both stale)", (0, 1): "(mean stale)", (1, 0): "(variance stale)",
+              (1, 1): "(fresh)"}
     for r in range(2):
-        ax.text(-0.08, 1.5 - r, rows[r], ha="right", va="center", fontsize=9)
+        ax.text(-0.06, 1.5 - r, rows[r], ha="right", va="center", fontsize=9)
         for c in range(2):
             ways = [w for w, cell in placed.items() if cell == (r, c)]
             fresh = (r, c) == (1, 1)
             face = ("#C8E6C9" if fresh else "#FFE0B2") if ways else "#F5F5F5"
             ax.add_patch(plt.Rectangle((c + 0.03, 1.03 - r), 0.94, 0.94, fc=face,
                                        ec="#616161", lw=0.8))
-            text = "\n".join(ways) + ("\n(fresh)" if fresh else "\n(stale: one update behind)") \
-                if ways else "(no way lands here)"
+            text = "\n".join(ways + [status[r, c]]) if ways else "(no way lands here)"
             ax.text(c + 0.5, 1.5 - r, text, ha="center", va="center",
-                    fontsize=9 if ways else 8, color="#212121" if ways else "#9E9E9E")
+                    fontsize=8.5 if ways else 8, color="#212121" if ways else "#9E9E9E")
     for c in range(2):
         ax.text(c + 0.5, 2.08, cols[c], ha="center", va="bottom", fontsize=9)
-    ax.set_xlim(-1.0, 2.05)
+    ax.set_xlim(-0.75, 2.05)
     ax.set_ylim(-0.02, 2.35)
     ax.axis("off")
     fig.tight_layout()
     return fig
+
+
+def stale_cost(ad: Device, plain: Device, steps: int = 50) -> dict:
+    """Train ``Linear(4, 8) → BatchNorm(8) → Linear(8, 1)`` on a noisy linear target with
+    SGD (lr 0.05, batches of 4) for ``steps`` steps, then score the test MSE (256 samples)
+    through ``valid()`` (fresh statistics) and through a ``freeze()``d copy (its BatchNorm
+    reads ``value()``: the last batch's update is still pending). Same weights both ways."""
+    from minidl.nn import BatchNormConfig, MseLoss
+    from minidl.optim import SgdConfig
+
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((4, 1))
+
+    def data(n: int) -> tuple[np.ndarray, np.ndarray]:
+        x = rng.standard_normal((n, 4)) * 2 + 1
+        return x, x @ w + 0.1 * rng.standard_normal((n, 1))
+
+    x_test, y_test = data(256)
+    ad.seed(0)
+    net = Sequential(LinearConfig(4, 8).init(ad), BatchNormConfig(8).init(ad),
+                     LinearConfig(8, 1).init(ad))
+    mse, sgd = MseLoss(), SgdConfig().init()
+    for _ in range(steps):
+        xb, yb = data(4)
+        net = sgd.step(0.05, net, mse(net(T(xb, ad)), T(yb, ad)).backward())
+    stale = mse(net.freeze()(T(x_test, ad)), T(y_test, ad)).into_scalar()
+    fresh = mse(net.valid()(T(x_test, plain)), T(y_test, plain)).into_scalar()
+    return {"steps": steps, "valid": float(fresh), "stale": float(stale)}

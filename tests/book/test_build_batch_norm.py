@@ -66,3 +66,22 @@ def test_a_fold_without_detach_is_refused_as_keeping_the_graph():
     verdict = build_batch_norm.exercise(4).find_failure(forgets_detach)
     assert verdict is not None and verdict.kind == "check", verdict
     assert "still in the graph" in verdict.text and "detach()" in verdict.text, verdict.text
+
+
+def test_a_named_slip_opens_its_own_hint_first(capsys):
+    """Each slip the checker names opens the hint that mends it (Hint 1 of 2), then the
+    general one; another slip starts its own ladder; the reference still passes after."""
+    ex = build_batch_norm.exercise(4)
+    ex.check(build_batch_norm.flag_only)
+    first = capsys.readouterr().out
+    assert "Hint 1 of 2: Test both at the top" in first, first
+    ex.check(build_batch_norm.flag_only)
+    second = capsys.readouterr().out
+    assert "Hint 2 of 2: Replay the steps" in second, second
+    ex.check(build_batch_norm.keras_momentum)
+    keras = capsys.readouterr().out
+    assert "Hint 1 of 2: new = value_sync() * (1 - momentum)" in keras, keras
+    for wrong, _, _ in build_batch_norm.PLANTED.values():
+        verdict = ex.find_failure(wrong)
+        assert any(p in verdict.text for p, _ in build_batch_norm.SLIP_HINTS), verdict.text
+    assert ex.check(build_batch_norm.batch_norm_forward)

@@ -24,7 +24,7 @@ def nesting(columns: Sequence[tuple[str, Sequence]], title: str = ""):
     fig, axes = plt.subplots(1, len(columns), figsize=(2.9 * len(columns), 0.5 * depth + 1.0))
     for ax, (name, layers) in zip(axes, columns):
         ax.set_xlim(0, 1)
-        ax.set_ylim(0, depth)
+        ax.set_ylim(-0.08, depth + 0.08)  # room for the outer box's rounded border
         ax.axis("off")
         ax.set_title(name, fontsize=9)
         for i, layer in enumerate(layers):
@@ -50,14 +50,13 @@ def nesting(columns: Sequence[tuple[str, Sequence]], title: str = ""):
 
 def kind_grid(kinds, minidl, burn=None, title=""):
     """A lhs-kind x rhs-kind grid, each cell split in two: minidl's outcome on top, burn's
-    below (one whole cell, minidl's, when ``burn`` is None). ``minidl[(lhs, rhs)]`` and
-    ``burn[(lhs, rhs)]`` are ``(outcome, text)`` with outcome one of "plain", "autodiff",
-    "error", "unknown" (the cell's colour; "unknown": no one has run it)."""
+    below (one whole cell, minidl's, when ``burn`` is None or has no entry for the pair).
+    ``minidl[(lhs, rhs)]`` and ``burn[(lhs, rhs)]`` are ``(outcome, text)`` with outcome one
+    of "plain", "autodiff", "error" (the cell's colour)."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch, Rectangle
 
-    fill = {"plain": "#dcefd9", "autodiff": "#dbe7f7", "error": "#f6d3cf",
-            "unknown": "#eeeeee"}
+    fill = {"plain": "#dcefd9", "autodiff": "#dbe7f7", "error": "#f6d3cf"}
     n = len(kinds)
     fig, ax = plt.subplots(figsize=(7.4, 1.3 * n + 1.3))
     ax.set_xlim(-0.9, n)
@@ -70,8 +69,8 @@ def kind_grid(kinds, minidl, burn=None, title=""):
         ax.text(-0.08, i + 0.5, f"lhs:\n{lhs}", ha="right", va="center", fontsize=9.5,
                 weight="bold")
         for j, rhs in enumerate(kinds):
-            halves = (("minidl", minidl),) if burn is None else (("minidl", minidl),
-                                                                  ("burn", burn))
+            halves = [("minidl", minidl)] + (
+                [("burn", burn)] if burn is not None and (lhs, rhs) in burn else [])
             height = 0.94 / len(halves)
             for half, (who, cells) in enumerate(halves):
                 outcome, text = cells[(lhs, rhs)]
@@ -86,11 +85,8 @@ def kind_grid(kinds, minidl, burn=None, title=""):
     ax.legend(handles=[Patch(fc=fill["plain"], ec="#666", label="runs on the plain backend"),
                        Patch(fc=fill["autodiff"], ec="#666", label="runs on Autodiff"),
                        Patch(fc=fill["error"], ec="#666",
-                             label="error" if burn is None else "error / panic")]
-              + ([Patch(fc=fill["unknown"], ec="#666", label="not known")]
-                 if burn is not None and any(o == "unknown" for o, _ in burn.values())
-                 else []),
-              loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=4, fontsize=8,
+                             label="error" if burn is None else "error / panic")],
+              loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=8,
               frameon=False)
     if title:
         ax.set_title(title, fontsize=10.5)

@@ -39,35 +39,71 @@ def forwarding_linear():
         del Dispatch.linear
 
 
-def linear_source(write_forwarder=None) -> str:
-    """The text ``write_forwarder("linear", signature)`` writes, when it gives a usable
-    forwarder; else (an unfinished reader function) the reference generator's text, quietly:
-    the page says so above the cell."""
+def _compiled_linear(source: str):
+    """The ``linear`` that ``source`` defines, run among the generated module-ops file's names
+    (``route``, ``DispatchTensor``, ...), the way that file runs when imported."""
+    names = dict(vars(importlib.import_module("minidl.dispatch.ops.module")))
+    exec(source, names)  # noqa: S102 - the text is the lesson
+    made = names["linear"]
+    return made if isinstance(made, classmethod) else classmethod(made)
+
+
+def _works(forwarder) -> bool:
+    """Whether ``forwarder``, set as ``Dispatch.linear``, gives ``x @ weight (+ bias)`` on
+    ``flex().autodiff()`` with the bias left out and given, the latter as one
+    ``LinearWithBias`` step. Anything it raises counts as not working."""
+    import numpy as np
+
+    from minidl import Device, Tensor, debug
+    from minidl.tensor.base import FLOAT
+
+    rng = np.random.default_rng(0)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((3, 4), (4, 2), (2,)))
+    device = Device.flex().autodiff()
+    prims = [Tensor.from_numpy(x, device).primitive] + [
+        Tensor.from_numpy(v, device).require_grad().primitive for v in (w, b)]
+    Dispatch.linear = forwarder
+    try:
+        no_bias = Tensor(Dispatch.linear(*prims[:2]), FLOAT)
+        with_bias = Tensor(Dispatch.linear(*prims), FLOAT)
+        return (np.allclose(no_bias.to_numpy(), x @ w, atol=1e-5)
+                and np.allclose(with_bias.to_numpy(), x @ w + b, atol=1e-5)
+                and debug.graph(with_bias).ops == ["LinearWithBias"])
+    except Exception:  # noqa: BLE001 - a reader's forwarder that fails when run
+        return False
+    finally:
+        del Dispatch.linear
+
+
+def linear_source(write_forwarder=None) -> tuple[str, bool]:
+    """``(text, yours)``: the text ``write_forwarder("linear", signature)`` writes when it
+    gives a usable forwarder (it compiles, keeps the protocol's parameters, and computes
+    ``x @ weight (+ bias)`` as one ``LinearWithBias`` step when called, bias left out or
+    given), with ``yours`` True; else (an unfinished or wrong reader function) the reference
+    generator's text, with ``yours`` False."""
     from minidl_book import build_forwarder
 
     if callable(write_forwarder):
         try:
-            fn, source, _problem = build_forwarder._compile(write_forwarder, "linear")
+            fn, source, problem = build_forwarder._compile(write_forwarder, "linear")
+            if fn is not None and not problem and _works(_compiled_linear(source)):
+                return source, True
         except Exception:  # noqa: BLE001 - an unfinished reader function
-            fn = None
-        if fn is not None:
-            return source
-    return build_forwarder.write_forwarder("linear", build_forwarder.signature_of("linear"))
+            pass
+    return build_forwarder.write_forwarder("linear", build_forwarder.signature_of("linear")), False
 
 
 @contextlib.contextmanager
 def forwarding_your_linear(write_forwarder):
-    """``Dispatch.linear`` is the forwarder your ``write_forwarder`` writes (the reference's
-    text while yours gives none usable) inside the block, the default after. The text runs
-    among the names of the generated module-ops file (``route``, ``DispatchTensor``, ...),
-    the way that file runs when imported."""
+    """``Dispatch.linear`` is the forwarder your ``write_forwarder`` writes inside the block,
+    the default after; the block gets whose text it is, "yours" or, while yours gives none
+    usable (see :func:`linear_source`), "the reference's". The text runs among the names of
+    the generated module-ops file (``route``, ``DispatchTensor``, ...)."""
     assert "linear" not in vars(Dispatch), "Dispatch already forwards linear"
-    names = dict(vars(importlib.import_module("minidl.dispatch.ops.module")))
-    exec(linear_source(write_forwarder), names)  # noqa: S102 - the text is the lesson
-    made = names["linear"]
-    Dispatch.linear = made if isinstance(made, classmethod) else classmethod(made)
+    source, yours = linear_source(write_forwarder)
+    Dispatch.linear = _compiled_linear(source)
     try:
-        yield
+        yield "yours" if yours else "the reference's"
     finally:
         del Dispatch.linear
 

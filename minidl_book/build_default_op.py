@@ -248,12 +248,12 @@ def exercise(max_examples: int = 15) -> BuildExercise:
              "dim, so the subtraction broadcasts."),
             # an overflow and an underflow are both checks whose verdict names the cause;
             # the hints are the fix, which is the same for both
-            ("check", "Subtracting any constant c from a row leaves log_softmax unchanged: "
-             "pick c so that no exponent is positive, and take the log of a sum that holds "
-             "e^0 = 1 (never 0), never of a probability: log_softmax = (x - c) - "
-             "log(sum_j e^(x_j - c))."),
-            ("check", "c = the row's max: cls.float_max_dim(tensor, dim) (it keeps the dim, "
-             "so the subtraction broadcasts)."),
+            ("check", "Subtracting any constant c from a row leaves log_softmax unchanged. "
+             "Which c leaves no exponent positive, so that e^x cannot overflow, and puts "
+             "an e^0 = 1 in the sum, so that the log you take is never log(0)?"),
+            ("check", "c = the row's max, cls.float_max_dim(tensor, dim) (it keeps the dim, "
+             "so the subtraction broadcasts); then log_softmax = (x - c) - "
+             "log(sum_j e^(x_j - c)): the log of the sum, never of a probability."),
         ],
         reference_solution=log_softmax,
         examples=EXAMPLES,

@@ -2,13 +2,15 @@
 
 The chapter's four build-its are the parts of one small backend. Its primitive is a
 :class:`Strided` tensor: a flat NumPy buffer, an offset, a shape and strides (in elements).
-The page shows the subclass that holds the layout: ``float_into_data`` reads through the
-reader's ``read_view``, ``float_permute`` reorders the strides, ``float_reshape`` asks the
-reader's ``reshape_strides`` for a view (and copies when it says ``None``), ``float_expand``
-takes the reader's ``broadcast_strides``, and ``log_softmax`` is the reader's protocol
-default. :class:`StridedBase` (here) holds the arithmetic: NumPy on the values that
-``float_into_data`` reads, every element-wise op reading both operands through
-``float_expand`` as the output's shape, the way a strided kernel does.
+The page shows the subclass that holds the layout: ``values`` reads through the reader's
+``read_view`` (``float_into_data`` wraps it), ``float_reshape`` asks the reader's
+``reshape_strides`` for a view (and copies when it says ``None``), ``float_expand`` takes the
+reader's ``broadcast_strides``, and ``log_softmax`` is the reader's protocol default; the
+page writes them as plain functions of ``cls`` and :class:`StridedBase` makes them
+classmethods. :class:`StridedBase` (here) holds the rest: new buffers, ``float_permute``
+(the same strides, reordered) and the arithmetic, NumPy on the values ``values`` reads,
+every element-wise op reading both operands through ``float_expand`` as the output's shape,
+the way a strided kernel does.
 
 It implements 14 of the protocol's required ops, so it is ``abstract`` (a concrete class
 would be refused when defined), and every protocol default written with those ops runs on
@@ -17,6 +19,7 @@ it unchanged (``float_mean_dim``, ``float_neg``, ``float_sub_scalar``...).
 
 from __future__ import annotations
 
+import inspect
 from typing import NamedTuple
 
 import numpy as np
@@ -58,12 +61,33 @@ def row_strides(shape) -> tuple:
 class StridedBase(Backend):
     """The arithmetic of the toy backend: NumPy on what ``cls.float_into_data`` reads.
 
-    The subclass writes the layout ops (``float_into_data``, ``float_permute``,
-    ``float_reshape``, ``float_expand``) with the reader's functions.
+    The subclass writes ``values``, ``float_reshape`` and ``float_expand`` with the reader's
+    functions, as plain functions of ``cls`` (``__init_subclass__`` makes them classmethods).
     """
 
     abstract = True  # 14 of the required ops only: a concrete class would be refused
     name = "strided"
+
+    def __init_subclass__(cls, **kwargs):
+        # the page's class writes plain functions of cls; a backend's ops are classmethods
+        for name, value in list(vars(cls).items()):
+            if inspect.isfunction(value) and not name.startswith("__"):
+                setattr(cls, name, classmethod(value))
+        super().__init_subclass__(**kwargs)
+
+    @classmethod
+    def values(cls, tensor) -> list:
+        """The tensor's values as one flat list in row order (the subclass reads them)."""
+        raise NotImplementedError
+
+    @classmethod
+    def float_into_data(cls, tensor):
+        return TensorData(cls._values(tensor))
+
+    @classmethod
+    def float_permute(cls, t, axes):  # a view: the same strides, reordered
+        shape, strides = (tuple(seq[a] for a in axes) for seq in (t.shape, t.strides))
+        return Strided(t.buffer, t.offset, shape, strides)
 
     @classmethod
     def float_from_data(cls, data, device=None):
@@ -76,7 +100,7 @@ class StridedBase(Backend):
 
     @classmethod
     def _values(cls, tensor) -> np.ndarray:
-        return np.asarray(cls.float_into_data(tensor).array, dtype=np.float32)
+        return np.array(cls.values(tensor), np.float32).reshape(tensor.shape)
 
     @classmethod
     def _zip(cls, op, lhs, rhs):
@@ -127,27 +151,18 @@ def assembled(read_view, reshape_strides, broadcast_strides, log_softmax) -> typ
     """The page's ``Mine``, built on the given four functions (the tests' backend, and the
     one a reader's ``log_softmax`` is tried on before the page runs it)."""
 
-    class Layout(StridedBase):
+    class Layout(StridedBase):  # the page's Mine, line for line
         abstract = True
 
-        @classmethod
-        def float_into_data(cls, t):
-            values = read_view(t.buffer, t.offset, t.strides, t.shape)
-            return TensorData(np.array(values, np.float32).reshape(t.shape))
+        def values(cls, t):
+            return read_view(t.buffer, t.offset, t.strides, t.shape)
 
-        @classmethod
-        def float_permute(cls, t, axes):
-            shape, strides = (tuple(seq[a] for a in axes) for seq in (t.shape, t.strides))
-            return Strided(t.buffer, t.offset, shape, strides)
-
-        @classmethod
         def float_reshape(cls, t, shape):
             strides = reshape_strides(t.shape, t.strides, tuple(shape))
             if strides is None:
-                return cls.float_from_data(cls._values(t).reshape(shape))
+                return cls.float_from_data(np.reshape(cls.values(t), shape))
             return Strided(t.buffer, t.offset, tuple(shape), strides)
 
-        @classmethod
         def float_expand(cls, t, shape):
             strides = broadcast_strides(t.shape, t.strides, tuple(shape))
             return Strided(t.buffer, t.offset, tuple(shape), strides)

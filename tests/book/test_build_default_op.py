@@ -106,6 +106,15 @@ def test_underflow_and_overflow_name_their_cause_and_open_the_fix_first():
     for verdict in (under, over):  # the first hint is the shift, never the formula again
         assert len(verdict.hints) == 1 and "constant c" in verdict.hints[0], verdict.hints
         assert "x_i - log(sum_j e^(x_j))" not in verdict.hints[0]
+        assert "log(sum" not in verdict.hints[0]  # a nudge: the formula is the 2nd hint
+
+
+def test_the_second_overflow_hint_is_the_shifted_formula():
+    ex = build_default_op.exercise(5)
+    first = ex.check(build_default_op.naive)
+    second = ex.check(build_default_op.naive)
+    assert first.hints != second.hints, (first.hints, second.hints)
+    assert "log(sum_j e^(x_j - c))" in second.hints[-1], second.hints
 
 
 def test_a_wrong_formula_still_opens_the_formula_first():

@@ -347,7 +347,13 @@ class RooflineChart:
         return next(p for p in self.points if p.name == name)
 
     def show(self, title: str = "one thread, float32", keep: tuple[str, ...] | None = None) -> None:
-        """Draw the chart; ``keep``: the only earlier points to draw (default: all of them)."""
+        """Draw the chart; ``keep``: the only earlier points to draw (default: all of them).
+
+        Each memory-bound point gets its own roof drawn, a short segment of the slope at the
+        bandwidth measured at its working set, with a dotted line up to it: the roof it is
+        judged against (:attr:`drawn_roofs`, GFLOP/s by name). Labels go to the first spot
+        around their point that overlaps no other label or point; :attr:`overlaps` counts
+        the ones that found none."""
         import matplotlib.pyplot as plt
 
         from minidl_book import roofline as rl
@@ -357,21 +363,65 @@ class RooflineChart:
         shown = {p.name for p, _ in entries}
         fig, ax = plt.subplots(figsize=(7.5, 4.6))
         lo, hi = rl.draw_roofs(ax, self.roof, [p for p, _ in entries])
-        placed: list = []
+        low = min(p.gflops for p, _ in entries)
+        ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(low / 3, self.roof.peak * 2),
+               xlabel="arithmetic intensity (flops / byte)", ylabel="GFLOP/s (one thread)",
+               title=title + "; (%) = share of its own roof")
         new = [p for p, s in entries if s == self.section]
+        self.drawn_roofs = {}
+        drawn: list = []
+        ax.plot([], [], "-", color="#78909C", lw=2.2,
+                label="a point's own roof (the bandwidth at its working set)")
         for point, section in entries:
             fresh = section == self.section
             color = self.COLORS[new.index(point) % len(self.COLORS)] if fresh else "#9E9E9E"
-            ax.plot(point.intensity, point.gflops, "o", ms=7 if fresh else 5, color=color)
-            crowded = any(abs(np.log10(point.intensity / q.intensity)) < 0.25
-                          and abs(np.log10(point.gflops / q.gflops)) < 0.25 for q in placed)
+            # a point on top of one already drawn (i-k-j on tiled) is a ring around it
+            ring = any(abs(np.log10(point.intensity / q.intensity)) < 0.04
+                       and abs(np.log10(point.gflops / q.gflops)) < 0.04 for q in drawn)
+            ax.plot(point.intensity, point.gflops, "o", ms=(12 if ring else 7) if fresh else 5,
+                    color=color, mfc="none" if ring else color, mew=2 if ring else 1, zorder=3)
+            drawn.append(point)
+            own = self.roof.own_roof(point)
+            self.drawn_roofs[point.name] = own
+            if own < self.roof.peak:  # memory-bound at its footprint: draw the roof it meets
+                bw = self.roof.own_bandwidth(point)
+                xs = np.geomspace(point.intensity / 1.8,
+                                  min(point.intensity * 1.8, self.roof.peak / bw), 20)
+                ax.plot(xs, xs * bw, "-", color=color, lw=2.2 if fresh else 1.2,
+                        alpha=0.8 if fresh else 0.5)
+                ax.plot([point.intensity] * 2, [point.gflops, own], ":", color=color, lw=0.9)
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        dots = [ax.transData.transform((p.intensity, p.gflops)) for p, _ in entries]
+        taken = [(x - 5, y - 5, x + 5, y + 5) for x, y in dots]
+        self.overlaps = 0
+        # offsets (points) and alignments tried in turn until the label overlaps nothing
+        spots = [((7, -10), "left"), ((7, 5), "left"), ((-7, -10), "right"),
+                 ((-7, 5), "right"), ((0, 9), "center"), ((0, -17), "center"),
+                 ((9, -20), "left"), ((-9, -20), "right"), ((9, 15), "left"),
+                 ((-9, 15), "right"), ((0, 20), "center"), ((0, -28), "center"),
+                 ((12, -30), "left"), ((-12, -30), "right"), ((12, 25), "left"),
+                 ((-12, 25), "right")]
+        for point, section in entries:
+            fresh = section == self.section
             label = (f"{point.name} ({self.roof.own_fraction(point):.0%})" if fresh
                      else point.name)
-            ax.annotate(label, (point.intensity, point.gflops), textcoords="offset points",
-                        # a crowded label goes left of its point, level with it
-                        xytext=(-7, 0) if crowded else (7, -9), ha="right" if crowded else "left",
-                        va="center" if crowded else "baseline", fontsize=7.5 if fresh else 6.5, color="black" if fresh else "#757575")
-            placed.append(point)
+            for i, (xy, ha) in enumerate(spots):
+                text = ax.annotate(label, (point.intensity, point.gflops), xytext=xy,
+                                   textcoords="offset points", ha=ha, va="baseline",
+                                   fontsize=7.5 if fresh else 6.5,
+                                   color="black" if fresh else "#616161")
+                box = text.get_window_extent(renderer)
+                inside = ax.get_window_extent(renderer)
+                clear = (box.x0 >= inside.x0 and box.x1 <= inside.x1
+                         and box.y0 >= inside.y0 and box.y1 <= inside.y1
+                         and not any(box.x0 < x1 and x0 < box.x1 and box.y0 < y1
+                                     and y0 < box.y1 for x0, y0, x1, y1 in taken))
+                if clear or i == len(spots) - 1:
+                    self.overlaps += not clear
+                    taken.append((box.x0, box.y0, box.x1, box.y1))
+                    break
+                text.remove()
         for a, b, section in self.arrows:
             if a not in shown or b not in shown:
                 continue
@@ -379,10 +429,6 @@ class RooflineChart:
             ax.annotate("", (pb.intensity, pb.gflops), (pa.intensity, pa.gflops),
                         arrowprops=dict(arrowstyle="->", lw=1.1, shrinkA=5, shrinkB=5,
                                         color="black" if section == self.section else "#BDBDBD"))
-        low = min(p.gflops for p, _ in entries)
-        ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(low / 3, self.roof.peak * 2),
-               xlabel="arithmetic intensity (flops / byte)", ylabel="GFLOP/s (one thread)",
-               title=title + "; (%) = share of the roof at its footprint")
         ax.legend(fontsize=7, loc="lower right")
         plt.show()
         plt.close(fig)
@@ -396,7 +442,7 @@ def gemm_table(gemm: dict, peak: float, n: int = 1024, against: str = "OpenBLAS 
     flops = 2.0 * n**3
     t = {k: v["median"] for k, v in gemm.items()}
     return Table([f"gemm {n}, one thread", "median ms", "GFLOP/s", "of FMA peak",
-                  "OpenBLAS time / its"],
+                  "× OpenBLAS's speed"],
                  [[k, f"{s * 1e3:.1f}", f"{flops / s / 1e9:.0f}", f"{flops / s / 1e9 / peak:.0%}",
                    f"{t[against] / s:.2f}"] for k, s in t.items()])
 

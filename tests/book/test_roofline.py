@@ -205,7 +205,8 @@ def test_the_roofline_chart_grows_and_keeps_every_point():
     from minidl_book import perf_lab
 
     shown = []
-    real_show, plt.show = plt.show, lambda *a, **k: shown.append(len(plt.gcf().axes[0].lines))
+    real_show, plt.show = plt.show, lambda *a, **k: shown.append(
+        sum(ln.get_marker() == "o" for ln in plt.gcf().axes[0].lines))
     try:
         chart = perf_lab.RooflineChart(rl.Roofline(100.0, {"L2": 50.0, "L3": 30.0, "DRAM": 10.0}))
         chart.add([rl.place("a", rl.Counts(1e9, 1e9), 1.0), rl.place("b", rl.Counts(1e9, 1e8), 1.0)],
@@ -217,3 +218,7 @@ def test_the_roofline_chart_grows_and_keeps_every_point():
         plt.show = real_show
     assert [p.name for p in chart.points] == ["a", "b", "c"] and chart["c"].seconds == 2e-6
     assert shown[1] == shown[0] + 1  # the second figure has one point more
+    # each point's drawn roof is its own; none lies above it, no label overlaps
+    assert all(chart.drawn_roofs[p.name] == chart.roof.own_roof(p) for p in chart.points)
+    assert all(p.gflops <= chart.drawn_roofs[p.name] for p in chart.points)
+    assert chart.overlaps == 0

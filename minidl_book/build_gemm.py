@@ -1,0 +1,202 @@
+"""The performance chapter's build-it: the reader turns the naive gemm into the i-k-j one.
+
+The reader writes ``ikj(a, b, c)`` (``C = A @ B`` into ``c``, float32) in a notebook cell, as
+plain Python or already under numba's ``@njit``. :class:`LoopSwap` compiles it with numba,
+checks it (run as plain Python, so an index out of range raises) against NumPy on a few
+small shapes (a C handed over full of old values, as a
+reused buffer is, and shapes that are not square, so that a swapped ``i``/``j`` shows), names
+the usual slips, refuses a kernel whose innermost loop still walks down a column of B, then
+times it on ``[rows, 1024] @ [1024, 1024]`` beside the naive rung (:mod:`.gemm_ladder`) and
+keeps it, so the chapter's ladder figure can place the reader's point ("yours").
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from collections.abc import Callable
+
+import numpy as np
+from numba import njit
+from numba.core.registry import CPUDispatcher
+
+from minidl_book import gemm_ladder
+from minidl_book.harness import is_placeholder
+from minidl_book.roofline import Counts, Point, median_seconds, place
+from minidl_book.verdict import RIGHT, TODO, WRONG
+
+__all__ = ["LoopSwap", "reference", "traffic"]
+
+#: (m, k, n) the checker multiplies: not square, so C[j, i] for C[i, j] cannot pass
+SHAPES = ((3, 5, 4), (7, 2, 9), (1, 6, 1), (16, 16, 16))
+OLD = np.float32(7.0)  # what C holds when the reader's kernel receives it
+
+
+def reference(a, b, c):
+    m, k = a.shape
+    n = b.shape[1]
+    c[:] = 0
+    for i in range(m):
+        for p in range(k):  # a[i, p] scales row p of B ...
+            for j in range(n):  # ... into row i of C: along rows, whole lines
+                c[i, j] += a[i, p] * b[p, j]
+
+
+def traffic(m: int, k: int, n: int) -> tuple[Counts, float]:
+    """``(counts, working set)`` of the i-k-j loop without blocks: 4 bytes of B per
+    multiply-add (the row of C it adds to stays in L1), streamed from wherever all of B
+    (its working set) lives."""
+    return Counts(2.0 * m * n * k, 4.0 * m * n * k), 4.0 * k * n
+
+
+def _innermost_walks_column(fn: Callable) -> bool | None:
+    """Whether the deepest ``for`` loop's variable is the first index of B (``b[p, j]`` with
+    ``p`` innermost: still down a column); None when the source cannot be read."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    func = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)), None)
+    if func is None or len(func.args.args) < 3:
+        return None
+    b_name = func.args.args[1].arg
+
+    def deepest(node, depth=0):
+        best = (depth, None)
+        for child in ast.iter_child_nodes(node):
+            d = deepest(child, depth + isinstance(child, ast.For))
+            if isinstance(child, ast.For) and d[0] == depth + 1 and d[1] is None:
+                d = (depth + 1, child)
+            best = max(best, d, key=lambda x: x[0])
+        return best
+
+    loop = deepest(func)[1]
+    if loop is None or not isinstance(loop.target, ast.Name):
+        return None
+    var = loop.target.id
+    for node in ast.walk(loop):
+        if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+                and node.value.id == b_name and isinstance(node.slice, ast.Tuple)
+                and len(node.slice.elts) == 2):
+            first, last = node.slice.elts
+            if isinstance(first, ast.Name) and first.id == var:
+                return True
+            if isinstance(last, ast.Name) and last.id == var:
+                return False
+    return None
+
+
+class LoopSwap:
+    """The build-it's checker: :meth:`check` the reader's ``ikj``; :meth:`point` places the
+    kernel that passed (the reader's, else the reference solution's) on the roofline."""
+
+    HINTS = {
+        "not zeroed": "C arrives holding old values (a reused buffer): set c[:] = 0 before "
+                      "the loops, since += adds to whatever is there.",
+        "overwrite": "Each step overwrites C: c[i, j] = ... keeps only the last p. "
+                     "Accumulate with +=.",
+        "swapped": "Rows and columns are swapped: C's value at (i, j) uses row i of A "
+                   "and column j of B.",
+        "column": "Your innermost loop still walks down a column of B (b[p, j] with p "
+                  "innermost). Put the loop over j innermost: a[i, p] then scales row p "
+                  "of B into row i of C.",
+        "wrong": "Compare your loops with naive's: the same three loops, the same "
+                 "product a[i, p] * b[p, j], only the order of the two inner ones changed "
+                 "(and the sum now kept in C).",
+    }
+
+    def __init__(self, a: np.ndarray, b: np.ndarray, rows: int = 256, naive_rows: int = 32):
+        self.a, self.b, self.rows, self.naive_rows = a, b, rows, naive_rows
+        self.kernel: Callable | None = None  # the reader's, once it passed
+        self.seconds: float | None = None
+
+    @staticmethod
+    def compile(fn: Callable) -> Callable:
+        if isinstance(fn, CPUDispatcher):
+            return fn
+        return njit(error_model="numpy", fastmath=True)(fn)
+
+    def slip(self, fn: Callable) -> str | None:
+        """The name of the first slip ``fn`` makes (a key of :data:`HINTS`), or None."""
+        if _innermost_walks_column(getattr(fn, "py_func", fn)):
+            return "column"
+        kernel = getattr(fn, "py_func", fn)  # as plain Python: an index out of range raises
+        rng = np.random.default_rng(1)
+        for m, k, n in SHAPES:
+            a = rng.integers(-3, 4, (m, k)).astype(np.float32)
+            b = rng.integers(-3, 4, (k, n)).astype(np.float32)
+            c = np.full((m, n), OLD, np.float32)
+            want = a @ b
+            try:
+                kernel(a, b, c)
+            except IndexError:  # C[j, i] on a C that is not square
+                return "swapped"
+            if np.allclose(c, want):
+                continue
+            if np.allclose(c - OLD, want):
+                return "not zeroed"
+            if np.allclose(c, a[:, -1:] * b[-1:, :]) or np.allclose(
+                    c - OLD, a[:, -1:] * b[-1:, :]):
+                return "overwrite"
+            if m == n and np.allclose(c, want.T):
+                return "swapped"
+            return "wrong"
+        return None
+
+    def time(self, kernel: Callable) -> float:
+        """Median CPU seconds of ``kernel`` on the first :attr:`rows` rows of C."""
+        c = np.empty((self.rows, self.b.shape[1]), np.float32)
+        a = self.a[: self.rows]
+        return median_seconds({"k": lambda: kernel(a, self.b, c)}, budget=0.3,
+                              rounds=3)["k"]["median"]
+
+    def naive_seconds(self) -> float:
+        """Median CPU seconds per row of C of the naive rung (timed on a few rows)."""
+        r = self.naive_rows
+        c = np.empty((r, self.b.shape[1]), np.float32)
+        a = self.a[:r]
+        t = median_seconds({"n": lambda: gemm_ladder.naive(a, self.b, c)}, budget=0.3,
+                           rounds=3)["n"]["median"]
+        return t / r
+
+    def check(self, fn: Callable) -> bool:
+        """Check the reader's ``ikj``; print ✓ with its speed beside naive's, or ✗ with the
+        slip's hint."""
+        if is_placeholder(fn):
+            print(f"{TODO} Write your ikj first: replace ... with its loops and run the cell.")
+            return False
+        try:
+            slip = self.slip(fn)
+        except Exception as err:  # noqa: BLE001 - numba's compile error is the verdict
+            first = str(err).strip().splitlines()[0][:200] if str(err).strip() else ""
+            print(f"{WRONG} numba could not compile it ({type(err).__name__}: {first}).")
+            return False
+        if slip:
+            print(f"{WRONG} Not yet: {self.HINTS[slip]}")
+            return False
+        print(f"{RIGHT} Right on {len(SHAPES)} shapes against NumPy. Timing it once "
+              f"(one thread, a few seconds)...")
+        kernel = self.compile(fn)
+        seconds = self.time(kernel)
+        per_row = seconds / self.rows
+        naive = self.naive_seconds()
+        self.kernel, self.seconds = kernel, seconds
+        gflops = 2.0 * self.b.shape[0] * self.b.shape[1] / per_row / 1e9
+        print(f"  yours: {gflops:.1f} GFLOP/s, {naive / per_row:.0f} times naive's speed "
+              f"(n = {self.b.shape[1]}). The ladder figure below places it as 'yours'.")
+        return True
+
+    def point(self) -> Point:
+        """The reader's kernel on the roofline ("yours"), or the reference solution's when
+        no kernel passed yet ("i-k-j (solution)")."""
+        name = "yours"
+        if self.kernel is None:
+            name, self.seconds = "i-k-j (solution)", self.time(self.compile(reference))
+        counts, working_set = traffic(self.rows, self.b.shape[0], self.b.shape[1])
+        return place(name, counts, self.seconds, working_set)
+
+    def solution(self) -> None:
+        """Print the reference solution's source."""
+        print(textwrap.dedent(inspect.getsource(reference)).replace("def reference(",
+                                                                    "def ikj(", 1))

@@ -1,0 +1,55 @@
+"""The performance chapter's loop-swap build-it: the right kernel passes, each slip is named."""
+
+import numpy as np
+
+from minidl_book.build_gemm import LoopSwap, reference
+
+
+def not_zeroed(a, b, c):
+    for i in range(a.shape[0]):
+        for p in range(a.shape[1]):
+            for j in range(b.shape[1]):
+                c[i, j] += a[i, p] * b[p, j]
+
+
+def overwrite(a, b, c):
+    c[:] = 0
+    for i in range(a.shape[0]):
+        for p in range(a.shape[1]):
+            for j in range(b.shape[1]):
+                c[i, j] = a[i, p] * b[p, j]
+
+
+def swapped(a, b, c):
+    c[:] = 0
+    for i in range(a.shape[0]):
+        for p in range(a.shape[1]):
+            for j in range(b.shape[1]):
+                c[j, i] += a[i, p] * b[p, j]
+
+
+def same_order(a, b, c):
+    c[:] = 0
+    for i in range(a.shape[0]):
+        for j in range(b.shape[1]):
+            for p in range(a.shape[1]):
+                c[i, j] += a[i, p] * b[p, j]
+
+
+def placeholder(a, b, c):
+    ...
+
+
+def test_slips_are_named_and_the_solution_passes(capsys):
+    ex = LoopSwap(np.ones((4, 8), np.float32), np.ones((8, 8), np.float32), rows=4,
+                  naive_rows=2)
+    assert ex.slip(reference) is None
+    assert ex.slip(not_zeroed) == "not zeroed"
+    assert ex.slip(overwrite) == "overwrite"
+    assert ex.slip(swapped) == "swapped"
+    assert ex.slip(same_order) == "column"
+    assert ex.check(placeholder) is False and ex.kernel is None
+    assert ex.check(swapped) is False and "swapped" in capsys.readouterr().out
+    assert ex.check(reference) is True and ex.kernel is not None
+    point = ex.point()
+    assert point.name == "yours" and point.intensity == 0.5

@@ -7,7 +7,8 @@
 - :func:`mode_state`: what a mode method leaves in a model (flag, frozen mark, weight's
   device, wish for gradients) and whether its dropout then drops an autodiff input.
 - :func:`decision_chart`: the two questions a mode-dependent layer's ``forward`` asks;
-  :func:`modes_chart`: where each mode method leads.
+  :func:`modes_chart`: where each mode method leads; :func:`batch_norm_paths`: the two
+  paths of BatchNorm's forward.
 - :func:`as_bool`, :func:`as_number` and the comparisons built on them: the chapter's
   exercises read ``"False"``, ``"4/3"`` or ``"1"`` as the reader means them.
 - :func:`running_state_timeline`, :func:`clone_picture`: the two RunningState pictures;
@@ -29,7 +30,7 @@ from minidl_book.exercises import Exercise, _parts_of
 from minidl_book.verdict import WRONG
 
 __all__ = ["PairExercise", "T", "as_bool", "as_number", "as_pair", "batch",
-           "clone_picture",
+           "batch_norm_paths", "clone_picture",
            "close_number", "decision_chart", "is_pair", "mini_model", "mode_state",
            "modes_chart", "random_batch", "running_state_timeline", "same_bool",
            "same_int", "stale_cost", "stale_grid", "vec"]
@@ -114,6 +115,25 @@ def decision_chart() -> Flowchart:
     chart.edge("device", "training", "yes")
     chart.edge("torch", "training", dashed=True)  # labels in the box: an edge label here
     chart.edge("torch", "inference", dashed=True)  # would sit on the forward → flag arrow
+    return chart
+
+
+def batch_norm_paths() -> Flowchart:
+    """BatchNorm's forward: what each path reads from the running statistics and what it
+    writes back (the build-it exercise's picture)."""
+    chart = Flowchart("TB", title="BatchNorm's forward: what each path reads and writes")
+    chart.node("x", "x: [batch, C]")
+    chart.node("ask", "flag on and\nx on autodiff?", shape="diamond")
+    chart.node("train", "training path\nnormalize with the batch's\nmean and variance (÷ n)",
+               shape="round")
+    chart.node("fold", "running = value_sync() · (1 − m)\n+ detached batch stat · m\n"
+               "→ update(): pending")
+    chart.node("infer", "inference path\nnormalize with the running\nstatistics' value()"
+               "\n(folds nothing, writes nothing)", shape="round")
+    chart.edge("x", "ask")
+    chart.edge("ask", "train", "yes")
+    chart.edge("train", "fold", "writes")
+    chart.edge("ask", "infer", "no")
     return chart
 
 
@@ -354,29 +374,37 @@ def stale_grid(placed: dict[str, tuple[int, int]]):
     return fig
 
 
-def stale_cost(ad: Device, plain: Device, steps: int = 50) -> dict:
-    """Train ``Linear(4, 8) → BatchNorm(8) → Linear(8, 1)`` on a noisy linear target with
-    SGD (lr 0.05, batches of 4) for ``steps`` steps, then score the test MSE (256 samples)
-    through ``valid()`` (fresh statistics) and through a ``freeze()``d copy (its BatchNorm
-    reads ``value()``: the last batch's update is still pending). Same weights both ways."""
+def stale_cost(ad: Device, plain: Device, seeds=range(10), steps: int = 50) -> dict:
+    """For each seed, train ``Linear(4, 8) → BatchNorm(8) → Linear(8, 1)`` on a noisy
+    linear target (its own weights, data and init) with SGD (lr 0.05, batches of 4) for
+    ``steps`` steps, then predict 256 test samples through ``valid()`` (fresh statistics)
+    and through a ``freeze()``d copy (its BatchNorm reads ``value()``: the last batch's
+    update is still pending). Same weights both ways. Returns per-seed arrays: the test
+    MSE each way, the mean |difference| between the two predictions and the mean |error|
+    through ``valid()``."""
     from minidl.nn import BatchNormConfig, MseLoss
     from minidl.optim import SgdConfig
 
-    rng = np.random.default_rng(0)
-    w = rng.standard_normal((4, 1))
+    runs = []
+    for seed in seeds:
+        rng = np.random.default_rng(seed)
+        w = rng.standard_normal((4, 1))
 
-    def data(n: int) -> tuple[np.ndarray, np.ndarray]:
-        x = rng.standard_normal((n, 4)) * 2 + 1
-        return x, x @ w + 0.1 * rng.standard_normal((n, 1))
+        def data(n: int, rng=rng, w=w) -> tuple[np.ndarray, np.ndarray]:
+            x = rng.standard_normal((n, 4)) * 2 + 1
+            return x, x @ w + 0.1 * rng.standard_normal((n, 1))
 
-    x_test, y_test = data(256)
-    ad.seed(0)
-    net = Sequential(LinearConfig(4, 8).init(ad), BatchNormConfig(8).init(ad),
-                     LinearConfig(8, 1).init(ad))
-    mse, sgd = MseLoss(), SgdConfig().init()
-    for _ in range(steps):
-        xb, yb = data(4)
-        net = sgd.step(0.05, net, mse(net(T(xb, ad)), T(yb, ad)).backward())
-    stale = mse(net.freeze()(T(x_test, ad)), T(y_test, ad)).into_scalar()
-    fresh = mse(net.valid()(T(x_test, plain)), T(y_test, plain)).into_scalar()
-    return {"steps": steps, "valid": float(fresh), "stale": float(stale)}
+        x_test, y_test = data(256)
+        ad.seed(seed)
+        net = Sequential(LinearConfig(4, 8).init(ad), BatchNormConfig(8).init(ad),
+                         LinearConfig(8, 1).init(ad))
+        mse, sgd = MseLoss(), SgdConfig().init()
+        for _ in range(steps):
+            xb, yb = data(4)
+            net = sgd.step(0.05, net, mse(net(T(xb, ad)), T(yb, ad)).backward())
+        stale = net.freeze()(T(x_test, ad)).to_numpy()
+        fresh = net.valid()(T(x_test, plain)).to_numpy()
+        runs.append((((fresh - y_test) ** 2).mean(), ((stale - y_test) ** 2).mean(),
+                     np.abs(stale - fresh).mean(), np.abs(fresh - y_test).mean()))
+    valid, stale, diff, error = (np.array(col, dtype=np.float64) for col in zip(*runs))
+    return {"steps": steps, "valid": valid, "stale": stale, "diff": diff, "error": error}

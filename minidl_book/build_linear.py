@@ -6,8 +6,8 @@ input ``[..., d_input]`` of any rank from 1 (a 1-D input gives a 1-D output). Th
 that function with Tensor ops: ``input @ weight`` (minidl's ``@`` takes a 1-D left operand and
 leading batch dims as torch's does) and a bias reshaped to the output's rank (``+`` broadcasts
 only within one rank, as in burn). The checker compares it with ``torch.nn.functional.linear``
-(given the transposed weight) on a rank-3 example with a bias, then on generated shapes of rank
-1 to 3, with and without bias; a bias given the rank of a 2-D output only is refused on the
+(given the transposed weight) on a rank-3 example with a bias and on fixed corners (a 1-D
+input with a bias, a 2-D one without), then on generated shapes of rank 1 to 3; a bias given the rank of a 2-D output only is refused on the
 example, and an output without the bias gets its own verdict. The run must reach Flex's gemm
 through Dispatch, and calling minidl's own ``linear`` breaks a rule. Each cause of failure
 (:data:`CAUSES`) has its own hint ladder (:data:`HINTS`): a hint, once shown, keeps its text.
@@ -73,6 +73,20 @@ def linear_flattens_batch_dims(input: Tensor, weight: Tensor, bias: Tensor | Non
     return out + bias.reshape((1,) * (out.rank - 1) + bias.shape) if bias is not None else out
 
 
+def linear_bias_batched_only(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """Adds the bias only when there are batch dims: a 1-D input loses it."""
+    out = input @ weight
+    if bias is not None and input.rank > 1:
+        out = out + bias.reshape((1,) * (out.rank - 1) + bias.shape)
+    return out
+
+
+def linear_bias_always(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
+    """Adds the bias without asking whether there is one."""
+    out = input @ weight
+    return out + bias.reshape((1,) * (out.rank - 1) + bias.shape)
+
+
 def linear_bias_twice(input: Tensor, weight: Tensor, bias: Tensor | None) -> Tensor:
     """Adds the bias twice."""
     out = input @ weight
@@ -102,6 +116,8 @@ PLANTED = {
     "bias given rank 2 only": (linear_bias_for_2d_only, "error"),
     "batch dims flattened": (linear_flattens_batch_dims, "shape"),
     "bias added twice": (linear_bias_twice, "value"),
+    "bias dropped for a 1-D input": (linear_bias_batched_only, "check"),
+    "bias None not handled": (linear_bias_always, "error"),
     "NumPy's matmul": (linear_numpy, "rule"),
     "minidl's own linear": (linear_borrowed, "rule"),
 }
@@ -128,6 +144,17 @@ EXAMPLE = {"input": np.array([[[1.0, -2.0, 0.5], [3.0, 1.0, -1.0]],
                               [[-0.5, 2.0, 1.0], [1.0, -1.0, 2.0]]], np.float32),
            "weight": np.array([[1.0, 2.0], [-1.0, 0.5], [0.5, -2.0]], np.float32),
            "bias": np.array([0.5, -1.0], np.float32)}
+
+#: the corners every planted slip needs, tried after :data:`EXAMPLE` on every check: the
+#: generated cases reach them only by chance (what hypothesis draws under one seed differs
+#: between a test run and the chapter's kernel), so a slip on a 1-D input or a missing bias
+#: must not depend on them. A 1-D input with a bias (a bias dropped, or a batch dim kept,
+#: for one row) and a 2-D input without bias (a bias added when there is none).
+CORNERS = [
+    {"input": np.array([1.0, -2.0, 0.5], np.float32),
+     "weight": EXAMPLE["weight"], "bias": np.array([-1.5, 0.75], np.float32)},
+    {"input": EXAMPLE["input"][0], "weight": EXAMPLE["weight"], "bias": None},
+]
 
 
 def _bias_dropped(solution, case: dict, outputs: dict, watch) -> str | None:
@@ -184,7 +211,7 @@ HINTS = {
     "1-D": [ONE_D_HINT, RECIPE],
     "batch dims": [BATCH_HINT, RECIPE],
     "own linear": ["The verdict names the call and your line: write the op yourself with "
-                   "@ and +, without minidl's linear (functional.linear, Linear.forward)."],
+                   "@ and +, without minidl's own linear (module.linear or Linear.forward)."],
     "no NumPy": ["Compute on the tensors you were given, with Tensor ops (@, +, reshape): "
                  "no NumPy, no values read out of a tensor."],
     "reach gemm": ["Your run never reached Flex's matmul: compute the product with @ on "
@@ -288,7 +315,7 @@ def exercise(max_examples: int = 15, hints: bool = True) -> BuildExercise:
         hints=OTHER_HINTS if hints else [],
         causes=[(name, test, HINTS[name]) for name, test in CAUSES] if hints else [],
         reference_solution=linear,
-        examples=[EXAMPLE],
+        examples=[EXAMPLE, *CORNERS],
         max_examples=max_examples,
         order=("input", "weight", "bias"),
     )

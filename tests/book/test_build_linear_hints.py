@@ -96,3 +96,25 @@ def test_a_shown_hint_keeps_its_text():
     ex.check(bl.linear_bias_for_2d_only)
     again = ex.check(bl.linear_torch_layout).hints
     assert again[:1] == first and again == bl.HINTS["transpose"]
+
+
+def test_every_planted_slip_fails_on_the_fixed_cases_alone():
+    """The fixed cases (EXAMPLE and the corners) catch every planted slip with no generated
+    case: what hypothesis draws under one seed differs between contexts (the chapter's kernel
+    never drew a 1-D input with a bias, and a bias dropped for one row passed there)."""
+    ex = bl.exercise(1)
+
+    def first_failure(solution):
+        verdicts = (ex.verdict_for(solution, case) for case in ex.examples)
+        return next((v for v in verdicts if v is not None), None)
+
+    for name, (wrong, kind) in bl.PLANTED.items():
+        verdict = first_failure(wrong)
+        assert verdict is not None and verdict.kind == kind, (name, verdict)
+    assert first_failure(bl.linear) is None
+
+
+def test_a_bias_dropped_for_one_row_gets_the_dropped_bias_verdict():
+    verdict = bl.exercise(0).check(bl.linear_bias_batched_only)
+    assert verdict.kind == "check" and "[3]" in verdict.render()
+    assert verdict.hints == [bl.HINTS["bias dropped"][0]]

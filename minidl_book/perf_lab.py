@@ -392,8 +392,12 @@ class RooflineChart:
                 ax.plot([point.intensity] * 2, [point.gflops, own], ":", color=color, lw=0.9)
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
-        dots = [ax.transData.transform((p.intensity, p.gflops)) for p, _ in entries]
-        taken = [(x - 5, y - 5, x + 5, y + 5) for x, y in dots]
+        taken = []  # display boxes of the dots (rings included) and of the labels placed
+        for line in ax.lines:
+            if line.get_marker() == "o":
+                (x, y), = ax.transData.transform(line.get_xydata())
+                r = line.get_markersize() * fig.dpi / 72 / 2 + 1
+                taken.append((x - r, y - r, x + r, y + r))
         self.overlaps = 0
         # offsets (points) and alignments tried in turn until the label overlaps nothing
         spots = [((7, -10), "left"), ((7, 5), "left"), ((-7, -10), "right"),

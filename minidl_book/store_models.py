@@ -175,7 +175,11 @@ def applied_names(prediction, truth: tuple[str, ...]) -> bool:
     from minidl_book.exercises import _number_of
 
     if isinstance(prediction, str) and _number_of(prediction) is None:
-        return {prediction.strip()} == set(truth)
+        words = prediction.strip().strip(".").split()
+        while words and words[0].lower() in ("just", "only", "the"):
+            words = words[1:]
+        names = {w.strip("`'\",") for w in " ".join(words).split()}
+        return names == set(truth)
     return count(prediction, len(truth))
 
 
@@ -217,6 +221,32 @@ def draw_file_layouts(pt_path, safetensors_path):
             ax.text(i * 3.0 + 1.45, y, label, ha="center", va="center", fontsize=8.5)
     ax.set_xlim(-0.1, 9.0)
     ax.set_ylim(-0.45, 1.6)
+    ax.axis("off")
+    plt.close(fig)
+    return fig
+
+
+def draw_switch_grid(grid: dict, problems: list[str], switches: list[str]):
+    """A 2×2 grid: rows the kind of misfit, columns the switch; each cell the outcome text
+    of a live load (``grid[(problem, switch)]``), green when it loads, red when it fails."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8.4, 2.9))
+    for c, switch in enumerate(switches):
+        ax.text(2.2 + c * 2.5, 2.15, f"store.{switch}", ha="center", fontsize=10,
+                weight="bold", family="monospace")
+    for r, problem in enumerate(problems):
+        y = 1.4 - r * 1.05
+        ax.text(0.9, y, problem, ha="right", va="center", fontsize=9.5, weight="bold")
+        for c, switch in enumerate(switches):
+            text = grid[(problem, switch)]
+            color = "#d5f0d5" if text.startswith("loads") else "#f4c7c3"
+            ax.add_patch(plt.Rectangle((1.0 + c * 2.5, y - 0.48), 2.4, 0.96,
+                                       facecolor=color, edgecolor="#555555"))
+            ax.text(2.2 + c * 2.5, y, text, ha="center", va="center", fontsize=9)
+    # each row label ends left of its boxes (x 0.9 < 1.0)
+    ax.set_xlim(-1.3, 6.1)
+    ax.set_ylim(-0.2, 2.4)
     ax.axis("off")
     plt.close(fig)
     return fig

@@ -26,6 +26,7 @@ READER_WRITES = {
     "build_batch_norm": ["batch_norm_forward"],
     "build_layer": ["RmsNorm", "RmsNormConfig"],
     "build_remap": ["remap"],
+    "build_import": ["import_pretrained"],
     "build_dropout": ["dropout_forward"],
     "build_linear": ["linear"],
     "build_guard": ["guard"],

@@ -1,0 +1,54 @@
+"""The storing-and-loading chapter's build-it (import a pretrained body under a new head): the
+reference passes, a solution that renames the old head away instead of skipping it passes
+too, and each planted slip gets its verdict kind and the first hint of its own cause."""
+
+from __future__ import annotations
+
+import pytest
+
+from minidl_book import build_import as bi
+
+
+def test_reference_passes():
+    assert bi.exercise(4).find_failure(bi.import_pretrained) is None
+
+
+def test_renaming_the_old_head_away_is_right_too():
+    def renames_head_away(store, model):
+        store = (store.with_top_level_key("state_dict")
+                 .with_key_remapping(r"^features\.0\.0\.(.*)$", "fc1.$1")
+                 .with_key_remapping(r"^features\.1\.0\.(.*)$", "fc2.$1")
+                 .with_key_remapping(r"^features\.1\.1\.(.*)$", "norm.$1")
+                 .with_key_remapping(r"^classifier\.(.*)$", "old_head.$1")
+                 .allow_partial(True))
+        model, result = store.apply_to(model)
+        return model, tuple(result.missing)
+
+    assert bi.exercise(4).find_failure(renames_head_away) is None
+
+
+@pytest.mark.parametrize("name", sorted(bi.PLANTED))
+def test_planted_slip_gets_its_kind_and_its_own_hint(name):
+    slip, kind, cause = bi.PLANTED[name]
+    ex = bi.exercise(4)
+    verdict = ex.check(slip)
+    assert verdict.kind == kind and ex.cause == cause, (verdict.render(), ex.cause)
+    assert verdict.hints == [bi.HINTS[cause][0]]
+    assert "Traceback" not in verdict.render()
+
+
+def test_a_loaded_head_is_refused():
+    """Loading the file's head into a module of as many classes breaks the new task."""
+    def loads_head(store, model):
+        store = (store.with_top_level_key("state_dict")
+                 .with_key_remapping(r"^features\.0\.0\.(.*)$", "fc1.$1")
+                 .with_key_remapping(r"^features\.1\.0\.(.*)$", "fc2.$1")
+                 .with_key_remapping(r"^features\.1\.1\.(.*)$", "norm.$1")
+                 .allow_partial(True).validate(False))
+        model, _ = store.apply_to(model)
+        model.classifier.bias = model.classifier.bias.map(lambda t: t + 1.0)
+        return model, ["classifier.weight", "classifier.bias"]
+
+    verdict = bi.exercise(2).find_failure(loads_head)
+    assert verdict is not None and verdict.kind == "check"
+    assert "The head was loaded" in verdict.text

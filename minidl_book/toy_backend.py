@@ -32,13 +32,24 @@ __all__ = ["REFERENCES", "Strided", "StridedBase", "assembled", "row_strides",
            "yours_or_reference"]
 
 
-class Strided(NamedTuple):
-    """The toy backend's primitive: ``buffer[offset + sum(index[d] * strides[d])]``."""
-
+class _Fields(NamedTuple):
     buffer: np.ndarray  # flat, float32
     offset: int
     shape: tuple
     strides: tuple
+
+
+class Strided(_Fields):
+    """The toy backend's primitive: ``buffer[offset + sum(index[d] * strides[d])]``.
+
+    ``shape`` and ``strides`` are stored as tuples of ints whatever sequence they come as
+    (a reader's ``reshape_strides`` may return a list: a right answer in another form)."""
+
+    __slots__ = ()
+
+    def __new__(cls, buffer, offset, shape, strides):
+        return super().__new__(cls, buffer, int(offset), tuple(int(n) for n in shape),
+                               tuple(int(s) for s in strides))
 
     @property
     def dtype(self) -> np.dtype:

@@ -117,6 +117,9 @@ class State:
         self.node = node
         self.checkpointer = checkpointer
 
+    def __repr__(self) -> str:  # what a backtrace prints: the names it holds
+        return f"State({', '.join(self.step.saved)})"
+
     def __getitem__(self, name: str):
         saved = self.step.saved
         if name in saved:

@@ -339,3 +339,54 @@ def draw_runs(shape: tuple, strides: tuple, new_shapes: list[tuple], name: str =
     ax.set_title("widths ∝ log(size): sizes multiply as widths add; dashed: where one run "
                  "ends", fontsize=9)
     return fig
+
+
+def draw_arc_count():
+    """burn-flex's in-place test, drawn: a FlexTensor's buffer sits in an ``Arc``, each
+    handle (a tensor or its clone) is one count. ``x + y`` when ``x``'s buffer has count 1
+    (no one else holds it): the sum overwrites that buffer and becomes ``z``. After
+    ``x.clone()`` the count is 2: ``add`` writes a new buffer, and ``x`` still reads the
+    old values."""
+    fig, axes = plt.subplots(1, 2, figsize=(9.5, 2.9))
+    handle = {"boxstyle": "round,pad=0.3", "fc": "#eef3fb", "ec": "tab:blue"}
+    moved = {"boxstyle": "round,pad=0.3", "fc": "#f2f2f2", "ec": "grey", "ls": "--"}
+
+    def buffer(ax, x, y, label, count, color):
+        ax.text(x, y, f"{label}\nArc count {count}", ha="center", va="center", fontsize=9,
+                bbox={"boxstyle": "square,pad=0.4", "fc": "white", "ec": color, "lw": 2})
+
+    def arrow(ax, start, end, color="tab:blue", style="-"):
+        ax.annotate("", xy=end, xytext=start,
+                    arrowprops={"arrowstyle": "->", "color": color, "lw": 1.4, "ls": style})
+
+    ax = axes[0]
+    ax.text(0.18, 0.80, "x\n(moved into add)", ha="center", va="center", fontsize=9,
+            bbox=moved, color="grey")
+    buffer(ax, 0.55, 0.45, "buffer [1, 2, 3]\n→ [1+y0, 2+y1, 3+y2]", 1, "tab:green")
+    ax.text(0.90, 0.80, "z", ha="center", va="center", fontsize=10, bbox=handle)
+    arrow(ax, (0.22, 0.70), (0.45, 0.57), "grey", "--")
+    arrow(ax, (0.88, 0.72), (0.68, 0.57))
+    ax.text(0.55, 0.08, "count 1: no one else reads it,\nadd writes the sum in place",
+            ha="center", fontsize=9, color="tab:green")
+    ax.set_title("let z = x + y;", fontsize=10, family="monospace", loc="left")
+
+    ax = axes[1]
+    ax.text(0.12, 0.82, "x", ha="center", va="center", fontsize=10, bbox=handle)
+    ax.text(0.42, 0.82, "x.clone()\n(moved into add)", ha="center", va="center",
+            fontsize=9, bbox=moved, color="grey")
+    buffer(ax, 0.25, 0.40, "buffer [1, 2, 3]\nunchanged", 2, "tab:red")
+    buffer(ax, 0.78, 0.40, "new buffer\n[1+y0, 2+y1, 3+y2]", 1, "tab:blue")
+    ax.text(0.80, 0.82, "z", ha="center", va="center", fontsize=10, bbox=handle)
+    arrow(ax, (0.12, 0.74), (0.18, 0.53))
+    arrow(ax, (0.40, 0.71), (0.32, 0.53), "grey", "--")
+    arrow(ax, (0.80, 0.75), (0.78, 0.53))
+    ax.text(0.50, 0.03, "count 2: x still reads it,\nadd writes a new buffer",
+            ha="center", fontsize=9, color="tab:red")
+    ax.set_title("let z = x.clone() + y;", fontsize=10, family="monospace", loc="left")
+    for ax in axes:
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.axis("off")
+    fig.suptitle("burn-flex: who may write into a buffer is decided by its Arc count",
+                 fontsize=10, x=0.02, ha="left", y=1.03)
+    return fig

@@ -28,7 +28,7 @@ import torch
 from minidl.backend import Backend, TensorData
 from minidl_book import build_broadcast, build_default_op, build_reshape, build_view
 
-__all__ = ["REFERENCES", "Strided", "StridedBase", "assembled", "row_strides",
+__all__ = ["REFERENCES", "Strided", "StridedBase", "assembled", "layouts", "row_strides",
            "yours_or_reference"]
 
 
@@ -67,6 +67,18 @@ def row_strides(shape) -> tuple:
         out.append(step)
         step *= n
     return tuple(reversed(out))
+
+
+def layouts(bases: dict, **tensors) -> str:
+    """One line per tensor: its shape, its strides, and whose buffer it reads (one of
+    ``bases``, by name, or a new buffer of its own)."""
+    lines, width = [], max(map(len, tensors))
+    for name, t in tensors.items():
+        owner = next((f"{b}'s buffer" for b, base in bases.items()
+                      if t.buffer is base.buffer), "a new buffer")
+        lines.append(f"{name:<{width}}  shape {list(t.shape)!s:<10} strides "
+                     f"{t.strides!s:<10} {owner}")
+    return "\n".join(lines)
 
 
 class StridedBase(Backend):

@@ -342,13 +342,6 @@ def test_the_libraries_linear_under_another_name_is_refused():
         assert verdict.kind == "rule", verdict.text
 
 
-def test_dropout_keeping_with_prob_is_refused_by_the_binomial_bound():
-    from minidl_book import build_dropout
-
-    verdict = build_dropout.exercise(5).find_failure(build_dropout.keeps_with_prob)
-    assert verdict.kind == "check" and "dropped" in verdict.text and "chance to drop" in verdict.text
-
-
 def test_an_execd_helper_is_the_readers_code_too():
     helper = _cell("def crunch():\n    return np.cumsum([1.0, 2.0])\n", "crunch", filename="<string>")
     cumsum = _cell("def cumsum(a):\n    crunch()\n    return a * 0\n", "cumsum", {"crunch": helper})

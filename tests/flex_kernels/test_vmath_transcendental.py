@@ -157,7 +157,7 @@ def _binades_every(stride: int, lo: float, hi: float) -> np.ndarray:
 
 def test_gelu_dense_sweep_through_its_hard_range_and_tails():
     # every 7th float32 with 2**-3 <= |x| < 16 (both signs): the range where the exp(-t**2 / 2)
-    # G(t) form and its float64 rational do the work, through the subnormal tail (t Phi(-t)
+    # G(t) form and G's rational do the work, through the subnormal tail (t Phi(-t)
     # subnormal from t = 13.2, 0 past the clamp at 14.5) and x >= 5.5, where the result is x;
     # then every 97th float32 from the smallest subnormal to 2**-3, where gelu(x) = x / 2 +
     # x**2 / sqrt(2 pi) + ...; against the float64 reference rounded once: at most 2 ulp below

@@ -49,6 +49,72 @@ def test_tiled_conv2d_matches_torch(rng, n, c, h, w, k, ks, stride, pad, dil, gr
     assert_close(got, _ref(x, wgt, b, stride, pad, dil, groups), np.float32, c * ks[0] * ks[1])
 
 
+def _flat(oh, ow, wrow):
+    # conv2d's choice: the slots run over the plane end to end when that takes fewer
+    return -(-(oh * wrow) // conv_tile.LANES) < oh * -(-ow // conv_tile.LANES)
+
+
+@pytest.mark.parametrize(
+    "n,c,h,w,k,ks,stride,pad,dil,groups",
+    [
+        (32, 1, 8, 8, 8, (3, 3), 1, 1, 1, 1),  # the training chapter's conv1
+        (32, 8, 4, 4, 16, (3, 3), 1, 1, 1, 1),  # its conv2: 24 grid positions, the short tile
+        (32, 16, 4, 4, 8, (3, 3), 1, 1, 1, 1),  # conv2's input gradient as a forward conv
+        (3, 5, 5, 3, 11, (3, 3), 1, (2, 0), 1, 1),  # OW 3, asymmetric padding, K % MR != 0
+        (2, 3, 7, 5, 3, (3, 2), 1, 1, (2, 1), 1),  # Kg <= 4 (narrow tile), dilation
+        (2, 4, 6, 6, 12, (3, 3), 1, 1, 1, 2),  # groups
+        (2, 6, 9, 7, 10, (3, 3), 2, 1, 1, 1),  # strided: im2col rows, no border columns
+        (2, 3, 6, 9, 6, (1, 1), 1, 0, 1, 1),  # 1x1, rows wider than the output
+        (2, 2, 2, 2, 9, (3, 3), 1, 1, 1, 1),  # 2x2 planes: one slot for both rows
+    ],
+)
+def test_small_planes_run_flat_and_match_torch(rng, n, c, h, w, k, ks, stride, pad, dil, groups):
+    # forward, input gradient (a transposed conv through the same kernel) and weight gradient
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    wgt = rng.standard_normal((k, c // groups, *ks)).astype(np.float32)
+    b = rng.standard_normal(k).astype(np.float32)
+    xt = torch.from_numpy(x).double().requires_grad_()
+    wt = torch.from_numpy(wgt).double().requires_grad_()
+    pads = (pad, pad) if isinstance(pad, int) else pad
+    y = F.conv2d(xt, wt, torch.from_numpy(b).double(), stride, pads, dil, groups)
+    oh, ow = y.shape[2], y.shape[3]
+    wrow = ow if stride != 1 else w + 2 * pads[1]
+    assert _flat(oh, ow, wrow)
+    red = c // groups * ks[0] * ks[1]
+    got = conv.conv2d(x, wgt, b, stride, pads, dil, groups)
+    assert got.dtype == np.float32 and got.flags.c_contiguous
+    assert_close(got, y.detach().numpy(), np.float32, red)
+    go = rng.standard_normal(y.shape).astype(np.float32)
+    y.backward(torch.from_numpy(go).double())
+    gx = conv.conv2d_x_backward(go, wgt, x.shape, stride, pads, dil, groups)
+    assert_close(gx, xt.grad.numpy(), np.float32, k // groups * ks[0] * ks[1])
+    gw = conv.conv2d_weight_backward(x, go, wgt.shape, stride, pads, dil, groups)
+    assert_close(gw, wt.grad.numpy(), np.float32, n * oh * ow)
+
+
+def test_flat_planes_keep_nan_and_inf_local(rng):
+    # the border columns of the grid are computed from the neighbouring row's values: an inf
+    # or a NaN there must reach only the outputs whose window holds it
+    x = rng.standard_normal((2, 3, 4, 4)).astype(np.float32)
+    x[1, 2, 1, 3] = np.inf
+    x[0, 0, 2, 0] = np.nan
+    wgt = np.abs(rng.standard_normal((5, 3, 3, 3))).astype(np.float32)
+    ref = F.conv2d(torch.from_numpy(x).double(), torch.from_numpy(wgt).double(), None, 1, 1).numpy()
+    got = conv.conv2d(x, wgt, None, 1, 1)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(ref))
+    np.testing.assert_array_equal(np.isinf(got), np.isinf(ref))
+    fin = np.isfinite(ref)
+    assert_close(got[fin], ref[fin], np.float32, 27)
+
+
+def test_tile_shape_takes_the_short_tile_when_it_pads_less():
+    mr, nv = conv_tile.WIDE
+    assert conv_tile.tile_shape(mr, None) == conv_tile.WIDE
+    assert conv_tile.tile_shape(mr, 2) == conv_tile.SHORT  # 2 slots: no padding slot
+    assert conv_tile.tile_shape(mr, nv) == conv_tile.WIDE
+    assert conv_tile.tile_shape(4, 2) == conv_tile.NARROW
+
+
 def test_tiled_conv2d_parallel_odd_sizes_and_views(rng):
     # Big enough for the threaded path; x is a transposed (non-contiguous) view.
     x = rng.standard_normal((9, 13, 31, 29)).astype(np.float32).transpose(0, 1, 3, 2)
@@ -80,8 +146,10 @@ def test_avx2_tiles_match_torch_in_a_child_process():
 import numpy as np, torch, torch.nn.functional as F
 from minidl.backends.flex.kernels import conv, conv_tile, isa
 assert conv_tile.LANES == 8 and conv_tile.WIDE == conv_tile.NARROW == (4, 3)
+assert conv_tile.SHORT == (4, 2)
 rng = np.random.default_rng(0)
-for shape, k, stride in [((2, 3, 5, 21), 7, 1), ((4, 16, 32, 32), 32, 1), ((2, 6, 13, 11), 5, 2)]:
+for shape, k, stride in [((2, 3, 5, 21), 7, 1), ((4, 16, 32, 32), 32, 1), ((2, 6, 13, 11), 5, 2),
+                         ((32, 8, 4, 4), 16, 1), ((2, 3, 3, 3), 6, 1)]:  # flat, the short tile
     x = rng.standard_normal(shape).astype(np.float32)
     w = rng.standard_normal((k, shape[1], 3, 3)).astype(np.float32)
     b = rng.standard_normal(k).astype(np.float32)

@@ -144,7 +144,7 @@ def test_slots_cover_each_row_once(nv):
 def test_avx2_tiles_match_torch_in_a_child_process():
     code = """
 import numpy as np, torch, torch.nn.functional as F
-from minidl.backends.flex.kernels import conv, conv_tile, isa
+from minidl.backends.flex.kernels import conv, conv_tile, conv_wgrad_flat, isa
 assert conv_tile.LANES == 8 and conv_tile.WIDE == conv_tile.NARROW == (4, 3)
 assert conv_tile.SHORT == (4, 2)
 rng = np.random.default_rng(0)
@@ -160,6 +160,16 @@ for shape, k, stride in [((2, 3, 5, 21), 7, 1), ((4, 16, 32, 32), 32, 1), ((2, 6
     wt = torch.from_numpy(w).double().requires_grad_()
     F.conv2d(torch.from_numpy(x).double(), wt, stride=stride, padding=1).backward(
         torch.from_numpy(go).double())
+    gw = conv.conv2d_weight_backward(x, go, w.shape, stride, 1)
+    np.testing.assert_allclose(gw, wt.grad.numpy(), rtol=1e-5, atol=2e-3)
+assert conv_wgrad_flat.KR == 4 and conv_wgrad_flat.RR == 2
+for shape, k, stride in [((32, 1, 8, 8), 3, 1), ((3, 5, 9, 7), 4, 2)]:  # the flat weight gradient
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal((k, shape[1], 3, 3)).astype(np.float32)
+    wt = torch.from_numpy(w).double().requires_grad_()
+    y = F.conv2d(torch.from_numpy(x).double(), wt, stride=stride, padding=1)
+    go = rng.standard_normal(y.shape).astype(np.float32)
+    y.backward(torch.from_numpy(go).double())
     gw = conv.conv2d_weight_backward(x, go, w.shape, stride, 1)
     np.testing.assert_allclose(gw, wt.grad.numpy(), rtol=1e-5, atol=2e-3)
 from minidl.backends.flex.kernels import norm, norm_simd
@@ -186,6 +196,12 @@ print("ok")
         (2, 6, 13, 21, 10, (3, 3), 2, 1, 2),  # strided: im2col rows, groups
         (2, 5, 7, 40, 6, (2, 3), 1, (0, 1), 1),
         (9, 13, 31, 29, 11, (3, 3), 1, 1, 1),  # big enough for the threaded path
+        # few channels: lanes over the positions (conv_wgrad_flat)
+        (32, 1, 8, 8, 8, (3, 3), 1, 1, 1),  # the training chapter's conv1
+        (9, 13, 31, 29, 5, (3, 3), 1, 1, 1),  # threaded, Kg and R not multiples of the tile
+        (3, 4, 5, 3, 6, (3, 3), 1, (2, 0), 2),  # OW 3, asymmetric padding, groups
+        (2, 3, 11, 9, 2, (2, 3), 2, 1, 1),  # strided: im2col rows
+        (1, 2, 1, 1, 3, (1, 1), 1, 0, 1),  # one output position
     ],
 )
 def test_tiled_weight_gradient_matches_torch(rng, n, c, h, w, k, ks, stride, pad, groups):
@@ -199,6 +215,30 @@ def test_tiled_weight_gradient_matches_torch(rng, n, c, h, w, k, ks, stride, pad
     gw = conv.conv2d_weight_backward(x, go, wgt.shape, stride, pad, 1, groups)
     assert gw.dtype == np.float32
     assert_close(gw, wt.grad.numpy(), np.float32, n * y.shape[2] * y.shape[3])
+
+
+def test_flat_weight_gradient_is_chosen_for_few_channels():
+    from minidl.backends.flex.kernels import conv_wgrad
+
+    assert conv._wgrad_flat(1) and conv._wgrad_flat(conv_wgrad.KB // 4)
+    assert not conv._wgrad_flat(conv_wgrad.KB // 4 + 1)
+
+
+def test_flat_weight_gradient_with_dilation_and_inf(rng):
+    # an inf in x reaches exactly the gradients whose windows hold it (here all of one input
+    # channel's, every output position seeing it through some weight position)
+    x = rng.standard_normal((2, 2, 6, 7)).astype(np.float32)
+    x[1, 0, 3, 6] = np.inf
+    wt = torch.zeros(3, 2, 2, 3, dtype=torch.float64, requires_grad=True)
+    y = F.conv2d(torch.from_numpy(x).double(), wt, None, 1, (1, 2), (2, 1))
+    go = np.abs(rng.standard_normal(y.shape)).astype(np.float32)
+    y.backward(torch.from_numpy(go).double())
+    gw = conv.conv2d_weight_backward(x, go, (3, 2, 2, 3), 1, (1, 2), (2, 1))
+    ref = wt.grad.numpy()
+    np.testing.assert_array_equal(np.isfinite(gw), np.isfinite(ref))
+    np.testing.assert_array_equal(np.isnan(gw), np.isnan(ref))
+    fin = np.isfinite(ref)
+    assert_close(gw[fin], ref[fin], np.float32, 2 * y.shape[2] * y.shape[3])
 
 
 def test_weight_gradient_never_reads_past_a_row(rng):

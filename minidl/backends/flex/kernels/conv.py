@@ -50,6 +50,7 @@ import numpy as np
 from numba import njit
 
 from . import conv_wgrad as wgrad
+from . import conv_wgrad_flat as wgrad_flat
 from ._common import JIT, JIT_FAST, aligned_empty, as_compute, compute_dtype
 from .conv_common import Pad4, Pair, conv2d_out_hw, im2col_all, pad4, pair, prepare
 from .conv_loop import MRC, Q_TARGET, conv_parallel, conv_serial
@@ -274,6 +275,12 @@ def conv2d_x_backward(
     )
 
 
+def _wgrad_flat(kg: int) -> bool:
+    """Whether the weight gradient runs :mod:`.conv_wgrad_flat` (lanes over the positions): when
+    :mod:`.conv_wgrad` (lanes over the channels) would fill at most a quarter of its lanes."""
+    return kg * 4 <= wgrad.KB
+
+
 def conv2d_weight_backward(
     x: np.ndarray,
     grad_out: np.ndarray,
@@ -310,7 +317,11 @@ def conv2d_weight_backward(
         work = n_img * k_out * oh * ow * r
         parts = min(numba.get_num_threads(), n_img * groups) if work >= PARALLEL_MIN_WORK else 1
         go5 = go.reshape(n_img, groups, kg, oh, ow)
-        gw = wgrad.weight_grad(go5, src, offs, wrow, (kg, r), parts)
+        if _wgrad_flat(kg):
+            parts = numba.get_num_threads() if work >= PARALLEL_MIN_WORK else 1
+            gw = wgrad_flat.weight_grad(go5, src, offs, wrow, (kg, r), parts)
+        else:
+            gw = wgrad.weight_grad(go5, src, offs, wrow, (kg, r), parts)
         return gw.reshape(weight_shape).astype(x.dtype, copy=False)
     cols = im2col_all(xpad, (kh, kw), (sh, sw), (dh, dw), oh, ow, wp, groups, parallel)
     cols = cols.reshape(n_img, groups, r, oh * ow)

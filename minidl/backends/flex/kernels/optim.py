@@ -42,11 +42,16 @@ def adam_kernel(param, grad, m1, m2, new_param, new_m1, new_m2, scalars, first):
 
 def adam_step(param: np.ndarray, grad: np.ndarray, moment_1: np.ndarray | None,
               moment_2: np.ndarray | None, lr: float, beta_1: float, beta_2: float,
-              epsilon: float, correction_1: float, correction_2: float
+              epsilon: float, correction_1: float, correction_2: float, outs: tuple | None = None
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(new param, new moment_1, new moment_2)`` of one Adam step (moments ``None`` at the
     first step), new C-contiguous arrays of ``param``'s shape and dtype (float32 or float64;
-    the other arrays are read in that dtype). The corrections are ``1 - beta ** t``."""
+    the other arrays are read in that dtype). The corrections are ``1 - beta ** t``.
+
+    ``outs``: per result, a C-contiguous array of ``param``'s shape and dtype to write it into
+    instead (``None``: a new one); it may be that result's own input (``param`` for the new
+    parameter, a moment for its new value), which the kernel reads at element i before writing
+    element i: a captured step updates its carried state in place."""
     dtype = param.dtype
     p, g = np.ascontiguousarray(param).reshape(-1), np.ascontiguousarray(grad, dtype).reshape(-1)
     first = moment_1 is None
@@ -54,8 +59,16 @@ def adam_step(param: np.ndarray, grad: np.ndarray, moment_1: np.ndarray | None,
     if not first:
         m1 = np.ascontiguousarray(moment_1, dtype).reshape(-1)
         m2 = np.ascontiguousarray(moment_2, dtype).reshape(-1)
-    new, new_m1, new_m2 = np.empty(param.shape, dtype), np.empty(param.shape, dtype), np.empty(param.shape, dtype)
+    outs = outs or (None, None, None)
+    new, new_m1, new_m2 = (np.empty(param.shape, dtype) if o is None else _out(o, param) for o in outs)
     scalars = np.array([float(lr), float(beta_1), float(beta_2), 1.0 - float(beta_1), 1.0 - float(beta_2),
                         float(epsilon), float(correction_1), float(correction_2)], dtype)
     adam_kernel(p, g, m1, m2, new.reshape(-1), new_m1.reshape(-1), new_m2.reshape(-1), scalars, first)
     return new, new_m1, new_m2
+
+
+def _out(out: np.ndarray, param: np.ndarray) -> np.ndarray:
+    if out.shape != param.shape or out.dtype != param.dtype or not out.flags.c_contiguous:
+        raise ValueError(f"adam_step: an output buffer must be C-contiguous {param.dtype} of shape "
+                         f"{param.shape}, found {out.dtype} {out.shape}")
+    return out

@@ -252,3 +252,21 @@ def test_weight_gradient_never_reads_past_a_row(rng):
     F.conv2d(torch.from_numpy(x).double(), wt).backward(torch.from_numpy(go).double())
     assert np.isfinite(gw[0, 0, :, 0]).all()
     np.testing.assert_array_equal(np.isfinite(gw), np.isfinite(wt.grad.numpy()))
+
+
+@pytest.mark.parametrize("shape", [(32, 8, 8, 8), (3, 5, 7, 3), (2, 3, 1, 1), (0, 4, 2, 2), (2, 3, 0, 5)])
+def test_bias_gradient_sums_planes_in_partial_sums(rng, shape):
+    # planes a multiple of the partial sums, with a tail, shorter than them, empty
+    g = rng.standard_normal(shape).astype(np.float32)
+    got = conv.conv2d_bias_backward(g)
+    assert got.dtype == np.float32 and got.shape == (shape[1],)
+    assert_close(got, g.astype(np.float64).sum(axis=(0, 2, 3)), np.float32, g.size // max(1, shape[1]))
+
+
+def test_bias_gradient_of_a_view_and_nan(rng):
+    g = rng.standard_normal((4, 3, 9, 5)).astype(np.float32).transpose(0, 1, 3, 2)
+    g[1, 2, 4, 8] = np.nan
+    got = conv.conv2d_bias_backward(g)
+    ref = g.astype(np.float64).sum(axis=(0, 2, 3))
+    assert np.isnan(got[2]) and np.isfinite(got[:2]).all()
+    assert_close(got[:2], ref[:2], np.float32, 180)

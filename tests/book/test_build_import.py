@@ -52,3 +52,15 @@ def test_a_loaded_head_is_refused():
     verdict = bi.exercise(2).find_failure(loads_head)
     assert verdict is not None and verdict.kind == "check"
     assert "The head was loaded" in verdict.text
+
+
+def test_crossed_rules_are_diagnosed_as_wrong_layers():
+    """fc1's and fc2's rules swapped: the names did change, into the wrong layers (the biases,
+    of one shape, load silently); the verdict names which file tensor each layer got, not
+    'the body's names did not change'."""
+    ex = bi.exercise(4)
+    verdict = ex.check(bi.rules_swapped)
+    assert ex.cause == "wrong layers", verdict.render()
+    assert "fc1.bias got the file's features.1.0.bias" in verdict.text
+    assert "fc2.bias got the file's features.0.0.bias" in verdict.text
+    assert "did not change" not in verdict.text

@@ -158,6 +158,17 @@ def rules_swapped(store, model):
     return model, result.missing + [error.path for error in result.errors]
 
 
+def module_discarded(store, model):
+    """The PyTorch in-place habit: the loaded module apply_to returns is thrown away."""
+    store = (store.with_top_level_key("state_dict")
+             .with_key_remapping(r"^features\.0\.0\.(.*)$", "fc1.$1")
+             .with_key_remapping(r"^features\.1\.0\.(.*)$", "fc2.$1")
+             .with_key_remapping(r"^features\.1\.1\.(.*)$", "norm.$1")
+             .allow_partial(True).validate(False))
+    _, result = store.apply_to(model)
+    return model, result.missing + [error.path for error in result.errors]
+
+
 def missing_only(store, model):
     store = (store.with_top_level_key("state_dict")
              .with_key_remapping(r"^features\.0\.0\.(.*)$", "fc1.$1")
@@ -177,6 +188,7 @@ PLANTED = {
     "head loaded with the file's shape": (no_validate_false, "error", "head shape"),
     "left_out from result.missing only": (missing_only, "check", "left_out"),
     "fc1 and fc2 rules swapped": (rules_swapped, "check", "wrong layers"),
+    "returned module discarded": (module_discarded, "check", "returned module discarded"),
 }
 
 
@@ -219,6 +231,7 @@ def import_run(solution, case: dict) -> dict:
         model, left_out = got
         out["_after"] = _arrays(model)
         out["_left_out"] = left_out
+        out["_discarded"] = model is target  # the module handed in, not the load's result
         out["body"] = model.features(Tensor.from_numpy(case["x"], dev))
     return out
 
@@ -274,6 +287,9 @@ def _body_loaded(solution, case, outputs, watch) -> str | None:
     text = (f"The body was not loaded: {', '.join(kept)} still hold their init values. "
             "With allow_partial(True) and validate(False) a load that applies nothing "
             "still succeeds.")
+    if outputs.get("_discarded"):
+        return text + (" Your code returned the module it was given: the load's module, "
+                       "the one holding the file's tensors, was thrown away.")
     if not (_called(watch, "with_top_level_key") or _called(watch, "from_file")):
         return text + (" Your code never picked the checkpoint's 'state_dict' entry, so the "
                        "file's names start with 'state_dict.' and 'optimizer.'.")
@@ -349,6 +365,11 @@ HINTS = {
         "features.0.0 is the first Linear (fc1), features.1.0 the second (fc2), "
         "features.1.1 the LayerNorm (norm).",
     ],
+    "returned module discarded": [
+        "apply_to/load_into returns a NEW module and leaves the one it was given as it "
+        "was (no in-place load_state_dict): return that one, model, result = "
+        "store.apply_to(model).",
+    ],
     "left_out": [
         "apply_to returns (module, result). A skipped shape mismatch is in result.errors "
         "(each error has .path), a slot the file lacks in result.missing.",
@@ -361,6 +382,7 @@ _CAUSES = [
     ("no renaming", _cause("renamed nothing")),
     ("no renaming", _cause("Unexpected keys", "'features.")),
     ("wrong layers", _cause("Tensors loaded into the wrong layers")),
+    ("returned module discarded", _cause("Your code returned the module it was given")),
     ("renaming took no effect", _cause("yet the body's names did not change")),
     ("head shape", _cause("Shape mismatch for 'classifier.")),
     ("unexpected keys", _cause("Unexpected keys", "'aux.")),

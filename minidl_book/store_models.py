@@ -152,14 +152,16 @@ def count(prediction, truth) -> bool:
 
 def count_or_sum(prediction, truth) -> bool:
     """:func:`count`, and a sum written out: ``"8 params + 2 running stats"``,
-    ``"2+2+2+2+2"``, ``"8 + 2 = 10"`` (the number after ``=`` when there is one)."""
-    if isinstance(prediction, str) and "+" in prediction:
+    ``"8 params and 2 buffers"``, ``"2+2+2+2+2"``, ``"8 + 2 = 10"`` (the number after ``=``
+    when there is one)."""
+    if isinstance(prediction, str) and re.search(r"\+|\band\b", prediction):
         text = prediction.rsplit("=", 1)
         from minidl_book.exercises import _number_of
 
         if len(text) == 2 and _number_of(text[1]) is not None:
             return count(text[1], truth)  # the total the reader wrote decides
-        parts = [re.match(r"\s*(\d+)\b", part) for part in text[0].split("+")]
+        parts = [re.match(r"\s*(\d+)\b", part)
+                 for part in re.split(r"\+|\band\b", text[0])]
         return all(parts) and sum(int(m.group(1)) for m in parts) == truth
     return count(prediction, truth)
 
@@ -167,22 +169,35 @@ def count_or_sum(prediction, truth) -> bool:
 _FAIL_WORDS = frozenset("error errors fails fail failed failure raises raise raised "
                         "applyfailed exception refused refuses rejected".split())
 _LOAD_WORDS = frozenset("loads load loaded succeeds succeed success works".split())
-_NOT_WORDS = frozenset("no not never doesn't don't without".split())
+_NOT_WORDS = frozenset("no not never doesn't don't won't can't cannot isn't wouldn't couldn't "
+                       "didn't shouldn't".split())
 
 
 def outcome_answer(prediction, truth: str) -> bool:
     """``"loads"`` or ``"error"``, however written: ``"fails with a shape mismatch"``,
-    ``"error (shape mismatch)"``, ``"raises ApplyFailed"``, ``"it does not load"``. An answer
-    naming both outcomes, or neither, is refused."""
+    ``"error (shape mismatch)"``, ``"raises ApplyFailed"``, ``"it won't load"``,
+    ``"no, it fails"``. A negation (not, won't, can't, cannot, no...) flips the next outcome
+    word of its clause; a comma ends the clause, so ``"no, it fails"`` fails; ``"without"``
+    negates only an outcome word right after it (``"fails without validate(False)"`` fails,
+    ``"loads without error"`` loads). An answer whose outcome
+    words disagree, or that has none, is refused."""
     if not isinstance(prediction, str):
         return False
-    words = set(re.findall(r"[a-z']+", prediction.casefold()))
-    fails, loads = bool(words & _FAIL_WORDS), bool(words & _LOAD_WORDS)
-    if fails == loads:
+    tokens = re.findall(r"[a-z']+|[,;.:!?()]", prediction.casefold().replace("\u2019", "'"))
+    votes, negated, without = set(), False, False
+    for token in tokens:
+        if token in _NOT_WORDS:
+            negated = True
+        elif token in _FAIL_WORDS or token in _LOAD_WORDS:
+            fails = token in _FAIL_WORDS
+            votes.add(fails != (negated or (without and fails)))  # True: the load fails
+            negated = False
+        elif not token[0].isalpha():
+            negated = False
+        without = token == "without"
+    if len(votes) != 1:
         return False
-    if words & _NOT_WORDS:
-        fails, loads = loads, fails
-    return (fails and truth == "error") or (loads and truth == "loads")
+    return votes.pop() == (truth == "error")
 
 
 def draws_during(call) -> int:

@@ -3,7 +3,10 @@
 ``conv2d`` is *required* in ``ModuleOps`` (every backend writes its own kernel); this build-it
 has the reader write one anyway, the way a backend without a convolution kernel could: zero
 padding with the four pads, then im2col (one strided, dilated window per kernel tap, stacked),
-then one matmul per group, from ``cls.float_*`` ops only. The checker installs it, for one run,
+then one matmul per group, from ``cls.float_*`` ops only, in two steps: ``exercise(step=1)``
+checks the figure's case only (stride 1, dilation 1, one group, the same pads at both ends;
+reference :func:`conv2d_plain`), ``exercise()`` (step 2) the general one (reference
+:func:`conv2d`). The checker installs it, for one run,
 as the ``conv2d`` of the backend each device dispatches to (plain Flex, in place of its
 kernel; ``flex().autodiff()``, where it runs with ``cls = Autodiff[Flex]`` and every op is a
 recorded step, so the gradients of x, weight and bias must flow; ``Device.wgpu()``), runs
@@ -24,7 +27,7 @@ from minidl_book.build_check import BuildExercise, Reference, Rules
 
 __trace_hide__ = True  # the trace shows the reader's code and what it dispatched, not this
 
-__all__ = ["DEVICES", "PLANTED", "conv2d", "exercise"]
+__all__ = ["DEVICES", "PLANTED", "PLANTED_STEP1", "conv2d", "conv2d_plain", "exercise"]
 
 #: The devices the reader's conv2d is installed under, by label.
 DEVICES = {"Flex": Device.flex, "Flex autodiff": lambda: Device.flex().autodiff(), "Wgpu": Device.wgpu}
@@ -61,18 +64,38 @@ def pad(cls, x, dim, before, after):
     return cls.float_cat(parts, dim) if len(parts) > 1 else x
 
 
+def conv2d_plain(cls, x, weight, bias, options):
+    n, _, h, w = x.shape
+    c_out, c_in, k1, k2 = weight.shape
+    p1, p2 = options.padding  # step 1: the same pads at both ends
+    x = pad(cls, pad(cls, x, 2, p1, p1), 3, p2, p2)
+    h_out, w_out = h + 2 * p1 - k1 + 1, w + 2 * p2 - k2 + 1
+    taps = [cls.float_slice(x, [slice(None), slice(None),  # tap (i, j) of every window
+                                slice(i, i + h_out), slice(j, j + w_out)])
+            for i in range(k1) for j in range(k2)]
+    cols = cls.float_permute(cls.float_cat(taps, 1), (0, 2, 3, 1))  # im2col
+    cols = cls.float_reshape(cols, (n * h_out * w_out, k1 * k2 * c_in))
+    w_mat = cls.float_permute(weight, (2, 3, 1, 0))  # the patches' (i, j, c) order
+    w_mat = cls.float_reshape(w_mat, (k1 * k2 * c_in, c_out))
+    out = cls.float_matmul(cols, w_mat)  # one row per output position
+    if bias is not None:
+        out = cls.float_add(out, cls.float_reshape(bias, (1, c_out)))
+    out = cls.float_reshape(out, (n, h_out, w_out, c_out))
+    return cls.float_permute(out, (0, 3, 1, 2))
+
+
 def conv2d(cls, x, weight, bias, options):
     n, _, h, w = x.shape
     c_out, c_group, k1, k2 = weight.shape
     (top, left), (bottom, right) = options.padding, options.padding_end
     (s1, s2), (d1, d2), groups = options.stride, options.dilation, options.groups
-    x = pad(cls, pad(cls, x, 2, top, bottom), 3, left, right)
+    x = pad(cls, pad(cls, x, 2, top, bottom), 3, left, right)  # before, after
     h_out = (h + top + bottom - d1 * (k1 - 1) - 1) // s1 + 1
     w_out = (w + left + right - d2 * (k2 - 1) - 1) // s2 + 1
     per_group, outs = c_out // groups, []
-    for g in range(groups):
+    for g in range(groups):  # a group's own input channels
         xg = cls.float_slice(x, [slice(None), slice(g * c_group, (g + 1) * c_group)])
-        taps = [cls.float_slice(xg, [slice(None), slice(None),  # one window per tap
+        taps = [cls.float_slice(xg, [slice(None), slice(None),  # dilated, strided
                                      slice(i * d1, i * d1 + (h_out - 1) * s1 + 1, s1),
                                      slice(j * d2, j * d2 + (w_out - 1) * s2 + 1, s2)])
                 for i in range(k1) for j in range(k2)]
@@ -157,6 +180,28 @@ weight_transposed = _conv_weight_as((1, 2, 3, 0))
 #: patches (i, j, c), weight [c_out, c, k1, k2] reshaped to [K, c_out] with no permute at all
 weight_reshaped_only = _conv_weight_as((0, 1, 2, 3))
 
+def output_unpermuted(cls, x, weight, bias, options):
+    """The product [n * h_out * w_out, c_out] reshaped straight to [n, c_out, h_out, w_out]."""
+    right = conv2d(cls, x, weight, bias, options)
+    n, c_out, h_out, w_out = right.shape
+    rows = cls.float_reshape(cls.float_permute(right, (0, 2, 3, 1)),
+                             (n * h_out * w_out, c_out))
+    return cls.float_reshape(rows, (n, c_out, h_out, w_out))
+
+
+def pads_forgotten(cls, x, weight, bias, options):
+    """No padding at all: the output of a valid convolution, too small."""
+    return conv2d(cls, x, weight, bias, _with(options, padding=(0, 0), padding_end=(0, 0)))
+
+
+#: step 1's planted slips: name → (wrong conv2d, the verdict kind it must get)
+PLANTED_STEP1 = {
+    "weight rows (c, i, j), patches (i, j, c)": (weight_transposed, "check"),
+    "weight reshaped without a permute": (weight_reshaped_only, "check"),
+    "output reshaped without a permute": (output_unpermuted, "check"),
+    "pads forgotten": (pads_forgotten, "shape"),
+}
+
 #: name → (wrong conv2d, the verdict kind it must get)
 PLANTED = {
     "pads swapped top/bottom": (pads_swapped, "check"),
@@ -165,6 +210,8 @@ PLANTED = {
     "dilation ignored, output undilated": (dilation_ignored_everywhere, "check"),
     "weight rows (c, i, j), patches (i, j, c)": (weight_transposed, "check"),
     "weight reshaped without a permute": (weight_reshaped_only, "check"),
+    "output reshaped without a permute": (output_unpermuted, "check"),
+    "step 1's conv2d (stride, dilation, groups, pad ends ignored)": (conv2d_plain, "check"),
 }
 
 
@@ -198,6 +245,16 @@ def _cases() -> st.SearchStrategy:
                      st.tuples(st.integers(1, 3), st.integers(1, 3)), pair, pair,
                      st.tuples(*[st.integers(0, 2)] * 4), st.booleans()
                      ).map(lambda t: _arrays(*t))
+
+
+def _plain_cases() -> st.SearchStrategy:
+    """Step 1's cases: stride 1, dilation 1, one group, the same pads at both ends."""
+    small = st.integers(1, 2)
+    return st.tuples(st.integers(0, 2**16), small, small, small,
+                     st.tuples(st.integers(1, 3), st.integers(1, 3)),
+                     st.tuples(st.integers(0, 2), st.integers(0, 2)), st.booleans()
+                     ).map(lambda t: _arrays(t[0], t[1], 1, t[2], t[3], t[4], (1, 1), (1, 1),
+                                             (t[5][0], t[5][1], t[5][0], t[5][1]), t[6]))
 
 
 #: the axes of a weight group [per_group, c, k1, k2] and of a patch row, by letter
@@ -333,6 +390,75 @@ def _pads_and_groups(solution, case: dict, outputs: dict, watch) -> str | None:
     return None
 
 
+def _output_layout(solution, case: dict, outputs: dict, watch) -> str | None:
+    """Name the layout slip: the product, one row per output position, reshaped straight to
+    [n, c_out, h_out, w_out] (positions read as channels)."""
+    found = outputs.get("out on Flex")
+    if found is None:
+        return None
+    found = np.asarray(found, dtype=np.float64)
+    right = _numpy_conv(case, "ijc", "ijco")
+    if found.shape != right.shape or np.allclose(found, right, 1e-4, 1e-4):
+        return None
+    slip = right.transpose(0, 2, 3, 1).reshape(right.shape)
+    if np.allclose(found, slip, 1e-4, 1e-4):
+        return ("Your output holds the right numbers in the wrong places. The product is "
+                "[n * h_out * w_out, c_out], one row per output position: reshape it to "
+                "[n, h_out, w_out, c_out], then permute it to [n, c_out, h_out, w_out]. A "
+                "reshape straight to [n, c_out, h_out, w_out] reads positions as channels.")
+    return None
+
+
+def _drop(case: dict, feature: str) -> dict:
+    """``case`` as a conv that leaves ``feature`` out would compute it."""
+    o = case["options"]
+    if feature == "groups":
+        c_group = case["weight"].shape[1]
+        return {**case, "x": case["x"][:, :c_group], "options": _with(o, groups=1)}
+    changes = {"pad ends": {"padding_end": o.padding}, "stride": {"stride": (1, 1)},
+               "dilation": {"dilation": (1, 1)}}[feature]
+    return {**case, "options": _with(o, **changes)}
+
+
+def _left_out(solution, case: dict, outputs: dict, watch) -> str | None:
+    """Name what a step-1 conv2d leaves out of a general case (any of the uneven pad ends,
+    the stride, the dilation, the groups): the output is the case's with those dropped."""
+    from itertools import combinations
+
+    o = case["options"]
+    found = outputs.get("out on Flex")
+    if found is None:
+        return None
+    found = np.asarray(found, dtype=np.float64)
+    right = _numpy_conv(case, "ijc", "ijco")
+    if found.shape == right.shape and np.allclose(found, right, 1e-4, 1e-4):
+        return None
+    (s1, s2), (d1, d2) = o.stride, o.dilation
+    said = {
+        "pad ends": f"options.padding_end = {tuple(o.padding_end)} is the pad after the last "
+                    f"row and column (options.padding = {tuple(o.padding)} goes before)",
+        "stride": f"stride {tuple(o.stride)}: a tap reads one row in {s1} and one column in "
+                  f"{s2} (a slice with a step), and h_out divides by the stride",
+        "dilation": f"dilation {tuple(o.dilation)}: tap (i, j) starts at row i * {d1} and "
+                    f"column j * {d2}, and the kernel spans dilation * (k - 1) + 1",
+        "groups": f"groups = {o.groups}: each group of c_out / groups output channels reads "
+                  f"only its own c_in / groups input channels, with its own weight rows",
+    }
+    live = [f for f, on in (("pad ends", tuple(o.padding) != tuple(o.padding_end)),
+                            ("stride", (s1, s2) != (1, 1)), ("dilation", (d1, d2) != (1, 1)),
+                            ("groups", o.groups > 1)) if on]
+    for size in range(1, len(live) + 1):
+        for dropped in combinations(live, size):
+            slip = case
+            for feature in dropped:
+                slip = _drop(slip, feature)
+            slip = _numpy_conv(slip, "ijc", "ijco")
+            if found.shape == slip.shape and np.allclose(found, slip, 1e-4, 1e-4):
+                return ("Your output is this case's with " + " and ".join(dropped)
+                        + " left out: " + "; ".join(said[f] for f in dropped) + ".")
+    return None
+
+
 def _shape(array) -> str:
     return f"f32{list(np.shape(array))}"
 
@@ -432,25 +558,44 @@ class _Conv2dExercise(BuildExercise):
         return verdict
 
 
-def exercise(max_examples: int = 10) -> BuildExercise:
-    """The checker for the reader's ``conv2d(cls, x, weight, bias, options)``."""
+#: step 1's first cases: the figure's kind (2 -> 2 channels, 2 x 2 kernel, pad 1), then others
+EXAMPLES_STEP1 = [
+    _arrays(1, 1, 1, 2, 2, (2, 2), (1, 1), (1, 1), (1, 1, 1, 1), True),
+    _arrays(2, 2, 1, 1, 2, (3, 2), (1, 1), (1, 1), (0, 2, 0, 2), False),
+]
+
+_HINTS = {
+    1: {"value": ["Pad first: options.padding = (p1, p2) at both ends of the height and the "
+                  "width. Tap (i, j) of every window is one slice of the padded input, rows "
+                  "i .. i + h_out - 1, columns j .. j + w_out - 1; concatenate the taps on "
+                  "the channel axis so each patch runs (i, j, c)."],
+        "shape": ["h_out = h + 2 * p1 - k1 + 1 (stride 1), and the output is "
+                  "[n, c_out, h_out, w_out]."]},
+    2: {"value": ["Pad with options.padding before and options.padding_end after; tap (i, j) "
+                  "reads rows i * dilation, i * dilation + stride, ...; each group of output "
+                  "channels reads only its own c_in / groups input channels."],
+        "shape": ["h_out = (h + top + bottom - dilation * (k - 1) - 1) // stride + 1, "
+                  "and the output is [n, c_out, h_out, w_out]."]},
+}
+
+
+def exercise(max_examples: int = 10, step: int = 2) -> BuildExercise:
+    """The checker for the reader's ``conv2d(cls, x, weight, bias, options)``: step 1 on the
+    figure's kind of case only (stride 1, dilation 1, one group, symmetric pads), step 2 on
+    uneven pads, strides, dilations and groups."""
+    plain = step == 1
     return _Conv2dExercise(
-        "conv2d from basic ops on Flex, Flex autodiff and Wgpu",
-        cases=_cases(),
+        ("conv2d, step 1 (stride 1, dilation 1, one group, symmetric pads)" if plain else
+         "conv2d from basic ops") + " on Flex, Flex autodiff and Wgpu",
+        cases=_plain_cases() if plain else _cases(),
         run=_run,
         references=[Reference("torch.nn.functional.conv2d", _torch, rtol=1e-4, atol=1e-4)],
-        checks=[_weight_order, _dilation, _pads_and_groups],
+        checks=[_weight_order, _output_layout, _dilation, _pads_and_groups, _left_out],
         rules=Rules(forbidden={_OWN_CONV: "call a backend's own convolution (build it "
                                             "from cls.float_* ops)"},
                     no_numpy=True, helpers=(pad,)),
-        hints={
-            "value": ["Pad first (top and bottom on dim 2, left and right on dim 3); a tap "
-                      "(i, j) reads rows i * dilation, i * dilation + stride, ...; each group "
-                      "of output channels reads only its own c_in / groups input channels."],
-            "shape": ["h_out = (h + top + bottom - dilation * (k - 1) - 1) // stride + 1, "
-                      "and the output is [n, c_out, h_out, w_out]."],
-        },
-        reference_solution=conv2d,
-        examples=EXAMPLES,
+        hints=_HINTS[1 if plain else 2],
+        reference_solution=conv2d_plain if plain else conv2d,
+        examples=EXAMPLES_STEP1 if plain else EXAMPLES,
         max_examples=max_examples,
     )

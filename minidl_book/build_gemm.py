@@ -5,7 +5,8 @@ plain Python or already under numba's ``@njit``. :class:`LoopSwap` compiles it w
 checks it (run as plain Python, so an index out of range raises) against NumPy on a few
 small shapes (a C handed over full of old values, as a
 reused buffer is, and shapes that are not square, so that a swapped ``i``/``j`` shows), names
-the usual slips, refuses a kernel whose innermost loop still walks down a column of B, then
+the usual slips, refuses ``@``/``np.dot``/``np.matmul`` and a kernel whose innermost loop does
+not walk along a row of B (``b[p, j]`` with ``j`` innermost, or a row slice ``b[p, :]``), then
 times it on ``[rows, 1024] @ [1024, 1024]`` beside the naive rung (:mod:`.gemm_ladder`) and
 keeps it, so the chapter's ladder figure can place the reader's point ("yours").
 """
@@ -50,16 +51,37 @@ def traffic(m: int, k: int, n: int) -> tuple[Counts, float]:
     return Counts(2.0 * m * n * k, 4.0 * m * n * k), 4.0 * k * n
 
 
-def _innermost_walks_column(fn: Callable) -> bool | None:
-    """Whether the deepest ``for`` loop's variable is the first index of B (``b[p, j]`` with
-    ``p`` innermost: still down a column); None when the source cannot be read."""
+#: calls that hand the product to a library instead of the reader's loops
+LIBRARY_CALLS = frozenset({"dot", "matmul", "einsum", "tensordot", "inner", "vdot", "gemm"})
+
+
+def _source_tree(fn: Callable) -> ast.FunctionDef | None:
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
     except (OSError, TypeError, SyntaxError):
         return None
     func = next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)), None)
-    if func is None or len(func.args.args) < 3:
-        return None
+    return func if func is not None and len(func.args.args) >= 3 else None
+
+
+def _calls_library(func: ast.FunctionDef) -> bool:
+    """Whether the source multiplies with ``@`` or a library call (``np.dot``, ``matmul``)."""
+    for node in ast.walk(func):
+        if isinstance(node, ast.BinOp | ast.AugAssign) and isinstance(node.op, ast.MatMult):
+            return True
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+            if name in LIBRARY_CALLS:
+                return True
+    return False
+
+
+def _b_order(func: ast.FunctionDef) -> str | None:
+    """How the deepest ``for`` loop walks B: ``"row"`` (``b[p, j]`` with ``j`` innermost, or
+    a row slice ``b[p, :]``), ``"column"`` (``b[p, j]`` with ``p`` innermost, or ``b[:, j]``),
+    ``"across"`` (B indexed, but not by the innermost loop's variable: its steps walk A and
+    C down their columns) or None when there is no loop over B to judge."""
     b_name = func.args.args[1].arg
 
     def deepest(node, depth=0):
@@ -75,16 +97,22 @@ def _innermost_walks_column(fn: Callable) -> bool | None:
     if loop is None or not isinstance(loop.target, ast.Name):
         return None
     var = loop.target.id
+    seen = False
     for node in ast.walk(loop):
         if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
                 and node.value.id == b_name and isinstance(node.slice, ast.Tuple)
                 and len(node.slice.elts) == 2):
+            seen = True
             first, last = node.slice.elts
-            if isinstance(first, ast.Name) and first.id == var:
-                return True
+            if isinstance(last, ast.Slice) and not isinstance(first, ast.Slice):
+                return "row"
+            if isinstance(first, ast.Slice):
+                return "column"
             if isinstance(last, ast.Name) and last.id == var:
-                return False
-    return None
+                return "row"
+            if isinstance(first, ast.Name) and first.id == var:
+                return "column"
+    return "across" if seen else None
 
 
 class LoopSwap:
@@ -98,9 +126,14 @@ class LoopSwap:
                      "Accumulate with +=.",
         "swapped": "Rows and columns are swapped: C's value at (i, j) uses row i of A "
                    "and column j of B.",
+        "library": "The product must come from your loops: no @, np.dot or np.matmul "
+                   "(they hand the work to a BLAS, which is the rung the ladder climbs to).",
         "column": "Your innermost loop still walks down a column of B (b[p, j] with p "
                   "innermost). Put the loop over j innermost: a[i, p] then scales row p "
                   "of B into row i of C.",
+        "across": "Your innermost loop does not move along B at all: it steps down a "
+                  "column of C (and of A), a row apart each step. Put the loop over j "
+                  "innermost, so that b[p, j] and c[i, j] move along their rows.",
         "wrong": "Compare your loops with naive's: the same three loops, the same "
                  "product a[i, p] * b[p, j], only the order of the two inner ones changed "
                  "(and the sum now kept in C).",
@@ -119,8 +152,12 @@ class LoopSwap:
 
     def slip(self, fn: Callable) -> str | None:
         """The name of the first slip ``fn`` makes (a key of :data:`HINTS`), or None."""
-        if _innermost_walks_column(getattr(fn, "py_func", fn)):
-            return "column"
+        func = _source_tree(getattr(fn, "py_func", fn))
+        if func is not None and _calls_library(func):
+            return "library"
+        order = _b_order(func) if func is not None else None
+        if order in ("column", "across"):
+            return order
         kernel = getattr(fn, "py_func", fn)  # as plain Python: an index out of range raises
         rng = np.random.default_rng(1)
         for m, k, n in SHAPES:

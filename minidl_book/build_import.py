@@ -13,7 +13,8 @@ The checker draws the target's params before the load (so "left at its init" is 
 comparison), compares the body's output with PyTorch's, and gives each slip its own hint:
 the top-level key not picked, no renaming, a renaming whose new store was thrown away,
 ``allow_partial`` missing (the aux head), ``validate(False)`` missing (the head's shape),
-``left_out`` read from one list of the result only.
+``left_out`` read from one list of the result only, rules that send a layer's tensors to
+another layer (a bias fits either Linear, so it loads there without complaint).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ __all__ = ["PLANTED", "Classifier", "TorchClassifier", "exercise", "import_pretr
            "checkpoint"]
 
 HEAD = ("classifier.bias", "classifier.weight")
+#: the minidl body layer → the PyTorch layer whose tensors it should hold
+BODY = {"fc1": "features.0.0", "fc2": "features.1.0", "norm": "features.1.1"}
 
 
 class TorchClassifier(torch.nn.Module):
@@ -144,6 +147,28 @@ def no_validate_false(store, model):
     return model, result.missing + [error.path for error in result.errors]
 
 
+def rules_swapped(store, model):
+    """fc1's and fc2's rules crossed: the biases (one shape) load into the wrong layers."""
+    store = (store.with_top_level_key("state_dict")
+             .with_key_remapping(r"^features\.0\.0\.(.*)$", "fc2.$1")
+             .with_key_remapping(r"^features\.1\.0\.(.*)$", "fc1.$1")
+             .with_key_remapping(r"^features\.1\.1\.(.*)$", "norm.$1")
+             .allow_partial(True).validate(False))
+    model, result = store.apply_to(model)
+    return model, result.missing + [error.path for error in result.errors]
+
+
+def module_discarded(store, model):
+    """The PyTorch in-place habit: the loaded module apply_to returns is thrown away."""
+    store = (store.with_top_level_key("state_dict")
+             .with_key_remapping(r"^features\.0\.0\.(.*)$", "fc1.$1")
+             .with_key_remapping(r"^features\.1\.0\.(.*)$", "fc2.$1")
+             .with_key_remapping(r"^features\.1\.1\.(.*)$", "norm.$1")
+             .allow_partial(True).validate(False))
+    _, result = store.apply_to(model)
+    return model, result.missing + [error.path for error in result.errors]
+
+
 def missing_only(store, model):
     store = (store.with_top_level_key("state_dict")
              .with_key_remapping(r"^features\.0\.0\.(.*)$", "fc1.$1")
@@ -162,6 +187,8 @@ PLANTED = {
     "allow_partial missing": (no_allow_partial, "error", "unexpected keys"),
     "head loaded with the file's shape": (no_validate_false, "error", "head shape"),
     "left_out from result.missing only": (missing_only, "check", "left_out"),
+    "fc1 and fc2 rules swapped": (rules_swapped, "check", "wrong layers"),
+    "returned module discarded": (module_discarded, "check", "returned module discarded"),
 }
 
 
@@ -198,11 +225,13 @@ def import_run(solution, case: dict) -> dict:
         path = Path(folder) / "checkpoint.pt"
         torch.save(case["_saved"], path)
         got = solution(PytorchStore.from_file(path), target)
-    out = {"_returned": got, "_before": before}
+    file = {k: v.detach().numpy().copy() for k, v in case["_saved"]["state_dict"].items()}
+    out = {"_returned": got, "_before": before, "_file": file}
     if isinstance(got, tuple | list) and len(got) == 2 and isinstance(got[0], Classifier):
         model, left_out = got
         out["_after"] = _arrays(model)
         out["_left_out"] = left_out
+        out["_discarded"] = model is target  # the module handed in, not the load's result
         out["body"] = model.features(Tensor.from_numpy(case["x"], dev))
     return out
 
@@ -220,6 +249,35 @@ def _returns_pair(solution, case, outputs, watch) -> str | None:
             "of the module's tensors the load left out")
 
 
+def _holds(value: np.ndarray, file: dict[str, np.ndarray]) -> str | None:
+    """The file tensor ``value`` is (a Linear weight transposed), or None."""
+    for key, array in file.items():
+        for candidate in (array, array.T if array.ndim == 2 else None):
+            if candidate is not None and candidate.shape == value.shape and np.array_equal(
+                    candidate, value):
+                return key
+    return None
+
+
+def _wrong_layers(solution, case, outputs, watch) -> str | None:
+    """A body tensor that changed holds a tensor of another layer of the file."""
+    before, after, file = outputs["_before"], outputs["_after"], outputs["_file"]
+    wrong = []
+    for path, value in after.items():
+        layer = path.split(".", 1)[0]
+        if layer not in BODY or np.array_equal(before[path], value):
+            continue
+        key = _holds(value, file)
+        if key is not None and key.rpartition(".")[0] != BODY[layer]:
+            wrong.append(f"{path} got the file's {key}")
+    if not wrong:
+        return None
+    return ("Tensors loaded into the wrong layers: " + "; ".join(wrong) + ". Your rules "
+            "rename the file's layers into other layers of the module; where the shapes "
+            "agree (a bias of d_hidden values fits fc1 and fc2 alike) the load takes them "
+            "without complaint, and validate(False) skips only those whose shapes differ.")
+
+
 def _body_loaded(solution, case, outputs, watch) -> str | None:
     before, after = outputs["_before"], outputs["_after"]
     kept = [p for p in before if not p.startswith("classifier.")
@@ -229,6 +287,9 @@ def _body_loaded(solution, case, outputs, watch) -> str | None:
     text = (f"The body was not loaded: {', '.join(kept)} still hold their init values. "
             "With allow_partial(True) and validate(False) a load that applies nothing "
             "still succeeds.")
+    if outputs.get("_discarded"):
+        return text + (" Your code returned the module it was given: the load's module, "
+                       "the one holding the file's tensors, was thrown away.")
     if not (_called(watch, "with_top_level_key") or _called(watch, "from_file")):
         return text + (" Your code never picked the checkpoint's 'state_dict' entry, so the "
                        "file's names start with 'state_dict.' and 'optimizer.'.")
@@ -297,6 +358,18 @@ HINTS = {
         "store.validate(False): a tensor whose shape does not fit is skipped (listed in "
         "result.errors) and the module keeps its own value there.",
     ],
+    "wrong layers": [
+        "Line the file's body up with the module's, in forward order: which PyTorch layer "
+        "takes d_input features, which one d_hidden? print(store.keys()) after your rules "
+        "shows where each tensor now goes.",
+        "features.0.0 is the first Linear (fc1), features.1.0 the second (fc2), "
+        "features.1.1 the LayerNorm (norm).",
+    ],
+    "returned module discarded": [
+        "apply_to/load_into returns a NEW module and leaves the one it was given as it "
+        "was (no in-place load_state_dict): return that one, model, result = "
+        "store.apply_to(model).",
+    ],
     "left_out": [
         "apply_to returns (module, result). A skipped shape mismatch is in result.errors "
         "(each error has .path), a slot the file lacks in result.missing.",
@@ -308,6 +381,8 @@ _CAUSES = [
     ("top-level key", _cause("top-level key")),
     ("no renaming", _cause("renamed nothing")),
     ("no renaming", _cause("Unexpected keys", "'features.")),
+    ("wrong layers", _cause("Tensors loaded into the wrong layers")),
+    ("returned module discarded", _cause("Your code returned the module it was given")),
     ("renaming took no effect", _cause("yet the body's names did not change")),
     ("head shape", _cause("Shape mismatch for 'classifier.")),
     ("unexpected keys", _cause("Unexpected keys", "'aux.")),
@@ -327,7 +402,7 @@ def exercise(max_examples: int = 6) -> BuildExercise:
         cases=_cases(),
         run=import_run,
         references=[Reference("PyTorch", _torch_body, rtol=1e-5, atol=1e-5)],
-        checks=[_returns_pair, _body_loaded, _head_kept, _left_out_named],
+        checks=[_returns_pair, _wrong_layers, _body_loaded, _head_kept, _left_out_named],
         hints=["print(store.keys()) shows the file's names; the module's are fc1.weight, "
                "fc1.bias, fc2.*, norm.gamma, norm.beta, classifier.*."],
         causes=[(name, test, HINTS[name]) for name, test in _CAUSES],

@@ -184,7 +184,9 @@ class ResumeExercise:
                               "and run the cell again.", "")
         else:
             self.attempts += 1
-            verdict = self.find_failure(solution) or Verdict(True, "ok", "", "")
+            failure = self.find_failure(solution)
+            # a refusal is falsy (Verdict.__bool__ is its ok), so test for None, not truth
+            verdict = failure if failure is not None else Verdict(True, "ok", "", "")
             if verdict.ok:
                 verdict.text = (f"✓ {self.title}: epoch {self.epoch + 1}'s first "
                                 f"{self.steps} losses equal the uninterrupted run's, bit "

@@ -230,8 +230,12 @@ def _gist(text: str) -> str:
 
 
 def _words_of(text: str) -> tuple[str, ...]:
-    """``"b, c"`` / ``"b and c"`` → ``("b", "c")``: a set answer written as one string."""
-    parts = re.split(r",|;|\band\b|\s+", text)
+    """``"b, c"`` / ``"b and c"`` / ``"b c"`` → ``("b", "c")``: a set answer written as one
+    string. Commas, semicolons or "and" separate names of several words
+    (``"running mean, running var"``); only a string with none of them splits at spaces."""
+    parts = [p for p in re.split(r",|;|\band\b", text) if word(p)]
+    if len(parts) <= 1:
+        parts = re.split(r"\s+", text)
     return tuple(p for p in (word(p) for p in parts) if p)
 
 

@@ -79,8 +79,11 @@ def packed(a, b, c):
         panel[:, :rows] = a[i : i + rows].T
         panel[:, rows:] = 0
         for s in range(n // NR):  # an MR x NR tile of C in registers for all of k
-            micro_tile(k, address(panel), 1, MR, address(strips[s]), NR,
-                       address(out[i, s * NR :]), n, True, out)
+            micro_tile(k,  # steps of the reduction
+                       address(panel), 1, MR,  # A's panel: start, row step, column step
+                       address(strips[s]), NR,  # B's strip: start, row step
+                       address(out[i, s * NR :]), n,  # C's tile: start, row step
+                       True, out)  # True: write C (not add to it); out: the dtype
     c[:] = out[:m]
 
 

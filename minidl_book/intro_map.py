@@ -1,7 +1,7 @@
 """The intro's pictures and its first exercise's experiment.
 
 - :func:`package_map`: the packages one ``Linear.forward`` crosses, drawn as a
-  :class:`~minidl.debug.flowchart.Flowchart`; with ``chapters``, each box carries the numbers of
+  :class:`~minidl.debug.flowchart.Flowchart`; with ``chapters``, each box carries the names of
   the chapters that explain it.
 - :func:`packages_on_the_path`: trace one forward down to its gemm kernel and list the minidl
   packages its frames belong to, in order of first appearance.
@@ -19,25 +19,24 @@ from minidl.nn import LinearConfig
 
 Box = tuple[str, str, str, str]  # id, package in minidl, burn crate, what it holds
 
-#: The arrows of one Linear.forward: (from, to, label, dashed). The dashed dispatch ->
-#: backend arrow is the dip into a default op of the Backend protocol, which calls back up
-#: into Dispatch (the tour traces which op, and why).
+#: The arrows of one Linear.forward, numbered in call order: (from, to, label, dashed). Step 4
+#: dips into a default op of the Backend protocol, which calls back up into Dispatch (step 5);
+#: the dashed flex -> backend arrow is no call: Flex implements the protocol.
 PATH = (
-    ("nn", "tensor", "linear(x, W, b)", False),
-    ("nn", "module", "weight.val()", True),
-    ("tensor", "dispatch", "Dispatch.linear", False),
-    ("dispatch", "backend", "a default op, back up", True),
-    ("dispatch", "autodiff", "which op?", False),
-    ("autodiff", "flex", "the same op", False),
+    ("nn", "module", "1 weight.val()", False),
+    ("nn", "tensor", "2 linear(x, W, b)", False),
+    ("tensor", "dispatch", "3 Dispatch.linear", False),
+    ("dispatch", "backend", "4 default op", False),
+    ("backend", "dispatch", "5 back up", False),
+    ("dispatch", "autodiff", "6 by device", False),
+    ("autodiff", "flex", "7 float_matmul", False),
     ("flex", "backend", "implements", True),
 )
 
 
-def package_map(
-    boxes: Sequence[Box], chapters: Mapping[str, Sequence[int]] | None = None
-) -> Flowchart:
-    """The seven boxes and the arrows of one forward; ``chapters`` maps a box id to the
-    numbers of the chapters that explain that box (printed beside its crate)."""
+def package_map(boxes: Sequence[Box], chapters: Mapping[str, str] | None = None) -> Flowchart:
+    """The seven boxes and the numbered arrows of one forward; ``chapters`` maps a box id to
+    the names of the chapters that explain that box (printed under what it holds)."""
     title = "The packages one Linear.forward crosses"
     if chapters:
         title += ", with the chapters that explain each"
@@ -45,7 +44,7 @@ def package_map(
     for key, package, crate, holds in boxes:
         label = f"minidl.{package:<15}{crate}\n{holds}"
         if chapters and chapters.get(key):
-            label += "\nchapters " + ", ".join(str(n) for n in chapters[key])
+            label += "\n" + chapters[key]
         chart.node(key, label, align="left")
     for a, b, label, dashed in PATH:
         chart.edge(a, b, label, dashed=dashed)

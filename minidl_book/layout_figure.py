@@ -162,19 +162,22 @@ def draw_walks(buffer: np.ndarray, results: dict[str, np.ndarray]):
     return fig
 
 
-def draw_broadcast(col: np.ndarray, row: np.ndarray, total: np.ndarray):
+def draw_broadcast(col: np.ndarray, row: np.ndarray, total: np.ndarray,
+                   names: tuple[str, str] = ("col", "row")):
     """Draw a ``[r, 1]`` operand, a ``[1, c]`` operand and their ``[r, c]`` sum: each operand
     stretched to the result's shape (its one real cell solid, the repeats pale, as a stride
-    of 0 reads them), and the result's cells labelled with the two values they add."""
+    of 0 reads them), and the result's cells labelled with the two values they add.
+    ``names`` titles the two operands' panels."""
     r, c = total.shape
     fig, axes = plt.subplots(1, 3, figsize=(9.5, 2.6))
     cmap = plt.get_cmap("tab10")
+    first, second = names
     panels = [
-        (f"col: shape {list(col.shape)}, stretched", lambda i, j: (col[i, 0], i, j == 0)),
-        (f"row: shape {list(row.shape)}, stretched", lambda i, j: (row[0, j], j, i == 0)),
-        (f"col + row: shape {list(total.shape)}", None),
+        (f"{first}\nshape {list(col.shape)}, stretched", lambda i, j: (col[i, 0], i, j == 0)),
+        (f"{second}\nshape {list(row.shape)}, stretched", lambda i, j: (row[0, j], j, i == 0)),
+        (f"{first} + {second}\nshape {list(total.shape)}", None),
     ]
-    for ax, (title, cell) in zip(axes, panels, strict=True):
+    for k, (ax, (title, cell)) in enumerate(zip(axes, panels, strict=True)):
         for i in range(r):
             for j in range(c):
                 if cell is None:
@@ -182,7 +185,7 @@ def draw_broadcast(col: np.ndarray, row: np.ndarray, total: np.ndarray):
                     label = f"{col[i, 0]:g}+{row[0, j]:g}"
                 else:
                     value, hue, real = cell(i, j)
-                    colour, alpha, label = cmap(hue + (0 if title.startswith("col") else 5)), \
+                    colour, alpha, label = cmap(hue + 5 * k), \
                         (0.9 if real else 0.3), f"{value:g}"
                 ax.add_patch(plt.Rectangle((j, r - 1 - i), 1, 1, color=colour, alpha=alpha,
                                            ec="white"))
@@ -344,7 +347,9 @@ def draw_runs(shape: tuple, strides: tuple, new_shapes: list[tuple], name: str =
 def draw_arc_count():
     """burn-flex's in-place test, drawn: a FlexTensor's buffer sits in an ``Arc``, each
     handle (a tensor or its clone) is one count. ``x + y`` when ``x``'s buffer has count 1
-    (no one else holds it): the sum overwrites that buffer and becomes ``z``. After
+    (no one else holds it), ``x`` is in row order from offset 0 and ``y`` is contiguous (not
+    broadcast; binary.rs:89 with SIMD, :354 without, at v0.22.0-pre.2; two broadcast shapes
+    also reuse it, :252): the sum overwrites that buffer and becomes ``z``. After
     ``x.clone()`` the count is 2: ``add`` writes a new buffer, and ``x`` still reads the
     old values."""
     fig, axes = plt.subplots(1, 2, figsize=(9.5, 2.9))
@@ -366,7 +371,8 @@ def draw_arc_count():
     ax.text(0.90, 0.80, "z", ha="center", va="center", fontsize=10, bbox=handle)
     arrow(ax, (0.22, 0.70), (0.45, 0.57), "grey", "--")
     arrow(ax, (0.88, 0.72), (0.68, 0.57))
-    ax.text(0.55, 0.08, "count 1: no one else reads it,\nadd writes the sum in place",
+    ax.text(0.55, 0.06, "count 1, x in row order, y not broadcast:\n"
+            "add writes the sum in place",
             ha="center", fontsize=9, color="tab:green")
     ax.set_title("let z = x + y;", fontsize=10, family="monospace", loc="left")
 

@@ -197,8 +197,9 @@ def draw_records(model: Module, record: dict, width: float = 8.5):
     n = max(len(left), len(right))
     fig, (a, b) = plt.subplots(1, 2, figsize=(width, 0.19 * n + 0.7),
                                gridspec_kw={"width_ratios": [1, 1.25]})
-    for ax, lines, title in ((a, left, "minidl: into_record(), a nested dict (shapes)"),
-                             (b, right, "the same entries flat, one row per tensor: "
+    for ax, lines, title in ((a, left, "minidl record: into_record(), a nested dict "
+                                       "(shapes)"),
+                             (b, right, "burn 0.22: ModuleRecord, flat, one row per tensor\n"
                                         "(dotted path, id, data: its shape here)")):
         for i, line in enumerate(lines):
             ax.text(0, -i, line, family="monospace", fontsize=8, va="center")

@@ -120,5 +120,5 @@ def yours_or_reference(yours: Any, reference: Any, name: str, right: Callable[[A
             return yours
     except Exception:  # noqa: BLE001 - an unfinished answer falls back to the reference
         pass
-    print(f"using the reference {name} (yours is not written yet, or not right)")
+    print(f"using the reference {name} (until yours passes)")
     return reference

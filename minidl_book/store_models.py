@@ -150,15 +150,106 @@ def count(prediction, truth) -> bool:
     return type(prediction) in (int, float) and prediction == truth
 
 
+def count_or_sum(prediction, truth) -> bool:
+    """:func:`count`, and a sum written out: ``"8 params + 2 running stats"``,
+    ``"8 params and 2 buffers"``, ``"2+2+2+2+2"``, ``"8 + 2 = 10"`` (the number after ``=``
+    when there is one)."""
+    if isinstance(prediction, str) and re.search(r"\+|\band\b", prediction):
+        text = prediction.rsplit("=", 1)
+        from minidl_book.exercises import _number_of
+
+        if len(text) == 2 and _number_of(text[1]) is not None:
+            return count(text[1], truth)  # the total the reader wrote decides
+        parts = [re.match(r"\s*(\d+)\b", part)
+                 for part in re.split(r"\+|\band\b", text[0])]
+        return all(parts) and sum(int(m.group(1)) for m in parts) == truth
+    return count(prediction, truth)
+
+
+_FAIL_WORDS = frozenset("error errors fails fail failed failure raises raise raised "
+                        "applyfailed exception refused refuses rejected".split())
+_LOAD_WORDS = frozenset("loads load loaded succeeds succeed success works".split())
+_NOT_WORDS = frozenset("no not never doesn't don't won't can't cannot isn't wouldn't couldn't "
+                       "didn't shouldn't".split())
+
+
+def outcome_answer(prediction, truth: str) -> bool:
+    """``"loads"`` or ``"error"``, however written: ``"fails with a shape mismatch"``,
+    ``"error (shape mismatch)"``, ``"raises ApplyFailed"``, ``"it won't load"``,
+    ``"no, it fails"``. A negation (not, won't, can't, cannot, no...) flips the next outcome
+    word of its clause; a comma ends the clause, so ``"no, it fails"`` fails; ``"without"``
+    negates only an outcome word right after it (``"fails without validate(False)"`` fails,
+    ``"loads without error"`` loads). An answer whose outcome
+    words disagree, or that has none, is refused."""
+    if not isinstance(prediction, str):
+        return False
+    tokens = re.findall(r"[a-z']+|[,;.:!?()]", prediction.casefold().replace("\u2019", "'"))
+    votes, negated, without = set(), False, False
+    for token in tokens:
+        if token in _NOT_WORDS:
+            negated = True
+        elif token in _FAIL_WORDS or token in _LOAD_WORDS:
+            fails = token in _FAIL_WORDS
+            votes.add(fails != (negated or (without and fails)))  # True: the load fails
+            negated = False
+        elif not token[0].isalpha():
+            negated = False
+        without = token == "without"
+    if len(votes) != 1:
+        return False
+    return votes.pop() == (truth == "error")
+
+
+def draws_during(call) -> int:
+    """How many times ``call()`` calls the backend's random op, ``Flex.float_random``
+    (counted with a breakpoint on it)."""
+    from minidl import debug
+
+    run = debug.trace(call, breakpoints=r"^Flex\.float_random$", echo=False)
+    return run.breakpoints[0].hits
+
+
+def draw_sequential_names(positions: dict[str, int], layers: list[str]):
+    """An ``nn.Sequential``'s positions on top (every layer counts, with or without
+    params), the minidl field names below: an arrow per renaming rule, a gap where a
+    parameter-less layer has no tensors to rename."""
+    import matplotlib.pyplot as plt
+
+    by_index = {i: name for name, i in positions.items()}
+    fig, ax = plt.subplots(figsize=(8.8, 1.9))
+    for i, layer in enumerate(layers):
+        x = i * 1.45
+        has = i in by_index
+        ax.add_patch(plt.Rectangle((x, 1.0), 1.3, 0.55, facecolor="#d9e7f5" if has
+                                   else "#eeeeee", edgecolor="#555555"))
+        ax.text(x + 0.65, 1.275, f"{i}.*\n{layer}", ha="center", va="center", fontsize=8.5,
+                family="monospace", color="black" if has else "#888888")
+        if has:
+            ax.annotate("", xy=(x + 0.65, 0.42), xytext=(x + 0.65, 0.98),
+                        arrowprops={"arrowstyle": "->", "color": "#1f5fa8"})
+            ax.text(x + 0.65, 0.2, f"{by_index[i]}.*", ha="center", va="center",
+                    fontsize=9, family="monospace", weight="bold")
+        else:
+            ax.text(x + 0.65, 0.6, "no tensors", ha="center", va="center", fontsize=8,
+                    color="#888888")
+    ax.text(-0.1, 1.75, "nn.Sequential (file names: position)", fontsize=9.5, weight="bold")
+    ax.text(-0.1, -0.25, "Net (module names: fields)", fontsize=9.5, weight="bold")
+    ax.set_xlim(-0.2, len(layers) * 1.45)
+    ax.set_ylim(-0.45, 2.0)
+    ax.axis("off")
+    plt.close(fig)
+    return fig
+
+
 def burn_style_load(store, module: Module):
     """burn-store's order, in minidl: map the module, applying every tensor that fits
     (``ModuleSnapshot::apply``, burn-store ``src/traits.rs``), write the result back
     into the caller's module, and only then validate (``PytorchStore::apply_to``,
     ``src/pytorch/store.rs`` 362). Raises ``ApplyFailed`` as burn returns its error."""
-    mapped, result = store.validate(False).apply_to(module)  # map: skip misfits
-    vars(module).update(vars(mapped))  # write back into the caller's module
-    result.check(validate=True, allow_partial=store.partial,  # then validate
-                 source=store.source)
+    mapped, result = store.validate(False).apply_to(module)  # 1. map; misfits skipped
+    vars(module).update(vars(mapped))  # 2. write back into the caller's module
+    # 3. validate, only now
+    result.check(validate=True, allow_partial=store.partial, source=store.source)
     return result
 
 

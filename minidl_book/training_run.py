@@ -202,6 +202,11 @@ def running_stats(model: DigitsCnn) -> dict[str, np.ndarray]:
     return {path: s.value_sync().to_numpy() for path, s in model.running_states().items()}
 
 
+def largest_change(before: dict[str, np.ndarray], after: dict[str, np.ndarray]) -> float:
+    """The largest |after − before| over every array of two ``running_stats`` snapshots."""
+    return max(float(np.abs(after[k] - before[k]).max()) for k in before)
+
+
 def fine_tune(checkpoint: Path, how: str, device: Device, steps: int = 20,
               round_trip: bool = False) -> dict[str, bool]:
     """Fine-tune the model of ``checkpoint`` for ``steps`` Adam steps with the trunk kept as

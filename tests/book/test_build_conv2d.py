@@ -170,3 +170,93 @@ def test_swapped_pads_and_ignored_groups_get_their_own_hints():
         build_conv2d.PLANTED["groups ignored"][0])
     assert ignored.kind == "check" and "the first group's" in ignored.text, ignored.text
     assert "Pad first" not in ignored.render()
+
+
+# ----- step 1: the figure's case (stride 1, dilation 1, one group, symmetric pads) ----------
+def test_step_one_references_pass_step_one():
+    ex = build_conv2d.exercise(3, step=1)
+    assert ex.reference_solution is build_conv2d.conv2d_plain
+    assert ex.find_failure(build_conv2d.conv2d_plain) is None
+    assert build_conv2d.exercise(3, step=1).find_failure(build_conv2d.conv2d) is None
+
+
+def test_step_one_cases_are_the_figures_kind():
+    from hypothesis import given, settings
+
+    seen = []
+
+    @settings(max_examples=20, database=None, deadline=None)
+    @given(build_conv2d._plain_cases())
+    def collect(case):
+        seen.append(case["options"])
+
+    collect()
+    for o in seen + [c["options"] for c in build_conv2d.EXAMPLES_STEP1]:
+        assert tuple(o.stride) == tuple(o.dilation) == (1, 1) and o.groups == 1, o
+        assert tuple(o.padding) == tuple(o.padding_end), o
+
+
+@pytest.mark.parametrize("planted", sorted(build_conv2d.PLANTED_STEP1))
+def test_step_one_planted_slips_are_refused(planted):
+    wrong, kind = build_conv2d.PLANTED_STEP1[planted]
+    verdict = build_conv2d.exercise(3, step=1).find_failure(wrong)
+    assert verdict is not None and verdict.kind == kind, verdict
+    assert "Traceback" not in verdict.render()
+
+
+READER_STEP1 = """
+def conv2d(cls, x, weight, bias, options):
+    n, _, h, w = x.shape
+    c_out, c_in, k1, k2 = weight.shape
+    p1, p2 = options.padding
+    x = pad(cls, pad(cls, x, 2, p1, p1), 3, p2, p2)
+    h_out, w_out = h + 2 * p1 - k1 + 1, w + 2 * p2 - k2 + 1
+    taps = [cls.float_slice(x, [slice(None), slice(None),
+                                slice(i, i + h_out), slice(j, j + w_out)])
+            for i in range(k1) for j in range(k2)]
+    cols = cls.float_permute(cls.float_cat(taps, 1), (0, 2, 3, 1))
+    cols = cls.float_reshape(cols, (n * h_out * w_out, k1 * k2 * c_in))
+    w_mat = cls.float_reshape(cls.float_permute(weight, (2, 3, 1, 0)),
+                              (k1 * k2 * c_in, c_out))
+    out = cls.float_matmul(cols, w_mat)
+    if bias is not None:
+        out = cls.float_add(out, cls.float_reshape(bias, (1, c_out)))
+    out = cls.float_reshape(out, (n, h_out, w_out, c_out))
+    return cls.float_permute(out, (0, 3, 1, 2))
+"""
+
+
+def test_a_step_one_output_layout_slip_typed_into_a_cell_is_named():
+    right = _from_cell(READER_STEP1, "conv2d", pad=build_conv2d.pad)
+    assert build_conv2d.exercise(3, step=1).find_failure(right) is None
+    source = READER_STEP1.replace(
+        "    out = cls.float_reshape(out, (n, h_out, w_out, c_out))\n"
+        "    return cls.float_permute(out, (0, 3, 1, 2))",
+        "    return cls.float_reshape(out, (n, c_out, h_out, w_out))")
+    verdict = build_conv2d.exercise(3, step=1).check(
+        _from_cell(source, "conv2d", pad=build_conv2d.pad))
+    assert verdict.kind == "check", verdict.render()
+    assert "reads positions as channels" in verdict.text, verdict.text
+    assert "Pad first" not in verdict.render()  # not the generic value hint
+
+
+def test_step_two_names_what_a_step_one_conv2d_leaves_out():
+    step1 = _from_cell(READER_STEP1, "conv2d", pad=build_conv2d.pad)
+    verdict = build_conv2d.exercise(3).find_failure(step1)
+    assert verdict is not None and verdict.kind == "check", verdict
+    assert "with pad ends left out" in verdict.text, verdict.text
+    # uneven pads and a stride: both named in one verdict
+    ex = build_conv2d.exercise(3)
+    case = build_conv2d._arrays(5, 1, 1, 1, 2, (2, 2), (2, 1), (1, 1), (0, 1, 1, 0), True)
+    verdict = ex.verdict_for(step1, case)
+    assert verdict.kind == "check", verdict
+    assert "with pad ends and stride left out" in verdict.text, verdict.text
+    verdict = ex.verdict_for(step1, dict(build_conv2d.EXAMPLES[3]))  # dilation only
+    assert verdict.kind == "check" and "as with dilation 1" in verdict.text, verdict.text
+
+
+def test_each_step_has_its_own_hints():
+    one, two = build_conv2d.exercise(1, step=1), build_conv2d.exercise(1)
+    assert any("at both ends" in h for h in one.hints)
+    assert not any("dilation" in h for h in one.hints)
+    assert any("padding_end" in h for h in two.hints)

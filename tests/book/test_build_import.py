@@ -52,3 +52,38 @@ def test_a_loaded_head_is_refused():
     verdict = bi.exercise(2).find_failure(loads_head)
     assert verdict is not None and verdict.kind == "check"
     assert "The head was loaded" in verdict.text
+
+
+def test_crossed_rules_are_diagnosed_as_wrong_layers():
+    """fc1's and fc2's rules swapped: the names did change, into the wrong layers (the biases,
+    of one shape, load silently); the verdict names which file tensor each layer got, not
+    'the body's names did not change'."""
+    ex = bi.exercise(4)
+    verdict = ex.check(bi.rules_swapped)
+    assert ex.cause == "wrong layers", verdict.render()
+    assert "fc1.bias got the file's features.1.0.bias" in verdict.text
+    assert "fc2.bias got the file's features.0.0.bias" in verdict.text
+    assert "did not change" not in verdict.text
+
+
+def test_a_discarded_loaded_module_is_diagnosed_as_such():
+    """The PyTorch in-place habit: load_into/apply_to return a NEW module; returning the one
+    handed in is diagnosed as that, not as 'the body's names did not change' (the renaming
+    was right)."""
+    def load_into_discarded(store, model):
+        store = (store.with_top_level_key("state_dict")
+                 .with_key_remapping(r"^features\.0\.0\.(.*)$", "fc1.$1")
+                 .with_key_remapping(r"^features\.1\.0\.(.*)$", "fc2.$1")
+                 .with_key_remapping(r"^features\.1\.1\.(.*)$", "norm.$1")
+                 .with_key_remapping(r"^classifier\.(.*)$", "old_head.$1")
+                 .allow_partial(True))
+        store.load_into(model)
+        return model, ["classifier.weight", "classifier.bias"]
+
+    for slip in (load_into_discarded, bi.module_discarded):
+        ex = bi.exercise(4)
+        verdict = ex.check(slip)
+        assert ex.cause == "returned module discarded", verdict.render()
+        assert verdict.hints == [bi.HINTS["returned module discarded"][0]]
+        assert "names did not change" not in verdict.text
+        assert "NEW store" not in verdict.render()

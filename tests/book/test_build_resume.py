@@ -30,6 +30,19 @@ def test_planted_slip_refused_with_its_hint(checker, name):
     assert phrase in (verdict.text + " ".join(verdict.hints))
 
 
+@pytest.mark.parametrize("name", sorted(br.PLANTED))
+def test_check_refuses_a_planted_slip_as_a_reader_sees_it(checker, name, capsys):
+    # check() is what a reader's cell calls: a refusal is falsy (Verdict.__bool__ is ok), and
+    # check() once turned every refusal into a pass with `find_failure(...) or Verdict(True...)`
+    wrong, _ = br.PLANTED[name]
+    verdict = checker.check(wrong)
+    assert not verdict.ok and "✗" in capsys.readouterr().out
+
+
+def test_check_refuses_a_resume_that_returns_nothing(checker):
+    assert not checker.check(lambda ckpt_dir, epoch, device: None).ok
+
+
 def test_reference_typed_into_a_cell_passes(checker):
     namespace = {k: v for k, v in vars(br).items() if not k.startswith("__")}
     exec(compile(br.inspect.getsource(br.resume), "<cell>", "exec"), namespace)

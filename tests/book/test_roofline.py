@@ -222,3 +222,17 @@ def test_the_roofline_chart_grows_and_keeps_every_point():
     assert all(chart.drawn_roofs[p.name] == chart.roof.own_roof(p) for p in chart.points)
     assert all(p.gflops <= chart.drawn_roofs[p.name] for p in chart.points)
     assert chart.overlaps == 0
+
+
+def test_a_point_above_its_roof_measures_that_roof_again_and_only_raises_it():
+    from minidl_book.perf_lab import RooflineChart
+
+    footprint = 1 << 20
+    curve = {footprint // 2: 0.001, footprint * 2: 0.001}  # a roof held down by a neighbour
+    roof = rl.Roofline(100.0, {"L2": 1.0, "L3": 1.0, "DRAM": 1.0}, curve=curve)
+    point = rl.place("add", rl.elementwise_counts(footprint // 12, [2], fused=True), 1e-4,
+                     footprint)
+    assert point.gflops > roof.own_roof(point)
+    RooflineChart(roof).add([point])
+    assert point.gflops <= roof.own_roof(point)  # a real STREAM run beats 0.001 GB/s
+    assert curve[footprint // 2] == 0.001  # the other measurements are kept as they were

@@ -51,3 +51,13 @@ def test_adam_step_count_is_written_back_to_the_optimizer():
         graph.replay(x, y, 0.01)
     times = {state.time for state in trainer.optim.states.values()}
     assert times == {3 + 4} and all(type(t) is int for t in times)
+
+
+def test_flex_adam_writes_the_carried_state_in_place():
+    # Flex's adam_step takes the parameter's and the moments' own buffers as its outputs
+    # (its ``aliasable``): the program copies no state after the updates
+    (x, y), = batches(1)
+    trainer = Trainer("adam")
+    graph = capture(DEVICE, trainer.step, x, y, 0.01, optimizers=[trainer.optim])
+    text = graph.program_text
+    assert "adam_step  # in place" in text and "np.copyto" not in text

@@ -50,3 +50,26 @@ def test_a_backend_without_adam_step_runs_the_tensor_ops():
     assert fused_adam_step(0.1, p, g, None, 0.9, 0.999, 1e-5) is None
     new, state = Adam(0.9, 0.999, 1e-5, None).step(0.1, p, g, None)
     assert state.time == 1 and new.device == Device.ndarray()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("size", [37, 2 * 256 + 37])  # within one chunk of the kernel, across three
+def test_adam_step_may_write_into_its_own_inputs(dtype, size):
+    # a captured step passes the parameter and the moments as the outputs (``outs``)
+    from minidl.backends.flex.kernels.optim import CHUNK, adam_step
+
+    assert CHUNK == 256
+    rng = np.random.default_rng(1)
+    p, g, m1, m2 = (rng.standard_normal(size).astype(dtype) for _ in range(4))
+    m2 = np.abs(m2)
+    args = (3e-3, 0.9, 0.999, 1e-5, 1 - 0.9**3, 1 - 0.999**3)
+    fresh = adam_step(p, g, m1, m2, *args)
+    bufs = (p.copy(), m1.copy(), m2.copy())
+    same = adam_step(bufs[0], g, bufs[1], bufs[2], *args, outs=bufs)
+    assert all(a is b for a, b in zip(same, bufs))
+    for a, b in zip(same, fresh):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        adam_step(p, g, m1, m2, *args, outs=(np.empty(size - 1, dtype), None, None))
+    first = adam_step(p, g, None, None, *args)  # the first step: no moments read
+    np.testing.assert_array_equal(first[1], g * dtype(1 - 0.9))

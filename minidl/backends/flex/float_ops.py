@@ -116,16 +116,22 @@ class FlexFloatOps:
 
     @classmethod
     def adam_step(cls, param, grad, moment_1, moment_2, lr: float, beta_1: float, beta_2: float,
-                  epsilon: float, correction_1: float, correction_2: float):
+                  epsilon: float, correction_1: float, correction_2: float, outs=None):
         """``(new param, new moment_1, new moment_2)``: one Adam step as one kernel
         (``kernels/optim.py``; moments ``None`` at the first step, corrections ``1 - beta ** t``).
 
         Not a protocol op (burn's Adam is tensor ops): a **speed trick** that
-        ``minidl/optim/fused.py`` calls for a parameter on Flex, as torch's ``Adam(fused=True)``."""
+        ``minidl/optim/fused.py`` calls for a parameter on Flex, as torch's ``Adam(fused=True)``.
+        ``outs``: per result an array to write it into (or ``None``); a captured step
+        (``minidl/capture/program.py``) passes the carried parameter and moments themselves,
+        which ``aliasable`` allows (the kernel reads element i of each before writing it)."""
         from minidl.backends.flex.kernels.optim import adam_step
 
         return adam_step(param, grad, moment_1, moment_2, lr, beta_1, beta_2, epsilon,
-                         correction_1, correction_2)
+                         correction_1, correction_2, outs)
+
+    #: (input position, output index) pairs that may share a buffer (see ``outs``)
+    adam_step.__func__.aliasable = frozenset({(0, 0), (2, 1), (3, 2)})
 
     @classmethod
     def float_max_pair(cls, lhs, rhs):

@@ -17,7 +17,11 @@ torch's oneDNN conv: the packing dominated):
    per instruction set (16 lanes on AVX-512, 8 on AVX2), a tile of accumulators (8 or 4
    channels x a few vectors) kept in registers over the whole reduction, masked stores
    straight into the output (the border columns are never stored). Measured on one AVX-512
-   core, [32,16,32,32] * [32,16,3,3]: 3.57 ms -> 1.7 ms (torch 1.85 ms);
+   core, [32,16,32,32] * [32,16,3,3]: 3.57 ms -> 1.7 ms (torch 1.85 ms). Small planes run
+   *flat*: the vector slots cover the plane's rows of the grid end to end, border columns
+   included, into a scratch plane whose real columns are then copied out, when that takes
+   fewer slots than a slot (or more) per output row: the training chapter's [32, 8, 4, 4] *
+   [16, 8, 3, 3] used 4 of 16 lanes per row, 86 -> 48 us a call with the copy (torch 61 us);
 4. float64 keeps the loop-vectorized kernel of :mod:`.conv_loop` (4 accumulator rows in L1,
    3 weight positions per pass; the ``Wp - OW`` border columns dropped when written out).
 
@@ -46,13 +50,28 @@ import numpy as np
 from numba import njit
 
 from . import conv_wgrad as wgrad
-from ._common import JIT_FAST, aligned_empty, as_compute, compute_dtype
+from . import conv_wgrad_flat as wgrad_flat
+from ._common import JIT, aligned_empty, as_compute, compute_dtype
 from .conv_common import Pad4, Pair, conv2d_out_hw, im2col_all, pad4, pair, prepare
 from .conv_loop import MRC, Q_TARGET, conv_parallel, conv_serial
 from .conv_tile import LANES, conv_tiles_parallel, conv_tiles_serial, pack, slots, tile_shape
 from .gemm import batched_matmul
 
 PARALLEL_MIN_WORK = 100**3  # multiply-adds above which the conv runs on all threads
+
+
+@njit(**JIT)
+def drop_border_columns(grid, out):
+    """out[p, i, j] = grid[p, i, j] for j < out.shape[2] (the padded grid's real columns;
+    NumPy's strided copy took 10 us for the training chapter's [32, 16, 4, 4] output)."""
+    ow = out.shape[2]
+    for p in range(out.shape[0]):
+        for i in range(out.shape[1]):
+            src = grid[p, i]
+            dst = out[p, i]
+            for j in range(ow):
+                dst[j] = src[j]
+
 
 # ---------------------------------------------------------------------------------------------
 # Python wrappers
@@ -131,13 +150,29 @@ def conv2d(
     parallel = work >= PARALLEL_MIN_WORK
     parts = numba.get_num_threads() if parallel else 1
     if tiled:
-        mr, nv = tile_shape(k_out // groups)
+        # Small planes run "flat": the vector slots cover the plane's OH rows of the source
+        # grid end to end (border columns included), not each output row on its own (a 4-wide
+        # row used 4 of 16 lanes). im2col rows have no border columns; on the padded grid the
+        # border columns are computed into a scratch plane and dropped when copied out.
+        per_row = oh * -(-ow // LANES)
+        n_flat = -(-(oh * wrow) // LANES)
+        flat = n_flat < per_row
+        mr, nv = tile_shape(k_out // groups, n_flat if flat else None)
         wpk, bpk = pack(w3, b, mr)
-        qv, dv, lanes = slots(oh, ow, wrow, nv)
-        if parallel:
-            conv_tiles_parallel(src, offs, wpk, bpk, out, qv, dv, lanes, nv, parts)
+        if flat:
+            qv, dv, lanes = slots(1, oh * wrow, oh * wrow, nv)
+            dst = out if wrow == ow else np.empty((n_img, k_out, 1, oh * wrow), dt)
         else:
-            conv_tiles_serial(src, offs, wpk, bpk, out, qv, dv, lanes, nv)
+            qv, dv, lanes = slots(oh, ow, wrow, nv)
+            dst = out
+        if parallel:
+            conv_tiles_parallel(src, offs, wpk, bpk, dst, qv, dv, lanes, nv, parts)
+        else:
+            conv_tiles_serial(src, offs, wpk, bpk, dst, qv, dv, lanes, nv)
+        if dst is not out:
+            drop_border_columns(
+                dst.reshape(n_img * k_out, oh, wrow), out.reshape(n_img * k_out, oh, ow)
+            )
         return out.astype(x.dtype, copy=False)
     q_rows = max(1, Q_TARGET // wrow)
     # Accumulator rows start on cache lines: every step loads and stores them, and a vector
@@ -202,18 +237,33 @@ def conv_transpose2d(
 # ---------------------------------------------------------------------------------------------
 
 
-@njit(**JIT_FAST)
+BIAS_LANES = 16  # partial sums per channel in bias_grad
+
+
+@njit(**JIT)
 def bias_grad(grad_out, out):
-    """out[k] = sum over n, h, w of grad_out[n, k, h, w] (conv2d's bias gradient)."""
-    n_img, k_n = grad_out.shape[0], grad_out.shape[1]
+    """out[k] += sum over n and the plane of grad_out[n, k] (conv2d's bias gradient), with
+    grad_out [N, K, H*W] C-contiguous. The plane is summed into ``BIAS_LANES`` partial sums, a
+    vector (one running sum was a chain of dependent adds: 11 us for the CNN's [32, 8, 8, 8]);
+    the wrapper passes zeros (np.empty garbage could be NaN: NaN * 0 = NaN)."""
+    n_img, k_n, hw = grad_out.shape
+    full = hw // BIAS_LANES * BIAS_LANES
+    acc = np.empty(BIAS_LANES, out.dtype)
     for k in range(k_n):
-        s = out[k]  # the wrapper passes zeros (np.empty garbage could be NaN: NaN * 0 = NaN)
+        for lane in range(BIAS_LANES):
+            acc[lane] = 0
+        tail = out[k]
         for n in range(n_img):
-            plane = grad_out[n, k]
-            for i in range(plane.shape[0]):
-                row = plane[i]
-                for j in range(row.shape[0]):
-                    s += row[j]
+            row = grad_out[n, k]
+            for j in range(0, full, BIAS_LANES):
+                chunk = row[j : j + BIAS_LANES]
+                for lane in range(BIAS_LANES):
+                    acc[lane] += chunk[lane]
+            for j in range(full, hw):
+                tail += row[j]
+        s = tail
+        for lane in range(BIAS_LANES):
+            s += acc[lane]
         out[k] = s
 
 
@@ -238,6 +288,12 @@ def conv2d_x_backward(
     return conv_transpose2d(
         grad_out, weight, None, (sh, sw), (pt, pb, pl, pr), (oph, opw), (dh, dw), groups
     )
+
+
+def _wgrad_flat(kg: int) -> bool:
+    """Whether the weight gradient runs :mod:`.conv_wgrad_flat` (lanes over the positions): when
+    :mod:`.conv_wgrad` (lanes over the channels) would fill at most a quarter of its lanes."""
+    return kg * 4 <= wgrad.KB
 
 
 def conv2d_weight_backward(
@@ -276,7 +332,11 @@ def conv2d_weight_backward(
         work = n_img * k_out * oh * ow * r
         parts = min(numba.get_num_threads(), n_img * groups) if work >= PARALLEL_MIN_WORK else 1
         go5 = go.reshape(n_img, groups, kg, oh, ow)
-        gw = wgrad.weight_grad(go5, src, offs, wrow, (kg, r), parts)
+        if _wgrad_flat(kg):
+            parts = numba.get_num_threads() if work >= PARALLEL_MIN_WORK else 1
+            gw = wgrad_flat.weight_grad(go5, src, offs, wrow, (kg, r), parts)
+        else:
+            gw = wgrad.weight_grad(go5, src, offs, wrow, (kg, r), parts)
         return gw.reshape(weight_shape).astype(x.dtype, copy=False)
     cols = im2col_all(xpad, (kh, kw), (sh, sw), (dh, dw), oh, ow, wp, groups, parallel)
     cols = cols.reshape(n_img, groups, r, oh * ow)
@@ -292,7 +352,8 @@ def conv2d_bias_backward(grad_out: np.ndarray) -> np.ndarray:
     """Gradient of conv2d with respect to its bias: grad_out summed over N, H and W."""
     go = as_compute(grad_out)
     out = np.zeros(go.shape[1], go.dtype)
-    bias_grad(go, out)
+    n_img, k_n = go.shape[0], go.shape[1]
+    bias_grad(np.ascontiguousarray(go).reshape(n_img, k_n, go.size // max(1, n_img * k_n)), out)
     return out.astype(grad_out.dtype, copy=False)
 
 

@@ -48,11 +48,20 @@ LANES = 16 if ISA == "avx512" else 8  # float32 per vector register
 # 1.70 ms, 4x6 1.81, 6x4 1.85, 3x8 2.45; AVX2 (16 registers) 4x3 2.75 ms, 6x2 3.24, 3x4 4.3.
 WIDE = (8, 3) if ISA == "avx512" else (4, 3)
 NARROW = (4, 6) if ISA == "avx512" else (4, 3)
+# The wide tile's channels with 2 slots: a plane whose output fits 2 vectors (the training
+# chapter's 4x4 planes, 24 positions on the padded grid) would waste a third of the wide tile.
+SHORT = (WIDE[0], 2)
 
 
-def tile_shape(kg: int) -> tuple[int, int]:
-    """The (MR, NV) tile that conv2d uses for ``kg`` output channels per group."""
-    return WIDE if kg > 4 else NARROW
+def tile_shape(kg: int, nslots: int | None = None) -> tuple[int, int]:
+    """The (MR, NV) tile that conv2d uses for ``kg`` output channels per group; given the
+    vector slots of one plane (``nslots``), the wide tile or the short one, whichever computes
+    fewer padding slots (the wide one on a tie)."""
+    if kg <= 4:
+        return NARROW
+    if nslots is not None and -(-nslots // SHORT[1]) * SHORT[1] < -(-nslots // WIDE[1]) * WIDE[1]:
+        return SHORT
+    return WIDE
 
 
 def _make_tile_fma(MR: int, NV: int):  # noqa: N803 (the tile constants, named as elsewhere)
@@ -158,6 +167,7 @@ def _codegen(MR: int, NV: int):  # noqa: N803
 # qv/dv/lanes: int64 [NV]. Every read is a whole vector and must stay inside src.
 _tile_fma_wide = _make_tile_fma(*WIDE)
 _tile_fma_narrow = _make_tile_fma(*NARROW)
+_tile_fma_short = _make_tile_fma(*SHORT)
 
 
 @njit(**JIT)
@@ -167,6 +177,7 @@ def _tiles(src_all, offs, wpk, biasp, out, qv, dv, lanes, nv, u0, u1):
     k_out = out.shape[1]
     groups, nkb, mr = biasp.shape
     wide = mr == WIDE[0] and nv == WIDE[1]
+    short = mr == SHORT[0] and nv == SHORT[1]
     kg = k_out // groups
     cstride = out.shape[2] * out.shape[3]
     ntile = qv.shape[0] // nv
@@ -184,6 +195,9 @@ def _tiles(src_all, offs, wpk, biasp, out, qv, dv, lanes, nv, u0, u1):
             if wide:
                 _tile_fma_wide(src, qv[sl], offs, wpk[g, kb], biasp[g, kb], flat, obase,
                                cstride, dv[sl], lanes[sl], kn)  # fmt: skip
+            elif short:
+                _tile_fma_short(src, qv[sl], offs, wpk[g, kb], biasp[g, kb], flat, obase,
+                                cstride, dv[sl], lanes[sl], kn)  # fmt: skip
             else:
                 _tile_fma_narrow(src, qv[sl], offs, wpk[g, kb], biasp[g, kb], flat, obase,
                                  cstride, dv[sl], lanes[sl], kn)  # fmt: skip
@@ -197,7 +211,7 @@ def conv_tiles_serial(src_all, offs, wpk, biasp, out, qv, dv, lanes, nv):
     enough for whole-vector reads (``LANES`` floats of slack); ``wpk`` [G, ceil(Kg / MR), R * MR] and
     ``biasp`` [G, ceil(Kg / MR), MR] from ``pack``; ``out`` [N, K, OH, OW] C-contiguous;
     ``qv``, ``dv``, ``lanes`` the vector slots from ``slots``; the tile (MR, nv) is one of
-    ``WIDE`` / ``NARROW`` (``tile_shape``).
+    ``WIDE`` / ``SHORT`` / ``NARROW`` (``tile_shape``).
     """
     ntask = out.shape[0] * wpk.shape[0] * (qv.shape[0] // nv)
     _tiles(src_all, offs, wpk, biasp, out, qv, dv, lanes, nv, 0, ntask)

@@ -13,32 +13,35 @@ would for negative x (torch's float32 kernel is 4% off at ``x = -5`` and 0 below
 the true value is -1e-7). With Shepherd and Laframboise's observation that ``erfcx`` is smooth
 on the whole half-line (Math. Comp. 36, 1981),
 
-    t Φ(-t) = exp(-t**2 / 2) G(t),    G(t) = t erfcx(t / sqrt 2) / 2 = t P(t) / Q(t),
+    t Φ(-t) = exp(-t**2 / 2) G(t),    G(t) = t erfcx(t / sqrt 2) / 2.
 
-``P``, ``Q`` of degree 4 and 5 (least squares with Lawson's reweighting on Chebyshev nodes
-over t in [0, 14.5], ``P(0) = 1/2`` so a tiny x gives exactly x/2; 2**-27.3 relative). Sun's
-erfcf (glibc, musl) shows how to keep the exp accurate in float32: its argument's condition
-number is ``t**2 / 2``, up to 105, so ``t**2 / 2`` is split exactly into ``hi + lo`` (here
-with an FMA) and ``lo`` enters the reduced argument after the exact ``hi - n ln2_hi``; the
-``exp`` polynomial (degree 6, 2**-28) then sees the argument to 2**-30. ``G`` is evaluated
-in float64: float32 Horner steps round ~10 times at weight ~1 (4 to 6 float32 ulp off over
-t in [1, 14]), float64 is exact to far below the fit, and only G's 20 multiply-adds run at
-float64 width. The scale ``2**n`` goes in as ``2**(n + 64) * 2**-64``, the last factor
-fused into the final subtraction, so a subnormal result rounds once. Everything is
-arithmetic and selects: the loop vectorizes (16 float32 lanes on AVX-512, 8 on AVX2).
-Measured over every float32: at most 2 ulp below 0, 1 above (past 14.5 the result is x).
-Its cost, measured on 1M values (2-core AVX-512 Xeon, where LLVM picks 8-lane vectors): 0.9
-ms, torch 0.4 ms. The exp part with G replaced by ``0.39 t`` alone takes 0.40 ms on data in
-cache, G's float64 rational about 0.45 (its ten 8-wide float64 FMAs cost twice float32 ones;
-with a float32 divide instead of the float64 one it is still 0.83 ms), and G in float32 (0.58
-ms) is 5 ulp off below 0, 3 above: no G makes this form faster than torch there (16-lane
-vectors, ``NUMBA_CPU_NAME=haswell``: 0.89 ms as it is, 0.50 with the float32 G).
-On an AVX2 Zen 3 core (one thread): 1.4 ms, torch 0.98; the exp part alone 0.61, G in float32
-0.84 (but 5 ulp), Estrin's scheme or G in a pass of its own no faster. A float32 form through
-the inverse Mills ratio, ``t Phi(-t) = exp(-t**2 / 2 - ln sqrt(2 pi)) N / (N + A)``, ``N = t
-B(t)``, whose A and B errors are damped for large t, still measured 4 ulp near 0 and 2.1 at
-large t: its three float32 roundings after A and B are not damped, and an ulp of the quotient
-can be two of the result (they sit in different places of their binades).
+Sun's erfcf (glibc, musl) shows how to keep the exp accurate in float32: its argument's
+condition number is ``t**2 / 2``, up to 105, so ``t**2 / 2`` is split exactly into ``hi +
+lo`` (here with an FMA) and ``lo`` enters the reduced argument after the exact ``hi - n
+ln2_hi``; the ``exp`` polynomial (degree 6, 2**-28) then sees the argument to 2**-30.
+
+``G`` is all float32 and the error of its rational is damped: ``G = A (1 + delta)`` with
+
+    A(t) = t / (2 (1 + t)),    delta(t) = t N(t) / D(t),  N, D of degree 4 and 5,
+
+``A`` matching G at 0 (``t / 2``) and its limit ``1 / sqrt(2 pi)`` to 25 %, so ``|delta| <=
+0.151`` and the few float32 ulp that Horner's ten roundings leave in ``delta`` are a fraction
+of an ulp of G (a float32 ``t P / Q`` for G itself measured 5 ulp). ``A``'s denominator is
+kept exact as ``2**65 (1 + t) = d + d_lo`` (two FMAs), ``d_lo / d`` joins the exp's argument,
+and the result ``t 2**(n + 64) (1 + (1 + delta) expm1 + delta) / d`` rounds once, in its last
+division (the ``2**64`` in both keeps a subnormal result to one rounding). Everything is
+arithmetic and selects: the loop vectorizes (16 float32 lanes on AVX-512, 8 on AVX2). Measured
+over every third float32 with ``2**-3 <= |x| < 16`` and every 1021st elsewhere: at most 2 ulp
+below 0, 1 above (past 14.5 the result is x).
+
+Its cost on 1M values, one thread on a Zen 4 core (AVX-512), beside torch 2.13's 0.47 ms
+(oneDNN's erf polynomial, no exp, which cancels for negative x): 0.645 ms (0.74x torch). The
+float64 rational for G that it replaced (``t P / Q``, degree 4 and 5, 2**-27.3) took 0.80 ms:
+20 of its 58 instructions were 8-lane float64 FMAs. The exp part alone (G replaced by ``0.39
+t``) is 0.34 ms, and every further vector instruction costs about 0.012 ms, a division about
+0.02 ms: the exactness of ``A`` (its ``d_lo``, the exact final division) is 0.07 ms of the
+rest; without it the result is 3 ulp off. On the Xeon the float64 form measured 0.9 ms, torch
+0.4; on an AVX2 Zen 3 core 1.4 ms, torch 0.98.
 
 float64 inputs call libm (``erf``, ``erfc``), the GELU with the rounding error of
 ``x / sqrt 2`` put back (see ``_gelu64``).
@@ -108,18 +111,30 @@ def vgelu(x):
     return 0.5 * x * math.erfc(-x * SQRT1_2)
 
 
-#: G(t) = t P(t) / Q(t), lowest power first (float64: see the module docstring)
-_GELU_P = (0.5, 0.43759636299468213, 0.18269118199714396, 0.040442166288018125, 0.004085654958875945)
-_GELU_Q = (1.0, 1.6730775710510397, 1.200301203050489, 0.4680277129256902, 0.10138005567667263,
-           0.010241095729229842)  # fmt: skip
+#: 1 + delta(t) = G(t) / A(t), A(t) = t / (2 (1 + t)): delta = t N(t) / D(t), lowest power first
+#: (a (5, 5) rational fitted in float64 with Lawson's reweighting on Chebyshev nodes over
+#: [0, 14.5], 2**-28.7; 2**-27 with the coefficients rounded to float32; |delta| <= 0.151)
+_GELU_N = (0.20211558043956757, 0.04656713828444481, -0.02117745950818062, -0.013004587963223457,
+           -0.0024589290842413902)  # fmt: skip
+_GELU_D = (1.0, 1.7042453289031982, 1.2489694356918335, 0.5006989240646362, 0.1123533695936203,
+           0.01216627936810255)  # fmt: skip
 #: t past which t Φ(-t) is below half the smallest subnormal (t Φ(-t) < 1e-46 at 14.3)
 GELU_TAIL_END = np.float32(14.5)
+_TWO65 = np.float32(2.0**65)
+_N32 = tuple(np.float32(c) for c in _GELU_N)
+_D32 = tuple(np.float32(c) for c in _GELU_D)
 
 
 def _gelu32(x):
     f = np.float32
     t = abs(x)
     tc = t if t < GELU_TAIL_END else GELU_TAIL_END  # NaN -> 14.5 too: its result comes from x
+    # A's denominator 2**65 (1 + t) = d + d_lo exactly: 2**65 - d is exact (a multiple of d's
+    # ulp below d), so the second FMA gives the first one's rounding error
+    d = fma(tc, _TWO65, _TWO65)
+    d_lo = fma(tc, _TWO65, _TWO65 - d)
+    # kappa = d_lo / d (|kappa| <= 2**-24) to 12%, through the bits of an approximate 1 / d
+    kappa = d_lo * _as_float(np.int32(0x7EF311C3 - _as_int(d)))
     h = f(0.5) * tc
     a_hi = tc * h
     a_lo = fma(tc, h, -a_hi)  # t**2 / 2 = a_hi + a_lo exactly
@@ -127,27 +142,30 @@ def _gelu32(x):
     tt = a_hi * f(-1.44269504088896341) + magic
     nf = tt - magic
     r = fma(nf, f(-0.693359375), -a_hi)  # exact: n ln2_hi has 17 bits, both within 2**-17
-    r = fma(nf, f(2.12194440e-4), r) - a_lo
+    # exp(r) (1 + kappa)**-1 with kappa in the small terms (a_lo + kappa rounds far below r's ulp)
+    r = fma(nf, f(2.12194440e-4), r) - (a_lo + kappa)
     e = f(0.0013796287) * r + f(0.008369964)
     e = e * r + f(0.041668843)
     e = e * r + f(0.1666651)
     e = e * r + f(0.4999999)
     em1 = e * (r * r) + r  # exp(r) - 1
-    td = np.float64(tc)
-    p = _GELU_P[4] * td + _GELU_P[3]
-    p = p * td + _GELU_P[2]
-    p = p * td + _GELU_P[1]
-    p = p * td + _GELU_P[0]
-    q = _GELU_Q[5] * td + _GELU_Q[4]
-    q = q * td + _GELU_Q[3]
-    q = q * td + _GELU_Q[2]
-    q = q * td + _GELU_Q[1]
-    q = q * td + _GELU_Q[0]
-    g = np.float32(td * p / q)
-    eg = g * em1 + g  # exp(r) G(t)
+    p = _N32[4] * tc + _N32[3]
+    p = p * tc + _N32[2]
+    p = p * tc + _N32[1]
+    p = p * tc + _N32[0]
+    q = _D32[5] * tc + _D32[4]
+    q = q * tc + _D32[3]
+    q = q * tc + _D32[2]
+    q = q * tc + _D32[1]
+    q = q * tc + _D32[0]
+    delta = tc * p / q
+    ff = fma(delta, em1, delta) + em1  # (1 + delta) exp(r) - 1
     # 2**(n + 64) from tt's low bits: (0x4B400000 + n) << 23 keeps n's, + (127 + 64) << 23
     s = _as_float(np.int32((_as_int(tt) << 23) + (191 << 23)))
-    tail = (eg * s) * f(5.421010862427522e-20)  # t Φ(-t); * 2**-64 rounds once if subnormal
+    ts = tc * s
+    # t Φ(-t) = t 2**(n + 64) (1 + ff) / 2**65 (1 + t): the division rounds once, also into
+    # the subnormals
+    tail = fma(ts, ff, ts) / d
     base = x * f(0) if x < f(0) else x  # -inf * 0: NaN at -inf, as torch (NaN stays NaN)
     return base - tail
 

@@ -258,7 +258,8 @@ def exercise(max_examples: int = 20) -> BuildExercise:
         reference_solution=guard,
         examples=[{"specs": [{"kind": "tensor", "shape": (8, 12), "dtype": "float32",
                               "device": "flex+ad"}, {"kind": "scalar", "value": 0.1}],
-                   "change": change, "at": 0} for change in ("none", "scalar", "shape")],
+                   "change": change, "at": 0}
+                  for change in ("none", "scalar", "shape", "dtype", "device")],
         max_examples=max_examples,
         order=("specs", "change", "at"),
     )

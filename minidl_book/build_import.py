@@ -210,6 +210,18 @@ def _cases() -> st.SearchStrategy:
     return dims.flatmap(lambda d: case(*d))
 
 
+def _fixed_case() -> dict:
+    """A case always tried first: every planted slip fails on it whatever hypothesis draws."""
+    d_in, d_hidden, classes, extra, seed = 3, 4, 3, 2, 0
+    torch_model, saved = checkpoint(d_in, d_hidden, classes + extra, seed)
+    about = (f"checkpoint of TorchClassifier({d_in}, {d_hidden}, {classes + extra}) after one "
+             f"Adam step (torch.manual_seed({seed})); target Classifier({d_in}, {d_hidden}, "
+             f"{classes})")
+    x = np.random.default_rng(0).normal(size=(2, d_in)).astype(np.float32)
+    return {"model": about, "x": x, "_torch": torch_model, "_saved": saved,
+            "_dims": (d_in, d_hidden, classes)}
+
+
 def _arrays(module: Module) -> dict[str, np.ndarray]:
     return {path: p.val().to_numpy().copy() for path, p in module.parameters().items()}
 
@@ -407,6 +419,7 @@ def exercise(max_examples: int = 6) -> BuildExercise:
                "fc1.bias, fc2.*, norm.gamma, norm.beta, classifier.*."],
         causes=[(name, test, HINTS[name]) for name, test in _CAUSES],
         reference_solution=import_pretrained,
+        examples=[_fixed_case()],
         max_examples=max_examples,
         order=("model", "x"),
     )

@@ -332,6 +332,15 @@ _CAUSES = [
 ]
 
 
+#: the fixed case tried before the generated ones (what hypothesis draws differs by context):
+#: rank 2 (gamma must be reshaped, rms must keep the rank), d_model 3 (a sum is not a mean),
+#: a row of zeros, and epsilon 0.5 (outside the root or hard-coded, it shows)
+EXAMPLES = [{"x": np.array([[1.0, -2.0, 0.5], [0.0, 0.0, 0.0]], np.float32),
+             "gamma": np.array([0.5, -1.0, 2.0], np.float32),
+             "g": np.array([[1.0, -0.5, 2.0], [0.25, 1.0, -1.0]], np.float32),
+             "epsilon": 0.5}]
+
+
 def exercise(max_examples: int = 12) -> CauseHints:
     """The checker for the reader's ``RmsNormConfig`` (and the ``RmsNorm`` it builds)."""
     return _LayerExercise(
@@ -345,6 +354,7 @@ def exercise(max_examples: int = 12) -> CauseHints:
         hints=["Y = x / sqrt(mean(x², last dim) + eps) * gamma: the mean over the last dim "
                "(not the sum), epsilon inside the root, gamma read with self.gamma.val()."],
         reference_solution=RmsNormConfig,
+        examples=EXAMPLES,
         max_examples=max_examples,
         order=("epsilon", "x", "gamma", "g"),
     )

@@ -124,6 +124,14 @@ def pads_swapped(cls, x, weight, bias, options):
     return conv2d(cls, x, weight, bias, swapped)
 
 
+def pads_in_burns_order(cls, x, weight, bias, options):
+    """(top, bottom), (left, right) = options.padding, options.padding_end: the pairs of
+    padding.pads(...) read into ConvOptions' fields, left and bottom exchanged."""
+    (top, bottom), (left, right) = options.padding, options.padding_end
+    return conv2d(cls, x, weight, bias,
+                  _with(options, padding=(top, left), padding_end=(bottom, right)))
+
+
 def groups_ignored(cls, x, weight, bias, options):
     """Every output channel reads the first c_in / groups channels."""
     return conv2d(cls, x, weight, bias, _with(options, groups=1)) if options.groups == 1 else \
@@ -205,6 +213,7 @@ PLANTED_STEP1 = {
 #: name → (wrong conv2d, the verdict kind it must get)
 PLANTED = {
     "pads swapped top/bottom": (pads_swapped, "check"),
+    "pads read as (top, bottom), (left, right)": (pads_in_burns_order, "check"),
     "groups ignored": (groups_ignored, "check"),
     "dilation ignored": (dilation_ignored, "check"),
     "dilation ignored, output undilated": (dilation_ignored_everywhere, "check"),
@@ -356,6 +365,31 @@ def _dilation(solution, case: dict, outputs: dict, watch) -> str | None:
                     f"i * {d1} and column j * {d2} of the padded input (rows "
                     f"i * dilation, i * dilation + stride, ...), and h_out, w_out count the "
                     f"dilated kernel's span, dilation * (k - 1) + 1.")
+    return None
+
+
+def _pad_order(solution, case: dict, outputs: dict, watch) -> str | None:
+    """Name the pad-order slip ``(top, bottom), (left, right) = options.padding,
+    options.padding_end`` (burn's pairs read into minidl's fields: left and bottom exchanged),
+    whatever shape it gives: the shape hint would send the reader to a formula already right."""
+    o = case["options"]
+    found = outputs.get("out on Flex")
+    (top, left), (bottom, right) = o.padding, o.padding_end
+    if found is None or left == bottom:
+        return None
+    found = np.asarray(found, dtype=np.float64)
+    right_out = _numpy_conv(case, "ijc", "ijco")
+    if found.shape == right_out.shape and np.allclose(found, right_out, 1e-4, 1e-4):
+        return None
+    slip = _numpy_conv({**case, "options": _with(o, padding=(top, bottom),
+                                                 padding_end=(left, right))}, "ijc", "ijco")
+    if found.shape == slip.shape and np.allclose(found, slip, 1e-4, 1e-4):
+        return (f"Your pads are read in another order: options.padding is (top, left) = "
+                f"{(top, left)} and options.padding_end is (bottom, right) = "
+                f"{(bottom, right)}, and your output pads {left} at the bottom and {bottom} "
+                f"on the left. (top, bottom), (left, right) is the order of padding.pads(...), "
+                f"not of ConvOptions: see the table of the three pad orders in 'Conv2d: "
+                f"padding becomes four numbers'. Your h_out formula is not the slip.")
     return None
 
 
@@ -590,7 +624,8 @@ def exercise(max_examples: int = 10, step: int = 2) -> BuildExercise:
         cases=_plain_cases() if plain else _cases(),
         run=_run,
         references=[Reference("torch.nn.functional.conv2d", _torch, rtol=1e-4, atol=1e-4)],
-        checks=[_weight_order, _output_layout, _dilation, _pads_and_groups, _left_out],
+        checks=[_weight_order, _output_layout, _dilation, _pad_order, _pads_and_groups,
+                _left_out],
         rules=Rules(forbidden={_OWN_CONV: "call a backend's own convolution (build it "
                                             "from cls.float_* ops)"},
                     no_numpy=True, helpers=(pad,)),

@@ -172,6 +172,15 @@ def test_swapped_pads_and_ignored_groups_get_their_own_hints():
     assert "Pad first" not in ignored.render()
 
 
+def test_pads_read_in_the_pairs_order_get_the_pad_order_hint_not_the_shape_one():
+    # (pt, pb), (pl, pr) = options.padding, options.padding_end: left and bottom exchanged;
+    # the output's shape is wrong, and h_out's formula is not the slip
+    verdict = build_conv2d.exercise(3).find_failure(
+        build_conv2d.PLANTED["pads read as (top, bottom), (left, right)"][0])
+    assert verdict.kind == "check" and "three pad orders" in verdict.text, verdict.render()
+    assert "(top, left)" in verdict.text and "h_out = (h + top" not in verdict.render()
+
+
 # ----- step 1: the figure's case (stride 1, dilation 1, one group, symmetric pads) ----------
 def test_step_one_references_pass_step_one():
     ex = build_conv2d.exercise(3, step=1)

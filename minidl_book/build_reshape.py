@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from minidl import Device, Tensor
 from minidl_book.build_check import BuildExercise, Reference, Rules
-from minidl_book.layout_figure import element_offset, element_strides
+from minidl_book.element_layout import element_offset, element_strides
 from minidl_book.strategies import view_steps
 
 __trace_hide__ = True

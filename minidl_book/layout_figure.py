@@ -11,20 +11,11 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from minidl_book.element_layout import element_offset, element_strides
+
 __all__ = ["draw_address", "draw_broadcast", "draw_division_line", "draw_float16_line",
            "draw_op_grid", "draw_runs", "draw_views", "draw_walks", "element_offset",
            "element_strides"]
-
-
-def element_strides(array: np.ndarray) -> tuple[int, ...]:
-    """An array's strides in elements instead of bytes."""
-    return tuple(s // array.itemsize for s in array.strides)
-
-
-def element_offset(view: np.ndarray, buffer: np.ndarray) -> int:
-    """Where ``view``'s element ``[0, 0, ...]`` sits in ``buffer``, in elements."""
-    start = view.__array_interface__["data"][0] - buffer.__array_interface__["data"][0]
-    return start // buffer.itemsize
 
 
 def draw_address(buffer: np.ndarray, view: np.ndarray, index: tuple[int, int], name: str):

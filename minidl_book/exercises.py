@@ -314,6 +314,8 @@ class _Compare:
                 return word(p) in (("true", "yes") if t else ("false", "no"))
             return type(p) in (bool, int) and p in (0, 1) and bool(p) == t  # 1 for True
         if _is_number(t) or type(t) is complex:
+            if p is None and type(t) is int and t == 0:  # a count: None says what "none" does
+                return True
             if isinstance(p, str):
                 p = _number_of(p)
             return _is_number(p) and self.numbers_equal(p, t)

@@ -10,3 +10,10 @@ def test_once_and_twice_answer_how_many_times():
     twice = Exercise("How many times?", truth=lambda: 2)
     assert twice.accepts("twice") and not twice.accepts("once")
     assert not Exercise("How many times?", truth=lambda: 0).accepts("once")
+
+
+def test_python_none_answers_a_zero_count_as_the_word_none_does():
+    zero = Exercise("How many times does it hit?", truth=lambda: 0)
+    assert zero.accepts("none") and zero.accepts(None) and zero.accepts(0)
+    assert not Exercise("How many times?", truth=lambda: 1).accepts(None)
+    assert not Exercise("What does it return?", truth=lambda: 0.0).accepts(None)

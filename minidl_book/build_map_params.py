@@ -126,6 +126,24 @@ def _modules(module, path="") -> dict:
     return found
 
 
+def _containers(module) -> dict:
+    """``{path: type}`` for every list, tuple and dict under the module's fields."""
+    found = {}
+
+    def walk(value, path):
+        if isinstance(value, Module):
+            for name, field in value.named_fields():
+                walk(field, f"{path}.{name}" if path else name)
+        elif isinstance(value, list | tuple | dict):
+            found[path] = type(value)
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                walk(item, f"{path}.{key}")
+
+    walk(module, "")
+    return found
+
+
 # ----- planted wrong solutions --------------------------------------------------------------
 def map_in_place(module, fn):
     """Rebuilds modules but writes the new params into the original lists and dicts."""
@@ -158,6 +176,12 @@ def map_loses_constants(module, fn):
     return _map_with(module, lambda p: p.with_value(fn(p.val())), copy_module=False)
 
 
+def map_tuple_as_list(module, fn):
+    """Rebuilds every list and tuple as a list: the Pair model's tuple of layers comes back
+    a list."""
+    return _map_with(module, lambda p: p.with_value(fn(p.val())), tuples=False)
+
+
 def map_by_library(module, fn):
     """Hands the work to the library's own Module.map."""
     from minidl.module.visitor import ModuleMapper
@@ -170,7 +194,7 @@ def map_by_library(module, fn):
 
 
 def _map_with(module, new_param, *, dicts=True, memo=True, flags=False, copy_module=True,
-              in_place=False):
+              in_place=False, tuples=True):
     done = {}
 
     def go(value):
@@ -194,7 +218,7 @@ def _map_with(module, new_param, *, dicts=True, memo=True, flags=False, copy_mod
                 value[key] = go(item)
             return value
         if isinstance(value, list | tuple):
-            return type(value)(go(item) for item in value)
+            return (type(value) if tuples else list)(go(item) for item in value)
         if isinstance(value, dict) and dicts:
             return {key: go(item) for key, item in value.items()}
         return value
@@ -211,6 +235,7 @@ PLANTED = {
     "tied param mapped twice": (map_tied_twice, "check"),
     "flags mapped": (map_flags_too, "check"),
     "constants lost": (map_loses_constants, "check"),
+    "tuple rebuilt as a list": (map_tuple_as_list, "check"),
 }
 
 
@@ -269,6 +294,11 @@ def _checks(solution, case, outputs, trace) -> str | None:  # noqa: C901 - one v
     if odd:
         return (f"your map called fn on a {type(odd[0]).__name__}, not a tensor: a flag is a "
                 "Param too (param.is_flag()), and flags are kept as they are")
+    mine = _containers(new)
+    for path, kind in _containers(model).items():
+        if path in mine and mine[path] is not kind:
+            return (f"{path!r} was a {kind.__name__}, your new module holds a "
+                    f"{mine[path].__name__}: rebuild each container as its own kind")
     got = _leaves(new)
     params = {p: leaf for p, leaf in before.items()
               if isinstance(leaf, Param) and not leaf.is_flag()}
@@ -358,6 +388,9 @@ _CAUSES = [
     ("tie", lambda v: "tie is broken" in v.text, [
         "Keep a dict {param.id: new Param} for the whole map: a Param met again gets "
         "the new Param made the first time."]),
+    ("container kind", lambda v: "its own kind" in v.text, [
+        "type(value)(go(v) for v in value) rebuilds a list as a list and a tuple as a "
+        "tuple."]),
     ("constants", lambda v: "constant field" in v.text, [
         "named_fields() leaves constants out: with_fields(module, ...) starts from a copy "
         "of module itself, which keeps them; start from the old module, not an empty one."]),
@@ -375,7 +408,8 @@ def exercise(max_examples: int = 6) -> CauseHints:
         rules=Rules(forbidden={_LIBRARY_MAPS: "call the library's own walks or maps "
                                "(Module.map, clone, the modes, the record...): rebuild "
                                "module.named_fields() yourself"},
-                    helpers=(with_fields,)),
+                    # fn is the checker's, handed to the reader to call on each value
+                    helpers=(with_fields, _Fn.__call__)),
         checks=[_checks],
         causes=_CAUSES,
         hints=[

@@ -41,6 +41,7 @@ def test_planted_solution_gets_its_verdict(planted):
     ("tied param mapped twice", "tie is broken", "param.id"),
     ("flags mapped", "called fn on a flag", "is_flag"),
     ("constants lost", "constant field", "not an empty one"),
+    ("tuple rebuilt as a list", "its own kind", "type(value)"),
 ])
 def test_each_slip_gets_its_own_verdict_and_hint(planted, words, hint, capsys):
     ex = build_map_params.exercise(max_examples=2)
@@ -50,9 +51,14 @@ def test_each_slip_gets_its_own_verdict_and_hint(planted, words, hint, capsys):
         verdict.hints
 
 
-def test_a_readers_map_in_its_own_cell_passes(tmp_path):
-    """The reader's code is judged as the reader's: with_fields must be a helper it may
-    call (a computed setattr in the reader's own code is refused)."""
+@pytest.mark.parametrize("new_param", [
+    "value.map(fn)",
+    "value.with_value(fn(value.val()))",  # the hint's own words: calls the checker's fn
+    "Param(value.id, fn(value.val()))",
+])
+def test_a_readers_map_in_its_own_cell_passes(new_param, tmp_path):
+    """The reader's code is judged as the reader's: with_fields and the checker's fn must be
+    helpers it may call (the fn handed in was once refused as "the checker's")."""
     path = tmp_path / "cell.py"
     path.write_text(
         "from minidl.module import Module, Param\n"
@@ -62,7 +68,7 @@ def test_a_readers_map_in_its_own_cell_passes(tmp_path):
         "    def go(value):\n"
         "        if isinstance(value, Param) and not value.is_flag():\n"
         "            if value.id not in done:\n"
-        "                done[value.id] = value.map(fn)\n"
+        f"                done[value.id] = {new_param}\n"
         "            return done[value.id]\n"
         "        if isinstance(value, Module):\n"
         "            return with_fields(value, {n: go(f) for n, f in value.named_fields()})\n"

@@ -37,6 +37,9 @@ READER_WRITES = {
     "build_view": ["read_view"],
     "build_broadcast": ["broadcast_strides"],
     "build_reshape": ["reshape_strides"],
+    "build_param_walk": ["named_params"],
+    "build_map_params": ["map_params"],
+    "build_backward_walk": ["backward_walk"],
 }
 
 _CELLS = itertools.count()

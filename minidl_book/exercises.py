@@ -200,6 +200,8 @@ def _number_of(text: str) -> int | float | None:
     if w in _NONE_WORDS:
         return 0
     first, _, rest = w.partition(" ")
+    if first == "all" and rest:  # "all 9", "all nine": the count, said as everything
+        return _number_of(rest.removeprefix("of them").strip(" :,") or "")
     if first in _NUMBER_WORDS and (not rest or rest.isalpha()):  # "three", "zero times"
         return _NUMBER_WORDS[first]
     unit = _UNIT.match(t)

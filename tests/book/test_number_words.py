@@ -17,3 +17,10 @@ def test_python_none_answers_a_zero_count_as_the_word_none_does():
     assert zero.accepts("none") and zero.accepts(None) and zero.accepts(0)
     assert not Exercise("How many times?", truth=lambda: 1).accepts(None)
     assert not Exercise("What does it return?", truth=lambda: 0.0).accepts(None)
+
+
+def test_all_before_a_count_is_the_count():
+    nine = Exercise("How many params hold a value?", truth=lambda: 9)
+    assert all(nine.accepts(a) for a in ("all 9", "All 9.", "all nine", "all of them: 9",
+                                         "all 9 params"))
+    assert not nine.accepts("all 8") and not nine.accepts("all") and not nine.accepts("8")

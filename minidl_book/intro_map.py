@@ -1,23 +1,42 @@
-"""The intro's pictures and its first exercise's experiment.
+"""The intro's picture, its PyTorch column and its first exercise's experiment.
 
-- :func:`package_map`: the packages one ``Linear.forward`` crosses, drawn as a
-  :class:`~minidl.debug.flowchart.Flowchart`; with ``chapters``, each box carries the names of
-  the chapters that explain it.
-- :func:`packages_on_the_path`: trace one forward down to its gemm kernel and list the minidl
-  packages its frames belong to, in order of first appearance.
+- :data:`BOXES`: the seven packages one ``Linear.forward`` crosses, each with its burn crate.
+- :func:`torch_column`: what PyTorch does at each box, read from PyTorch itself (the
+  dispatcher's keys of a parameter, the profiler's op tree of ``nn.Linear``).
+- :func:`package_map`: the boxes and the numbered arrows of one forward, drawn as a
+  :class:`~minidl.debug.flowchart.Flowchart`; with ``pytorch``, each box also says what
+  PyTorch does there.
+- :func:`torch_op_tree`: the profiler's op tree of one call, with the profiler's own
+  start/stop lines kept off the page.
+- :func:`packages_on_the_path`, :func:`skipped_on_plain`: the first exercise's experiment.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import contextmanager
 
 import numpy as np
+import torch
 
 from minidl import Device, Tensor, debug
 from minidl.debug.flowchart import Flowchart
 from minidl.nn import LinearConfig
 
 Box = tuple[str, str, str, str]  # id, package in minidl, burn crate, what it holds
+
+#: The seven packages of one Linear.forward, top to bottom.
+BOXES: tuple[Box, ...] = (
+    ("nn", "nn", "burn-nn", "Linear, Dropout, BatchNorm"),
+    ("module", "module", "burn-core", "Module, Param, Config"),
+    ("tensor", "tensor", "burn-tensor", "Tensor, functional ops"),
+    ("dispatch", "dispatch", "burn-dispatch", "Device, Dispatch"),
+    ("autodiff", "autodiff", "burn-autodiff", "Autodiff[B], the graph"),
+    ("flex", "backends.flex", "burn-flex", "CPU backend, numba kernels"),
+    ("backend", "backend", "burn-backend", "the Backend protocol, default ops"),
+)
 
 #: The arrows of one Linear.forward, numbered in call order: (from, to, label, dashed). Step 4
 #: dips into a default op of the Backend protocol, which calls back up into Dispatch (step 5);
@@ -34,17 +53,68 @@ PATH = (
 )
 
 
-def package_map(boxes: Sequence[Box], chapters: Mapping[str, str] | None = None) -> Flowchart:
-    """The seven boxes and the numbered arrows of one forward; ``chapters`` maps a box id to
-    the names of the chapters that explain that box (printed under what it holds)."""
+@contextmanager
+def _quiet_stderr():
+    """Send the process's stderr (file descriptor 2) to /dev/null: PyTorch's profiler writes
+    its ``profiler_start``/``profiler_stop`` lines there, below Python."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        sys.stderr.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def torch_op_tree(call: Callable[[], object]) -> dict[str, list[str]]:
+    """Run ``call`` under ``torch.profiler``; each aten op's children, by name, in order
+    (``""`` holds the top-level ops)."""
+    with _quiet_stderr(), torch.profiler.profile() as prof:
+        call()
+    tree: dict[str, list[str]] = {}
+    for event in prof.events():
+        parent = event.cpu_parent.name if event.cpu_parent is not None else ""
+        tree.setdefault(parent, []).append(event.name)
+    return tree
+
+
+def torch_column(linear: torch.nn.Linear, rows: torch.Tensor) -> dict[str, str]:
+    """What PyTorch does at each box of :data:`BOXES` for ``linear(rows)``, read from PyTorch:
+    the dispatcher's keys of the weight and the profiler's op tree of one forward."""
+    keys = str(torch._C._dispatch_keys(linear.weight))  # DispatchKeySet(CPU, …, AutogradCPU…)
+    named = [k for k in ("AutogradCPU", "CPU") if k in keys.split("(")[1].split(", ")]
+    tree = torch_op_tree(lambda: linear(rows))
+    composite = " + ".join(op.removeprefix("aten::") for op in tree["aten::linear"])
+    in_addmm = [op.removeprefix("aten::") for op in tree["aten::addmm"]]
+    bias = "copy_ bias" if "copy_" in in_addmm else "?"
+    return {
+        "nn": "nn.Linear",
+        "module": "nn.Module, nn.Parameter",
+        "tensor": "F.linear → aten::linear",
+        "dispatch": f"the dispatcher, by keys: {', '.join(named)}",
+        "autodiff": "autograd: the AutogradCPU key",
+        "flex": f"aten CPU kernels; addmm: {bias}, then GEMM",
+        "backend": f"composite ops: linear = {composite}",
+    }
+
+
+def package_map(
+    boxes: Sequence[Box] = BOXES, pytorch: Mapping[str, str] | None = None
+) -> Flowchart:
+    """The seven boxes and the numbered arrows of one forward; ``pytorch`` maps a box id to
+    what PyTorch does there (printed as a last line, ``torch: …``)."""
     title = "The packages one Linear.forward crosses"
-    if chapters:
-        title += ", with the chapters that explain each"
+    if pytorch:
+        title += ", and what PyTorch does at each"
     chart = Flowchart("TB", title=title)
     for key, package, crate, holds in boxes:
         label = f"minidl.{package:<15}{crate}\n{holds}"
-        if chapters and chapters.get(key):
-            label += "\n" + chapters[key]
+        if pytorch and pytorch.get(key):
+            label += f"\ntorch: {pytorch[key]}"
         chart.node(key, label, align="left")
     for a, b, label, dashed in PATH:
         chart.edge(a, b, label, dashed=dashed)

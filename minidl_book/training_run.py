@@ -26,8 +26,6 @@ from minidl.store import MinidlToPyTorchAdapter, PytorchStore, SafetensorsStore,
 from minidl.train import (
     AccuracyInput,
     AccuracyMetric,
-    checkpoint_paths,
-    restore_checkpoint,
     save_checkpoint,
 )
 from minidl_book.workloads import DigitsCnn, DigitsCnnConfig, torch_cnn
@@ -197,14 +195,73 @@ def plot_runs(runs: dict[str, dict], tolerance: float):
     plt.close(fig)
 
 
+def plot_loss_curve(run: dict):
+    """The training loss per step of minidl and of the PyTorch twin (thin), each with its
+    mean over the last epoch's worth of steps (thick); epochs marked."""
+    import matplotlib.pyplot as plt
+
+    n = run["steps_per_epoch"]
+    fig, ax = plt.subplots(figsize=(10, 2.8))
+    steps = np.arange(1, len(run["loss"]) + 1)
+    for key, colour, label in (("loss", "tab:blue", "minidl"),
+                               ("torch_loss", "tab:orange", "PyTorch twin")):
+        losses = run[key]
+        ax.plot(steps, losses, color=colour, lw=0.5, alpha=0.35)
+        mean = np.convolve(losses, np.ones(n) / n, mode="valid")
+        ax.plot(steps[n - 1:], mean, color=colour, lw=2,
+                label=f"{label} (mean of the last {n} steps)")
+    for epoch in range(1, len(run["valid"])):
+        ax.axvline(epoch * n + 0.5, color="lightgray", lw=0.8, zorder=0)
+    ax.set_yscale("log")
+    ax.set_xlabel(f"step ({n} steps an epoch; grey lines: epoch ends)")
+    ax.set_ylabel("training loss")
+    ax.set_title("Training loss, dropout 0.2: minidl and its twin, same batches", fontsize=10)
+    ax.legend(fontsize=8, frameon=False)
+    fig.tight_layout()
+    plt.show()
+    plt.close(fig)
+
+
+def plot_resume_timeline(checkpoint_epoch: int, epochs: int):
+    """What the uninterrupted run carries from epoch to epoch, and what a resume from the
+    checkpoint of ``checkpoint_epoch`` must rebuild: one lane per piece, grey before the
+    checkpoint, the resumed epochs in colour."""
+    import matplotlib.pyplot as plt
+
+    lanes = (("weights", "restored"), ("Adam's state", "restored"),
+             ("data order (the loader's generator)", "order {e}"),
+             ("dropout masks (the device's stream)", "seed({e})"))
+    fig, ax = plt.subplots(figsize=(10, 2.4))
+    for row, (lane, label) in enumerate(lanes):
+        ax.text(-0.1, -row, lane, ha="right", va="center", fontsize=8)
+        for epoch in range(1, epochs + 1):
+            done = epoch <= checkpoint_epoch
+            ax.add_patch(plt.Rectangle((epoch - 0.95, -row - 0.32), 0.9, 0.64,
+                                       color="#d9d9d9" if done else "tab:blue"))
+            text = label.format(e=epoch) if "{e}" in label else (
+                label if epoch == checkpoint_epoch + 1 else "")
+            ax.text(epoch - 0.5, -row + 0.08 * (row == 2 and done), text, ha="center",
+                    va="center", fontsize=7,
+                    color="black" if done else "white")
+            if row == 2 and done:
+                ax.text(epoch - 0.5, -row - 0.22, "drawn, skipped", ha="center",
+                        va="center", fontsize=6, color="dimgray")
+    for epoch in range(1, epochs + 1):
+        ax.text(epoch - 0.5, 0.45, f"epoch {epoch}", ha="center", fontsize=7)
+    ax.axvline(checkpoint_epoch, ymin=0.0, ymax=0.9, color="tab:red", lw=1.5)
+    ax.text(checkpoint_epoch + 0.05, 0.75, f"checkpoint of epoch {checkpoint_epoch}: the "
+            "resume starts here", color="tab:red", fontsize=8)
+    ax.set_xlim(-3.3, epochs + 0.1)
+    ax.set_ylim(-len(lanes) + 0.3, 1.0)
+    ax.axis("off")
+    fig.tight_layout()
+    plt.show()
+    plt.close(fig)
+
+
 def running_stats(model: DigitsCnn) -> dict[str, np.ndarray]:
     """Every running state by path, as NumPy arrays."""
     return {path: s.value_sync().to_numpy() for path, s in model.running_states().items()}
-
-
-def largest_change(before: dict[str, np.ndarray], after: dict[str, np.ndarray]) -> float:
-    """The largest |after − before| over every array of two ``running_stats`` snapshots."""
-    return max(float(np.abs(after[k] - before[k]).max()) for k in before)
 
 
 def fine_tune(checkpoint: Path, how: str, device: Device, steps: int = 20,
@@ -259,29 +316,6 @@ def torch_fine_tune(checkpoint: Path, steps: int = 20) -> dict[str, bool]:
                 name = {"weight": "gamma", "bias": "beta"}.get(name, name)
             out[f"{layer}.{name}"] = not torch.equal(start[key], value)
     return out
-
-
-def resume_losses(directory: Path, epoch: int, steps: int, device: Device,
-                  restore_optimizer: bool = True, reseed: bool = True) -> list[float]:
-    """The first ``steps`` losses of epoch ``epoch + 1``, resumed from the checkpoint of
-    ``epoch``: the model (and, if asked, Adam's state), the loader moved past ``epoch``
-    epochs, and (if asked) the device's stream seeded as the run seeded it."""
-    adam = AdamConfig().init()
-    if restore_optimizer:
-        model = restore_checkpoint(directory, epoch, DigitsCnnConfig, device, adam)
-    else:
-        model = load_model(DigitsCnnConfig, checkpoint_paths(directory, epoch)["model"], device)
-    train_loader, loss_fn = loader(datasets()[0], device, SEED), CrossEntropyLossConfig().init()
-    for _ in range(epoch):
-        train_loader.iter()  # each iter() draws one epoch's order: skip the ones trained
-    if reseed:
-        device.seed(epoch_seed(epoch + 1))
-    losses = []
-    for batch in itertools.islice(train_loader, steps):
-        loss = loss_fn(model(batch.images), batch.targets)
-        losses.append(float(loss.into_scalar()))
-        model = adam.step(LR, model, GradientsParams.from_grads(loss.backward(), model))
-    return losses
 
 
 def eps_experiment(torch_eps: float, steps: int, device: Device) -> np.ndarray:

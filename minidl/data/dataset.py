@@ -1,9 +1,11 @@
 """Datasets: an indexable collection of items (burn-dataset's ``Dataset`` trait and the two
 transforms the data loader uses, ``ShuffledDataset`` and ``PartialDataset``).
 
-A dataset answers two questions, burn's ``get(index) -> Option<I>`` and ``len()``: here
-``get`` returns ``None`` past the end, as burn's ``Option`` does, so a loader can walk a
-dataset without knowing its length.
+A dataset answers two questions, ``get(index)`` and ``len()``. Here ``get`` returns
+``None`` past the end, as burn 0.21's ``get(index) -> Option<I>`` did, so a loader can walk a
+dataset without knowing its length. burn 0.22's ``get`` returns ``Result<I, E>`` and panics
+past the end (``Err`` is for a failed read of an index in range); minidl keeps 0.21's
+contract.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ __all__ = ["PairExercise", "T", "as_bool", "as_number", "as_pair", "batch",
            "batch_norm_paths", "clone_picture",
            "close_number", "decision_chart", "is_pair", "mini_model", "mode_state",
            "modes_chart", "random_batch", "running_state_timeline", "same_bool",
-           "same_int", "stale_cost", "stale_grid", "vec"]
+           "same_int", "stale_cost", "vec"]
 
 
 def T(array, device: Device) -> Tensor:
@@ -120,16 +120,16 @@ def decision_chart() -> Flowchart:
 
 def batch_norm_paths() -> Flowchart:
     """BatchNorm's forward: what each path reads from the running statistics and what it
-    writes back (the build-it exercise's picture)."""
+    writes back, numbered as the chapter's outline."""
     chart = Flowchart("TB", title="BatchNorm's forward: what each path reads and writes")
     chart.node("x", "x: [batch, C]")
-    chart.node("ask", "flag on and\nx on autodiff?", shape="diamond")
-    chart.node("train", "training path\nnormalize with the batch's\nmean and variance (÷ n)",
-               shape="round")
-    chart.node("fold", "running = value_sync() · (1 − m)\n+ detached batch stat · m\n"
-               "→ update(): pending")
-    chart.node("infer", "inference path\nnormalize with the running\nstatistics' value()"
-               "\n(folds nothing, writes nothing)", shape="round")
+    chart.node("ask", "① flag on and\nx on autodiff?", shape="diamond")
+    chart.node("train", "training path\nnormalize with the batch's\nmean and variance "
+               "(② ÷ n)", shape="round")
+    chart.node("fold", "③ read value_sync()\nmix in ④ the detached batch\nstatistic "
+               "by momentum\n→ update(): pending")
+    chart.node("infer", "inference path\nnormalize with ③ value()\n"
+               "(folds nothing, writes nothing)", shape="round")
     chart.edge("x", "ask")
     chart.edge("ask", "train", "yes")
     chart.edge("train", "fold", "writes")
@@ -156,11 +156,45 @@ def as_bool(value) -> bool:
     raise ValueError(f"not a yes/no answer: {value!r}")
 
 
-def as_number(value) -> float:
+_VULGAR = {"½": "1/2", "⅓": "1/3", "⅔": "2/3", "¼": "1/4", "¾": "3/4", "⅕": "1/5",
+           "⅙": "1/6", "⅛": "1/8"}
+
+
+def _expression(text: str, symbols: dict[str, float]) -> float | None:
+    """``"n/(n-1)"`` with ``symbols={"n": 4}`` → 4/3: + - * / and brackets over numbers
+    and the named symbols only; anything else → None."""
+    import ast
+    import operator
+
+    ops = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+           ast.Div: operator.truediv}
+
+    def walk(node):
+        if isinstance(node, ast.Expression):
+            return walk(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+            return float(node.value)
+        if isinstance(node, ast.Name) and node.id in symbols:
+            return float(symbols[node.id])
+        if isinstance(node, ast.BinOp) and type(node.op) in ops:
+            return ops[type(node.op)](walk(node.left), walk(node.right))
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            return -walk(node.operand)
+        raise ValueError(node)
+
+    try:
+        return walk(ast.parse(text.strip(), mode="eval"))
+    except (SyntaxError, ValueError, ZeroDivisionError):
+        return None
+
+
+def as_number(value, symbols: dict[str, float] | None = None) -> float:
     """A number, also written as a string the book's other exercises read (``"4/3"``,
     ``"1.333"``, ``"one"``, ``"4,000"``), after a leading hedge (``"about 4000"``), as a
-    ratio (``"4:3"``) or as the last side of a worked line (``"n/(n-1) = 4/3"``);
-    ``Fraction(4, 3)``. Anything else raises ``ValueError`` saying it is not a number."""
+    ratio (``"4:3"``), a mixed number (``"1 1/3"``, ``"1⅓"``), ``"4 / 3"``, or as the last
+    side of a worked line (``"n/(n-1) = 4/3"``); ``Fraction(4, 3)``; with ``symbols``, an
+    expression in them (``"n/(n-1)"``). Anything else raises ``ValueError`` saying it is
+    not a number."""
     from minidl_book.exercises import _number_of
 
     if isinstance(value, str):
@@ -169,7 +203,16 @@ def as_number(value) -> float:
         value = re.sub(r"^\s*(\d+)\s*:\s*(\d+)\s*$", r"\1/\2", value)  # "4:3"
         text = re.sub(r"^\s*(about|around|roughly|approximately|approx\.?|~|\u2248)\s*", "",
                       value, flags=re.I)
+        for glyph, fraction in _VULGAR.items():  # "1⅓" → "1 1/3"
+            text = text.replace(glyph, f" {fraction}")
+        mixed = re.fullmatch(r"\s*(\d+)\s+(\d+)\s*/\s*(\d+)\s*", text)  # "1 1/3"
+        if mixed and int(mixed.group(3)):
+            whole, num, den = (int(g) for g in mixed.groups())
+            return whole + num / den
+        text = re.sub(r"^\s*(\d+(?:\.\d+)?)\s*/\s*(\d+(?:\.\d+)?)\s*$", r"\1/\2", text)
         number = _number_of(text)
+        if number is None and symbols:
+            number = _expression(text, symbols)
         if number is None:
             raise ValueError(f"{value!r} is not a number the checker can read; write it in "
                              "digits (4000, 1.33, 4/3) or as a number word (one)")
@@ -188,10 +231,12 @@ def same_int(prediction, truth) -> bool:
     return number == int(number) and int(number) == truth
 
 
-def close_number(rtol: float = 0.0, atol: float = 0.0):
-    """Within ``atol + rtol * |truth|``; ``atol=5e-3`` takes a 2-decimal answer (1.33)."""
+def close_number(rtol: float = 0.0, atol: float = 0.0, **symbols: float):
+    """Within ``atol + rtol * |truth|``; ``atol=5e-3`` takes a 2-decimal answer (1.33).
+    ``symbols`` (``n=4``) are the question's named quantities: ``"n/(n-1)"`` is read with
+    them."""
     def compare(prediction, truth) -> bool:
-        return abs(as_number(prediction) - truth) <= atol + rtol * abs(truth)
+        return abs(as_number(prediction, symbols) - truth) <= atol + rtol * abs(truth)
 
     return compare
 
@@ -341,37 +386,6 @@ def modes_chart() -> Flowchart:
     chart.edge("train", "frozen", "freeze()")
     chart.edge("train", "nograd", "no_grad()")
     return chart
-
-
-def stale_grid(placed: dict[str, tuple[int, int]]):
-    """The four statistics an inference can normalise with (running mean 0 or folded ×
-    running variance 1 or folded), each way of running inference written in the cell it
-    was found in. ``placed``: way → (mean row, variance column), as the chapter measured."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7.4, 2.9))
-    rows, cols = ("mean 0\n(initial)", "mean folded\n(after the forward)"), (
-        "variance 1 (initial)", "variance folded")
-    status = {(0, 0): "(both stale)", (0, 1): "(mean stale)", (1, 0): "(variance stale)",
-              (1, 1): "(fresh)"}
-    for r in range(2):
-        ax.text(-0.06, 1.5 - r, rows[r], ha="right", va="center", fontsize=9)
-        for c in range(2):
-            ways = [w for w, cell in placed.items() if cell == (r, c)]
-            fresh = (r, c) == (1, 1)
-            face = ("#C8E6C9" if fresh else "#FFE0B2") if ways else "#F5F5F5"
-            ax.add_patch(plt.Rectangle((c + 0.03, 1.03 - r), 0.94, 0.94, fc=face,
-                                       ec="#616161", lw=0.8))
-            text = "\n".join(ways + [status[r, c]]) if ways else "(no way lands here)"
-            ax.text(c + 0.5, 1.5 - r, text, ha="center", va="center",
-                    fontsize=8.5 if ways else 8, color="#212121" if ways else "#9E9E9E")
-    for c in range(2):
-        ax.text(c + 0.5, 2.08, cols[c], ha="center", va="bottom", fontsize=9)
-    ax.set_xlim(-0.75, 2.05)
-    ax.set_ylim(-0.02, 2.35)
-    ax.axis("off")
-    fig.tight_layout()
-    return fig
 
 
 def stale_cost(ad: Device, plain: Device, seeds=range(10), steps: int = 50) -> dict:

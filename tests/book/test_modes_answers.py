@@ -53,3 +53,15 @@ def test_an_unreadable_count_says_so(capsys):
     assert not ex.check("lots, yes")
     out = capsys.readouterr().out
     assert "could not be read" in out and "count is not right" not in out
+
+
+def test_the_ratio_is_read_as_a_mixed_number_or_as_its_formula_in_n():
+    """The ratio exercise names n = 4: "n/(n-1)" is 4/3, and so are "1 1/3" and "1⅓";
+    the formulas the other way round are refused."""
+    ex = Exercise("ratio?", truth=lambda: 4 / 3, compare=close_number(atol=5e-3, n=4))
+    for right in ("n/(n-1)", "n / (n - 1)", "1 1/3", "1⅓", "4 / 3"):
+        assert ex.accepts(right), right
+    for wrong in ("(n-1)/n", "n/(n+1)", "1 1/4", "1¼", "3 / 4"):
+        assert not ex.accepts(wrong), wrong
+    assert not Exercise("ratio?", truth=lambda: 4 / 3,
+                        compare=close_number(atol=5e-3)).accepts("n/(n-1)")

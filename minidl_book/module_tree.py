@@ -16,7 +16,7 @@ from typing import Any
 from minidl.module import Module, Param
 from minidl.module.running import RunningState
 
-__all__ = ["KIND_COLORS", "draw_records", "draw_tree", "flat_record", "leaves", "nested_lines",
+__all__ = ["KIND_COLORS", "draw_params", "draw_records", "draw_tree", "flat_record", "leaves", "nested_lines",
            "rows"]
 
 #: kind → (fill, stroke)
@@ -165,8 +165,8 @@ def nested_lines(record: Any, indent: str = "") -> list[str]:
 
 
 def flat_record(model: Module) -> list[tuple[str, str, list[int]]]:
-    """burn 0.22's record of ``model`` by its rule: every float tensor the walk reaches
-    (params and running states, in field order) as ``(path, id, shape)``."""
+    """minidl's params and running states laid out by burn 0.22's record rule: every float
+    tensor the walk reaches, in field order, as ``(path, id, shape)`` (minidl's ids)."""
     out: list[tuple[str, str, list[int]]] = []
 
     def walk(value: Any, path: str) -> None:
@@ -199,12 +199,43 @@ def draw_records(model: Module, record: dict, width: float = 8.5):
                                gridspec_kw={"width_ratios": [1, 1.25]})
     for ax, lines, title in ((a, left, "minidl record: into_record(), a nested dict "
                                        "(shapes)"),
-                             (b, right, "burn 0.22: ModuleRecord, flat, one row per tensor\n"
-                                        "(dotted path, id, data: its shape here)")):
+                             (b, right, "the same entries laid out as burn 0.22's flat\n"
+                                        "ModuleRecord: (path, id, data), minidl's ids")):
         for i, line in enumerate(lines):
             ax.text(0, -i, line, family="monospace", fontsize=8, va="center")
         ax.set_xlim(0, 1)
         ax.set_ylim(-n + 0.4, 0.8)
+        ax.axis("off")
+        ax.set_title(title, fontsize=9, loc="left")
+    fig.tight_layout()
+    return fig
+
+
+def draw_params(panels: dict[str, Module], width: float = 8.5):
+    """One panel per model: each param path (``first.weight``) with an arrow to the ``Param``
+    object it holds, one box per object (a tied Param is one box with two arrows), labelled
+    with the end of its id and its first value; the figure."""
+    import matplotlib.pyplot as plt
+
+    fill, stroke = KIND_COLORS["param"]
+    fig, axes = plt.subplots(1, len(panels), figsize=(width, 1.7), squeeze=False)
+    for ax, (title, model) in zip(axes[0], panels.items()):
+        paths = model.parameters()
+        objects = list({id(p): p for p in paths.values()}.values())
+        ys = {id(p): (len(objects) - 1) / 2 - i for i, p in enumerate(objects)}
+        for i, (path, param) in enumerate(paths.items()):
+            y = (len(paths) - 1) / 2 - i
+            ax.text(0, y, path, family="monospace", fontsize=8, va="center", ha="left",
+                    bbox={"boxstyle": "round", "fc": "white", "ec": "#9ca3af"})
+            ax.annotate("", xy=(0.5, ys[id(param)]), xytext=(0.3, y),
+                        arrowprops={"arrowstyle": "->", "color": "#333333"})
+        for param in objects:
+            v = float(param.val().to_numpy().ravel()[0])
+            ax.text(0.52, ys[id(param)], f"Param …{param.id[-4:]}\nW[0, 0] = {v:+.4f}",
+                    family="monospace", fontsize=8, va="center", ha="left",
+                    bbox={"boxstyle": "round", "fc": fill, "ec": stroke})
+        ax.set_xlim(-0.02, 1.1)
+        ax.set_ylim(-1.1, 1.1)
         ax.axis("off")
         ax.set_title(title, fontsize=9, loc="left")
     fig.tight_layout()

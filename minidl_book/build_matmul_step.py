@@ -1,4 +1,4 @@
-"""Build exercise of the autodiff chapter: the backward ``Step`` of ``matmul``.
+"""Build exercise of the tour chapter: the backward ``Step`` of ``matmul``.
 
 The reader writes what minidl's own ``Matmul`` step is: ``forward`` with the inner backend's
 ``float_matmul``, ``keeps(tracked)`` (``rhs`` only when ``lhs`` needs a gradient, ``lhs`` only

@@ -124,7 +124,11 @@ def _boxes(route: Route, named: bool = True) -> list[tuple[str, str]]:
     ops = list(dict.fromkeys(route.flex_ops))
     if len(ops) == 1:
         kernels = list(dict.fromkeys(_kernel(k) for k in route.kernels))
-        boxes.append(("backend", f"{ops[0]}\nruns {kernels[-1]}"))
+        # the op's own kernel (conv_tiles_serial), not a helper around it (pad_serial,
+        # drop_border_columns): the kernel whose name holds the op's stem
+        stem = ops[0].removeprefix("Flex.").rstrip("0123456789d")
+        own = [k for k in kernels if stem in k] or kernels[-1:]
+        boxes.append(("backend", f"{ops[0]}\nruns {own[0]}"))
     else:
         own = "Flex." + dispatch[0].removeprefix("Dispatch.")
         assert own not in ops, own

@@ -197,6 +197,18 @@ def output_unpermuted(cls, x, weight, bias, options):
     return cls.float_reshape(rows, (n, c_out, h_out, w_out))
 
 
+def bias_broadcast(cls, x, weight, bias, options):
+    """The bias added as [c_out] to the [rows, c_out] product: a broadcast burn's
+    same-rank backend ops never do."""
+    out = conv2d(cls, x, weight, None, options)
+    if bias is None:
+        return out
+    n, c_out, h_out, w_out = out.shape
+    rows = cls.float_reshape(cls.float_permute(out, (0, 2, 3, 1)), (n * h_out * w_out, c_out))
+    rows = cls.float_add(rows, bias)
+    return cls.float_permute(cls.float_reshape(rows, (n, h_out, w_out, c_out)), (0, 3, 1, 2))
+
+
 def pads_forgotten(cls, x, weight, bias, options):
     """No padding at all: the output of a valid convolution, too small."""
     return conv2d(cls, x, weight, bias, _with(options, padding=(0, 0), padding_end=(0, 0)))
@@ -208,6 +220,7 @@ PLANTED_STEP1 = {
     "weight reshaped without a permute": (weight_reshaped_only, "check"),
     "output reshaped without a permute": (output_unpermuted, "check"),
     "pads forgotten": (pads_forgotten, "shape"),
+    "bias [c_out] broadcast against [rows, c_out]": (bias_broadcast, "error"),
 }
 
 #: name → (wrong conv2d, the verdict kind it must get)
@@ -221,6 +234,7 @@ PLANTED = {
     "weight reshaped without a permute": (weight_reshaped_only, "check"),
     "output reshaped without a permute": (output_unpermuted, "check"),
     "step 1's conv2d (stride, dilation, groups, pad ends ignored)": (conv2d_plain, "check"),
+    "bias [c_out] broadcast against [rows, c_out]": (bias_broadcast, "error"),
 }
 
 
@@ -515,14 +529,56 @@ def _restore(backend, saved) -> None:
         del backend.conv2d
 
 
+#: the binary ops whose operands must have the same rank, as burn's do
+_SAME_RANK = ("float_add", "float_sub", "float_mul", "float_div")
+
+
+def _same_rank_op(name: str, op):
+    """``op`` refusing operands of different ranks (burn's ``Tensor<B, D>`` fixes D for both
+    sides: its backend ops never broadcast a [c_out] against a [rows, c_out])."""
+
+    def checked(cls, lhs, rhs):
+        if len(lhs.shape) != len(rhs.shape):
+            raise ValueError(
+                f"{name} got shapes {list(lhs.shape)} and {list(rhs.shape)}: burn's backend "
+                "ops take operands of the same rank (no broadcasting of a [c_out] against a "
+                "[rows, c_out]); reshape the bias to [1, c_out] with cls.float_reshape")
+        return op(lhs, rhs)
+
+    return checked
+
+
+#: one of the wrappers, for its code: the rules take it as a helper the reader may call
+_WRAPPER = _same_rank_op("float_add", None)
+
+
+def _installed(solution, backend):
+    """The reader's conv2d as ``backend.conv2d``, with the same-rank ops for its forward
+    only (backward runs the backend's ops unchecked)."""
+    saved = {name: vars(backend)[name] for name in _SAME_RANK if name in vars(backend)}
+
+    def installed(cls, x, weight, bias, options):
+        for name in _SAME_RANK:
+            setattr(backend, name, classmethod(_same_rank_op(name, getattr(backend, name))))
+        try:
+            return solution(cls, x, weight, bias, options)
+        finally:
+            for name in _SAME_RANK:
+                if name in saved:
+                    setattr(backend, name, saved[name])
+                else:
+                    delattr(backend, name)
+
+    return classmethod(installed)
+
+
 def _run(solution, case: dict) -> dict:
     out = {}
     for label, make in devices().items():
         dev = make()
         backend = backend_for(dev)
         saved = vars(backend).get("conv2d")
-        backend.conv2d = classmethod(lambda cls, x, weight, bias, options:
-                                     solution(cls, x, weight, bias, options))
+        backend.conv2d = _installed(solution, backend)
         try:
             x, weight, bias = (None if case[k] is None else Tensor.from_numpy(case[k], dev)
                                for k in ("x", "weight", "bias"))
@@ -583,8 +639,9 @@ class _Conv2dExercise(BuildExercise):
 
     def find_failure(self, solution):  # noqa: D102
         verdict = super().find_failure(solution)
-        if verdict is not None and verdict.kind == "rule" and "the checker's" in verdict.text \
-                and "<lambda>" in verdict.text:
+        # the reader's conv2d reached the checker's installed one (the op being written)
+        if verdict is not None and verdict.kind == "rule" \
+                and "the checker's installed" in verdict.text:
             site = verdict.text.split("\n", 1)[1] if "\n" in verdict.text else ""
             verdict.text = ("Rule broken: your code called cls.conv2d, and the backend's conv2d "
                             "is the op you are writing: build it from cls.float_* ops"
@@ -628,7 +685,7 @@ def exercise(max_examples: int = 10, step: int = 2) -> BuildExercise:
                 _left_out],
         rules=Rules(forbidden={_OWN_CONV: "call a backend's own convolution (build it "
                                             "from cls.float_* ops)"},
-                    no_numpy=True, helpers=(pad,)),
+                    no_numpy=True, helpers=(pad, _WRAPPER)),
         hints=_HINTS[1 if plain else 2],
         reference_solution=conv2d_plain if plain else conv2d,
         examples=EXAMPLES_STEP1 if plain else EXAMPLES,

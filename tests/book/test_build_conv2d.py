@@ -269,3 +269,12 @@ def test_each_step_has_its_own_hints():
     assert any("at both ends" in h for h in one.hints)
     assert not any("dilation" in h for h in one.hints)
     assert any("padding_end" in h for h in two.hints)
+
+
+@pytest.mark.parametrize("step", [1, 2])
+def test_a_bias_broadcast_against_the_product_is_refused_as_burn_would(step):
+    """A [c_out] bias added to the [rows, c_out] product: burn's backend ops take operands of
+    the same rank (layer_norm's checker refuses the same broadcast of gamma)."""
+    verdict = build_conv2d.exercise(0, step=step).find_failure(build_conv2d.bias_broadcast)
+    assert verdict is not None and verdict.kind == "error", verdict
+    assert "same rank" in verdict.text and "[1, c_out]" in verdict.text, verdict.text

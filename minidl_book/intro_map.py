@@ -4,8 +4,8 @@
 - :func:`torch_column`: what PyTorch does at each box, read from PyTorch itself (the
   dispatcher's keys of a parameter, the profiler's op tree of ``nn.Linear``).
 - :func:`package_map`: the boxes and the numbered arrows of one forward, drawn as a
-  :class:`~minidl.debug.flowchart.Flowchart`; with ``pytorch``, each box also says what
-  PyTorch does there.
+  :class:`~minidl.debug.flowchart.Flowchart` whose detour into a default op (steps 4 and 5)
+  is orange; with ``pytorch``, each box also says what PyTorch does there.
 - :func:`torch_op_tree`: the profiler's op tree of one call, with the profiler's own
   start/stop lines kept off the page.
 - :func:`packages_on_the_path`, :func:`skipped_on_plain`: the first exercise's experiment.
@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
@@ -22,7 +23,7 @@ import numpy as np
 import torch
 
 from minidl import Device, Tensor, debug
-from minidl.debug.flowchart import Flowchart
+from minidl.debug.flowchart import EDGE_COLOR, LABEL_BG, TEXT_COLOR, Flowchart
 from minidl.nn import LinearConfig
 
 Box = tuple[str, str, str, str]  # id, package in minidl, burn crate, what it holds
@@ -33,7 +34,7 @@ BOXES: tuple[Box, ...] = (
     ("module", "module", "burn-core", "Module, Param, Config"),
     ("tensor", "tensor", "burn-tensor", "Tensor, functional ops"),
     ("dispatch", "dispatch", "burn-dispatch", "Device, Dispatch"),
-    ("autodiff", "autodiff", "burn-autodiff", "Autodiff[B], the graph"),
+    ("autodiff", "autodiff", "burn-autodiff", "Autodiff[B]: wraps B, records"),
     ("flex", "backends.flex", "burn-flex", "CPU backend, numba kernels"),
     ("backend", "backend", "burn-backend", "the Backend protocol, default ops"),
 )
@@ -45,8 +46,8 @@ PATH = (
     ("nn", "module", "1 weight.val()", False),
     ("nn", "tensor", "2 linear(x, W, b)", False),
     ("tensor", "dispatch", "3 Dispatch.linear", False),
-    ("dispatch", "backend", "4 default op", False),
-    ("backend", "dispatch", "5 back up", False),
+    ("dispatch", "backend", "4 ↓ default op", False),
+    ("backend", "dispatch", "5 ↑ back up", False),
     ("dispatch", "autodiff", "6 by device", False),
     ("autodiff", "flex", "7 float_matmul", False),
     ("flex", "backend", "implements", True),
@@ -102,15 +103,52 @@ def torch_column(linear: torch.nn.Linear, rows: torch.Tensor) -> dict[str, str]:
     }
 
 
+#: The detour's colour: the arrows of steps 4 and 5, and their labels.
+DETOUR = "#D9730D"
+
+
+class PathMap(Flowchart):
+    """A :class:`Flowchart` whose detour arrows (labels ``4 …``, ``5 …``) are drawn orange,
+    the labels of steps 4 and 6 side by side on one level (6 no longer reads above 4)."""
+
+    def _edge_path(self, i, e, nodes, ports):  # noqa: ANN001, ANN202 - Flowchart's signature
+        d, mid = super()._edge_path(i, e, nodes, ports)
+        share = {"4 ": 0.55, "6 ": 0.82}.get((e.label or "")[:2])
+        if share is not None:  # steps 4 and 6 side by side, one level, apart
+            a, b = nodes[e.chain[0]], nodes[e.chain[1]]  # the first leg
+            p = self._pt(*self._anchor(a, (b.x, b.y), ports.get((i, 0))))
+            q = self._pt(*(self._anchor(b, (a.x, a.y), ports.get((i, 1))) if b.id == e.b
+                           else (b.x, b.y)))
+            mid = (p[0] + share * (q[0] - p[0]), p[1] + share * (q[1] - p[1]))
+        return d, mid
+
+    def svg(self) -> str:
+        out = super().svg()
+        for a, b, label, _ in PATH:
+            if label[:2] in ("4 ", "5 "):
+                out = re.sub(
+                    rf'(<path class="edge" data-from="{a}" data-to="{b}" [^>]*?)stroke="{EDGE_COLOR}"'
+                    rf'( stroke-width="1.4")',
+                    rf'\1stroke="{DETOUR}"\2', out)
+                out = re.sub(rf'(<g class="edge-label"><rect [^>]*?)fill="{LABEL_BG}"'
+                             rf'([^>]*/><text [^>]*?)fill="{TEXT_COLOR}"([^>]*><tspan [^>]*>'
+                             rf'{re.escape(label)}<)',
+                             r'\1fill="#FBE3CC"\2fill="#8A4200"\3', out)
+        return out
+
+
 def package_map(
-    boxes: Sequence[Box] = BOXES, pytorch: Mapping[str, str] | None = None
+    boxes: Sequence[Box] = BOXES, pytorch: Mapping[str, str] | bool | None = None
 ) -> Flowchart:
     """The seven boxes and the numbered arrows of one forward; ``pytorch`` maps a box id to
-    what PyTorch does there (printed as a last line, ``torch: …``)."""
+    what PyTorch does there (printed as a last line, ``torch: …``), or is ``True``: then
+    :func:`torch_column` reads it from a fresh ``nn.Linear(4, 2)`` on a ``[3, 4]`` input."""
+    if pytorch is True:
+        pytorch = torch_column(torch.nn.Linear(4, 2), torch.zeros(3, 4))
     title = "The packages one Linear.forward crosses"
     if pytorch:
         title += ", and what PyTorch does at each"
-    chart = Flowchart("TB", title=title)
+    chart = PathMap("TB", title=title)
     for key, package, crate, holds in boxes:
         label = f"minidl.{package:<15}{crate}\n{holds}"
         if pytorch and pytorch.get(key):

@@ -26,6 +26,8 @@ from minidl.store import MinidlToPyTorchAdapter, PytorchStore, SafetensorsStore,
 from minidl.train import (
     AccuracyInput,
     AccuracyMetric,
+    checkpoint_paths,
+    restore_checkpoint,
     save_checkpoint,
 )
 from minidl_book.workloads import DigitsCnn, DigitsCnnConfig, torch_cnn
@@ -389,3 +391,80 @@ def small_grad_share(threshold: float) -> float:
     torch.nn.functional.cross_entropy(net(x), y).backward()
     g = torch.cat([p.grad.abs().flatten() for p in net.parameters()])
     return 100.0 * float((g < threshold).float().mean())
+
+
+def resumed_losses(ckpt_dir: Path, device: Device, epoch: int = 3, steps: int = 10,
+                   adam_state: bool = True, order: bool = True,
+                   masks: bool = True) -> np.ndarray:
+    """The first ``steps`` losses of epoch ``epoch + 1`` resumed from the checkpoint of
+    ``epoch``, with Adam's state, the data order and the device's seeding each restored or
+    left out (a fresh Adam, a loader at epoch 1, the stream where the process left it)."""
+    adam = AdamConfig().init()  # zero moments, step count 0
+    if adam_state:
+        model = restore_checkpoint(ckpt_dir, epoch, DigitsCnnConfig, device, adam)
+    else:  # the weights only
+        model = load_model(DigitsCnnConfig, checkpoint_paths(ckpt_dir, epoch)["model"], device)
+    train_loader = loader(datasets()[0], device, SEED)
+    for _ in range(epoch if order else 0):
+        train_loader.iter()  # draws one epoch's order: skip the epochs trained
+    if masks:
+        device.seed(epoch_seed(epoch + 1))  # as the loop seeds the next epoch
+    loss_fn, losses = CrossEntropyLossConfig().init(), []
+    for batch in itertools.islice(train_loader, steps):  # the chapter's loop body
+        loss = loss_fn(model(batch.images), batch.targets)
+        losses.append(float(loss.into_scalar()))
+        model = adam.step(LR, model, GradientsParams.from_grads(loss.backward(), model))
+    return np.array(losses)
+
+
+LEFT_OUT = {"nothing (all four restored)": {}, "Adam's state": {"adam_state": False},
+            "the data order": {"order": False}, "the device's seed": {"masks": False},
+            "order and seed (burn's Learner)": {"order": False, "masks": False}}
+
+
+def resume_ablation(ckpt_dir: Path, run: dict, device: Device, epoch: int = 3,
+                    steps: int = 10) -> dict[str, np.ndarray]:
+    """Per piece left out (:data:`LEFT_OUT`): |resumed loss − uninterrupted loss| over the
+    first ``steps`` steps of epoch ``epoch + 1``, each resume starting from a stream seeded
+    elsewhere (wherever a fresh process would leave it)."""
+    offset = epoch * run["steps_per_epoch"]
+    uninterrupted = run["loss"][offset:offset + steps]
+    gaps = {}
+    for name, kwargs in LEFT_OUT.items():
+        device.seed(987_654_321)
+        gaps[name] = np.abs(resumed_losses(ckpt_dir, device, epoch, steps, **kwargs)
+                            - uninterrupted)
+    return gaps
+
+
+def print_ablation(gaps: dict[str, np.ndarray]) -> None:
+    """One line per piece left out: the first step whose loss is off, the largest gap."""
+    for name, gap in gaps.items():
+        off = np.flatnonzero(gap)
+        first = f"step {off[0] + 1}" if len(off) else "none"
+        print(f"left out {name:<32} first loss off: {first:<7} max |Δ| {gap.max():.1e}")
+
+
+def plot_key_path(param: str, run_id: str, loaded_id: str, record_keys: list[str],
+                  record_file: str):
+    """The keys Adam's state goes by, from the graph to the checkpoint and back: graph node,
+    ``Gradients``, ``GradientsParams`` and Adam's state by ``ParamId``; the checkpoint by
+    path in minidl, by ``ParamId`` in burn (whose module record keeps the id)."""
+    from minidl.debug.flowchart import Flowchart
+
+    keys = "\n".join(record_keys)
+    fc = Flowchart("TB", title="the keys Adam's state is filed under")
+    fc.node("g", "loss.backward()\nGradients: keyed by graph node")
+    fc.node("gp", f"GradientsParams.from_grads\nkeyed by ParamId ({param}: {run_id})")
+    fc.node("adam", f"Adam's state (moment_1, moment_2, time)\nkeyed by ParamId {run_id}")
+    fc.node("mini", f"minidl checkpoint: optim-e.safetensors\nkeyed by path:\n{keys}")
+    fc.node("burn", "burn 0.22 OptimizerRecord\nkeyed by ParamId: '{id}.…'\n"
+            "(the path kept beside, for param groups)")
+    fc.node("mload", f"load_model: new ParamId {loaded_id}\n"
+            "restore re-keys the state by path", shape="round")
+    fc.node("bload", "burn's module record restores\nthe saved ParamId: ids match",
+            shape="round")
+    fc.edge("g", "gp", "re-keyed").edge("gp", "adam", "step")
+    fc.edge("adam", "mini", "minidl").edge("adam", "burn", "burn")
+    fc.edge("mini", "mload", "resume").edge("burn", "bload", "resume")
+    return fc

@@ -11,8 +11,9 @@
 As in burn, the loader owns ONE random generator seeded once by ``shuffle(seed)``; every new
 iteration (``iter(loader)``) draws the next permutation from it, so epoch 1, 2, 3 see
 different orders and the whole sequence of orders is fixed by the seed. The generator is
-NumPy's PCG64, whose stream is specified by the seed alone: the same seed gives the same
-orders in any process, on any machine. Items are batched in order of the (shuffled) dataset,
+NumPy's PCG64: its bit stream is fixed by the seed, so the same seed gives the same orders in
+any process with the same NumPy version; ``Generator.permutation``'s output is not promised
+across NumPy versions (NEP 19). Items are batched in order of the (shuffled) dataset,
 ``batch_size`` at a time; the last batch holds what is left and may be smaller.
 """
 

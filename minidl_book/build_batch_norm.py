@@ -17,8 +17,8 @@ inputs, sharing the running statistics as the chapter's modes do), reads the out
 gradient of ``x`` on training steps and ``value()`` of both running statistics after each
 step, then ``value_sync()``, and compares with minidl's own ``BatchNorm`` and with PyTorch.
 Before that it names the slips it knows (unbiased variance, PyTorch's running variance,
-Keras's momentum, statistics updated in inference, the flag alone, the wrong read, a fold
-that keeps the graph).
+Keras's momentum, epsilon outside the square root, statistics updated in inference, the flag
+alone, the wrong read, a fold that keeps the graph).
 """
 
 from __future__ import annotations
@@ -112,6 +112,19 @@ def keras_momentum(bn, x: Tensor) -> Tensor:
     return batch_norm(x, bn.gamma.val(), bn.beta.val(), mean, var, bn.epsilon)
 
 
+def eps_outside_sqrt(bn, x: Tensor) -> Tensor:
+    """(x - mean) / (sqrt(var) + epsilon): epsilon added after the square root."""
+    gamma, beta, eps = bn.gamma.val(), bn.beta.val(), bn.epsilon
+    if _training(bn, x):
+        mean, var = _stats(x)
+        _fold(bn, mean, var)
+    else:
+        mean, var = bn.running_mean.value(), bn.running_var.value()
+    c = x.shape[1]
+    out = (x - mean.reshape([1, c])) / (var.reshape([1, c]).sqrt() + eps)
+    return out * gamma.reshape([1, c]) + beta.reshape([1, c])
+
+
 def updates_in_inference(bn, x: Tensor) -> Tensor:
     """Folds the batch's statistics in on every forward, inference included."""
     mean, var = _stats(x)
@@ -165,6 +178,7 @@ PLANTED = {
     "unbiased variance normalises": (normalises_unbiased, "check", "n - 1"),
     "PyTorch's running variance": (pytorch_running_var, "check", "PyTorch's running_var"),
     "Keras's momentum": (keras_momentum, "check", "Keras"),
+    "epsilon outside the square root": (eps_outside_sqrt, "check", "outside the square"),
     "statistics updated in inference": (updates_in_inference, "check", "inference path"),
     "the flag alone": (flag_only, "check", "two questions"),
     "inference reads value_sync()": (infers_synced, "check", "value()"),
@@ -257,6 +271,7 @@ def _torch(case: dict) -> dict:
 # ----- the slips, simulated in float64 -------------------------------------------------------
 def simulate(case: dict, *, ddof_norm: int = 0, ddof_running: int = 0, keras: bool = False,
              update_always: bool = False, flag_alone: bool = False,
+             eps_outside: bool = False,
              inference_read: str = "value", training_read: str = "value_sync") -> dict:
     """What a forward with the given slips gives on the case (no slip: minidl's BatchNorm)."""
     m, gamma, beta = case["momentum"], case["gamma"], case["beta"]
@@ -287,7 +302,8 @@ def simulate(case: dict, *, ddof_norm: int = 0, ddof_running: int = 0, keras: bo
             mean, var = read("mean"), read("var")
             if update_always:
                 fold(x)
-        out[f"step {i} out"] = (x - mean) / np.sqrt(var + 1e-5) * gamma + beta
+        scale = np.sqrt(var) + 1e-5 if eps_outside else np.sqrt(var + 1e-5)
+        out[f"step {i} out"] = (x - mean) / scale * gamma + beta
         out[f"step {i} running_mean.value()"] = state["mean"][0]
         out[f"step {i} running_var.value()"] = state["var"][0]
     out["end running_mean.value_sync()"] = sync("mean")
@@ -306,7 +322,11 @@ _SLIPS = [
      "normalised with."),
     ({"keras": True},
      "Your momentum weights the old value: momentum · running + (1 - momentum) · batch is "
-     "Keras's convention. burn's (and PyTorch's): (1 - momentum) · running + momentum · batch."),
+     "Keras's convention (and Dive into Deep Learning's from-scratch BatchNorm's). burn's "
+     "(and PyTorch's): (1 - momentum) · running + momentum · batch."),
+    ({"eps_outside": True},
+     "You add epsilon outside the square root, (x - mean) / (sqrt(var) + epsilon): burn and "
+     "PyTorch divide by sqrt(var + epsilon). The two differ most where var is small."),
     ({"training_read": "value"},
      "Your training path reads value(): a second training forward then starts from a value "
      "one update behind, and the first update is lost. Read value_sync(), which folds this "
@@ -437,6 +457,8 @@ SLIP_HINTS = [
      "serves both."),
     ("Keras's convention", "new = value_sync() * (1 - momentum) + statistic * momentum: the "
      "momentum weights the batch."),
+    ("outside the square root", "Divide by (var + epsilon).sqrt(), or pass var and epsilon "
+     "to batch_norm, which adds epsilon under the root."),
     ("Your training path reads value()", "On the training path read "
      "bn.running_mean.value_sync() (and the var's) before you fold."),
     ("Your inference path reads value_sync()", "On the inference path read "

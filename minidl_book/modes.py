@@ -12,7 +12,8 @@
 - :func:`as_bool`, :func:`as_number` and the comparisons built on them: the chapter's
   exercises read ``"False"``, ``"4/3"`` or ``"1"`` as the reader means them.
 - :func:`running_state_timeline`, :func:`clone_picture`: the two RunningState pictures;
-  :func:`stale_grid`: which statistics each way of running inference reads;
+  :func:`statistics_used`: which statistics an inference read; :func:`column_stats_picture`,
+  :func:`stale_scatter`: per-column statistics, and what stale ones cost (a scatter);
   :func:`stale_cost`: what reading them one update stale costs a small model's test loss.
 """
 
@@ -31,9 +32,9 @@ from minidl_book.verdict import WRONG
 
 __all__ = ["PairExercise", "T", "as_bool", "as_number", "as_pair", "batch",
            "batch_norm_paths", "clone_picture",
-           "close_number", "decision_chart", "is_pair", "mini_model", "mode_state",
-           "modes_chart", "random_batch", "running_state_timeline", "same_bool",
-           "same_int", "stale_cost", "vec"]
+           "close_number", "column_stats_picture", "decision_chart", "is_pair", "mini_model", "mode_state",
+           "modes_chart", "random_batch", "running_state_timeline", "same_bool", "still_zero",
+           "same_int", "stale_cost", "stale_scatter", "statistics_used", "vec"]
 
 
 def T(array, device: Device) -> Tensor:
@@ -140,10 +141,16 @@ def batch_norm_paths() -> Flowchart:
 # --- the chapter's exercises: answers read as a reader writes them --------------------
 
 _TRUE, _FALSE = {"true", "yes", "y", "moves", "1"}, {"false", "no", "n", "0"}
+#: phrases a "does it move?" half is written in (``"it moves"``): their yes/no reading
+_MOVES = {"moves": True, "moved": True, "it moves": True, "it moved": True,
+          "yes it moves": True, "does not move": False, "doesn't move": False,
+          "it does not move": False, "it doesn't move": False, "stays": False,
+          "no it does not move": False}
 
 
 def as_bool(value) -> bool:
-    """``True``/``False`` as a bool or a word (``"False"``, ``"no"``); anything else refused.
+    """``True``/``False`` as a bool or a word (``"False"``, ``"no"``, ``"it moves"``);
+    anything else refused.
 
     ``bool("False")`` is ``True``, so a string is read as the word it is.
     """
@@ -151,9 +158,38 @@ def as_bool(value) -> bool:
         return bool(value)
     if isinstance(value, int | np.integer) and value in (0, 1):
         return bool(value)
-    if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
-        return value.strip().lower() in _TRUE
+    if isinstance(value, str):
+        word = " ".join(re.sub(r"[^\w' ]", " ", value.lower()).split())
+        if word in _TRUE | _FALSE:
+            return word in _TRUE
+        if word in _MOVES:
+            return _MOVES[word]
     raise ValueError(f"not a yes/no answer: {value!r}")
+
+
+def still_zero(prediction, truth) -> bool:
+    """A True/False answer to "is the original's running mean still all zeros?", also
+    with its reason (``"False, it moved"``, ``"no: it moved"``): the word and the reason
+    are each read, and must agree. ``"moved"`` means not still zero."""
+    if isinstance(prediction, str):
+        text = " ".join(re.sub(r"[^\w' ]", " ", prediction.lower()).split())
+        first, _, rest = text.partition(" ")
+        if rest and first in (_TRUE - {"moves"}) | _FALSE:
+            said = first in _TRUE
+            reason = rest.removeprefix("it ").removeprefix("its ")
+            if reason in ("moved", "moves", "mean moved", "changed", "changes"):
+                implied = False
+            elif reason in ("stays zero", "stayed zero", "is still zero", "still zero",
+                            "did not move", "didn't move", "does not move"):
+                implied = True
+            else:
+                raise ValueError(f"{prediction!r}: read {first!r} as {said}, but not the "
+                                 "reason after it; answer True or False")
+            if implied != said:
+                raise ValueError(f"{prediction!r} says both: {first!r} reads as {said}, "
+                                 f"{rest!r} as {implied} (still zero?); answer one")
+            return said == truth
+    return as_bool(prediction) == truth
 
 
 _VULGAR = {"½": "1/2", "⅓": "1/3", "⅔": "2/3", "¼": "1/4", "¾": "3/4", "⅕": "1/5",
@@ -198,8 +234,11 @@ def as_number(value, symbols: dict[str, float] | None = None) -> float:
     from minidl_book.exercises import _number_of
 
     if isinstance(value, str):
-        if "=" in value:  # "n/(n-1) = 4/3": the number is the last side
-            value = value.rsplit("=", 1)[1]
+        if re.search(r"\S\s*(=|\u2248)", value):  # "n/(n-1) = 4/3", "4/3 ≈ 1.33"
+            value = re.split(r"=|\u2248", value)[-1]
+        percent = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*%\s*", value)  # "133%"
+        if percent:
+            return float(percent.group(1)) / 100
         value = re.sub(r"^\s*(\d+)\s*:\s*(\d+)\s*$", r"\1/\2", value)  # "4:3"
         text = re.sub(r"^\s*(about|around|roughly|approximately|approx\.?|~|\u2248)\s*", "",
                       value, flags=re.I)
@@ -261,8 +300,13 @@ def is_pair(prediction) -> bool:
     return as_pair(prediction) is not None
 
 
+_HALF = re.compile(r"\s*(about |around |roughly |~\s*)?half( of (them|the outputs|\d+))?\s*",
+                   re.I)
+
+
 def zeros_and_moves(prediction, truth, tolerance: int = 400,
-                    centre: float | None = None) -> tuple[bool | None, bool]:
+                    centre: float | None = None,
+                    total: int | None = None) -> tuple[bool | None, bool]:
     """Which half of a ``(zeros, moves)`` prediction is right (each half on its own); the
     count is ``None`` when it cannot be read as a number. The count is right within
     ``tolerance`` of ``centre`` (the count a reader reasons to, p · n) when given, else of
@@ -271,6 +315,8 @@ def zeros_and_moves(prediction, truth, tolerance: int = 400,
     if pair is None:
         raise ValueError("write the answer as a pair (zeros, moves), e.g. (0, False)")
     zeros, moves = pair
+    if total is not None and isinstance(zeros, str) and _HALF.fullmatch(zeros):
+        zeros = total / 2  # "half", "about half of them"
     try:
         count_ok = abs(as_number(zeros) - (truth[0] if centre is None else centre)) <= tolerance
     except (TypeError, ValueError):
@@ -286,12 +332,12 @@ class PairExercise(Exercise):
     """An :class:`Exercise` whose ``(zeros, moves)`` answer says which half is wrong."""
 
     def __init__(self, question: str, truth, *, hint: str = "", tolerance: int = 400,
-                 centre: float | None = None) -> None:
-        self.tolerance, self.centre = tolerance, centre
+                 centre: float | None = None, total: int | None = None) -> None:
+        self.tolerance, self.centre, self.total = tolerance, centre, total
         super().__init__(
             question, truth, hint=hint,
             compare=lambda p, t: all(x is True for x in zeros_and_moves(
-                p, t, tolerance, centre)))
+                p, t, tolerance, centre, total)))
 
     def check(self, prediction=...) -> bool:
         if prediction is not Ellipsis and not is_pair(prediction):
@@ -302,7 +348,8 @@ class PairExercise(Exercise):
         if not ok and prediction is not Ellipsis and is_pair(prediction):
             try:
                 count_ok, moves_ok = zeros_and_moves(prediction, self.measure(),
-                                                     self.tolerance, self.centre)
+                                                     self.tolerance, self.centre,
+                                                     self.total)
             except (TypeError, ValueError):
                 return ok
             right = {True: "right", False: "not right"}
@@ -422,3 +469,69 @@ def stale_cost(ad: Device, plain: Device, seeds=range(10), steps: int = 50) -> d
                      np.abs(stale - fresh).mean(), np.abs(fresh - y_test).mean()))
     valid, stale, diff, error = (np.array(col, dtype=np.float64) for col in zip(*runs))
     return {"steps": steps, "valid": valid, "stale": stale, "diff": diff, "error": error}
+
+
+def column_stats_picture(x: np.ndarray):
+    """A [batch × C] grid with each column's mean and biased variance under it: BatchNorm's
+    statistics are per column (per channel), over the batch's rows."""
+    import matplotlib.pyplot as plt
+
+    n, c = x.shape
+    colours = ["#E3F2FD", "#FFF3E0", "#E8F5E9", "#F3E5F5"]
+    fig, ax = plt.subplots(figsize=(4.2, 0.42 * (n + 3)))
+    for j in range(c):
+        for i in range(n):
+            ax.add_patch(plt.Rectangle((j, n + 1 - i), 0.94, 0.9, fc=colours[j % 4],
+                                       ec="#757575", lw=0.6))
+            ax.text(j + 0.47, n + 1.45 - i, f"{x[i, j]:.2f}", ha="center", va="center",
+                    fontsize=7)
+        ax.text(j + 0.47, n + 2.25, f"channel {j}", ha="center", fontsize=7)
+        for row, (value, name) in enumerate(((x[:, j].mean(), "mean"),
+                                             (x[:, j].var(), "var (÷ n)"))):
+            ax.text(j + 0.47, 0.9 - row * 0.8, f"{value:.3f}", ha="center", va="center",
+                    fontsize=7, weight="bold")
+            if j == 0:
+                ax.text(-0.1, 0.9 - row * 0.8, name, ha="right", va="center", fontsize=7)
+    ax.text(-0.1, n / 2 + 1.5, f"batch\n({n} rows)", ha="right", va="center", fontsize=7)
+    ax.plot([0, c - 0.06], [1.45, 1.45], color="#424242", lw=0.8)
+    ax.set_xlim(-1.3, c)
+    ax.set_ylim(-0.2, n + 2.6)
+    ax.axis("off")
+    fig.tight_layout()
+    return fig
+
+
+def statistics_used(output: np.ndarray, x: np.ndarray, epsilon: float = 1e-5,
+                    momentum: float = 0.1) -> tuple[str, str]:
+    """Which running mean and variance an inference of ``x`` normalised its first row with,
+    after one training forward of ``x`` on a fresh layer (gamma 1, beta 0): each
+    ``"initial"`` or ``"folded"`` (one update, the biased variance)."""
+    means = {"initial": np.zeros(x.shape[1]), "folded": momentum * x.mean(0)}
+    variances = {"initial": np.ones(x.shape[1]),
+                 "folded": 1 - momentum + momentum * x.var(0)}
+    [found] = [(m, v) for m, mean in means.items() for v, var in variances.items()
+               if np.allclose(output[0], (x[0] - mean) / np.sqrt(var + epsilon), rtol=1e-5)]
+    return found
+
+
+def stale_scatter(cost: dict):
+    """Test MSE through valid() against a freeze()d copy's (stale statistics), one point
+    per run, with the diagonal: above it the stale copy did worse."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(3.4, 3.0))
+    ax.scatter(cost["valid"], cost["stale"], s=18, color="#8E24AA", zorder=3)
+    both = np.concatenate([cost["valid"], cost["stale"]])
+    low, top = both.min() / 1.5, both.max() * 1.5
+    ax.plot([low, top], [low, top], color="#9E9E9E", lw=0.8, ls="--")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.text(low * 1.3, top / 2, "stale worse", fontsize=7, color="#616161")
+    ax.text(top / 8, low * 1.3, "stale better", fontsize=7, color="#616161")
+    ax.set_xlim(low, top)
+    ax.set_ylim(low, top)
+    ax.set_xlabel("test MSE through valid()", fontsize=7)
+    ax.set_ylabel("test MSE, freeze()d copy (stale)", fontsize=7)
+    ax.tick_params(labelsize=6)
+    fig.tight_layout()
+    return fig

@@ -85,3 +85,13 @@ def test_a_named_slip_opens_its_own_hint_first(capsys):
         verdict = ex.find_failure(wrong)
         assert any(p in verdict.text for p, _ in build_batch_norm.SLIP_HINTS), verdict.text
     assert ex.check(build_batch_norm.batch_norm_forward)
+
+
+def test_epsilon_outside_the_square_root_is_named_with_its_own_hint(capsys):
+    """sqrt(var) + eps instead of sqrt(var + eps): refused, named, and its hint says where
+    epsilon goes (the reader panel's unnamed slip)."""
+    ex = build_batch_norm.exercise(4)
+    verdict = ex.find_failure(build_batch_norm.eps_outside_sqrt)
+    assert verdict is not None and "outside the square root" in verdict.text, verdict
+    ex.check(build_batch_norm.eps_outside_sqrt)
+    assert "Hint 1 of 2: Divide by (var + epsilon).sqrt()" in capsys.readouterr().out

@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import pytest
+
+from minidl_book import modes
 from minidl_book.exercises import Exercise
 from minidl_book.modes import PairExercise, close_number
 
@@ -65,3 +68,18 @@ def test_the_ratio_is_read_as_a_mixed_number_or_as_its_formula_in_n():
         assert not ex.accepts(wrong), wrong
     assert not Exercise("ratio?", truth=lambda: 4 / 3,
                         compare=close_number(atol=5e-3)).accepts("n/(n-1)")
+
+
+def test_the_reader_panels_right_answers_written_otherwise_are_read():
+    """("half", True), (4000, "it moves"), "4/3 ≈ 1.33", "133%" and "False, it moved" are
+    right answers; a still-zero answer whose word and reason disagree is refused."""
+    truth = (3990, True)
+    for right in (("half", True), (4000, "it moves"), "about half, yes"):
+        assert all(x is True for x in modes.zeros_and_moves(right, truth, 400, 4000, 8000))
+    ratio = modes.close_number(atol=5e-3, n=4)
+    assert ratio("4/3 ≈ 1.33", 4 / 3) and ratio("133%", 4 / 3)
+    assert not ratio("125%", 4 / 3)
+    assert modes.still_zero("False, it moved", False)
+    assert modes.still_zero("no: it moved", False) and not modes.still_zero("True", False)
+    with pytest.raises(ValueError, match="says both"):
+        modes.still_zero("True, it moved", False)

@@ -8,7 +8,7 @@ the block's outputs are written. minidl's Flex writes that kernel as numba sourc
 
 The checker installs the reader's ``body(block)`` as ``Fusion[Flex]``'s generator for
 element-wise blocks (a fresh plan store; reduce and matmul blocks keep the real generator),
-runs the chain ``u = x * s + b``, ``y = ((tanh(u) - b) * 0.5).exp() * u`` (``u`` held, so the
+runs the chain ``u = x * s + b``, ``y = ((tanh(u) - b) - 0.5).exp() * u`` (``u`` held, so the
 block writes two outputs) and compares ``u`` and ``y`` with eager Flex and PyTorch. Before a
 launch it reads the reader's lines as Python (``ast``): no loop of their own, every value
 computed before it is used (ops in block order), each input read at the element it holds for
@@ -141,6 +141,15 @@ def body_forgets_scalars(block):
     return lines + [f"out{q}[i] = v{j}" for q, j in enumerate(block.writes)]
 
 
+def body_scalars_first(block):
+    """Formats each template with the scalars before the tensors: right for ``x * s``,
+    wrong for ``v - 0.5`` (it computes ``0.5 - v``)."""
+    lines = body(block)[:len(block.inputs)]
+    lines += [f"v{j} = {EXPR[op.kind].format(*op.scalars, *op.inputs)}"
+              for j, op in enumerate(block.ops)]
+    return lines + [f"out{q}[i] = v{j}" for q, j in enumerate(block.writes)]
+
+
 def body_last_only(block):
     """Stores only the last op's result, into out0 (the held ``u`` is lost)."""
     return body(block)[:len(block.inputs) + len(block.ops)] + [f"out0[i] = v{len(block.ops) - 1}"]
@@ -153,6 +162,7 @@ PLANTED = {
     "applies the ops out of order": (body_out_of_order, "check", "block order"),
     "forgets a scalar operand": (body_forgets_scalars, "error", "its scalars after"),
     "stores the last result only": (body_last_only, "check", "out0 stores"),
+    "formats the scalars first": (body_scalars_first, "value", "y[0, 0]"),
 }
 
 
@@ -311,7 +321,7 @@ def _stream(backend, device, case: dict) -> dict:
     ``y``'s, so the block writes those two only)."""
     x, b = (backend.float_from_data(case[k], device) for k in ("x", "b"))
     u = backend.float_add(backend.float_mul_scalar(x, case["s"]), b)
-    v = backend.float_mul_scalar(backend.float_sub(backend.float_tanh(u), b), 0.5)
+    v = backend.float_sub_scalar(backend.float_sub(backend.float_tanh(u), b), 0.5)
     y = backend.float_mul(backend.float_exp(v), u)
     del v
     return {"y": backend.float_into_data(y).array, "u": backend.float_into_data(u).array}
@@ -358,7 +368,7 @@ def _run(solution, case: dict) -> dict:
 def _torch(case: dict) -> dict:
     x, b = (torch.from_numpy(case[k]) for k in ("x", "b"))
     u = x * case["s"] + b
-    return {"u": u, "y": torch.exp((torch.tanh(u) - b) * 0.5) * u}
+    return {"u": u, "y": torch.exp((torch.tanh(u) - b) - 0.5) * u}
 
 
 def _eager_flex(case: dict) -> dict:

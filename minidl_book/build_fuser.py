@@ -14,7 +14,8 @@ checks the values against eager Flex and PyTorch, and that the plan ran the chai
 element-wise kernel. Last comes an op on ``x`` flat, ``[n * d]``: as many elements as
 the chain's ``[n, d]``, another shape (a rule that compares element counts would take it into
 the chain's block, whose loop indexes every tensor with ``[n, d]``: the checker keeps any op of
-another shape out of a block and says so).
+another shape out of a block and says so). Then ``exp(x @ w * s + 1)``: a matmul that opens a
+block (a rule that tests the kind only once the block has a shape takes it in).
 """
 
 from __future__ import annotations
@@ -71,6 +72,12 @@ def fits_any_kind(op, shape):
     return op.out.shape == shape and all(broadcasts_to(t.shape, shape) for t in op.inputs)
 
 
+def fits_kind_once_open(op, shape):
+    """Tests the kind only once the block is open: the matmul that opens a block (after
+    ``k``) becomes an element-wise block the loop kernel has no expression for."""
+    return shape is None or (op.kind in ELEMENTWISE and op.out.shape == shape)
+
+
 def fits_unary_only(op, shape):
     """Right shapes, but only ops of one input: the chain splits."""
     return fits(op, shape) and len(op.inputs) == 1
@@ -97,6 +104,7 @@ PLANTED = {
     "refuses every op": (fits_nothing, "check"),
     "ignores the shape": (fits_any_shape, "check"),
     "ignores the kind": (fits_any_kind, "error"),
+    "tests the kind only in an open block": (fits_kind_once_open, "error"),
     "one-input ops only": (fits_unary_only, "check"),
     "tests the first input's shape": (fits_first_input, "check"),
     "compares element counts": (fits_same_count, "check"),
@@ -126,7 +134,9 @@ def _stream(dev, case: dict) -> dict:
     out = h.matmul(w)
     g = (b.exp() * x + b).tanh() * case["s"]
     k = xf * case["s"] + 1.0
-    return {"h": h.to_numpy(), "out": out.to_numpy(), "g": g.to_numpy(), "k": k.to_numpy()}
+    m = (x.matmul(w) * case["s"] + 1.0).exp()  # a matmul opens a block
+    return {"h": h.to_numpy(), "out": out.to_numpy(), "g": g.to_numpy(), "k": k.to_numpy(),
+            "m": m.to_numpy()}
 
 
 def _run(solution, case: dict) -> dict:
@@ -168,7 +178,7 @@ def _torch(case: dict) -> dict:
     x, b, w = (torch.from_numpy(case[k]) for k in ("x", "b", "w"))
     h = torch.tanh(x * b.exp() + b) * case["s"]
     return {"h": h, "out": h @ w, "g": torch.tanh(b.exp() * x + b) * case["s"],
-            "k": x.reshape(-1) * case["s"] + 1.0}
+            "k": x.reshape(-1) * case["s"] + 1.0, "m": torch.exp(x @ w * case["s"] + 1.0)}
 
 
 def _eager_flex(case: dict) -> dict:

@@ -17,8 +17,8 @@ from minidl.backends.flex.fusion import FusionFlex
 from minidl.fusion.plan import ExecutionPlanStore
 from minidl.fusion.stream import EAGER_BELOW
 
-__all__ = ["EAGER_BELOW", "clean", "cnn_step_counts", "cnn_step_ms", "draw_stream", "fresh_store",
-           "kernel_text", "kernels_in", "plot_sweep", "recorded_in_a_step"]
+__all__ = ["EAGER_BELOW", "block_lines", "both_kernels", "clean", "cnn_step_counts",
+           "cnn_step_ms", "draw_bytes", "draw_stream", "fresh_store", "kernel_text", "kernels_in", "plot_sweep", "recorded_in_a_step"]
 
 #: a block's colour by the fuser that took it (``None``: no fuser, run on the inner backend)
 COLOURS = {"elementwise": "tab:blue", "reduce": "tab:orange", "matmul": "tab:green",
@@ -304,5 +304,60 @@ def plot_two_devices(cpu, gpu):
     axis.set(xlabel="float32 elements", ylabel="speedup of fusing (eager / fused)")
     axis.set_title("the bytes section's chain on each device, eager against fused", fontsize=9)
     axis.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    return fig
+
+
+def both_kernels(plan, chain: Callable[[Any], Any], x) -> tuple[str, Any]:
+    """The numba kernel of ``plan`` (the first generated one) beside the WGSL kernel
+    ``Fusion[Wgpu]`` writes when ``chain`` runs on ``x``'s values on the GPU device; without a
+    WebGPU adapter, the numba kernel alone. Returns the text and the GPU plan (or ``None``)."""
+    import numpy as np
+
+    from minidl import Tensor
+    from minidl.backends.wgpu.fusion import FusionWgpu
+    from minidl_book.build_default_op import wgpu_missing
+
+    missing = wgpu_missing()
+    if missing:
+        return f"No WebGPU adapter: {missing}\n{kernel_text(plan.source(0))}", None
+    values = np.ascontiguousarray(x.to_numpy(), dtype=np.float32)
+    chain(Tensor.from_numpy(values, Device.fusion_wgpu())).to_numpy()
+    gpu_plan = debug.fusion_plan(backend=FusionWgpu)
+    return side_by_side(plan.source(0), launched_wgsl(gpu_plan)), gpu_plan
+
+
+def block_lines(plan, width: int = 86) -> str:
+    """One wrapped paragraph per block of ``plan``: the fuser that took it (or ``on B``), then
+    its op kinds."""
+    import textwrap
+
+    return "\n".join(textwrap.fill(f"{b.fuser or 'on B'}: {' '.join(b.kinds)}", width)
+                     for b in plan.blocks)
+
+
+def draw_bytes(plan):
+    """Bytes each op of ``plan`` reads and writes run one by one (a bar per op), against the
+    fused kernels' (the last bar): the memory traffic fusion saves. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    mib = 2 ** 20
+    ops = plan.record.ops
+    labels = [op.kind for op in ops] + ["fused kernel"]
+    reads = [sum(t.nbytes for t in op.inputs) / mib for op in ops]
+    writes = [op.out.nbytes / mib for op in ops]
+    reads.append(sum(b.bytes_read for b in plan.blocks) / mib)
+    writes.append(sum(b.bytes_written for b in plan.blocks) / mib)
+    fig, axis = plt.subplots(figsize=(6.4, 2.9))
+    rows = list(range(len(labels)))[::-1]
+    colours = ["tab:blue"] * len(ops) + ["tab:green"]
+    axis.barh(rows, reads, color=colours, alpha=0.45, label="read")
+    axis.barh(rows, writes, left=reads, color=colours, label="written")
+    axis.set_yticks(rows, labels, fontsize=8)
+    axis.axhline(0.5, color="0.5", lw=0.8)
+    eager, fused = sum(reads[:-1]) + sum(writes[:-1]), reads[-1] + writes[-1]
+    axis.set(xlabel="MiB through memory (light: read, dark: written)")
+    axis.set_title(f"{len(ops)} ops one by one: {eager:.0f} MiB; fused: {fused:.0f} MiB",
+                   fontsize=9)
     fig.tight_layout()
     return fig

@@ -33,7 +33,7 @@ from minidl.module import Module, Param
 from minidl.module.running import RunningState
 from minidl_book import reader_code
 from minidl_book.build_check import Reference, Rules
-from minidl_book.build_param_walk import MODELS
+from minidl_book.build_param_walk import MODELS, FixedModels
 from minidl_book.cause_hints import CauseHints
 from minidl_book.module_fields import with_fields
 
@@ -399,12 +399,11 @@ _CAUSES = [
 
 def exercise(max_examples: int = 6) -> CauseHints:
     """The checker for the reader's ``map_params(module, fn)``."""
-    return CauseHints(
+    return FixedModels(
         "the map half of the walk",
         cases=st.fixed_dictionaries({"model": st.sampled_from(sorted(MODELS))}),
         run=_run,
-        references=[Reference("your map on the walk's models (a tie, a dict, flags, "
-                               "running states, constants) with fn(t) = 2t + 1", _expected)],
+        references=[Reference("the expected new module, with fn(t) = 2t + 1", _expected)],
         rules=Rules(forbidden={_LIBRARY_MAPS: "call the library's own walks or maps "
                                "(Module.map, clone, the modes, the record...): rebuild "
                                "module.named_fields() yourself"},

@@ -7,7 +7,7 @@ parameter. The reader writes that walk for minidl's modules at run time:
 ``__dict__`` in the reader's code), recursing into sub-modules, lists and tuples (``blocks.0``) and dicts
 (``heads.left``), keeping tensor params, and skipping flags (``Param[Flag]``), running states
 and constants. The checker runs it on a set of models (a layer, a ``Sequential``, a model with
-a BatchNorm, a dropout, a list of blocks, a dict of heads, constants and ``None``, one ``Param``
+a BatchNorm, a dropout, a list of blocks, a dict of heads whose keys are not in sorted order, constants and ``None``, one ``Param``
 tied into two fields) and compares
 the paths, their order and the very ``Param`` objects with minidl's own ``parameters()``; it
 also checks that the walk draws no number (it must read fields, not values). A tied param is
@@ -42,8 +42,9 @@ class Blocks(Module):
         self.blocks = [LinearConfig(4, 4).init(device) for _ in range(n_blocks)]
         self.norm = BatchNormConfig(4).init(device)
         self.drop = DropoutConfig(0.1).init()
-        self.heads = {"left": LinearConfig(4, 2).init(device),
-                      "right": LinearConfig(4, 1, bias=False).init(device)}
+        # keys not in sorted order: a walk that sorts a dict's keys gets the order wrong
+        self.heads = {"right": LinearConfig(4, 1, bias=False).init(device),
+                      "left": LinearConfig(4, 2).init(device)}
         self.extra = None  # an absent optional part
         self.n_blocks = n_blocks  # constants
         self.name = "blocks"
@@ -162,6 +163,28 @@ def walk_sorted(module) -> dict:
     return dict(sorted(named_params(module).items()))
 
 
+def walk_sorted_dict_keys(module) -> dict:
+    """Field order kept, but a dict's entries visited in sorted key order."""
+    found = {}
+
+    def walk(value, path):
+        if isinstance(value, Param):
+            if not value.is_flag():
+                found[path] = value
+        elif isinstance(value, Module):
+            for name, field in value.named_fields():
+                walk(field, f"{path}.{name}" if path else name)
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                walk(item, f"{path}.{i}")
+        elif isinstance(value, dict):
+            for key in sorted(value):
+                walk(value[key], f"{path}.{key}")
+
+    walk(module, "")
+    return found
+
+
 def walk_draws(module) -> dict:
     """The right walk, but it reads each value (to check it is a tensor): every param drawn."""
     found = named_params(module)
@@ -237,9 +260,23 @@ PLANTED = {
     "keeps flags": (walk_keeps_flags, "check"),
     "skips lists and dicts": (walk_no_lists, "check"),
     "sorted paths": (walk_sorted, "check"),
+    "sorted dict keys": (walk_sorted_dict_keys, "check"),
     "draws the values": (walk_draws, "check"),
     "de-duplicates by id": (walk_dedup_by_id, "check"),
 }
+
+
+class FixedModels(CauseHints):
+    """A checker whose cases are the fixed :data:`MODELS`, and whose card says so (the shared
+    card says "on generated cases", which oversells a choice among six models)."""
+
+    def _repr_markdown_(self) -> str:
+        return super()._repr_markdown_().replace("on generated cases", MODELS_SAID)
+
+
+#: what the checkers of the walk and of the map run on, as their cards say it
+MODELS_SAID = ("on six fixed models (among them lists, a tuple, a dict with unsorted "
+               "keys, a BatchNorm, a dropout, a tie)")
 
 
 # ----- the checker ------------------------------------------------------------------------------
@@ -330,14 +367,14 @@ _CAUSES = [
         "Fields can be lists, tuples and dicts of modules: recurse into their items too "
         "(blocks.0.weight, heads.left.bias)."]),
     ("order", lambda v: "wrong order" in v.text, [
-        "Keep the order named_fields() gives (the order __init__ set the fields): do not "
-        "sort the paths."]),
+        "Keep the order named_fields() gives (the order __init__ set the fields) and a "
+        "dict's own (insertion) order: do not sort the paths or the keys."]),
 ]
 
 
 def exercise(max_examples: int = 5) -> CauseHints:
     """The checker for the reader's ``named_params(module)``."""
-    return CauseHints(
+    return FixedModels(
         "a module's parameter walk",
         cases=st.fixed_dictionaries({"model": st.sampled_from(sorted(MODELS))}),
         run=_run,

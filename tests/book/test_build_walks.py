@@ -34,12 +34,21 @@ def test_planted_solution_gets_its_verdict(name, planted):
     ("leading dot", "start with a dot", "if path else name"),
     ("dict keyed by index", "not its position", "value.items()"),
     ("keeps flags", "flag(s) as params", "is_flag"),
+    ("sorted dict keys", "wrong order", "do not sort"),
 ])
 def test_param_walk_slips_get_their_own_verdict_and_hint(planted, words, hint, capsys):
     ex = build_param_walk.exercise(max_examples=2)
     verdict = ex.check(build_param_walk.PLANTED[planted][0])
     assert words in verdict.text, verdict.text
     assert len(verdict.hints) == 1 and hint in verdict.hints[0], verdict.hints
+
+
+def test_the_walk_cards_say_the_models_they_run_not_generated_cases():
+    from minidl_book import build_map_params
+
+    for ex in (build_param_walk.exercise(), build_map_params.exercise()):
+        card = ex._repr_markdown_()
+        assert "generated cases" not in card and "six fixed models" in card, card
 
 
 def test_a_walk_testing_a_literal_attribute_is_judged_by_what_it_does(tmp_path):

@@ -3,9 +3,11 @@
 - :data:`BOXES`: the seven packages one ``Linear.forward`` crosses, each with its burn crate.
 - :func:`torch_column`: what PyTorch does at each box, read from PyTorch itself (the
   dispatcher's keys of a parameter, the profiler's op tree of ``nn.Linear``).
-- :func:`package_map`: the boxes and the numbered arrows of one forward, drawn as a
-  :class:`~minidl.debug.flowchart.Flowchart` whose detour into a default op (steps 4 and 5)
-  is orange; with ``pytorch``, each box also says what PyTorch does there.
+- :func:`package_map`: the boxes and the numbered arrows of one forward (the ops the
+  default ``linear`` calls back up, :func:`measured_ops`, read from a trace), laid out by
+  hand as a :class:`PathMap`: a straight spine, the detour into a default op (step 4 down,
+  the calls back up) orange in two lanes, every label beside its arrow; with ``pytorch``,
+  each box also says what PyTorch does there.
 - :func:`torch_op_tree`: the profiler's op tree of one call, with the profiler's own
   start/stop lines kept off the page.
 - :func:`packages_on_the_path`, :func:`skipped_on_plain`: the first exercise's experiment.
@@ -13,17 +15,33 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
-import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import contextmanager
+from html import escape
 
 import numpy as np
 import torch
 
 from minidl import Device, Tensor, debug
-from minidl.debug.flowchart import EDGE_COLOR, LABEL_BG, TEXT_COLOR, Flowchart
+from minidl.debug.flowchart import (
+    EDGE_COLOR,
+    FONT_FAMILY,
+    LABEL_BG,
+    TEXT_COLOR,
+    Flowchart,
+)
+from minidl.debug.flowchart_layout import (
+    FONT_SIZE,
+    LINE_H,
+    MARGIN,
+    PAD_X,
+    PAD_Y,
+    label_size,
+    text_width,
+)
 from minidl.nn import LinearConfig
 
 Box = tuple[str, str, str, str]  # id, package in minidl, burn crate, what it holds
@@ -33,25 +51,55 @@ BOXES: tuple[Box, ...] = (
     ("nn", "nn", "burn-nn", "Linear, Dropout, BatchNorm"),
     ("module", "module", "burn-core", "Module, Param, Config"),
     ("tensor", "tensor", "burn-tensor", "Tensor, functional ops"),
-    ("dispatch", "dispatch", "burn-dispatch", "Device, Dispatch"),
+    ("dispatch", "dispatch", "burn-dispatch", "Dispatch: routes each op by device"),
     ("autodiff", "autodiff", "burn-autodiff", "Autodiff[B]: wraps B, records"),
     ("flex", "backends.flex", "burn-flex", "CPU backend, numba kernels"),
     ("backend", "backend", "burn-backend", "the Backend protocol, default ops"),
 )
 
-#: The arrows of one Linear.forward, numbered in call order: (from, to, label, dashed). Step 4
-#: dips into a default op of the Backend protocol, which calls back up into Dispatch (step 5);
-#: the dashed flex -> backend arrow is no call: Flex implements the protocol.
-PATH = (
-    ("nn", "module", "1 weight.val()", False),
-    ("nn", "tensor", "2 linear(x, W, b)", False),
-    ("tensor", "dispatch", "3 Dispatch.linear", False),
-    ("dispatch", "backend", "4 ↓ default op", False),
-    ("backend", "dispatch", "5 ↑ back up", False),
-    ("dispatch", "autodiff", "6 by device", False),
-    ("autodiff", "flex", "7 float_matmul", False),
-    ("flex", "backend", "implements", True),
-)
+#: The boxes down the picture's spine, in the order the call reaches them; ``module`` sits
+#: beside ``nn`` (step 1 reads the parameter and comes back).
+SPINE = ("nn", "tensor", "dispatch", "autodiff", "flex", "backend")
+
+
+def measured_ops(device: Device | None = None) -> list[str]:
+    """The ops the default ``linear`` sends back up into ``Dispatch``, in call order, read
+    from the backtraces of one ``Linear(4, 2)`` forward (on ``Flex``, kernel breakpoints):
+    ``["float_matmul", "float_add"]`` when the bias add is a call of its own."""
+    device = device or Device.flex().autodiff()
+    layer = LinearConfig(4, 2).init(device)
+    x = Tensor.from_numpy(np.zeros((3, 4), np.float32), device)
+    layer(x)  # draw the params first: the trace below sees the forward only
+    ops: list[str] = []
+    for hit in debug.trace(lambda: layer(x), breakpoints=r"^kernel ", echo=False).hits:
+        chain = hit.chain()
+        below = chain[chain.index("Dispatch.linear") + 1:]
+        op = next(n.removeprefix("Dispatch.") for n in below if n.startswith("Dispatch."))
+        if op not in ops:
+            ops.append(op)
+    return ops
+
+
+def path_steps(ops: Sequence[str]) -> tuple[tuple[str, str, str, bool], ...]:
+    """The numbered arrows of one forward whose default ``linear`` calls ``ops`` back
+    through ``Dispatch``: (from, to, label, dashed). Steps 1-4 go down to the default op;
+    each op then takes the three arrows up, by device, down to Flex (5-7, then 8-10...);
+    the dashed flex -> backend arrow is no call: Flex implements the protocol."""
+    def each(first: int, fmt: str) -> str:  # one line per op, flush left when centred
+        lines = [fmt.format(n=f"{first + 3 * k:>2}", op=op) for k, op in enumerate(ops)]
+        return "\n".join(line.ljust(max(map(len, lines))) for line in lines)
+
+    return (
+        ("nn", "module", "1 weight.val()", False),
+        ("nn", "tensor", "2 linear(x, W, b)", False),
+        ("tensor", "dispatch", "3 Dispatch.linear", False),
+        ("dispatch", "backend", "4 ↓ default op", False),
+        ("backend", "dispatch", each(5, "{n} ↑ {op}"), False),
+        ("dispatch", "autodiff", ", ".join(str(6 + 3 * k) for k in range(len(ops)))
+         + " by device", False),
+        ("autodiff", "flex", each(7, "{n} {op}"), False),
+        ("flex", "backend", "implements", True),
+    )
 
 
 @contextmanager
@@ -96,53 +144,134 @@ def torch_column(linear: torch.nn.Linear, rows: torch.Tensor) -> dict[str, str]:
         "nn": "nn.Linear",
         "module": "nn.Module, nn.Parameter",
         "tensor": "F.linear → aten::linear",
-        "dispatch": f"the dispatcher, by keys: {', '.join(named)}",
+        "dispatch": f"dispatcher, by key: {', '.join(named)}",
         "autodiff": "autograd: the AutogradCPU key",
-        "flex": f"aten CPU kernels; addmm: {bias}, then GEMM",
+        "flex": f"CPU kernels; addmm = {bias} + GEMM",
         "backend": f"composite ops: linear = {composite}",
     }
 
 
 #: The detour's colour: the arrows of steps 4 and 5, and their labels.
 DETOUR = "#D9730D"
+_GAP = 44.0  # between two boxes of the spine: room for an arrow and its label beside it
+_LANE = 26.0  # from the spine's boxes out to the detour's two lanes
 
 
 class PathMap(Flowchart):
-    """A :class:`Flowchart` whose detour arrows (labels ``4 …``, ``5 …``) are drawn orange,
-    the labels of steps 4 and 6 side by side on one level (6 no longer reads above 4)."""
+    """The map of one forward, laid out by hand: the spine nn → tensor → dispatch →
+    autodiff → flex → backend straight down, module beside nn, the detour's two arrows in
+    two lanes (step 4 down the left, the calls back up the right), every label beside its
+    arrow, none on a box."""
 
-    def _edge_path(self, i, e, nodes, ports):  # noqa: ANN001, ANN202 - Flowchart's signature
-        d, mid = super()._edge_path(i, e, nodes, ports)
-        share = {"4 ": 0.55, "6 ": 0.82}.get((e.label or "")[:2])
-        if share is not None:  # steps 4 and 6 side by side, one level, apart
-            a, b = nodes[e.chain[0]], nodes[e.chain[1]]  # the first leg
-            p = self._pt(*self._anchor(a, (b.x, b.y), ports.get((i, 0))))
-            q = self._pt(*(self._anchor(b, (a.x, a.y), ports.get((i, 1))) if b.id == e.b
-                           else (b.x, b.y)))
-            mid = (p[0] + share * (q[0] - p[0]), p[1] + share * (q[1] - p[1]))
-        return d, mid
+    def _size(self, key: str) -> tuple[float, float]:
+        lines = self._nodes[key].lines
+        return (max(text_width(line) for line in lines) + 2 * PAD_X,
+                len(lines) * LINE_H + 2 * PAD_Y)
+
+    def place(self) -> dict[str, tuple[float, float, float, float]]:
+        """Each box's (left, top, width, height), and each label's, keyed ``label:<step>``."""
+        spine_w = max(self._size(k)[0] for k in SPINE if k != "nn")
+        labels = {e.label: label_size(e.label) for e in self._edges if e.label}
+        by_pair = {(e.a, e.b): e.label for e in self._edges}
+        down_w = labels[by_pair["dispatch", "backend"]][0]
+        left = MARGIN + down_w + 6 + _LANE
+        cx = left + spine_w / 2
+        out: dict[str, tuple[float, float, float, float]] = {}
+        y = MARGIN
+        for key in SPINE:
+            w, h = self._size(key)
+            out[key] = (left, y, w, h) if key == "nn" else (left, y, spine_w, h)
+            y += h + _GAP
+        nx, ny, nw, nh = out["nn"]
+        mw, mh = self._size("module")
+        side = labels[by_pair["nn", "module"]][0] + 24
+        out["module"] = (nx + nw + side, ny + (nh - mh) / 2, mw, mh)
+        # labels: beside the spine's arrows (right of the line), above the side arrow,
+        # outside the two lanes at two different heights
+        for (a, b), text in by_pair.items():
+            w, h = labels[text]
+            ax, ay, aw, ah = out[a]
+            if b == "module":
+                at = (nx + nw + (side - w) / 2, ny + nh / 2 - h - 3)
+            elif (a, b) == ("dispatch", "backend"):
+                fx, fy, _, fh = out["autodiff"]
+                at = (fx - _LANE - 6 - w, fy + (fh - h) / 2)
+            elif (a, b) == ("backend", "dispatch"):
+                fx, fy, fw, fh = out["flex"]
+                at = (fx + fw + _LANE + 6, fy + (fh - h) / 2)
+            else:
+                at = (cx + 8, ay + ah + (_GAP - h) / 2)
+            out[f"label:{text}"] = (*at, w, h)
+        return out
 
     def svg(self) -> str:
-        out = super().svg()
-        for a, b, label, _ in PATH:
-            if label[:2] in ("4 ", "5 "):
-                out = re.sub(
-                    rf'(<path class="edge" data-from="{a}" data-to="{b}" [^>]*?)stroke="{EDGE_COLOR}"'
-                    rf'( stroke-width="1.4")',
-                    rf'\1stroke="{DETOUR}"\2', out)
-                out = re.sub(rf'(<g class="edge-label"><rect [^>]*?)fill="{LABEL_BG}"'
-                             rf'([^>]*/><text [^>]*?)fill="{TEXT_COLOR}"([^>]*><tspan [^>]*>'
-                             rf'{re.escape(label)}<)',
-                             r'\1fill="#FBE3CC"\2fill="#8A4200"\3', out)
-        return out
+        box = self.place()
+        right = max(x + w for x, _, w, _ in box.values()) + MARGIN
+        bottom = max(y + h for _, y, _, h in box.values()) + MARGIN
+        uid = "mdfc-" + hashlib.sha1(self._key().encode()).hexdigest()[:10]
+        out = [
+            f'<svg xmlns="http://www.w3.org/2000/svg" class="minidl-flowchart" id="{uid}" '
+            f'width="{right:.0f}" height="{bottom:.0f}" viewBox="0 0 {right:.1f} {bottom:.1f}" '
+            f'role="img" style="max-width:100%;height:auto" '
+            f'font-family="{escape(FONT_FAMILY)}" font-size="{FONT_SIZE:g}">',
+        ]
+        if self.title:
+            out.append(f"<title>{escape(self.title)}</title>")
+        marker = ('<marker id="{uid}-{name}" viewBox="0 0 10 10" refX="9" refY="5" '
+                  'markerWidth="8" markerHeight="8" orient="auto-start-reverse">'
+                  '<path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>')
+        out.append("<defs>" + marker.format(uid=uid, name="arrow", colour=EDGE_COLOR)
+                   + marker.format(uid=uid, name="detour", colour=DETOUR) + "</defs>")
+        lane_l = min(box[k][0] for k in SPINE[2:]) - _LANE
+        lane_r = max(box[k][0] + box[k][2] for k in SPINE[2:]) + _LANE
+        cx = box["tensor"][0] + box["tensor"][2] / 2
+        labels = []
+        for e in self._edges:
+            (ax, ay, aw, ah), (bx, by, bw, bh) = box[e.a], box[e.b]
+            colour, name = EDGE_COLOR, "arrow"
+            if e.b == "module":
+                d = f"M{ax + aw:.1f},{ay + ah / 2:.1f} H{bx:.1f}"
+            elif (e.a, e.b) == ("dispatch", "backend"):
+                colour, name = DETOUR, "detour"
+                d = (f"M{ax:.1f},{ay + ah / 2:.1f} H{lane_l:.1f} V{by + bh / 2:.1f} "
+                     f"H{bx:.1f}")
+            elif (e.a, e.b) == ("backend", "dispatch"):
+                colour, name = DETOUR, "detour"
+                d = (f"M{ax + aw:.1f},{ay + ah / 2:.1f} H{lane_r:.1f} "
+                     f"V{by + bh / 2:.1f} H{bx + bw:.1f}")
+            else:
+                d = f"M{cx:.1f},{ay + ah:.1f} V{by:.1f}"
+            dash = ' stroke-dasharray="5 4"' if e.dashed else ""
+            out.append(
+                f'<path class="edge" data-from="{escape(e.a)}" data-to="{escape(e.b)}" '
+                f'd="{d}" fill="none" stroke="{colour}" stroke-width="1.4"{dash} '
+                f'marker-end="url(#{uid}-{name})"/>')
+            if e.label:
+                lx, ly, lw, lh = box[f"label:{e.label}"]
+                label = self._edge_label(e.label, (lx + lw / 2, ly + lh / 2))
+                if colour == DETOUR:
+                    label = label.replace(f'fill="{LABEL_BG}"', 'fill="#FBE3CC"').replace(
+                        f'fill="{TEXT_COLOR}"', 'fill="#8A4200"')
+                labels.append(label)
+        for key in self._nodes:
+            x, y, w, h = box[key]
+            n = self._nodes[key]
+            n.x, n.y, n.w, n.h = x + w / 2, y + h / 2, w, h
+            out.append(self._node_svg(n))
+        out.extend(labels)
+        out.append("</svg>")
+        return "\n".join(out)
 
 
 def package_map(
-    boxes: Sequence[Box] = BOXES, pytorch: Mapping[str, str] | bool | None = None
-) -> Flowchart:
+    boxes: Sequence[Box] = BOXES, pytorch: Mapping[str, str] | bool | None = None,
+    ops: Sequence[str] | None = None,
+) -> PathMap:
     """The seven boxes and the numbered arrows of one forward; ``pytorch`` maps a box id to
     what PyTorch does there (printed as a last line, ``torch: …``), or is ``True``: then
-    :func:`torch_column` reads it from a fresh ``nn.Linear(4, 2)`` on a ``[3, 4]`` input."""
+    :func:`torch_column` reads it from a fresh ``nn.Linear(4, 2)`` on a ``[3, 4]`` input.
+    ``ops``: the ops the default linear calls back through Dispatch; by default
+    :func:`measured_ops` reads them from a traced forward."""
     if pytorch is True:
         pytorch = torch_column(torch.nn.Linear(4, 2), torch.zeros(3, 4))
     title = "The packages one Linear.forward crosses"
@@ -154,7 +283,7 @@ def package_map(
         if pytorch and pytorch.get(key):
             label += f"\ntorch: {pytorch[key]}"
         chart.node(key, label, align="left")
-    for a, b, label, dashed in PATH:
+    for a, b, label, dashed in path_steps(measured_ops() if ops is None else ops):
         chart.edge(a, b, label, dashed=dashed)
     return chart
 
@@ -183,3 +312,60 @@ def skipped_on_plain(rows: np.ndarray) -> str:
     on_plain = packages_on_the_path(Device.flex(), rows)
     (skipped,) = sorted(set(on_autodiff) - set(on_plain))
     return skipped
+
+
+def draw_layouts(weight: np.ndarray, rows: int = 3):
+    """The two layouts of one ``Linear``'s weight, as shapes: minidl's (burn's) ``x·W`` with
+    ``W`` ``[d_input, d_output]``, above PyTorch's ``x·Wᵀ`` with ``weight``
+    ``[out_features, in_features]``; each weight's cells coloured and labelled by value, so
+    the same numbers show transposed. Returns the matplotlib figure."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Rectangle
+
+    d_in, d_out = weight.shape
+    span = float(np.abs(weight).max()) or 1.0
+    cmap = plt.get_cmap("coolwarm")
+    fig, ax = plt.subplots(figsize=(4.8, 4.4))
+
+    def grid(x0: float, y0: float, shape: tuple[int, int], name: str,
+             values: np.ndarray | None = None) -> float:
+        """A grid of ``shape`` cells, top-left at (x0, y0), its name and shape below it;
+        returns its right edge."""
+        r, c = shape
+        for i in range(r):
+            for j in range(c):
+                fill = "#EEEEEE" if values is None else cmap(0.5 + 0.5 * values[i, j] / span)
+                ax.add_patch(Rectangle((x0 + j, y0 - i - 1), 1, 1, facecolor=fill,
+                                       edgecolor="#555555", linewidth=0.8))
+                if values is not None:
+                    ax.text(x0 + j + 0.5, y0 - i - 0.5, f"{values[i, j]:.2f}", ha="center",
+                            va="center", fontsize=7)
+        ax.text(x0 + c / 2, y0 - r - 0.3, f"{name} [{r}, {c}]", ha="center", va="top",
+                fontsize=9, family="monospace")
+        return x0 + c
+
+    def sign(x0: float, y0: float, text: str) -> float:
+        ax.text(x0 + 0.6, y0, text, ha="center", va="center", fontsize=20)
+        return x0 + 1.2
+
+    top, width = 0.0, 0.0
+    for title, w_name, w_values in (
+        ("minidl, burn:  y = x·W + b", "W", weight),
+        ("PyTorch:  y = x·weightᵀ + b", "weight", weight.T),
+    ):
+        ax.text(0, top + 0.9, title, fontsize=10, fontweight="bold", va="center")
+        right = grid(0, top, (rows, d_in), "x")
+        right = sign(right, top - rows / 2, "·")
+        right = grid(right, top, w_values.shape, w_name, w_values)
+        if w_name == "weight":
+            ax.text(right + 0.1, top + 0.1, "T", fontsize=12, va="top")
+            right += 0.5
+        right = sign(right, top - rows / 2, "→")
+        width = max(width, grid(right, top, (rows, d_out), "y"))
+        top -= max(w_values.shape[0], rows) + 2.9
+    ax.set_xlim(-0.2, width + 0.2)
+    ax.set_ylim(top + 1.3, 1.5)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    fig.tight_layout(pad=0.2)
+    return fig

@@ -118,8 +118,9 @@ def torch_epoch(twin: torch.nn.Module, torch_adam, batches) -> list[float]:
 
 
 def fit(cfg: DigitsCnnConfig, epochs: int, device: Device,
-        checkpoints: Path | None = None) -> dict:
-    """Train minidl and the PyTorch twin side by side on the same batches."""
+        checkpoints: Path | None = None, seed_epochs: bool = True) -> dict:
+    """Train minidl and the PyTorch twin side by side on the same batches;
+    ``seed_epochs=False`` drops the loop's ``device.seed(epoch)`` line."""
     model, twin = twins(cfg, device)  # the same weights, through the store
     train_loader = loader(datasets()[0], device, SEED)
     adam, loss_fn = AdamConfig().init(), CrossEntropyLossConfig().init()
@@ -127,7 +128,8 @@ def fit(cfg: DigitsCnnConfig, epochs: int, device: Device,
     run = new_run()
     for epoch in range(1, epochs + 1):
         batches = list(train_loader)  # this epoch's order, for both
-        device.seed(epoch)  # the dropout masks, as in the chapter's loop
+        if seed_epochs:
+            device.seed(epoch)  # the dropout masks, as in the chapter's loop
         for batch in batches:  # the chapter's loop
             loss = loss_fn(model(batch.images), batch.targets)
             grads = GradientsParams.from_grads(loss.backward(), model)
@@ -455,9 +457,9 @@ def plot_key_path(param: str, run_id: str, loaded_id: str, record_keys: list[str
     keys = "\n".join(record_keys)
     fc = Flowchart("TB", title="the keys Adam's state is filed under")
     fc.node("g", "loss.backward()\nGradients: keyed by graph node")
-    fc.node("gp", f"GradientsParams.from_grads\nkeyed by ParamId ({param}: {run_id})")
+    fc.node("gp", f"GradientsParams.from_grads\nkeyed by ParamId\n({param}: {run_id})")
     fc.node("adam", f"Adam's state (moment_1, moment_2, time)\nkeyed by ParamId {run_id}")
-    fc.node("mini", f"minidl checkpoint: optim-e.safetensors\nkeyed by path:\n{keys}")
+    fc.node("mini", f"minidl checkpoint: {record_file}\nkeyed by path:\n{keys}")
     fc.node("burn", "burn 0.22 OptimizerRecord\nkeyed by ParamId: '{id}.…'\n"
             "(the path kept beside, for param groups)")
     fc.node("mload", f"load_model: new ParamId {loaded_id}\n"

@@ -21,7 +21,8 @@ from minidl.autodiff.step import sum_to_shape
 from minidl_book.build_check import BuildExercise, Reference, Rules
 from minidl_book.strategies import float32_arrays
 
-__all__ = ["PLANTED", "Matmul", "describe_case", "exercise", "matmul_step_run"]
+__all__ = ["PLANTED", "Matmul", "batch_dims_left", "describe_case", "exercise",
+           "matmul_step_run"]
 
 
 class Matmul(Step):
@@ -188,14 +189,43 @@ def describe_case(case: dict) -> str:
         + [f"w = f32{list(case['w'].shape)} (the loss is sum(out * w))"])
 
 
+def batch_dims_left(verdict) -> bool:
+    """A shape verdict whose found shape is the expected one with leading dims in front
+    (``[2, 4, 5]`` for ``[4, 5]``): the products are right, the batch sum is missing."""
+    want, got = verdict.expected, verdict.found
+    return (verdict.kind == "shape" and isinstance(want, list) and isinstance(got, list)
+            and len(got) > len(want) and got[len(got) - len(want):] == want)
+
+
+#: the ladder's index of the transpose hint and of the batch-sum hint
+_TRANSPOSE_HINT, _BATCH_HINT = 1, 2
+
+
 class _MatmulExercise(BuildExercise):
-    """The matmul checker: its failing cases printed as shapes, not values."""
+    """The matmul checker: its failing cases printed as shapes, not values; a shape verdict
+    that is only a missing batch sum opens the batch-sum hint, not the transpose hint."""
 
     def verdict_for(self, solution, case):
         verdict = super().verdict_for(solution, case)
         if verdict is not None:
             verdict.inputs = describe_case(case)
         return verdict
+
+    def find_failure(self, solution):
+        verdict = super().find_failure(solution)
+        if getattr(self, "_ladder", None) is not None and verdict is not None:
+            if batch_dims_left(verdict):  # right products: the transpose hint would mislead
+                self.hint_ladder = [
+                    (kinds - {"shape"} if i == _TRANSPOSE_HINT else kinds, text)
+                    for i, (kinds, text) in enumerate(self._ladder)]
+        return verdict
+
+    def check(self, solution=...):
+        self._ladder = self.hint_ladder
+        try:
+            return super().check(solution)
+        finally:
+            self.hint_ladder, self._ladder = self._ladder, None
 
 
 def exercise(max_examples: int = 12) -> BuildExercise:
@@ -217,9 +247,9 @@ def exercise(max_examples: int = 12) -> BuildExercise:
              "names of those a tracked input needs, nothing more."),
             (("value", "shape"), "Check the shapes: lhs is [n, k], rhs [k, m], grad [n, m]. "
              "Which product of grad with the other side, transposed, has lhs's shape?"),
-            (("shape",), "When one side has fewer dims (a weight shared by a batch), its "
-             "gradient comes out with the batch dims: sum_to_shape(B, g, self.shapes[i]) "
-             "sums them away, as Mul does."),
+            (("shape",), "When one side has fewer dims than the other (a weight shared "
+             "by a batch), its product comes out with the batch dims in front: "
+             "sum_to_shape(B, g, self.shapes[i]) sums them away."),
         ],
         reference_solution=Matmul,
         examples=EXAMPLES,

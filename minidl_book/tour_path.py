@@ -23,7 +23,7 @@ __all__ = ["CRATES", "package_of", "package_groups", "package_path", "paths_side
            "wrapper_of", "walk_steps", "backward_walk", "two_routes", "wrapper_boxes",
            "torch_twin", "to_torch", "step_backwards", "computes", "matmul_grads", "data",
            "show_source", "numbered", "compact_ids", "loss_sketch", "HintedExercise",
-           "record_backward", "plug_in", "graph_chart"]
+           "record_backward", "plug_in", "graph_chart", "Captioned", "step_timeline"]
 
 #: minidl package → (burn crate, colour key of ``minidl.debug.diagram.COLORS``)
 CRATES = {
@@ -470,13 +470,31 @@ def numbered(graph) -> str:
 _SAVED = re.compile(r"(\w+): float32\[([\d, ]*)\] \((\d+) B\)")
 
 
-def graph_chart(graph, title: str | None = None) -> Flowchart:
+class Captioned:
+    """A flowchart with a caption drawn under it, visible on the page (a flowchart's own
+    title is an SVG ``<title>``: a tooltip only)."""
+
+    def __init__(self, chart: Flowchart, caption: str) -> None:
+        self.chart, self.caption = chart, caption
+
+    def _repr_html_(self) -> str:
+        from html import escape
+
+        return (self.chart._repr_html_() + '<p style="text-align:center;margin-top:0">'
+                f"<em>{escape(self.caption)}</em></p>")
+
+    def __repr__(self) -> str:
+        return f"{self.caption}\n{self.chart!r}"
+
+
+def graph_chart(graph, title: str | None = None) -> Captioned:
     """``graph`` (``debug.graph``'s result, leaves named) drawn left to right: each node
     numbered by :func:`compact_ids`, a step with what it saved for backward, one arrow per
-    parent; the title is the graph's caption (steps, bytes kept)."""
+    parent; under it a visible caption: ``title`` or the graph's own (steps, bytes kept)."""
     ids = compact_ids(graph)
     caption = re.sub(r"graph of #\d+: ", "", str(graph).splitlines()[0])
-    chart = Flowchart("LR", title=title or f"the recorded graph: {caption}")
+    caption = title or f"the recorded graph: {caption}"
+    chart = Flowchart("LR", title=caption)
     for r, (_, op, _, req, saved) in zip(graph.records, graph.rows()):
         nid = str(r.id)
         if r.op == "leaf":
@@ -494,7 +512,48 @@ def graph_chart(graph, title: str | None = None) -> Flowchart:
     for r in graph.records:
         for parent in dict.fromkeys(r.parents):  # Mul's one input twice: one arrow
             chart.edge(str(parent), str(r.id))
-    return chart
+    return Captioned(chart, caption)
+
+
+def step_timeline():
+    """A step's life in two rows: what ``record`` does with it during the forward, and what
+    the engine hands it during backward; the kept arrays are the link between the rows."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+    rows = [("forward\n(record)", [
+        "forward(B, lhs, rhs)\nB = Flex, bare arrays\n→ out, wrapped",
+        "self.tracked: wants a grad?\nself.shapes: the inputs'",
+        "keeps(self.tracked)\n→ names of arrays\nthe graph keeps"]),
+        ("backward", [
+        "backward(B, grad, state)\ngrad: out's shape\nstate[name]: a kept array",
+        "returns (d_lhs, d_rhs)\nNone for an\nuntracked side"])]
+    fig, ax = plt.subplots(figsize=(7.4, 2.5))
+    ax.set_xlim(0, 10.4)
+    ax.set_ylim(0, 4.2)
+    ax.axis("off")
+    width, height, centres = 2.6, 1.3, {}
+    for r, (label, boxes) in enumerate(rows):
+        y = 3.2 - r * 2.2
+        ax.text(0.05, y, label, ha="left", va="center", fontsize=8.5, weight="bold")
+        for k, text in enumerate(boxes):
+            x = 1.5 + k * 3.0
+            fill = "#dbe7f7" if r == 0 else "#e4f2e4"
+            ax.add_patch(FancyBboxPatch((x, y - height / 2), width, height,
+                                        boxstyle="round,pad=0.02", fc=fill, ec="#555", lw=0.8))
+            ax.text(x + width / 2, y, text, ha="center", va="center", fontsize=7.5)
+            centres[r, k] = (x, y)
+            if k:
+                ax.annotate("", (x, y), (x - 0.4, y), arrowprops={"arrowstyle": "->"})
+    (x0, y0), (x1, y1) = centres[0, 2], centres[1, 0]
+    ax.add_patch(FancyArrowPatch((x0 + width / 2, y0 - height / 2),
+                                 (x1 + width / 2, y1 + height / 2), arrowstyle="->",
+                                 mutation_scale=10, linestyle="--", color="#555",
+                                 connectionstyle="arc3,rad=0.0"))
+    ax.text(x0 + width / 2 + 0.2, (y0 + y1) / 2, "the kept arrays, held by\nthe graph "
+            "until backward:\nstate", ha="left", va="center", fontsize=7.5, style="italic")
+    fig.tight_layout()
+    return fig
 
 
 def data(shape, device, seed: int):

@@ -36,3 +36,21 @@ def test_a_failing_case_prints_shapes_not_values():
     text = build_matmul_step.exercise(max_examples=10).find_failure(wrong).render()
     assert "lhs = f32[2, 3, 4], tracked" in text and "rhs = f32[4, 5], tracked" in text
     assert "[[" not in text.split("Failing case:")[1]
+
+
+def test_a_missing_batch_sum_opens_the_batch_hint_first(capsys):
+    """Right products but the batch dims left in: the first hint is the batch sum's, not
+    the transpose hint (which asks which product has lhs's shape: the products had it)."""
+    ex = build_matmul_step.exercise(max_examples=10)
+    wrong = build_matmul_step.PLANTED["forgets the batch-dim sum"][0]
+    verdict = ex.check(wrong)
+    assert verdict.kind == "shape" and len(verdict.hints) == 1
+    assert "sum_to_shape" in verdict.hints[0] and "transposed" not in verdict.hints[0]
+    assert "Hint 1 of 1" in capsys.readouterr().out
+    assert ex.hint_ladder[1][0] == frozenset({"value", "shape"})  # the ladder is restored
+
+
+def test_a_wrong_product_still_opens_the_transpose_hint():
+    ex = build_matmul_step.exercise(max_examples=10)
+    verdict = ex.check(build_matmul_step.PLANTED["transposes swapped"][0])
+    assert verdict.kind == "value" and "transposed" in verdict.hints[0]

@@ -322,8 +322,8 @@ _SLIPS = [
      "normalised with."),
     ({"keras": True},
      "Your momentum weights the old value: momentum · running + (1 - momentum) · batch is "
-     "Keras's convention (and Dive into Deep Learning's from-scratch BatchNorm's). burn's "
-     "(and PyTorch's): (1 - momentum) · running + momentum · batch."),
+     "Keras's convention (Keras's momentum 0.99 weights the old value). burn's (and "
+     "PyTorch's): (1 - momentum) · running + momentum · batch, momentum 0.1."),
     ({"eps_outside": True},
      "You add epsilon outside the square root, (x - mean) / (sqrt(var) + epsilon): burn and "
      "PyTorch divide by sqrt(var + epsilon). The two differ most where var is small."),

@@ -13,7 +13,7 @@
   exercises read ``"False"``, ``"4/3"`` or ``"1"`` as the reader means them.
 - :func:`running_state_timeline`, :func:`clone_picture`: the two RunningState pictures;
   :func:`statistics_used`: which statistics an inference read; :func:`column_stats_picture`,
-  :func:`stale_scatter`: per-column statistics, and what stale ones cost (a scatter);
+  :func:`stale_bars`: per-column statistics, and what stale ones cost (per-run bars);
   :func:`stale_cost`: what reading them one update stale costs a small model's test loss.
 """
 
@@ -28,13 +28,13 @@ from minidl import Device, Tensor
 from minidl.debug.flowchart import Flowchart
 from minidl.nn import DropoutConfig, LinearConfig, Sequential
 from minidl_book.exercises import Exercise, _parts_of
-from minidl_book.verdict import WRONG
+from minidl_book.verdict import TODO
 
-__all__ = ["PairExercise", "T", "as_bool", "as_number", "as_pair", "batch",
+__all__ = ["PairExercise", "ReadExercise", "read_pair", "T", "as_bool", "as_number", "as_pair", "batch",
            "batch_norm_paths", "clone_picture",
            "close_number", "column_stats_picture", "decision_chart", "is_pair", "mini_model", "mode_state",
-           "modes_chart", "random_batch", "running_state_timeline", "same_bool", "still_zero",
-           "same_int", "stale_cost", "stale_scatter", "statistics_used", "vec"]
+           "modes_chart", "random_batch", "running_state_demo", "running_state_timeline", "same_bool", "still_zero",
+           "same_int", "stale_bars", "stale_cost", "statistics_used", "vec"]
 
 
 def T(array, device: Device) -> Tensor:
@@ -99,23 +99,23 @@ def mode_state(model: Sequential) -> tuple[bool, bool, bool, bool, bool]:
 
 
 def decision_chart() -> Flowchart:
-    """The two questions of Dropout's and BatchNorm's forward; PyTorch's one."""
+    """The two questions of Dropout's and BatchNorm's forward; PyTorch's one (its "yes"
+    goes straight to training, dashed)."""
     chart = Flowchart("TB", title="Training or inference behaviour: what forward checks")
     chart.node("forward", "a layer's forward")
-    chart.node("flag", "training flag\non?", shape="diamond")
+    chart.node("flag", "training flag on?\n(off: valid(), freeze(),\nPyTorch's eval())",
+               shape="diamond")
     chart.node("device", "tensor reaching it\non an autodiff\ndevice?", shape="diamond")
-    chart.node("inference", "inference behaviour\ndropout keeps all; BatchNorm\nuses its running "
-               "statistics", shape="round")
     chart.node("training", "training behaviour\ndropout drops; BatchNorm uses\nthe batch's "
                "and updates", shape="round")
-    chart.node("torch", "PyTorch looks only\nat the flag (dashed):\non: training,\noff: inference")
+    chart.node("inference", "inference behaviour\ndropout keeps all; BatchNorm\nuses its running "
+               "statistics", shape="round")
     chart.edge("forward", "flag")
-    chart.edge("flag", "inference", "no: valid(), freeze()")
-    chart.edge("flag", "device", "yes")
-    chart.edge("device", "inference", "no: a plain tensor")
+    chart.edge("flag", "device", "yes, burn")
+    chart.edge("flag", "training", "yes, PyTorch", dashed=True)
+    chart.edge("flag", "inference", "no")
     chart.edge("device", "training", "yes")
-    chart.edge("torch", "training", dashed=True)  # labels in the box: an edge label here
-    chart.edge("torch", "inference", dashed=True)  # would sit on the forward → flag arrow
+    chart.edge("device", "inference", "no: a plain tensor")
     return chart
 
 
@@ -127,10 +127,10 @@ def batch_norm_paths() -> Flowchart:
     chart.node("ask", "① flag on and\nx on autodiff?", shape="diamond")
     chart.node("train", "training path\nnormalize with the batch's\nmean and variance "
                "(② ÷ n)", shape="round")
-    chart.node("fold", "③ read value_sync()\nmix in ④ the detached batch\nstatistic "
-               "by momentum\n→ update(): pending")
-    chart.node("infer", "inference path\nnormalize with ③ value()\n"
-               "(folds nothing, writes nothing)", shape="round")
+    chart.node("fold", "③ read each running statistic,\nup to date; mix in the\ndetached "
+               "batch statistic\n④ store it as an update")
+    chart.node("infer", "inference path\nnormalize with the\nrunning statistics\n"
+               "(writes nothing)", shape="round")
     chart.edge("x", "ask")
     chart.edge("ask", "train", "yes")
     chart.edge("train", "fold", "writes")
@@ -149,8 +149,10 @@ _MOVES = {"moves": True, "moved": True, "it moves": True, "it moved": True,
 
 
 def as_bool(value) -> bool:
-    """``True``/``False`` as a bool or a word (``"False"``, ``"no"``, ``"it moves"``);
-    anything else refused.
+    """``True``/``False`` as a bool or a word (``"False"``, ``"no"``, ``"it moves"``), also
+    with its reason after it (``"True (it moves)"``) or as a phrase about the running mean
+    (``"the running mean moves"``, ``"it updates"``, ``"it does not move"``); anything else
+    raises ``ValueError`` (unreadable, not wrong).
 
     ``bool("False")`` is ``True``, so a string is read as the word it is.
     """
@@ -164,7 +166,32 @@ def as_bool(value) -> bool:
             return word in _TRUE
         if word in _MOVES:
             return _MOVES[word]
+        first, _, rest = word.partition(" ")
+        said = first in _TRUE if first in _TRUE | _FALSE else None
+        implied = _moves_phrase(rest if said is not None else word)
+        if said is not None and implied is not None and said != implied:
+            raise ValueError(f"{value!r} says both {said} and {implied}; answer one")
+        if said is not None or implied is not None:
+            return said if said is not None else implied
     raise ValueError(f"not a yes/no answer: {value!r}")
+
+
+_MOVE_VERBS = re.compile(r"\b(move[sd]?|moving|update[sd]?|updating|change[sd]?|changing|"
+                         r"shift(s|ed)?|drift(s|ed)?)\b")
+_STAYS = re.compile(r"\b(stays?|stayed|unchanged|still zeros?|remains?|untouched)\b")
+_NEGATION = re.compile(r"\b(not|no|never|doesn't|didn't|won't|nothing)\b")
+
+
+def _moves_phrase(text: str) -> bool | None:
+    """A phrase about the running mean: "the mean moves" → True, "it does not update" or
+    "it stays zero" → False; a phrase naming neither → None."""
+    if not text:
+        return None
+    if _STAYS.search(text):
+        return bool(_NEGATION.search(text))  # "it does not stay zero": it moves
+    if _MOVE_VERBS.search(text):
+        return not _NEGATION.search(text)
+    return None
 
 
 def still_zero(prediction, truth) -> bool:
@@ -236,6 +263,7 @@ def as_number(value, symbols: dict[str, float] | None = None) -> float:
     if isinstance(value, str):
         if re.search(r"\S\s*(=|\u2248)", value):  # "n/(n-1) = 4/3", "4/3 ≈ 1.33"
             value = re.split(r"=|\u2248", value)[-1]
+        value = re.sub(r"(\d)\s*(\.\.\.|\u2026)\s*$", r"\1", value)  # "1.333...": 1.333
         percent = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*%\s*", value)  # "133%"
         if percent:
             return float(percent.group(1)) / 100
@@ -306,17 +334,20 @@ _HALF = re.compile(r"\s*(about |around |roughly |~\s*)?half( of (them|the output
 
 def zeros_and_moves(prediction, truth, tolerance: int = 400,
                     centre: float | None = None,
-                    total: int | None = None) -> tuple[bool | None, bool]:
+                    total: int | None = None) -> tuple[bool | None, bool | None]:
     """Which half of a ``(zeros, moves)`` prediction is right (each half on its own); the
     count is ``None`` when it cannot be read as a number. The count is right within
     ``tolerance`` of ``centre`` (the count a reader reasons to, p · n) when given, else of
-    the measured one."""
+    the measured one; the running-mean half is ``None`` when it cannot be read."""
     pair = as_pair(prediction)
     if pair is None:
         raise ValueError("write the answer as a pair (zeros, moves), e.g. (0, False)")
     zeros, moves = pair
     if total is not None and isinstance(zeros, str) and _HALF.fullmatch(zeros):
         zeros = total / 2  # "half", "about half of them"
+    if isinstance(zeros, str):  # "4k", "4.0k": thousands
+        thousands = re.fullmatch(r"\s*(?:about |~\s*)?(\d+(?:\.\d+)?)\s*k\s*", zeros, re.I)
+        zeros = float(thousands.group(1)) * 1000 if thousands else zeros
     try:
         count_ok = abs(as_number(zeros) - (truth[0] if centre is None else centre)) <= tolerance
     except (TypeError, ValueError):
@@ -324,52 +355,84 @@ def zeros_and_moves(prediction, truth, tolerance: int = 400,
     try:
         moves_ok = as_bool(moves) == truth[1]
     except ValueError:
-        moves_ok = False
+        moves_ok = None  # unreadable, not wrong
     return count_ok, moves_ok
 
 
-class PairExercise(Exercise):
-    """An :class:`Exercise` whose ``(zeros, moves)`` answer says which half is wrong."""
+class ReadExercise(Exercise):
+    """An :class:`Exercise` that first reads the answer with ``read`` (which raises
+    ``ValueError`` on an answer it cannot read): an unreadable answer is told so, and not
+    judged, instead of being called wrong."""
+
+    def __init__(self, question: str, truth, *, read, **kwargs) -> None:
+        self._read = read
+        super().__init__(question, truth, **kwargs)
+
+    def unreadable(self, prediction) -> str | None:
+        """Why ``prediction`` cannot be read, or None when it can."""
+        try:
+            self._read(prediction)
+        except ValueError as err:
+            return str(err)
+        return None
+
+    def check(self, prediction=...) -> bool:
+        why = None if prediction is Ellipsis else self.unreadable(prediction)
+        if why:
+            print(f"{TODO} Could not read {prediction!r}, so it was not judged: {why}")
+            return False
+        return super().check(prediction)
+
+
+def read_pair(prediction, total: int | None = None) -> None:
+    """Raise ``ValueError`` naming the half of a ``(zeros, moves)`` answer that cannot be
+    read (or saying it is no pair)."""
+    if not is_pair(prediction):
+        raise ValueError("it is not a pair; write (zeros, moves), e.g. (0, False) or "
+                         "\"0, no\"")
+    count_ok, moves_ok = zeros_and_moves(prediction, (0, True), 10**9, 0, total)
+    if count_ok is None:
+        raise ValueError("the zero count is not a number; write it in digits, e.g. 4000")
+    if moves_ok is None:
+        raise ValueError("the running-mean half is not a yes/no; write True or False")
+
+
+class PairExercise(ReadExercise):
+    """An :class:`Exercise` whose ``(zeros, moves)`` answer says which half is wrong, or
+    which half it could not read."""
 
     def __init__(self, question: str, truth, *, hint: str = "", tolerance: int = 400,
                  centre: float | None = None, total: int | None = None) -> None:
         self.tolerance, self.centre, self.total = tolerance, centre, total
         super().__init__(
-            question, truth, hint=hint,
+            question, truth, hint=hint, read=lambda p: read_pair(p, total),
             compare=lambda p, t: all(x is True for x in zeros_and_moves(
                 p, t, tolerance, centre, total)))
 
     def check(self, prediction=...) -> bool:
-        if prediction is not Ellipsis and not is_pair(prediction):
-            print(f"{WRONG} {prediction!r} is not a pair the checker can read: write "
-                  "(zeros, moves), e.g. (0, False) or \"0, no\".")
-            return False
         ok = super().check(prediction)
-        if not ok and prediction is not Ellipsis and is_pair(prediction):
-            try:
-                count_ok, moves_ok = zeros_and_moves(prediction, self.measure(),
-                                                     self.tolerance, self.centre,
-                                                     self.total)
-            except (TypeError, ValueError):
-                return ok
+        if not ok and prediction is not Ellipsis and self.unreadable(prediction) is None:
+            count_ok, moves_ok = zeros_and_moves(prediction, self.measure(), self.tolerance,
+                                                 self.centre, self.total)
             right = {True: "right", False: "not right"}
-            count = ("The zero count could not be read as a number (write it in digits, "
-                     "e.g. 4000)" if count_ok is None else f"The zero count is {right[count_ok]}")
-            print(f"  {count}; the running-mean half is {right[moves_ok]}.")
+            print(f"  The zero count is {right[count_ok]}; the running-mean half is "
+                  f"{right[moves_ok]}.")
         return ok
 
 
 # --- pictures and tables ------------------------------------------------------------
 
 
-def running_state_timeline(events: list[tuple[str, str, str]]):
-    """A two-row strip: the folded value and the pending one of a RunningState, per event.
+def running_state_timeline(events: list[tuple[str, str, str]], width: float = 8.0,
+                           pending_label: str = "pending\n(this thread)"):
+    """A two-row strip: the folded value and the pending one(s) of a RunningState, per
+    event; a green arrow where pending values were folded in.
 
     ``events``: (event, folded, pending) labels, as measured by the chapter.
     """
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 1.9))
+    fig, ax = plt.subplots(figsize=(width, 1.9))
     for col, (event, folded, pending) in enumerate(events):
         ax.text(col, 2.05, event, ha="center", va="bottom", fontsize=8)
         for row, (text, colour) in enumerate(((pending, "#FFE0B2"), (folded, "#C8E6C9"))):
@@ -381,12 +444,56 @@ def running_state_timeline(events: list[tuple[str, str, str]]):
             ax.annotate("", xy=(col - 0.3, 1.5), xytext=(col - 0.7, 0.5),
                         arrowprops={"arrowstyle": "->", "color": "#2E7D32"})
     ax.text(-0.55, 1.5, "value()\nreads", ha="right", va="center", fontsize=8)
-    ax.text(-0.55, 0.5, "pending\n(this thread)", ha="right", va="center", fontsize=8)
+    ax.text(-0.55, 0.5, pending_label, ha="right", va="center", fontsize=8)
     ax.set_xlim(-1.5, len(events) - 0.5)
     ax.set_ylim(0, 2.5)
     ax.axis("off")
     fig.tight_layout()
     return fig
+
+
+def running_state_demo() -> list[tuple[str, str, str]]:
+    """A live minidl ``RunningState`` (one number, 0) fed by two threads, main and a worker
+    "A": after each call, (call, folded value, pending values by thread). Shows burn's
+    rules: ``update`` on a thread that has a value pending folds every thread's pending
+    value (their average); ``value()`` folds nothing; ``value_sync()`` folds only when the
+    calling thread has one pending; ``valid()`` (``fresh()``) folds everything."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from minidl.module import RunningState
+
+    plain = Device.flex()
+    state = RunningState(T([0.0], plain))
+    names: dict[int, str] = {}
+
+    def num(t: Tensor) -> str:
+        return f"{float(t.to_numpy()[0]):g}"
+
+    def seen(call: str, read: Tensor | None = None) -> tuple[str, str, str]:
+        from minidl.module.running import current_thread_id
+
+        names.setdefault(current_thread_id(), "main")
+        pending = "\n".join(f"{names.get(k, 'A')}: {num(v)}"
+                             for k, v in state._pending.items())
+        call = f"{call}\n→ {num(read)}" if read is not None else call
+        return call, num(state._value), pending or "-"
+
+    with ThreadPoolExecutor(max_workers=1) as worker:  # one thread "A" for both calls
+        def on_a(v: float) -> None:
+            state.update(T([v], plain))
+
+        events = [seen("start")]
+        worker.submit(on_a, 2.0).result()
+        events.append(seen("A: update(2)"))
+        state.update(T([4.0], plain))
+        events.append(seen("main: update(4)"))
+        events.append(seen("main: value()", state.value()))
+        worker.submit(on_a, 6.0).result()
+        events.append(seen("A: update(6)"))
+        events.append(seen("main:\nvalue_sync()", state.value_sync()))
+        fresh = state.fresh()
+        events.append(("valid()", num(fresh.value()), "-"))
+    return events
 
 
 def clone_picture():
@@ -514,24 +621,20 @@ def statistics_used(output: np.ndarray, x: np.ndarray, epsilon: float = 1e-5,
     return found
 
 
-def stale_scatter(cost: dict):
-    """Test MSE through valid() against a freeze()d copy's (stale statistics), one point
-    per run, with the diagonal: above it the stale copy did worse."""
+def stale_bars(cost: dict):
+    """Per run, the freeze()d copy's test MSE (stale statistics) relative to valid()'s, in
+    percent: above 0 the stale copy did worse."""
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(3.4, 3.0))
-    ax.scatter(cost["valid"], cost["stale"], s=18, color="#8E24AA", zorder=3)
-    both = np.concatenate([cost["valid"], cost["stale"]])
-    low, top = both.min() / 1.5, both.max() * 1.5
-    ax.plot([low, top], [low, top], color="#9E9E9E", lw=0.8, ls="--")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.text(low * 1.3, top / 2, "stale worse", fontsize=7, color="#616161")
-    ax.text(top / 8, low * 1.3, "stale better", fontsize=7, color="#616161")
-    ax.set_xlim(low, top)
-    ax.set_ylim(low, top)
-    ax.set_xlabel("test MSE through valid()", fontsize=7)
-    ax.set_ylabel("test MSE, freeze()d copy (stale)", fontsize=7)
+    change = 100 * (cost["stale"] - cost["valid"]) / cost["valid"]
+    fig, ax = plt.subplots(figsize=(5.0, 2.4))
+    colours = ["#C62828" if c > 0 else "#2E7D32" for c in change]
+    ax.bar(np.arange(len(change)), change, color=colours)
+    ax.axhline(0, color="#616161", lw=0.8)
+    ax.set_xticks(np.arange(len(change)))
+    ax.set_xlabel("run (its own data, target and initial weights)", fontsize=7)
+    ax.set_ylabel("test MSE, stale vs valid() (%)", fontsize=7)
+    ax.set_title("red: the stale copy did worse; green: better", fontsize=8)
     ax.tick_params(labelsize=6)
     fig.tight_layout()
     return fig

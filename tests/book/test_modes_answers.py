@@ -55,7 +55,8 @@ def test_an_unreadable_count_says_so(capsys):
     ex = PairExercise("zeros and moves?", truth=lambda: (4000, True))
     assert not ex.check("lots, yes")
     out = capsys.readouterr().out
-    assert "could not be read" in out and "count is not right" not in out
+    assert "Could not read" in out and "zero count is not a number" in out
+    assert "Not quite" not in out and "count is not right" not in out
 
 
 def test_the_ratio_is_read_as_a_mixed_number_or_as_its_formula_in_n():
@@ -83,3 +84,37 @@ def test_the_reader_panels_right_answers_written_otherwise_are_read():
     assert modes.still_zero("no: it moved", False) and not modes.still_zero("True", False)
     with pytest.raises(ValueError, match="says both"):
         modes.still_zero("True, it moved", False)
+
+
+def test_a_running_mean_half_written_as_a_phrase_is_read_and_an_unreadable_one_says_so(
+        capsys):
+    """The third reader's right answers were told "the running-mean half is not right"; a
+    half the checker cannot read is now reported as unreadable, not as wrong, and "4k" is
+    4000 (it was read as 4)."""
+    ex = PairExercise("zeros and moves?", truth=lambda: (4010, True), centre=4000,
+                      total=8000)
+    for right in ("4000 zeros; the mean moves", (4000, "the running mean moves"),
+                  (4000, "it updates"), "4000, True (it moves)", ("4k", True),
+                  (4000, "yes, it moves")):
+        assert ex.accepts(right), right
+    for wrong in ((4000, "it does not move"), (4000, "the mean stays zero"),
+                  "4000, False (it stays)", ("4k", False), ("40", True)):
+        assert not ex.accepts(wrong), wrong
+    assert not ex.check((4000, "perhaps"))
+    out = capsys.readouterr().out
+    assert "Could not read" in out and "running-mean half is not a yes/no" in out
+    assert "Not quite" not in out and "is not right" not in out
+    with pytest.raises(ValueError, match="says both"):
+        modes.as_bool("True, it does not move")
+
+
+def test_a_repeating_decimal_is_the_number_and_unreadable_is_not_called_wrong(capsys):
+    """"1.333..." was told "✗ Not quite" and then "could not be read"."""
+    ex = modes.ReadExercise("ratio?", truth=lambda: 4 / 3, read=lambda p: modes.as_number(
+        p, {"n": 4}), compare=close_number(atol=5e-3, n=4))
+    for right in ("1.333...", "1.333…", "1.3333 ..."):
+        assert ex.accepts(right), right
+    assert not ex.accepts("1.25...")
+    assert not ex.check("a third more")
+    out = capsys.readouterr().out
+    assert "Could not read" in out and "Not quite" not in out

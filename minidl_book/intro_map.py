@@ -1,13 +1,14 @@
-"""The intro's picture, its PyTorch column and its first exercise's experiment.
+"""The intro's two pictures, their PyTorch column and its first exercise's experiment.
 
 - :data:`BOXES`: the seven packages one ``Linear.forward`` crosses, each with its burn crate.
 - :func:`torch_column`: what PyTorch does at each box, read from PyTorch itself (the
   dispatcher's keys of a parameter, the profiler's op tree of ``nn.Linear``).
-- :func:`package_map`: the boxes and the numbered arrows of one forward (the ops the
-  default ``linear`` calls back up, :func:`measured_ops`, read from a trace), laid out by
-  hand as a :class:`PathMap`: a straight spine, the detour into a default op (step 4 down,
-  the calls back up) orange in two lanes, every label beside its arrow; with ``pytorch``,
-  each box also says what PyTorch does there.
+- :func:`package_map`: the boxes and the straight path of one op that ``Dispatch``
+  forwards, laid out by hand as a :class:`PathMap`, every label beside its arrow; with
+  ``pytorch``, each box also says what PyTorch does there.
+- :func:`detour_map`: ``linear``'s detour, by function, from a traced forward
+  (:func:`detour_trace`): no forwarder, the protocol's default op, and each op it calls
+  back through ``Dispatch``, down ``Autodiff[Flex]`` to ``Flex`` and its kernel, if any.
 - :func:`torch_op_tree`: the profiler's op tree of one call, with the profiler's own
   start/stop lines kept off the page.
 - :func:`packages_on_the_path`, :func:`skipped_on_plain`: the first exercise's experiment.
@@ -29,8 +30,6 @@ from minidl import Device, Tensor, debug
 from minidl.debug.flowchart import (
     EDGE_COLOR,
     FONT_FAMILY,
-    LABEL_BG,
-    TEXT_COLOR,
     Flowchart,
 )
 from minidl.debug.flowchart_layout import (
@@ -58,46 +57,51 @@ BOXES: tuple[Box, ...] = (
 )
 
 #: The boxes down the picture's spine, in the order the call reaches them; ``module`` sits
-#: beside ``nn`` (step 1 reads the parameter and comes back).
+#: beside ``nn`` (the forward reads the parameter and comes back).
 SPINE = ("nn", "tensor", "dispatch", "autodiff", "flex", "backend")
 
 
 def measured_ops(device: Device | None = None) -> list[str]:
     """The ops the default ``linear`` sends back up into ``Dispatch``, in call order, read
-    from the backtraces of one ``Linear(4, 2)`` forward (on ``Flex``, kernel breakpoints):
-    ``["float_matmul", "float_add"]`` when the bias add is a call of its own."""
+    from the ``Dispatch`` calls of one traced ``Linear(4, 2)`` forward (every op, whether
+    or not it reaches a kernel): ``["float_matmul", "float_reshape", "float_add"]``."""
+    return [op for op, _ in detour_trace(device)]
+
+
+def detour_trace(device: Device | None = None) -> list[tuple[str, list[str]]]:
+    """Each op the default ``linear`` calls back through ``Dispatch``, with the numba kernels
+    that computed numbers under it (none for a reshape, a view), from one traced forward."""
+    from minidl_book.tour_path import computes
+
     device = device or Device.flex().autodiff()
     layer = LinearConfig(4, 2).init(device)
     x = Tensor.from_numpy(np.zeros((3, 4), np.float32), device)
     layer(x)  # draw the params first: the trace below sees the forward only
-    ops: list[str] = []
-    for hit in debug.trace(lambda: layer(x), breakpoints=r"^kernel ", echo=False).hits:
+    run = debug.trace(lambda: layer(x), breakpoints=[r"^Dispatch\.float_", r"^kernel "],
+                      echo=False)
+    out: dict[str, list[str]] = {}
+    for hit in run.hits:
         chain = hit.chain()
+        if "Dispatch.linear" not in chain:
+            continue
         below = chain[chain.index("Dispatch.linear") + 1:]
         op = next(n.removeprefix("Dispatch.") for n in below if n.startswith("Dispatch."))
-        if op not in ops:
-            ops.append(op)
-    return ops
+        kernels = out.setdefault(op, [])
+        if hit.name.startswith("kernel ") and computes(hit):
+            kernels.append(hit.name.removeprefix("kernel ").removesuffix(" [numba]"))
+    return list(out.items())
 
 
-def path_steps(ops: Sequence[str]) -> tuple[tuple[str, str, str, bool], ...]:
-    """The numbered arrows of one forward whose default ``linear`` calls ``ops`` back
-    through ``Dispatch``: (from, to, label, dashed). Steps 1-4 go down to the default op;
-    each op then takes the three arrows up, by device, down to Flex (5-7, then 8-10...);
-    the dashed flex -> backend arrow is no call: Flex implements the protocol."""
-    def each(first: int, fmt: str) -> str:  # one line per op, flush left when centred
-        lines = [fmt.format(n=f"{first + 3 * k:>2}", op=op) for k, op in enumerate(ops)]
-        return "\n".join(line.ljust(max(map(len, lines))) for line in lines)
-
+def path_steps() -> tuple[tuple[str, str, str, bool], ...]:
+    """The arrows of the straight path, the one an op takes when ``Dispatch`` forwards it:
+    (from, to, label, dashed). The dashed flex -> backend arrow is no call: Flex implements
+    the protocol."""
     return (
-        ("nn", "module", "1 weight.val()", False),
-        ("nn", "tensor", "2 linear(x, W, b)", False),
-        ("tensor", "dispatch", "3 Dispatch.linear", False),
-        ("dispatch", "backend", "4 ↓ default op", False),
-        ("backend", "dispatch", each(5, "{n} ↑ {op}"), False),
-        ("dispatch", "autodiff", ", ".join(str(6 + 3 * k) for k in range(len(ops)))
-         + " by device", False),
-        ("autodiff", "flex", each(7, "{n} {op}"), False),
+        ("nn", "module", "weight.val()", False),
+        ("nn", "tensor", "linear(x, W, b)", False),
+        ("tensor", "dispatch", "one op", False),
+        ("dispatch", "autodiff", "the same op, by device", False),
+        ("autodiff", "flex", "records it, passes it on", False),
         ("flex", "backend", "implements", True),
     )
 
@@ -151,16 +155,14 @@ def torch_column(linear: torch.nn.Linear, rows: torch.Tensor) -> dict[str, str]:
     }
 
 
-#: The detour's colour: the arrows of steps 4 and 5, and their labels.
+#: The detour's colour: the default op and the calls it sends back up.
 DETOUR = "#D9730D"
 _GAP = 44.0  # between two boxes of the spine: room for an arrow and its label beside it
-_LANE = 26.0  # from the spine's boxes out to the detour's two lanes
 
 
 class PathMap(Flowchart):
-    """The map of one forward, laid out by hand: the spine nn → tensor → dispatch →
-    autodiff → flex → backend straight down, module beside nn, the detour's two arrows in
-    two lanes (step 4 down the left, the calls back up the right), every label beside its
+    """The straight path of one op, laid out by hand: the spine nn → tensor → dispatch →
+    autodiff → flex → backend straight down, module beside nn, every label beside its
     arrow, none on a box."""
 
     def _size(self, key: str) -> tuple[float, float]:
@@ -169,12 +171,11 @@ class PathMap(Flowchart):
                 len(lines) * LINE_H + 2 * PAD_Y)
 
     def place(self) -> dict[str, tuple[float, float, float, float]]:
-        """Each box's (left, top, width, height), and each label's, keyed ``label:<step>``."""
+        """Each box's (left, top, width, height), and each label's, keyed ``label:<text>``."""
         spine_w = max(self._size(k)[0] for k in SPINE if k != "nn")
         labels = {e.label: label_size(e.label) for e in self._edges if e.label}
         by_pair = {(e.a, e.b): e.label for e in self._edges}
-        down_w = labels[by_pair["dispatch", "backend"]][0]
-        left = MARGIN + down_w + 6 + _LANE
+        left = MARGIN
         cx = left + spine_w / 2
         out: dict[str, tuple[float, float, float, float]] = {}
         y = MARGIN
@@ -186,19 +187,11 @@ class PathMap(Flowchart):
         mw, mh = self._size("module")
         side = labels[by_pair["nn", "module"]][0] + 24
         out["module"] = (nx + nw + side, ny + (nh - mh) / 2, mw, mh)
-        # labels: beside the spine's arrows (right of the line), above the side arrow,
-        # outside the two lanes at two different heights
-        for (a, b), text in by_pair.items():
+        for (a, b), text in by_pair.items():  # above the side arrow, right of the spine's
             w, h = labels[text]
             ax, ay, aw, ah = out[a]
             if b == "module":
                 at = (nx + nw + (side - w) / 2, ny + nh / 2 - h - 3)
-            elif (a, b) == ("dispatch", "backend"):
-                fx, fy, _, fh = out["autodiff"]
-                at = (fx - _LANE - 6 - w, fy + (fh - h) / 2)
-            elif (a, b) == ("backend", "dispatch"):
-                fx, fy, fw, fh = out["flex"]
-                at = (fx + fw + _LANE + 6, fy + (fh - h) / 2)
             else:
                 at = (cx + 8, ay + ah + (_GAP - h) / 2)
             out[f"label:{text}"] = (*at, w, h)
@@ -217,42 +210,26 @@ class PathMap(Flowchart):
         ]
         if self.title:
             out.append(f"<title>{escape(self.title)}</title>")
-        marker = ('<marker id="{uid}-{name}" viewBox="0 0 10 10" refX="9" refY="5" '
-                  'markerWidth="8" markerHeight="8" orient="auto-start-reverse">'
-                  '<path d="M0,0 L10,5 L0,10 z" fill="{colour}"/></marker>')
-        out.append("<defs>" + marker.format(uid=uid, name="arrow", colour=EDGE_COLOR)
-                   + marker.format(uid=uid, name="detour", colour=DETOUR) + "</defs>")
-        lane_l = min(box[k][0] for k in SPINE[2:]) - _LANE
-        lane_r = max(box[k][0] + box[k][2] for k in SPINE[2:]) + _LANE
+        out.append(
+            f'<defs><marker id="{uid}-arrow" viewBox="0 0 10 10" refX="9" refY="5" '
+            'markerWidth="8" markerHeight="8" orient="auto-start-reverse">'
+            f'<path d="M0,0 L10,5 L0,10 z" fill="{EDGE_COLOR}"/></marker></defs>')
         cx = box["tensor"][0] + box["tensor"][2] / 2
         labels = []
         for e in self._edges:
-            (ax, ay, aw, ah), (bx, by, bw, bh) = box[e.a], box[e.b]
-            colour, name = EDGE_COLOR, "arrow"
+            (ax, ay, aw, ah), (bx, by, _, _) = box[e.a], box[e.b]
             if e.b == "module":
                 d = f"M{ax + aw:.1f},{ay + ah / 2:.1f} H{bx:.1f}"
-            elif (e.a, e.b) == ("dispatch", "backend"):
-                colour, name = DETOUR, "detour"
-                d = (f"M{ax:.1f},{ay + ah / 2:.1f} H{lane_l:.1f} V{by + bh / 2:.1f} "
-                     f"H{bx:.1f}")
-            elif (e.a, e.b) == ("backend", "dispatch"):
-                colour, name = DETOUR, "detour"
-                d = (f"M{ax + aw:.1f},{ay + ah / 2:.1f} H{lane_r:.1f} "
-                     f"V{by + bh / 2:.1f} H{bx + bw:.1f}")
             else:
                 d = f"M{cx:.1f},{ay + ah:.1f} V{by:.1f}"
             dash = ' stroke-dasharray="5 4"' if e.dashed else ""
             out.append(
                 f'<path class="edge" data-from="{escape(e.a)}" data-to="{escape(e.b)}" '
-                f'd="{d}" fill="none" stroke="{colour}" stroke-width="1.4"{dash} '
-                f'marker-end="url(#{uid}-{name})"/>')
+                f'd="{d}" fill="none" stroke="{EDGE_COLOR}" stroke-width="1.4"{dash} '
+                f'marker-end="url(#{uid}-arrow)"/>')
             if e.label:
                 lx, ly, lw, lh = box[f"label:{e.label}"]
-                label = self._edge_label(e.label, (lx + lw / 2, ly + lh / 2))
-                if colour == DETOUR:
-                    label = label.replace(f'fill="{LABEL_BG}"', 'fill="#FBE3CC"').replace(
-                        f'fill="{TEXT_COLOR}"', 'fill="#8A4200"')
-                labels.append(label)
+                labels.append(self._edge_label(e.label, (lx + lw / 2, ly + lh / 2)))
         for key in self._nodes:
             x, y, w, h = box[key]
             n = self._nodes[key]
@@ -265,16 +242,13 @@ class PathMap(Flowchart):
 
 def package_map(
     boxes: Sequence[Box] = BOXES, pytorch: Mapping[str, str] | bool | None = None,
-    ops: Sequence[str] | None = None,
 ) -> PathMap:
-    """The seven boxes and the numbered arrows of one forward; ``pytorch`` maps a box id to
+    """The seven boxes and the straight path of one op; ``pytorch`` maps a box id to
     what PyTorch does there (printed as a last line, ``torch: …``), or is ``True``: then
-    :func:`torch_column` reads it from a fresh ``nn.Linear(4, 2)`` on a ``[3, 4]`` input.
-    ``ops``: the ops the default linear calls back through Dispatch; by default
-    :func:`measured_ops` reads them from a traced forward."""
+    :func:`torch_column` reads it from a fresh ``nn.Linear(4, 2)`` on a ``[3, 4]`` input."""
     if pytorch is True:
         pytorch = torch_column(torch.nn.Linear(4, 2), torch.zeros(3, 4))
-    title = "The packages one Linear.forward crosses"
+    title = "The packages one op crosses, straight down"
     if pytorch:
         title += ", and what PyTorch does at each"
     chart = PathMap("TB", title=title)
@@ -283,9 +257,31 @@ def package_map(
         if pytorch and pytorch.get(key):
             label += f"\ntorch: {pytorch[key]}"
         chart.node(key, label, align="left")
-    for a, b, label, dashed in path_steps(measured_ops() if ops is None else ops):
+    for a, b, label, dashed in path_steps():
         chart.edge(a, b, label, dashed=dashed)
     return chart
+
+
+def detour_map(ops: Sequence[str] | None = None) -> Flowchart:
+    """The detour of ``linear``, by function: ``Dispatch.linear`` has no forwarder, the
+    protocol's default runs with ``B = Dispatch``, and each op it calls goes back through
+    ``Dispatch``, down ``Autodiff[Flex]`` to ``Flex``. ``ops``: read by
+    :func:`measured_ops` from a traced forward by default. (Which of them run a kernel is
+    left off: the intro asks it.)"""
+    ops = measured_ops() if ops is None else ops
+    fc = Flowchart("TB", title="Linear's detour: the default op and the ops it calls")
+    fc.node("linear", "Dispatch.linear\n(minidl.dispatch)", fill="#FBE3CC", stroke=DETOUR)
+    fc.node("default", "default linear, B = Dispatch\n(minidl.backend)", fill="#FBE3CC",
+            stroke=DETOUR)
+    fc.edge("linear", "default", "no forwarder")
+    for k, op in enumerate(ops, start=1):
+        fc.node(f"d{k}", f"Dispatch.{op}")
+        fc.node(f"a{k}", f"Autodiff[Flex]\nrecords {op.removeprefix('float_')}")
+        fc.node(f"f{k}", f"Flex.{op}")
+        fc.edge("default", f"d{k}", f"call {k}")
+        fc.edge(f"d{k}", f"a{k}")
+        fc.edge(f"a{k}", f"f{k}")
+    return fc
 
 
 def packages_on_the_path(device: Device, rows: np.ndarray) -> list[str]:

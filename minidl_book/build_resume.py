@@ -9,7 +9,7 @@ the next epoch (or its first ``steps`` batches), and compares those losses bit f
 uninterrupted run's. Each planted slip gets its own reason: a weight that is not the
 checkpoint's, a loader still at epoch 1, a first loss that differs on the right batch (the
 dropout masks: the device not seeded), a first loss right and the second wrong (a fresh
-Adam).
+Adam), a model in inference mode (returned through ``valid()``).
 """
 
 from __future__ import annotations
@@ -74,6 +74,12 @@ def not_seeded(ckpt_dir: Path, epoch: int, device: Device):
     return model, adam, loader
 
 
+def returned_valid(ckpt_dir: Path, epoch: int, device: Device):
+    """Returns the model in inference mode: dropout off, no graph to train through."""
+    model, adam, loader = resume(ckpt_dir, epoch, device)
+    return model.valid(), adam, loader
+
+
 def seeded_with_epoch(ckpt_dir: Path, epoch: int, device: Device):
     """Seeds with the number of the epoch saved, not of the one to run."""
     model, adam, loader = resume(ckpt_dir, epoch, device)
@@ -87,6 +93,7 @@ PLANTED = {
     "the loader not advanced": (loader_not_advanced, "order"),
     "the device not seeded": (not_seeded, "dropout"),
     "seeded with the saved epoch": (seeded_with_epoch, "dropout"),
+    "the model returned through valid()": (returned_valid, "valid()"),
 }
 
 
@@ -151,6 +158,14 @@ class ResumeExercise:
                                f"{epoch}'s weight.", "", hints=[
                                    "Load the model from the checkpoint directory, epoch "
                                    f"{epoch}: restore_checkpoint does it."])
+        inference = [path for path, param in model.parameters().items()
+                     if not param.lazy_device().is_autodiff()]
+        if inference:
+            return Verdict(False, "value", f"{inference[0]} is not on an autodiff device: the "
+                           "model is in inference mode (dropout off, no graph to train "
+                           "through).", "", hints=[
+                               "valid() is for evaluation. Return the model as "
+                               "restore_checkpoint builds it on the autodiff device."])
         losses, targets, _ = run_steps(model, adam, loader, self.steps)
         if not all(np.array_equal(a, b) for a, b in zip(targets, self.order)):
             stale = all(np.array_equal(a, b) for a, b in zip(targets, self.first_order))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import re
 from pathlib import Path
 
 import numpy as np
@@ -169,31 +170,38 @@ def relative_gap(run: dict) -> np.ndarray:
     return np.abs(run["loss"] - run["torch_loss"]) / np.abs(run["torch_loss"])
 
 
-def plot_runs(runs: dict[str, dict], tolerance: float):
-    """Left: the relative loss gap per step of each run; right: validation accuracy per epoch,
-    minidl against PyTorch. A colour per run in both panels; on the right, the line style
-    tells the framework. Legends below the panels, clear of the curves."""
+def plot_runs(runs: dict[str, dict], tolerance: float, accuracy_of: str):
+    """Left: the relative loss gap per step of each run (a colour per run); right: the
+    validation accuracy per epoch of run ``accuracy_of``, minidl against PyTorch, each line
+    labelled at its end."""
     import matplotlib.pyplot as plt
 
-    fig, (ax, ax_acc) = plt.subplots(1, 2, figsize=(10, 3.2))
+    fig, (ax, ax_acc) = plt.subplots(1, 2, figsize=(10, 3.0),
+                                     gridspec_kw={"width_ratios": (3, 2)})
     for (name, run), colour in zip(runs.items(), ("tab:blue", "tab:green")):
         steps = np.arange(1, len(run["loss"]) + 1) / run["steps_per_epoch"]
         ax.semilogy(steps, np.maximum(relative_gap(run), 1e-9), color=colour, lw=0.8,
                     label=name)
-        epochs = np.arange(1, len(run["valid"]) + 1)
-        ax_acc.plot(epochs, run["valid"], "-o", color=colour, label=f"minidl, {name}")
-        ax_acc.plot(epochs, run["torch_valid"], "--s", color=colour, mfc="none",
-                    label=f"PyTorch, {name}")
     ax.axhline(tolerance, ls="--", color="tab:red", lw=1, label=f"tolerance {tolerance:g}")
     ax.set_xlabel("epoch")
     ax.set_ylabel("relative |loss difference|")
     ax.set_title("minidl vs PyTorch, step by step", fontsize=10)
+    ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=3,
+              frameon=False)
+    run = runs[accuracy_of]
+    epochs = np.arange(1, len(run["valid"]) + 1)
+    ends = {"minidl": run["valid"][-1], "PyTorch": run["torch_valid"][-1]}
+    above = max(ends, key=ends.get)
+    for key, name, colour in (("valid", "minidl", "tab:blue"),
+                              ("torch_valid", "PyTorch", "tab:orange")):
+        ax_acc.plot(epochs, run[key], "-o", color=colour, ms=4)
+        ax_acc.annotate(name, (epochs[-1], run[key][-1]), xytext=(6, 5 if name == above else -9),
+                        textcoords="offset points", color=colour, fontsize=9)
+    ax_acc.set_xlim(0.7, len(epochs) + 1.2)
+    ax_acc.margins(y=0.15)
     ax_acc.set_xlabel("epoch")
     ax_acc.set_ylabel("validation accuracy (%)")
-    ax_acc.set_title("validation accuracy (solid: minidl, dashed: PyTorch)", fontsize=10)
-    for axis in (ax, ax_acc):
-        axis.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=3,
-                    frameon=False)
+    ax_acc.set_title(f"validation accuracy, {accuracy_of}", fontsize=10)
     fig.tight_layout()
     plt.show()
     plt.close(fig)
@@ -322,6 +330,42 @@ def torch_fine_tune(checkpoint: Path, steps: int = 20) -> dict[str, bool]:
     return out
 
 
+def leading_bool(prediction, truth: bool) -> bool:
+    """A True/False answer, also as a sentence that opens with it (``"false, it grows"``,
+    ``"No: the gap grows"``)."""
+    if type(prediction) is bool:
+        return prediction == truth
+    if isinstance(prediction, str):
+        m = re.match(r"\W*(true|false|yes|no)\b", prediction.casefold())
+        return bool(m) and (m.group(1) in ("true", "yes")) == truth
+    return False
+
+
+def plot_step_size(grads: dict[str, float], epsilons: tuple[float, ...]):
+    """Adam's first step over lr, |g| / (|g| + eps), against |g|, one curve per eps; the
+    median |gradient| of ``conv1.bias`` and ``conv1.weight`` marked on each."""
+    import matplotlib.pyplot as plt
+
+    g_axis = np.logspace(-10, -1, 200)
+    colours = ("tab:blue", "tab:orange")
+    fig, ax = plt.subplots(figsize=(9.8, 2.8))
+    for eps, colour in zip(epsilons, colours):
+        ax.semilogx(g_axis, g_axis / (g_axis + eps), color=colour, label=f"eps = {eps:g}")
+    for name, marker in (("conv1.bias", "o"), ("conv1.weight", "s")):
+        g = grads[name]
+        ax.axvline(g, color="gray", lw=0.6, ls=":")
+        for eps, colour in zip(epsilons, colours):
+            ax.plot(g, g / (g + eps), marker, color=colour, mfc="white")
+        ax.text(g, 1.07, f"{name}\n|g| = {g:.1e}", ha="center", fontsize=7)
+    ax.set_ylim(0, 1.22)
+    ax.set_xlabel("|g| (median |gradient| of a parameter)")
+    ax.set_ylabel("step size / lr")
+    ax.legend(fontsize=8, frameon=False, loc="center right")
+    fig.tight_layout()
+    plt.show()
+    plt.close(fig)
+
+
 def eps_experiment(torch_eps: float, steps: int, device: Device) -> np.ndarray:
     """Relative loss difference per step over ``steps`` dropout-free steps, with the twin's
     Adam given ``torch_eps`` (minidl keeps burn's 1e-5)."""
@@ -380,6 +424,39 @@ def blame(checkpoint: Path, dataset, device: Device) -> dict[str, float]:
     device.seed(SEED)
     return {"dropout": accuracy(dropout_only, dataset, device),
             "batchnorm": accuracy(bn_only, dataset, device)}
+
+
+_KINDS = {"dropout": re.compile(r"drop[\s_-]?outs?\b"),
+          "batchnorm": re.compile(r"batch[\s_-]?norm(?:s|ali[sz]ations?|\dd)?\b|\bbns?\b")}
+_NEGATION = re.compile(r"\b(?:not|no|never|neither|nor|without)\b|n't")
+_LESS = re.compile(r"\b(?:less|fewer|cheaper|lower|smaller|least)\b")
+
+
+def layer_named(prediction) -> str | None:
+    """The kind of layer a sentence answers "which costs more?" with: ``"dropout"``,
+    ``"dropouts"``, ``"Dropout costs more than BatchNorm"``, ``"dropout, not batchnorm"``,
+    ``"batchnorm costs less than dropout"``, ``"BatchNorm is cheaper"`` → ``"dropout"``; a
+    sentence it cannot read (a lone negation, no layer named) → None."""
+    if not isinstance(prediction, str):
+        return None
+    text = prediction.casefold()
+    found = sorted((m.start(), kind) for kind, rx in _KINDS.items() for m in rx.finditer(text))
+    kinds = list(dict.fromkeys(kind for _, kind in found))
+    if not kinds or len(kinds) > 2:
+        return None
+    first = kinds[0]
+    other = next(k for k in _KINDS if k != first)
+    negated = _NEGATION.search(text[:found[0][0]])  # "not dropout but ...": before the first
+    less = _LESS.search(text)
+    if len(kinds) == 1:
+        return None if negated or _NEGATION.search(text) else (other if less else first)
+    return other if bool(negated) != bool(less) else first
+
+
+def layer_answer(prediction, truth: str) -> bool:
+    """The careless-evaluation exercise's comparison: the layer the sentence names is the
+    truth's."""
+    return layer_named(prediction) == truth
 
 
 def small_grad_share(threshold: float) -> float:

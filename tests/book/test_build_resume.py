@@ -47,3 +47,10 @@ def test_reference_typed_into_a_cell_passes(checker):
     namespace = {k: v for k, v in vars(br).items() if not k.startswith("__")}
     exec(compile(br.inspect.getsource(br.resume), "<cell>", "exec"), namespace)
     assert checker.find_failure(namespace["resume"]) is None
+
+
+def test_a_model_returned_through_valid_is_told_inference_mode(checker):
+    # the device is seeded right here: "the dropout masks differ, seed it" was the wrong cause
+    verdict = checker.find_failure(br.returned_valid)
+    assert verdict is not None and "inference mode" in verdict.text
+    assert "Seed it" not in " ".join(verdict.hints)

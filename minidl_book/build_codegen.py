@@ -75,9 +75,9 @@ class Block:
     writes: tuple[int, ...]
 
     def __str__(self) -> str:
-        ins = ", ".join(f"in{p} {list(s)}" for p, s in enumerate(self.inputs))
+        ins = ", ".join(f"in{p} {s}" for p, s in enumerate(self.inputs))  # tuples, as held
         outs = ", ".join(f"out{q} = v{j}" for q, j in enumerate(self.writes))
-        rows = [f"block.shape {list(self.shape)}; inputs {ins}; writes {list(self.writes)}: {outs}"]
+        rows = [f"block.shape {self.shape}; inputs {ins}; writes {self.writes}: {outs}"]
         for j, op in enumerate(self.ops):
             args = ", ".join(op.inputs + op.scalars)
             rows.append(f"  ops[{j}]: v{j} = {op.kind}({args}){'':<{max(0, 22 - len(op.kind) - len(args))}}"
@@ -232,9 +232,10 @@ def _slip(block: Block, lines: list[str]) -> str | None:
                     shape = block.inputs[p]
                     why = ("one row, repeated down the block: element i of the block is its "
                            "column, i % d" if shape != block.shape else "the block's shape: read it at i")
-                    return (f"line {number} `{text}`: in{p} has shape {list(shape)} ({why}). At "
-                            f"i = {i} of a {list(block.shape)} block your index is {got[i]}, "
-                            f"the element is in{p}[{want[i]}]")
+                    return (f"line {number} `{text}`: in{p} has shape {shape} ({why}). At "
+                            f"i = {i} of a {block.shape} block your index is {got[i]}, "
+                            f"the element is in{p}[{want[i]}]. (Shapes are tuples: a "
+                            f"tuple never equals a list, (1, 3) == [1, 3] is False.)")
         if isinstance(stmt, ast.Assign):
             for target in stmt.targets:
                 if isinstance(target, ast.Name):

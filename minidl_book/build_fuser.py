@@ -91,6 +91,15 @@ def fits_first_input(op, shape):
     return shape is None or op.inputs[0].shape == shape
 
 
+def fits_equal_inputs(op, shape):
+    """Asks every input to have the block's shape: ``x * b.exp()`` (``b`` is [1, d]) is
+    refused, though ``b`` broadcasts to the block, and the chain splits there."""
+    if op.kind not in ELEMENTWISE or not dtypes_ok(op):
+        return False
+    shape = op.out.shape if shape is None else shape
+    return op.out.shape == shape and all(t.shape == shape for t in op.inputs)
+
+
 def fits_same_count(op, shape):
     """Compares element counts, not shapes: ``[n * d]`` joins an ``[n, d]`` block."""
     if op.kind not in ELEMENTWISE or not dtypes_ok(op):
@@ -108,6 +117,7 @@ PLANTED = {
     "one-input ops only": (fits_unary_only, "check"),
     "tests the first input's shape": (fits_first_input, "check"),
     "compares element counts": (fits_same_count, "check"),
+    "requires equal input shapes": (fits_equal_inputs, "check"),
 }
 
 
@@ -193,8 +203,12 @@ def _one_kernel(solution, case, outputs, trace) -> str | None:
     if chain:
         return None
     shown = "".join(f"\n    {b.fuser or 'on Flex'}: {' + '.join(b.kinds)}" for b in blocks)
+    split = any(b.fuser is None and b.kinds and b.kinds[0] in CHAIN[:2] for b in blocks)
+    why = ("\n  The chain's mul and add read b, of shape [1, d]: it broadcasts to the "
+           "block's [n, d],\n  so it may join; only the result must have the block's "
+           "shape." if split else "")
     return (f"Rule broken: the chain {' -> '.join(CHAIN)} must be fused into\n"
-            f"  one element-wise kernel; the plan ran {len(blocks)} blocks:{shown}")
+            f"  one element-wise kernel; the plan ran {len(blocks)} blocks:{shown}{why}")
 
 
 def _one_shape(solution, case, outputs, trace) -> str | None:
@@ -227,8 +241,10 @@ def exercise(max_examples: int = 8) -> BuildExercise:
         checks=[_one_shape, _one_kernel],
         hints=[
             "A block is one loop over one shape: the first op's result fixes it.",
-            "Only kinds in ELEMENTWISE have a scalar expression the kernel can write.",
-            "The result must have the block's shape; every input must broadcast to it.",
+            ("error", "Only kinds in ELEMENTWISE have a scalar expression the kernel can "
+             "write."),
+            ("check", "The result must have the block's shape; an input need not: it "
+             "must only broadcast to it."),
         ],
         reference_solution=fits,
         examples=[_fixed_case()],

@@ -18,7 +18,7 @@ from minidl.fusion.plan import ExecutionPlanStore
 from minidl.fusion.stream import EAGER_BELOW
 
 __all__ = ["EAGER_BELOW", "block_lines", "both_kernels", "clean", "cnn_step_counts",
-           "cnn_step_ms", "draw_bytes", "draw_stream", "fresh_store", "kernel_text", "kernels_in", "plot_sweep", "recorded_in_a_step"]
+           "cnn_step_ms", "draw_bytes", "draw_stream", "draw_views", "view_blocks", "fresh_store", "kernel_text", "kernels_in", "plot_sweep", "recorded_in_a_step"]
 
 #: a block's colour by the fuser that took it (``None``: no fuser, run on the inner backend)
 COLOURS = {"elementwise": "tab:blue", "reduce": "tab:orange", "matmul": "tab:green",
@@ -163,16 +163,16 @@ def draw_stream(plans: list, pending: int = 0, title: str = "",
     from matplotlib.patches import Patch, Rectangle
 
     total = sum(len(p.record.ops) for p in plans) + pending
-    fig, axis = plt.subplots(figsize=(9, 2.9))
+    fig, axis = plt.subplots(figsize=(7.5, 3.0))
     x = 0
     for number, plan in enumerate(plans, 1):
         for block in plan.blocks:
             axis.add_patch(Rectangle((x, 0), len(block.kinds), 1, color=COLOURS[block.fuser],
                                      ec="white", lw=0.3))
             x += len(block.kinds)
-        height = 1.3 + 0.38 * ((number - 1) % 3)  # clear of the strip's top (at 1)
+        height = 1.25 + 0.27 * ((number - 1) % 5)  # clear of the strip's top (at 1)
         axis.plot([x, x], [0, height], color="tab:red", lw=1.2)
-        axis.text(x, height, f" {number} {_short(plan.reason)}", fontsize=7.5, ha="left",
+        axis.text(x, height, f" {number} {_short(plan.reason)}", fontsize=7, ha="left",
                   va="center", color="tab:red", zorder=3,  # over a later drain's line
                   bbox={"fc": "white", "ec": "none", "pad": 0.2})
     if pending:
@@ -188,7 +188,7 @@ def draw_stream(plans: list, pending: int = 0, title: str = "",
                       arrowprops={"arrowstyle": "<->", "lw": 0.8})
         axis.text((start + ends[drains]) / 2, -0.2, label, ha="center", va="top", fontsize=8)
         start = ends[drains]
-    axis.set(xlim=(0, total), ylim=(-0.45 if phases else 0, 2.3), yticks=[],
+    axis.set(xlim=(0, total), ylim=(-0.45 if phases else 0, 2.45), yticks=[],
              xlabel="recorded ops, in order")
     handles = [Patch(color=c, label=f"{k} fuser" if k else "alone on Flex")
                for k, c in COLOURS.items()]
@@ -359,5 +359,86 @@ def draw_bytes(plan):
     axis.set(xlabel="MiB through memory (light: read, dark: written)")
     axis.set_title(f"{len(ops)} ops one by one: {eager:.0f} MiB; fused: {fused:.0f} MiB",
                    fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+#: The views of :func:`draw_views`: a label, the chain on ``x`` [2, 4] (and ``b`` [1, 2]),
+#: and what burn's trace does with it (``bcf/engine/trace/block.rs`` 253-357 at
+#: v0.22.0-pre.2: a view of a value computed in the block ends the block).
+VIEW_CHAINS = (
+    ("(x*2+1).reshape(4, 2).exp()*3",
+     lambda x, b: ((x * 2.0 + 1.0).reshape((4, 2)).exp() * 3.0)),
+    ("((x*2+1).reshape(4, 2) + b).exp()*3",
+     lambda x, b: (((x * 2.0 + 1.0).reshape((4, 2)) + b).exp() * 3.0)),
+    ("(x*2+1).swap_dims(0, 1).exp()*3",
+     lambda x, b: ((x * 2.0 + 1.0).swap_dims(0, 1).exp() * 3.0)),
+)
+
+
+def view_blocks() -> list[tuple[str, list]]:
+    """Each chain of :data:`VIEW_CHAINS` run on ``Fusion[Flex]`` (every op recorded): its
+    label and its plan's blocks."""
+    import numpy as np
+
+    from minidl import Tensor
+
+    out = []
+    with clean():
+        dev = Device.fusion()
+        x = Tensor.from_numpy(np.arange(8, dtype=np.float32).reshape(2, 4) / 8, dev)
+        b = Tensor.from_numpy(np.ones((1, 2), np.float32), dev)
+        for label, chain in VIEW_CHAINS:
+            chain(x, b).to_numpy()
+            out.append((label, debug.fusion_plan().blocks))
+    return out
+
+
+def draw_views(blocks: list[tuple[str, list]]):
+    """Top: the element of each operand that element ``i`` of a [4, 2] block reads (one
+    flat index works only where it is ``i``). Bottom: the blocks minidl ran for each chain of
+    :data:`VIEW_CHAINS`, one box per op coloured by its block, and burn's count."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    rows = (("x.reshape(4, 2): reads x at", np.arange(8)),
+            ("b [1, 2] broadcast: reads b at", np.arange(8) % 2),
+            ("x.swap_dims(0, 1): reads x at", np.arange(8).reshape(2, 4).T.ravel()))
+    fig, (top, low) = plt.subplots(2, 1, figsize=(7.2, 4.4),
+                                   gridspec_kw={"height_ratios": [1, 1.15]})
+    for r, (label, offsets) in enumerate(rows):
+        y = len(rows) - r
+        top.text(-0.3, y, label, ha="right", va="center", fontsize=8, family="monospace")
+        for i, o in enumerate(offsets):
+            flat = o == i
+            top.add_patch(plt.Rectangle((i, y - 0.4), 0.92, 0.8, fc="#d8ecd0" if flat
+                                        else "#f6d0c8", ec="0.5", lw=0.6))
+            top.text(i + 0.46, y, str(o), ha="center", va="center", fontsize=8)
+    for i in range(8):
+        top.text(i + 0.46, 0.3, f"i={i}", ha="center", va="center", fontsize=7, color="0.3")
+    top.set(xlim=(-5.2, 8.2), ylim=(0, len(rows) + 0.6))
+    top.axis("off")
+    top.set_title("green: the flat index i is the element's offset (one loop reads through); "
+                  "red: it is not", fontsize=8)
+    for r, (label, plan_blocks) in enumerate(blocks):
+        y = len(blocks) - r
+        low.text(-0.3, y, label, ha="right", va="center", fontsize=8, family="monospace")
+        col = 0
+        for k, blk in enumerate(plan_blocks):
+            for kind in blk.kinds:
+                low.add_patch(plt.Rectangle((col, y - 0.35), 0.95, 0.7, ec="white",
+                                            fc=COLOURS[blk.fuser], alpha=0.35 + 0.3 * (k % 2)))
+                low.text(col + 0.47, y, kind.replace("_scalar", "_s").replace("swap_dims", "swap"), ha="center",
+                         va="center", fontsize=6.5)
+                col += 1
+            if k < len(plan_blocks) - 1:
+                low.plot([col, col], [y - 0.45, y + 0.45], color="tab:red", lw=1.5)
+        kernels = sum(1 for blk in plan_blocks if blk.fuser)
+        low.text(col + 0.3, y, f"minidl: {kernels} kernel{'s' * (kernels > 1)}"
+                 "  |  burn: 2", va="center", fontsize=7.5)
+    low.set(xlim=(-7.2, 9.6), ylim=(0.4, len(blocks) + 0.6))
+    low.axis("off")
+    low.set_title("the blocks minidl ran (blue: element-wise kernel, grey: alone on B; "
+                  "red: a block ends)", fontsize=8)
     fig.tight_layout()
     return fig

@@ -28,6 +28,11 @@ def test_planted_wrong_rule_gets_its_verdict(planted):
         assert "'matmul' has no element-wise expression" in verdict.text
     if planted == "compares element counts":
         assert "equal element counts are not enough" in verdict.text
+    if planted == "requires equal input shapes":
+        assert "it broadcasts to the block's [n, d]" in verdict.text
+        ladder = build_fuser.exercise().hint_ladder  # the hints this failure opens
+        opened = [text for kinds, text in ladder if kinds is None or kind in kinds]
+        assert "broadcast" in opened[-1] and not any("ELEMENTWISE" in t for t in opened)
     if planted == "ignores the shape":
         assert "the result must have the block's shape" in verdict.text
     if kind == "check":

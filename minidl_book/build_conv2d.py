@@ -144,6 +144,16 @@ def _first_group_only(cls, x, weight, bias, options):
     return conv2d(cls, x0, weight, bias, _with(options, groups=1))
 
 
+def group_rows_interleaved(cls, x, weight, bias, options):
+    """Group g's weight rows read as slice(g, c_out, groups) (every groups-th output
+    channel) in place of the block g * per_group .. (g + 1) * per_group - 1: the same
+    rows when per_group is 1."""
+    c_out, groups = weight.shape[0], options.groups
+    order = [o for g in range(groups) for o in range(g, c_out, groups)]
+    rows = [cls.float_slice(weight, [slice(o, o + 1)]) for o in order]
+    return conv2d(cls, x, cls.float_cat(rows, 0) if len(rows) > 1 else weight, bias, options)
+
+
 def dilation_ignored(cls, x, weight, bias, options):
     """Adjacent taps: dilation 1 with the output size of the dilated kernel."""
     right = conv2d(cls, x, weight, bias, options)
@@ -228,6 +238,7 @@ PLANTED = {
     "pads swapped top/bottom": (pads_swapped, "check"),
     "pads read as (top, bottom), (left, right)": (pads_in_burns_order, "check"),
     "groups ignored": (groups_ignored, "check"),
+    "group g's weight rows slice(g, c_out, groups)": (group_rows_interleaved, "check"),
     "dilation ignored": (dilation_ignored, "check"),
     "dilation ignored, output undilated": (dilation_ignored_everywhere, "check"),
     "weight rows (c, i, j), patches (i, j, c)": (weight_transposed, "check"),
@@ -426,6 +437,15 @@ def _pads_and_groups(solution, case: dict, outputs: dict, watch) -> str | None:
                 f"output is the one with the two exchanged. options.padding goes before the "
                 f"first row (column), options.padding_end after the last.")
     if o.groups > 1:
+        c_out, per_group = case["weight"].shape[0], case["weight"].shape[0] // o.groups
+        order = [r for g in range(o.groups) for r in range(g, c_out, o.groups)]
+        slip = _numpy_conv({**case, "weight": case["weight"][order]}, "ijc", "ijco")
+        if per_group > 1 and np.allclose(found, slip, 1e-4, 1e-4):
+            return (f"Your group g takes weight rows g, g + {o.groups}, ... (slice(g, c_out, "
+                    f"groups)): a group owns a block of c_out / groups "
+                    f"= {per_group} adjacent output channels, weight rows "
+                    f"g * {per_group} .. (g + 1) * {per_group} - 1, and its outputs are "
+                    f"those same channels of the result.")
         c_group = case["weight"].shape[1]
         first = {**case, "x": case["x"][:, :c_group], "options": _with(o, groups=1)}
         slip = _numpy_conv(first, "ijc", "ijco")
@@ -620,6 +640,7 @@ EXAMPLES = [
     _arrays(2, 1, 1, 1, 1, (2, 2), (1, 1), (1, 1), (0, 0, 2, 1), True),  # pads uneven
     _arrays(3, 2, 2, 2, 1, (1, 2), (2, 1), (1, 1), (0, 1, 0, 0), False),  # groups, stride
     _arrays(4, 1, 1, 1, 2, (3, 2), (1, 1), (2, 2), (0, 0, 0, 0), True),  # dilation
+    _arrays(5, 1, 2, 1, 2, (2, 2), (1, 1), (1, 1), (1, 0, 0, 1), True),  # 2 outputs a group
 ]
 
 

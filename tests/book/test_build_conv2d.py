@@ -278,3 +278,25 @@ def test_a_bias_broadcast_against_the_product_is_refused_as_burn_would(step):
     verdict = build_conv2d.exercise(0, step=step).find_failure(build_conv2d.bias_broadcast)
     assert verdict is not None and verdict.kind == "error", verdict
     assert "same rank" in verdict.text and "[1, c_out]" in verdict.text, verdict.text
+
+
+READER_INTERLEAVED = READER_TRANSPOSED.replace(
+    "cls.float_reshape(wg, (per_group, c_group * k1 * k2))",
+    "cls.float_permute(wg, (2, 3, 1, 0))").replace(
+    "cls.float_permute(wg, (1, 0))",
+    "cls.float_reshape(wg, (k1 * k2 * c_group, per_group))").replace(
+    "slice(g * per_group, (g + 1) * per_group)", "slice(g, c_out, groups)")
+
+
+@pytest.mark.parametrize("max_examples", [0, 4])
+def test_group_weight_rows_taken_interleaved_are_refused_and_named(max_examples):
+    """slice(g, c_out, groups) is group g's block only when per_group is 1: a fixed case with
+    two groups of two output channels refuses it whatever hypothesis draws (the chapter runs
+    max_examples=4)."""
+    assert any(c["options"].groups > 1 and c["weight"].shape[0] // c["options"].groups > 1
+               for c in build_conv2d.EXAMPLES)
+    wrong = _from_cell(READER_INTERLEAVED, "conv2d", pad=build_conv2d.pad)
+    verdict = build_conv2d.exercise(max_examples).check(wrong)
+    assert verdict.kind == "check", verdict.render()
+    assert "slice(g, c_out, groups)" in verdict.text, verdict.text
+    assert "Pad first" not in verdict.render()  # not the generic value hint

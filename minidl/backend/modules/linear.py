@@ -1,4 +1,5 @@
-"""The default ``linear``: matmul + add, generic over the backend ``B`` (burn's ``modules/linear.rs``).
+"""The default ``linear``: matmul + add, generic over the backend ``B`` (burn's ``modules/linear.rs``
+at v0.22.0-pre.2, including its matmul transform policy).
 
 ``y = x @ weight (+ bias)`` with ``weight`` shaped ``[d_input, d_output]`` — the transpose of
 PyTorch's ``nn.Linear.weight``. Nothing here is fused: each step is a separate op of ``B``,
@@ -9,15 +10,40 @@ from __future__ import annotations
 
 import numpy as np
 
+from minidl.backend.modules.matmul_policy import MergeBatches, matmul_transform
+
 
 def linear(B, x, weight, bias=None):
-    """``x @ weight + bias`` built from ``B.float_matmul``, ``B.float_reshape`` and ``B.float_add``."""
-    out = B.float_matmul(x, weight)
-    if bias is not None:
-        rank = len(out.shape)
-        bias = B.float_reshape(bias, (1,) * (rank - 1) + (bias.shape[0],))
-        out = B.float_add(out, bias)
-    return out
+    """``x @ weight + bias``, burn's default body: the matmul transform policy (burn_std's
+    ``MatmulTransformPolicy``, :mod:`.matmul_policy`) picks one of two branches.
+
+    - ``MergeBatches(rows)``: reshape ``x`` to ``[rows, d_in]``, matmul, reshape the bias to
+      ``[1, d_out]``, add, reshape back to ``[..., d_out]``.
+    - ``Keep``: reshape the weight (and the bias) with leading 1s up to ``x``'s rank (no
+      reshape when the rank already matches), matmul, add. A 2-D ``x`` records
+      matmul, reshape(bias), add.
+    """
+    shape = tuple(x.shape)
+    ndims = len(shape)
+    action = matmul_transform(shape, weight.shape)
+    if isinstance(action, MergeBatches):
+        d_in, d_out = shape[-1], weight.shape[1]
+        out = B.float_matmul(B.float_reshape(x, (action.rows, d_in)), weight)
+        if bias is not None:
+            out = B.float_add(out, B.float_reshape(bias, (1, d_out)))
+        return B.float_reshape(out, shape[:-1] + (d_out,))
+    out = B.float_matmul(x, _unsqueeze_leading(B, weight, ndims))
+    if bias is None:
+        return out
+    return B.float_add(out, _unsqueeze_leading(B, bias, ndims))
+
+
+def _unsqueeze_leading(B, tensor, target_ndims):
+    """Prepend size-1 dims up to ``target_ndims`` (burn's ``unsqueeze_leading``)."""
+    shape = tuple(tensor.shape)
+    if len(shape) >= target_ndims:
+        return tensor
+    return B.float_reshape(tensor, (1,) * (target_ndims - len(shape)) + shape)
 
 
 def linear_x_backward(B, weight, output_grad):

@@ -121,6 +121,28 @@ class WeightName(Module):
 
 
 @config
+class UnderscoreGammaConfig:
+    """Keeps gamma as ``self._gamma``: a PyTorch habit the module walk does not see."""
+
+    d_model: int
+    epsilon: float = 1e-5
+
+    def init(self, device: Device) -> UnderscoreGamma:
+        return UnderscoreGamma(Initializer.Ones.init([self.d_model], device), self.epsilon)
+
+
+class UnderscoreGamma(Module):
+    def __init__(self, gamma: Param, epsilon: float):
+        self._gamma = gamma
+        self.epsilon = epsilon
+
+    def forward(self, x: Tensor) -> Tensor:
+        gamma = self._gamma.val()
+        rms = (x.square().mean_dim(x.rank - 1) + self.epsilon).sqrt()
+        return x / rms * gamma.reshape([1] * (x.rank - 1) + [gamma.shape[0]])
+
+
+@config
 class NoReshapeConfig:
     """The PyTorch habit: gamma [d_model] times x [..., d_model], ranks apart."""
 
@@ -201,6 +223,7 @@ PLANTED = {
     "epsilon outside the root": (EpsOutsideConfig, "value"),
     "sum instead of mean": (SumNormConfig, "value"),
     "gamma not a Param": (TensorFieldConfig, "check"),
+    "gamma named _gamma": (UnderscoreGammaConfig, "check"),
     "named weight": (WeightNameConfig, "check"),
     "epsilon hard-coded": (HardEpsConfig, "check"),
     "mean over every number": (MeanAllConfig, "error"),
@@ -240,8 +263,12 @@ def _structure(solution, case, outputs, trace) -> str | None:
         return ("RmsNormConfig(d_model) has no with_epsilon builder: make it a @config class "
                 "with a field epsilon: float = 1e-5")
     if outputs["_record"] != ["gamma"]:
-        return (f"The module walk found params {outputs['_record']} (fields {outputs['_fields']}); "
-                "the layer has one param, gamma, so its record (and a burn file) says 'gamma'")
+        hidden = _underscore_fields(solution, d)
+        skipped = (f"; it skipped {', '.join('self.' + n for n in hidden)}: the walk leaves "
+                   "out every attribute whose name starts with '_'") if hidden else ""
+        return (f"The module walk found params {outputs['_record']} (fields {outputs['_fields']})"
+                f"{skipped}; the layer has one param, gamma, so its record (and a burn file) "
+                "says 'gamma'")
     if outputs["_num_params"] != d:
         return f"num_params() is {outputs['_num_params']}; gamma has d_model = {d} numbers"
     if outputs["_valid_autodiff"]:
@@ -255,6 +282,18 @@ def _structure(solution, case, outputs, trace) -> str | None:
                 f"RMSNorm gives {0.01 / (1e-4 + eps) ** 0.5:.4g} with eps={eps}: the layer "
                 "ignores its config's epsilon")
     return None
+
+
+def _underscore_fields(solution, d: int) -> list[str]:
+    """The attributes of the reader's layer whose names start with ``_`` and hold a Param or a
+    module: fields the walk (``named_fields()``) skips, a PyTorch habit."""
+    try:
+        layer = solution(d).init(Device.flex())
+        found = vars(layer)
+    except Exception:  # noqa: BLE001 - a layer that cannot be built says nothing here
+        return []
+    return [name for name, value in found.items()
+            if name.startswith("_") and isinstance(value, Param | Module)]
 
 
 class _LayerExercise(CauseHints):
@@ -323,6 +362,9 @@ _CAUSES = [
     ("epsilon", lambda v: v.kind == "check" and "ignores its config's epsilon" in v.text, [
         "init must hand self.epsilon to the module it builds (keep it as a constant field), "
         "and forward must add that field, not the number 1e-5."]),
+    ("underscore", lambda v: v.kind == "check" and "starts with '_'" in v.text, [
+        "Name the field gamma, not _gamma: named_fields() skips every attribute whose name "
+        "starts with '_', so parameters(), records and valid() never see it."]),
     ("structure", lambda v: v.kind == "check", [
         "A layer keeps its tensors as Param fields (Initializer.Ones.init([d_model], "
         "device)): that is what the module walk, records and valid() see."]),

@@ -25,6 +25,8 @@ inside the reader's map: they are what the reader is writing.
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 from hypothesis import strategies as st
 
@@ -182,6 +184,32 @@ def map_tuple_as_list(module, fn):
     return _map_with(module, lambda p: p.with_value(fn(p.val())), tuples=False)
 
 
+def map_setattr_copy(module, fn):
+    """Right map, PyTorch-style copy: ``copy.copy`` then ``setattr(new, name, ...)`` with a
+    computed name, which the checker cannot follow (``with_fields`` is the way)."""
+    done = {}
+
+    def go(value):
+        if isinstance(value, Param):
+            if value.is_flag():
+                return value
+            if value.id not in done:
+                done[value.id] = value.with_value(fn(value.val()))
+            return done[value.id]
+        if isinstance(value, Module):
+            new = copy.copy(value)
+            for name, field in value.named_fields():
+                setattr(new, name, go(field))
+            return new
+        if isinstance(value, list | tuple):
+            return type(value)(go(item) for item in value)
+        if isinstance(value, dict):
+            return {key: go(item) for key, item in value.items()}
+        return value
+
+    return go(module)
+
+
 def map_by_library(module, fn):
     """Hands the work to the library's own Module.map."""
     from minidl.module.visitor import ModuleMapper
@@ -236,6 +264,7 @@ PLANTED = {
     "flags mapped": (map_flags_too, "check"),
     "constants lost": (map_loses_constants, "check"),
     "tuple rebuilt as a list": (map_tuple_as_list, "check"),
+    "setattr on a copy": (map_setattr_copy, "rule"),
 }
 
 
@@ -378,6 +407,9 @@ _CAUSES = [
         "Never assign into the old module, list or dict: build new ones, "
         "with_fields(module, {name: new value}) for a module, [go(v) for v in a_list], "
         "{key: go(v) for key, v in a_dict.items()}."]),
+    ("setattr", lambda v: "the checker cannot read" in v.text, [
+        "Copy a module with with_fields(module, {name: new value, ...}): it copies "
+        "module (constants kept) and replaces those fields, with no setattr."]),
     ("new id", lambda v: "got a new id" in v.text, [
         "param.with_value(new_value) (or param.map(fn)) makes a Param with the same id."]),
     ("not mapped", lambda v: "was not mapped" in v.text, [

@@ -133,6 +133,8 @@ def test_softplus_numpy_operator_on_the_primitive_is_refused():
     ("gamma not reshaped", "rank", "same rank"),
     ("epsilon outside the root", "nan", "inside the root"),
     ("gamma not a Param", "structure", "Param fields"),
+    # self._gamma: the walk skips a leading "_", the trap the chapter teaches; say so
+    ("gamma named _gamma", "underscore", "starts with '_'"),
     # x.square().mean(): a rank-1 rms also fails with "different ranks", but the fix is
     # mean_dim, not a reshape of gamma
     ("mean over every number", "mean", "mean_dim"),

@@ -42,6 +42,8 @@ def test_planted_solution_gets_its_verdict(planted):
     ("flags mapped", "called fn on a flag", "is_flag"),
     ("constants lost", "constant field", "not an empty one"),
     ("tuple rebuilt as a list", "its own kind", "type(value)"),
+    # copy.copy + setattr(new, name, ...): refused by the rules; the hint names with_fields
+    ("setattr on a copy", "cannot read", "with_fields"),
 ])
 def test_each_slip_gets_its_own_verdict_and_hint(planted, words, hint, capsys):
     ex = build_map_params.exercise(max_examples=2)

@@ -429,6 +429,16 @@ def chapter_case() -> dict:
     return case
 
 
+def small_variance_case() -> dict:
+    """Two training steps and an inference one whose channel 0 spreads over 1e-3: epsilon
+    (1e-5) is then as large as the variance, so where it goes shows in the output (on the
+    generated cases, variances near 1, it moves the output by ~5e-6, inside the tolerance)."""
+    case = _case(7, 2, 4, 0.25, [(True, True), (True, True), (False, True)])
+    for step in case["steps"]:
+        step["x"][:, 0] = (step["x"][:, 0] * 1e-3).astype(np.float32)
+    return case
+
+
 def _describe(case: dict) -> dict:
     """The case as the verdict prints it: the steps in words."""
     return {"momentum": case["momentum"], "gamma": case["gamma"], "beta": case["beta"],
@@ -524,6 +534,6 @@ def exercise(max_examples: int = 10) -> BuildExercise:
                       "x.mean_dim(0) keeps the dim: [1, C]; batch_norm wants [C] statistics."],
         },
         reference_solution=batch_norm_forward,
-        examples=[chapter_case()],
+        examples=[chapter_case(), small_variance_case()],
         max_examples=max_examples,
     )

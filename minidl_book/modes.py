@@ -194,29 +194,51 @@ def _moves_phrase(text: str) -> bool | None:
     return None
 
 
+_NONZERO = re.compile(r"\b(non ?zeros?|not (all )?zeros?|not zero)\b")
+_ZERO = re.compile(r"\b(all )?zeros?\b")
+
+
+def _still_zero_phrase(text: str) -> bool | None:
+    """A phrase answering "is it still all zeros?": "it moved", "it updates" → False
+    (moving means no longer zero); "it stays zero", "unchanged", "it does not move",
+    "still zeros", "zero" → True; "nonzero", "not zero" → False; neither → None."""
+    moves = _moves_phrase(text)
+    if moves is not None:
+        return not moves
+    if _NONZERO.search(text):
+        return False
+    if _ZERO.search(text):
+        return not _NEGATION.search(text)
+    return None
+
+
+def read_still_zero(prediction) -> bool:
+    """An answer to "is the original's running mean still all zeros?" as a bool:
+    ``True``/``False``/``"no"`` as themselves, a phrase by what it says about zeros
+    (``"it moved"`` is False, ``"it stays zero"`` True: the opposite polarity to the
+    "does it move?" half of the mixed exercise), or a word and its reason
+    (``"False, it moved"``), which must agree. Anything else raises ``ValueError``."""
+    if not isinstance(prediction, str):
+        return as_bool(prediction)
+    text = " ".join(re.sub(r"[^\w' ]", " ", prediction.lower()).split())
+    words = (_TRUE - {"moves"}) | _FALSE
+    if text in words:
+        return text in _TRUE
+    first, _, rest = text.partition(" ")
+    said = first in _TRUE if first in words and rest else None
+    implied = _still_zero_phrase(rest if said is not None else text)
+    if said is not None and implied is not None and said != implied:
+        raise ValueError(f"{prediction!r} says both: {first!r} reads as {said}, "
+                         f"{rest!r} as {implied} (still zero?); answer one")
+    if said is None and implied is None:
+        raise ValueError(f"not a True/False answer: {prediction!r}; answer True or False")
+    return said if said is not None else implied
+
+
 def still_zero(prediction, truth) -> bool:
-    """A True/False answer to "is the original's running mean still all zeros?", also
-    with its reason (``"False, it moved"``, ``"no: it moved"``): the word and the reason
-    are each read, and must agree. ``"moved"`` means not still zero."""
-    if isinstance(prediction, str):
-        text = " ".join(re.sub(r"[^\w' ]", " ", prediction.lower()).split())
-        first, _, rest = text.partition(" ")
-        if rest and first in (_TRUE - {"moves"}) | _FALSE:
-            said = first in _TRUE
-            reason = rest.removeprefix("it ").removeprefix("its ")
-            if reason in ("moved", "moves", "mean moved", "changed", "changes"):
-                implied = False
-            elif reason in ("stays zero", "stayed zero", "is still zero", "still zero",
-                            "did not move", "didn't move", "does not move"):
-                implied = True
-            else:
-                raise ValueError(f"{prediction!r}: read {first!r} as {said}, but not the "
-                                 "reason after it; answer True or False")
-            if implied != said:
-                raise ValueError(f"{prediction!r} says both: {first!r} reads as {said}, "
-                                 f"{rest!r} as {implied} (still zero?); answer one")
-            return said == truth
-    return as_bool(prediction) == truth
+    """Whether ``prediction`` answers "is the original's running mean still all zeros?"
+    as ``truth`` does (read by :func:`read_still_zero`)."""
+    return read_still_zero(prediction) == truth
 
 
 _VULGAR = {"½": "1/2", "⅓": "1/3", "⅔": "2/3", "¼": "1/4", "¾": "3/4", "⅕": "1/5",

@@ -118,3 +118,21 @@ def test_a_repeating_decimal_is_the_number_and_unreadable_is_not_called_wrong(ca
     assert not ex.check("a third more")
     out = capsys.readouterr().out
     assert "Could not read" in out and "Not quite" not in out
+
+
+def test_the_clone_answer_reads_moves_as_not_still_zero():
+    """The clone exercise asks "is it still zero?", the opposite of the mixed exercise's
+    "does it move?": "it stays zero" was marked right and "it moved" wrong."""
+    ex = modes.ReadExercise("still zeros?", truth=lambda: False, read=modes.read_still_zero,
+                            compare=modes.still_zero)
+    for wrong in ("it stays zero", "still zeros", "unchanged", "it does not move", "True",
+                  "yes", "True (it stays zero)"):
+        assert not ex.accepts(wrong, False), wrong
+    for right in ("it moved", "it updates", "the running mean moves", "False", "no",
+                  False, "False, it moved", "no: it moved", "not zero", "nonzero",
+                  "it is not still zero"):
+        assert ex.accepts(right, False), right
+    with pytest.raises(ValueError, match="says both"):
+        modes.read_still_zero("yes, it moved")
+    with pytest.raises(ValueError):
+        modes.read_still_zero("perhaps")

@@ -26,6 +26,7 @@ READER_WRITES = {
     "build_batch_norm": ["batch_norm_forward"],
     "build_layer": ["RmsNorm", "RmsNormConfig"],
     "build_import": ["import_pretrained"],
+    "build_apply": ["plan_apply"],
     "build_linear": ["linear"],
     "build_guard": ["guard"],
     "build_default_op": ["log_softmax"],

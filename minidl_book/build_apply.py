@@ -1,0 +1,414 @@
+"""Build exercise of the storing-and-loading chapter: the load's plan, ``plan_apply``.
+
+The reader writes ``plan_apply(slots, source, adapter)``, minidl's core of a load
+(``minidl/store/applier.py``; burn's counterpart is ``Applier::apply_tensor`` in burn-store's
+``applier.rs``, read at v0.22.0-pre.2). For every slot of the module (a
+:class:`~minidl.store.adapter.TensorSlot`: path, module types, shape, dtype) it finds the
+file's tensor under the slot's own name, else under the adapter's alternative name, lets the
+adapter transform it, checks shape then dtype, and sorts it: ``applied`` (with its array in
+``values``), ``missing``, ``errors``; file tensors no slot took go to ``unused``, or to
+``ignored`` when the adapter drops them on purpose. It builds nothing: the store builds the
+new module only once the whole result is accepted.
+
+The checker runs the reader's function and minidl's own ``plan_apply`` on the same slots and
+file (a Linear, a BatchNorm and a LayerNorm against a PyTorch state dict with generated sizes
+and misfits) and compares every list (in any order) and every array of ``values``. Planted
+slips, each with its own hint: dtype never compared, the adapter's alternative name never
+tried, the shape compared before the adapter runs, a value written before its checks (burn's
+order: what fails is already half-applied), ``num_batches_tracked`` counted as unused, unused
+keys found by name instead of by what was taken.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from minidl.store.adapter import PyTorchToMinidlAdapter, TensorSlot
+from minidl.store.applier import ApplyResult
+from minidl.store.applier import plan_apply as minidl_plan_apply
+from minidl.store.errors import DTypeMismatch, ShapeMismatch
+from minidl_book.cause_hints import CauseHints
+
+__trace_hide__ = True
+
+__all__ = ["PLANTED", "exercise", "file_for", "plan_apply", "slots_for"]
+
+
+def slots_for(d_in: int, d_out: int, channels: int) -> list[TensorSlot]:
+    """A ``Net``-like module's slots: ``fc`` a Linear, ``bn`` a BatchNorm, ``ln`` a LayerNorm."""
+    lin, bn, ln = ("Net", "Linear"), ("Net", "BatchNorm"), ("Net", "LayerNorm")
+    return [TensorSlot("fc.weight", lin, (d_in, d_out), "float32"),
+            TensorSlot("fc.bias", lin, (d_out,), "float32"),
+            TensorSlot("bn.gamma", bn, (channels,), "float32"),
+            TensorSlot("bn.beta", bn, (channels,), "float32"),
+            TensorSlot("bn.running_mean", bn, (channels,), "float32", "running"),
+            TensorSlot("bn.running_var", bn, (channels,), "float32", "running"),
+            TensorSlot("ln.gamma", ln, (d_in,), "float32"),
+            TensorSlot("ln.beta", ln, (d_in,), "float32")]
+
+
+def file_for(d_in: int, d_out: int, channels: int, *, seed: int = 0, drop: str | None = None,
+             wide: str | None = None, f64: str | None = None, extra: bool = False,
+             counter: bool = True) -> dict[str, np.ndarray]:
+    """The PyTorch state dict of the same layers (``[out, in]`` weights, norms' ``weight`` /
+    ``bias``), with misfits: a key dropped, a tensor one wider, one in float64, an extra
+    ``head.weight``, BatchNorm's ``num_batches_tracked``."""
+    rng = np.random.default_rng(seed)
+    shapes = {"fc.weight": (d_out, d_in), "fc.bias": (d_out,), "bn.weight": (channels,),
+              "bn.bias": (channels,), "bn.running_mean": (channels,),
+              "bn.running_var": (channels,), "ln.weight": (d_in,), "ln.bias": (d_in,)}
+    if extra:
+        shapes["head.weight"] = (2, d_out)
+    file = {}
+    for key, shape in shapes.items():
+        if key == drop:
+            continue
+        if key == wide:
+            shape = shape[:-1] + (shape[-1] + 1,)
+        array = rng.standard_normal(shape).astype(np.float64 if key == f64 else np.float32)
+        file[key] = array
+    if counter:
+        file["bn.num_batches_tracked"] = np.array(3, dtype=np.int64)
+    return file
+
+
+def plan_apply(slots, source, adapter):
+    result = ApplyResult()
+    taken = set()
+    for slot in slots:
+        key = slot.path
+        alt = adapter.alternative_name(slot.name, slot.module_type)
+        if key not in source and alt is not None:
+            head = slot.path.rpartition(".")[0]
+            key = f"{head}.{alt}" if head else alt
+        if key not in source:
+            result.missing.append(slot.path)
+            continue
+        taken.add(key)
+        array = adapter.adapt(source[key], slot)  # e.g. a Linear weight transposed
+        if array.shape != slot.shape:
+            result.errors.append(ShapeMismatch(slot.path, slot.shape, array.shape))
+        elif array.dtype.name != slot.dtype:
+            result.errors.append(DTypeMismatch(slot.path, slot.dtype, array.dtype.name))
+        else:  # checked: only now does it join what the load will build
+            result.values[slot.path] = array
+            result.applied.append(slot.path)
+    for key in sorted(set(source) - taken):
+        if adapter.ignores(key):
+            result.ignored.append(key)
+        else:
+            result.unused.append(key)
+    return result
+
+
+# ----- planted slips --------------------------------------------------------------------------
+def _sorted_rest(result, source, taken, adapter, ignore=True):
+    for key in sorted(set(source) - taken):
+        (result.ignored if ignore and adapter.ignores(key) else result.unused).append(key)
+    return result
+
+
+def no_dtype_check(slots, source, adapter):
+    result, taken = ApplyResult(), set()
+    for slot in slots:
+        key = slot.path
+        alt = adapter.alternative_name(slot.name, slot.module_type)
+        if key not in source and alt is not None:
+            key = f"{slot.path.rpartition('.')[0]}.{alt}"
+        if key not in source:
+            result.missing.append(slot.path)
+            continue
+        taken.add(key)
+        array = adapter.adapt(source[key], slot)
+        if array.shape != slot.shape:
+            result.errors.append(ShapeMismatch(slot.path, slot.shape, array.shape))
+        else:
+            result.values[slot.path] = array
+            result.applied.append(slot.path)
+    return _sorted_rest(result, source, taken, adapter)
+
+
+def no_alternative_name(slots, source, adapter):
+    result, taken = ApplyResult(), set()
+    for slot in slots:
+        if slot.path not in source:
+            result.missing.append(slot.path)
+            continue
+        taken.add(slot.path)
+        array = adapter.adapt(source[slot.path], slot)
+        if array.shape != slot.shape:
+            result.errors.append(ShapeMismatch(slot.path, slot.shape, array.shape))
+        elif array.dtype.name != slot.dtype:
+            result.errors.append(DTypeMismatch(slot.path, slot.dtype, array.dtype.name))
+        else:
+            result.values[slot.path] = array
+            result.applied.append(slot.path)
+    return _sorted_rest(result, source, taken, adapter)
+
+
+def shape_before_adapter(slots, source, adapter):
+    """The file's shape compared with the slot's before the adapter transposes it."""
+    result, taken = ApplyResult(), set()
+    for slot in slots:
+        key = slot.path
+        alt = adapter.alternative_name(slot.name, slot.module_type)
+        if key not in source and alt is not None:
+            key = f"{slot.path.rpartition('.')[0]}.{alt}"
+        if key not in source:
+            result.missing.append(slot.path)
+            continue
+        taken.add(key)
+        raw = source[key]
+        if raw.shape != slot.shape:
+            result.errors.append(ShapeMismatch(slot.path, slot.shape, raw.shape))
+        elif raw.dtype.name != slot.dtype:
+            result.errors.append(DTypeMismatch(slot.path, slot.dtype, raw.dtype.name))
+        else:
+            result.values[slot.path] = adapter.adapt(raw, slot)
+            result.applied.append(slot.path)
+    return _sorted_rest(result, source, taken, adapter)
+
+
+def built_before_checked(slots, source, adapter):
+    """burn's order: the value joins what is built before its checks run."""
+    result, taken = ApplyResult(), set()
+    for slot in slots:
+        key = slot.path
+        alt = adapter.alternative_name(slot.name, slot.module_type)
+        if key not in source and alt is not None:
+            key = f"{slot.path.rpartition('.')[0]}.{alt}"
+        if key not in source:
+            result.missing.append(slot.path)
+            continue
+        taken.add(key)
+        array = adapter.adapt(source[key], slot)
+        result.values[slot.path] = array
+        if array.shape != slot.shape:
+            result.errors.append(ShapeMismatch(slot.path, slot.shape, array.shape))
+        elif array.dtype.name != slot.dtype:
+            result.errors.append(DTypeMismatch(slot.path, slot.dtype, array.dtype.name))
+        else:
+            result.applied.append(slot.path)
+    return _sorted_rest(result, source, taken, adapter)
+
+
+def counter_unused(slots, source, adapter):
+    """``adapter.ignores`` never asked: PyTorch's step counter lands in ``unused``."""
+    result = ApplyResult()
+    taken = set()
+    for slot in slots:
+        key = slot.path
+        alt = adapter.alternative_name(slot.name, slot.module_type)
+        if key not in source and alt is not None:
+            key = f"{slot.path.rpartition('.')[0]}.{alt}"
+        if key not in source:
+            result.missing.append(slot.path)
+            continue
+        taken.add(key)
+        array = adapter.adapt(source[key], slot)
+        if array.shape != slot.shape:
+            result.errors.append(ShapeMismatch(slot.path, slot.shape, array.shape))
+        elif array.dtype.name != slot.dtype:
+            result.errors.append(DTypeMismatch(slot.path, slot.dtype, array.dtype.name))
+        else:
+            result.values[slot.path] = array
+            result.applied.append(slot.path)
+    return _sorted_rest(result, source, taken, adapter, ignore=False)
+
+
+def unused_by_name(slots, source, adapter):
+    """Unused = the file's keys that are no slot's path (a key taken under an alternative
+    name is counted as unused too)."""
+    result = ApplyResult()
+    for slot in slots:
+        key = slot.path
+        alt = adapter.alternative_name(slot.name, slot.module_type)
+        if key not in source and alt is not None:
+            key = f"{slot.path.rpartition('.')[0]}.{alt}"
+        if key not in source:
+            result.missing.append(slot.path)
+            continue
+        array = adapter.adapt(source[key], slot)
+        if array.shape != slot.shape:
+            result.errors.append(ShapeMismatch(slot.path, slot.shape, array.shape))
+        elif array.dtype.name != slot.dtype:
+            result.errors.append(DTypeMismatch(slot.path, slot.dtype, array.dtype.name))
+        else:
+            result.values[slot.path] = array
+            result.applied.append(slot.path)
+    return _sorted_rest(result, source, {s.path for s in slots}, adapter)
+
+
+#: name → (slip, the verdict kind it gets, the cause whose hint it opens)
+PLANTED = {
+    "dtype never compared": (no_dtype_check, "check", "dtype"),
+    "alternative name never tried": (no_alternative_name, "check", "alternative name"),
+    "shape compared before the adapter": (shape_before_adapter, "check", "before the adapter"),
+    "value written before its checks": (built_before_checked, "check", "built before checked"),
+    "num_batches_tracked counted as unused": (counter_unused, "check", "ignored"),
+    "unused found by name": (unused_by_name, "check", "unused by name"),
+}
+
+
+# ----- the checker ----------------------------------------------------------------------------
+def _describe(slots, source) -> tuple[str, str]:
+    module = ", ".join(f"{s.path} {list(s.shape)}" for s in slots)
+    file = ", ".join(f"{k} {a.dtype.name} {list(a.shape)}" for k, a in source.items())
+    return module, file
+
+
+def _case(dims, seed, drop, wide, f64, extra, counter) -> dict:
+    slots = slots_for(*dims)
+    source = file_for(*dims, seed=seed, drop=drop, wide=wide, f64=f64, extra=extra,
+                      counter=counter)
+    module, file = _describe(slots, source)
+    return {"module": module, "file": file, "_slots": slots, "_source": source}
+
+
+_KEYS = ("fc.weight", "fc.bias", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var",
+         "ln.weight", "ln.bias")
+
+
+def _cases() -> st.SearchStrategy:
+    maybe = st.one_of(st.none(), st.sampled_from(_KEYS))
+    dims = st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 4))
+    return st.builds(_case, dims, st.integers(0, 1000), maybe, maybe, maybe, st.booleans(),
+                     st.booleans())
+
+
+def _fixed_cases() -> list[dict]:
+    """Cases always tried first: every planted slip fails on them whatever hypothesis draws."""
+    return [_case((3, 2, 4), 0, "ln.bias", "fc.bias", "bn.running_var", True, True),
+            _case((2, 2, 2), 1, None, None, None, False, True)]
+
+
+def apply_run(solution, case: dict) -> dict:
+    """The reader's plan and minidl's own, on the case's slots and file (PyTorch's adapter)."""
+    got = solution(case["_slots"], dict(case["_source"]), PyTorchToMinidlAdapter())
+    want = minidl_plan_apply(case["_slots"], case["_source"], PyTorchToMinidlAdapter())
+    return {"_got": got, "_want": want}
+
+
+_LISTS = ("applied", "missing", "errors", "unused", "ignored")
+
+
+def _names(result, field: str) -> list[str] | None:
+    try:
+        items = list(getattr(result, field))
+    except (AttributeError, TypeError):
+        return None
+    return sorted(str(item) for item in items)
+
+
+def _diagnosis(got, want, field: str) -> str:
+    """The slip a wrong list points to, in words the cause tests read."""
+    got_applied, got_unused = set(_names(got, "applied") or []), set(_names(got, "unused") or [])
+    dtype_paths = {e.path for e in want.errors if isinstance(e, DTypeMismatch)}
+    if dtype_paths & got_applied:
+        return (f" {sorted(dtype_paths & got_applied)} went to applied with the file's dtype: "
+                "a tensor whose dtype is not the slot's must be an error.")
+    alt_missing = [p for p in (_names(got, "missing") or []) if p in want.applied
+                   or any(getattr(e, "path", None) == p for e in want.errors)]
+    if alt_missing:
+        return (f" {alt_missing} are missing, yet the file holds them under the name the "
+                "adapter gives (PyTorch's weight/bias for a norm's gamma/beta).")
+    transposed = [str(e) for e in getattr(got, "errors", []) if isinstance(e, ShapeMismatch)
+                  and e.path in want.applied]
+    if transposed:
+        return (f" {transposed[0]}: that is the file's shape before the adapter ran; compare "
+                "what the slot will hold.")
+    if set(want.ignored) & got_unused:
+        return (f" {sorted(set(want.ignored) & got_unused)} has no slot on purpose: it is "
+                "what the adapter drops.")
+    taken_alt = got_unused - set(want.unused) - set(want.ignored)
+    if taken_alt:
+        return (f" {sorted(taken_alt)} was taken by a slot (under the adapter's name), so it "
+                "is not unused.")
+    return ""
+
+
+def _matches(solution, case, outputs, watch) -> str | None:
+    got, want = outputs["_got"], outputs["_want"]
+    if not all(hasattr(got, f) for f in _LISTS + ("values",)):
+        return (f"plan_apply returned {type(got).__name__}; it returns an ApplyResult "
+                "(applied, missing, errors, unused, ignored, values)")
+    for field in _LISTS:
+        if _names(got, field) != _names(want, field):
+            return (f"result.{field} is {_names(got, field)}; minidl's plan gives "
+                    f"{_names(want, field)}." + _diagnosis(got, want, field))
+    values = dict(got.values)
+    if sorted(values) != sorted(want.values):
+        extra = sorted(set(values) - set(want.values))
+        text = f"result.values holds {sorted(values)}; it should hold {sorted(want.values)}."
+        if extra:
+            text += (f" {extra} failed a check, yet its value is ready to be built: a "
+                     "half-applied load.")
+        return text
+    for path, array in want.values.items():
+        mine = np.asarray(values[path])
+        if mine.shape != array.shape or mine.dtype != array.dtype or not np.array_equal(
+                mine, array):
+            return (f"result.values[{path!r}] is not the adapted file tensor: "
+                    f"{mine.dtype.name} {list(mine.shape)} vs {array.dtype.name} "
+                    f"{list(array.shape)}.")
+    return None
+
+
+def _cause(*needles: str):
+    return lambda verdict: all(n in verdict.text for n in needles)
+
+
+HINTS = {
+    "dtype": [
+        "The file's bn.running_var is float64, the slot's float32. After the shape, "
+        "compare array.dtype.name with slot.dtype.",
+    ],
+    "alternative name": [
+        "A norm's slot is gamma, PyTorch's file says weight. When the slot's own path is "
+        "not in the file, ask adapter.alternative_name(slot.name, slot.module_type).",
+    ],
+    "before the adapter": [
+        "PyTorch stores a Linear weight [out, in]; the slot holds [in, out]. Run "
+        "adapter.adapt(array, slot) first, then compare the shape.",
+    ],
+    "built before checked": [
+        "Write result.values[slot.path] only after the shape and dtype checks passed: "
+        "values is what the store builds.",
+    ],
+    "ignored": [
+        "A file key no slot took is unused unless adapter.ignores(key) says the adapter "
+        "drops it on purpose (PyTorch's step counter): then it is ignored.",
+    ],
+    "unused by name": [
+        "Keep the set of file keys the slots took (under whichever name they were found); "
+        "the unused ones are the rest.",
+    ],
+}
+
+_CAUSES = [
+    ("dtype", _cause("with the file's dtype")),
+    ("alternative name", _cause("under the name the adapter gives")),
+    ("before the adapter", _cause("before the adapter ran")),
+    ("built before checked", _cause("half-applied")),
+    ("ignored", _cause("what the adapter drops")),
+    ("unused by name", _cause("so it is not unused")),
+]
+
+
+def exercise(max_examples: int = 8) -> CauseHints:
+    """The checker for the reader's ``plan_apply(slots, source, adapter) -> ApplyResult``."""
+    return CauseHints(
+        "the load's plan: match, adapt, check, sort",
+        cases=_cases(),
+        run=apply_run,
+        references=[],
+        checks=[_matches],
+        hints=["Go slot by slot: find its tensor, adapt it, check shape then dtype; then "
+               "sort the file keys no slot took."],
+        causes=[(name, test, HINTS[name]) for name, test in _CAUSES],
+        reference_solution=plan_apply,
+        examples=_fixed_cases(),
+        max_examples=max_examples,
+        order=("module", "file"),
+    )

@@ -1,0 +1,62 @@
+"""The storing-and-loading chapter's build-it of the load's plan (``plan_apply``): the reference
+passes, a right answer written another way passes too, each planted slip gets its verdict kind
+and the first hint of its own cause, and the reader's result is compared with minidl's own
+``plan_apply`` list by list, in any order."""
+
+from __future__ import annotations
+
+import pytest
+
+from minidl.store.applier import ApplyResult
+from minidl.store.errors import DTypeMismatch, ShapeMismatch
+from minidl_book import build_apply as ba
+
+
+def test_reference_passes():
+    assert ba.exercise(8).find_failure(ba.plan_apply) is None
+
+
+def test_another_right_answer_passes():
+    """Unused keys listed first, errors kept in a dict: the order of the lists is free."""
+    def other(slots, source, adapter):
+        by_path = {s.path: s for s in slots}
+        found = {}
+        for slot in slots:
+            alt = adapter.alternative_name(slot.name, slot.module_type)
+            names = [slot.path] + ([slot.path.rsplit(".", 1)[0] + "." + alt] if alt else [])
+            hit = next((n for n in names if n in source), None)
+            if hit is not None:
+                found[slot.path] = hit
+        result = ApplyResult()
+        rest = [k for k in source if k not in set(found.values())]
+        result.ignored = [k for k in rest if adapter.ignores(k)]
+        result.unused = [k for k in reversed(rest) if not adapter.ignores(k)]
+        result.missing = [p for p in reversed(list(by_path)) if p not in found]
+        for path, key in found.items():
+            slot = by_path[path]
+            array = adapter.adapt(source[key], slot)
+            if tuple(array.shape) != tuple(slot.shape):
+                result.errors.append(ShapeMismatch(path, slot.shape, array.shape))
+            elif str(array.dtype) != slot.dtype:
+                result.errors.append(DTypeMismatch(path, slot.dtype, str(array.dtype)))
+            else:
+                result.values[path] = array
+                result.applied.append(path)
+        return result
+
+    assert ba.exercise(8).find_failure(other) is None
+
+
+@pytest.mark.parametrize("name", sorted(ba.PLANTED))
+def test_planted_slip_gets_its_kind_and_its_own_hint(name):
+    slip, kind, cause = ba.PLANTED[name]
+    ex = ba.exercise(4)
+    verdict = ex.check(slip)
+    assert verdict.kind == kind and ex.cause == cause, (verdict.render(), ex.cause)
+    assert verdict.hints == [ba.HINTS[cause][0]]
+    assert "Traceback" not in verdict.render()
+
+
+def test_a_result_that_is_not_an_apply_result_is_named():
+    verdict = ba.exercise(2).find_failure(lambda slots, source, adapter: {})
+    assert verdict is not None and "it returns an ApplyResult" in verdict.text

@@ -166,6 +166,18 @@ def normalises_detached(bn, x: Tensor) -> Tensor:
                       bn.epsilon)
 
 
+def var_reads_value(bn, x: Tensor) -> Tensor:
+    """The training path reads running_var.value() (the mean's value_sync() is right): the
+    variance's first update is lost on a second training forward."""
+    if not _training(bn, x):
+        return _infer(bn, x)
+    mean, var = _stats(x)
+    m = bn.momentum
+    bn.running_mean.update(bn.running_mean.value_sync() * (1 - m) + mean.detach() * m)
+    bn.running_var.update(bn.running_var.value() * (1 - m) + var.detach() * m)
+    return batch_norm(x, bn.gamma.val(), bn.beta.val(), mean, var, bn.epsilon)
+
+
 def infers_synced(bn, x: Tensor) -> Tensor:
     """The inference path reads value_sync(): never stale, unlike burn's."""
     if not _training(bn, x):
@@ -182,6 +194,8 @@ PLANTED = {
     "statistics updated in inference": (updates_in_inference, "check", "inference path"),
     "the flag alone": (flag_only, "check", "two questions"),
     "inference reads value_sync()": (infers_synced, "check", "value()"),
+    "training reads the variance with value()": (var_reads_value, "check",
+                                                 "running_var.value() but"),
     "the fold keeps the graph": (keeps_the_graph, "check", "detach()"),
     "normalised with detached statistics": (normalises_detached, "check", "detached"),
 }
@@ -272,8 +286,12 @@ def _torch(case: dict) -> dict:
 def simulate(case: dict, *, ddof_norm: int = 0, ddof_running: int = 0, keras: bool = False,
              update_always: bool = False, flag_alone: bool = False,
              eps_outside: bool = False,
-             inference_read: str = "value", training_read: str = "value_sync") -> dict:
-    """What a forward with the given slips gives on the case (no slip: minidl's BatchNorm)."""
+             inference_read: str = "value", training_read: str = "value_sync",
+             training_value: tuple[str, ...] = (), inference_sync: tuple[str, ...] = ()
+             ) -> dict:
+    """What a forward with the given slips gives on the case (no slip: minidl's BatchNorm).
+    ``training_value``/``inference_sync`` name the one statistic ("mean" or "var") read
+    the wrong way when the other is read right."""
     m, gamma, beta = case["momentum"], case["gamma"], case["beta"]
     channels = gamma.shape[0]
     state = {"mean": [np.zeros(channels), None], "var": [np.ones(channels), None]}
@@ -286,7 +304,8 @@ def simulate(case: dict, *, ddof_norm: int = 0, ddof_running: int = 0, keras: bo
     def fold(x):
         old, new = (m, 1 - m) if keras else (1 - m, m)
         for name, value in (("mean", x.mean(0)), ("var", x.var(0, ddof=ddof_running))):
-            start = sync(name) if training_read == "value_sync" else state[name][0]
+            synced = training_read == "value_sync" and name not in training_value
+            start = sync(name) if synced else state[name][0]
             sync(name)  # update() folds a pending value before it stores the new one
             state[name][1] = start * old + value * new
 
@@ -298,7 +317,10 @@ def simulate(case: dict, *, ddof_norm: int = 0, ddof_running: int = 0, keras: bo
             mean, var = x.mean(0), x.var(0, ddof=ddof_norm)
             fold(x)
         else:
-            read = sync if inference_read == "value_sync" else (lambda n: state[n][0])
+            def read(n):
+                synced = inference_read == "value_sync" or n in inference_sync
+                return sync(n) if synced else state[n][0]
+
             mean, var = read("mean"), read("var")
             if update_always:
                 fold(x)
@@ -335,6 +357,17 @@ _SLIPS = [
      "Your inference path reads value_sync(), so it never sees stale statistics. burn's "
      "reads value() and folds nothing (the stale-statistics section): only valid() syncs."),
 ]
+for _stat, _other in (("mean", "var"), ("var", "mean")):
+    _SLIPS += [
+        ({"training_value": (_stat,)},
+         f"Your training path reads running_{_stat}.value() but running_{_other}"
+         ".value_sync(): a second training forward starts that statistic from a value one "
+         "update behind, and its first update is lost. Read value_sync() for both."),
+        ({"inference_sync": (_stat,)},
+         f"Your inference path reads running_{_stat}.value_sync() but running_{_other}"
+         ".value(): burn's reads value() for both and folds nothing (the stale-statistics "
+         "section); only valid() syncs."),
+    ]
 
 
 def _close(found, expected) -> bool:
@@ -471,6 +504,10 @@ SLIP_HINTS = [
      "to batch_norm, which adds epsilon under the root."),
     ("Your training path reads value()", "On the training path read "
      "bn.running_mean.value_sync() (and the var's) before you fold."),
+    (".value() but running_", "On the training path read value_sync() of both before you "
+     "fold: bn.running_mean.value_sync() and bn.running_var.value_sync()."),
+    (".value_sync() but running_", "On the inference path read value() of both: "
+     "bn.running_mean.value() and bn.running_var.value()."),
     ("Your inference path reads value_sync()", "On the inference path read "
      "bn.running_mean.value() and bn.running_var.value(): they fold nothing."),
 ]

@@ -276,7 +276,7 @@ def _expression(text: str, symbols: dict[str, float]) -> float | None:
 def as_number(value, symbols: dict[str, float] | None = None) -> float:
     """A number, also written as a string the book's other exercises read (``"4/3"``,
     ``"1.333"``, ``"one"``, ``"4,000"``), after a leading hedge (``"about 4000"``), as a
-    ratio (``"4:3"``), a mixed number (``"1 1/3"``, ``"1⅓"``), ``"4 / 3"``, or as the last
+    ratio (``"4:3"``, ``"4 over 3"``), a mixed number (``"1 1/3"``, ``"1⅓"``), ``"4 / 3"``, or as the last
     side of a worked line (``"n/(n-1) = 4/3"``); ``Fraction(4, 3)``; with ``symbols``, an
     expression in them (``"n/(n-1)"``). Anything else raises ``ValueError`` saying it is
     not a number."""
@@ -292,6 +292,11 @@ def as_number(value, symbols: dict[str, float] | None = None) -> float:
         value = re.sub(r"^\s*(\d+)\s*:\s*(\d+)\s*$", r"\1/\2", value)  # "4:3"
         text = re.sub(r"^\s*(about|around|roughly|approximately|approx\.?|~|\u2248)\s*", "",
                       value, flags=re.I)
+        spoken = re.fullmatch(r"\s*(.+?)\s+(?:over|divided by)\s+(.+?)\s*", text, re.I)
+        if spoken:  # "4 over 3", "n over n-1": each side whole
+            top, bottom = spoken.groups()
+            text = (f"{top}/{bottom}" if re.fullmatch(r"[\d.]+", top + bottom)
+                    else f"({top})/({bottom})")
         for glyph, fraction in _VULGAR.items():  # "1⅓" → "1 1/3"
             text = text.replace(glyph, f" {fraction}")
         mixed = re.fullmatch(r"\s*(\d+)\s+(\d+)\s*/\s*(\d+)\s*", text)  # "1 1/3"

@@ -95,3 +95,14 @@ def test_epsilon_outside_the_square_root_is_named_with_its_own_hint(capsys):
     assert verdict is not None and "outside the square root" in verdict.text, verdict
     ex.check(build_batch_norm.eps_outside_sqrt)
     assert "Hint 1 of 2: Divide by (var + epsilon).sqrt()" in capsys.readouterr().out
+
+
+def test_value_on_the_variance_only_is_named_with_its_own_hint(capsys):
+    """The fourth reader's mixed slip (value_sync() for the mean, value() for the variance
+    on the training path) got a bare numeric diff; it is named, with its own hint."""
+    ex = build_batch_norm.exercise(4)
+    verdict = ex.find_failure(build_batch_norm.var_reads_value)
+    assert verdict is not None and "running_var.value() but" in verdict.text, verdict
+    ex.check(build_batch_norm.var_reads_value)
+    assert "Hint 1 of 2: On the training path read value_sync() of both" in (
+        capsys.readouterr().out)

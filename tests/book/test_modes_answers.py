@@ -136,3 +136,12 @@ def test_the_clone_answer_reads_moves_as_not_still_zero():
         modes.read_still_zero("yes, it moved")
     with pytest.raises(ValueError):
         modes.read_still_zero("perhaps")
+
+
+def test_the_ratio_said_in_words_is_read():
+    """The fourth reader's "4 over 3" was refused as unreadable."""
+    ratio = modes.close_number(atol=5e-3, n=4)
+    for right in ("4 over 3", "4 divided by 3", "n over n-1", "n over (n - 1)"):
+        assert ratio(right, 4 / 3), right
+    for wrong in ("3 over 4", "n-1 over n"):
+        assert not ratio(wrong, 4 / 3), wrong

@@ -154,6 +154,9 @@ def count_or_sum(prediction, truth) -> bool:
     """:func:`count`, and a sum written out: ``"8 params + 2 running stats"``,
     ``"8 params and 2 buffers"``, ``"2+2+2+2+2"``, ``"8 + 2 = 10"`` (the number after ``=``
     when there is one)."""
+    if isinstance(prediction, str) and re.fullmatch(
+            r"\s*\d+[a-z ]*(,\s*\d+[a-z ]*)+\.?\s*", prediction.casefold()):
+        return sum(int(n) for n in re.findall(r"\d+", prediction)) == truth  # "8 params, 2 buffers"
     if isinstance(prediction, str) and re.search(r"\+|\band\b", prediction):
         text = prediction.rsplit("=", 1)
         from minidl_book.exercises import _number_of
@@ -168,9 +171,23 @@ def count_or_sum(prediction, truth) -> bool:
 
 _FAIL_WORDS = frozenset("error errors fails fail failed failure raises raise raised "
                         "applyfailed exception refused refuses rejected".split())
-_LOAD_WORDS = frozenset("loads load loaded succeeds succeed success works".split())
+_LOAD_WORDS = frozenset("loads load loaded succeeds succeed success works yes".split())
 _NOT_WORDS = frozenset("no not never doesn't don't won't can't cannot isn't wouldn't couldn't "
                        "didn't shouldn't".split())
+
+
+#: the params a fresh Net draws at random (the norms' are constants)
+RANDOM_PARAMS = frozenset({"conv.weight", "conv.bias", "fc.weight", "fc.bias"})
+
+
+def draws_answer(prediction, truth) -> bool:
+    """:func:`count_or_sum`, or the random params named (``"conv.weight, conv.bias, fc.weight,
+    fc.bias"``): one draw each."""
+    if isinstance(prediction, str) and "." in prediction and re.search(r"[a-z]\.[a-z]",
+                                                                       prediction):
+        names = set(re.findall(r"[a-z]+\.[a-z_]+", prediction))
+        return names == RANDOM_PARAMS and len(names) == truth
+    return count_or_sum(prediction, truth)
 
 
 def outcome_answer(prediction, truth: str) -> bool:
@@ -195,6 +212,8 @@ def outcome_answer(prediction, truth: str) -> bool:
         elif not token[0].isalpha():
             negated = False
         without = token == "without"
+    if tokens and tokens[0] == "no" and not votes:
+        votes.add(True)  # "no": the literal answer to "does the load succeed?"
     if len(votes) != 1:
         return False
     return votes.pop() == (truth == "error")
@@ -432,3 +451,55 @@ def draw_load_plan(store, module: Module):
     ax.axis("off")
     plt.close(fig)
     return fig, arrows
+
+
+def col_trap(store, device: Device) -> list[str]:
+    """A PyTorch ``Linear(2, 4)`` file into a ``LinearLayout.Col`` layer: the load refused
+    while the weight is lazy, accepted once it is drawn, then the forward that breaks."""
+    from minidl.nn import LinearLayout
+    from minidl.store import ApplyFailed
+    from minidl.tensor import TensorCheckError
+
+    col = FcNet(device, LinearLayout.Col)
+    lines = [f"lazy  weight, lazy_shape() {col.fc.weight.lazy_shape()}"]
+    try:
+        store.load_into(col)
+    except ApplyFailed as err:
+        first = next(line for line in str(err).splitlines() if "Shape mismatch" in line)
+        lines.append(f"  load: {first.strip()}")
+    col.fc.weight.val()  # the draw
+    lines.append(f"drawn weight, lazy_shape() {col.fc.weight.lazy_shape()}")
+    loaded = store.load_into(col)
+    lines.append("  load: ok")
+    try:
+        loaded(T(np.ones((3, 2)), device))
+    except TensorCheckError as err:
+        lines.append(f"  forward: {str(err).splitlines()[0]}")
+    print("\n".join(lines))
+    return lines
+
+
+def draw_misfit_strips(names: list[str], rows: dict[str, tuple[set, str]]):
+    """One strip of slots per load order: a slot the failed load replaced is filled, one it
+    left as it was is empty; the strip's outcome written at its end."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7.5, 0.55 + 0.6 * len(rows)), dpi=100)
+    for r, (label, (replaced, outcome)) in enumerate(rows.items()):
+        y = len(rows) - 1 - r
+        for i, name in enumerate(names):
+            hit = name in replaced
+            ax.add_patch(plt.Rectangle((i, y + 0.1), 0.9, 0.8, color="#e8a33d" if hit
+                                       else "#ffffff", ec="#555555", lw=0.8))
+        ax.text(-0.2, y + 0.5, label, ha="right", va="center", fontsize=9)
+        ax.text(len(names) + 0.1, y + 0.5, f"{len(replaced)} replaced, {outcome}",
+                va="center", fontsize=9)
+    for i, name in enumerate(names):
+        ax.text(i + 0.45, len(rows) + 0.05, name, rotation=40, ha="left", va="bottom",
+                fontsize=7.5)
+    ax.set_xlim(-3.2, len(names) + 3.6)
+    ax.set_ylim(0, len(rows) + 1.4)
+    ax.axis("off")
+    fig.tight_layout()
+    plt.close(fig)
+    return fig

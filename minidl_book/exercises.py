@@ -197,6 +197,8 @@ def _number_of(text: str) -> int | float | None:
             and not re.search(r"\b(or|not|no|nor)\b", explained.group(2), re.I)):
         return _number_of(explained.group(1))
     w = word(t)
+    if w.endswith(" of them") and w != "all of them":  # "none of them", "9 of them"
+        return _number_of(w.removesuffix(" of them"))
     if w in _NONE_WORDS:
         return 0
     first, _, rest = w.partition(" ")
@@ -239,6 +241,25 @@ def _words_of(text: str) -> tuple[str, ...]:
     if len(parts) <= 1:
         parts = re.split(r"\s+", text)
     return tuple(p for p in (word(p) for p in parts) if p)
+
+
+def _bool_said(text: str) -> bool | None:
+    """``"True"``, ``"no"``, ``"False: b.bias drew first"``, ``"false (it drew first)"``,
+    ``"False, because..."`` → the boolean said first (an explanation after a colon, a
+    comma, a dash or a parenthesis is the reader's, unless it names the other answer);
+    anything else → None."""
+    said = {"true": True, "yes": True, "false": False, "no": False}
+    w = word(text)
+    if w in said:
+        return said[w]
+    head = re.match(r"^\s*([A-Za-z]+)\s*(?::|,|\(|\s[-\u2014\u2013]\s|\u2014)\s*(.+)$",
+                    text, re.S)
+    if head is None or word(head.group(1)) not in said:
+        return None
+    answer = said[word(head.group(1))]
+    others = ("false", "no") if answer else ("true", "yes")
+    rest = f" {word(re.sub(r'[^A-Za-z]+', ' ', head.group(2)))} "
+    return None if any(f" {o} " in rest for o in others) else answer
 
 
 class _Compare:
@@ -313,7 +334,7 @@ class _Compare:
             return p is None
         if type(t) is bool:
             if isinstance(p, str):
-                return word(p) in (("true", "yes") if t else ("false", "no"))
+                return _bool_said(p) == t
             return type(p) in (bool, int) and p in (0, 1) and bool(p) == t  # 1 for True
         if _is_number(t) or type(t) is complex:
             if p is None and type(t) is int and t == 0:  # a count: None says what "none" does

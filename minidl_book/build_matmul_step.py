@@ -250,6 +250,8 @@ def exercise(max_examples: int = 12) -> BuildExercise:
             (("shape",), "When one side has fewer dims than the other (a weight shared "
              "by a batch), its product comes out with the batch dims in front: "
              "sum_to_shape(B, g, self.shapes[i]) sums them away."),
+            (("rule",), "A step gets bare arrays and the inner backend B: compute with B's "
+             "ops on them (B.float_matmul, B.float_transpose), as minidl's own steps do."),
         ],
         reference_solution=Matmul,
         examples=EXAMPLES,

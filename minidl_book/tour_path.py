@@ -451,6 +451,18 @@ def compact_ids(graph) -> dict[int, int]:
     return {node_id: k for k, node_id in enumerate(sorted(r.id for r in graph.records), 1)}
 
 
+def _one_array(row: tuple) -> tuple:
+    """A step fed one node twice (``diff * diff``) saves one array under both names: say so
+    once, as the graph's total counts it."""
+    parents, saved = row[2].split(", "), row[4]
+    parts = saved.split(", lhs: ") if saved.startswith("rhs: ") else saved.split(", rhs: ")
+    if len(parents) == 2 and parents[0] == parents[1] and len(parts) == 2:
+        first = parts[0].split(": ", 1)[1]
+        if first == parts[1]:
+            return (*row[:4], f"lhs = rhs: {first[:-1]}, one array)")
+    return row
+
+
 def numbered(graph) -> str:
     """``graph``'s table (its leaves named) with its nodes numbered by :func:`compact_ids`."""
     ids = compact_ids(graph)
@@ -459,7 +471,7 @@ def numbered(graph) -> str:
         return re.sub(r"#(\d+)", lambda m: f"#{ids.get(int(m.group(1)), m.group(1))}", text)
 
     header = ("node", "step", "parents", "requirement", "saved")
-    rows = [header] + [tuple(map(renumber, row)) for row in graph.rows()]
+    rows = [header] + [tuple(map(renumber, _one_array(row))) for row in graph.rows()]
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     lines = [renumber(str(graph).splitlines()[0])]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row[:4], widths)) + "  " + row[4]
@@ -621,3 +633,32 @@ def plug_in(step_class: type, exercise) -> type:
           if ok else "Your Matmul does not pass the checker yet: the book's own step "
           "(the solution's) is plugged in for now.")
     return chosen
+
+
+def policy_table(x_shape, weight_shape) -> str:
+    """burn_std's BetterTiling conditions for ``x @ weight``, evaluated for these shapes, as
+    an HTML table (condition | value | merge?); the last row is the action."""
+    from minidl.backend.modules.matmul_policy import (
+        ROW_TILE,
+        MatmulTransformAnalysis,
+        _squarer,
+        matmul_transform,
+    )
+
+    a = MatmulTransformAnalysis.from_shapes(x_shape, weight_shape)
+    merged = a.batches * a.rows
+    rows = [
+        ("the weight has no batch dims", "yes" if a.mergeable else "no", a.mergeable),
+        ("more than one batch", f"{a.batches} batches", a.batches > 1),
+        (f"rows per batch not a multiple of {ROW_TILE}", f"{a.rows} rows",
+         a.rows % ROW_TILE != 0),
+        ("merged output closer to square", f"[{merged}, {a.cols}] vs [{a.rows}, {a.cols}]",
+         _squarer(merged, a.rows, a.cols)),
+    ]
+    action = matmul_transform(x_shape, weight_shape)
+    cells = "".join(f"<tr><td>{c}</td><td>{v}</td><td>{'✓' if ok else '✗'}</td></tr>"
+                    for c, v, ok in rows)
+    return ("<table style='border-collapse: separate; border-spacing: 14px 2px'>"
+            f"<tr><th>merge only if</th><th>x {list(x_shape)} @ w "
+            f"{list(weight_shape)}</th><th></th></tr>{cells}<tr><td><b>action</b></td>"
+            f"<td colspan=2><b>{getattr(action, '__name__', action)}</b></td></tr></table>")

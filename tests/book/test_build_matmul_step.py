@@ -54,3 +54,29 @@ def test_a_wrong_product_still_opens_the_transpose_hint():
     ex = build_matmul_step.exercise(max_examples=10)
     verdict = ex.check(build_matmul_step.PLANTED["transposes swapped"][0])
     assert verdict.kind == "value" and "transposed" in verdict.hints[0]
+
+
+NUMPY_STEP = """
+import numpy as np
+from minidl.autodiff import Step
+
+
+class NumpyMatmul(Step):
+    def forward(self, B, lhs, rhs):
+        return np.matmul(lhs, rhs)
+
+    def keeps(self, tracked):
+        return ("lhs", "rhs")
+
+    def backward(self, B, grad, state):
+        return None, None
+"""
+
+
+def test_numpy_in_a_step_gets_a_hint(capsys):
+    """A step computing with NumPy breaks a rule: its verdict names the way out (B's ops)."""
+    cell = {}
+    exec(compile(NUMPY_STEP, "<cell>", "exec"), cell)  # the reader's code, as in a cell
+    verdict = build_matmul_step.exercise(max_examples=4).check(cell["NumpyMatmul"])
+    assert verdict.kind == "rule" and len(verdict.hints) == 1
+    assert "B.float_matmul" in verdict.hints[0]

@@ -34,7 +34,8 @@ __all__ = ["PairExercise", "ReadExercise", "read_pair", "T", "as_bool", "as_numb
            "batch_norm_paths", "clone_picture",
            "close_number", "column_stats_picture", "decision_chart", "is_pair", "mini_model", "mode_state",
            "modes_chart", "random_batch", "running_state_demo", "running_state_timeline", "same_bool", "still_zero",
-           "same_int", "stale_bars", "stale_cost", "statistics_used", "vec"]
+           "same_int", "stale_bars", "stale_cost", "statistics_used", "vec", "epochs_strip",
+           "bn_motivation", "loss_curves"]
 
 
 def T(array, device: Device) -> Tensor:
@@ -527,7 +528,7 @@ def clone_picture():
     """PyTorch's deepcopy: two statistics; minidl's (burn's) clone(): one shared box."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(8, 1.8))
+    fig, axes = plt.subplots(1, 2, figsize=(7.4, 1.8))
     for ax, title, shared in ((axes[0], "PyTorch: copy.deepcopy(bn)", False),
                               (axes[1], "burn, minidl: bn.clone()", True)):
         for x, name in ((0.2, "bn"), (0.8, "the copy")):
@@ -663,5 +664,75 @@ def stale_bars(cost: dict):
     ax.set_ylabel("test MSE, stale vs valid() (%)", fontsize=7)
     ax.set_title("red: the stale copy did worse; green: better", fontsize=8)
     ax.tick_params(labelsize=6)
+    fig.tight_layout()
+    return fig
+
+
+def epochs_strip(lanes: dict[str, list[bool]]):
+    """One lane per model, one box per epoch: does that BatchNorm train (flag on) in that
+    epoch? Green: it trains; grey: it uses its running statistics."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.2, 0.55 + 0.5 * len(lanes)))
+    for row, (name, flags) in enumerate(reversed(lanes.items())):
+        ax.text(-0.55, row, name, ha="right", va="center", fontsize=8)
+        for col, on in enumerate(flags):
+            ax.add_patch(plt.Rectangle((col - 0.45, row - 0.38), 0.9, 0.76, ec="#616161",
+                                       fc="#C8E6C9" if on else "#E0E0E0", lw=0.8))
+            ax.text(col, row, "trains" if on else "running stats", ha="center",
+                    va="center", fontsize=8)
+    epochs = len(next(iter(lanes.values())))
+    for col in range(epochs):
+        ax.text(col, len(lanes) - 0.45, f"epoch {col + 1}", ha="center", fontsize=8)
+    ax.set_xlim(-2.7, epochs - 0.5)
+    ax.set_ylim(-0.5, len(lanes) - 0.1)
+    ax.axis("off")
+    fig.tight_layout()
+    return fig
+
+
+def bn_motivation(ad: Device, seed: int = 0, steps: int = 60, lr: float = 0.02):
+    """``Linear(4, 16) → [BatchNorm(16)] → ReLU → Linear(16, 1)`` fitted by SGD (``lr``,
+    batches of 16) to a smooth target of inputs of scale 10 (mean 10, std 10), once
+    without and once with the BatchNorm, same data and seed: the two loss curves."""
+    from minidl.nn import BatchNormConfig, MseLoss, Relu
+    from minidl.optim import SgdConfig
+
+    curves = []
+    for with_bn in (False, True):
+        rng = np.random.default_rng(seed)
+        w = rng.standard_normal((4, 1))
+        ad.seed(seed)
+        layers = [LinearConfig(4, 16).init(ad)]
+        layers += [BatchNormConfig(16).init(ad)] if with_bn else []
+        net = Sequential(*layers, Relu(), LinearConfig(16, 1).init(ad))
+        mse, sgd, losses = MseLoss(), SgdConfig().init(), []
+        for _ in range(steps):
+            x = rng.standard_normal((16, 4)) * 10 + 10
+            loss = mse(net(T(x, ad)), T(np.tanh(x / 10 @ w), ad))
+            losses.append(float(loss.to_numpy().ravel()[0]))
+            net = sgd.step(lr, net, loss.backward())
+        curves.append(np.array(losses))
+    return curves[0], curves[1]
+
+
+def loss_curves(without: np.ndarray, with_bn: np.ndarray):
+    """The two training losses of :func:`bn_motivation`, log scale; where the run without
+    BatchNorm overflows, its curve ends in a cross."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.6, 2.2))
+    finite = np.isfinite(without)
+    steps = np.arange(1, len(without) + 1)
+    ax.semilogy(steps[finite], without[finite], color="#C62828", label="without BatchNorm")
+    end = np.flatnonzero(finite)[-1]
+    ax.plot(steps[end], without[end], "x", color="#C62828", ms=8)
+    ax.annotate(f"overflows after step {steps[end]}", (steps[end], without[end]),
+                xytext=(8, -4), textcoords="offset points", fontsize=7, color="#C62828")
+    ax.semilogy(steps, with_bn, color="#2E7D32", label="with BatchNorm(16)")
+    ax.set_xlabel("SGD step (lr 0.02, inputs of scale 10)", fontsize=7)
+    ax.set_ylabel("training MSE", fontsize=7)
+    ax.tick_params(labelsize=6)
+    ax.legend(fontsize=7, frameon=False)
     fig.tight_layout()
     return fig

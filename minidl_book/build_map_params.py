@@ -17,7 +17,9 @@ constants and ``None``, a tuple, a tied pair) with an ``fn`` of its own (``2 * t
 checks, in this order: a new module of the same class; the original untouched (the same
 leaf objects at every path, the same field values); every path present; no ``fn`` on a flag
 or a running state; every param mapped (not the original ``Param``), its id kept, its value
-``fn`` of the original's; a tied param mapped once (one new ``Param`` at both paths); flags
+``fn`` of the original's; the leaves in the original's order (fields, dict keys: a dict
+rebuilt in sorted key order is refused, as the walk's checker refuses it); a tied param
+mapped once (one new ``Param`` at both paths); flags
 and running states kept; constants kept. Each slip gets its own verdict and hint. The
 library's own walks and maps (``Module.map``, ``clone``, the modes, records...) are refused
 inside the reader's map: they are what the reader is writing.
@@ -167,6 +169,12 @@ def map_tied_twice(module, fn):
     return _map_with(module, lambda p: p.with_value(fn(p.val())), memo=False)
 
 
+def map_sorted_dict_keys(module, fn):
+    """Rebuilds a dict in sorted key order: on Blocks the heads come back left, right, so
+    parameters() and the record list them in another order."""
+    return _map_with(module, lambda p: p.with_value(fn(p.val())), sort_keys=True)
+
+
 def map_flags_too(module, fn):
     """Treats a flag as any other Param: fn gets the Flag."""
     return _map_with(module, lambda p: p.with_value(fn(p.val())), flags=True)
@@ -222,7 +230,7 @@ def map_by_library(module, fn):
 
 
 def _map_with(module, new_param, *, dicts=True, memo=True, flags=False, copy_module=True,
-              in_place=False, tuples=True):
+              in_place=False, tuples=True, sort_keys=False):
     done = {}
 
     def go(value):
@@ -248,7 +256,8 @@ def _map_with(module, new_param, *, dicts=True, memo=True, flags=False, copy_mod
         if isinstance(value, list | tuple):
             return (type(value) if tuples else list)(go(item) for item in value)
         if isinstance(value, dict) and dicts:
-            return {key: go(item) for key, item in value.items()}
+            keys = sorted(value) if sort_keys else list(value)
+            return {key: go(value[key]) for key in keys}
         return value
 
     return go(module)
@@ -264,6 +273,7 @@ PLANTED = {
     "flags mapped": (map_flags_too, "check"),
     "constants lost": (map_loses_constants, "check"),
     "tuple rebuilt as a list": (map_tuple_as_list, "check"),
+    "sorted dict keys": (map_sorted_dict_keys, "check"),
     "setattr on a copy": (map_setattr_copy, "rule"),
 }
 
@@ -353,6 +363,13 @@ def _checks(solution, case, outputs, trace) -> str | None:  # noqa: C901 - one v
                                                             rtol=1e-6, atol=1e-6):
             return (f"{path!r} does not hold fn(old value): a Param's new value is "
                     "fn(param.val())")
+    order = [path for path in got if path in before]
+    out_of_place = [(p, q) for p, q in zip(order, before) if p != q]
+    if out_of_place:
+        mine, theirs = out_of_place[0]
+        return (f"your new module lists its leaves in another order: {mine!r} comes where "
+                f"the original has {theirs!r}. parameters() and the record follow field "
+                "order and each dict's own key order: keep both")
     by_param = {}
     for path, old in params.items():
         by_param.setdefault(id(old), []).append(path)
@@ -423,6 +440,9 @@ _CAUSES = [
     ("container kind", lambda v: "its own kind" in v.text, [
         "type(value)(go(v) for v in value) rebuilds a list as a list and a tuple as a "
         "tuple."]),
+    ("order", lambda v: "another order" in v.text, [
+        "Rebuild a dict in its own order, {key: go(v) for key, v in a_dict.items()}, and "
+        "the fields in named_fields() order: never sorted."]),
     ("constants", lambda v: "constant field" in v.text, [
         "named_fields() leaves constants out: with_fields(module, ...) starts from a copy "
         "of module itself, which keeps them; start from the old module, not an empty one."]),

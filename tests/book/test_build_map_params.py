@@ -42,6 +42,7 @@ def test_planted_solution_gets_its_verdict(planted):
     ("flags mapped", "called fn on a flag", "is_flag"),
     ("constants lost", "constant field", "not an empty one"),
     ("tuple rebuilt as a list", "its own kind", "type(value)"),
+    ("sorted dict keys", "another order", "never sorted"),
     # copy.copy + setattr(new, name, ...): refused by the rules; the hint names with_fields
     ("setattr on a copy", "cannot read", "with_fields"),
 ])
@@ -120,3 +121,13 @@ def test_sgd_on_the_map_keeps_a_tied_pair_tied():
     assert np.array_equal(theirs.second.weight.val().to_numpy(), w0)
     np.testing.assert_allclose(mine.first.weight.val().to_numpy(),
                                theirs.first.weight.val().to_numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_a_dict_rebuilt_in_sorted_key_order_is_refused():
+    """The walk's checker refused a walk that sorts a dict's keys; the map's accepted the
+    same slip (``{k: go(v[k]) for k in sorted(v)}``), which reorders parameters() and the
+    record on Blocks."""
+    verdict = build_map_params.exercise(max_examples=2).check(
+        build_map_params.PLANTED["sorted dict keys"][0])
+    assert verdict.kind == "check" and "another order" in verdict.text, verdict.text
+    assert "heads.left" in verdict.text and "never sorted" in verdict.hints[0]

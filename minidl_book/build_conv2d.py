@@ -414,7 +414,7 @@ def _pad_order(solution, case: dict, outputs: dict, watch) -> str | None:
                 f"{(bottom, right)}, and your output pads {left} at the bottom and {bottom} "
                 f"on the left. (top, bottom), (left, right) is the order of padding.pads(...), "
                 f"not of ConvOptions (the three pad orders are listed in the chapter's "
-                f"'In burn' box). Your h_out formula is not the slip.")
+                f"'In burn' table). Your h_out formula is not the slip.")
     return None
 
 

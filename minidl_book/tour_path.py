@@ -20,10 +20,11 @@ from minidl.debug.trace import Trace
 from minidl_book.exercises import Exercise
 
 __all__ = ["CRATES", "package_of", "package_groups", "package_path", "paths_side_by_side",
-           "wrapper_of", "walk_steps", "backward_walk", "two_routes", "wrapper_boxes",
+           "wrapper_of", "walk_steps", "backward_walk", "wrapper_boxes",
            "torch_twin", "to_torch", "step_backwards", "computes", "matmul_grads", "data",
            "show_source", "numbered", "compact_ids", "loss_sketch", "HintedExercise",
-           "record_backward", "plug_in", "graph_chart", "Captioned", "step_timeline"]
+           "record_backward", "plug_in", "graph_chart", "Captioned", "step_timeline",
+           "policy_table"]
 
 #: minidl package → (burn crate, colour key of ``minidl.debug.diagram.COLORS``)
 CRATES = {
@@ -385,32 +386,6 @@ def matmul_grads(skipped: str = "x"):
                      color=tc)
     fig.tight_layout()
     return fig
-
-
-def two_routes() -> Flowchart:
-    """The two ways an op leaves ``Dispatch``: a forwarder hands it whole to the device's
-    backend (one step); without one, the protocol's default body runs with ``B = Dispatch``
-    and calls back into ``Dispatch`` for each smaller op (one step each)."""
-    colour = {key: COLORS[CRATES[pkg][1]] for key, pkg in
-              (("d", "dispatch"), ("a", "autodiff"), ("b", "backend"))}
-    chart = Flowchart("TB", title="two ways out of Dispatch")
-
-    def node(nid: str, key: str, label: str) -> None:
-        fill, stroke = colour[key]
-        chart.node(nid, label, shape="round" if key == "b" else "box", fill=fill,
-                   stroke=stroke)
-
-    node("f1", "d", "Dispatch.op\n(a forwarder)")
-    node("f2", "a", "Autodiff[Flex].op\none step for the op")
-    node("n1", "d", "Dispatch.op\n(no forwarder)")
-    node("n2", "b", "the default op, in minidl.backend\nrun with B = Dispatch")
-    node("n3", "d", "Dispatch.piece, for each\nsmaller op (a forwarder)")
-    node("n4", "a", "Autodiff[Flex].piece\none step per piece")
-    chart.edge("f1", "f2", "hands it on whole")
-    chart.edge("n1", "n2", "falls to")
-    chart.edge("n2", "n3", "calls back")
-    chart.edge("n3", "n4")
-    return chart
 
 
 def wrapper_boxes(layers: list, title: str = ""):

@@ -14,14 +14,14 @@ from minidl.backend.modules.matmul_policy import MergeBatches, matmul_transform
 
 
 def linear(B, x, weight, bias=None):
-    """``x @ weight + bias``, burn's default body: the matmul transform policy (burn_std's
-    ``MatmulTransformPolicy``, :mod:`.matmul_policy`) picks one of two branches.
+    """``x @ weight + bias``, burn's default body. The matmul transform policy
+    (burn_std's ``MatmulTransformPolicy``, :mod:`.matmul_policy`) picks a branch:
 
-    - ``MergeBatches(rows)``: reshape ``x`` to ``[rows, d_in]``, matmul, reshape the bias to
-      ``[1, d_out]``, add, reshape back to ``[..., d_out]``.
-    - ``Keep``: reshape the weight (and the bias) with leading 1s up to ``x``'s rank (no
-      reshape when the rank already matches), matmul, add. A 2-D ``x`` records
-      matmul, reshape(bias), add.
+    - ``MergeBatches(rows)``: reshape ``x`` to ``[rows, d_in]``, matmul, reshape
+      the bias to ``[1, d_out]``, add, reshape back to ``[..., d_out]``.
+    - ``Keep``: reshape the weight and the bias with leading 1s up to ``x``'s
+      rank (none when the rank matches), matmul, add. A 2-D ``x`` runs
+      matmul, reshape (of the bias), add.
     """
     shape = tuple(x.shape)
     ndims = len(shape)

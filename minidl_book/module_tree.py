@@ -107,7 +107,7 @@ def rows(model: Module, root: str | None = None) -> list[dict]:
 
 
 def draw_tree(model: Module, root: str | None = None, notes: dict[str, str] | None = None,
-              title: str | None = None, width: float = 8.5):
+              title: str | None = None, width: float = 7.4):
     """Draw ``model``'s field tree with matplotlib; return the figure.
 
     ``notes`` maps a leaf's dotted path to a remark printed at the right (where burn differs).
@@ -187,7 +187,7 @@ def flat_record(model: Module) -> list[tuple[str, str, list[int]]]:
     return out
 
 
-def draw_records(model: Module, record: dict, width: float = 8.5):
+def draw_records(model: Module, record: dict, width: float = 7.4):
     """minidl's nested ``record`` of ``model`` beside the same entries as a flat list (burn
     0.22's form); the figure."""
     import matplotlib.pyplot as plt
@@ -197,8 +197,7 @@ def draw_records(model: Module, record: dict, width: float = 8.5):
     n = max(len(left), len(right))
     fig, (a, b) = plt.subplots(1, 2, figsize=(width, 0.19 * n + 0.7),
                                gridspec_kw={"width_ratios": [1, 1.25]})
-    for ax, lines, title in ((a, left, "minidl record: into_record(), a nested dict "
-                                       "(shapes)"),
+    for ax, lines, title in ((a, left, "minidl: into_record(),\na nested dict (shapes)"),
                              (b, right, "the same entries laid out as burn 0.22's flat\n"
                                         "ModuleRecord: (path, id, data), minidl's ids")):
         for i, line in enumerate(lines):
@@ -211,7 +210,7 @@ def draw_records(model: Module, record: dict, width: float = 8.5):
     return fig
 
 
-def draw_params(panels: dict[str, Module], width: float = 8.5):
+def draw_params(panels: dict[str, Module], width: float = 7.4):
     """One panel per model: each param path (``first.weight``) with an arrow to the ``Param``
     object it holds, one box per object (a tied Param is one box with two arrows), labelled
     with the end of its id and its first value; the figure."""
@@ -231,7 +230,7 @@ def draw_params(panels: dict[str, Module], width: float = 8.5):
                         arrowprops={"arrowstyle": "->", "color": "#333333"})
         for param in objects:
             v = float(param.val().to_numpy().ravel()[0])
-            ax.text(0.52, ys[id(param)], f"Param …{param.id[-4:]}\nW[0, 0] = {v:+.4f}",
+            ax.text(0.52, ys[id(param)], f"Param …{param.id[-4:]}\nfirst value {v:+.4f}",
                     family="monospace", fontsize=8, va="center", ha="left",
                     bbox={"boxstyle": "round", "fc": fill, "ec": stroke})
         ax.set_xlim(-0.02, 1.1)

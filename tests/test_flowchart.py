@@ -172,3 +172,30 @@ def test_bad_arguments_are_rejected():
         Flowchart().node("a", shape="hexagon")
     with pytest.raises(ValueError, match="direction"):
         Flowchart("XY")
+
+
+def _width(fc: Flowchart) -> float:
+    return float(parse(fc).get("width"))
+
+
+def test_a_chart_too_wide_for_the_column_is_wrapped_or_turned_to_fit():
+    # a 5-box LR chain of long labels is ~1270 px as asked: its text would show at 7 px
+    labels = [f"step {i}: a rather long label that says what happens" for i in range(5)]
+    wide = Flowchart.chain(labels, direction="LR", fit=False)
+    assert _width(wide) > 1000
+    fitted = Flowchart.chain(labels, direction="LR")
+    assert _width(fitted) <= 752
+    assert node_texts(parse(fitted))["n0"].replace("\n", " ") == labels[0]  # wrapped, whole
+    assert fitted.direction == "LR" and fitted.nodes["n0"] == labels[0]  # as built
+
+
+def test_side_by_side_lanes_are_stacked_in_rows_when_too_wide():
+    fc = Flowchart("TB")
+    for lane in range(4):
+        for step in range(3):
+            fc.node(f"l{lane}s{step}", f"lane {lane} frame {step}\nmodule.some_long_name_{step}",
+                    align="left")
+        fc.edge(f"l{lane}s0", f"l{lane}s1").edge(f"l{lane}s1", f"l{lane}s2")
+    assert _width(fc) <= 752
+    box = node_boxes(parse(fc))
+    assert box["l2s0"][1] > box["l0s2"][1]  # the third lane starts below the first

@@ -13,6 +13,14 @@ This module draws the same pictures with nothing but Python: a layered layout (l
 layers, barycenter ordering, long edges routed through virtual points) written out as one
 self-contained ``<svg>`` element. In a notebook a :class:`Flowchart` displays itself.
 
+A chart is laid out to fit the book's text column (``MAX_WIDTH``, 752 px: the column;
+619 px inside a dropdown), because a wider SVG is scaled down and its 13 px text
+with it (a 1270 px chart showed 7 px text). When the natural layout is wider, :meth:`svg`
+wraps long centred labels at spaces, stacks unconnected lanes (columns drawn side by
+side) in rows, then turns the chart (``LR`` as ``TB``, or the other way), and keeps the
+first layout that fits (else the narrowest);
+``Flowchart(..., fit=False)`` draws exactly as asked.
+
 >>> fc = Flowchart()
 >>> fc.node("lin", "Linear.forward").node("flin", "module.linear")
 Flowchart(direction='TB', nodes=2, edges=0)
@@ -26,7 +34,8 @@ True
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from html import escape
 
 from minidl.debug.flowchart_layout import (
@@ -34,6 +43,7 @@ from minidl.debug.flowchart_layout import (
     FONT_SIZE,
     LINE_H,
     MARGIN,
+    MAX_WIDTH,
     PAD_X,
     LayeredLayout,
     LayoutEdge,
@@ -63,14 +73,19 @@ class Flowchart(LayeredLayout):
 
     Args:
         direction: ``"TB"`` (top to bottom, the burn book's choice) or ``"LR"`` (left to right).
+            The preferred direction: a chart wider than ``MAX_WIDTH`` this way may be drawn
+            the other way (see the module docstring).
         title: optional accessible title (an SVG ``<title>``).
+        fit: wrap labels and turn the chart when needed to stay within ``MAX_WIDTH``, so
+            the text is never shrunk below ~11 px on the page; ``False`` draws as asked.
     """
 
-    def __init__(self, direction: str = "TB", title: str | None = None) -> None:
+    def __init__(self, direction: str = "TB", title: str | None = None, fit: bool = True) -> None:
         if direction not in DIRECTIONS:
             raise ValueError(f"direction must be one of {DIRECTIONS}, got {direction!r}")
         self.direction = direction
         self.title = title
+        self.fit = fit
         self._nodes: dict[str, LayoutNode] = {}
         self._edges: list[LayoutEdge] = []
 
@@ -141,14 +156,64 @@ class Flowchart(LayeredLayout):
         """Centre and size of a node in screen coordinates."""
         return (*self._pt(n.x, n.y), *self._pt(n.w, n.h))
 
+    def _width(self, nodes: dict[str, LayoutNode]) -> float:
+        return max((self._box(n)[0] + self._box(n)[2] / 2 for n in nodes.values()), default=0) + MARGIN
+
+    def _fitted(self) -> tuple[str, int | None, bool]:
+        """The (direction, wrap, pack) to draw with: the first of a few tries whose layout
+        is at most ``MAX_WIDTH`` wide (long labels wrapped, side-by-side lanes stacked in
+        rows, the chart turned), else the narrowest."""
+        asked = self.direction
+        if not getattr(self, "fit", True):
+            return asked, None, False
+        other = "TB" if asked == "LR" else "LR"
+        tries = [(asked, None, False), (asked, 32, False), (asked, 24, False),
+                 (asked, None, True), (asked, 24, True), (other, None, False),
+                 (other, 32, False), (other, 24, False), (other, None, True),
+                 (asked, 16, True), (other, 16, True)]
+        best: tuple[float, str, int | None, bool] | None = None
+        for direction, wrap, pack in tries:
+            if pack and direction != "TB":  # LR parts already stack top to bottom
+                continue
+            with self._drawn_as(direction, wrap, pack):
+                width = self._width(self._layout()[2])
+            if width <= MAX_WIDTH:
+                return direction, wrap, pack
+            if best is None or width < best[0] - 1:
+                best = (width, direction, wrap, pack)
+        assert best is not None
+        return best[1:]
+
+    @contextmanager
+    def _drawn_as(self, direction: str, wrap: int | None = None, pack: bool = False) -> Iterator[None]:
+        """Lay out and draw as ``direction``, labels wrapped at ``wrap``, unconnected parts
+        packed in rows when ``pack``; then restore the chart as built."""
+        asked = self.direction
+        self.direction = direction
+        self._pack_width = MAX_WIDTH if pack else None
+        for n in self._nodes.values():
+            n.wrap = wrap
+        try:
+            yield
+        finally:
+            self.direction = asked
+            self._pack_width = None
+            for n in self._nodes.values():
+                n.wrap = None
+
     def svg(self) -> str:
-        """Render the chart as one self-contained ``<svg>`` element (a string)."""
+        """Render the chart as one self-contained ``<svg>`` element (a string), laid out to
+        fit ``MAX_WIDTH`` when it can (see the module docstring)."""
+        uid = "mdfc-" + hashlib.sha1(self._key().encode()).hexdigest()[:10]
+        with self._drawn_as(*self._fitted()):
+            return self._draw(uid)
+
+    def _draw(self, uid: str) -> str:
         layers, edges, nodes = self._layout()
         shown = [n for n in nodes.values() if not n.virtual]
         right = max((self._box(n)[0] + self._box(n)[2] / 2 for n in nodes.values()), default=0)
         bottom = max((self._box(n)[1] + self._box(n)[3] / 2 for n in nodes.values()), default=0)
         width, height = right + MARGIN, bottom + MARGIN
-        uid = "mdfc-" + hashlib.sha1(self._key().encode()).hexdigest()[:10]
 
         out: list[str] = [
             f'<svg xmlns="http://www.w3.org/2000/svg" class="minidl-flowchart" id="{uid}" '

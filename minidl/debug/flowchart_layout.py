@@ -8,6 +8,7 @@ half, in ``flowchart.py``, draws them as SVG.
 
 from __future__ import annotations
 
+import textwrap
 import unicodedata
 from dataclasses import dataclass, field
 
@@ -20,6 +21,10 @@ GAP_LAYER = 46.0  # between two layers
 GAP_LAYER_LABELLED = 64.0  # between two layers when an edge between them has a label
 MARGIN = 12.0
 EDGE_LABEL_FONT = 12.0
+#: The widest a chart is laid out, in px: the book's text column is 752 px (619 inside a
+#: dropdown), and an SVG wider than its column is scaled down, text and all. Up to 752 px the
+#: 13 px node text stays 13 px in the column (10.7 px at worst in a dropdown).
+MAX_WIDTH = 752.0
 
 
 def text_width(line: str, char_w: float = CHAR_W) -> float:
@@ -39,6 +44,7 @@ class LayoutNode:
     virtual: bool = False
     fill: str | None = None  # None: the theme's colours
     stroke: str | None = None
+    wrap: int | None = None  # wrap centred lines longer than this (characters), at spaces
     layer: int = 0
     order: float = 0.0
     w: float = 0.0
@@ -48,7 +54,15 @@ class LayoutNode:
 
     @property
     def lines(self) -> list[str]:
-        return self.label.split("\n") if self.label else [""]
+        """The drawn lines: the label's, each centred one wrapped at ``wrap`` characters
+        (left-aligned labels are monospace columns and are never wrapped)."""
+        lines = self.label.split("\n") if self.label else [""]
+        if self.wrap is None or self.align == "left":
+            return lines
+        return [part for line in lines
+                for part in (textwrap.wrap(line, self.wrap, break_long_words=False,
+                                           break_on_hyphens=False) or [line]
+                             if len(line) > self.wrap else [line])]
 
 
 @dataclass
@@ -167,7 +181,52 @@ class LayeredLayout:
 
         self._measure(nodes)
         self._place(layers, nodes, up, down, edges)
+        limit = getattr(self, "_pack_width", None)
+        if limit:
+            self._pack(nodes, edges, limit)
         return layers, edges, nodes
+
+    @staticmethod
+    def _pack(nodes: dict[str, LayoutNode], edges: list[LayoutEdge], limit: float) -> None:
+        """Lay unconnected parts (lanes drawn side by side) out in rows, each part whole,
+        in as few rows as keep the chart within ``limit`` across (else one part a row)."""
+        root = {k: k for k in nodes}
+
+        def find(k: str) -> str:
+            while root[k] != k:
+                root[k] = root[root[k]]
+                k = root[k]
+            return k
+
+        for e in edges:
+            for p, q in zip(e.chain, e.chain[1:]):
+                root[find(p)] = find(q)
+        parts: dict[str, list[LayoutNode]] = {}
+        for k, n in nodes.items():
+            parts.setdefault(find(k), []).append(n)
+        if len(parts) < 2:
+            return
+        boxes = []  # (left, top, width, depth, nodes), in the order the layout gave
+        for ns in parts.values():
+            left, top = min(n.x - n.w / 2 for n in ns), min(n.y - n.h / 2 for n in ns)
+            boxes.append((left, top, max(n.x + n.w / 2 for n in ns) - left,
+                          max(n.y + n.h / 2 for n in ns) - top, ns))
+        boxes.sort(key=lambda b: b[0])
+        for n_rows in range(2, len(boxes) + 1):  # fewest rows, parts shared out evenly
+            per_row = -(-len(boxes) // n_rows)
+            rows = [boxes[i:i + per_row] for i in range(0, len(boxes), per_row)]
+            widest = max(sum(b[2] for b in row) + GAP_SIBLING * (len(row) - 1) for row in rows)
+            if widest + 2 * MARGIN <= limit:
+                break
+        y = MARGIN
+        for row in rows:
+            x = MARGIN
+            for left, top, w, _, ns in row:
+                for n in ns:
+                    n.x += x - left
+                    n.y += y - top
+                x += w + GAP_SIBLING
+            y += max(b[3] for b in row) + 1.5 * GAP_LAYER
 
     def _measure(self, nodes: dict[str, LayoutNode]) -> None:
         for n in nodes.values():

@@ -5,7 +5,9 @@ element-wise kind it can write as a scalar expression, of a dtype it generates c
 a result of the block's shape (inputs that broadcast to it)? The reader writes that
 decision. The checker installs it in ``Fusion[Flex]``'s element-wise fuser for one run (a
 fresh plan store, so no plan found with the built-in rule is reused), runs a stream that
-holds a small vector op, an element-wise chain and a square matmul (its result has the
+holds a small vector op, an element-wise chain with a relu in it (``lower_elem``: float inputs,
+a bool result, then ``mask_fill``: a rule that asks every input to have the result's dtype
+splits the chain there) and a square matmul (its result has the
 chain's shape: a rule that tests shapes but not kinds takes it into the block), then the chain
 again with the
 ``[1, d]`` operand on the left of the product (``b.exp() * x``: a rule that tests the first
@@ -39,7 +41,9 @@ broadcasts_to = _broadcasts_to
 dtypes_ok = _dtypes_ok
 
 #: The kinds of the chain the plan must show inside one element-wise block.
-CHAIN = ["mul", "add", "tanh", "mul_scalar"]
+CHAIN = ["mul", "add", "lower_elem", "mask_fill", "tanh", "mul_scalar"]
+#: relu's two ops (its protocol default): a comparison with a bool result, then a fill.
+RELU = ("lower_elem", "mask_fill")
 
 
 def fits(op: OperationIr, shape: tuple[int, ...] | None) -> bool:
@@ -107,6 +111,12 @@ def fits_same_count(op, shape):
     return shape is None or math.prod(op.out.shape) == math.prod(shape)
 
 
+def fits_same_dtype(op, shape):
+    """Asks every input to have the result's dtype: relu's comparison (float inputs, a bool
+    result) and its fill (a bool mask) are refused, and the chain splits at relu."""
+    return fits(op, shape) and all(t.dtype == op.out.dtype for t in op.inputs)
+
+
 #: name → (wrong rule, the verdict kind it must get)
 PLANTED = {
     "accepts every op": (fits_everything, "error"),
@@ -118,6 +128,7 @@ PLANTED = {
     "tests the first input's shape": (fits_first_input, "check"),
     "compares element counts": (fits_same_count, "check"),
     "requires equal input shapes": (fits_equal_inputs, "check"),
+    "requires the result's dtype": (fits_same_dtype, "check"),
 }
 
 
@@ -134,13 +145,13 @@ def _cases() -> st.SearchStrategy:
 
 
 def _stream(dev, case: dict) -> dict:
-    """A [1, d] op, the chain, a matmul, the chain with ``b``'s exp on the left (``g``), then
+    """A [1, d] op, the chain (a relu inside), a matmul, the chain with ``b``'s exp on the left (``g``), then
     ``xf * s + 1`` with ``xf`` the values of ``x`` flat, of shape [n * d] (``k``)."""
     from minidl import Tensor
 
     x, b, w = (Tensor.from_numpy(case[k], dev) for k in ("x", "b", "w"))
     xf = Tensor.from_numpy(case["x"].reshape(-1), dev)
-    h = (x * b.exp() + b).tanh() * case["s"]
+    h = (x * b.exp() + b).relu().tanh() * case["s"]
     out = h.matmul(w)
     g = (b.exp() * x + b).tanh() * case["s"]
     k = xf * case["s"] + 1.0
@@ -186,7 +197,7 @@ def _run(solution, case: dict) -> dict:
 
 def _torch(case: dict) -> dict:
     x, b, w = (torch.from_numpy(case[k]) for k in ("x", "b", "w"))
-    h = torch.tanh(x * b.exp() + b) * case["s"]
+    h = torch.tanh(torch.relu(x * b.exp() + b)) * case["s"]
     return {"h": h, "out": h @ w, "g": torch.tanh(b.exp() * x + b) * case["s"],
             "k": x.reshape(-1) * case["s"] + 1.0, "m": torch.exp(x @ w * case["s"] + 1.0)}
 
@@ -204,9 +215,14 @@ def _one_kernel(solution, case, outputs, trace) -> str | None:
         return None
     shown = "".join(f"\n    {b.fuser or 'on Flex'}: {' + '.join(b.kinds)}" for b in blocks)
     split = any(b.fuser is None and b.kinds and b.kinds[0] in CHAIN[:2] for b in blocks)
+    at_relu = any(b.fuser is None and b.kinds and b.kinds[0] in RELU for b in blocks)
     why = ("\n  The chain's mul and add read b, of shape [1, d]: it broadcasts to the "
            "block's [n, d],\n  so it may join; only the result must have the block's "
            "shape." if split else "")
+    if at_relu and not split:
+        why = ("\n  relu is lower_elem (float inputs, a bool result), then mask_fill (a "
+               "bool mask):\n  one kernel holds values of several dtypes, as dtypes_ok "
+               "allows; do not ask for one dtype.")
     return (f"Rule broken: the chain {' -> '.join(CHAIN)} must be fused into\n"
             f"  one element-wise kernel; the plan ran {len(blocks)} blocks:{shown}{why}")
 
@@ -243,6 +259,8 @@ def exercise(max_examples: int = 8) -> BuildExercise:
             "A block is one loop over one shape: the first op's result fixes it.",
             ("error", "Only kinds in ELEMENTWISE have a scalar expression the kernel can "
              "write."),
+            ("check", "Values of several dtypes live in one kernel: relu's comparison "
+             "has float inputs and a bool result."),
             ("check", "The result must have the block's shape; an input need not: it "
              "must only broadcast to it."),
         ],

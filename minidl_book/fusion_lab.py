@@ -8,6 +8,7 @@ answer whether it runs in page order, alone, or again: :func:`clean` is that sta
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -18,7 +19,8 @@ from minidl.fusion.plan import ExecutionPlanStore
 from minidl.fusion.stream import EAGER_BELOW
 
 __all__ = ["EAGER_BELOW", "block_lines", "both_kernels", "clean", "cnn_step_counts",
-           "cnn_step_ms", "draw_bytes", "draw_stream", "draw_views", "view_blocks", "fresh_store", "kernel_text", "kernels_in", "plot_sweep", "recorded_in_a_step"]
+           "cnn_step_ms", "draw_bytes", "draw_stream", "draw_views", "view_blocks", "fresh_store", "kernel_text", "kernels_in", "plot_sweep", "recorded_in_a_step",
+           "source", "store_chart"]
 
 #: a block's colour by the fuser that took it (``None``: no fuser, run on the inner backend)
 COLOURS = {"elementwise": "tab:blue", "reduce": "tab:orange", "matmul": "tab:green",
@@ -263,6 +265,9 @@ def side_by_side(numba_source: str, wgsl_source: str) -> str:
     the WGSL kernel of the same block does, the op lines (``x0``, ``v0``, ...) paired."""
     left = _body(kernel_text(numba_source).splitlines(), "for i0", 4)
     right = _body(wgsl_source.splitlines(), "let i = ", 2)
+    # shown without numba's casts to float32 and uint64, so both sides fit one page width
+    left = [re.sub(r"np\.uint64\((\w+)\)", r"\1",
+                   re.sub(r"np\.float32\((.*)\)$", r"\1", line)) for line in left]
 
     def split(lines: list[str], first: str) -> tuple[list[str], list[str], list[str]]:
         a = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith(first))
@@ -280,8 +285,11 @@ def side_by_side(numba_source: str, wgsl_source: str) -> str:
     rpost += [""] * (tail - len(rpost))
     rows = list(zip(lp + lc + lpost, rp + rc + rpost, strict=True))
     width = max(len(a) for a, _ in rows) + 1
-    head = [f"{'numba, Fusion[Flex]: all n elements':<{width}}| WGSL, Fusion[Wgpu]: one thread",
-            "-" * width + "+" + "-" * (88 - width - 1)]
+    title = "numba: all n elements"
+    width = max(width, len(title) + 1)
+    right_width = max(len(b) for _, b in rows) + 1
+    head = [f"{title:<{width}}| WGSL: one thread",
+            "-" * width + "+" + "-" * right_width]
     return "\n".join(head + [f"{a:<{width}}| {b}".rstrip() for a, b in rows])
 
 
@@ -442,3 +450,40 @@ def draw_views(blocks: list[tuple[str, list]]):
                   "red: a block ends)", fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def store_chart(store, plan_labels: list[str], title: str | None = None):
+    """The plan store's tree as a :class:`~minidl.debug.flowchart.Flowchart`: one box per op
+    signature (kind and input shape), a path per stored stream, shared while the streams
+    agree; each stored plan a box labelled from ``plan_labels`` in the tree's order."""
+    from minidl.debug.flowchart import Flowchart
+
+    chart = Flowchart("LR", title=title)
+    chart.node("root", "plan store\n(root)")
+    labels = iter(plan_labels)
+    counter = iter(range(10_000))
+
+    def walk(node, name: str) -> None:
+        for signature, child in node.children.items():
+            kind, inputs = signature[0].removeprefix("float_"), signature[1]
+            shape = list(inputs[0].shape) if inputs else []
+            key = f"n{next(counter)}"
+            chart.node(key, f"{kind}\n{shape}")
+            chart.edge(name, key)
+            for _ in child.plans:
+                plan = f"p{next(counter)}"
+                chart.node(plan, next(labels, "plan"))
+                chart.edge(key, plan, dashed=True)
+            walk(child, key)
+
+    walk(store.root, "root")
+    return chart
+
+
+def source(function) -> str:
+    """The source of ``function`` without its comment lines (to fit the page's width)."""
+    import inspect
+    import textwrap
+
+    lines = inspect.getsource(function).splitlines()
+    return textwrap.dedent("\n".join(ln for ln in lines if not ln.lstrip().startswith("#")))

@@ -33,6 +33,8 @@ def test_planted_wrong_rule_gets_its_verdict(planted):
         ladder = build_fuser.exercise().hint_ladder  # the hints this failure opens
         opened = [text for kinds, text in ladder if kinds is None or kind in kinds]
         assert "broadcast" in opened[-1] and not any("ELEMENTWISE" in t for t in opened)
+    if planted == "requires the result's dtype":  # relu: lower_elem's result is bool
+        assert "relu is lower_elem (float inputs, a bool result)" in verdict.text
     if planted == "ignores the shape":
         assert "the result must have the block's shape" in verdict.text
     if kind == "check":

@@ -150,23 +150,59 @@ def count(prediction, truth) -> bool:
     return type(prediction) in (int, float) and prediction == truth
 
 
-def count_or_sum(prediction, truth) -> bool:
-    """:func:`count`, and a sum written out: ``"8 params + 2 running stats"``,
-    ``"8 params and 2 buffers"``, ``"2+2+2+2+2"``, ``"8 + 2 = 10"`` (the number after ``=``
-    when there is one)."""
-    if isinstance(prediction, str) and re.fullmatch(
-            r"\s*\d+[a-z ]*(,\s*\d+[a-z ]*)+\.?\s*", prediction.casefold()):
-        return sum(int(n) for n in re.findall(r"\d+", prediction)) == truth  # "8 params, 2 buffers"
-    if isinstance(prediction, str) and re.search(r"\+|\band\b", prediction):
-        text = prediction.rsplit("=", 1)
-        from minidl_book.exercises import _number_of
+_FILLERS = frozenset("the its their a".split())
 
-        if len(text) == 2 and _number_of(text[1]) is not None:
-            return count(text[1], truth)  # the total the reader wrote decides
-        parts = [re.match(r"\s*(\d+)\b", part)
-                 for part in re.split(r"\+|\band\b", text[0])]
-        return all(parts) and sum(int(m.group(1)) for m in parts) == truth
-    return count(prediction, truth)
+
+def _sum_of(text: str) -> int | float | None:
+    """A written-out sum's total: ``"8 params + 2 buffers"``, ``"2+4+2+2"``, ``"8 params,
+    2 buffers"``, ``"the two weights and two biases"``; None when ``text`` is no sum."""
+    from minidl_book.exercises import _number_of
+
+    if re.fullmatch(r"\s*\d{1,3}(,\d{3})+\s*", text):  # "24,576" is one number
+        return None
+    parts = re.split(r"\+|,|\band\b", text.casefold())
+    if len(parts) < 2:
+        return None
+    total = 0
+    for part in parts:
+        words = [w for w in re.findall(r"[\w.]+", part) if w not in _FILLERS]
+        n = _number_of(words[0]) if words else None
+        if n is None:
+            return None
+        total += n
+    return total
+
+
+def _stated_total(text: str) -> int | float | None:
+    """The total a written count states: a number (:func:`_number_of`), a sum, ``"8 + 2 =
+    10"`` (the total after ``=`` decides), or a number or label with its breakdown,
+    ``"10 (8 params + 2 buffers)"``, ``"4 layers: 2+4+2+2"`` (the breakdown's sum decides;
+    a bare number before it must agree with it)."""
+    from minidl_book.exercises import _number_of
+
+    t = text.strip().rstrip(".")
+    head, eq, tail = t.rpartition("=")
+    if eq and _number_of(tail) is not None:
+        return _number_of(tail)
+    split = re.match(r"^([^:(\u2014]*?)\s*(?::|\(|\u2014)\s*(.+?)\)?$", t)
+    if split:
+        broken = _sum_of(split.group(2))
+        if broken is not None:
+            label = split.group(1)
+            bare = _number_of(label) if not re.search(r"[a-z]", label.casefold()) else None
+            return broken if bare in (None, broken) else None
+        return _number_of(t)
+    total = _sum_of(t)
+    return total if total is not None else _number_of(t)
+
+
+def count_or_sum(prediction, truth) -> bool:
+    """:func:`count`, and a sum written out: ``"8 params + 2 running stats"``, ``"8 params and
+    2 buffers"``, ``"2+2+2+2+2"``, ``"8 + 2 = 10"``, ``"10 (8 params + 2 buffers)"``,
+    ``"4 layers: 2+4+2+2"`` (see :func:`_stated_total`)."""
+    if isinstance(prediction, str):
+        prediction = _stated_total(prediction)
+    return type(prediction) in (int, float) and prediction == truth
 
 
 _FAIL_WORDS = frozenset("error errors fails fail failed failure raises raise raised "
@@ -174,6 +210,8 @@ _FAIL_WORDS = frozenset("error errors fails fail failed failure raises raise rai
 _LOAD_WORDS = frozenset("loads load loaded succeeds succeed success works yes".split())
 _NOT_WORDS = frozenset("no not never doesn't don't won't can't cannot isn't wouldn't couldn't "
                        "didn't shouldn't".split())
+_FAIL_NOUNS = frozenset("error errors exception exceptions failure failures problem "
+                        "problems mismatch".split())
 
 
 #: the params a fresh Net draws at random (the norms' are constants)
@@ -193,15 +231,23 @@ def draws_answer(prediction, truth) -> bool:
 def outcome_answer(prediction, truth: str) -> bool:
     """``"loads"`` or ``"error"``, however written: ``"fails with a shape mismatch"``,
     ``"error (shape mismatch)"``, ``"raises ApplyFailed"``, ``"it won't load"``,
-    ``"no, it fails"``. A negation (not, won't, can't, cannot, no...) flips the next outcome
-    word of its clause; a comma ends the clause, so ``"no, it fails"`` fails; ``"without"``
+    ``"no, it fails"``, ``False`` (the answer to "does it load?"). A leading ``no`` / ``yes``
+    answers the question (``"no it fails"``, ``"No — it raises"``) unless a failure noun
+    follows it (``"no error"`` loads). Elsewhere a negation (not, won't, can't, cannot...)
+    flips the next outcome word of its clause; a comma ends the clause; ``"without"``
     negates only an outcome word right after it (``"fails without validate(False)"`` fails,
-    ``"loads without error"`` loads). An answer whose outcome
-    words disagree, or that has none, is refused."""
+    ``"loads without error"`` loads). An answer whose outcome words disagree, or that has
+    none, is refused."""
+    if isinstance(prediction, bool):
+        return prediction == (truth == "loads")
     if not isinstance(prediction, str):
         return False
     tokens = re.findall(r"[a-z']+|[,;.:!?()]", prediction.casefold().replace("\u2019", "'"))
     votes, negated, without = set(), False, False
+    if tokens and tokens[0] in ("no", "nope") and (
+            len(tokens) == 1 or tokens[1] not in _FAIL_NOUNS):
+        votes.add(True)  # "no": the answer to "does the load succeed?", not a negation
+        tokens = tokens[1:]
     for token in tokens:
         if token in _NOT_WORDS:
             negated = True
@@ -212,8 +258,6 @@ def outcome_answer(prediction, truth: str) -> bool:
         elif not token[0].isalpha():
             negated = False
         without = token == "without"
-    if tokens and tokens[0] == "no" and not votes:
-        votes.add(True)  # "no": the literal answer to "does the load succeed?"
     if len(votes) != 1:
         return False
     return votes.pop() == (truth == "error")
@@ -278,19 +322,27 @@ def changed(before: dict, module: Module) -> int:
     return sum(after[k] != v for k, v in before.items())
 
 
+_NAME = re.compile(r"[a-z_]+(?:\.[a-z_0-9]+)+")
+
+
 def applied_names(prediction, truth: tuple[str, ...]) -> bool:
-    """How many tensors were applied: the number (``1``, ``"1"``, ``"one"``) or the names."""
+    """How many tensors were applied: the number (``1``, ``"1"``, ``"one"``), the names
+    (``"just fc.bias"``), or both (``"1, fc.bias"``, ``"fc.bias only (1)"``): names must be
+    the applied ones, any number beside them their count; a negation is refused."""
     if isinstance(prediction, tuple | list | set | frozenset):
         return set(prediction) == set(truth)
-    from minidl_book.exercises import _number_of
+    from minidl_book.exercises import _NUMBER_WORDS
 
-    if isinstance(prediction, str) and _number_of(prediction) is None:
-        words = prediction.strip().strip(".").split()
-        while words and words[0].lower() in ("just", "only", "the"):
-            words = words[1:]
-        names = {w.strip("`'\",") for w in " ".join(words).split()}
-        return names == set(truth)
-    return count(prediction, len(truth))
+    text = prediction.casefold() if isinstance(prediction, str) else ""
+    names = set(_NAME.findall(text))
+    if not names:
+        return count(prediction, len(truth))
+    if re.search(r"\b(not|no|except|but|without|besides|or)\b", text):
+        return False
+    rest = _NAME.sub(" ", text)
+    numbers = [float(n) for n in re.findall(r"\d+(?:\.\d+)?", rest)]
+    numbers += [_NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", rest) if w in _NUMBER_WORDS]
+    return names == set(truth) and all(n == len(truth) for n in numbers)
 
 
 def draw_file_layouts(pt_path, safetensors_path):
@@ -453,38 +505,26 @@ def draw_load_plan(store, module: Module):
     return fig, arrows
 
 
-def col_trap(store, device: Device) -> list[str]:
-    """A PyTorch ``Linear(2, 4)`` file into a ``LinearLayout.Col`` layer: the load refused
-    while the weight is lazy, accepted once it is drawn, then the forward that breaks."""
-    from minidl.nn import LinearLayout
-    from minidl.store import ApplyFailed
-    from minidl.tensor import TensorCheckError
+def two_columns(left_title: str, left: dict, right_title: str, right: dict) -> None:
+    """Print two ``name → shape`` listings side by side (a checkpoint's keys, a module's
+    slots), each row ``name [shape]``."""
+    from itertools import zip_longest
 
-    col = FcNet(device, LinearLayout.Col)
-    lines = [f"lazy  weight, lazy_shape() {col.fc.weight.lazy_shape()}"]
-    try:
-        store.load_into(col)
-    except ApplyFailed as err:
-        first = next(line for line in str(err).splitlines() if "Shape mismatch" in line)
-        lines.append(f"  load: {first.strip()}")
-    col.fc.weight.val()  # the draw
-    lines.append(f"drawn weight, lazy_shape() {col.fc.weight.lazy_shape()}")
-    loaded = store.load_into(col)
-    lines.append("  load: ok")
-    try:
-        loaded(T(np.ones((3, 2)), device))
-    except TensorCheckError as err:
-        lines.append(f"  forward: {str(err).splitlines()[0]}")
-    print("\n".join(lines))
-    return lines
+    rows = [(left_title, right_title)] + list(zip_longest(
+        [f"{k} {list(v)}" for k, v in left.items()],
+        [f"{k} {list(v)}" for k, v in right.items()], fillvalue=""))
+    width = max(len(r[0]) for r in rows) + 3
+    for a, b in rows:
+        print(f"{a:<{width}}{b}")
 
 
 def draw_misfit_strips(names: list[str], rows: dict[str, tuple[set, str]]):
     """One strip of slots per load order: a slot the failed load replaced is filled, one it
-    left as it was is empty; the strip's outcome written at its end."""
+    left as it was is empty; the strip's outcome written at its end, a legend below."""
     import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
 
-    fig, ax = plt.subplots(figsize=(7.5, 0.55 + 0.6 * len(rows)), dpi=100)
+    fig, ax = plt.subplots(figsize=(7.5, 1.0 + 0.6 * len(rows)), dpi=100)
     for r, (label, (replaced, outcome)) in enumerate(rows.items()):
         y = len(rows) - 1 - r
         for i, name in enumerate(names):
@@ -497,6 +537,12 @@ def draw_misfit_strips(names: list[str], rows: dict[str, tuple[set, str]]):
     for i, name in enumerate(names):
         ax.text(i + 0.45, len(rows) + 0.05, name, rotation=40, ha="left", va="bottom",
                 fontsize=7.5)
+    ax.legend(handles=[Patch(facecolor="#e8a33d", edgecolor="#555555",
+                             label="holds the file's tensor after the failed load"),
+                       Patch(facecolor="#ffffff", edgecolor="#555555",
+                             label="still holds its own value")],
+              loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8.5,
+              frameon=False)
     ax.set_xlim(-3.2, len(names) + 3.6)
     ax.set_ylim(0, len(rows) + 1.4)
     ax.axis("off")

@@ -3,8 +3,8 @@ of LayerNorm's default keep for backward beside PyTorch's one node.
 
 ``trace_route`` runs one forward under ``debug.trace`` and records every Flex op it reaches
 (and, on an autodiff device, the steps its output's graph holds); ``route_chart`` draws
-several such routes side by side, one column each, every box read from the recorded
-frames. ``route_map`` merges backtraces into one path picture
+several such routes as a grid, ``per_row`` side by side in one chart per row, one column
+per route, every box read from the recorded frames. ``route_map`` merges backtraces into one path picture
 (``minidl.debug.merge_paths``); ``steps_picture`` draws an autodiff graph of ``LayerNorm``
 (each step, the ones that keep a tensor for backward highlighted) next to the one node
 PyTorch's ``layer_norm`` records.
@@ -25,7 +25,7 @@ from minidl.debug.flowchart import Flowchart
 
 __trace_hide__ = True
 
-__all__ = ["FLEX_BOTTOM", "LAYER_NORM_STEPS", "Route", "args_at", "route_chart", "route_map",
+__all__ = ["FLEX_BOTTOM", "LAYER_NORM_STEPS", "Route", "RouteGrid", "args_at", "route_chart", "route_map",
            "steps_picture", "trace_route"]
 
 #: the Flex ops at the bottom of the chapter's routes: the first one a forward reaches
@@ -108,7 +108,7 @@ def _boxes(route: Route, named: bool = True) -> list[tuple[str, str]]:
     boxes = [("nn", "\n".join(module)), ("dispatch", "\n".join(dispatch))]
     ad = [(n, note) for n, note in route.above if n.startswith("Autodiff[")]
     if not ad:
-        boxes.append(("none", "no Autodiff layer:\nno graph"))
+        boxes.append(("none", "no Autodiff: no graph"))
     else:
         name, note = ad[0]
         label = name + ("\n(the ModuleOps default)" if note else "")
@@ -116,7 +116,7 @@ def _boxes(route: Route, named: bool = True) -> list[tuple[str, str]]:
         label += f"\nrecords {n} step{'s' * (n != 1)}" + (":" if named else "")
         line = ""
         for op in route.steps if named and route.steps else []:
-            if line and len(line) + len(op) + 2 > 22:
+            if line and len(line) + len(op) + 2 > 27:
                 label += "\n" + line + ","
                 line = ""
             line = f"{line}, {op}" if line else op
@@ -132,34 +132,50 @@ def _boxes(route: Route, named: bool = True) -> list[tuple[str, str]]:
     else:
         own = "Flex." + dispatch[0].removeprefix("Dispatch.")
         assert own not in ops, own
-        shown = ", ".join(o.removeprefix("Flex.") for o in ops[:2])
-        listed = f"\n{shown},\n..." if named else ""
-        boxes.append(("backend", f"{len(route.flex_ops)} Flex ops, one a step:{listed}\n"
+        boxes.append(("backend", f"{len(route.flex_ops)} Flex ops, one per step;\n"
                       f"{own} not entered"))
     return boxes
 
 
-def route_chart(routes: dict, title: str | None = None, unnamed: tuple = ()) -> Flowchart:
-    """Draw ``routes`` (:class:`Route` by any key) side by side, one column each, headed
-    ``"<layer> on <device>"``: the layer's frames, Dispatch, Autodiff (or its absence) and
-    what Flex ran. The routes whose keys are in ``unnamed`` count their steps and Flex ops
-    without naming them (a build-it below asks for them)."""
-    chart = Flowchart("TB", title=title)
-    for c, (route_key, route) in enumerate(routes.items()):
-        device = route.device.removeprefix("Device.")
-        chart.node(f"c{c}h", f"{route.layer} on\n{device}", shape="round", fill="#FFFFFF",
-                   stroke="#616161")
-        prev, skipped = f"c{c}h", False
-        for r, (key, label) in enumerate(_boxes(route, named=route_key not in unnamed)):
-            nid = f"c{c}_{r}"
-            if key == "none":
-                chart.node(nid, label, fill="#FFFFFF", stroke=COLORS["user"][1])
-            else:
-                fill, stroke = COLORS[key]
-                chart.node(nid, label, align="left", fill=fill, stroke=stroke)
-            chart.edge(prev, nid, dashed=key == "none" or skipped)
-            prev, skipped = nid, key == "none"
-    return chart
+class RouteGrid:
+    """Route charts shown one under the other (each a row of routes side by side)."""
+
+    def __init__(self, charts: list[Flowchart]) -> None:
+        self.charts = charts
+
+    def _repr_html_(self) -> str:
+        return "".join(f"<div style='margin-bottom:8px'>{c.svg()}</div>"
+                       for c in self.charts)
+
+
+def route_chart(routes: dict, title: str | None = None, unnamed: tuple = (),
+                per_row: int = 2) -> RouteGrid:
+    """Draw ``routes`` (:class:`Route` by any key) as a grid: ``per_row`` routes side by
+    side in each row, one column each, headed ``"<layer>, <device>"``: the layer's frames,
+    Dispatch, Autodiff (or its absence) and what Flex ran. The routes whose keys are in
+    ``unnamed`` count their steps without naming them (a build-it below asks for them)."""
+    items = list(routes.items())
+    charts = []
+    for start in range(0, len(items), per_row):
+        row = items[start:start + per_row]
+        chart = Flowchart("TB", title=title)
+        for c, (route_key, route) in enumerate(row):
+            device = route.device.removeprefix("Device.")
+            chart.node(f"c{c}h", f"{route.layer}, {device}", shape="round",
+                       fill="#FFFFFF", stroke="#616161")
+            prev, skipped = f"c{c}h", False
+            for r, (key, label) in enumerate(_boxes(route,
+                                                    named=route_key not in unnamed)):
+                nid = f"c{c}_{r}"
+                if key == "none":
+                    chart.node(nid, label, fill="#FFFFFF", stroke=COLORS["user"][1])
+                else:
+                    fill, stroke = COLORS[key]
+                    chart.node(nid, label, align="left", fill=fill, stroke=stroke)
+                chart.edge(prev, nid, dashed=key == "none" or skipped)
+                prev, skipped = nid, key == "none"
+        charts.append(chart)
+    return RouteGrid(charts)
 
 
 def _what(ops: list[str]) -> list[str]:

@@ -71,6 +71,18 @@ class MatmulSwapped(Matmul):
         return d_lhs, d_rhs
 
 
+class MatmulNumpyOperator(Matmul):
+    """Right values, but backward's products are NumPy's ``@`` on the bare arrays."""
+
+    def backward(self, B, grad, state):
+        d_lhs = d_rhs = None
+        if self.tracked[0]:
+            d_lhs = sum_to_shape(B, grad @ B.float_transpose(state["rhs"]), self.shapes[0])
+        if self.tracked[1]:
+            d_rhs = sum_to_shape(B, B.float_transpose(state["lhs"]) @ grad, self.shapes[1])
+        return d_lhs, d_rhs
+
+
 class MatmulNoBatchSum(Matmul):
     """Right products, but a broadcast side gets its gradient with the batch dims left in."""
 
@@ -88,6 +100,7 @@ PLANTED = {
     "keeps both sides always": (MatmulKeepsBoth, "check"),
     "transposes swapped": (MatmulSwapped, "value"),
     "forgets the batch-dim sum": (MatmulNoBatchSum, "shape"),
+    "numpy @ on primitives": (MatmulNumpyOperator, "rule"),
 }
 
 
@@ -179,6 +192,28 @@ def _kept_what_backward_reads(solution, case, outputs, trace) -> str | None:
                                        "nothing" if extra else ""))
 
 
+#: what a product the watch did not see is, for the verdict
+_NO_PRODUCT = ("Rule broken: with {tracked!r} tracked the step needs {need} products (the "
+               "forward's and one per tracked side), and your code called B.float_matmul "
+               "{got} time(s). `@` on the bare arrays a step gets is NumPy's matmul, outside "
+               "the backend: compute every product with B.float_matmul.")
+
+
+def _products_through_B(solution, case, outputs, watch) -> str | None:
+    """Each product through the backend: one ``float_matmul`` call in forward and one per
+    tracked side in backward, made from the reader's code. ``grad @ rhsᵀ`` on the bare
+    ndarrays gives the right numbers but is NumPy's operator, which no call rule sees (the
+    forward's product alone satisfied "must reach Flex.float_matmul"). minidl's own step
+    is library code, whose calls the watch does not list: it is not checked here."""
+    if getattr(solution, "__module__", "").startswith("minidl."):
+        return None
+    need = 1 + sum(TRACKED[case["tracked"]])
+    got = sum(call.name.endswith(".float_matmul") for call in watch.calls)
+    if got >= need:
+        return None
+    return _NO_PRODUCT.format(tracked=case["tracked"], need=need, got=got)
+
+
 def describe_case(case: dict) -> str:
     """A failing case by its shapes (``lhs = f32[2, 3, 4], tracked``): the verdict names the
     element that differs; walls of [2, 3, 4] numbers would not help find a transpose."""
@@ -209,6 +244,8 @@ class _MatmulExercise(BuildExercise):
         verdict = super().verdict_for(solution, case)
         if verdict is not None:
             verdict.inputs = describe_case(case)
+            if verdict.kind == "check" and verdict.text.startswith("Rule broken"):
+                verdict.kind, verdict.rule = "rule", "every product with B.float_matmul"
         return verdict
 
     def find_failure(self, solution):
@@ -240,7 +277,7 @@ def exercise(max_examples: int = 12) -> BuildExercise:
                     must_reach={r"^Flex\.float_matmul$": "compute with the inner backend's "
                                 "B.float_matmul"},
                     no_numpy=True),
-        checks=[_kept_what_backward_reads],
+        checks=[_products_through_B, _kept_what_backward_reads],
         hints=[
             (("check", "error"), "Write out each gradient first: which array does the "
              "gradient of lhs read, and which one the gradient of rhs? keeps returns the "

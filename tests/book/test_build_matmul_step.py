@@ -80,3 +80,46 @@ def test_numpy_in_a_step_gets_a_hint(capsys):
     verdict = build_matmul_step.exercise(max_examples=4).check(cell["NumpyMatmul"])
     assert verdict.kind == "rule" and len(verdict.hints) == 1
     assert "B.float_matmul" in verdict.hints[0]
+
+
+OPERATOR_STEP = """
+from minidl.autodiff import Step
+from minidl.autodiff.step import sum_to_shape
+
+
+class Matmul(Step):
+    def forward(self, B, lhs, rhs):
+        return B.float_matmul(lhs, rhs)
+
+    def keeps(self, tracked):
+        return (("rhs",) if tracked[0] else ()) + (("lhs",) if tracked[1] else ())
+
+    def backward(self, B, grad, state):
+        d_lhs = d_rhs = None
+        if self.tracked[0]:
+            d_lhs = sum_to_shape(B, grad @ B.float_transpose(state["rhs"]), self.shapes[0])
+        if self.tracked[1]:
+            d_rhs = sum_to_shape(B, B.float_transpose(state["lhs"]) @ grad, self.shapes[1])
+        return d_lhs, d_rhs
+"""
+
+
+def test_numpy_operator_in_backward_is_refused_and_never_plugged_in(capsys):
+    """``grad @ B.float_transpose(rhs)``: NumPy's ``@`` on the bare arrays gives the right
+    values and the forward's B.float_matmul met "must reach": it passed, was plugged in, and
+    the chapter's later backtrace of Flex.float_matmul in backward found no hit. Refused as
+    a rule, with the B.float_matmul hint; plug_in keeps the book's step."""
+    from minidl.autodiff.ops import arithmetic
+    from minidl_book.tour_path import plug_in
+
+    cell = {}
+    exec(compile(OPERATOR_STEP, "<cell>", "exec"), cell)  # the reader's code, as in a cell
+    ex = build_matmul_step.exercise(max_examples=10)
+    verdict = ex.check(cell["Matmul"])
+    assert verdict.kind == "rule" and "NumPy's matmul" in verdict.text
+    assert "B.float_matmul" in verdict.hints[0]
+    try:
+        assert plug_in(cell["Matmul"], ex) is build_matmul_step.Matmul
+        assert "does not pass" in capsys.readouterr().out
+    finally:
+        arithmetic.Matmul = LibraryMatmul

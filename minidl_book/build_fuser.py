@@ -17,7 +17,10 @@ element-wise kernel. Last comes an op on ``x`` flat, ``[n * d]``: as many elemen
 the chain's ``[n, d]``, another shape (a rule that compares element counts would take it into
 the chain's block, whose loop indexes every tensor with ``[n, d]``: the checker keeps any op of
 another shape out of a block and says so). Then ``exp(x @ w * s + 1)``: a matmul that opens a
-block (a rule that tests the kind only once the block has a shape takes it in).
+block (a rule that tests the kind only once the block has a shape takes it in). Last,
+``x`` cast to float16, doubled, cast back: the kernels are generated for float32, float64 and
+bool only (a rule without ``dtypes_ok`` takes the float16 ops; the checker keeps them out and
+says so, as the real generator would raise ``NotImplementedError``).
 """
 
 from __future__ import annotations
@@ -111,6 +114,13 @@ def fits_same_count(op, shape):
     return shape is None or math.prod(op.out.shape) == math.prod(shape)
 
 
+def fits_any_dtype(op, shape):
+    """No dtype test: the float16 ops join a block no generator writes code for."""
+    shape = op.out.shape if shape is None else shape
+    fits_shape = all(broadcasts_to(t.shape, shape) for t in op.inputs)
+    return op.kind in ELEMENTWISE and op.out.shape == shape and fits_shape
+
+
 def fits_same_dtype(op, shape):
     """Asks every input to have the result's dtype: relu's comparison (float inputs, a bool
     result) and its fill (a bool mask) are refused, and the chain splits at relu."""
@@ -129,6 +139,7 @@ PLANTED = {
     "compares element counts": (fits_same_count, "check"),
     "requires equal input shapes": (fits_equal_inputs, "check"),
     "requires the result's dtype": (fits_same_dtype, "check"),
+    "no dtype test": (fits_any_dtype, "check"),
 }
 
 
@@ -156,8 +167,9 @@ def _stream(dev, case: dict) -> dict:
     g = (b.exp() * x + b).tanh() * case["s"]
     k = xf * case["s"] + 1.0
     m = (x.matmul(w) * case["s"] + 1.0).exp()  # a matmul opens a block
+    half = (x.cast("float16") * 2.0).cast("float32")  # no kernel is generated for float16
     return {"h": h.to_numpy(), "out": out.to_numpy(), "g": g.to_numpy(), "k": k.to_numpy(),
-            "m": m.to_numpy()}
+            "m": m.to_numpy(), "half": half.to_numpy()}
 
 
 def _run(solution, case: dict) -> dict:
@@ -175,9 +187,13 @@ def _run(solution, case: dict) -> dict:
     processor = stream.processor
     fusers, store = processor.explorer.fusers, processor.store
     mixed: list[tuple] = []
+    odd_dtype: list[tuple] = []
 
     def guarded(op, shape):  # an op of another shape is noted and kept out: its loop would
         ok = solution(op, shape)  # index out of bounds, not just compute a wrong value
+        if ok and not dtypes_ok(op):  # no generator writes code for it: kept out, noted
+            odd_dtype.append((op.kind, [str(t.dtype) for t in (*op.inputs, op.out)]))
+            return False
         if ok and shape is not None and tuple(op.out.shape) != tuple(shape):
             mixed.append((op.kind, tuple(op.out.shape), tuple(shape)))
             return False
@@ -192,14 +208,15 @@ def _run(solution, case: dict) -> dict:
         plan = fusion_plan(backend=FusionFlex)
     finally:
         processor.explorer.fusers, processor.store = fusers, store
-    return {**out, "_blocks": plan.blocks, "_mixed": mixed}
+    return {**out, "_blocks": plan.blocks, "_mixed": mixed, "_dtype": odd_dtype}
 
 
 def _torch(case: dict) -> dict:
     x, b, w = (torch.from_numpy(case[k]) for k in ("x", "b", "w"))
     h = torch.tanh(torch.relu(x * b.exp() + b)) * case["s"]
     return {"h": h, "out": h @ w, "g": torch.tanh(b.exp() * x + b) * case["s"],
-            "k": x.reshape(-1) * case["s"] + 1.0, "m": torch.exp(x @ w * case["s"] + 1.0)}
+            "k": x.reshape(-1) * case["s"] + 1.0, "m": torch.exp(x @ w * case["s"] + 1.0),
+            "half": (x.half() * 2.0).float()}
 
 
 def _eager_flex(case: dict) -> dict:
@@ -238,6 +255,16 @@ def _one_shape(solution, case, outputs, trace) -> str | None:
             f"(the checker kept the op out, or the kernel would read out of bounds):\n  {why}.")
 
 
+def _fusable_dtypes(solution, case, outputs, trace) -> str | None:
+    if not outputs["_dtype"]:
+        return None
+    kind, dtypes = outputs["_dtype"][0]
+    return (f"Rule broken: your rule let {kind} ({' -> '.join(dtypes)}) join a block.\n"
+            "  The generators write kernels for float32, float64 and bool only (the "
+            "checker kept\n  the op out, or the launch would raise NotImplementedError): "
+            "test dtypes_ok(op).")
+
+
 def _fixed_case() -> dict:
     """A case always tried first: every planted rule fails on it whatever hypothesis draws
     (x square, so a matmul's result has the block's shape and only its kind keeps it out)."""
@@ -254,7 +281,7 @@ def exercise(max_examples: int = 8) -> BuildExercise:
         run=_run,
         references=[Reference("eager Flex", _eager_flex, rtol=1e-5, atol=1e-6),
                     Reference("PyTorch", _torch, rtol=1e-5, atol=1e-5)],
-        checks=[_one_shape, _one_kernel],
+        checks=[_fusable_dtypes, _one_shape, _one_kernel],
         hints=[
             "A block is one loop over one shape: the first op's result fixes it.",
             ("error", "Only kinds in ELEMENTWISE have a scalar expression the kernel can "

@@ -67,13 +67,27 @@ def kernels_in(fn: Callable[[], Any]) -> int:
     return sum(len(p.kernels) for p in debug.fusion_history(since=start))
 
 
-def kernel_text(source: str, passes: tuple[str, ...] = ()) -> str:
+def kernel_text(source: str, passes: tuple[str, ...] = (), plain: bool = False) -> str:
     """The sequential kernel of a generated file (``kernel_par`` is the same loop with
     ``prange``), without the file's imports; ``passes``: a comment for each inner loop over a
-    row (``for k…``), in order."""
+    row (``for k…``), in order. ``plain``: without the decorator, numba's casts to float32
+    and uint64, and the offsets that are 0 (as :func:`side_by_side` shows its kernels)."""
     lines = source.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("def kernel_seq"))
     lines = lines[start - 1:]
+    if plain:
+        zero = {m[1] for line in lines for m in [re.fullmatch(r"\s*(offset\d+) = 0", line)] if m}
+        kept = []
+        for line in lines[1:]:
+            line = re.sub(r"np\.uint64\((.*?)\)\]", r"\1]",
+                          re.sub(r"np\.float32\((.*)\)$", r"\1", line))
+            for name in zero:
+                line = line.replace(f"{name} + ", "")
+            lhs, _, rhs = line.strip().partition(" = ")
+            if lhs in zero or lhs == rhs:
+                continue
+            kept.append(line)
+        lines = kept
     notes = iter(passes)
     for i, line in enumerate(lines):
         if line.lstrip().startswith("for k"):
@@ -309,6 +323,9 @@ def plot_two_devices(cpu, gpu):
                     label="GPU: Wgpu time / Fusion[Wgpu] time")
     axis.axhline(1, color="0.5", lw=0.8)
     axis.text(cpu.sizes[0], 1.08, "fusion faster above this line", fontsize=8, color="0.4")
+    axis.axvline(EAGER_BELOW, color="tab:blue", lw=0.8, ls="--")
+    axis.text(EAGER_BELOW * 1.15, 0.12, f"CPU device's threshold\n({EAGER_BELOW:,}: see below)",
+              fontsize=8, color="tab:blue", transform=axis.get_xaxis_transform())
     axis.set(xlabel="float32 elements", ylabel="speedup of fusing (eager / fused)")
     axis.set_title("the bytes section's chain on each device, eager against fused", fontsize=9)
     axis.legend(fontsize=8, loc="upper left")
@@ -316,10 +333,15 @@ def plot_two_devices(cpu, gpu):
     return fig
 
 
-def both_kernels(plan, chain: Callable[[Any], Any], x) -> tuple[str, Any]:
+def _y_chain(t):
+    return ((t * 2.0 + 1.0).relu() - 0.5).exp()
+
+
+def both_kernels(plan, x, chain: Callable[[Any], Any] = _y_chain) -> tuple[str, Any]:
     """The numba kernel of ``plan`` (the first generated one) beside the WGSL kernel
-    ``Fusion[Wgpu]`` writes when ``chain`` runs on ``x``'s values on the GPU device; without a
-    WebGPU adapter, the numba kernel alone. Returns the text and the GPU plan (or ``None``)."""
+    ``Fusion[Wgpu]`` writes when ``chain`` (the chapter's ``y`` chain unless given) runs on
+    ``x``'s values on the GPU device; without a WebGPU adapter, the numba kernel alone.
+    Returns the text and the GPU plan (or ``None``)."""
     import numpy as np
 
     from minidl import Tensor

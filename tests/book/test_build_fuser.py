@@ -35,8 +35,12 @@ def test_planted_wrong_rule_gets_its_verdict(planted):
         assert "broadcast" in opened[-1] and not any("ELEMENTWISE" in t for t in opened)
     if planted == "requires the result's dtype":  # relu: lower_elem's result is bool
         assert "relu is lower_elem (float inputs, a bool result)" in verdict.text
+    if planted == "no dtype test":  # a float16 chain: no generator writes its kernel
+        assert "let cast (float32 -> float16) join a block" in verdict.text
+        assert "test dtypes_ok(op)" in verdict.text
     if planted == "ignores the shape":
         assert "the result must have the block's shape" in verdict.text
     if kind == "check":
         assert ("must be fused into\n  one element-wise kernel" in verdict.text
-                or "join a block of shape" in verdict.text)
+                or "join a block of shape" in verdict.text
+                or "join a block.\n" in verdict.text)

@@ -14,7 +14,8 @@ The checker runs the reader's function and minidl's own ``plan_apply`` on the sa
 file (a Linear, a BatchNorm and a LayerNorm against a PyTorch state dict with generated sizes
 and misfits) and compares every list (in any order) and every array of ``values``. Planted
 slips, each with its own hint: dtype never compared, the adapter's alternative name never
-tried, the shape compared before the adapter runs, a value written before its checks (burn's
+tried, the alternative name tried instead of the slot's own (a file saved with minidl's
+``gamma``/``beta``), the shape compared before the adapter runs, a value written before its checks (burn's
 order: what fails is already half-applied), ``num_batches_tracked`` counted as unused, unused
 keys found by name instead of by what was taken.
 """
@@ -50,10 +51,11 @@ def slots_for(d_in: int, d_out: int, channels: int) -> list[TensorSlot]:
 
 def file_for(d_in: int, d_out: int, channels: int, *, seed: int = 0, drop: str | None = None,
              wide: str | None = None, f64: str | None = None, extra: bool = False,
-             counter: bool = True) -> dict[str, np.ndarray]:
+             counter: bool = True, own: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
     """The PyTorch state dict of the same layers (``[out, in]`` weights, norms' ``weight`` /
     ``bias``), with misfits: a key dropped, a tensor one wider, one in float64, an extra
-    ``head.weight``, BatchNorm's ``num_batches_tracked``."""
+    ``head.weight``, BatchNorm's ``num_batches_tracked``. The norms named in ``own`` (``"bn"``,
+    ``"ln"``) keep minidl's own names, ``gamma`` / ``beta``, as a file saved by minidl does."""
     rng = np.random.default_rng(seed)
     shapes = {"fc.weight": (d_out, d_in), "fc.bias": (d_out,), "bn.weight": (channels,),
               "bn.bias": (channels,), "bn.running_mean": (channels,),
@@ -67,6 +69,9 @@ def file_for(d_in: int, d_out: int, channels: int, *, seed: int = 0, drop: str |
         if key == wide:
             shape = shape[:-1] + (shape[-1] + 1,)
         array = rng.standard_normal(shape).astype(np.float64 if key == f64 else np.float32)
+        layer, _, name = key.partition(".")
+        if layer in own and name in ("weight", "bias"):
+            key = f"{layer}.{'gamma' if name == 'weight' else 'beta'}"
         file[key] = array
     if counter:
         file["bn.num_batches_tracked"] = np.array(3, dtype=np.int64)
@@ -137,6 +142,27 @@ def no_alternative_name(slots, source, adapter):
             continue
         taken.add(slot.path)
         array = adapter.adapt(source[slot.path], slot)
+        if array.shape != slot.shape:
+            result.errors.append(ShapeMismatch(slot.path, slot.shape, array.shape))
+        elif array.dtype.name != slot.dtype:
+            result.errors.append(DTypeMismatch(slot.path, slot.dtype, array.dtype.name))
+        else:
+            result.values[slot.path] = array
+            result.applied.append(slot.path)
+    return _sorted_rest(result, source, taken, adapter)
+
+
+def alternative_name_only(slots, source, adapter):
+    """A slot with an alternative name is looked up under it only, never under its own."""
+    result, taken = ApplyResult(), set()
+    for slot in slots:
+        alt = adapter.alternative_name(slot.name, slot.module_type)
+        key = slot.path if alt is None else f"{slot.path.rpartition('.')[0]}.{alt}"
+        if key not in source:
+            result.missing.append(slot.path)
+            continue
+        taken.add(key)
+        array = adapter.adapt(source[key], slot)
         if array.shape != slot.shape:
             result.errors.append(ShapeMismatch(slot.path, slot.shape, array.shape))
         elif array.dtype.name != slot.dtype:
@@ -244,6 +270,8 @@ def unused_by_name(slots, source, adapter):
 PLANTED = {
     "dtype never compared": (no_dtype_check, "check", "dtype"),
     "alternative name never tried": (no_alternative_name, "check", "alternative name"),
+    "alternative name only, own name never tried": (alternative_name_only, "check",
+                                                     "own name first"),
     "shape compared before the adapter": (shape_before_adapter, "check", "before the adapter"),
     "value written before its checks": (built_before_checked, "check", "built before checked"),
     "num_batches_tracked counted as unused": (counter_unused, "check", "ignored"),
@@ -258,10 +286,10 @@ def _describe(slots, source) -> tuple[str, str]:
     return module, file
 
 
-def _case(dims, seed, drop, wide, f64, extra, counter) -> dict:
+def _case(dims, seed, drop, wide, f64, extra, counter, own=()) -> dict:
     slots = slots_for(*dims)
     source = file_for(*dims, seed=seed, drop=drop, wide=wide, f64=f64, extra=extra,
-                      counter=counter)
+                      counter=counter, own=own)
     module, file = _describe(slots, source)
     return {"module": module, "file": file, "_slots": slots, "_source": source}
 
@@ -273,14 +301,16 @@ _KEYS = ("fc.weight", "fc.bias", "bn.weight", "bn.bias", "bn.running_mean", "bn.
 def _cases() -> st.SearchStrategy:
     maybe = st.one_of(st.none(), st.sampled_from(_KEYS))
     dims = st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 4))
+    own = st.sampled_from([(), ("bn",), ("ln",), ("bn", "ln")])
     return st.builds(_case, dims, st.integers(0, 1000), maybe, maybe, maybe, st.booleans(),
-                     st.booleans())
+                     st.booleans(), own)
 
 
 def _fixed_cases() -> list[dict]:
     """Cases always tried first: every planted slip fails on them whatever hypothesis draws."""
     return [_case((3, 2, 4), 0, "ln.bias", "fc.bias", "bn.running_var", True, True),
-            _case((2, 2, 2), 1, None, None, None, False, True)]
+            _case((2, 2, 2), 1, None, None, None, False, True),
+            _case((3, 2, 4), 2, None, None, None, False, True, own=("bn", "ln"))]
 
 
 def apply_run(solution, case: dict) -> dict:
@@ -308,6 +338,10 @@ def _diagnosis(got, want, field: str) -> str:
     if dtype_paths & got_applied:
         return (f" {sorted(dtype_paths & got_applied)} went to applied with the file's dtype: "
                 "a tensor whose dtype is not the slot's must be an error.")
+    own_missing = sorted(set(_names(got, "missing") or []) & got_unused)
+    if own_missing:
+        return (f" {own_missing} are in the file under the slot's own name, yet the plan "
+                "calls them missing and the key unused.")
     alt_missing = [p for p in (_names(got, "missing") or []) if p in want.applied
                    or any(getattr(e, "path", None) == p for e in want.errors)]
     if alt_missing:
@@ -368,6 +402,10 @@ HINTS = {
         "A norm's slot is gamma, PyTorch's file says weight. When the slot's own path is "
         "not in the file, ask adapter.alternative_name(slot.name, slot.module_type).",
     ],
+    "own name first": [
+        "A file saved by minidl already says bn.gamma. Look the slot's own path up first; "
+        "only when it is absent try adapter.alternative_name(slot.name, slot.module_type).",
+    ],
     "before the adapter": [
         "PyTorch stores a Linear weight [out, in]; the slot holds [in, out]. Run "
         "adapter.adapt(array, slot) first, then compare the shape.",
@@ -388,6 +426,7 @@ HINTS = {
 
 _CAUSES = [
     ("dtype", _cause("with the file's dtype")),
+    ("own name first", _cause("under the slot's own name")),
     ("alternative name", _cause("under the name the adapter gives")),
     ("before the adapter", _cause("before the adapter ran")),
     ("built before checked", _cause("half-applied")),

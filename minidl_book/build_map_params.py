@@ -218,6 +218,31 @@ def map_setattr_copy(module, fn):
     return go(module)
 
 
+def map_setattr_original(module, fn):
+    """Right values, but ``setattr(module, name, ...)`` on the module it was handed: the
+    caller's model changes under it (the verdict must say so, not only "setattr")."""
+    done = {}
+
+    def go(value):
+        if isinstance(value, Param):
+            if value.is_flag():
+                return value
+            if value.id not in done:
+                done[value.id] = value.with_value(fn(value.val()))
+            return done[value.id]
+        if isinstance(value, Module):
+            for name, field in value.named_fields():
+                setattr(value, name, go(field))
+            return value
+        if isinstance(value, list | tuple):
+            return type(value)(go(item) for item in value)
+        if isinstance(value, dict):
+            return {key: go(item) for key, item in value.items()}
+        return value
+
+    return go(module)
+
+
 def map_by_library(module, fn):
     """Hands the work to the library's own Module.map."""
     from minidl.module.visitor import ModuleMapper
@@ -275,6 +300,7 @@ PLANTED = {
     "tuple rebuilt as a list": (map_tuple_as_list, "check"),
     "sorted dict keys": (map_sorted_dict_keys, "check"),
     "setattr on a copy": (map_setattr_copy, "rule"),
+    "setattr on the original": (map_setattr_original, "rule"),
 }
 
 
@@ -292,14 +318,30 @@ class _Fn:
         return value * 2.0 + 1.0
 
 
+#: Whether the last run's map changed the module it was handed (a setattr verdict then
+#: names that bug, not only the computed name).
+_LAST_RUN = {"mutated": False}
+
+
+def _mutated(model, before: dict, fields: dict) -> bool:
+    after = _leaves(model)
+    if any(after.get(path) is not leaf for path, leaf in before.items()):
+        return True
+    return any(dict(vars(m)) != fields.get(path) for path, m in _modules(model).items())
+
+
 def _run(solution, case: dict) -> dict:
+    _LAST_RUN["mutated"] = False
     device = Device.flex()
     device.seed(7)
     model = MODELS[case["model"]](device)
     before = _leaves(model)
     fields = {path: dict(vars(m)) for path, m in _modules(model).items()}
     fn = _Fn()
-    new = solution(model, fn)
+    try:
+        new = solution(model, fn)
+    finally:
+        _LAST_RUN["mutated"] = _mutated(model, before, fields)
     return {"module": np.array([isinstance(new, Module)]), "_new": new, "_model": model,
             "_before": before, "_fields": fields, "_fn": fn}
 
@@ -424,9 +466,17 @@ _CAUSES = [
         "Never assign into the old module, list or dict: build new ones, "
         "with_fields(module, {name: new value}) for a module, [go(v) for v in a_list], "
         "{key: go(v) for key, v in a_dict.items()}."]),
+    ("setattr on the original",
+     lambda v: "the checker cannot read" in v.text and _LAST_RUN["mutated"], [
+         "Your setattr wrote into the module you were handed: the caller still holds that "
+         "model (a training loop keeps the old one until the step returns) and it changed "
+         "under it. Build a new module: with_fields(module, {name: new value, ...}) copies "
+         "module (constants kept) and replaces those fields."]),
     ("setattr", lambda v: "the checker cannot read" in v.text, [
-        "Copy a module with with_fields(module, {name: new value, ...}): it copies "
-        "module (constants kept) and replaces those fields, with no setattr."]),
+        "setattr on a copy would be right, but the checker refuses setattr with a computed "
+        "name (it could reach any attribute, the library's own map too). Copy a module "
+        "with with_fields(module, {name: new value, ...}): it copies module (constants "
+        "kept) and replaces those fields."]),
     ("new id", lambda v: "got a new id" in v.text, [
         "param.with_value(new_value) (or param.map(fn)) makes a Param with the same id."]),
     ("not mapped", lambda v: "was not mapped" in v.text, [

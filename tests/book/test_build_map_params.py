@@ -45,6 +45,8 @@ def test_planted_solution_gets_its_verdict(planted):
     ("sorted dict keys", "another order", "never sorted"),
     # copy.copy + setattr(new, name, ...): refused by the rules; the hint names with_fields
     ("setattr on a copy", "cannot read", "with_fields"),
+    # setattr(module, name, ...) on the module handed in: the hint names the real bug
+    ("setattr on the original", "cannot read", "the module you were handed"),
 ])
 def test_each_slip_gets_its_own_verdict_and_hint(planted, words, hint, capsys):
     ex = build_map_params.exercise(max_examples=2)

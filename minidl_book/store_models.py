@@ -191,9 +191,47 @@ def _stated_total(text: str) -> int | float | None:
             label = split.group(1)
             bare = _number_of(label) if not re.search(r"[a-z]", label.casefold()) else None
             return broken if bare in (None, broken) else None
-        return _number_of(t)
+        aside = _aside_total(split.group(1), split.group(2))
+        if aside is False:
+            return None
+        return aside if aside is not None else _number_of(t)
     total = _sum_of(t)
     return total if total is not None else _number_of(t)
+
+
+_NEGATED_NUMBER = re.compile(
+    r"[\s,;:\u2014\u2013-]*\(?\s*\b(?:not|rather than|instead of)\s+([\w.]+)\s*\)?")
+
+
+def _drop_negated(text: str) -> str:
+    """``"10 — not 11"`` → ``"10"``: a number the answer rules out is no part of it."""
+    from minidl_book.exercises import _number_of
+
+    return _NEGATED_NUMBER.sub(
+        lambda m: "" if _number_of(m.group(1)) is not None else m.group(0), text)
+
+
+def _numbers_in(text: str) -> list[float]:
+    from minidl_book.exercises import _NUMBER_WORDS
+
+    found = [float(n) for n in re.findall(r"\d+(?:\.\d+)?", text)]
+    return found + [_NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", text.casefold())
+                    if w in _NUMBER_WORDS]
+
+
+def _aside_total(label: str, aside: str):
+    """``"once per param: 4"`` → 4; ``"10 (with num_batches_tracked 11)"`` → False: an aside
+    naming a second count at least as large is a hedge, not a breakdown; None: no number."""
+    lab, asd = _numbers_in(label), _numbers_in(aside)
+    if not asd:
+        return None
+    if not lab or (re.search(r"[a-z]", label.casefold()) and len(asd) == 1
+                   and len(aside.split()) == 1):  # "once per param: 4"
+        return asd[0] if len(set(asd)) == 1 else None
+    if len(set(lab)) == 1 and (set(asd) == set(lab) or max(asd) < lab[0] or re.search(
+            r"[\u00d7*]|\bx\b|\bper\b|\beach\b|\btimes\b", aside)):
+        return lab[0]  # "10: conv 2, ...": parts of it
+    return False  # a second count as large as the answer: a hedge
 
 
 def count_or_sum(prediction, truth) -> bool:
@@ -201,7 +239,7 @@ def count_or_sum(prediction, truth) -> bool:
     2 buffers"``, ``"2+2+2+2+2"``, ``"8 + 2 = 10"``, ``"10 (8 params + 2 buffers)"``,
     ``"4 layers: 2+4+2+2"`` (see :func:`_stated_total`)."""
     if isinstance(prediction, str):
-        prediction = _stated_total(prediction)
+        prediction = _stated_total(_drop_negated(prediction))
     return type(prediction) in (int, float) and prediction == truth
 
 
@@ -212,6 +250,9 @@ _NOT_WORDS = frozenset("no not never doesn't don't won't can't cannot isn't woul
                        "didn't shouldn't".split())
 _FAIL_NOUNS = frozenset("error errors exception exceptions failure failures problem "
                         "problems mismatch".split())
+
+
+_AUX = frozenset("does do will would can could did is".split())
 
 
 #: the params a fresh Net draws at random (the norms' are constants)
@@ -243,21 +284,30 @@ def outcome_answer(prediction, truth: str) -> bool:
     if not isinstance(prediction, str):
         return False
     tokens = re.findall(r"[a-z']+|[,;.:!?()]", prediction.casefold().replace("\u2019", "'"))
-    votes, negated, without = set(), False, False
+    votes, negated, without, aux = set(), False, False, False
+    if re.match(r"\s*(?:no\W*)?(?:not without|only with)\b", prediction.casefold()):
+        votes.add(True)  # "not without validate(False)": alone, it fails
     if tokens and tokens[0] in ("no", "nope") and (
             len(tokens) == 1 or tokens[1] not in _FAIL_NOUNS):
         votes.add(True)  # "no": the answer to "does the load succeed?", not a negation
         tokens = tokens[1:]
+    before = ""
     for token in tokens:
         if token in _NOT_WORDS:
             negated = True
+            aux = token != "not" or before in _AUX  # "it does not", "it doesn't"
         elif token in _FAIL_WORDS or token in _LOAD_WORDS:
             fails = token in _FAIL_WORDS
             votes.add(fails != (negated or (without and fails)))  # True: the load fails
-            negated = False
+            negated = aux = False
         elif not token[0].isalpha():
-            negated = False
+            if aux:  # "it does not, ...": the answer to "does it load?"
+                votes.add(True)
+            negated = aux = False
         without = token == "without"
+        before = token
+    if aux:
+        votes.add(True)
     if len(votes) != 1:
         return False
     return votes.pop() == (truth == "error")
@@ -334,9 +384,13 @@ def applied_names(prediction, truth: tuple[str, ...]) -> bool:
     from minidl_book.exercises import _NUMBER_WORDS
 
     text = prediction.casefold() if isinstance(prediction, str) else ""
+    text = re.sub(r"\b(weight|bias|gamma|beta|running_mean|running_var) of (?:the )?([a-z_]+)",
+                  r"\2.\1", text)  # "the bias of fc" is fc.bias
+    text = re.sub(r"\s*\b(?:out )?of (?:the )?(?:\d+|[a-z]+)(?: tensors| file tensors)?\b",
+                  lambda m: "" if _numbers_in(m.group(0)) else m.group(0), text)  # "1 of 10"
     names = set(_NAME.findall(text))
     if not names:
-        return count(prediction, len(truth))
+        return count(text if isinstance(prediction, str) else prediction, len(truth))
     if re.search(r"\b(not|no|except|but|without|besides|or)\b", text):
         return False
     rest = _NAME.sub(" ", text)

@@ -48,3 +48,29 @@ def test_applied_names_reads_count_and_names_together(answer):
                                     "fc.bias, fc.weight", "eight", 0])
 def test_applied_names_refuses_wrong_names_or_counts(answer):
     assert not applied_names(answer, ("fc.bias",))
+
+
+@pytest.mark.parametrize("answer, ok", [
+    ("10 — not 11", True), ("10, not 11", True),
+    ("10 (with num_batches_tracked 11)", False), ("10 (11 with the counter)", False)])
+def test_ex1_a_negated_second_count_passes_a_hedge_does_not(answer, ok):
+    assert count_or_sum(answer, 10) is ok
+
+
+def test_ex2_a_label_then_the_count():
+    assert draws_answer("once per param: 4", 4)
+    assert not draws_answer("once per param: 8", 4)
+
+
+@pytest.mark.parametrize("answer, ok", [
+    ("it does not, the shapes differ", True), ("not without validate(False)", True),
+    ("it doesn't", True), ("it does", False), ("loads without error", False)])
+def test_ex3_does_not_answers_the_question(answer, ok):
+    assert outcome_answer(answer, "error") is ok
+
+
+@pytest.mark.parametrize("answer, ok", [
+    ("1 of 10", True), ("only the bias of fc", True), ("2 of 10", False),
+    ("only the weight of fc", False)])
+def test_ex4_count_of_total_and_bias_of_fc(answer, ok):
+    assert applied_names(answer, ("fc.bias",)) is ok

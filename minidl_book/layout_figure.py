@@ -362,7 +362,7 @@ def draw_arc_count():
     ax.text(0.90, 0.80, "z", ha="center", va="center", fontsize=10, bbox=handle)
     arrow(ax, (0.22, 0.70), (0.45, 0.57), "grey", "--")
     arrow(ax, (0.88, 0.72), (0.68, 0.57))
-    ax.text(0.55, 0.06, "count 1, x in row order, y not broadcast:\n"
+    ax.text(0.55, 0.06, "count 1, x in row order:\n"
             "add writes the sum in place",
             ha="center", fontsize=9, color="tab:green")
     ax.set_title("let z = x + y;", fontsize=10, family="monospace", loc="left")

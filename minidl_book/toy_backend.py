@@ -1,16 +1,17 @@
 """The tensors-and-backends chapter's closing assembly: a backend whose engine is the reader's.
 
-The chapter's four build-its are the parts of one small backend. Its primitive is a
+The chapter's five build-its are the parts of one small backend. Its primitive is a
 :class:`Strided` tensor: a flat NumPy buffer, an offset, a shape and strides (in elements).
 The page shows the subclass that holds the layout: ``values`` reads through the reader's
 ``read_view`` (``float_into_data`` wraps it), ``float_reshape`` asks the reader's
 ``reshape_strides`` for a view (and copies when it says ``None``), ``float_expand`` takes the
-reader's ``broadcast_strides``, and ``log_softmax`` is the reader's protocol default; the
+reader's ``broadcast_strides``, ``zip`` (the four element-wise ops) runs the reader's
+``zip_op`` and writes its values into a new buffer, and ``log_softmax`` is the reader's
+protocol default; the
 page writes them as plain functions of ``cls`` and :class:`StridedBase` makes them
 classmethods. :class:`StridedBase` (here) holds the rest: new buffers, ``float_permute``
-(the same strides, reordered) and the arithmetic, NumPy on the values ``values`` reads,
-every element-wise op reading both operands through ``float_expand`` as the output's shape,
-the way a strided kernel does.
+(the same strides, reordered), ``float_add``/``sub``/``mul``/``div`` as calls of ``zip``,
+and the unary ops and reductions, NumPy on the values ``values`` reads.
 
 It implements 14 of the protocol's required ops, so it is ``abstract`` (a concrete class
 would be refused when defined), and every protocol default written with those ops runs on
@@ -20,13 +21,20 @@ it unchanged (``float_mean_dim``, ``float_neg``, ``float_sub_scalar``...).
 from __future__ import annotations
 
 import inspect
+import operator
 from typing import NamedTuple
 
 import numpy as np
 import torch
 
 from minidl.backend import Backend, TensorData
-from minidl_book import build_broadcast, build_default_op, build_reshape, build_view
+from minidl_book import (
+    build_broadcast,
+    build_default_op,
+    build_reshape,
+    build_view,
+    build_zip,
+)
 
 __all__ = ["REFERENCES", "Strided", "StridedBase", "assembled", "layouts", "row_strides",
            "yours_or_reference"]
@@ -126,31 +134,25 @@ class StridedBase(Backend):
         return np.array(cls.values(tensor), np.float32).reshape(tensor.shape)
 
     @classmethod
-    def _zip(cls, op, lhs, rhs):
-        """An element-wise op: both operands read as the output's shape (stride 0 where a
-        size of 1 stretches), then combined; unequal ranks are left to ``float_expand``."""
-        if len(lhs.shape) == len(rhs.shape):
-            shape = tuple(map(max, lhs.shape, rhs.shape))
-        else:  # the longer shape: float_expand refuses the other operand
-            shape = max(lhs.shape, rhs.shape, key=len)
-        a, b = (cls._values(cls.float_expand(t, shape)) for t in (lhs, rhs))
-        return cls.float_from_data(op(a, b))
+    def zip(cls, fn, lhs, rhs):
+        """An element-wise op, ``fn`` on each pair of elements (the subclass writes it)."""
+        raise NotImplementedError
 
     @classmethod
     def float_add(cls, lhs, rhs):
-        return cls._zip(np.add, lhs, rhs)
+        return cls.zip(operator.add, lhs, rhs)
 
     @classmethod
     def float_sub(cls, lhs, rhs):
-        return cls._zip(np.subtract, lhs, rhs)
+        return cls.zip(operator.sub, lhs, rhs)
 
     @classmethod
     def float_mul(cls, lhs, rhs):
-        return cls._zip(np.multiply, lhs, rhs)
+        return cls.zip(operator.mul, lhs, rhs)
 
     @classmethod
     def float_div(cls, lhs, rhs):
-        return cls._zip(np.divide, lhs, rhs)
+        return cls.zip(operator.truediv, lhs, rhs)
 
     @classmethod
     def float_exp(cls, tensor):
@@ -170,8 +172,8 @@ class StridedBase(Backend):
 
 
 # ----- the reference layout, the reader's pieces or these ---------------------------------------
-def assembled(read_view, reshape_strides, broadcast_strides, log_softmax) -> type:
-    """The page's ``Mine``, built on the given four functions (the tests' backend, and the
+def assembled(read_view, reshape_strides, broadcast_strides, zip_op, log_softmax) -> type:
+    """The page's ``Mine``, built on the given five functions (the tests' backend, and the
     one a reader's ``log_softmax`` is tried on before the page runs it)."""
 
     class Layout(StridedBase):  # the page's Mine, line for line
@@ -190,6 +192,10 @@ def assembled(read_view, reshape_strides, broadcast_strides, log_softmax) -> typ
             strides = broadcast_strides(t.shape, t.strides, tuple(shape))
             return Strided(t.buffer, t.offset, tuple(shape), strides)
 
+        def zip(cls, fn, lhs, rhs):
+            shape, values = zip_op(fn, lhs, rhs)
+            return Strided(np.array(values, np.float32), 0, shape, row_strides(shape))
+
     Layout.log_softmax = classmethod(log_softmax)
     return Layout
 
@@ -199,6 +205,7 @@ REFERENCES = {
     "read_view": (build_view.read_view, build_view.exercise),
     "reshape_strides": (build_reshape.reshape_strides, build_reshape.exercise),
     "broadcast_strides": (build_broadcast.broadcast_strides, build_broadcast.exercise),
+    "zip_op": (build_zip.zip_op, build_zip.exercise),
     "my_log_softmax": (build_default_op.log_softmax, build_default_op.exercise),
 }
 
@@ -206,15 +213,15 @@ REFERENCES = {
 def _runs_here(log_softmax) -> bool:
     """A default that passed its checker may still call an op this small backend lacks."""
     refs = [ref for ref, _ in REFERENCES.values()]
-    Toy = assembled(*refs[:3], log_softmax)
+    Toy = assembled(*refs[:4], log_softmax)
     x = np.array([[90.0, 0.0, -30.0], [1.0, 2.0, 3.0]], np.float32)
     got = Toy.float_into_data(Toy.log_softmax(Toy.float_from_data(x), 1)).array
     return np.allclose(got, torch.log_softmax(torch.from_numpy(x), 1).numpy(), atol=1e-5)
 
 
 def yours_or_reference(namespace: dict) -> tuple:
-    """The reader's four functions (``read_view``, ``reshape_strides``,
-    ``broadcast_strides``, ``my_log_softmax`` in ``namespace``) where each passes its
+    """The reader's five functions (``read_view``, ``reshape_strides``,
+    ``broadcast_strides``, ``zip_op``, ``my_log_softmax`` in ``namespace``) where each passes its
     checker, else the reference in its place; prints one line saying which run."""
     chosen, yours, refs = [], [], []
     for name, (reference, checker) in REFERENCES.items():
@@ -227,7 +234,7 @@ def yours_or_reference(namespace: dict) -> tuple:
         chosen.append(fn if ok else reference)
         (yours if ok else refs).append(name)
     if not refs:
-        print("Your engine: all four of your functions run below.")
+        print("Your engine: all five of your functions run below.")
     else:
         mine = f"yours: {', '.join(yours)}; " if yours else ""
         print(f"Your engine: {mine}the reference {', '.join(refs)} (not written yet, or "

@@ -37,6 +37,7 @@ READER_WRITES = {
     "build_fuser": ["fits"],
     "build_view": ["read_view"],
     "build_broadcast": ["broadcast_strides"],
+    "build_zip": ["zip_op"],
     "build_reshape": ["reshape_strides"],
     "build_param_walk": ["named_params"],
     "build_map_params": ["map_params"],

@@ -1,5 +1,5 @@
-"""The tensors chapter's closing assembly: a backend whose engine is the reader's four
-build-its (read_view, reshape_strides, broadcast_strides, a log_softmax default)."""
+"""The tensors chapter's closing assembly: a backend whose engine is the reader's five
+build-its (read_view, reshape_strides, broadcast_strides, zip_op, a log_softmax default)."""
 
 from __future__ import annotations
 
@@ -81,8 +81,8 @@ def test_a_default_using_an_op_the_toy_lacks_falls_back(capsys):
 
     assert build_default_op.exercise(max_examples=5).find_failure(uses_abs) is None
     chosen = toy_backend.yours_or_reference({"my_log_softmax": uses_abs})
-    assert chosen[3] is build_default_op.log_softmax
-    assert "the reference read_view, reshape_strides, broadcast_strides, my_log_softmax" in (
+    assert chosen[4] is build_default_op.log_softmax
+    assert "reshape_strides, broadcast_strides, zip_op, my_log_softmax" in (
         capsys.readouterr().out)
 
 
@@ -115,16 +115,32 @@ def _default(cls, tensor, dim):
     return cls.float_sub(tensor, cls.float_add(top, cls.float_log(total)))
 
 
-def test_all_four_of_yours(capsys):
+def _zip(fn, a, b):  # a reader's zip_op: pairs the operands read as one shape
+    if len(a.shape) != len(b.shape):
+        raise ValueError("ranks differ")
+    shape = [max(n, m) for n, m in zip(a.shape, b.shape)]
+    pairs = zip(*(_read_view(t.buffer, t.offset, _stretch(t.shape, t.strides, shape), shape)
+                  for t in (a, b)))
+    return shape, [fn(x, y) for x, y in pairs]
+
+
+def test_all_five_of_yours(capsys):
     chosen = toy_backend.yours_or_reference({
         "read_view": _read_view, "reshape_strides": _compute_stride,
-        "broadcast_strides": _stretch, "my_log_softmax": _default})
-    assert chosen == (_read_view, _compute_stride, _stretch, _default)
-    assert "all four of your functions" in capsys.readouterr().out
+        "broadcast_strides": _stretch, "zip_op": _zip, "my_log_softmax": _default})
+    assert chosen == (_read_view, _compute_stride, _stretch, _zip, _default)
+    assert "all five of your functions" in capsys.readouterr().out
     Mine = toy_backend.assembled(*chosen)
     x = Mine.float_from_data(np.arange(12, dtype=np.float32).reshape(3, 4))
     blocks = Mine.float_reshape(Mine.float_permute(x, [1, 0]), [2, 2, 3])
     assert blocks.buffer is x.buffer and blocks.strides == (2, 1, 4)
+    row = Mine.float_from_data(np.array([[1.0, 2.0, 3.0]], np.float32))
+    flipped = toy_backend.Strided(x.buffer, 3, (3, 4), (4, -1))  # each row reversed
+    got = Mine.float_into_data(Mine.float_mul(row, row)).array
+    np.testing.assert_array_equal(got, [[1.0, 4.0, 9.0]])
+    diff = Mine.float_into_data(Mine.float_sub(flipped, x)).array
+    grid = np.arange(12, dtype=np.float32).reshape(3, 4)
+    np.testing.assert_array_equal(diff, grid[:, ::-1] - grid)
 
 
 def test_strides_returned_as_lists_are_stored_as_tuples(capsys):

@@ -167,6 +167,12 @@ def dilation_ignored_everywhere(cls, x, weight, bias, options):
     return conv2d(cls, x, weight, bias, _with(options, dilation=(1, 1)))
 
 
+def stride_dilation_swapped(cls, x, weight, bias, options):
+    """The tap start read with the stride, the tap step with the dilation."""
+    return conv2d(cls, x, weight, bias,
+                  _with(options, stride=options.dilation, dilation=options.stride))
+
+
 def _weight_matrix(cls, weight, g, per_group, axes):
     """Group ``g``'s weight as the ``[k1 * k2 * c, per_group]`` matrix, its axes permuted
     to ``axes`` before the reshape (the right one: ``(2, 3, 1, 0)``)."""
@@ -241,6 +247,7 @@ PLANTED = {
     "group g's weight rows slice(g, c_out, groups)": (group_rows_interleaved, "check"),
     "dilation ignored": (dilation_ignored, "check"),
     "dilation ignored, output undilated": (dilation_ignored_everywhere, "check"),
+    "stride and dilation swapped": (stride_dilation_swapped, "check"),
     "weight rows (c, i, j), patches (i, j, c)": (weight_transposed, "check"),
     "weight reshaped without a permute": (weight_reshaped_only, "check"),
     "output reshaped without a permute": (output_unpermuted, "check"),
@@ -391,6 +398,30 @@ def _dilation(solution, case: dict, outputs: dict, watch) -> str | None:
                     f"i * dilation, i * dilation + stride, ...), and h_out, w_out count the "
                     f"dilated kernel's span, dilation * (k - 1) + 1.")
     return None
+
+
+def _stride_dilation(solution, case: dict, outputs: dict, watch) -> str | None:
+    """Name the swap of stride and dilation: tap (i, j) starting at i * stride and stepping
+    by the dilation from window to window."""
+    o = case["options"]
+    found = outputs.get("out on Flex")
+    if found is None or tuple(o.stride) == tuple(o.dilation):
+        return None
+    found = np.asarray(found, dtype=np.float64)
+    try:
+        swapped = _numpy_conv({**case, "options": _with(o, stride=o.dilation,
+                                                        dilation=o.stride)}, "ijc", "ijco")
+    except (ValueError, IndexError):  # the swapped kernel's span does not fit the input
+        return None
+    if found.shape != swapped.shape or not np.allclose(found, swapped, 1e-4, 1e-4):
+        return None
+    right = _numpy_conv(case, "ijc", "ijco")
+    if found.shape == right.shape and np.allclose(found, right, 1e-4, 1e-4):
+        return None
+    return (f"You swapped stride and dilation (here stride {tuple(o.stride)}, dilation "
+            f"{tuple(o.dilation)}): the dilation spaces the taps inside one window, tap "
+            "(i, j) starts at row i * dilation; the stride spaces the windows, so the tap's "
+            "slice steps by the stride: rows i * dilation, i * dilation + stride, ...")
 
 
 def _pad_order(solution, case: dict, outputs: dict, watch) -> str | None:
@@ -702,7 +733,7 @@ def exercise(max_examples: int = 10, step: int = 2) -> BuildExercise:
         cases=_plain_cases() if plain else _cases(),
         run=_run,
         references=[Reference("torch.nn.functional.conv2d", _torch, rtol=1e-4, atol=1e-4)],
-        checks=[_weight_order, _output_layout, _dilation, _pad_order, _pads_and_groups,
+        checks=[_weight_order, _output_layout, _stride_dilation, _dilation, _pad_order, _pads_and_groups,
                 _left_out],
         rules=Rules(forbidden={_OWN_CONV: "call a backend's own convolution (build it "
                                             "from cls.float_* ops)"},

@@ -172,6 +172,14 @@ def test_swapped_pads_and_ignored_groups_get_their_own_hints():
     assert "Pad first" not in ignored.render()
 
 
+def test_stride_and_dilation_swapped_get_their_own_hint():
+    verdict = build_conv2d.exercise(3).find_failure(
+        build_conv2d.PLANTED["stride and dilation swapped"][0])
+    assert verdict.kind == "check" and "swapped stride and dilation" in verdict.text, \
+        verdict.render()
+    assert "Pad with options.padding" not in verdict.render()  # not the generic hint
+
+
 def test_pads_read_in_the_pairs_order_get_the_pad_order_hint_not_the_shape_one():
     # (pt, pb), (pl, pr) = options.padding, options.padding_end: left and bottom exchanged;
     # the output's shape is wrong, and h_out's formula is not the slip

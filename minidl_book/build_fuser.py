@@ -11,7 +11,9 @@ splits the chain there) and a square matmul (its result has the
 chain's shape: a rule that tests shapes but not kinds takes it into the block), then the chain
 again with the
 ``[1, d]`` operand on the left of the product (``b.exp() * x``: a rule that tests the first
-input's shape instead of the result's takes that product into the ``[1, d]`` block), and
+input's shape instead of the result's takes that product into the ``[1, d]`` block; one that
+opens a block with the first input's shape refuses it, and the checker asks that chain to be
+one element-wise kernel too), and
 checks the values against eager Flex and PyTorch, and that the plan ran the chain as one
 element-wise kernel. Last comes an op on ``x`` flat, ``[n * d]``: as many elements as
 the chain's ``[n, d]``, another shape (a rule that compares element counts would take it into
@@ -47,6 +49,9 @@ dtypes_ok = _dtypes_ok
 CHAIN = ["mul", "add", "lower_elem", "mask_fill", "tanh", "mul_scalar"]
 #: relu's two ops (its protocol default): a comparison with a bool result, then a fill.
 RELU = ("lower_elem", "mask_fill")
+#: The chain ``(b.exp() * x + b).tanh() * s``: its product, opened by an op whose first input
+#: is ``b.exp()`` ([1, d]), must open the [n, d] block that holds the rest.
+LEFT_CHAIN = ["mul", "add", "tanh", "mul_scalar"]
 
 
 def fits(op: OperationIr, shape: tuple[int, ...] | None) -> bool:
@@ -98,6 +103,16 @@ def fits_first_input(op, shape):
     return shape is None or op.inputs[0].shape == shape
 
 
+def fits_first_input_opens(op, shape):
+    """Opens a block with the first input's shape, not the result's: ``b.exp() * x`` (its
+    first input [1, d], its result [n, d]) is refused and runs alone on Flex: a lost fusion."""
+    if op.kind not in ELEMENTWISE or not dtypes_ok(op):
+        return False
+    shape = op.inputs[0].shape if shape is None else shape
+    fits_shape = all(broadcasts_to(t.shape, shape) for t in op.inputs)
+    return op.out.shape == shape and fits_shape
+
+
 def fits_equal_inputs(op, shape):
     """Asks every input to have the block's shape: ``x * b.exp()`` (``b`` is [1, d]) is
     refused, though ``b`` broadcasts to the block, and the chain splits there."""
@@ -136,6 +151,7 @@ PLANTED = {
     "tests the kind only in an open block": (fits_kind_once_open, "error"),
     "one-input ops only": (fits_unary_only, "check"),
     "tests the first input's shape": (fits_first_input, "check"),
+    "opens a block with the first input's shape": (fits_first_input_opens, "check"),
     "compares element counts": (fits_same_count, "check"),
     "requires equal input shapes": (fits_equal_inputs, "check"),
     "requires the result's dtype": (fits_same_dtype, "check"),
@@ -244,6 +260,17 @@ def _one_kernel(solution, case, outputs, trace) -> str | None:
             f"  one element-wise kernel; the plan ran {len(blocks)} blocks:{shown}{why}")
 
 
+def _left_operand(solution, case, outputs, trace) -> str | None:
+    blocks = outputs["_blocks"]
+    if any(b.fuser == "elementwise" and b.kinds[:4] == LEFT_CHAIN for b in blocks):
+        return None
+    shown = "".join(f"\n    {b.fuser or 'on Flex'}: {' + '.join(b.kinds)}" for b in blocks)
+    return (f"Rule broken: (b.exp() * x + b).tanh() * s ({' -> '.join(LEFT_CHAIN)}) must be\n"
+            f"  one element-wise kernel; the plan ran {len(blocks)} blocks:{shown}\n"
+            "  Its product's first input, b.exp(), is [1, d] and its result [n, d]: an empty "
+            "block\n  takes the shape of the op's result, never of an input.")
+
+
 def _one_shape(solution, case, outputs, trace) -> str | None:
     if not outputs["_mixed"]:
         return None
@@ -281,13 +308,15 @@ def exercise(max_examples: int = 8) -> BuildExercise:
         run=_run,
         references=[Reference("eager Flex", _eager_flex, rtol=1e-5, atol=1e-6),
                     Reference("PyTorch", _torch, rtol=1e-5, atol=1e-5)],
-        checks=[_fusable_dtypes, _one_shape, _one_kernel],
+        checks=[_fusable_dtypes, _one_shape, _one_kernel, _left_operand],
         hints=[
             "A block is one loop over one shape: the first op's result fixes it.",
             ("error", "Only kinds in ELEMENTWISE have a scalar expression the kernel can "
              "write."),
             ("check", "Values of several dtypes live in one kernel: relu's comparison "
              "has float inputs and a bool result."),
+            ("check", "An empty block takes the shape of the op's result: b.exp() * x, "
+             "with b of [1, d], opens an [n, d] block."),
             ("check", "The result must have the block's shape; an input need not: it "
              "must only broadcast to it."),
         ],

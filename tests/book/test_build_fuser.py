@@ -38,9 +38,14 @@ def test_planted_wrong_rule_gets_its_verdict(planted):
     if planted == "no dtype test":  # a float16 chain: no generator writes its kernel
         assert "let cast (float32 -> float16) join a block" in verdict.text
         assert "test dtypes_ok(op)" in verdict.text
+    if planted == "opens a block with the first input's shape":  # b.exp() * x, b [1, d]
+        assert "an empty block\n  takes the shape of the op's result" in verdict.text
+        ladder = build_fuser.exercise().hint_ladder
+        assert any("b.exp() * x" in text for kinds, text in ladder if kinds and kind in kinds)
     if planted == "ignores the shape":
         assert "the result must have the block's shape" in verdict.text
     if kind == "check":
         assert ("must be fused into\n  one element-wise kernel" in verdict.text
                 or "join a block of shape" in verdict.text
-                or "join a block.\n" in verdict.text)
+                or "join a block.\n" in verdict.text
+                or "must be\n  one element-wise kernel" in verdict.text)

@@ -22,26 +22,35 @@ ln2_hi``; the ``exp`` polynomial (degree 6, 2**-28) then sees the argument to 2*
 
 ``G`` is all float32 and the error of its rational is damped: ``G = A (1 + delta)`` with
 
-    A(t) = t / (2 (1 + t)),    delta(t) = t N(t) / D(t),  N, D of degree 4 and 5,
+    A(t) = t / (2 (1 + c t)),  c = sqrt(2 pi) / 2,    delta = N(t) / D(t),  N, D of degree 4, 5,
 
-``A`` matching G at 0 (``t / 2``) and its limit ``1 / sqrt(2 pi)`` to 25 %, so ``|delta| <=
-0.151`` and the few float32 ulp that Horner's ten roundings leave in ``delta`` are a fraction
-of an ulp of G (a float32 ``t P / Q`` for G itself measured 5 ulp). ``A``'s denominator is
-kept exact as ``2**65 (1 + t) = d + d_lo`` (two FMAs), ``d_lo / d`` joins the exp's argument,
-and the result ``t 2**(n + 64) (1 + (1 + delta) expm1 + delta) / d`` rounds once, in its last
-division (the ``2**64`` in both keeps a subnormal result to one rounding). Everything is
-arithmetic and selects: the loop vectorizes (16 float32 lanes on AVX-512, 8 on AVX2). Measured
-over every third float32 with ``2**-3 <= |x| < 16`` and every 1021st elsewhere: at most 2 ulp
-below 0, 1 above (past 14.5 the result is x).
+``A`` matching G at 0 (``t / 2``) and at infinity (``1 / sqrt(2 pi)``), so ``|delta| <= 0.186``,
+``delta ~ 0.8 / t`` far out, and the few float32 ulp that Horner's roundings leave in ``delta``
+are a fraction of an ulp of G (a float32 ``t P / Q`` for G itself measured 5 ulp). With ``c = 1``
+(``A`` off by 25 % at infinity) this degree needed a ``t N / D`` and one more FMA; ``D`` is
+monic, its first step an addition. ``A``'s denominator is kept exact as ``2**65 (1 + c t) = d +
+d_lo`` (two FMAs), ``d_lo / d`` joins the exp's argument; ``y = t 2**(n + 64) / d`` rounds once
+(the ``2**64`` in both keeps ``t 2**(n + 64)`` normal) and ``y (1 + ff)``, ``ff = (1 + delta)
+expm1 + delta``, once more (a subnormal result so rounds twice on its grid: 2 ulp at most).
+``t / 2`` is an integer operation on the exponent bits, the exp's polynomial runs in Estrin's
+order and ``y``'s division is issued before it is needed: on AVX2 the loop is bound by the
+length of its chain more than by its operation count. Everything is arithmetic and selects:
+the loop vectorizes (16 float32 lanes on AVX-512, 8 on AVX2). Measured over every third
+float32 with ``2**-3 <= |x| < 16`` and every 1021st elsewhere: at most 2 ulp below 0 (9013 of
+the 59M negatives), 1 above (past 14.5 the result is x).
 
-Its cost on 1M values, one thread on a Zen 4 core (AVX-512), beside torch 2.13's 0.47 ms
-(oneDNN's erf polynomial, no exp, which cancels for negative x): 0.645 ms (0.74x torch). The
-float64 rational for G that it replaced (``t P / Q``, degree 4 and 5, 2**-27.3) took 0.80 ms:
-20 of its 58 instructions were 8-lane float64 FMAs. The exp part alone (G replaced by ``0.39
-t``) is 0.34 ms, and every further vector instruction costs about 0.012 ms, a division about
-0.02 ms: the exactness of ``A`` (its ``d_lo``, the exact final division) is 0.07 ms of the
-rest; without it the result is 3 ulp off. On the Xeon the float64 form measured 0.9 ms, torch
-0.4; on an AVX2 Zen 3 core 1.4 ms, torch 0.98.
+Its cost on 1M values, one thread on a shared Zen 4 core, beside torch 2.13 (oneDNN's erf
+polynomial, no exp, which cancels for negative x), ``bench/kernels.py --threads 1``, median
+(best): on AVX-512 0.59 ms (0.58), torch 0.54 (0.47), the form before (``A`` with ``c = 1``, a
+``t N / D`` with ``D(0) = 1``, the division last) 0.65 (0.64); on the AVX2 build 0.83 ms (0.77),
+torch 0.54 (0.48), before 1.02 (0.97). In 21 paired rounds (CPU time, under load): 0.613 ms,
+before 0.664, torch 0.577 on AVX-512; 0.851, before 0.963, torch 0.574 on AVX2. The AVX-512 loop
+is 54 instructions per 16 lanes: 25 FMAs and products (the limit: about one 512-bit FMA a cycle),
+two divisions (about 2.5 FMAs' worth each), the rest additions, selects and integer operations;
+the rational is 8 FMAs, an addition and a division of it, the ``d_lo`` exactness two FMAs, an
+addition and an integer operation (without it the result is 3 ulp off). The AVX2 loop is the
+same 56 instructions for 8 lanes. The float64 rational for G that the float32 one replaced took
+0.80 ms: 20 of its 58 instructions were 8-lane float64 FMAs.
 
 float64 inputs call libm (``erf``, ``erfc``), the GELU with the rounding error of
 ``x / sqrt 2`` put back (see ``_gelu64``).
@@ -111,62 +120,74 @@ def vgelu(x):
     return 0.5 * x * math.erfc(-x * SQRT1_2)
 
 
-#: 1 + delta(t) = G(t) / A(t), A(t) = t / (2 (1 + t)): delta = t N(t) / D(t), lowest power first
-#: (a (5, 5) rational fitted in float64 with Lawson's reweighting on Chebyshev nodes over
-#: [0, 14.5], 2**-28.7; 2**-27 with the coefficients rounded to float32; |delta| <= 0.151)
-_GELU_N = (0.20211558043956757, 0.04656713828444481, -0.02117745950818062, -0.013004587963223457,
-           -0.0024589290842413902)  # fmt: skip
-_GELU_D = (1.0, 1.7042453289031982, 1.2489694356918335, 0.5006989240646362, 0.1123533695936203,
-           0.01216627936810255)  # fmt: skip
+#: A(t) = t / (2 (1 + c t)) with c = sqrt(2 pi) / 2 (in float32), so A -> 1 / sqrt(2 pi) = G(inf)
+_GELU_C = np.float32(1.2533141374588013)
+#: 1 + delta(t) = G(t) / A(t): delta = N(t) / D(t), N of degree 4, D of degree 5 and monic,
+#: lowest power first (fitted in float64 with Lawson's reweighting on Chebyshev nodes over
+#: [0, 14.5], the error weighted as an ulp of the result, so looser where it is subnormal,
+#: 2**-27.4; rounded to float32 one coefficient at a time, refitting the rest after each, 2**-27.2;
+#: |delta| <= 0.186, and delta ~ 0.8 / t at the far end)
+_GELU_N = (-4.3134471638950345e-07, 32.62449264526367, 20.8253173828125, 6.056952953338623,
+           0.7978171110153198)  # fmt: skip
+_GELU_D = (71.63446044921875, 124.37301635742188, 93.10293579101562, 38.254642486572266,
+           8.8407621383667, 1.0)  # fmt: skip
 #: t past which t Φ(-t) is below half the smallest subnormal (t Φ(-t) < 1e-46 at 14.3)
 GELU_TAIL_END = np.float32(14.5)
 _TWO65 = np.float32(2.0**65)
+_TWO65C = np.float32(2.0**65 * float(_GELU_C))  # exact: a power of two times c
 _N32 = tuple(np.float32(c) for c in _GELU_N)
 _D32 = tuple(np.float32(c) for c in _GELU_D)
+_SIGN = np.int32(-0x80000000)
 
 
 def _gelu32(x):
     f = np.float32
     t = abs(x)
     tc = t if t < GELU_TAIL_END else GELU_TAIL_END  # NaN -> 14.5 too: its result comes from x
-    # A's denominator 2**65 (1 + t) = d + d_lo exactly: 2**65 - d is exact (a multiple of d's
-    # ulp below d), so the second FMA gives the first one's rounding error
-    d = fma(tc, _TWO65, _TWO65)
-    d_lo = fma(tc, _TWO65, _TWO65 - d)
-    # kappa = d_lo / d (|kappa| <= 2**-24) to 12%, through the bits of an approximate 1 / d
-    kappa = d_lo * _as_float(np.int32(0x7EF311C3 - _as_int(d)))
-    h = f(0.5) * tc
+    # A's denominator 2**65 (1 + c t) = d + d_lo exactly: 2**65 - d is exact (a multiple of d's
+    # ulp below d), so the second FMA gives the first one's rounding error (to its own ulp)
+    d = fma(tc, _TWO65C, _TWO65)
+    d_lo = fma(tc, _TWO65C, _TWO65 - d)
+    # d_lo / d (|.| <= 2**-24) to 12%, through the bits of an approximate 1 / d
+    inv_d = _as_float(np.int32(0x7EF311C3 - _as_int(d)))
+    # h = t / 2 by the exponent bits (an integer operation, not a product); below 2**-125 h is
+    # a wrong tiny number or 0, and t * h underflows either way
+    hb = np.int32(_as_int(tc) - np.int32(1 << 23))
+    h = _as_float(hb if hb > np.int32(0) else np.int32(0))
     a_hi = tc * h
     a_lo = fma(tc, h, -a_hi)  # t**2 / 2 = a_hi + a_lo exactly
     magic = f(12582912)  # 1.5 * 2**23, as in vexp
     tt = a_hi * f(-1.44269504088896341) + magic
     nf = tt - magic
     r = fma(nf, f(-0.693359375), -a_hi)  # exact: n ln2_hi has 17 bits, both within 2**-17
-    # exp(r) (1 + kappa)**-1 with kappa in the small terms (a_lo + kappa rounds far below r's ulp)
-    r = fma(nf, f(2.12194440e-4), r) - (a_lo + kappa)
-    e = f(0.0013796287) * r + f(0.008369964)
-    e = e * r + f(0.041668843)
-    e = e * r + f(0.1666651)
-    e = e * r + f(0.4999999)
-    em1 = e * (r * r) + r  # exp(r) - 1
+    # exp(r) (1 + d_lo / d)**-1: the small terms summed first (far below r's ulp), so r rounds
+    # once
+    r = r - fma(nf, f(-2.12194440e-4), fma(d_lo, inv_d, a_lo))
+    # exp(r) - 1 = r + r**2 (e2 + e3 r + e4 r**2 + e5 r**3 + e6 r**4) (2**-28), in Estrin's
+    # order (the same six operations as Horner's, a shorter chain)
+    r2 = r * r
+    e_hi = fma(f(0.0013796287) * r + f(0.008369964), r, f(0.041668843))
+    e = fma(e_hi, r2, f(0.1666651) * r + f(0.4999999))
+    em1 = e * r2 + r
     p = _N32[4] * tc + _N32[3]
     p = p * tc + _N32[2]
     p = p * tc + _N32[1]
     p = p * tc + _N32[0]
-    q = _D32[5] * tc + _D32[4]
+    q = tc + _D32[4]
     q = q * tc + _D32[3]
     q = q * tc + _D32[2]
     q = q * tc + _D32[1]
     q = q * tc + _D32[0]
-    delta = tc * p / q
+    delta = p / q
     ff = fma(delta, em1, delta) + em1  # (1 + delta) exp(r) - 1
     # 2**(n + 64) from tt's low bits: (0x4B400000 + n) << 23 keeps n's, + (127 + 64) << 23
     s = _as_float(np.int32((_as_int(tt) << 23) + (191 << 23)))
-    ts = tc * s
-    # t Φ(-t) = t 2**(n + 64) (1 + ff) / 2**65 (1 + t): the division rounds once, also into
-    # the subnormals
-    tail = fma(ts, ff, ts) / d
-    base = x * f(0) if x < f(0) else x  # -inf * 0: NaN at -inf, as torch (NaN stays NaN)
+    # y = t 2**(n + 64) / 2**65 (1 + c t) = t 2**n / (2 (1 + c t)) rounds once; divided before
+    # exp's polynomial is done, off the longest chain
+    y = (tc * s) / d
+    tail = fma(y, ff, y)  # t Φ(-t)
+    # -0 below 0 (-(t - t)), NaN at -inf (inf - inf), as torch; NaN stays NaN
+    base = _as_float(np.int32(_as_int(t - t) ^ _SIGN)) if x < f(0) else x
     return base - tail
 
 

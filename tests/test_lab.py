@@ -187,15 +187,23 @@ def test_make_lab_runs_as_root_and_shows_what_the_site_shows(browser, lab):  # n
         with showing(f"the glued value {bound} is not shown", glue_state):
             page.wait_for_function(
                 """(b) => {
-                     // Lab renders only the cells in view: the glue sits near the top
+                     // Lab renders only the cells in view: each poll looks at the cells
+                     // rendered now, then scrolls one screen on (back to the top at the end),
+                     // so the glued paragraph comes into view wherever the chapter puts it
                      const outer = document.querySelector(
                        '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
-                     if (outer) outer.scrollTop = 0;
                      const md = [...document.querySelectorAll('.jp-MarkdownCell')].map(c => c.innerText);
-                     return md.some(t => t.includes(b)) && !md.some(t => t.includes('run the cells above]'));
+                     const found = md.some(t => t.includes(b))
+                       && !md.some(t => t.includes('run the cells above]'));
+                     if (!found && outer) {
+                       const end = outer.scrollTop + outer.clientHeight >= outer.scrollHeight - 2;
+                       outer.scrollTop = end ? 0 : outer.scrollTop + outer.clientHeight * 0.8;
+                     }
+                     return found;
                    }""",
                 arg=bound,
                 timeout=WAIT_MS,
+                polling=400,  # ms: the windowed panel renders what a scroll brought into view
             )
         body = solution.locator(".details-body")
         # The cell may re-render (and fold again) while its glue comes back, the more often the

@@ -67,16 +67,13 @@ def _operands(np, m: int, k: int, n: int, ta: bool, tb: bool):
 
 def _time_one(who: str, threads: int, cases, repeats: int) -> list[float]:
     """Best time of each case for one contender, alone in this process (as the harness runs it)."""
-    import numba
     import numpy as np
     import torch
-    from threadpoolctl import threadpool_limits
 
     from minidl.backends.flex.kernels import gemm
+    from minidl_book.peers import limit_pools
 
-    numba.set_num_threads(threads)
-    threadpool_limits(threads)
-    torch.set_num_threads(threads)
+    limit_pools(threads).__enter__()  # held until this child process exits
     clock = time.thread_time if threads == 1 else time.perf_counter
     if threads == 1:
         gemm.PARALLEL_MIN_WORK = 1 << 62  # the serial kernel, on this thread
@@ -124,8 +121,8 @@ def main() -> None:
     from minidl_book.peak import fma_peak
 
     # the children's own report: their environment, not this process's
-    report = subprocess.run([sys.executable, "-c", "from minidl_book.peers import format_peer_report; "
-                             f"import torch; torch.set_num_threads({args.threads}); print(format_peer_report())"],
+    report = subprocess.run([sys.executable, "-c", "from minidl_book.peers import format_peer_report, "
+                             f"limit_pools; limit_pools({args.threads}).__enter__(); print(format_peer_report())"],
                             capture_output=True, text=True, check=True, env=child_env(args.avx2), cwd=ROOT)
     blas = report.stdout.strip().replace("\n", "; ")
     if environment_pins():

@@ -19,6 +19,7 @@ repeats of all rounds.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -34,7 +35,7 @@ os.environ.setdefault("NUMBA_CACHE_DIR", str(ROOT / ".numba_cache"))
 
 import numpy as np  # noqa: E402
 
-from minidl_book.peers import environment_pins, format_peer_report, unpinned_env  # noqa: E402
+from minidl_book.peers import environment_pins, format_peer_report, limit_pools, unpinned_env  # noqa: E402
 
 PAUSE = 0.08  # seconds between blocks: spinning pool threads go back to sleep
 
@@ -495,19 +496,14 @@ def main() -> None:
         probe()
         return
     rerun_unpinned_if_pinned(__file__, sys.argv[1:])
-    def limit() -> None:
-        """Every pool the process holds at ``--threads``, again before each section: a library
-        a section loads (SciPy's OpenBLAS, an OpenMP runtime) brings a pool no earlier limit saw."""
-        if args.threads:
-            import numba
-            import threadpoolctl
-            import torch
+    # every pool held at --threads for the whole run, SciPy's OpenBLAS included: limit_pools
+    # imports it first (it loads late, with scipy.linalg, and a limit set before misses it)
+    with limit_pools(args.threads) if args.threads else contextlib.nullcontext():
+        run_sections(args)
 
-            numba.set_num_threads(args.threads)
-            torch.set_num_threads(args.threads)
-            threadpoolctl.threadpool_limits(args.threads)
 
-    limit()
+def run_sections(args: argparse.Namespace) -> None:
+    """The report, then each section asked for, then the compile probe."""
     t_start = time.perf_counter()
     scale = 0.4 if args.quick else 1.0
     print("# Flex kernel benchmarks (median (best) over repeats; ratio > 1: Flex faster)\n")
@@ -520,7 +516,7 @@ def main() -> None:
         "transcendental": lambda: bench_transcendental(scale),
         "tiny_add": lambda: bench_tiny(scale),
     }
-    results = {k: (limit(), fn())[1] for k, fn in sections.items() if not args.only or k in args.only}
+    results = {k: fn() for k, fn in sections.items() if not args.only or k in args.only}
     if not args.quick and not args.only:
         bench_compile()
     print(f"\n(whole run: {time.perf_counter() - t_start:.0f} s)")

@@ -6,9 +6,7 @@
 - :func:`mini_model`: ``Linear(4, 8) → Dropout(0.5) → Linear(8, 1)``, the chapter's model.
 - :func:`mode_state`: what a mode method leaves in a model (flag, frozen mark, weight's
   device, wish for gradients) and whether its dropout then drops an autodiff input.
-- :func:`decision_chart`: the two questions a mode-dependent layer's ``forward`` asks;
-  :func:`modes_chart`: where each mode method leads; :func:`batch_norm_paths`: the two
-  paths of BatchNorm's forward.
+- :func:`batch_norm_paths`: the two paths of BatchNorm's forward.
 - :func:`as_bool`, :func:`as_number` and the comparisons built on them: the chapter's
   exercises read ``"False"``, ``"4/3"`` or ``"1"`` as the reader means them.
 - :func:`running_state_timeline`, :func:`clone_picture`: the two RunningState pictures;
@@ -32,8 +30,8 @@ from minidl_book.verdict import TODO
 
 __all__ = ["PairExercise", "ReadExercise", "read_pair", "T", "as_bool", "as_number", "as_pair", "batch",
            "batch_norm_paths", "clone_picture",
-           "close_number", "column_stats_picture", "decision_chart", "is_pair", "mini_model", "mode_state",
-           "modes_chart", "random_batch", "running_state_demo", "running_state_timeline", "same_bool", "still_zero",
+           "close_number", "column_stats_picture", "is_pair", "mini_model", "mode_state",
+           "random_batch", "running_state_demo", "running_state_timeline", "same_bool", "still_zero",
            "same_int", "stale_bars", "stale_cost", "statistics_used", "vec", "epochs_strip",
            "bn_motivation", "loss_curves"]
 
@@ -97,27 +95,6 @@ def mode_state(model: Sequential) -> tuple[bool, bool, bool, bool, bool]:
     drops = bool((model[1](ones).to_numpy() == 0).any())
     return (flag.is_enabled(), flag.is_frozen(), weight.val().device.is_autodiff(),
             weight.require_grad, drops)
-
-
-def decision_chart() -> Flowchart:
-    """The two questions of Dropout's and BatchNorm's forward; PyTorch's one (its "yes"
-    goes straight to training, dashed)."""
-    chart = Flowchart("TB", title="Training or inference behaviour: what forward checks")
-    chart.node("forward", "a layer's forward")
-    chart.node("flag", "training flag on?\n(off: valid(), freeze(),\nPyTorch's eval())",
-               shape="diamond")
-    chart.node("device", "tensor reaching it\non an autodiff\ndevice?", shape="diamond")
-    chart.node("training", "training behaviour\ndropout drops; BatchNorm uses\nthe batch's "
-               "and updates", shape="round")
-    chart.node("inference", "inference behaviour\ndropout keeps all; BatchNorm\nuses its running "
-               "statistics", shape="round")
-    chart.edge("forward", "flag")
-    chart.edge("flag", "device", "yes, burn")
-    chart.edge("flag", "training", "yes, PyTorch", dashed=True)
-    chart.edge("flag", "inference", "no")
-    chart.edge("device", "training", "yes")
-    chart.edge("device", "inference", "no: a plain tensor")
-    return chart
 
 
 def batch_norm_paths() -> Flowchart:
@@ -549,25 +526,6 @@ def clone_picture():
         ax.axis("off")
     fig.tight_layout()
     return fig
-
-
-def modes_chart() -> Flowchart:
-    """What each mode method leads to, from a model built on the autodiff device; each box
-    names the call that leads back (one arrow per pair keeps the labels apart)."""
-    chart = Flowchart("TB", title="Mode methods: what each returns (a new module)")
-    chart.node("plain", "built on flex()\nflag on, plain device\n(nothing recorded)")
-    chart.node("train", "training\nflag on, autodiff,\nwants grad", shape="round")
-    chart.node("valid", "valid() snapshot\nflag off, plain device\n(PyTorch: eval + no_grad)"
-               "\nback: .train()")
-    chart.node("frozen", "frozen\nflag off, no grad;\nvalid().train() keeps it"
-               "\nback: .unfreeze()")
-    chart.node("nograd", "no_grad()\nflag on, no grad\n(dropout still drops)"
-               "\nback: .set_require_grad(True)")
-    chart.edge("plain", "train", "train(): lifted\nto autodiff")
-    chart.edge("train", "valid", "valid()")
-    chart.edge("train", "frozen", "freeze()")
-    chart.edge("train", "nograd", "no_grad()")
-    return chart
 
 
 def stale_cost(ad: Device, plain: Device, seeds=range(10), steps: int = 50) -> dict:

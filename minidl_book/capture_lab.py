@@ -101,13 +101,16 @@ def draw_timing(timed: dict[str, dict[str, float]]):
     return fig
 
 
+W1_X = 6.85  # where run 2's "w1" sits, the carried-state arrow's head
+
+
 def draw_two_runs():
     """The timeline of a capture: warm-up, two recorded runs, replays; the arrows show how
     each array the second run reads is classified."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyBboxPatch
 
-    fig, ax = plt.subplots(figsize=(8.2, 3.1))
+    fig, ax = plt.subplots(figsize=(7.5, 3.2))
     ax.set_xlim(0, 10.4)
     ax.set_ylim(-0.3, 3.3)
     ax.axis("off")
@@ -118,27 +121,69 @@ def draw_two_runs():
         width = 1.9 if x < 1 else 2.4
         ax.add_patch(FancyBboxPatch((x, 0.2), width, 2.5, boxstyle="round,pad=0.03",
                                     fc=color, ec="#888888"))
-        ax.text(x + width / 2, 2.95, label, ha="center", va="center", fontsize=9)
+        ax.text(x + width / 2, 2.95, label, ha="center", va="center", fontsize=10)
     for x, run in ((2.3, 1), (5.0, 2)):
-        ax.text(x + 0.15, 2.2, f"t = matmul(x, w{run - 1})", fontsize=8, family="monospace")
-        ax.text(x + 0.15, 1.6, "loss, g = ...(t, k)", fontsize=8, family="monospace")
-        ax.text(x + 0.15, 1.0, f"w{run} = w{run - 1} - lr*g", fontsize=8, family="monospace")
-    ax.text(7.95, 1.9, "in0 = the new batch\nst0 <- st0 - s0*g\n(no Python layers)",
-            fontsize=8, family="monospace", va="center")
+        ax.text(x + 0.1, 2.2, f"t = matmul(x, w{run - 1})", fontsize=9, family="monospace")
+        ax.text(x + 0.1, 1.6, "loss, g = f(t, k)", fontsize=9, family="monospace")
+        ax.text(x + 0.1, 1.0, f"w{run} = w{run - 1} - lr*g", fontsize=9, family="monospace")
+    ax.text(7.88, 1.9, "in0 = new batch\nst0 <- st0-s0*g\n(no Python\n layers)",
+            fontsize=9, family="monospace", va="center")
 
     def arrow(x0, y0, x1, y1, text, color, tx, ty):
         ax.annotate("", (x1, y1), (x0, y0),
                     arrowprops=dict(arrowstyle="->", color=color, lw=1.4,
                                     connectionstyle="arc3,rad=-0.25"))
-        ax.text(tx, ty, text, color=color, fontsize=8, ha="center")
+        ax.text(tx, ty, text, color=color, fontsize=9, ha="center")
 
-    arrow(3.9, 0.95, 6.3, 2.15, "carried state: made\nby the previous run", "#2a6e2a", 3.45,
+    arrow(3.9, 0.95, W1_X, 2.15, "carried state: made\nby the previous run", "#2a6e2a", 3.45,
           0.35)
     arrow(5.3, 2.15, 5.3, 1.75, "", "#555555", 0, 0)
     ax.annotate("", (7.8, 1.9), (7.45, 1.9), arrowprops=dict(arrowstyle="->", lw=1.4))
-    ax.text(6.2, 0.4, "temporary (t): made\nearlier in this run", fontsize=7.5,
+    ax.text(6.35, 0.35, "temporary (t): made\nearlier in this run", fontsize=8.5,
             color="#555555", ha="center")
-    ax.text(5.35, -0.2, "x: input (the argument)   k: constant (the same array in both runs)"
-            "   lr: scalar input", fontsize=8, ha="center", color="#1f4e8c")
+    ax.text(5.2, -0.25, "x: input (the argument)   k: constant (the same array in both "
+            "runs)   lr: scalar input", fontsize=9, ha="center", color="#1f4e8c")
+    fig.tight_layout()
+    return fig
+
+
+def draw_buffers():
+    """Who holds which arrays: after capture (or ``graph.step_eagerly``) the model and the
+    program's STATE hold the same buffers, which replays update in place; after the reader's
+    own eager ``step()`` the model holds new arrays the program never touches."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch
+
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 2.7))
+
+    def box(ax, x, y, w, text, color):
+        ax.add_patch(FancyBboxPatch((x, y), w, 0.55, boxstyle="round,pad=0.04", fc=color,
+                                    ec="#888888"))
+        ax.text(x + w / 2, y + 0.27, text, ha="center", va="center", fontsize=9)
+
+    def link(ax, x0, y0, x1, y1, color="#333333", style="->"):
+        ax.annotate("", (x1, y1), (x0, y0),
+                    arrowprops=dict(arrowstyle=style, color=color, lw=1.4))
+
+    titles = ("after capture, or graph.step_eagerly", "after your own step(x4, y4, lr)")
+    for ax, title, own in zip(axes, titles, (False, True)):
+        ax.set_xlim(0, 5)
+        ax.set_ylim(0, 3.3)
+        ax.axis("off")
+        ax.set_title(title, fontsize=10)
+        box(ax, 0.1, 2.4, 1.7, 'state["model"]', "#dde7f3")
+        box(ax, 0.1, 0.3, 1.7, "program STATE", "#cfe3cf")
+        box(ax, 2.6, 1.35, 1.9, "weight buffers", "#eeeeee")
+        link(ax, 1.8, 0.6, 2.6, 1.55)
+        ax.text(3.55, 0.65, "replay writes\nout=st...", fontsize=8.5, color="#2a6e2a",
+                ha="center", va="center")
+        link(ax, 3.55, 0.95, 3.55, 1.35, "#2a6e2a")
+        if own:
+            box(ax, 2.6, 2.55, 1.9, "new arrays (frozen)", "#f6d5d5")
+            link(ax, 1.8, 2.7, 2.6, 2.8)
+        else:
+            link(ax, 1.8, 2.6, 2.6, 1.75)
+            ax.text(0.95, 1.6, "loss: a new\narray per replay", fontsize=8.5, ha="center",
+                    va="center", color="#555555")
     fig.tight_layout()
     return fig

@@ -73,9 +73,10 @@ class _Spec:
             if tuple(arr.shape) != self.shape:
                 raise ReplayMismatchError(
                     f"{where} has shape {list(arr.shape)}, the capture had {list(self.shape)}: a captured "
-                    f"program is fixed to its shapes. Capture again for the new shape (minidl refuses, "
-                    f"like TinyJit, instead of recapturing silently like torch.compile: a capture runs "
-                    f"the step eagerly, and those runs train the model)")
+                    f"program is fixed to its shapes. Capture again for the new shape, or run this "
+                    f"batch with graph.step_eagerly (minidl refuses, like TinyJit, instead of "
+                    f"recapturing silently like torch.compile: a capture runs the step eagerly, and "
+                    f"those runs train the model)")
             if arr.dtype != self.dtype:
                 raise ReplayMismatchError(f"{where} has dtype {arr.dtype}, the capture had {self.dtype}")
             if value.device != self.device or value.device.is_autodiff() != self.autodiff:

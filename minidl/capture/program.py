@@ -227,7 +227,7 @@ def build_program(prev: list[Call], calls: list[Call], inputs: dict[int, str], n
                                "(return only tensors made inside the step)")
         outs.append(expr)
     params = ", ".join([f"in{k}" for k in range(n_inputs)] + [f"s{k}" for k in range(len(b.scalars))])
-    body = [f"    {code:<60}# {name}" for code, name in lines.values()] + [f"    {t}" for t in tail]
+    body = [f"    {code:<36} # {name}" for code, name in lines.values()] + [f"    {t}" for t in tail]
     state_names = ", ".join(f"st{k}" for k in range(len(b.state_arrays)))
     header = f"def replay({params}):"
     if state_names:

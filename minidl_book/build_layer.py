@@ -217,6 +217,23 @@ class MeanAll(RmsNorm):
         return x / rms * gamma.reshape([1] * (x.rank - 1) + [gamma.shape[0]])
 
 
+@config
+class UnsqueezeOnceConfig:
+    """Lifts gamma with ``unsqueeze(0)``: [1, d] fits a rank-2 x only, not [..., d_model]."""
+
+    d_model: int
+    epsilon: float = 1e-5
+
+    def init(self, device: Device) -> UnsqueezeOnce:
+        return UnsqueezeOnce(Initializer.Ones.init([self.d_model], device), self.epsilon)
+
+
+class UnsqueezeOnce(RmsNorm):
+    def forward(self, x: Tensor) -> Tensor:
+        rms = (x.square().mean_dim(x.rank - 1) + self.epsilon).sqrt()
+        return x / rms * self.gamma.val().unsqueeze(0)
+
+
 #: name → (wrong config class, the verdict kind it must get)
 PLANTED = {
     "gamma not reshaped": (NoReshapeConfig, "error"),
@@ -227,6 +244,7 @@ PLANTED = {
     "named weight": (WeightNameConfig, "check"),
     "epsilon hard-coded": (HardEpsConfig, "check"),
     "mean over every number": (MeanAllConfig, "error"),
+    "gamma unsqueezed once": (UnsqueezeOnceConfig, "error"),
 }
 
 #: the epsilons a case builds its layer with: the default and three a forward cannot hide
@@ -381,7 +399,10 @@ _ROWS = {"x": np.array([[1.0, -2.0, 0.5], [0.0, 0.0, 0.0]], np.float32),
          "g": np.array([[1.0, -0.5, 2.0], [0.25, 1.0, -1.0]], np.float32)}
 #: a row of zeros: with burn's epsilon, one outside the root gives the values to rounding but a
 #: NaN gradient (the slip named by its cause); with epsilon 0.5, a hard-coded one shows
-EXAMPLES = [{**_ROWS, "epsilon": 1e-5}, {**_ROWS, "epsilon": 0.5}]
+#: a rank-3 x last: gamma lifted to [1, d] only (unsqueeze(0)) fits rank 2, not [..., d_model]
+EXAMPLES = [{**_ROWS, "epsilon": 1e-5}, {**_ROWS, "epsilon": 0.5},
+            {**{k: v[None] for k, v in _ROWS.items() if k != "gamma"},
+             "gamma": _ROWS["gamma"], "epsilon": 1e-5}]
 
 
 def exercise(max_examples: int = 12) -> CauseHints:

@@ -138,6 +138,8 @@ def test_softplus_numpy_operator_on_the_primitive_is_refused():
     # x.square().mean(): a rank-1 rms also fails with "different ranks", but the fix is
     # mean_dim, not a reshape of gamma
     ("mean over every number", "mean", "mean_dim"),
+    # gamma.unsqueeze(0): right on a rank-2 x only; the fixed rank-3 case refuses it
+    ("gamma unsqueezed once", "rank", "x.rank - 1 ones"),
 ])
 def test_layer_slips_get_the_hint_for_their_cause(planted, cause, words, capsys):
     ex = build_layer.exercise(max_examples=10)

@@ -13,6 +13,8 @@
   drawn as its graph with the gradient each step sends written on every edge;
 * :func:`recompute_trace` and :func:`recompute_figure`: under checkpointing, which forward value
   each backward step reads, which it rebuilds, and which are alive while it runs;
+* :func:`gradcheck`: the largest gap between backward's gradients and a central-difference
+  estimate, over every input element, in float64;
 * :func:`data` and :func:`show_source`: a fixed random tensor; a library object's source.
 """
 
@@ -25,7 +27,7 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
-from minidl import Device, Tensor, debug
+from minidl import Device, Tensor, debug, no_grad
 from minidl.autodiff import graph_memory
 
 __all__ = [
@@ -37,6 +39,7 @@ __all__ = [
     "costs",
     "deep_block",
     "gradient_chart",
+    "gradcheck",
     "grads_both",
     "live_bytes",
     "walk_trace",
@@ -306,6 +309,34 @@ def memory_chart(*ys: Tensor, names: dict[int, str] | None = None, title: str = 
         for parent in node.parents:
             fc.edge(str(parent.id), str(node.id))
     return fc
+
+
+def gradcheck(fn, shapes: dict, difference: Callable, h: float = 1e-6) -> float:
+    """Largest |backward - difference(loss, input, h)| over every element of every input.
+
+    The inputs are float64 standard-normal arrays of ``shapes`` on ``Device.flex().autodiff()``;
+    the loss is ``sum(fn(*inputs) * w)`` for a fixed random ``w``; ``difference`` estimates
+    the loss's derivative with respect to one input array (the page's central difference).
+    """
+    dev = Device.flex().autodiff()
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) for s in shapes.values()]
+    tracked = [Tensor.from_numpy(a, dev).require_grad() for a in arrays]
+    out = fn(*tracked)
+    w = rng.standard_normal(out.shape)
+    grads = (out * Tensor.from_numpy(w, dev)).sum().backward()
+    worst = 0.0
+    for k, t in enumerate(tracked):
+
+        def loss(a_k: np.ndarray, k: int = k) -> float:
+            values = [a_k if j == k else a for j, a in enumerate(arrays)]
+            with no_grad():  # the forward alone, nothing recorded
+                plain = [Tensor.from_numpy(v, dev) for v in values]
+                return float((fn(*plain).to_numpy() * w).sum())
+
+        gap = np.abs(difference(loss, arrays[k], h) - t.grad(grads).to_numpy())
+        worst = max(worst, float(gap.max()))
+    return worst
 
 
 def apply(step, *tensors: Tensor) -> Tensor:

@@ -1,7 +1,7 @@
 """Pictures of the dispatch chapter: what a tensor holds (nested boxes), what each pair of
-input kinds does (a grid), minidl's and burn's ``DispatchTensor`` side by side (what each
-routes on), where the autodiff layer is chosen in PyTorch and in
-burn/minidl (two stacks side by side), and the order Python looks a method up in (a class
+input kinds does (a grid), minidl's and burn's ``DispatchTensor`` one under the other (what
+each routes on), where the autodiff layer is chosen in PyTorch and in burn/minidl (stacks side
+by side), and the order Python looks a method up in (a class
 chain in two columns)."""
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ def nesting(columns: Sequence[tuple[str, Sequence]], title: str = ""):
     from matplotlib.patches import FancyBboxPatch
 
     depth = max(len(layers) for _, layers in columns)
-    fig, axes = plt.subplots(1, len(columns), figsize=(2.9 * len(columns), 0.5 * depth + 1.0))
+    fig, axes = plt.subplots(1, len(columns), figsize=(7.4, 0.5 * depth + 1.0))
     for ax, (name, layers) in zip(axes, columns):
         ax.set_xlim(0, 1)
         ax.set_ylim(-0.08, depth + 0.08)  # room for the outer box's rounded border
@@ -95,30 +95,34 @@ def kind_grid(kinds, minidl, burn=None, title=""):
 
 
 def two_stacks(stacks: Sequence[tuple[str, Sequence[tuple[str, str]]]], title: str = ""):
-    """Side-by-side stacks of layers, top first: ``(column title, [(layer, note)])``."""
+    """Side-by-side stacks of layers, top first: ``(column title, [(layer, note)])``; the
+    whole figure fits the 752 px text column (titles and notes wrapped)."""
+    import textwrap
+
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyBboxPatch
 
     height = max(len(layers) for _, layers in stacks)
-    fig, axes = plt.subplots(1, len(stacks), figsize=(3.6 * len(stacks), 0.75 * height + 0.7))
+    fig, axes = plt.subplots(1, len(stacks), figsize=(7.4, 0.95 * height + 1.0))
     for ax, (name, layers) in zip(axes, stacks):
-        ax.set_xlim(0, 1)
+        ax.set_xlim(-0.03, 1.03)  # room for the boxes' rounded borders
         ax.set_ylim(0, height)
         ax.axis("off")
-        ax.set_title(name, fontsize=9)
+        ax.set_title(textwrap.fill(name, 26), fontsize=9)
         for i, (layer, note) in enumerate(layers):
-            y = height - i - 0.9
-            ax.add_patch(FancyBboxPatch((0.05, y), 0.9, 0.7, boxstyle="round,pad=0.01",
+            y = height - i - 0.95
+            ax.add_patch(FancyBboxPatch((0.0, y), 1.0, 0.8, boxstyle="round,pad=0.01",
                                         fc=_FILL[i % len(_FILL)], ec="#555", lw=0.8))
-            ax.text(0.5, y + 0.47, layer, ha="center", va="center", fontsize=8.5,
+            ax.text(0.5, y + 0.6, layer, ha="center", va="center", fontsize=8,
                     weight="bold")
-            ax.text(0.5, y + 0.2, note, ha="center", va="center", fontsize=7)
+            ax.text(0.5, y + 0.27, textwrap.fill(note, 30, break_on_hyphens=False),
+                    ha="center", va="center", fontsize=8)
             if i:
-                ax.annotate("", (0.5, y + 0.7), (0.5, y + 0.9),
+                ax.annotate("", (0.5, y + 0.8), (0.5, y + 0.95),
                             arrowprops={"arrowstyle": "->", "lw": 0.8})
     if title:
-        fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+        fig.suptitle(textwrap.fill(title, 90), fontsize=10)
+    fig.tight_layout(w_pad=0.6)
     return fig
 
 
@@ -173,40 +177,41 @@ def lookup_chain(columns: Sequence[tuple[str, Sequence[tuple[str, str, bool]]]],
 
 def struct_pair(structs: Sequence[tuple[str, Sequence[tuple[str, str, str, str]], str]],
                 title: str = ""):
-    """Two (or more) structs side by side, each ``(title, fields, footer)`` with fields
-    ``(name, example, note, routes)``: a field whose ``routes`` label is not empty is what
-    routing reads (blue, the label in its corner); the others are grey."""
+    """Two (or more) structs, one under the other, each ``(title, fields, footer)`` with
+    fields ``(name, example, note, routes)``: a field whose ``routes`` label is not empty is
+    what routing reads (blue, the label in its corner); the others are grey. The figure
+    fits the 752 px text column."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyBboxPatch
 
     rows = max(len(fields) for _, fields, _ in structs)
-    fig, axes = plt.subplots(1, len(structs), figsize=(4.9 * len(structs), 1.05 * rows + 1.2))
+    fig, axes = plt.subplots(len(structs), 1, figsize=(7.4, (0.8 * rows + 0.9) * len(structs)))
     for ax, (name, fields, footer) in zip(axes, structs):
         ax.set_xlim(0, 1)
-        ax.set_ylim(rows + 0.55, -0.55)
+        ax.set_ylim(rows + 0.45, -0.5)
         ax.axis("off")
-        ax.add_patch(FancyBboxPatch((0.01, -0.3), 0.98, rows + 0.25, boxstyle="round,pad=0.01",
+        ax.add_patch(FancyBboxPatch((0.01, -0.42), 0.98, rows + 0.4, boxstyle="round,pad=0.01",
                                     fc="white", ec="#555", lw=1.0))
-        ax.text(0.5, -0.12, name, ha="center", va="center", fontsize=9, weight="bold",
+        ax.text(0.03, -0.2, name, ha="left", va="center", fontsize=9.5, weight="bold",
                 family="monospace")
+        if footer:
+            ax.text(0.97, -0.2, footer, ha="right", va="center", fontsize=8, color="#555",
+                    style="italic")
         for r, (field, example, note, routes) in enumerate(fields):
-            y0 = r + 0.08
+            y0 = r + 0.02
             ax.add_patch(FancyBboxPatch(
-                (0.05, y0), 0.9, 0.8, boxstyle="round,pad=0.01",
+                (0.03, y0), 0.94, 0.86, boxstyle="round,pad=0.01",
                 fc="#dbe7f7" if routes else "#f2f2f2", ec="#3b6fb6" if routes else "#888",
                 lw=1.5 if routes else 0.8))
-            ax.text(0.08, y0 + 0.15, field, ha="left", va="center", fontsize=8.5,
+            ax.text(0.05, y0 + 0.2, field, ha="left", va="center", fontsize=9,
                     weight="bold", family="monospace")
             if routes:
-                ax.text(0.92, y0 + 0.15, routes, ha="right", va="center", fontsize=7.5,
+                ax.text(0.95, y0 + 0.2, routes, ha="right", va="center", fontsize=8.5,
                         color="#3b6fb6", weight="bold")
-            ax.text(0.08, y0 + 0.4, example, ha="left", va="center", fontsize=7.5,
+            ax.text(0.05, y0 + 0.44, example, ha="left", va="center", fontsize=8.5,
                     family="monospace")
-            ax.text(0.08, y0 + 0.65, note, ha="left", va="center", fontsize=7.5,
-                    style="italic")
-        if footer:
-            ax.text(0.5, rows + 0.2, footer, ha="center", va="center", fontsize=7.5,
-                    color="#555")
+            ax.text(0.05, y0 + 0.68, note.replace("\n", " "), ha="left", va="center",
+                    fontsize=8.5, style="italic")
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()

@@ -18,6 +18,10 @@ __all__ = ["forwarding_linear", "forwarding_your_linear", "generated_linear", "l
            "plain_linear_routes", "torch_nodes"]
 
 
+YOURS = "your write_forwarder"
+BOOKS = "the book's write_forwarder (yours is not done yet, or fails when run)"
+
+
 def generated_linear():
     """The forwarder ``write_forwarders`` would write for ``linear``, compiled in the namespace of the
     generated module-ops file (it refers to ``route``, ``DispatchTensor``, ...)."""
@@ -96,14 +100,16 @@ def linear_source(write_forwarder=None) -> tuple[str, bool]:
 @contextlib.contextmanager
 def forwarding_your_linear(write_forwarder):
     """``Dispatch.linear`` is the forwarder your ``write_forwarder`` writes inside the block,
-    the default after; the block gets whose text it is, "yours" or, while yours gives none
-    usable (see :func:`linear_source`), "the reference's". The text runs among the names of
+    the default after; the block gets a phrase saying whose text it is, ``YOURS`` or, while
+    yours gives none usable (see :func:`linear_source`), ``BOOKS``, so that a page that
+    prints it reads right before the reader has solved the exercise. The text runs among the
+    names of
     the generated module-ops file (``route``, ``DispatchTensor``, ...)."""
     assert "linear" not in vars(Dispatch), "Dispatch already forwards linear"
     source, yours = linear_source(write_forwarder)
     Dispatch.linear = _compiled_linear(source)
     try:
-        yield "yours" if yours else "the reference's"
+        yield YOURS if yours else BOOKS
     finally:
         del Dispatch.linear
 

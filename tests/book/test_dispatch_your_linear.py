@@ -1,7 +1,7 @@
 """The dispatch chapter's ``forwarding_your_linear``: the reader's generated ``linear`` is used
 only when it works when called; a generator that compiles but fails when run (the op's name
 unquoted), gives a wrong value (the bias left out), or is the page's ``...`` stub falls back
-to the reference's text, says so ("the reference's", not "yours"), and leaves ``Dispatch`` as
+to the reference's text, says so (BOOKS, not YOURS), and leaves ``Dispatch`` as
 it was."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from minidl import Device, Tensor, debug
 from minidl.dispatch import Dispatch
 from minidl.nn import LinearConfig
 from minidl_book import build_forwarder
-from minidl_book.dispatch_linear import forwarding_your_linear
+from minidl_book.dispatch_linear import BOOKS, YOURS, forwarding_your_linear
 
 
 def stub(op, signature):
@@ -29,7 +29,7 @@ def forward_ops(write_forwarder):
 
 
 def test_a_right_generator_is_used_and_called_yours():
-    assert forward_ops(build_forwarder.write_forwarder) == ("yours", ["LinearWithBias"])
+    assert forward_ops(build_forwarder.write_forwarder) == (YOURS, ["LinearWithBias"])
 
 
 @pytest.mark.parametrize("wrong", [
@@ -40,4 +40,4 @@ def test_a_right_generator_is_used_and_called_yours():
     build_forwarder.no_cls,
 ])
 def test_a_generator_that_fails_when_run_falls_back_to_the_reference(wrong):
-    assert forward_ops(wrong) == ("the reference's", ["LinearWithBias"])
+    assert forward_ops(wrong) == (BOOKS, ["LinearWithBias"])

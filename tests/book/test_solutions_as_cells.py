@@ -35,6 +35,7 @@ READER_WRITES = {
     "build_route": ["routing_device"],
     "build_forwarder": ["write_forwarder"],
     "build_fuser": ["fits"],
+    "build_explorer": ["explore"],
     "build_view": ["read_view"],
     "build_broadcast": ["broadcast_strides"],
     "build_zip": ["zip_op"],

@@ -250,11 +250,12 @@ def plugged_in(backward_fn, exercise):
 
 
 # ----- the checker -----------------------------------------------------------------------------
-def _case(seed, n, c, c_out, k, stride, dilation, pads, bias):
+def _case(seed, n, c, c_out, k, stride, dilation, pads, bias, size=None):
     rng = np.random.default_rng(seed)
     top, left, bottom, right = pads
     h = max(1, dilation[0] * (k[0] - 1) + 1 + stride[0] - top - bottom) + int(rng.integers(0, 3))
     w = max(1, dilation[1] * (k[1] - 1) + 1 + stride[1] - left - right) + int(rng.integers(0, 3))
+    h, w = size or (h, w)
     options = ConvOptions(stride=stride, padding=(top, left), dilation=dilation, groups=1,
                           padding_end=(bottom, right))
     h_out, w_out = _geometry((n, c, h, w), k, options)
@@ -269,7 +270,7 @@ def _cases() -> st.SearchStrategy:
     small = st.integers(1, 2)
     return st.tuples(st.integers(0, 2**16), small, st.integers(1, 3), small,
                      st.tuples(st.integers(1, 3), st.integers(1, 3)),
-                     st.tuples(small, small), st.tuples(small, small),
+                     st.tuples(st.integers(1, 3), st.integers(1, 3)), st.tuples(small, small),
                      st.tuples(*[st.integers(0, 2)] * 4), st.booleans()
                      ).map(lambda t: _case(*t))
 
@@ -281,6 +282,10 @@ EXAMPLES = [
     _case(2, 1, 2, 3, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), True),
     _case(3, 2, 1, 2, (2, 3), (1, 1), (2, 2), (0, 1, 0, 1), False),
     _case(4, 1, 2, 2, (3, 2), (2, 1), (1, 2), (2, 0, 1, 1), True),
+    # corners: a 1 x 1 kernel whose stride skips pixels (their gradient is 0), and a
+    # kernel as large as the padded input (one window)
+    _case(5, 2, 3, 1, (1, 1), (3, 2), (1, 1), (0, 1, 2, 0), False),
+    _case(6, 1, 1, 2, (3, 3), (1, 1), (1, 1), (1, 0, 0, 1), True, size=(2, 2)),
 ]
 
 

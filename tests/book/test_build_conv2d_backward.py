@@ -26,6 +26,20 @@ def test_each_planted_slip_is_refused_with_its_own_hint(planted):
     assert "Traceback" not in verdict.render()
 
 
+@pytest.mark.parametrize("planted", sorted(bb.PLANTED))
+def test_each_slip_fails_on_the_fixed_cases_alone(planted):
+    """No lucky draw needed: the examples (with the corners) catch every planted slip."""
+    verdict = bb.exercise(0).find_failure(bb.PLANTED[planted][0])
+    assert verdict is not None and bb._SAID[planted][:40] in verdict.text, verdict
+
+
+def test_the_corner_cases_have_the_shapes_they_claim():
+    one_by_one, whole = bb.EXAMPLES[-2], bb.EXAMPLES[-1]
+    assert one_by_one["weight"].shape[2:] == (1, 1) and one_by_one["options"].stride == (3, 2)
+    assert whole["g"].shape[2:] == (1, 1)  # one window
+    assert bb.exercise(0).find_failure(bb.conv2d_backward) is None
+
+
 def _from_cell(source: str, name: str, **names):
     """``name`` compiled from source text as a notebook cell would (not imported)."""
     filename = f"/tmp/ipykernel_0/{abs(hash(source))}.py"

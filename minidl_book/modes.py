@@ -652,11 +652,12 @@ def epochs_strip(lanes: dict[str, list[bool]]):
 def bn_motivation(ad: Device, seed: int = 0, steps: int = 60, lr: float = 0.02):
     """``Linear(4, 16) → [BatchNorm(16)] → ReLU → Linear(16, 1)`` fitted by SGD (``lr``,
     batches of 16) to a smooth target of inputs of scale 10 (mean 10, std 10), once
-    without and once with the BatchNorm, same data and seed: the two loss curves."""
+    without and once with the BatchNorm, same data and seed: the two loss curves, and the
+    largest |output| of the first Linear at each step of the run without BatchNorm."""
     from minidl.nn import BatchNormConfig, MseLoss, Relu
     from minidl.optim import SgdConfig
 
-    curves = []
+    curves, scales = [], []
     for with_bn in (False, True):
         rng = np.random.default_rng(seed)
         w = rng.standard_normal((4, 1))
@@ -669,14 +670,17 @@ def bn_motivation(ad: Device, seed: int = 0, steps: int = 60, lr: float = 0.02):
             x = rng.standard_normal((16, 4)) * 10 + 10
             loss = mse(net(T(x, ad)), T(np.tanh(x / 10 @ w), ad))
             losses.append(float(loss.to_numpy().ravel()[0]))
+            if not with_bn:
+                scales.append(float(np.abs(net[0](T(x, ad)).to_numpy()).max()))
             net = sgd.step(lr, net, loss.backward())
         curves.append(np.array(losses))
-    return curves[0], curves[1]
+    return curves[0], curves[1], np.array(scales)
 
 
-def loss_curves(without: np.ndarray, with_bn: np.ndarray):
+def loss_curves(without: np.ndarray, with_bn: np.ndarray, scale: np.ndarray | None = None):
     """The two training losses of :func:`bn_motivation`, log scale; where the run without
-    BatchNorm overflows, its curve ends in a cross."""
+    BatchNorm overflows, its curve ends in a cross, labelled with the first layer's largest
+    output at that step when ``scale`` (per step) is given."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(5.6, 2.2))
@@ -685,8 +689,13 @@ def loss_curves(without: np.ndarray, with_bn: np.ndarray):
     ax.semilogy(steps[finite], without[finite], color="#C62828", label="without BatchNorm")
     end = np.flatnonzero(finite)[-1]
     ax.plot(steps[end], without[end], "x", color="#C62828", ms=8)
-    ax.annotate(f"overflows after step {steps[end]}", (steps[end], without[end]),
-                xytext=(8, -4), textcoords="offset points", fontsize=7, color="#C62828")
+    label = f"overflows after step {steps[end]}"
+    if scale is not None:
+        label += (f"\nfirst layer's largest |output|:\n{scale[0]:.0f} at step 1,"
+                  f" {scale[end]:.0e} at step {steps[end]}")
+    ax.annotate(label, (steps[end], without[end]),
+                xytext=(8, -2), textcoords="offset points", fontsize=7, color="#C62828",
+                va="top")
     ax.semilogy(steps, with_bn, color="#2E7D32", label="with BatchNorm(16)")
     ax.set_xlabel("SGD step (lr 0.02, inputs of scale 10)", fontsize=7)
     ax.set_ylabel("training MSE", fontsize=7)

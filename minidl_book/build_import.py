@@ -11,7 +11,8 @@ left out (read from the ``ApplyResult``).
 
 The checker draws the target's params before the load (so "left at its init" is a byte
 comparison), compares the body's output with PyTorch's, and gives each slip its own hint:
-the top-level key not picked, no renaming, a renaming whose new store was thrown away,
+the top-level key not picked, no renaming, a renaming whose new store was thrown away, a
+rule missing for one layer (named by the file keys no rule renamed),
 ``allow_partial`` missing (the aux head), ``validate(False)`` missing (the head's shape),
 ``left_out`` read from one list of the result only, rules that send a layer's tensors to
 another layer (a bias fits either Linear, so it loads there without complaint).
@@ -126,6 +127,15 @@ def store_dropped(store, model):
     return model, result.missing + [error.path for error in result.errors]
 
 
+def rule_missing(store, model):
+    store = (store.with_top_level_key("state_dict")
+             .with_key_remapping(r"^features\.0\.0\.(.*)$", "fc1.$1")
+             .with_key_remapping(r"^features\.1\.0\.(.*)$", "fc2.$1")
+             .allow_partial(True).validate(False))  # no rule for features.1.1 (norm)
+    model, result = store.apply_to(model)
+    return model, result.missing + [error.path for error in result.errors]
+
+
 def no_allow_partial(store, model):
     store = (store.with_top_level_key("state_dict")
              .with_key_remapping(r"^features\.0\.0\.(.*)$", "fc1.$1")
@@ -184,6 +194,7 @@ PLANTED = {
     "top-level key not picked": (no_top_level_key, "check", "top-level key"),
     "no renaming": (no_remap, "check", "no renaming"),
     "returned store dropped": (store_dropped, "check", "renaming took no effect"),
+    "one layer's rule missing": (rule_missing, "check", "rule missing"),
     "allow_partial missing": (no_allow_partial, "error", "unexpected keys"),
     "head loaded with the file's shape": (no_validate_false, "error", "head shape"),
     "left_out from result.missing only": (missing_only, "check", "left_out"),
@@ -307,6 +318,14 @@ def _body_loaded(solution, case, outputs, watch) -> str | None:
                        "file's names start with 'state_dict.' and 'optimizer.'.")
     if not _called(watch, "with_key_remapping"):
         return text + " Your code renamed nothing: the file says features.0.0.weight."
+    layers = {p.split(".", 1)[0] for p in kept}
+    if len(layers) < len(BODY):  # some layers loaded: the renaming worked, a rule is missing
+        unmatched = sorted(k for k in outputs["_file"]
+                           if any(k.startswith(BODY[layer] + ".") for layer in layers))
+        return text + (" Your renaming worked for the other layers, but no rule sent the "
+                       f"file's {', '.join(unmatched)} to {', '.join(sorted(layers))}: "
+                       "they reached no slot (allow_partial(True) lists them in "
+                       "result.unused instead of failing).")
     return text + (" Your code called with_key_remapping, yet the body's names did not "
                    "change.")
 
@@ -358,6 +377,12 @@ HINTS = {
         "Check each pattern against print(store.with_top_level_key('state_dict').keys()): "
         "a dot is \\. in a regex.",
     ],
+    "rule missing": [
+        "Each body layer needs a rule of its own. print(store.keys()) after your rules: "
+        "the keys still starting with 'features.' are the ones no rule renamed.",
+        "features.1.1 is the LayerNorm: r'^features\\.1\\.1\\.(.*)$' → 'norm.$1' "
+        "(norm.weight is then found for norm.gamma).",
+    ],
     "unexpected keys": [
         "aux.weight and aux.bias are the auxiliary head: the new model has no slot for "
         "them. Which switch forgives a key problem?",
@@ -395,6 +420,7 @@ _CAUSES = [
     ("no renaming", _cause("Unexpected keys", "'features.")),
     ("wrong layers", _cause("Tensors loaded into the wrong layers")),
     ("returned module discarded", _cause("Your code returned the module it was given")),
+    ("rule missing", _cause("but no rule sent the file's")),
     ("renaming took no effect", _cause("yet the body's names did not change")),
     ("head shape", _cause("Shape mismatch for 'classifier.")),
     ("unexpected keys", _cause("Unexpected keys", "'aux.")),

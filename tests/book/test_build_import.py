@@ -87,3 +87,15 @@ def test_a_discarded_loaded_module_is_diagnosed_as_such():
         assert verdict.hints == [bi.HINTS["returned module discarded"][0]]
         assert "names did not change" not in verdict.text
         assert "NEW store" not in verdict.render()
+
+
+def test_a_missing_rule_is_named_by_the_file_keys_it_never_matched():
+    """Chained rules that leave out features.1.1 (the LayerNorm): the renaming did take
+    effect, so the verdict names the file keys no rule renamed, not 'reassign or chain
+    the calls' (a reader's report: the chained solution got the dropped-store hint)."""
+    ex = bi.exercise(4)
+    verdict = ex.check(bi.rule_missing)
+    assert ex.cause == "rule missing", verdict.render()
+    assert "features.1.1.bias, features.1.1.weight to norm" in verdict.text
+    assert "did not change" not in verdict.text
+    assert "NEW store" not in verdict.render()

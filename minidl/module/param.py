@@ -102,6 +102,12 @@ class Param(Generic[T]):
 
     def __init__(self, id: str, value: T | None = None, *, require_grad: bool = False,
                  lazy: _Lazy | None = None, save: Callable | None = None, load: Callable | None = None):
+        if not isinstance(id, (str, int)):  # Param(tensor), as nn.Parameter(tensor) reads
+            raise TypeError(
+                f"Param(id, value): the first argument is the param's id (a str), got a "
+                f"{type(id).__name__}. To give an old param a new value and keep its id: "
+                f"param.with_value(tensor); a new param with a fresh id: "
+                f"Param.from_tensor(tensor)")
         self.id = str(id)
         self.require_grad = bool(require_grad)
         self._value = value

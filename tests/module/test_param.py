@@ -123,3 +123,11 @@ def test_flag_param_reports_enabled():
 def test_param_ids_are_unique():
     ids = {Initializer.Ones.init([1], Device.ndarray()).id for _ in range(200)}
     assert len(ids) == 200
+
+
+def test_param_refuses_a_tensor_as_its_id():
+    """Param(t), as nn.Parameter(t) is written, names the calls that keep or make an id."""
+    t = Tensor.ones((2,), device=Device.ndarray())
+    with pytest.raises(TypeError, match=r"got a Tensor.*with_value.*from_tensor"):
+        Param(t)
+    assert Param("abc", t).id == "abc" and Param(7, t).id == "7"

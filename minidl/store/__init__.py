@@ -5,7 +5,8 @@
   without running pickled code, translated by :class:`PyTorchToMinidlAdapter`;
 - :func:`save_module` / :func:`load_module` / :func:`load_model` — one-call helpers (record
   plus config JSON);
-- :class:`KeyRemapper`, :class:`ApplyResult`, the adapters and the errors.
+- :class:`KeyRemapper`, :class:`ApplyResult`, the adapters (:class:`FloatCastAdapter` casts
+  a half-precision file; ``a.chain(b)`` combines two) and the errors.
 
 Every load checks every tensor against the module before anything is built and returns a
 NEW module; on failure it raises a :class:`StoreError` (a ``ValueError``) that names the
@@ -15,6 +16,8 @@ tensor, and the module it was given is unchanged.
 from __future__ import annotations
 
 from minidl.store.adapter import (
+    ChainAdapter,
+    FloatCastAdapter,
     IdentityAdapter,
     MinidlToPyTorchAdapter,
     ModuleAdapter,
@@ -46,8 +49,10 @@ from minidl.store.safetensors_store import SafetensorsStore
 __all__ = [
     "ApplyFailed",
     "ApplyResult",
+    "ChainAdapter",
     "CorruptFileError",
     "DTypeMismatch",
+    "FloatCastAdapter",
     "IdentityAdapter",
     "KeyRemapper",
     "LoadError",

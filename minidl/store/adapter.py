@@ -16,6 +16,11 @@ sits in (``("Net", "Linear")`` for ``fc.weight``), and the adapter looks at the 
 
 :class:`MinidlToPyTorchAdapter` is the way back (burn's ``BurnToPyTorchAdapter``), used to
 write a file PyTorch's ``load_state_dict`` accepts.
+
+:class:`FloatCastAdapter` casts every float tensor to one dtype (burn's ``FloatCastAdapter``),
+and ``a.chain(b)`` runs ``a`` then ``b`` (burn's ``ModuleAdapter::chain`` / ``ChainAdapter``):
+``PyTorchToMinidlAdapter().chain(FloatCastAdapter("float32"))`` imports a half-precision
+checkpoint into a float32 module.
 """
 
 from __future__ import annotations
@@ -78,11 +83,73 @@ class ModuleAdapter:
         """Whether a file tensor has no place in a module and is dropped without complaint."""
         return False
 
+    def chain(self, next_adapter: ModuleAdapter) -> ChainAdapter:
+        """``self`` first, then ``next_adapter`` (burn's ``ModuleAdapter::chain``)."""
+        return ChainAdapter(self, next_adapter)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
 
 IdentityAdapter = ModuleAdapter
+
+
+class ChainAdapter(ModuleAdapter):
+    """Two adapters in sequence (burn's ``ChainAdapter``): ``adapt`` is
+    ``second.adapt(first.adapt(array))``; an alternative name is asked of ``first``, then of
+    ``second`` (with ``first``'s answer if it gave one); a key is ignored if either ignores it."""
+
+    def __init__(self, first: ModuleAdapter, second: ModuleAdapter):
+        self.first, self.second = first, second
+        self.name = f"{first.name}+{second.name}"
+
+    def alternative_name(self, param_name: str, module_type: str | None) -> str | None:
+        name = self.first.alternative_name(param_name, module_type)
+        if name is None:
+            return self.second.alternative_name(param_name, module_type)
+        return self.second.alternative_name(name, module_type) or name
+
+    def adapt(self, array: np.ndarray, slot: TensorSlot) -> np.ndarray:
+        return self.second.adapt(self.first.adapt(array, slot), slot)
+
+    def export(self, array: np.ndarray, slot: TensorSlot) -> tuple[str, np.ndarray]:
+        path, array = self.first.export(array, slot)
+        return self.second.export(array, dataclasses.replace(slot, path=path))
+
+    def ignores(self, key: str) -> bool:
+        return self.first.ignores(key) or self.second.ignores(key)
+
+    def __repr__(self) -> str:
+        return f"{self.first!r}.chain({self.second!r})"
+
+
+class FloatCastAdapter(ModuleAdapter):
+    """Casts every float tensor to ``target`` (burn's ``FloatCastAdapter::to``, burn-store
+    ``src/adapter.rs``): target-driven, whatever module the tensor sits in; integer and
+    bool tensors and tensors already in ``target`` pass through. Loading (``adapt``) and
+    saving (``export``) cast alike, so the same adapter can write a float16 file."""
+
+    name = "float-cast"
+
+    def __init__(self, target: str = "float32"):
+        dtype = np.dtype(target)
+        if dtype.kind != "f":
+            raise ValueError(f"FloatCastAdapter target must be a float dtype, got {target!r}")
+        self.target = dtype
+
+    def _cast(self, array: np.ndarray) -> np.ndarray:
+        if array.dtype.kind != "f" or array.dtype == self.target:
+            return array
+        return array.astype(self.target)
+
+    def adapt(self, array: np.ndarray, slot: TensorSlot) -> np.ndarray:
+        return self._cast(array)
+
+    def export(self, array: np.ndarray, slot: TensorSlot) -> tuple[str, np.ndarray]:
+        return slot.path, self._cast(array)
+
+    def __repr__(self) -> str:
+        return f"FloatCastAdapter({self.target.name!r})"
 
 
 def _transpose(array: np.ndarray) -> np.ndarray:

@@ -9,9 +9,10 @@ the block, until the stream ends. A block writes the results someone still holds
 (``alive``) and those an op after the block reads; the rest stay in registers.
 
 The reader writes that search. The checker installs it in ``Fusion[Flex]`` (a fresh plan
-store), runs one stream (an element-wise head whose sum ``u`` is read again four ops later,
+store), drains one stream (an element-wise head whose sum ``u`` is read again four ops later,
 a matmul with its epilogue, a ``swap_dims`` no fuser takes, a tail the reduce fuser takes
-more of than the element-wise one) and reads the reader's blocks before any runs: they must
+more of than the element-wise one), then a second (an [n, d] pair, then an op of ``x`` flat:
+the reduce fuser, with no reduction yet, takes all three but is not ``ready``) and reads the reader's blocks before any runs: they must
 cover the stream in order (an op refused is the next block's first, never dropped; the search
 restarts after every block), each fused block must be taken whole by its fuser, and each block
 must write what is held or read later, and nothing else. Then the blocks must be the search's
@@ -56,7 +57,7 @@ def explore(ops, alive, fusers):
 
 # ----- planted slips -------------------------------------------------------------------------
 def _search(ops, alive, fusers, *, drop=False, once=False, first=False, inside=False,
-            held_only=False, no_break=False, every=False):
+            held_only=False, no_break=False, every=False, no_tail=False):
     blocks, i, searched = [], 0, False
     while i < len(ops):
         best, best_len = None, 1
@@ -73,6 +74,8 @@ def _search(ops, alive, fusers, *, drop=False, once=False, first=False, inside=F
         later = {t.id for op in readers for t in op.inputs}
         writes = tuple(op.out.id for op in ops[i:end] if every or op.out.id in alive
                        or (op.out.id in later and not held_only))
+        if no_tail and end == len(ops):
+            break  # the last block, ended by the stream and not by a refusal, is lost
         blocks.append((i, end, best, writes))
         i = end + (1 if drop and best is not None and end < len(ops) else 0)
     return blocks
@@ -103,6 +106,27 @@ def later_includes_the_block(ops, alive, fusers):
     return _search(ops, alive, fusers, inside=True)
 
 
+def no_ready_test(ops, alive, fusers):
+    """Gives the block to the fuser that took the most, ready or not: the reduce fuser, which
+    took the pair and the flat op but no reduction, cannot build their kernel."""
+    blocks, i = [], 0
+    while i < len(ops):
+        best, best_len = None, 1
+        for fuser in fusers:
+            fuser.reset()
+            for op in ops[i:]:
+                if not fuser.fuse(op):
+                    break
+            if len(fuser.ops) > best_len:
+                best, best_len = fuser, len(fuser.ops)
+        end = i + best_len
+        later = {t.id for op in ops[end:] for t in op.inputs}
+        blocks.append((i, end, best, tuple(op.out.id for op in ops[i:end]
+                                           if op.out.id in alive or op.out.id in later)))
+        i = end
+    return blocks
+
+
 def writes_everything(ops, alive, fusers):
     """Writes every result of every block."""
     return _search(ops, alive, fusers, every=True)
@@ -113,6 +137,11 @@ def keeps_offering(ops, alive, fusers):
     return _search(ops, alive, fusers, no_break=True)
 
 
+def loses_the_last_block(ops, alive, fusers):
+    """Keeps a block only when a refusal ends it: the block the stream's end closes is lost."""
+    return _search(ops, alive, fusers, no_tail=True)
+
+
 #: name → (wrong search, the verdict kind it must get)
 PLANTED = {
     "drops the refused op": (drops_the_refused_op, "check"),
@@ -121,7 +150,9 @@ PLANTED = {
     "ignores a later reader of an intermediate": (writes_held_only, "check"),
     "counts reads inside the block": (later_includes_the_block, "check"),
     "writes every result": (writes_everything, "check"),
+    "no ready test": (no_ready_test, "check"),
     "keeps offering after a refusal": (keeps_offering, "check"),
+    "loses the block the stream's end closes": (loses_the_last_block, "check"),
 }
 
 
@@ -179,8 +210,8 @@ def _problem(got, ops, alive, fusers) -> str | None:
                             "ends at its fuser's first refusal")
             if not real.ready:
                 return (f"the {real.name} fuser is not ready for block {k} "
-                        f"({_label(ops, start, end)}): it builds no kernel of it (a block of "
-                        "one op runs on B, fuser None)")
+                        f"({_label(ops, start, end)}): it can build no kernel of it; only a "
+                        "ready fuser may win a block")
         at = end
     if at < len(ops):
         return (f"ops {at}..{len(ops) - 1} ({_label(ops, at, len(ops))}) are in no block: "
@@ -238,14 +269,18 @@ def _stream(dev, case: dict) -> dict:
     r = (h.swap_dims(0, 1) - u) * s
     y = (r * r).sum_dim(1).sqrt()
     del u, h, r
-    return {"y": y.to_numpy()}
+    out = {"y": y.to_numpy()}
+    k = (x * s).exp()  # a second drain: an [n, d] pair, then an op of x flat, [n * d],
+    flat = Tensor.from_numpy(case["x"].reshape(-1), dev) * 2.0  # a shape the pair's
+    return {**out, "k": k.to_numpy(), "flat": flat.to_numpy()}  # block cannot hold
 
 
 def _torch(case: dict) -> dict:
     x, w, b = (torch.from_numpy(case[k]) for k in ("x", "w", "b"))
     u = x * case["s"] + b
     r = (torch.tanh(u.exp() @ w + b).T - u) * case["s"]
-    return {"y": (r * r).sum(1, keepdim=True).sqrt()}
+    return {"y": (r * r).sum(1, keepdim=True).sqrt(), "k": (x * case["s"]).exp(),
+            "flat": x.reshape(-1) * 2.0}
 
 
 def _eager_flex(case: dict) -> dict:
@@ -306,11 +341,16 @@ def run_with(solution, fn, held=None):
     return out, seen
 
 
+def _sinks(ops: list[OperationIr]) -> set[int]:
+    """What :func:`_stream` holds at each read: the results no op of the drain reads."""
+    return {op.out.id for op in ops} - {t.id for op in ops for t in op.inputs}
+
+
 def _run(solution, case: dict) -> dict:
     from minidl import Device
 
     out, seen = run_with(solution, lambda: _stream(Device.fusion(), case),
-                         held=lambda ops: {ops[-1].out.id})  # y, as _stream holds
+                         held=_sinks)
     return {**out, "_seen": seen}
 
 

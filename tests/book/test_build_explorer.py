@@ -17,7 +17,10 @@ SAYS = {
     "ignores a later reader of an intermediate": "but does not write: a later block reads",
     "counts reads inside the block": "(only an op of the same block reads it)",
     "writes every result": "which nobody holds and no op after the block reads",
+    "no ready test": "the reduce fuser is not ready for block",
     "keeps offering after a refusal": "a block ends at its fuser's first refusal",
+    "loses the block the stream's end closes": "are in no block: search again from the op "
+    "after each block, until the stream ends",
 }
 
 

@@ -274,7 +274,10 @@ def exercise(max_examples: int = 20) -> BuildExercise:
              "stride, so it can hold no jump inside it."),
             ("check", "Drop the dims of size 1 (nothing steps along them). Dim d and the "
              "next one belong to one run when strides[d] == shape[d + 1] * strides[d + 1]; "
-             "elsewhere the walk jumps."),
+             "elsewhere the walk jumps. A size-1 dim's stride means nothing, yet kept in "
+             "it can cut a run: shape (2, 1, 3, 2), strides (12, 1, 4, 1) (a size-1 dim a "
+             "permute moved from the end, keeping stride 1) has runs [2, 3] and [2], since "
+             "12 == 3 * 4; with the size-1 dim kept, 12 != 1 * 1 would split the first."),
             ("check", "Cut new_shape from the right into consecutive groups, one per run, "
              "each multiplying to its run's size (new dims of size 1 fit anywhere), else "
              "return None. Inside a group the strides are row order from the run's last "

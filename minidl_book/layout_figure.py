@@ -276,17 +276,10 @@ def draw_runs(shape: tuple, strides: tuple, new_shapes: list[tuple], name: str =
     without a jump, ``strides[d] == shape[d + 1] * strides[d + 1]``), and each new shape cut
     into them, on one axis where a dim of size n is log(n) wide, so sizes multiply as widths
     add. A new dim inside one run is green; one that spans a run boundary is red (no single
-    stride reads it: a copy). A dim of size 1 is never stepped along: it is drawn as a bar of
-    no width, outside every run. The verdict per row comes from the reference
-    reshape_strides."""
+    stride reads it: a copy). The verdict per row comes from the reference reshape_strides."""
     from minidl_book.build_reshape import reshape_strides
 
     dims = [(n, s) for n, s in zip(shape, strides, strict=True) if n != 1]
-    ones, x = [], 0.0  # where each size-1 dim sits on the axis, and its stride
-    for n, s in zip(shape, strides, strict=True):
-        if n == 1:
-            ones.append((x, s))
-        x += np.log(n)
     runs: list[list] = []  # [[(n, s), ...], ...]
     for n, s in dims:
         if runs and runs[-1][-1][1] == n * s:
@@ -300,11 +293,11 @@ def draw_runs(shape: tuple, strides: tuple, new_shapes: list[tuple], name: str =
     total = bounds[-1]
     cmap = plt.get_cmap("tab10")
     rows = len(new_shapes) + 1
-    fig, ax = plt.subplots(figsize=(9.5, 0.75 * rows + 0.9))
+    fig, ax = plt.subplots(figsize=(7.5, 0.75 * rows + 0.9))
 
     def box(x0, width, y, colour, label, alpha=0.35):
         ax.add_patch(plt.Rectangle((x0, y), width, 0.7, color=colour, alpha=alpha, ec="white"))
-        ax.text(x0 + width / 2, y + 0.35, label, ha="center", va="center", fontsize=8)
+        ax.text(x0 + width / 2, y + 0.35, label, ha="center", va="center", fontsize=10)
 
     x = 0.0
     for r, run in enumerate(runs):
@@ -313,15 +306,10 @@ def draw_runs(shape: tuple, strides: tuple, new_shapes: list[tuple], name: str =
             x += np.log(n)
         first = x - sum(np.log(n) for n, _ in run)
         ax.text((first + x) / 2, rows - 0.05, f"run {r + 1}: {np.prod([n for n, _ in run])}"
-                f" elements, one step of {run[-1][1]}", ha="center", va="bottom", fontsize=8,
+                f" elements,\none step of {run[-1][1]}", ha="center", va="bottom", fontsize=10,
                 color=cmap(r))
     ax.text(-0.08, rows - 0.65, f"{name} {list(shape)}\nstrides {tuple(strides)}", ha="right",
-            va="center", fontsize=8)
-    for x1, s in ones:  # a size-1 dim is never stepped along: no width, no run
-        ax.plot([x1, x1], [rows - 1, rows - 0.3], color="black", lw=2.5)
-        ax.annotate(f"size 1, stride {s}: never stepped, skipped", (x1, rows - 0.3),
-                    (x1 + 0.15, rows + 0.45), fontsize=8, va="bottom",
-                    arrowprops={"arrowstyle": "->", "color": "black", "lw": 0.8})
+            va="center", fontsize=10)
     for k, new in enumerate(new_shapes):
         y, x = rows - 2 - k, 0.0
         for n in new:
@@ -334,16 +322,16 @@ def draw_runs(shape: tuple, strides: tuple, new_shapes: list[tuple], name: str =
             x = end
         found = reshape_strides(tuple(shape), tuple(strides), tuple(new))
         verdict = "copy" if found is None else f"view, strides {found}"
-        ax.text(-0.08, y + 0.35, f"→ {list(new)}", ha="right", va="center", fontsize=8)
-        ax.text(total + 0.08, y + 0.35, verdict, ha="left", va="center", fontsize=8,
+        ax.text(-0.08, y + 0.35, f"→ {list(new)}", ha="right", va="center", fontsize=10)
+        ax.text(total + 0.08, y + 0.35, verdict, ha="left", va="center", fontsize=10,
                 color="tab:red" if found is None else "tab:green")
     for b in bounds[:-1]:
         ax.plot([b, b], [-0.1, rows - 0.25], ls="--", color="grey", lw=1)
-    ax.set_xlim(-1.0, total + 1.3)
-    ax.set_ylim(-0.2, rows + (0.85 if ones else 0.35))
+    ax.set_xlim(-1.05, total + 1.55)
+    ax.set_ylim(-0.2, rows + 0.6)
     ax.axis("off")
     ax.set_title("widths ∝ log(size): sizes multiply as widths add; dashed: where one run "
-                 "ends", fontsize=9)
+                 "ends", fontsize=10)
     return fig
 
 

@@ -66,3 +66,12 @@ def test_the_chapters_grid():
     assert build_reshape.reshape_strides(*grid_t, (12,)) is None
     assert build_reshape.reshape_strides(*grid_t, (2, 2, 3)) == (2, 1, 4)
     assert build_reshape.reshape_strides((2, 1, 3), (3, 6, 1), (1, 6)) in {(6, 1), (0, 1)}
+
+
+def test_the_size_one_hint_is_true():
+    """The second hint's example: the size-1 dim a permute moved (stride 1) is left out, so
+    [2, 3] is one run; that view flattens its first two dims without a copy."""
+    hint = build_reshape.exercise(1).hints[1]
+    assert "(12, 1, 4, 1)" in hint and "12 == 3 * 4" in hint
+    assert build_reshape.reshape_strides((2, 1, 3, 2), (12, 1, 4, 1), (6, 2)) == (4, 1)
+    assert build_reshape.reshape_strides((2, 1, 3, 2), (12, 1, 4, 1), (3, 4)) is None

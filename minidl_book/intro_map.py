@@ -11,7 +11,8 @@
   back through ``Dispatch``, down ``Autodiff[Flex]`` to ``Flex`` and its kernel, if any.
 - :func:`torch_op_tree`: the profiler's op tree of one call, with the profiler's own
   start/stop lines kept off the page.
-- :func:`packages_on_the_path`, :func:`skipped_on_plain`: the first exercise's experiment.
+- :func:`packages_on_the_path`, :func:`skipped_on_plain`: the first exercise's experiment;
+  :func:`two_paths`: its answer drawn, the product below ``Dispatch`` on both devices.
 """
 
 from __future__ import annotations
@@ -262,12 +263,13 @@ def package_map(
     return chart
 
 
-def detour_map(ops: Sequence[str] | None = None) -> Flowchart:
+def detour_map(ops: Sequence[str] | None = None, views: Sequence[str] = ()) -> Flowchart:
     """The detour of ``linear``, by function: ``Dispatch.linear`` has no forwarder, the
     protocol's default runs with ``B = Dispatch``, and each op it calls goes back through
     ``Dispatch``, down ``Autodiff[Flex]`` to ``Flex``. ``ops``: read by
-    :func:`measured_ops` from a traced forward by default. (Which of them run a kernel is
-    left off: the intro asks it.)"""
+    :func:`measured_ops` from a traced forward by default. ``views``: the ops whose ``Flex``
+    box says it only re-reads numbers already there (a view). Kernel names are left off:
+    the intro asks how many kernels compute ``y``."""
     ops = measured_ops() if ops is None else ops
     fc = Flowchart("TB", title="Linear's detour: the default op and the ops it calls")
     fc.node("linear", "Dispatch.linear\n(minidl.dispatch)", fill="#FBE3CC", stroke=DETOUR)
@@ -277,7 +279,11 @@ def detour_map(ops: Sequence[str] | None = None) -> Flowchart:
     for k, op in enumerate(ops, start=1):
         fc.node(f"d{k}", f"Dispatch.{op}")
         fc.node(f"a{k}", f"Autodiff[Flex]\nrecords {op.removeprefix('float_')}")
-        fc.node(f"f{k}", f"Flex.{op}")
+        if op in views:
+            fc.node(f"f{k}", f"Flex.{op}\na view: the same\nnumbers, re-read",
+                    fill="#F2F2F2", stroke="#999999")
+        else:
+            fc.node(f"f{k}", f"Flex.{op}")
         fc.edge("default", f"d{k}", f"call {k}")
         fc.edge(f"d{k}", f"a{k}")
         fc.edge(f"a{k}", f"f{k}")
@@ -310,32 +316,64 @@ def skipped_on_plain(rows: np.ndarray) -> str:
     return skipped
 
 
-def draw_layouts(weight: np.ndarray, rows: int = 3):
+def below_dispatch(device: Device) -> list[str]:
+    """The frames of one ``Linear(4, 2)`` forward on ``device`` from ``Dispatch.float_matmul``
+    down to the product's kernel, read from a trace."""
+    layer = LinearConfig(4, 2).init(device)
+    x = Tensor.from_numpy(np.zeros((3, 4), np.float32), device)
+    layer(x)  # draw the params first: the trace below sees the forward only
+    chain = debug.trace(lambda: layer(x), breakpoints=r"^kernel gemm", echo=False).first().chain()
+    return chain[chain.index("Dispatch.float_matmul"):]
+
+
+def two_paths() -> Flowchart:
+    """The matrix product below ``Dispatch`` on ``Device.flex().autodiff()`` beside
+    ``Device.flex()``, each column read from a trace (:func:`below_dispatch`); the kernel
+    is left off (the same on both)."""
+    fc = Flowchart("TB", title="The product below Dispatch, on each device")
+    for k, (device, name) in enumerate(((Device.flex().autodiff(), "Device.flex().autodiff()"),
+                                        (Device.flex(), "Device.flex()"))):
+        frames = [f for f in below_dispatch(device) if not f.startswith("kernel ")]
+        ids = [f"{k}{j}" for j in range(len(frames))]
+        for i, frame in zip(ids, frames):
+            label = f"{frame}\non {name}" if frame.startswith("Dispatch.") else frame
+            if frame.startswith("Autodiff["):
+                label += "\nrecords it"
+            fc.node(i, label)
+        for a, b in zip(ids, ids[1:]):
+            fc.edge(a, b)
+    return fc
+
+
+def draw_layouts(weight: np.ndarray, x: np.ndarray | None = None, rows: int = 3):
     """The two layouts of one ``Linear``'s weight, as shapes: minidl's (burn's) ``x·W`` with
     ``W`` ``[d_input, d_output]``, above PyTorch's ``x·Wᵀ`` with ``weight``
     ``[out_features, in_features]``; each weight's cells coloured and labelled by value, so
-    the same numbers show transposed. Returns the matplotlib figure."""
+    the same numbers show transposed; ``x``, if given, is written into its grids (the input
+    the weight's gradient is read from). Returns the matplotlib figure."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
 
     d_in, d_out = weight.shape
+    rows = rows if x is None else x.shape[0]
     span = float(np.abs(weight).max()) or 1.0
     cmap = plt.get_cmap("coolwarm")
-    fig, ax = plt.subplots(figsize=(4.8, 4.4))
+    fig, ax = plt.subplots(figsize=(5.6, 5.1))
 
     def grid(x0: float, y0: float, shape: tuple[int, int], name: str,
-             values: np.ndarray | None = None) -> float:
+             values: np.ndarray | None = None, tint: bool = True) -> float:
         """A grid of ``shape`` cells, top-left at (x0, y0), its name and shape below it;
         returns its right edge."""
         r, c = shape
         for i in range(r):
             for j in range(c):
-                fill = "#EEEEEE" if values is None else cmap(0.5 + 0.5 * values[i, j] / span)
+                tinted = values is not None and tint
+                fill = cmap(0.5 + 0.5 * values[i, j] / span) if tinted else "#EEEEEE"
                 ax.add_patch(Rectangle((x0 + j, y0 - i - 1), 1, 1, facecolor=fill,
                                        edgecolor="#555555", linewidth=0.8))
                 if values is not None:
                     ax.text(x0 + j + 0.5, y0 - i - 0.5, f"{values[i, j]:.2f}", ha="center",
-                            va="center", fontsize=7)
+                            va="center", fontsize=8)
         ax.text(x0 + c / 2, y0 - r - 0.3, f"{name} [{r}, {c}]", ha="center", va="top",
                 fontsize=9, family="monospace")
         return x0 + c
@@ -350,7 +388,7 @@ def draw_layouts(weight: np.ndarray, rows: int = 3):
         ("PyTorch:  y = x·weightᵀ + b", "weight", weight.T),
     ):
         ax.text(0, top + 0.9, title, fontsize=10, fontweight="bold", va="center")
-        right = grid(0, top, (rows, d_in), "x")
+        right = grid(0, top, (rows, d_in), "x", x, tint=False)
         right = sign(right, top - rows / 2, "·")
         right = grid(right, top, w_values.shape, w_name, w_values)
         if w_name == "weight":

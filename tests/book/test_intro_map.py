@@ -65,8 +65,9 @@ def test_the_detour_carries_every_op_a_traced_forward_sends_back_through_dispatc
     assert measured_ops() == ["float_matmul", "float_reshape", "float_add"]
     trace = detour_trace()
     assert [bool(kernels) for _, kernels in trace] == [True, False, True]
-    chart = detour_map([op for op, _ in trace])
+    chart = detour_map([op for op, _ in trace], views=["float_reshape"])
     labels = "\n".join(chart.nodes.values())
+    assert "a view" in chart.nodes["f2"] and "view" not in chart.nodes["f1"] + chart.nodes["f3"]
     assert "Dispatch.linear" in labels and "minidl.backend" in labels
     for op, _ in trace:
         assert f"Dispatch.{op}" in labels and f"Flex.{op}" in labels
@@ -74,3 +75,12 @@ def test_the_detour_carries_every_op_a_traced_forward_sends_back_through_dispatc
     assert [label for a, _, label in chart.edges if a == "default"] == [
         "call 1", "call 2", "call 3"]
     assert float(re.search(r'width="(\d+)"', chart.svg()).group(1)) <= 752
+
+
+def test_two_paths_differ_by_the_autodiff_box_only():
+    from minidl_book.intro_map import two_paths
+
+    labels = list(two_paths().nodes.values())
+    assert [label.split("\n")[0] for label in labels] == [
+        "Dispatch.float_matmul", "Autodiff[Flex].float_matmul", "Flex.float_matmul",
+        "Dispatch.float_matmul", "Flex.float_matmul"]

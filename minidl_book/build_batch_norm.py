@@ -65,11 +65,15 @@ def _stats(x: Tensor, correction: int = 0) -> tuple[Tensor, Tensor]:
     return mean, var
 
 
-def _fold(bn, mean: Tensor, var: Tensor, keras: bool = False):
-    m = bn.momentum
+def _fold(bn, mean: Tensor, var: Tensor, keras: bool = False, keras_var: bool = False,
+          momentum: float | None = None, skip_var: bool = False):
+    m = bn.momentum if momentum is None else momentum
     old, new = (m, 1 - m) if keras else (1 - m, m)
     bn.running_mean.update((bn.running_mean.value_sync() * old + mean.detach() * new)
                            .detach())
+    if skip_var:
+        return
+    old, new = (m, 1 - m) if keras or keras_var else (1 - m, m)
     bn.running_var.update((bn.running_var.value_sync() * old + var.detach() * new).detach())
 
 
@@ -110,6 +114,21 @@ def keras_momentum(bn, x: Tensor) -> Tensor:
     mean, var = _stats(x)
     _fold(bn, mean, var, keras=True)
     return batch_norm(x, bn.gamma.val(), bn.beta.val(), mean, var, bn.epsilon)
+
+
+def _folds_with(**slip):
+    def forward(bn, x: Tensor) -> Tensor:
+        if not _training(bn, x):
+            return _infer(bn, x)
+        mean, var = _stats(x)
+        _fold(bn, mean, var, **slip)
+        return batch_norm(x, bn.gamma.val(), bn.beta.val(), mean, var, bn.epsilon)
+    return forward
+
+
+keras_var_only = _folds_with(keras_var=True)  # Keras's convention on running_var alone
+fixed_momentum = _folds_with(momentum=0.1)  # 0.1 typed in, not bn.momentum
+var_never_updated = _folds_with(skip_var=True)  # running_var.update forgotten
 
 
 def eps_outside_sqrt(bn, x: Tensor) -> Tensor:
@@ -190,6 +209,9 @@ PLANTED = {
     "unbiased variance normalises": (normalises_unbiased, "check", "n - 1"),
     "PyTorch's running variance": (pytorch_running_var, "check", "PyTorch's running_var"),
     "Keras's momentum": (keras_momentum, "check", "Keras"),
+    "Keras's momentum on the variance only": (keras_var_only, "check", "running_var only uses Keras"),
+    "momentum typed in": (fixed_momentum, "check", "typed in"),
+    "running_var never updated": (var_never_updated, "check", "never updated"),
     "epsilon outside the square root": (eps_outside_sqrt, "check", "outside the square"),
     "statistics updated in inference": (updates_in_inference, "check", "inference path"),
     "the flag alone": (flag_only, "check", "two questions"),
@@ -284,6 +306,8 @@ def _torch(case: dict) -> dict:
 
 # ----- the slips, simulated in float64 -------------------------------------------------------
 def simulate(case: dict, *, ddof_norm: int = 0, ddof_running: int = 0, keras: bool = False,
+             keras_var: bool = False, momentum: float | None = None,
+             skip_var: bool = False,
              update_always: bool = False, flag_alone: bool = False,
              eps_outside: bool = False,
              inference_read: str = "value", training_read: str = "value_sync",
@@ -302,8 +326,12 @@ def simulate(case: dict, *, ddof_norm: int = 0, ddof_running: int = 0, keras: bo
         return state[name][0]
 
     def fold(x):
-        old, new = (m, 1 - m) if keras else (1 - m, m)
+        mm = m if momentum is None else momentum
         for name, value in (("mean", x.mean(0)), ("var", x.var(0, ddof=ddof_running))):
+            if name == "var" and skip_var:
+                continue
+            keras_here = keras or (keras_var and name == "var")
+            old, new = (mm, 1 - mm) if keras_here else (1 - mm, mm)
             synced = training_read == "value_sync" and name not in training_value
             start = sync(name) if synced else state[name][0]
             sync(name)  # update() folds a pending value before it stores the new one
@@ -346,6 +374,16 @@ _SLIPS = [
      "Your momentum weights the old value: momentum · running + (1 - momentum) · batch is "
      "Keras's convention (Keras's momentum 0.99 weights the old value). burn's (and "
      "PyTorch's): (1 - momentum) · running + momentum · batch, momentum 0.1."),
+    ({"keras_var": True},
+     "Your running_var only uses Keras's order, momentum · running + (1 - momentum) · "
+     "batch: the mean's fold is right. Fold the variance the same way: (1 - momentum) · "
+     "running + momentum · batch."),
+    ({"momentum": 0.1},
+     "Your fold uses momentum 0.1, typed in: this layer was built with another momentum. "
+     "Read the layer's own, bn.momentum."),
+    ({"skip_var": True},
+     "Your running_var is never updated: the running mean folds each training batch in, the "
+     "variance stays at its initial ones. The training path calls update() on both."),
     ({"eps_outside": True},
      "You add epsilon outside the square root, (x - mean) / (sqrt(var) + epsilon): burn and "
      "PyTorch divide by sqrt(var + epsilon). The two differ most where var is small."),
@@ -500,6 +538,11 @@ SLIP_HINTS = [
      "serves both."),
     ("Keras's convention", "new = value_sync() * (1 - momentum) + statistic * momentum: the "
      "momentum weights the batch."),
+    ("running_var only uses Keras", "The same fold for both: value_sync() * (1 - momentum)"
+     " + statistic * momentum."),
+    ("typed in", "m = bn.momentum, then value_sync() * (1 - m) + statistic.detach() * m."),
+    ("never updated", "After the mean's update, the same line for the variance: "
+     "bn.running_var.update(bn.running_var.value_sync() * (1 - m) + var.detach() * m)."),
     ("outside the square root", "Divide by (var + epsilon).sqrt(), or pass var and epsilon "
      "to batch_norm, which adds epsilon under the root."),
     ("Your training path reads value()", "On the training path read "

@@ -106,3 +106,17 @@ def test_value_on_the_variance_only_is_named_with_its_own_hint(capsys):
     ex.check(build_batch_norm.var_reads_value)
     assert "Hint 1 of 2: On the training path read value_sync() of both" in (
         capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (build_batch_norm.keras_var_only, "Hint 1 of 2: The same fold for both"),
+    (build_batch_norm.fixed_momentum, "Hint 1 of 2: m = bn.momentum"),
+    (build_batch_norm.var_never_updated, "Hint 1 of 2: After the mean's update"),
+])
+def test_the_sixth_readers_unnamed_slips_get_their_own_hint(wrong, hint, capsys):
+    """Keras's order on the running variance only, a momentum of 0.1 typed in, and a
+    forgotten running_var.update() each got a bare "expected …, found …"; each is named
+    and opens the hint that mends it."""
+    ex = build_batch_norm.exercise(4)
+    ex.check(wrong)
+    assert hint in capsys.readouterr().out

@@ -38,9 +38,11 @@ def _label(v: float) -> str:
 
 
 def grids(panels: Sequence[tuple[str, Any]], title: str = "",
-          differ: Mapping[str, np.ndarray] | None = None):
+          differ: Mapping[str, np.ndarray] | None = None, plain: Sequence[str] = ()):
     """A figure with one grid per ``(label, array)``; ``differ[label]`` (a bool array of the
-    grid's shape) outlines those cells (dashed); a bool array is drawn black (true) and white."""
+    grid's shape) outlines those cells (dashed); a bool array is drawn black (true) and white;
+    a grid whose label is in ``plain`` (an input whose values do not matter) is drawn light
+    grey."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import TwoSlopeNorm
     from matplotlib.patches import Rectangle
@@ -54,7 +56,8 @@ def grids(panels: Sequence[tuple[str, Any]], title: str = "",
     width = max(cell * (sum(widths) + 1.2 * len(arrays)) + 0.4, 0.075 * len(title) + 0.4)
     fig, axes = plt.subplots(1, len(arrays), figsize=(width, cell * height + 0.75),
                              gridspec_kw={"width_ratios": widths}, squeeze=False)
-    values = np.concatenate([a.ravel() for label, a in arrays if a.size and label not in binary]
+    values = np.concatenate([a.ravel() for label, a in arrays
+                             if a.size and label not in binary and label not in plain]
                             or [np.zeros(1)])
     values = values[np.isfinite(values)]
     span = float(np.abs(values).max()) if values.size else 1.0
@@ -62,12 +65,18 @@ def grids(panels: Sequence[tuple[str, Any]], title: str = "",
     for ax, (label, a) in zip(axes[0], arrays):
         if label in binary:
             ax.imshow(a, cmap="Greys", vmin=0, vmax=1.25, aspect="equal")
+        elif label in plain:
+            ax.imshow(np.ones(a.shape), cmap="Greys", vmin=0, vmax=8, aspect="equal")
         else:
             ax.imshow(a, cmap="coolwarm", norm=norm, aspect="equal")
         mask = None if differ is None else differ.get(label)
         bad = np.zeros(a.shape, bool) if mask is None else _as_grid(mask) > 0
         for (r, c), v in np.ndenumerate(a):
-            ink = "white" if label in binary and v > 0.5 else "black"
+            if label in binary or label in plain:
+                ink = "white" if label in binary and v > 0.5 else "black"
+            else:  # white on the dark ends of the colour map
+                red, green, blue, _ = plt.get_cmap("coolwarm")(norm(v))
+                ink = "white" if 0.299 * red + 0.587 * green + 0.114 * blue < 0.5 else "black"
             ax.text(c, r, _label(v), ha="center", va="center", fontsize=7,
                     color=ink, fontweight="bold" if bad[r, c] else "normal")
             if bad[r, c]:

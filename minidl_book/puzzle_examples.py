@@ -1,9 +1,9 @@
-"""What the puzzles appendix shows beside each puzzle: a printed example of its plain-loop spec,
-and a checker demo on a puzzle of its own.
+"""What the puzzles appendix shows beside each puzzle: its example drawn through its plain-loop
+spec, and a checker demo on a puzzle of its own.
 
 Tensor-Puzzles states each puzzle twice: as a plain Python loop (the spec) and as a drawing of
 an input and its output. :func:`example` does both for the appendix. It runs the reader-visible
-loop spec on a small input, prints ``input -> output``, and checks the spec against PyTorch's
+loop spec on a small input, draws the input and the target as grids, and checks the spec against PyTorch's
 answer on that input and on generated ones, so a spec on the page cannot drift from the puzzle
 the checker grades.
 
@@ -25,11 +25,11 @@ from minidl import Tensor
 from minidl_book.build_check import Verdict
 from minidl_book.puzzles import PUZZLES, Puzzle, vector_cases
 
-__all__ = ["DEMO", "DEMO_ATTEMPTS", "EXAMPLES", "Inputs", "demo", "example", "race", "spec_failure",
+__all__ = ["DEMO", "DEMO_ATTEMPTS", "EXAMPLES", "SHAPE_ONLY", "demo", "example", "race", "spec_failure",
            "zero_negatives_loop"]
 
 _F = np.float32
-#: One small input per puzzle, as the appendix prints it (arrays, and ints for sizes).
+#: One small input per puzzle, as the appendix draws it (arrays, and ints for sizes).
 EXAMPLES: dict[str, dict[str, Any]] = {
     "ones": {"a": np.array([3, -1, 2], _F)},
     "sum": {"a": np.array([1, 2, 3], _F)},
@@ -86,21 +86,26 @@ def spec_failure(name: str, spec: Callable[..., Any], max_examples: int = 25) ->
     return failures[0] if failures else None
 
 
+#: Inputs whose values play no part in the answer (only their length): drawn grey.
+SHAPE_ONLY: dict[str, tuple[str, ...]] = {"ones": ("a",), "eye": ("a",)}
+
+
 def example(name: str, spec: Callable[..., Any]) -> Any:
-    """Print puzzle ``name``'s example through the plain-loop ``spec`` (``input -> output``).
+    """Draw puzzle ``name``'s example (its inputs, then the target ``spec`` computes) as grids
+    and return the target.
 
     Raises ``AssertionError`` when the spec disagrees with PyTorch's answer, on the example or
     on a generated case, so the page's spec is the puzzle the checker grades.
     """
     puzzle, case = PUZZLES[name], EXAMPLES[name]
     out = spec(*(_plain(case[p]) for p in puzzle.params))
-    inputs = ", ".join(f"{p}={_plain(case[p])}" for p in puzzle.params)
-    print(f"{name}({inputs})\n  -> {out}")
     from minidl_book.puzzle_draw import grids, show
 
     sizes = ", ".join(f"{p} = {case[p]}" for p in puzzle.params if not isinstance(case[p], np.ndarray))
     panels = [(p, case[p]) for p in puzzle.params if isinstance(case[p], np.ndarray)]
-    show(grids(panels + [("target", np.asarray(out, dtype=np.float64))], f"{name}" + (f" ({sizes})" if sizes else "")))
+    title = name + (f" ({sizes})" if sizes else "")
+    show(grids(panels + [("target", np.asarray(out, dtype=np.float64))], title,
+               plain=SHAPE_ONLY.get(name, ())))
     # raised, not asserted: the page's spec must agree with PyTorch under python -O too
     if not _agrees(out, _torch_answer(puzzle, case)):
         raise AssertionError(f"{name}_spec disagrees with PyTorch on the example")
@@ -169,24 +174,6 @@ def demo(attempt: Callable[[Tensor], Tensor]) -> Verdict:
 
 
 # ----- composed or a kernel: the appendix's timing -------------------------------------------------
-class Inputs:
-    """The inputs of one size ``n`` for :func:`race`: ``a`` and ``values`` (float vectors of
-    ``n``), ``link`` (``n`` ints in ``0..n-1``), ``zeros`` (a float zero vector of ``n``) on
-    Flex, and ``a_torch`` (``a``'s values as a torch tensor)."""
-
-    def __init__(self, n: int, seed: int = 0):
-        from minidl import Device
-
-        rng = np.random.default_rng(seed)
-        device = Device.flex()
-        data = rng.standard_normal(n).astype(np.float32)
-        self.n = n
-        self.a = self.values = Tensor.from_data(data, device)
-        self.link = Tensor.from_data(rng.integers(0, n, n), device)
-        self.zeros = Tensor.zeros([n], device)
-        self.a_torch = torch.from_numpy(data.copy())
-
-
 def _best(fn: Callable[[], Any], repeat: int) -> float:
     """The fastest of ``repeat`` runs of ``fn`` (seconds): the least disturbed by other load."""
     import time
@@ -201,16 +188,16 @@ def _best(fn: Callable[[], Any], repeat: int) -> float:
     return best
 
 
-def race(sizes: Sequence[int], contenders: dict[str, Callable[[Inputs], Any]],
-         repeat: int = 3) -> dict[str, list[float]]:
-    """Time each contender on :class:`Inputs` of each size (best of ``repeat``), draw the
-    times against the size (log-log) and return ``{label: [seconds per size]}``."""
+def race(sizes: Sequence[int], inputs: Callable[[int], tuple],
+         contenders: dict[str, Callable[..., Any]], repeat: int = 3) -> dict[str, list[float]]:
+    """Time each contender on ``*inputs(n)`` for each size ``n`` (best of ``repeat``), draw
+    the times against the size (log-log) and return ``{label: [seconds per size]}``."""
     times: dict[str, list[float]] = {label: [] for label in contenders}
     for n in sizes:
-        inputs = Inputs(n)
+        args = inputs(n)
         for label, fn in contenders.items():
-            fn(inputs)  # warm up: first-call costs are not the op's
-            times[label].append(_best(lambda fn=fn, inputs=inputs: fn(inputs), repeat))
+            fn(*args)  # warm up: first-call costs are not the op's
+            times[label].append(_best(lambda fn=fn, args=args: fn(*args), repeat))
     _draw_race(sizes, times)
     return times
 

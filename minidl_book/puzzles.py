@@ -243,7 +243,7 @@ def cumsum_sol(a: Tensor) -> Tensor:
 
 def diff_sol(a: Tensor) -> Tensor:
     i = Tensor.arange(0, a.shape[0], device=a.device)
-    # out[k] = a[k] - a[k-1]: +1 on the diagonal, -1 just above it (row k-1, column k)
+    # out[k] = a[k] - a[k-1]: +1 on the diagonal, -1 above it (row k-1, col k)
     shift = (i.unsqueeze_dim(1) == i.unsqueeze_dim(0)).float() \
         - (i.unsqueeze_dim(1) + 1 == i.unsqueeze_dim(0)).float()
     return (a.unsqueeze_dim(0) @ shift).reshape([a.shape[0]])
@@ -260,7 +260,8 @@ def roll_sol(a: Tensor) -> Tensor:
 
 
 def flip_sol(a: Tensor) -> Tensor:
-    return a[(Tensor.arange(0, a.shape[0], device=a.device) * -1) + (a.shape[0] - 1)]
+    n = a.shape[0]
+    return a[Tensor.arange(0, n, device=a.device) * -1 + (n - 1)]
 
 
 def heaviside_sol(a: Tensor, b: Tensor) -> Tensor:
@@ -280,7 +281,8 @@ def sequence_mask_sol(values: Tensor, length: Tensor) -> Tensor:
 
 def bincount_sol(a: Tensor, j: int) -> Tensor:
     bins = Tensor.arange(0, j, device=a.device)
-    return (a.unsqueeze_dim(1) == bins.unsqueeze_dim(0)).int().sum_dim(0).reshape([j])
+    hit = a.unsqueeze_dim(1) == bins.unsqueeze_dim(0)  # [i, j]: a[m] is bin k
+    return hit.int().sum_dim(0).reshape([j])
 
 
 def scatter_add_sol(values: Tensor, link: Tensor, j: int) -> Tensor:
@@ -300,17 +302,17 @@ def compress_sol(g: Tensor, v: Tensor) -> Tensor:
     i = Tensor.arange(0, v.shape[0], device=v.device)
     position = cumsum_sol(g.float()) - 1  # where each kept v[m] lands
     lands = position.unsqueeze_dim(1) == i.float().unsqueeze_dim(0)
-    moves = (lands & g.unsqueeze_dim(1)).float()  # [i, i]: a kept v[m] goes to place k
+    moves = (lands & g.unsqueeze_dim(1)).float()  # [i, i]: kept v[m] goes to k
     return (v.unsqueeze_dim(0) @ moves).reshape([v.shape[0]])
 
 
 def flatten_sol(a: Tensor) -> Tensor:
     i, j = a.shape
-    k = Tensor.arange(0, i * j, device=a.device)
-    rows = a[k / j]  # [i * j, j]: output k reads row k / j (int /: whole) ...
+    k = Tensor.arange(0, i * j, device=a.device)  # one k per output element
+    rows = a[k / j]  # [i * j, j]: output k gets a copy of row k / j (int /)
     cols = Tensor.arange(0, j, device=a.device)
-    column = (k % j).unsqueeze_dim(1) == cols.unsqueeze_dim(0)
-    return rows.mask_fill(~column, 0.0).sum_dim(1)[:, 0]  # ... at column k % j
+    keep = (k % j).unsqueeze_dim(1) == cols.unsqueeze_dim(0)  # its column k % j
+    return rows.mask_fill(~keep, 0.0).sum_dim(1)[:, 0]  # sum the 0s out
 
 
 def linspace_sol(i: Tensor, j: Tensor, n: int) -> Tensor:

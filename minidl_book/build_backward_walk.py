@@ -34,9 +34,10 @@ __all__ = ["PLANTED", "backward_walk", "exercise", "program"]
 KINDS = ("mul", "add", "sin", "scale")
 
 
-def program(values: list, ops: list, sin, scale):
+def program(values: list, ops: list, sin, scale, made: list | None = None):
     """Run ``ops`` (``(kind, i, j)``: an op on ``values[i]`` and ``values[j]``) appending each
-    result, then the loss ``sum(last * values[0])``. Works on minidl and torch tensors."""
+    result, then the loss ``sum(last * values[0])``. Works on minidl and torch tensors.
+    ``made``, if given, receives each op's result in order (to name a node after its op)."""
     values = list(values)
     for kind, i, j in ops:
         a, b = values[i % len(values)], values[j % len(values)]
@@ -48,6 +49,8 @@ def program(values: list, ops: list, sin, scale):
             values.append(sin(a))
         else:
             values.append(scale(a))
+    if made is not None:
+        made.extend(values[len(values) - len(ops):])
     return (values[-1] * values[0]).sum()
 
 
@@ -220,8 +223,13 @@ def _run(solution, case: dict) -> dict:
     dev = Device.flex().autodiff()
     leaves = [Tensor.from_numpy(case[n], dev) for n in LEAVES]
     leaves[0], leaves[1] = leaves[0].require_grad(), leaves[1].require_grad()
-    loss = program(leaves, case["ops"], lambda t: t.sin(), lambda t: t * 3.0)
+    made = []
+    loss = program(leaves, case["ops"], lambda t: t.sin(), lambda t: t * 3.0, made)
     root = autodiff_tensor_of(loss)
+    names = {root.node.id: "the loss's sum"}  # a node the reader can find in the case
+    names.update({p.id: "the loss's product last * a" for p in root.node.parents})
+    names.update({autodiff_tensor_of(t).node.id: f"ops[{k}] = {tuple(case['ops'][k])}"
+                  for k, t in enumerate(made)})
     runs, handed = Counter(), []
     run_step = _step_runner(runs, Checkpointer(Flex), handed)
     ones = Flex.float_ones(root.shape, DType.of(root.dtype), Flex.float_device(root.inner))
@@ -229,6 +237,7 @@ def _run(solution, case: dict) -> dict:
     ids = {n: autodiff_tensor_of(t).node.id for n, t in zip(LEAVES, leaves)}
     out = {f"grad {n}": (result or {}).get(ids[n]) for n in LEAVES[:2]}
     out["_runs"], out["_extra"] = runs, sorted(set(result or {}) - {ids["a"], ids["b"]})
+    out["_names"] = names
     out["_changed"] = any(not np.array_equal(np.asarray(g), kept) for g, kept in handed)
     return out
 
@@ -253,7 +262,8 @@ def _once(solution, case, outputs, watch) -> str | None:
     twice = {i: n for i, n in outputs["_runs"].items() if n > 1}
     if twice:
         node_id, n = next(iter(twice.items()))
-        return (f"the step of node #{node_id} ran {n} times; run each step once, after every "
+        what = outputs.get("_names", {}).get(node_id, f"node #{node_id}")
+        return (f"the step of {what} ran {n} times; run each step once, after every "
                 "gradient for its node has arrived (burn frees a step's saved arrays when it "
                 "has run)")
     if outputs["_changed"]:

@@ -103,3 +103,13 @@ def test_adding_in_place_is_caught_on_the_explicit_example_and_named():
     verdict = build_backward_walk.exercise(max_examples=1).find_failure(wrong)
     assert verdict is not None and verdict.kind == "check", verdict and verdict.text
     assert "+=" in verdict.text and "fresh sum" in verdict.text
+
+
+def test_a_step_run_twice_is_named_by_its_op_not_a_raw_node_id():
+    """The push-down walk runs a shared step once per path; the verdict names that step by
+    the ``ops`` entry (or the loss part) the failing case prints, not by a node id the
+    reader cannot find."""
+    wrong, _ = build_backward_walk.PLANTED["depth first, step per path"]
+    verdict = build_backward_walk.exercise(max_examples=5).find_failure(wrong)
+    assert "ran" in verdict.text and "#" not in verdict.text, verdict.text
+    assert "ops[" in verdict.text or "the loss's" in verdict.text, verdict.text

@@ -222,7 +222,8 @@ class IndexingOps(ShapeOps, CreationOps, ConversionOps):
         return self._wrap(op(d, self.primitive, indices.primitive))
 
     def scatter(self, dim: int, indices: Self, values: Self) -> Self:
-        """A copy with ``values`` *added* at ``indices`` along ``dim`` (burn's scatter sums);
+        """A copy with ``values`` *added* at ``indices`` along ``dim``: burn's scatter with
+        ``IndexingUpdateOp::Add`` (burn's takes the rule as an argument; this one takes none);
         ``indices`` and ``values`` share a shape, which matches the tensor's outside ``dim``."""
         d = norm_dim("scatter", dim, self.rank, shape=self.shape)
         self._indices("scatter", indices)

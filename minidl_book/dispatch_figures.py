@@ -48,15 +48,17 @@ def nesting(columns: Sequence[tuple[str, Sequence]], title: str = ""):
     return fig
 
 
-def kind_grid(kinds, minidl, burn=None, title=""):
+def kind_grid(kinds, minidl, burn=None, title="", burn_label="burn"):
     """A lhs-kind x rhs-kind grid, each cell split in two: minidl's outcome on top, burn's
     below (one whole cell, minidl's, when ``burn`` is None or has no entry for the pair).
     ``minidl[(lhs, rhs)]`` and ``burn[(lhs, rhs)]`` are ``(outcome, text)`` with outcome one
-    of "plain", "autodiff", "error" (the cell's colour)."""
+    of "plain", "autodiff", "error", "unknown" (the cell's colour; grey for "unknown", a
+    pair nobody ran)."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch, Rectangle
 
-    fill = {"plain": "#dcefd9", "autodiff": "#dbe7f7", "error": "#f6d3cf"}
+    fill = {"plain": "#dcefd9", "autodiff": "#dbe7f7", "error": "#f6d3cf",
+            "unknown": "#ececec"}
     n = len(kinds)
     fig, ax = plt.subplots(figsize=(7.4, 1.3 * n + 1.3))
     ax.set_xlim(-0.9, n)
@@ -70,7 +72,7 @@ def kind_grid(kinds, minidl, burn=None, title=""):
                 weight="bold")
         for j, rhs in enumerate(kinds):
             halves = [("minidl", minidl)] + (
-                [("burn", burn)] if burn is not None and (lhs, rhs) in burn else [])
+                [(burn_label, burn)] if burn is not None and (lhs, rhs) in burn else [])
             height = 0.94 / len(halves)
             for half, (who, cells) in enumerate(halves):
                 outcome, text = cells[(lhs, rhs)]
@@ -82,12 +84,14 @@ def kind_grid(kinds, minidl, burn=None, title=""):
                             color="#555", style="italic")
                 ax.text(j + 0.5, y + height / 2 + 0.035, text, ha="center", va="center",
                         fontsize=8)
-    ax.legend(handles=[Patch(fc=fill["plain"], ec="#666", label="runs on the plain backend"),
-                       Patch(fc=fill["autodiff"], ec="#666", label="runs on Autodiff"),
-                       Patch(fc=fill["error"], ec="#666",
-                             label="error" if burn is None else "error / panic")],
-              loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=3, fontsize=8,
-              frameon=False)
+    handles = [Patch(fc=fill["plain"], ec="#666", label="runs on the plain backend"),
+               Patch(fc=fill["autodiff"], ec="#666", label="runs on Autodiff"),
+               Patch(fc=fill["error"], ec="#666",
+                     label="error" if burn is None else "error / panic")]
+    if any(c[0] == "unknown" for c in (burn or {}).values()):
+        handles.append(Patch(fc=fill["unknown"], ec="#666", label="not run"))
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0),
+              ncol=len(handles), fontsize=8, frameon=False)
     if title:
         ax.set_title(title, fontsize=10.5)
     fig.tight_layout()

@@ -129,28 +129,8 @@ def binary_same_shape(a, b, out, op):
     ``shape`` tuples cost 0.16 us of a 4x4 add's 2.1)."""
     if a.shape != b.shape:
         return stat_broadcast(a, b, out, op)
-    if _repeats(a) or _repeats(b):
-        # an expanded view (BatchNorm's backward adds a [32, 8, 8, 1] expanded to [32, 8, 8, 8]):
-        # its ravel is a copy through the strides (9 us there); binary() takes it back to the
-        # small array it repeats and runs the statistic's loop (4 us)
-        return False
     _rows_vv(op, a.ravel(), b.ravel(), out.ravel())
     return True
-
-
-@njit(**JIT_EW)
-def binary_same_shape_any(a, b, out, op):
-    """``binary_same_shape``'s loop for any two arrays of one shape, expanded views included."""
-    _rows_vv(op, a.ravel(), b.ravel(), out.ravel())
-
-
-@njit(**JIT_EW)
-def _repeats(x):
-    """Whether ``x`` is a broadcast view: a stride 0 along a dim of size > 1."""
-    for d in range(x.ndim):
-        if x.strides[d] == 0 and x.shape[d] > 1:
-            return True
-    return False
 
 
 @njit(**JIT_EW)
@@ -292,7 +272,7 @@ def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar, lhs_dtype: bool = False)
             n = a.size
             if n < PARALLEL_MIN_ELEMS:
                 out = np.empty(shape, dtype)
-                binary_same_shape_any(a, b, out, code)
+                binary_same_shape(a, b, out, code)
                 return out
             if a.flags.c_contiguous and b.flags.c_contiguous:
                 # on a cache line: an optimizer's `w - lr * g` makes the next Linear weight here,

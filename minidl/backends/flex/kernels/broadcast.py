@@ -23,7 +23,7 @@ from numba import njit, prange
 
 from ._common import JIT_EW, PARALLEL_MIN_ELEMS, aligned_empty, compute_dtype
 from .binops import ADD, BINARY_OPS, DIV, MAXIMUM, MINIMUM, MUL, POW, SUB, apply_binary  # noqa: F401
-from .broadcast_rows import small_broadcast, unexpand
+from .broadcast_rows import small_broadcast, stat_broadcast, unexpand
 from .operands import (
     NATIVE_DTYPES,
     ArrayOrScalar,
@@ -118,8 +118,9 @@ def binary_serial(a, b, out, op):
 @njit(**JIT_EW)
 def binary_same_shape(a, b, out, op):
     """out = a <op> b for arrays of one shape, any rank and layout (``out`` C-contiguous, of
-    ``a``'s shape): the small-work path of :func:`binary`. Returns False, computing nothing,
-    when ``b``'s shape differs (operands of one rank).
+    ``a``'s shape): the small-work path of :func:`binary`. When ``b``'s shape differs it is
+    ``stat_broadcast`` (``b`` a column, row or per-channel statistic of ``a``), which returns
+    False, computing nothing, for any other broadcast (operands of one rank).
 
     numba compiles a version per array type: a C-contiguous operand's ``ravel`` is a view,
     another layout's a copy (small work only). Taking the arrays as they are saves the three
@@ -127,7 +128,7 @@ def binary_same_shape(a, b, out, op):
     shapes are compared here, where it costs nanoseconds (in Python, reading and comparing two
     ``shape`` tuples cost 0.16 us of a 4x4 add's 2.1)."""
     if a.shape != b.shape:
-        return False
+        return stat_broadcast(a, b, out, op)
     _rows_vv(op, a.ravel(), b.ravel(), out.ravel())
     return True
 
@@ -249,7 +250,8 @@ def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar, lhs_dtype: bool = False)
     """
     # 1. first, before any flag is read: two small arrays of one rank and one native dtype,
     # the shapes compared by the kernel (`binary_same_shape`, any layout, an expanded view
-    # included; a broadcast falls through having allocated a small `out` for nothing). A 4x4
+    # included; a statistic on the right, such as BatchNorm's [1, C, 1, 1], is path 3 run by
+    # that kernel; another broadcast falls through having allocated a small `out` for nothing). A 4x4
     # add spent 1.01 us in this function with the shapes compared here, 0.85 us so, against
     # 0.70 us for its np.empty and kernel call alone (one thread's CPU time, Zen 4).
     if type(a) is _NDARRAY and type(b) is _NDARRAY:

@@ -73,6 +73,68 @@ def channel_binary(y, a, out, op):
                 orow[s] = apply_binary(op, v, ar[s])
 
 
+@njit(**JIT_EW)
+def stat_broadcast(a, b, out, op):
+    """out = a <op> b when ``b`` is a small statistic of ``a`` (both C-contiguous, one rank,
+    ``out`` of a's shape): a column (``b`` = a's leading dims then 1s: [m, 1], [32, 8, 8, 1]),
+    a row (1s then a's trailing dims: a bias [1, n]) or a per-channel value ([1, C, 1, 1]);
+    False, computing nothing, otherwise. The cases of :func:`small_broadcast` with the
+    statistic on the right, decided here from the shapes: that function's Python (shape tests,
+    three reshapes, ~2 us) cost more than the loop on BatchNorm's [32, 8, 8, 8] operands. The
+    loops run over the flat arrays with the same scalar op, so the results are the same bits."""
+    nd = a.ndim
+    if b.ndim != nd or nd == 0 or not (a.flags.c_contiguous and b.flags.c_contiguous):
+        return False
+    sa, sb = a.shape, b.shape
+    af, bf, of = a.ravel(), b.ravel(), out.ravel()
+    k = nd  # column: sb = sa[:k] + 1s
+    while k > 0 and sb[k - 1] == 1:
+        k -= 1
+    same = k < nd
+    for d in range(k):
+        if sb[d] != sa[d]:
+            same = False
+    if k > 0 and same:
+        m = bf.shape[0]
+        inner = of.shape[0] // m if m else 0
+        for i in range(m):
+            y = bf[i]
+            base = i * inner
+            for j in range(inner):
+                of[base + j] = apply_binary(op, af[base + j], y)
+        return True
+    k = 0  # row: sb = 1s + sa[k:]
+    while k < nd and sb[k] == 1:
+        k += 1
+    same = 0 < k < nd
+    for d in range(k, nd):
+        if sb[d] != sa[d]:
+            same = False
+    if same:
+        n = bf.shape[0]
+        for i in range(of.shape[0] // n):
+            base = i * n
+            for j in range(n):
+                of[base + j] = apply_binary(op, af[base + j], bf[j])
+        return True
+    if nd < 3 or sb[0] != 1 or sb[1] != sa[1]:
+        return False
+    for d in range(2, nd):
+        if sb[d] != 1:
+            return False
+    c = sa[1]
+    if sa[0] == 0 or c == 0:
+        return True
+    s = of.shape[0] // (sa[0] * c)  # per-channel: [N, C, S]
+    for n in range(sa[0]):
+        for ch in range(c):
+            y = bf[ch]
+            base = (n * c + ch) * s
+            for j in range(s):
+                of[base + j] = apply_binary(op, af[base + j], y)
+    return True
+
+
 #: ops whose operands may be swapped: IEEE add and mul commute (max and min do not, for NaN
 #: and signed zeros), so a statistic on the left runs the same loop as one on the right
 COMMUTING = (ADD, MUL)

@@ -28,8 +28,15 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from ._common import FLOATS, JIT_FAST, PARALLEL_MIN_ELEMS, compute_dtype
-from .reduce_rows import ARGMAX, ARGMIN, extreme_rows_parallel, extreme_rows_serial, row_sum_serial
+from ._common import FLOATS, JIT, JIT_FAST, PARALLEL_MIN_ELEMS, compute_dtype
+from .reduce_rows import (
+    ARGMAX,
+    ARGMIN,
+    divide_rows,
+    extreme_rows_parallel,
+    extreme_rows_serial,
+    row_sums,
+)
 
 SUM, PROD, MAX, MIN, SQDEV = 0, 1, 2, 3, 4
 ROW_CHUNK = 1 << 16  # whole-tensor reductions: elements per partial
@@ -123,6 +130,15 @@ def col_reduce_serial(x, out, op, zero, centers):
     (``centers`` [outer, inner] for SQDEV, else empty)."""
     for o in range(x.shape[0]):
         _col_task(x, out, op, zero, centers, o, 0, x.shape[2])
+
+
+@njit(**JIT)  # not JIT_FAST: see ``row_sums``
+def col_sum_serial(x, out, zero, centers, count):
+    """``col_reduce_serial``'s sum, then each result divided by ``count`` unless it is 0 (a
+    mean: one kernel call where a sum and NumPy's divide were two)."""
+    col_reduce_serial(x, out, SUM, zero, centers)
+    if count:
+        divide_rows(out.ravel(), count)
 
 
 @njit(parallel=True, **JIT_FAST)
@@ -241,30 +257,44 @@ def _finish(res: np.ndarray, x: np.ndarray, dim: int | None, dtype=None) -> np.n
     return res.reshape(shape).astype(dtype, copy=False)
 
 
-def _small_sum(x: np.ndarray, dim: int | None) -> np.ndarray | None:
-    """The serial sum of a small C-contiguous f32/f64 array straight into its result (the MLP
-    step's [128, 10] row sums, [128, 256] column sums, [128, 1] means), or None for the general
-    path: the views, the dtype handling and the size tests of ``_view``/``_reduce3``/
-    ``_finish`` skipped, and rows summed by a loop without the general kernel's op branches."""
-    if x.dtype not in FLOATS or not x.flags.c_contiguous or x.size >= PARALLEL_MIN_ELEMS or not x.size:
+#: per float dtype: its zero and the empty "no centers" array of the column kernel (dict
+#: lookups: ``dtype.type(0)`` and ``_none`` cost 0.3 us each, a third of a [32, 8, 1, 1] sum)
+_SMALL = {dt: (dt.type(0), np.zeros((0, 0), dt)) for dt in FLOATS}
+
+
+def _small_sum(x: np.ndarray, dim: int | None, mean: bool = False) -> np.ndarray | None:
+    """The serial sum (or ``mean``) of a small C-contiguous f32/f64 array straight into its
+    result (the MLP step's [128, 10] row sums, [128, 256] column sums, [128, 1] means;
+    BatchNorm's means over dims 3, 2, 0 and its gradient's sums over 0, 2, 3), or None for the
+    general path: the views, the dtype handling and the size tests of
+    ``_view``/``_reduce3``/``_finish`` skipped, rows summed by a loop without the general
+    kernel's op branches, and a mean divided by its count in the same kernel call (IEEE
+    division, as NumPy's: the general path's rounding)."""
+    small = _SMALL.get(x.dtype)
+    if small is None or not x.flags.c_contiguous or x.size >= PARALLEL_MIN_ELEMS or not x.size:
         return None
-    zero = x.dtype.type(0)
+    zero, empty = small
+    size = x.size
     if dim is None:
         out = np.empty(1, x.dtype)
-        row_sum_serial(x.reshape(1, x.size), out, zero)  # (only SUM comes here)
+        row_sums(x.reshape(1, size), out, zero, size if mean else 0)
         return out
     if not x.ndim:
         return None
-    d = dim % x.ndim
     shape = x.shape
+    d = dim % len(shape)
     n = shape[d]
-    out = np.empty(shape[:d] + (1,) + shape[d + 1 :], x.dtype)
-    if d == x.ndim - 1:
-        row_sum_serial(x.reshape(x.size // n, n), out.reshape(out.size), zero)
+    kept = shape[:d] + (1,) + shape[d + 1 :]
+    out = np.empty(kept, x.dtype)
+    rows = size // n
+    inner = 1 if d == len(shape) - 1 else rows if d == 0 else math.prod(shape[d + 1 :])
+    if inner == 1:
+        # the last dim, or one followed by 1s only (BatchNorm's second mean, [32, 8, 8, 1] over
+        # dim 2): contiguous rows. The column kernel took 13 us there, its inner loop one wide
+        row_sums(x.reshape(rows, n), out.reshape(rows), zero, n if mean else 0)
     else:
-        inner = out.size if d == 0 else math.prod(shape[d + 1 :])
-        x3 = x.reshape(out.size // inner, n, inner)
-        col_reduce_serial(x3, out.reshape(x3.shape[0], inner), SUM, zero, _none(x.dtype, 2))
+        col_sum_serial(x.reshape(rows // inner, n, inner), out.reshape(rows // inner, inner), zero,
+                       empty, n if mean else 0)
     return out
 
 
@@ -285,10 +315,9 @@ def prod(x: np.ndarray, dim: int | None = None) -> np.ndarray:
 
 def mean(x: np.ndarray, dim: int | None = None) -> np.ndarray:
     """Mean along ``dim`` (kept), or of the whole tensor (shape ``(1,)``)."""
-    out = _small_sum(x, dim)
+    out = _small_sum(x, dim, mean=True)
     if out is not None:
-        n = x.size if dim is None else x.shape[dim % x.ndim]
-        return np.divide(out, x.dtype.type(n), out=out)  # the general path's rounding
+        return out
     x3, d = _view(x, dim)
     s = _reduce3(x3, SUM)
     return _finish(s / x3.dtype.type(x3.shape[1]) if x3.shape[1] else s * np.nan, x, d)

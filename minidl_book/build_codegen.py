@@ -20,6 +20,7 @@ drain finishes) and the verdict names the rule.
 from __future__ import annotations
 
 import ast
+import builtins
 import math
 import re
 from dataclasses import dataclass
@@ -183,14 +184,34 @@ def _element(shape: tuple[int, ...], full: tuple[int, ...], i: int) -> int:
     return int(np.ravel_multi_index([0 if s == 1 else a for a, s in zip(at, padded)], padded))
 
 
-def _indices(node: ast.expr, full: tuple[int, ...]) -> list[int] | str:
-    """``node`` evaluated for every ``i`` of ``full`` (``d`` its last size), or why it cannot be."""
+#: builtins a body may call (index arithmetic such as ``r, c = divmod(i, d)``)
+SAFE_BUILTINS = frozenset({"divmod", "min", "max", "abs", "int"})
+
+
+def _indices(node: ast.expr, full: tuple[int, ...], defs: tuple[ast.stmt, ...] = ()
+             ) -> list[int] | str:
+    """``node`` evaluated for every ``i`` of ``full`` (``d`` its last size), after the index
+    lines ``defs`` before it (``r, c = divmod(i, d)``), or why it cannot be."""
     code = compile(ast.Expression(node), "<index>", "eval")
+    setup = compile(ast.fix_missing_locations(ast.Module(list(defs), [])), "<index>", "exec")
     size, d = math.prod(full), full[-1]
+    space = {"__builtins__": {name: getattr(builtins, name) for name in SAFE_BUILTINS}}
     try:
-        return [int(eval(code, {}, {"i": i, "d": d, "size": size})) for i in range(size)]
+        values = []
+        for i in range(size):
+            local = {"i": i, "d": d, "size": size}
+            exec(setup, space, local)
+            values.append(int(eval(code, space, local)))
+        return values
     except Exception as err:  # noqa: BLE001 - the reader's index expression
         return f"{type(err).__name__}: {err}"
+
+
+def _targets(target: ast.expr) -> list[ast.expr]:
+    """An assignment's targets, a tuple unpacked (``r, c = divmod(i, d)``)."""
+    if isinstance(target, ast.Tuple | ast.List):
+        return [t for element in target.elts for t in _targets(element)]
+    return [target]
 
 
 def _slip(block: Block, lines: list[str]) -> str | None:
@@ -206,11 +227,12 @@ def _slip(block: Block, lines: list[str]) -> str | None:
         if not isinstance(stmt, ast.Assign):
             return f"line {number} is not an assignment: each line reads, computes or stores one value"
     n_in, n_out = len(block.inputs), len(block.writes)
-    known = {"i", "d", "size", "np", "math"} | {f"s{k}" for k in range(99)}
+    known = {"i", "d", "size", "np", "math"} | {f"s{k}" for k in range(99)} | SAFE_BUILTINS
     known |= {f"in{p}" for p in range(n_in)} | {f"out{q}" for q in range(n_out)}
     assigned_later = {t.id for st_ in tree.body for n in ast.walk(st_) if isinstance(n, ast.Name)
                       and isinstance(n.ctx, ast.Store) for t in [n]}
     stored: dict[int, str] = {}
+    index_names, index_defs = {"i", "d", "size"}, []  # lines of index arithmetic
     for number, stmt in enumerate(tree.body, 1):
         text = ast.get_source_segment("\n".join(lines), stmt) or ""
         for node in ast.walk(stmt):
@@ -223,7 +245,7 @@ def _slip(block: Block, lines: list[str]) -> str | None:
             if (isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load)
                     and isinstance(node.value, ast.Name) and node.value.id.startswith("in")):
                 p = int(node.value.id[2:])
-                got = _indices(node.slice, block.shape)
+                got = _indices(node.slice, block.shape, tuple(index_defs))
                 want = [_element(block.inputs[p], block.shape, i) for i in range(math.prod(block.shape))]
                 if isinstance(got, str):
                     return f"line {number} `{text}`: in{p}'s index cannot be computed ({got}); use i and d"
@@ -237,7 +259,12 @@ def _slip(block: Block, lines: list[str]) -> str | None:
                             f"the element is in{p}[{want[i]}]. (Shapes are tuples: a "
                             f"tuple never equals a list, (1, 3) == [1, 3] is False.)")
         if isinstance(stmt, ast.Assign):
-            for target in stmt.targets:
+            names = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name)}
+            if names <= index_names | SAFE_BUILTINS:  # index arithmetic: i, d, divmod...
+                index_defs.append(stmt)
+                index_names |= {t.id for t in ast.walk(stmt) if isinstance(t, ast.Name)
+                                and isinstance(t.ctx, ast.Store)}
+            for target in (t for whole in stmt.targets for t in _targets(whole)):
                 if isinstance(target, ast.Name):
                     if target.id in known and not re.fullmatch(r"[vx]\d+", target.id):
                         return f"line {number} `{text}` assigns {target.id}, a name of the kernel's own"
@@ -258,7 +285,8 @@ def _slip(block: Block, lines: list[str]) -> str | None:
                 if value != f"v{block.writes[q]}":
                     return (f"line {number} `{text}`: out{q} stores v{block.writes[q]}, the result "
                             f"of block.writes[{q}]")
-                if _indices(target.slice, block.shape) != list(range(math.prod(block.shape))):
+                if (_indices(target.slice, block.shape, tuple(index_defs))
+                        != list(range(math.prod(block.shape)))):
                     return f"line {number} `{text}`: out{q} has the block's shape: store it at i"
                 stored[q] = text
     missing = [q for q in range(n_out) if q not in stored]

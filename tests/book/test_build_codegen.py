@@ -9,6 +9,7 @@ import pytest
 from minidl.backends.flex.fusion import FusionFlex
 from minidl.backends.flex.fusion.generator import NumbaGenerator
 from minidl_book import build_codegen
+from minidl_book.build_codegen import EXPR
 
 
 def test_reference_body_passes_and_the_generator_is_restored():
@@ -43,3 +44,20 @@ def test_beside_pairs_the_op_lines():
     rows = [row for row in text.splitlines() if "v6 =" in row]
     assert len(rows) == 1 and "|" in rows[0]  # v6 on one row, both sides
     assert max(len(row) for row in text.splitlines()) <= 88
+
+
+def _divmod_body(block):
+    """The reference body, a broadcast input read at its column from ``divmod``."""
+    lines = ["r, c = divmod(i, d)"]
+    lines += [f"x{p} = in{p}[{'i' if shape == block.shape else 'c'}]"
+              for p, shape in enumerate(block.inputs)]
+    lines += [f"v{j} = {EXPR[op.kind].format(*op.inputs, *op.scalars)}"
+              for j, op in enumerate(block.ops)]
+    return lines + [f"out{q}[i] = v{j}" for q, j in enumerate(block.writes)]
+
+
+def test_index_arithmetic_with_builtins_and_unpacking_is_accepted():
+    """``r, c = divmod(i, d)`` then ``in1[c]`` reads the right element: a right answer."""
+    out = build_codegen._run(_divmod_body, build_codegen._fixed_case())
+    assert out["_slips"] == [] and len(out["_made"]) == 1
+    assert build_codegen.exercise(max_examples=2).find_failure(_divmod_body) is None

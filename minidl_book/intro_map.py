@@ -69,26 +69,38 @@ def measured_ops(device: Device | None = None) -> list[str]:
     return [op for op, _ in detour_trace(device)]
 
 
+def computing(hits: Sequence) -> list[bool]:
+    """For each kernel hit of a trace, whether it computed numbers: a kernel that another
+    kernel follows under the same op call was only a probe (Flex's ``binary_same_shape``,
+    entered on operands of two shapes it does not handle, returns without computing and the
+    op calls another kernel); the last kernel of an op call computed its result."""
+    kernels = [hit for hit in hits if hit.name.startswith("kernel ")]
+    return [not (nxt is not None and hit.name != nxt.name
+                 and hit.chain()[:-1] == nxt.chain()[:-1])
+            for hit, nxt in zip(kernels, [*kernels[1:], None])]
+
+
 def detour_trace(device: Device | None = None) -> list[tuple[str, list[str]]]:
     """Each op the default ``linear`` calls back through ``Dispatch``, with the numba kernels
     that computed numbers under it (none for a reshape, a view), from one traced forward."""
-    from minidl_book.tour_path import computes
-
     device = device or Device.flex().autodiff()
     layer = LinearConfig(4, 2).init(device)
     x = Tensor.from_numpy(np.zeros((3, 4), np.float32), device)
     layer(x)  # draw the params first: the trace below sees the forward only
     run = debug.trace(lambda: layer(x), breakpoints=[r"^Dispatch\.float_", r"^kernel "],
                       echo=False)
+    computed = iter(computing(run.hits))
     out: dict[str, list[str]] = {}
     for hit in run.hits:
         chain = hit.chain()
+        is_kernel = hit.name.startswith("kernel ")
+        did = next(computed) if is_kernel else False
         if "Dispatch.linear" not in chain:
             continue
         below = chain[chain.index("Dispatch.linear") + 1:]
         op = next(n.removeprefix("Dispatch.") for n in below if n.startswith("Dispatch."))
         kernels = out.setdefault(op, [])
-        if hit.name.startswith("kernel ") and computes(hit):
+        if did:
             kernels.append(hit.name.removeprefix("kernel ").removesuffix(" [numba]"))
     return list(out.items())
 
@@ -345,12 +357,14 @@ def two_paths() -> Flowchart:
     return fc
 
 
-def draw_layouts(weight: np.ndarray, x: np.ndarray | None = None, rows: int = 3):
+def draw_layouts(weight: np.ndarray, x: np.ndarray | None = None,
+                 y: np.ndarray | None = None, rows: int = 3):
     """The two layouts of one ``Linear``'s weight, as shapes: minidl's (burn's) ``x·W`` with
     ``W`` ``[d_input, d_output]``, above PyTorch's ``x·Wᵀ`` with ``weight``
     ``[out_features, in_features]``; each weight's cells coloured and labelled by value, so
     the same numbers show transposed; ``x``, if given, is written into its grids (the input
-    the weight's gradient is read from). Returns the matplotlib figure."""
+    the weight's gradient is read from), and ``y``, the output, into its grids (the same
+    numbers in both layouts). Returns the matplotlib figure."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
 
@@ -395,7 +409,7 @@ def draw_layouts(weight: np.ndarray, x: np.ndarray | None = None, rows: int = 3)
             ax.text(right + 0.1, top + 0.1, "T", fontsize=12, va="top")
             right += 0.5
         right = sign(right, top - rows / 2, "→")
-        width = max(width, grid(right, top, (rows, d_out), "y"))
+        width = max(width, grid(right, top, (rows, d_out), "y", y, tint=False))
         top -= max(w_values.shape[0], rows) + 2.9
     ax.set_xlim(-0.2, width + 0.2)
     ax.set_ylim(top + 1.3, 1.5)
@@ -403,3 +417,63 @@ def draw_layouts(weight: np.ndarray, x: np.ndarray | None = None, rows: int = 3)
     ax.axis("off")
     fig.tight_layout(pad=0.2)
     return fig
+
+
+def _logical_lines(text: str, drop_docstrings: bool = False) -> list[str]:
+    """``text``'s logical lines, whitespace removed (a call split over lines is one line),
+    without blank lines, comments and, for a source, docstrings."""
+    import ast
+    import re
+    import textwrap
+
+    lines = text.splitlines()
+    if drop_docstrings:
+        skip: set[int] = set()
+        for node in ast.walk(ast.parse(textwrap.dedent(text))):
+            body = getattr(node, "body", None)
+            if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
+                    and isinstance(body[0].value, ast.Constant)
+                    and isinstance(body[0].value.value, str)):
+                skip.update(range(body[0].lineno - 1, body[0].end_lineno))
+        lines = [line for k, line in enumerate(lines) if k not in skip]
+    out: list[str] = []
+    pending = ""
+    for line in lines:
+        code = re.split(r"\s#\s", " " + line.strip() + " ", maxsplit=1)[0]
+        if code.strip().startswith("#"):
+            continue
+        pending += "".join(code.split())
+        if pending and (pending.count("(") + pending.count("[")
+                        <= pending.count(")") + pending.count("]")):
+            out.append(pending)
+            pending = ""
+    return out
+
+
+ELIDED = "..."
+
+
+def quote(text: str, *sources: object) -> str:
+    """Check that ``text`` quotes the source of ``sources`` (functions, classes, modules):
+    its code, cut into pieces by lines that are only ``...`` (and a comment), appears there
+    piece by piece, in order, each piece whole; return ``text`` as a Markdown ``python``
+    block. The check ignores whitespace, comments and the source's docstrings."""
+    import inspect
+
+    source: list[str] = []
+    for obj in sources:
+        source += _logical_lines(inspect.getsource(obj), drop_docstrings=True)
+    pieces: list[str] = [""]
+    for line in text.strip("\n").splitlines():
+        if line.strip().split("#", 1)[0].strip() == ELIDED:
+            pieces.append("")
+        else:
+            pieces[-1] += line + "\n"
+    at = 0
+    for piece in filter(None, map(_logical_lines, pieces)):
+        starts = [i for i in range(at, len(source) - len(piece) + 1)
+                  if source[i:i + len(piece)] == piece]
+        if not starts:
+            raise AssertionError(f"the quote differs from the source at: {piece[0]}")
+        at = starts[0] + len(piece)
+    return "```python\n" + text.strip("\n") + "\n```"

@@ -84,3 +84,41 @@ def test_two_paths_differ_by_the_autodiff_box_only():
     assert [label.split("\n")[0] for label in labels] == [
         "Dispatch.float_matmul", "Autodiff[Flex].float_matmul", "Flex.float_matmul",
         "Dispatch.float_matmul", "Flex.float_matmul"]
+
+
+def test_quote_accepts_the_source_with_marked_gaps_and_refuses_an_edit():
+    import pytest
+
+    from minidl.backend.modules import linear as body
+    from minidl_book.intro_map import quote
+
+    text = """
+def linear(B, x, weight, bias=None):
+    shape = tuple(x.shape)
+    ndims = len(shape)
+    action = matmul_transform(shape, weight.shape)
+    if isinstance(action, MergeBatches):
+        ...  # the merged branch
+    out = B.float_matmul(x,
+                         _unsqueeze_leading(B, weight, ndims))
+"""
+    assert quote(text, body.linear).startswith("```python\ndef linear(")
+    with pytest.raises(AssertionError):  # a changed line
+        quote(text.replace("ndims))", "ndims + 1))"), body.linear)
+    with pytest.raises(AssertionError):  # a gap not marked by ...
+        quote(text.replace("        ...  # the merged branch\n", ""), body.linear)
+
+
+def test_computing_counts_the_kernels_that_computed_the_forward():
+    import numpy as np
+
+    from minidl import Device, Tensor, debug
+    from minidl.nn import LinearConfig
+    from minidl_book.intro_map import computing
+
+    device = Device.flex().autodiff()
+    layer = LinearConfig(4, 2).init(device)
+    x = Tensor.from_numpy(np.zeros((3, 4), np.float32), device)
+    layer(x)
+    hits = debug.trace(lambda: layer(x), breakpoints=r"^kernel ", echo=False).hits
+    assert sum(computing(hits)) == 2 and computing(hits)[0] and computing(hits)[-1]

@@ -19,7 +19,7 @@ from minidl.fusion.plan import ExecutionPlanStore
 from minidl.fusion.stream import EAGER_BELOW
 
 __all__ = ["EAGER_BELOW", "block_lines", "both_kernels", "clean", "cnn_step_counts",
-           "cnn_step_ms", "draw_bytes", "draw_stream", "draw_views", "view_blocks", "fresh_store", "kernel_text", "kernels_in", "plot_sweep", "recorded_in_a_step",
+           "cnn_step_ms", "draw_bytes", "draw_greedy", "draw_stream", "draw_views", "view_blocks", "fresh_store", "kernel_text", "kernels_in", "plot_sweep", "recorded_in_a_step",
            "source", "store_chart"]
 
 #: a block's colour by the fuser that took it (``None``: no fuser, run on the inner backend)
@@ -509,3 +509,45 @@ def source(function) -> str:
 
     lines = inspect.getsource(function).splitlines()
     return textwrap.dedent("\n".join(ln for ln in lines if not ln.lstrip().startswith("#")))
+
+
+_SHORT = {"mul_scalar": "×s", "add_scalar": "+s", "sub_scalar": "−s", "lower_elem": "<",
+          "mask_fill": "fill", "add": "+", "mul": "×", "sum_dim": "sum", "reshape": "rshp"}
+
+
+def draw_greedy(blocks: list):
+    """The greedy example's ops in two rows: the blocks the search chose (``blocks``, a plan's)
+    and the split where the reduce fuser takes ``exp``, ``*`` and the sum (fuse on read); a
+    block boundary is a red bar, and what crosses memory is named at the right."""
+    import matplotlib.pyplot as plt
+
+    kinds = [k for blk in blocks for k in blk.kinds]
+    chosen = [(blk.fuser, len(blk.kinds)) for blk in blocks]
+    better = [("elementwise", len(kinds) - 3), ("reduce", 3)]
+    rows = (("chosen: the fuser that took\nthe most ops gets the block", chosen,
+             "writes t, the product\n(4 MiB) and the sum"),
+            ("better: the reduce fuser\ntakes exp, × and the sum", better,
+             "writes t and the sum"))
+    fig, axis = plt.subplots(figsize=(7.5, 1.9))
+    for r, (label, split, note) in enumerate(rows):
+        y, col = 1 - r, 0
+        axis.text(-0.3, y, label, ha="right", va="center", fontsize=8)
+        for k, (fuser, n) in enumerate(split):
+            for kind in kinds[col:col + n]:
+                axis.add_patch(plt.Rectangle((col, y - 0.35), 0.95, 0.7, ec="white",
+                                             fc=COLOURS[fuser], alpha=0.55))
+                axis.text(col + 0.47, y, _SHORT.get(kind, kind), ha="center", va="center",
+                          fontsize=7.5)
+                col += 1
+            if k < len(split) - 1:
+                axis.plot([col, col], [y - 0.45, y + 0.45], color="tab:red", lw=1.6)
+        axis.text(col + 0.3, y, note, va="center", fontsize=8)
+    axis.set(xlim=(-5.6, len(kinds) + 4.6), ylim=(-0.6, 1.6))
+    axis.axis("off")
+    handles = [plt.Rectangle((0, 0), 1, 1, fc=COLOURS[k], alpha=0.55) for k in
+               ("elementwise", "reduce", None)]
+    axis.legend(handles, ["element-wise kernel", "reduce kernel", "alone on Flex"],
+                loc="upper center", ncol=3, fontsize=7.5, frameon=False,
+                bbox_to_anchor=(0.5, 1.12))
+    fig.tight_layout()
+    return fig

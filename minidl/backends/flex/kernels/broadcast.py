@@ -119,7 +119,7 @@ def binary_serial(a, b, out, op):
 def binary_same_shape(a, b, out, op):
     """out = a <op> b for arrays of one shape, any rank and layout (``out`` C-contiguous, of
     ``a``'s shape): the small-work path of :func:`binary`. When ``b``'s shape differs it is
-    ``stat_broadcast`` (``b`` a column, row or per-channel statistic of ``a``), which returns
+    ``stat_broadcast`` (``b`` a column or per-channel statistic of ``a``), which returns
     False, computing nothing, for any other broadcast (operands of one rank).
 
     numba compiles a version per array type: a C-contiguous operand's ``ravel`` is a view,

@@ -76,9 +76,10 @@ def channel_binary(y, a, out, op):
 @njit(**JIT_EW)
 def stat_broadcast(a, b, out, op):
     """out = a <op> b when ``b`` is a small statistic of ``a`` (both C-contiguous, one rank,
-    ``out`` of a's shape): a column (``b`` = a's leading dims then 1s: [m, 1], [32, 8, 8, 1]),
-    a row (1s then a's trailing dims: a bias [1, n]) or a per-channel value ([1, C, 1, 1]);
-    False, computing nothing, otherwise. The cases of :func:`small_broadcast` with the
+    ``out`` of a's shape): a column (``b`` = a's leading dims then 1s: [m, 1], [32, 8, 8, 1])
+    or a per-channel value ([1, C, 1, 1]); False, computing nothing, otherwise (a row such as
+    a bias [1, n] included: it stays on :func:`small_broadcast`'s path, the one the book's
+    kernel traces show). The cases of :func:`small_broadcast` with the
     statistic on the right, decided here from the shapes: that function's Python (shape tests,
     three reshapes, ~2 us) cost more than the loop on BatchNorm's [32, 8, 8, 8] operands. The
     loops run over the flat arrays with the same scalar op, so the results are the same bits."""
@@ -102,20 +103,6 @@ def stat_broadcast(a, b, out, op):
             base = i * inner
             for j in range(inner):
                 of[base + j] = apply_binary(op, af[base + j], y)
-        return True
-    k = 0  # row: sb = 1s + sa[k:]
-    while k < nd and sb[k] == 1:
-        k += 1
-    same = 0 < k < nd
-    for d in range(k, nd):
-        if sb[d] != sa[d]:
-            same = False
-    if same:
-        n = bf.shape[0]
-        for i in range(of.shape[0] // n):
-            base = i * n
-            for j in range(n):
-                of[base + j] = apply_binary(op, af[base + j], bf[j])
         return True
     if nd < 3 or sb[0] != 1 or sb[1] != sa[1]:
         return False

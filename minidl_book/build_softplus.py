@@ -237,7 +237,8 @@ def exercise(max_examples: int = 15) -> BuildExercise:
         run=_run,
         references=[Reference("PyTorch", _torch, rtol=1e-5, atol=1e-6),
                     Reference("float64 central differences", _central, rtol=1e-4, atol=1e-5),
-                    Reference("PyTorch (the first case also on the GPU device)", _torch_wgpu, rtol=1e-4, atol=1e-5)],
+                    Reference("the first case on the GPU device, against PyTorch", _torch_wgpu,
+                              rtol=1e-4, atol=1e-5)],
         rules=Rules(forbidden={r"^Tensor\.": "use Tensor methods inside a step (a step works on "
                                "the inner backend's primitives, with B's ops)"},
                     must_reach={r"^Flex\.": "compute with the inner backend B (B.float_exp, ...)"},

@@ -234,37 +234,43 @@ def plot_loss_curve(run: dict):
     plt.close(fig)
 
 
-def plot_resume_timeline(checkpoint_epoch: int, epochs: int):
+def plot_resume_timeline(checkpoint_epoch: int, epochs: int, blank: bool = False):
     """What the uninterrupted run carries from epoch to epoch, and what a resume from the
     checkpoint of ``checkpoint_epoch`` must rebuild: one lane per piece, grey before the
-    checkpoint, the resumed epochs in colour."""
+    checkpoint, the resumed epochs in colour. ``blank``: the scaffold asked before the
+    exercise, the resumed epochs left as "?" for the reader to fill."""
     import matplotlib.pyplot as plt
 
     lanes = (("weights", "restored"), ("Adam's state", "restored"),
-             ("data order (the loader's generator)", "order {e}"),
-             ("dropout masks (the device's stream)", "seed({e})"))
-    fig, ax = plt.subplots(figsize=(10, 2.4))
+             ("data order\n(the loader's generator)", "order {e}"),
+             ("dropout masks\n(the device's stream)", "seed({e})"))
+    fig, ax = plt.subplots(figsize=(10, 2.9))
     for row, (lane, label) in enumerate(lanes):
-        ax.text(-0.1, -row, lane, ha="right", va="center", fontsize=8)
+        ax.text(-0.1, -row, lane, ha="right", va="center", fontsize=10)
         for epoch in range(1, epochs + 1):
             done = epoch <= checkpoint_epoch
             ax.add_patch(plt.Rectangle((epoch - 0.95, -row - 0.32), 0.9, 0.64,
-                                       color="#d9d9d9" if done else "tab:blue"))
+                                       color="#d9d9d9" if done or blank else "tab:blue"))
             text = label.format(e=epoch) if "{e}" in label else (
                 label if epoch == checkpoint_epoch + 1 else "")
-            ax.text(epoch - 0.5, -row + 0.08 * (row == 2 and done), text, ha="center",
-                    va="center", fontsize=7,
-                    color="black" if done else "white")
-            if row == 2 and done:
+            if blank and not done:
+                text = "?"
+            elif blank and "{e}" not in label:
+                text = "updated"
+            ax.text(epoch - 0.5, -row + 0.08 * (row == 2 and done and not blank), text,
+                    ha="center", va="center", fontsize=9,
+                    color="black" if done or blank else "white")
+            if row == 2 and done and not blank:
                 ax.text(epoch - 0.5, -row - 0.22, "drawn, skipped", ha="center",
-                        va="center", fontsize=6, color="dimgray")
+                        va="center", fontsize=8, color="dimgray")
     for epoch in range(1, epochs + 1):
-        ax.text(epoch - 0.5, 0.45, f"epoch {epoch}", ha="center", fontsize=7)
-    ax.axvline(checkpoint_epoch, ymin=0.0, ymax=0.9, color="tab:red", lw=1.5)
-    ax.text(checkpoint_epoch + 0.05, 0.75, f"checkpoint of epoch {checkpoint_epoch}: the "
-            "resume starts here", color="tab:red", fontsize=8)
-    ax.set_xlim(-3.3, epochs + 0.1)
-    ax.set_ylim(-len(lanes) + 0.3, 1.0)
+        ax.text(epoch - 0.5, 0.45, f"epoch {epoch}", ha="center", fontsize=9)
+    ax.axvline(checkpoint_epoch, ymin=0.0, ymax=0.86, color="tab:red", lw=1.5)
+    ax.text(checkpoint_epoch, 0.85, f"checkpoint of epoch {checkpoint_epoch}: "
+            + ("a fresh process resumes here" if blank else "the resume starts here"),
+            ha="center", color="tab:red", fontsize=10)
+    ax.set_xlim(-2.3, epochs + 0.1)
+    ax.set_ylim(-len(lanes) + 0.5, 1.25)
     ax.axis("off")
     fig.tight_layout()
     plt.show()
@@ -276,37 +282,70 @@ def running_stats(model: DigitsCnn) -> dict[str, np.ndarray]:
     return {path: s.value_sync().to_numpy() for path, s in model.running_states().items()}
 
 
-def fine_tune(checkpoint: Path, how: str, device: Device, steps: int = 20,
-              round_trip: bool = False) -> dict[str, bool]:
-    """Fine-tune the model of ``checkpoint`` for ``steps`` Adam steps with the trunk kept as
-    ``how`` says (``"freeze()"``, ``"freeze().set_require_grad(True)"`` on the BatchNorms,
-    ``"no_grad()"``); per param and running state: did it move?"""
-    model = load_model(DigitsCnnConfig, checkpoint, device)
-    for name in TRUNK:
-        layer = getattr(model, name)
-        if how.startswith("freeze()"):
-            layer = layer.freeze()
-            if how != "freeze()" and name.startswith("bn"):
-                layer = layer.set_require_grad(True)
-        elif how == "no_grad()":
-            layer = layer.no_grad()
-        setattr(model, name, layer)
-    if round_trip:
-        model = model.valid().train()
-    values = lambda m: {**{p: v.val().to_numpy() for p, v in m.parameters().items()},  # noqa: E731
-                        **running_stats(m)}
-    start = values(model)
-    adam, loss_fn = AdamConfig().init(), CrossEntropyLossConfig().init()
-    device.seed(SEED)
-    for batch in itertools.islice(loader(datasets()[0], device, SEED + 7), steps):
-        model = adam.step(LR, model, loss_fn(model(batch.images), batch.targets).backward())
-    end = values(model)
-    return {path: not np.array_equal(start[path], end[path]) for path in start}
+LAYERS = ("conv1", "bn1", "conv2", "bn2", "fc1", "fc2")
 
 
-def torch_fine_tune(checkpoint: Path, steps: int = 20) -> dict[str, bool]:
+def snapshot(model: DigitsCnn) -> dict[str, np.ndarray]:
+    """Every param and running statistic of ``model`` by path, as NumPy arrays."""
+    return {**{p: v.val().to_numpy() for p, v in model.parameters().items()},
+            **running_stats(model)}
+
+
+def moved_layers(changed: set[str]) -> dict[str, str]:
+    """Per layer of :data:`LAYERS`, what the changed paths touched: ``"weights"``,
+    ``"statistics"``, ``"weights and statistics"`` or ``""``."""
+    out = {}
+    for layer in LAYERS:
+        mine = {p for p in changed if p.split(".")[0] == layer}
+        kinds = [k for k, hit in (("weights", any("running" not in p for p in mine)),
+                                  ("statistics", any("running" in p for p in mine))) if hit]
+        out[layer] = " and ".join(kinds)
+    return out
+
+
+def moved(before: dict[str, np.ndarray], model: DigitsCnn) -> dict[str, str]:
+    """What moved in ``model`` since ``before`` (a :func:`snapshot`), per layer."""
+    after = snapshot(model)
+    return moved_layers({p for p in before if not np.array_equal(before[p], after[p])})
+
+
+def plot_moved(moved_by: dict[str, dict[str, str]]):
+    """One row of the six layers per way of keeping the trunk, coloured by what moved."""
+    import matplotlib.pyplot as plt
+
+    colours = {"": "lightgray", "weights": "tab:green", "statistics": "tab:orange",
+               "weights and statistics": "tab:purple"}
+    labels = {"": "nothing moved", "weights": "weights moved",
+              "statistics": "running statistics moved",
+              "weights and statistics": "weights and statistics moved"}
+    fig, ax = plt.subplots(figsize=(10, 0.75 * len(moved_by) + 0.8))
+    seen = set()
+    for row, (how, layers) in enumerate(moved_by.items()):
+        for col, layer in enumerate(LAYERS):
+            seen.add(layers[layer])
+            ax.add_patch(plt.Rectangle((col * 1.5, -row), 1.2, 0.7,
+                                       color=colours[layers[layer]]))
+            ax.text(col * 1.5 + 0.6, 0.35 - row, layer, ha="center", va="center",
+                    fontsize=11)
+            if col:
+                ax.annotate("", (col * 1.5, 0.35 - row), (col * 1.5 - 0.3, 0.35 - row),
+                            arrowprops={"arrowstyle": "->"})
+        ax.text(-0.2, 0.35 - row, how, ha="right", va="center", family="monospace",
+                fontsize=10)
+    shown = [k for k in colours if k in seen]
+    ax.legend([plt.Rectangle((0, 0), 1, 1, color=colours[k]) for k in shown],
+              [labels[k] for k in shown], loc="lower center", bbox_to_anchor=(0.5, 1.0),
+              ncol=len(shown), fontsize=10, frameon=False)
+    ax.set_xlim(-5.0, 8.8)
+    ax.set_ylim(-len(moved_by) + 0.9, 0.8)
+    ax.axis("off")
+    plt.show()
+    plt.close(fig)
+
+
+def torch_fine_tune(checkpoint: Path, steps: int = 10) -> dict[str, str]:
     """The PyTorch recipe: conv weights ``requires_grad_(False)``, BatchNorms in ``eval()``;
-    what moved, under minidl's names."""
+    what moved per layer (:func:`moved_layers`), under minidl's names."""
     net = to_torch(load_model(DigitsCnnConfig, checkpoint, Device.flex()), DigitsCnnConfig())
     net.train()
     for name in TRUNK:
@@ -320,14 +359,14 @@ def torch_fine_tune(checkpoint: Path, steps: int = 20) -> dict[str, bool]:
         y = torch.from_numpy(batch.targets.to_numpy())
         torch.nn.functional.cross_entropy(net(x), y).backward()
         opt.step()
-    out = {}
+    changed = set()
     for key, value in net.state_dict().items():
         layer, name = key.split(".")
-        if name != "num_batches_tracked":
+        if name != "num_batches_tracked" and not torch.equal(start[key], value):
             if layer.startswith("bn"):
                 name = {"weight": "gamma", "bias": "beta"}.get(name, name)
-            out[f"{layer}.{name}"] = not torch.equal(start[key], value)
-    return out
+            changed.add(f"{layer}.{name}")
+    return moved_layers(changed)
 
 
 def leading_bool(prediction, truth: bool) -> bool:

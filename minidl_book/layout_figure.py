@@ -14,6 +14,7 @@ import numpy as np
 from minidl_book.element_layout import element_offset, element_strides
 
 __all__ = ["draw_address", "draw_broadcast", "draw_division_line", "draw_float16_line",
+           "draw_zip",
            "draw_op_grid", "draw_runs", "draw_views", "draw_walks", "element_offset",
            "element_strides"]
 
@@ -386,4 +387,52 @@ def draw_arc_count():
         ax.axis("off")
     fig.suptitle("burn-flex: who may write into a buffer is decided by its Arc count",
                  fontsize=10, x=0.02, ha="left", y=1.03)
+    return fig
+
+
+def draw_zip(a, b, out_shape: tuple, a_strides: tuple, b_strides: tuple):
+    """An element-wise op's walk: ``a``'s buffer on top, ``b``'s at the bottom, the output's
+    new buffer between them. For each output element (row order) an arrow comes from the
+    position each operand reads, ``offset + sum(index[d] * strides[d])`` with the operand's
+    strides over ``out_shape`` (``a_strides``, ``b_strides``: a stride of 0 repeats).
+    ``a`` and ``b`` have ``buffer`` and ``offset`` fields (``build_zip.View``)."""
+    indices = list(np.ndindex(*out_shape))
+    fig, ax = plt.subplots(figsize=(7.5, 3.4))
+    w, h = 1.5, 0.7  # a cell
+    levels = {"a": 3.0, "out": 1.5, "b": 0.0}
+    strips = {"a": [f"{k}: {v:g}" for k, v in enumerate(a.buffer)],
+              "out": ["[" + ", ".join(map(str, i)) + "]" for i in indices],
+              "b": [f"{k}: {v:g}" for k, v in enumerate(b.buffer)]}
+    colours = {"a": "tab:blue", "out": "tab:green", "b": "tab:orange"}
+    widest = max(map(len, strips.values()))
+    left = {name: (widest - len(cells)) * w / 2 for name, cells in strips.items()}
+    for name, cells in strips.items():
+        for k, label in enumerate(cells):
+            x0 = left[name] + k * w
+            ax.add_patch(plt.Rectangle((x0, levels[name]), w, h, color=colours[name],
+                                       alpha=0.3, ec="white", lw=2))
+            ax.text(x0 + w / 2, levels[name] + h / 2, label, ha="center", va="center",
+                    fontsize=11)
+    titles = {"a": f"a.buffer, offset {a.offset}; read as {list(out_shape)} with strides "
+                   f"{a_strides}",
+              "out": f"the output, a new buffer: shape {list(out_shape)}, row order",
+              "b": f"b.buffer, offset {b.offset}; read as {list(out_shape)} with strides "
+                   f"{b_strides}"}
+    for name, title in titles.items():
+        ax.text(left[name] + len(strips[name]) * w + 0.15, levels[name] + h / 2, title,
+                va="center", fontsize=10.5, color=colours[name])
+    for k, index in enumerate(indices):
+        x_out = left["out"] + k * w + w / 2
+        for name, view, strides in (("a", a, a_strides), ("b", b, b_strides)):
+            pos = view.offset + sum(i * s for i, s in zip(index, strides, strict=True))
+            x_in = left[name] + pos * w + w / 2
+            y_in, y_out = ((levels["a"], levels["out"] + h) if name == "a"
+                           else (levels["b"] + h, levels["out"]))
+            ax.annotate("", xy=(x_out, y_out), xytext=(x_in, y_in),
+                        arrowprops={"arrowstyle": "-|>", "color": colours[name],
+                                    "lw": 1.2, "alpha": 0.8})
+    ax.set_xlim(-0.1, widest * w + 6.2)
+    ax.set_ylim(-0.1, levels["a"] + h + 0.1)
+    ax.set_aspect("equal")
+    ax.axis("off")
     return fig

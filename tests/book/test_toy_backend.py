@@ -46,10 +46,10 @@ def test_the_burn_broadcasting_rule_holds():
     assert Mine.float_expand(row, (4, 3)).strides == (0, 1)
 
 
-def test_it_is_abstract_with_fourteen_required_ops():
+def test_it_is_abstract_with_fifteen_required_ops():
     Mine = _mine()
     required = [op for op in op_names(Backend) if is_required(Backend, op)]
-    assert sum(defines(Mine, op) for op in required) == 14
+    assert sum(defines(Mine, op) for op in required) == 15
     with pytest.raises(TypeError, match="does not implement required op"):
         type("Complete", (Mine,), {"abstract": False})
 
@@ -71,7 +71,7 @@ def test_yours_or_reference_takes_the_readers_right_functions(capsys):
     assert "yours: read_view;" in line and "the reference reshape_strides" in line
 
 
-def test_a_default_using_an_op_the_toy_lacks_falls_back(capsys):
+def test_a_default_using_an_op_the_toy_lacks_runs_on_the_ndarray_fallback(capsys):
     def uses_abs(cls, tensor, dim):  # right on every real backend: the log-sum is >= 0
         shifted = cls.float_sub(tensor, cls.float_max_dim(tensor, dim))
         log_sum = cls.float_log(cls.float_sum_dim(cls.float_exp(shifted), dim))
@@ -81,9 +81,9 @@ def test_a_default_using_an_op_the_toy_lacks_falls_back(capsys):
 
     assert build_default_op.exercise(max_examples=5).find_failure(uses_abs) is None
     chosen = toy_backend.yours_or_reference({"my_log_softmax": uses_abs})
-    assert chosen[4] is build_default_op.log_softmax
-    assert "reshape_strides, broadcast_strides, zip_op, my_log_softmax" in (
-        capsys.readouterr().out)
+    assert chosen[4] is uses_abs  # float_abs: NdArray's, through with_fallback
+    out = " ".join(capsys.readouterr().out.split())
+    assert out.startswith("Your engine: yours: my_log_softmax; the reference read_view")
 
 
 def _compute_stride(shape, strides, new_shape):  # a port of PyTorch's computeStride
@@ -170,3 +170,29 @@ def test_strides_returned_as_lists_are_stored_as_tuples(capsys):
     np.testing.assert_array_equal(Mine.float_into_data(added).array,
                                   np.arange(12, dtype=np.float32).reshape(3, 4).T
                                   .reshape(2, 2, 3))
+
+
+def test_mine_behind_a_tensor_runs_its_own_ops_and_falls_back_for_the_rest():
+    from minidl import Tensor
+    from minidl.backends.ndarray import NdArray
+    from minidl.dispatch.register import register_backend
+
+    backend = toy_backend.with_fallback(_mine(), NdArray)
+    assert not backend.abstract and backend.where["float_add"] == "yours (zip_op)"
+    assert backend.where["float_sqrt"] == "NdArray fallback"
+    assert backend.where["float_mean_dim"] == "protocol default"
+    mine = register_backend("mine_test", backend, toy_backend.Strided)
+    a = np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32)
+    x = Tensor.from_data(a, mine)
+    centred = x.T - x.T.mean_dim(1)
+    normed = centred / (centred * centred).mean_dim(1).sqrt()
+    t = torch.from_numpy(a).T
+    tc = t - t.mean(1, keepdim=True)
+    np.testing.assert_allclose(normed.to_numpy(), (tc / (tc * tc).mean(1, keepdim=True)
+                                                    .sqrt()).numpy(), atol=1e-5)
+    assert type(normed.primitive.backend_tensor) is toy_backend.Strided
+    lines = toy_backend.ran_summary(mine).splitlines()
+    assert lines[0].startswith("yours (zip_op):") and "float_sub" in lines[0]
+    assert lines[-1] == "NdArray fallback:  float_sqrt"
+    assert toy_backend.ran_summary(backend) == ""  # the log was emptied
+    assert x.T.primitive.backend_tensor.buffer is x.primitive.backend_tensor.buffer

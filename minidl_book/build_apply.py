@@ -15,7 +15,8 @@ file (a Linear, a BatchNorm and a LayerNorm against a PyTorch state dict with ge
 and misfits) and compares every list (in any order) and every array of ``values``. Planted
 slips, each with its own hint: dtype never compared, the adapter's alternative name never
 tried, the alternative name tried instead of the slot's own (a file saved with minidl's
-``gamma``/``beta``), the shape compared before the adapter runs, a value written before its checks (burn's
+``gamma``/``beta``), the alternative name tried before the slot's own (a file holding both
+``bn.gamma`` and ``bn.weight``), the shape compared before the adapter runs, a value written before its checks (burn's
 order: what fails is already half-applied), ``num_batches_tracked`` counted as unused, unused
 keys found by name instead of by what was taken.
 """
@@ -51,11 +52,13 @@ def slots_for(d_in: int, d_out: int, channels: int) -> list[TensorSlot]:
 
 def file_for(d_in: int, d_out: int, channels: int, *, seed: int = 0, drop: str | None = None,
              wide: str | None = None, f64: str | None = None, extra: bool = False,
-             counter: bool = True, own: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
+             counter: bool = True, own: tuple[str, ...] = (),
+             both: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
     """The PyTorch state dict of the same layers (``[out, in]`` weights, norms' ``weight`` /
     ``bias``), with misfits: a key dropped, a tensor one wider, one in float64, an extra
     ``head.weight``, BatchNorm's ``num_batches_tracked``. The norms named in ``own`` (``"bn"``,
-    ``"ln"``) keep minidl's own names, ``gamma`` / ``beta``, as a file saved by minidl does."""
+    ``"ln"``) keep minidl's own names, ``gamma`` / ``beta``, as a file saved by minidl does;
+    those in ``both`` hold both names, with different values (the own name must win)."""
     rng = np.random.default_rng(seed)
     shapes = {"fc.weight": (d_out, d_in), "fc.bias": (d_out,), "bn.weight": (channels,),
               "bn.bias": (channels,), "bn.running_mean": (channels,),
@@ -72,6 +75,9 @@ def file_for(d_in: int, d_out: int, channels: int, *, seed: int = 0, drop: str |
         layer, _, name = key.partition(".")
         if layer in own and name in ("weight", "bias"):
             key = f"{layer}.{'gamma' if name == 'weight' else 'beta'}"
+        elif layer in both and name in ("weight", "bias"):
+            own_key = f"{layer}.{'gamma' if name == 'weight' else 'beta'}"
+            file[own_key] = rng.standard_normal(shape).astype(np.float32)
         file[key] = array
     if counter:
         file["bn.num_batches_tracked"] = np.array(3, dtype=np.int64)
@@ -158,6 +164,29 @@ def alternative_name_only(slots, source, adapter):
     for slot in slots:
         alt = adapter.alternative_name(slot.name, slot.module_type)
         key = slot.path if alt is None else f"{slot.path.rpartition('.')[0]}.{alt}"
+        if key not in source:
+            result.missing.append(slot.path)
+            continue
+        taken.add(key)
+        array = adapter.adapt(source[key], slot)
+        if array.shape != slot.shape:
+            result.errors.append(ShapeMismatch(slot.path, slot.shape, array.shape))
+        elif array.dtype.name != slot.dtype:
+            result.errors.append(DTypeMismatch(slot.path, slot.dtype, array.dtype.name))
+        else:
+            result.values[slot.path] = array
+            result.applied.append(slot.path)
+    return _sorted_rest(result, source, taken, adapter)
+
+
+def alternative_name_first(slots, source, adapter):
+    """The alternative name tried first, the slot's own path only when it is absent."""
+    result, taken = ApplyResult(), set()
+    for slot in slots:
+        alt = adapter.alternative_name(slot.name, slot.module_type)
+        key = slot.path if alt is None else f"{slot.path.rpartition('.')[0]}.{alt}"
+        if key not in source:
+            key = slot.path
         if key not in source:
             result.missing.append(slot.path)
             continue
@@ -272,6 +301,8 @@ PLANTED = {
     "alternative name never tried": (no_alternative_name, "check", "alternative name"),
     "alternative name only, own name never tried": (alternative_name_only, "check",
                                                      "own name first"),
+    "alternative name tried before the own name": (alternative_name_first, "check",
+                                                    "alternative name first"),
     "shape compared before the adapter": (shape_before_adapter, "check", "before the adapter"),
     "value written before its checks": (built_before_checked, "check", "built before checked"),
     "num_batches_tracked counted as unused": (counter_unused, "check", "ignored"),
@@ -286,10 +317,10 @@ def _describe(slots, source) -> tuple[str, str]:
     return module, file
 
 
-def _case(dims, seed, drop, wide, f64, extra, counter, own=()) -> dict:
+def _case(dims, seed, drop, wide, f64, extra, counter, own=(), both=()) -> dict:
     slots = slots_for(*dims)
     source = file_for(*dims, seed=seed, drop=drop, wide=wide, f64=f64, extra=extra,
-                      counter=counter, own=own)
+                      counter=counter, own=own, both=both)
     module, file = _describe(slots, source)
     return {"module": module, "file": file, "_slots": slots, "_source": source}
 
@@ -303,14 +334,15 @@ def _cases() -> st.SearchStrategy:
     dims = st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 4))
     own = st.sampled_from([(), ("bn",), ("ln",), ("bn", "ln")])
     return st.builds(_case, dims, st.integers(0, 1000), maybe, maybe, maybe, st.booleans(),
-                     st.booleans(), own)
+                     st.booleans(), own, own)
 
 
 def _fixed_cases() -> list[dict]:
     """Cases always tried first: every planted slip fails on them whatever hypothesis draws."""
     return [_case((3, 2, 4), 0, "ln.bias", "fc.bias", "bn.running_var", True, True),
             _case((2, 2, 2), 1, None, None, None, False, True),
-            _case((3, 2, 4), 2, None, None, None, False, True, own=("bn", "ln"))]
+            _case((3, 2, 4), 2, None, None, None, False, True, own=("bn", "ln")),
+            _case((3, 2, 4), 3, None, None, None, False, True, both=("bn",))]
 
 
 def apply_run(solution, case: dict) -> dict:
@@ -342,6 +374,11 @@ def _diagnosis(got, want, field: str) -> str:
     if own_missing:
         return (f" {own_missing} are in the file under the slot's own name, yet the plan "
                 "calls them missing and the key unused.")
+    both_names = sorted(got_unused & (set(want.applied) | {getattr(e, "path", None)
+                                                          for e in want.errors}))
+    if both_names:
+        return (f" The file holds {both_names} under the slot's own path and under the "
+                "adapter's name too; the plan took the adapter's and left the own one unused.")
     alt_missing = [p for p in (_names(got, "missing") or []) if p in want.applied
                    or any(getattr(e, "path", None) == p for e in want.errors)]
     if alt_missing:
@@ -406,6 +443,10 @@ HINTS = {
         "A file saved by minidl already says bn.gamma. Look the slot's own path up first; "
         "only when it is absent try adapter.alternative_name(slot.name, slot.module_type).",
     ],
+    "alternative name first": [
+        "This file holds bn.gamma and bn.weight. The slot's own path wins; the alternative "
+        "name is tried only when the own path is not in the file.",
+    ],
     "before the adapter": [
         "PyTorch stores a Linear weight [out, in]; the slot holds [in, out]. Run "
         "adapter.adapt(array, slot) first, then compare the shape.",
@@ -426,6 +467,7 @@ HINTS = {
 
 _CAUSES = [
     ("dtype", _cause("with the file's dtype")),
+    ("alternative name first", _cause("left the own one unused")),
     ("own name first", _cause("under the slot's own name")),
     ("alternative name", _cause("under the name the adapter gives")),
     ("before the adapter", _cause("before the adapter ran")),

@@ -69,3 +69,13 @@ def test_a_file_in_minidls_own_names_is_always_tried():
     assert any("bn.gamma" in case["_source"] for case in cases)
     verdict = ba.exercise(0).check(ba.alternative_name_only)
     assert verdict.kind == "check" and "under the slot's own name" in verdict.text
+
+
+def test_a_file_holding_both_names_refuses_the_alternative_first():
+    """A plan that tries the adapter's name first and falls back to the slot's own path
+    passes every file that holds only one of them; a fixed case holds both bn.gamma and
+    bn.weight (different values), where it takes bn.weight and leaves bn.gamma unused."""
+    cases = ba._fixed_cases()
+    assert any({"bn.gamma", "bn.weight"} <= set(case["_source"]) for case in cases)
+    verdict = ba.exercise(0).check(ba.alternative_name_first)
+    assert verdict.kind == "check" and "left the own one unused" in verdict.text

@@ -20,6 +20,7 @@ shapes, dtypes and devices only, never at a tensor's values.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -269,16 +270,20 @@ def exercise(max_examples: int = 20) -> BuildExercise:
 # A recorded call is a dict: {"op": "matmul", "reads": ["#7", "#3"], "makes": "#12",
 # "number": None}; "number" is the host number the call was given: None, a float the host
 # computed, or "lr" (a declared scalar input: symbolic, the same in both runs). The reader
-# writes classify(run1, run2, inputs): each array the second run reads -> "temporary", "input",
-# "state" or "constant"; a CaptureError naming "call <i>" where the runs disagree on a host
-# number, or read an array that is none of the four and differs between the runs.
+# writes classify(run1, run2, inputs, equal): each array the second run reads -> "temporary",
+# "input", "state" or "constant"; a CaptureError naming "call <i>" where the runs disagree on a
+# host number, or read an array that is none of the four. A constant is what minidl's
+# program.py takes as one: at that call and position run 1 read the same array, or an array
+# with equal values (``equal(a, b)``, np.array_equal: a host array the step rebuilds
+# identically every run).
 
 from minidl.capture import CaptureError  # noqa: E402
 
 KINDS = ("temporary", "input", "state", "constant")
 
 
-def classify(run1: list[dict], run2: list[dict], inputs: set[str]) -> dict[str, str]:
+def classify(run1: list[dict], run2: list[dict], inputs: set[str],
+             equal: Callable[[str, str], bool]) -> dict[str, str]:
     """What each array the second run reads is; refuse what a replay would freeze."""
     made_by_run1 = {call["makes"] for call in run1}
     made_by_run2: set[str] = set()
@@ -294,7 +299,7 @@ def classify(run1: list[dict], run2: list[dict], inputs: set[str]) -> dict[str, 
                 kinds[array] = "input"
             elif array in made_by_run1:
                 kinds[array] = "state"
-            elif array == old:
+            elif array == old or equal(old, array):
                 kinds[array] = "constant"
             else:
                 raise CaptureError(f"call {i} ({call['op']}) read {old}, then {array}: "
@@ -304,7 +309,7 @@ def classify(run1: list[dict], run2: list[dict], inputs: set[str]) -> dict[str, 
 
 
 # ----- planted wrong solutions ---------------------------------------------------------------
-def _no_refusals(run1, run2, inputs):
+def _no_refusals(run1, run2, inputs, equal):
     """Right kinds, but never refuses: a changed host number or array goes through."""
     made_by_run1 = {call["makes"] for call in run1}
     made_now: set[str] = set()
@@ -317,30 +322,30 @@ def _no_refusals(run1, run2, inputs):
     return kinds
 
 
-def _no_state(run1, run2, inputs):
+def _no_state(run1, run2, inputs, equal):
     """Forgets the previous run: a weight made by run 1 counts as a constant."""
-    kinds = _no_refusals(run1, run2, inputs)
+    kinds = _no_refusals(run1, run2, inputs, equal)
     return {a: "constant" if k == "state" else k for a, k in kinds.items()}
 
 
-def _refuses_declared_scalars(run1, run2, inputs):
+def _refuses_declared_scalars(run1, run2, inputs, equal):
     """Refuses every call given a number, the declared learning rate included."""
     for i, call in enumerate(run2):
         if call["number"] is not None:
             raise CaptureError(f"call {i} ({call['op']}) takes a host number")
-    return classify(run1, run2, inputs)
+    return classify(run1, run2, inputs, equal)
 
 
-def _host_array_is_constant(run1, run2, inputs):
+def _host_array_is_constant(run1, run2, inputs, equal):
     """Refuses a changed host number, but an array neither made by a run nor an input is a
     "constant" even when run 2 read another one than run 1."""
     for i, (before, call) in enumerate(zip(run1, run2)):
         if call["number"] != before["number"]:
             raise CaptureError(f"call {i} ({call['op']}) got another number")
-    return _no_refusals(run1, run2, inputs)
+    return _no_refusals(run1, run2, inputs, equal)
 
 
-def _unmatched_is_state(run1, run2, inputs):
+def _unmatched_is_state(run1, run2, inputs, equal):
     """Calls every array that differs from run 1's "state", without checking run 1 made it."""
     made_now: set[str] = set()
     kinds = {}
@@ -349,13 +354,46 @@ def _unmatched_is_state(run1, run2, inputs):
             raise CaptureError(f"call {i} ({call['op']}) got another number")
         for old, array in zip(before["reads"], call["reads"]):
             kinds[array] = ("temporary" if array in made_now else "input" if array in inputs
-                            else "constant" if array == old else "state")
+                            else "constant" if array == old or equal(old, array)
+                            else "state")
+        made_now.add(call["makes"])
+    return kinds
+
+
+def _same_id_only(run1, run2, inputs, equal):
+    """Takes only the very same array as a constant: refuses a host array the step rebuilt
+    with equal values, which minidl captures as a constant."""
+    return classify(run1, run2, inputs, lambda a, b: a == b)
+
+
+def _constant_anywhere(run1, run2, inputs, equal):
+    """Calls an array a constant when run 1 read it at *any* call, not at this one."""
+    read_by_run1 = {a for call in run1 for a in call["reads"]}
+    made_by_run1 = {call["makes"] for call in run1}
+    made_now: set[str] = set()
+    kinds = {}
+    for i, (before, call) in enumerate(zip(run1, run2)):
+        if call["number"] != before["number"]:
+            raise CaptureError(f"call {i} ({call['op']}) got another number")
+        for old, array in zip(before["reads"], call["reads"]):
+            if array in made_now:
+                kinds[array] = "temporary"
+            elif array in inputs:
+                kinds[array] = "input"
+            elif array in made_by_run1:
+                kinds[array] = "state"
+            elif array in read_by_run1 or equal(old, array):
+                kinds[array] = "constant"
+            else:
+                raise CaptureError(f"call {i} ({call['op']}) read a host array")
         made_now.add(call["makes"])
     return kinds
 
 
 #: name → (wrong solution, the verdict kind it must get)
 CLASSIFY_PLANTED = {
+    "an equal copy refused": (_same_id_only, "check"),
+    "a constant read at another call": (_constant_anywhere, "check"),
     "never refuses": (_no_refusals, "check"),
     "no carried state": (_no_state, "check"),
     "refuses the declared lr": (_refuses_declared_scalars, "check"),
@@ -383,7 +421,8 @@ def _recipes(draw) -> dict:
     for k in range(n_params):
         ops.append(("mul_scalar", [("tmp", draw(st.integers(0, len(ops) - 1)))], "lr"))
         ops.append(("sub", [("param", k), ("tmp", len(ops) - 1)], None))
-    change = draw(st.sampled_from(["none", "none", "host number", "host array"]))
+    change = draw(st.sampled_from(["none", "none", "host number", "host array", "equal copy",
+                                   "moved constant"]))
     return {"ops": ops, "n_params": n_params, "n_inputs": n_inputs, "n_consts": n_consts,
             "change": change, "at": draw(st.integers(0, 20))}
 
@@ -403,6 +442,9 @@ def _runs(recipe: dict) -> dict:
     # updates read every parameter)
     const_reads = [(j, r) for j, op in enumerate(recipe["ops"])
                    for r, src in enumerate(op[1]) if src[0] in ("const", "param")]
+    const_only = [(j, r) for j, r in const_reads if recipe["ops"][j][1][r][0] == "const"]
+    read_consts = sorted({consts[k] for op in recipe["ops"] for s, k in op[1] if s == "const"})
+    equal: set[frozenset] = set()
     runs = []
     for run in range(3):  # warm-up, run 1, run 2
         made, calls, new_params = [], [], list(params)
@@ -418,13 +460,24 @@ def _runs(recipe: dict) -> dict:
                     j == const_reads[recipe["at"] % len(const_reads)][0]:
                 r = const_reads[recipe["at"] % len(const_reads)][1]
                 names[r] = f"#{900 + j}"  # an array the step made on the host this time
+            if run == 2 and recipe["change"] == "equal copy" and const_only and \
+                    j == const_only[recipe["at"] % len(const_only)][0]:
+                r = const_only[recipe["at"] % len(const_only)][1]
+                equal.add(frozenset((names[r], f"#{900 + j}")))
+                names[r] = f"#{900 + j}"  # made on the host again, with the same values
+            if run == 2 and recipe["change"] == "moved constant" and const_reads and \
+                    j == const_reads[recipe["at"] % len(const_reads)][0]:
+                r = const_reads[recipe["at"] % len(const_reads)][1]
+                others = [c for c in read_consts if c != names[r]]
+                if others:  # a constant run 1 read at another call
+                    names[r] = others[recipe["at"] % len(others)]
             made.append(name())
             calls.append({"op": op, "reads": names, "makes": made[-1], "number": number})
             if op == "sub" and reads[0][0] == "param":
                 new_params[reads[0][1]] = made[-1]
         params = new_params
         runs.append(calls)
-    return {"run1": runs[1], "run2": runs[2], "inputs": set(inputs)}
+    return {"run1": runs[1], "run2": runs[2], "inputs": set(inputs), "equal": equal}
 
 
 #: the page's example: x @ w, times a constant and a host number, then w - lr * that
@@ -438,16 +491,31 @@ EXAMPLE = _runs(_EXAMPLE_RECIPE)
 
 
 
-def _host_array_at(call: int, position: int) -> dict:
-    """EXAMPLE, but run 2's call reads at ``position`` an array the step made on the host."""
+def _host_array_at(call: int, position: int, same_values: bool = False) -> dict:
+    """EXAMPLE, but run 2's call reads at ``position`` an array the step made on the host
+    (with the values of the one run 1 read there when ``same_values``)."""
     case = _runs({**_EXAMPLE_RECIPE})
+    old = case["run2"][call]["reads"][position]
     case["run2"][call]["reads"][position] = f"#{900 + call}"
+    if same_values:
+        case["equal"] = {frozenset((case["run1"][call]["reads"][position], f"#{900 + call}"))}
+    assert old
     return case
 
 
-#: the checker's explicit host-array cases: run 2 reads a new host-made array where run 1 read
-#: the constant (call 1), and where run 1 read the weight (call 0): neither is made by run 1
-HOST_ARRAY_EXAMPLES = [_host_array_at(1, 1), _host_array_at(0, 1)]
+def _constant_moved() -> dict:
+    """EXAMPLE, but run 2's call 0 reads the constant (which run 1 read at call 1) where run 1
+    read the weight: an array run 1 read, but at another call."""
+    case = _runs({**_EXAMPLE_RECIPE})
+    case["run2"][0]["reads"][1] = case["run1"][1]["reads"][1]
+    return case
+
+
+#: the checker's explicit cases after the page's example: run 2 reads a new host-made array
+#: where run 1 read the constant (call 1), the same with equal values (a constant), a new
+#: array where run 1 read the weight (call 0), and the constant where run 1 read the weight
+HOST_ARRAY_EXAMPLES = [_host_array_at(1, 1), _host_array_at(1, 1, same_values=True),
+                       _host_array_at(0, 1), _constant_moved()]
 
 
 def show_runs(case: dict) -> None:
@@ -457,6 +525,8 @@ def show_runs(case: dict) -> None:
         return f"{c['makes']} = {c['op']}({', '.join(c['reads'])}{number})"
 
     print("inputs:", *sorted(case["inputs"]))
+    for pair in sorted(sorted(p) for p in case.get("equal", ())):
+        print("equal values:", " and ".join(pair))
     print(f"{'call':<5}{'run1':<32}run2")
     for i, (a, b) in enumerate(zip(case["run1"], case["run2"])):
         print(f"{i:<5}{text(a):<32}{text(b)}")
@@ -466,12 +536,18 @@ def _classify_cases() -> st.SearchStrategy:
     return _recipes().map(_runs)
 
 
+def _equal(case: dict) -> Any:
+    """The case's ``equal(a, b)``: the same array, or two arrays with equal values."""
+    pairs = case.get("equal", set())
+    return lambda a, b: a == b or frozenset((a, b)) in pairs
+
+
 def classify_run(solution: Any, case: dict) -> dict:
-    """Call ``solution(run1, run2, inputs)`` on copies; outputs whether it refused (1/0) and
+    """Call ``solution(run1, run2, inputs, equal)`` on copies; outputs whether it refused (1/0) and
     the call its message names (-1: none); the kinds and message for the check."""
     copy = [[dict(c, reads=list(c["reads"])) for c in case[k]] for k in ("run1", "run2")]
     try:
-        kinds = solution(copy[0], copy[1], set(case["inputs"]))
+        kinds = solution(copy[0], copy[1], set(case["inputs"]), _equal(case))
     except CaptureError as err:
         found = re.search(r"call (\d+)", str(err), re.IGNORECASE)
         return {"refused": np.int64(1), "call": np.int64(int(found.group(1)) if found else -1),
@@ -481,7 +557,7 @@ def classify_run(solution: Any, case: dict) -> dict:
 
 def _expected_classes(case: dict) -> dict:
     try:
-        classify(case["run1"], case["run2"], case["inputs"])
+        classify(case["run1"], case["run2"], case["inputs"], _equal(case))
     except CaptureError as err:
         call = int(re.search(r"call (\d+)", str(err)).group(1))
         return {"refused": np.int64(1), "call": np.int64(call)}
@@ -492,11 +568,18 @@ def _same_kinds(solution, case, outputs, watch) -> str | None:
     """Readable verdicts: the first array classified wrong, or a refusal where none is due
     (or none where one is)."""
     try:
-        expected = classify(case["run1"], case["run2"], case["inputs"])
+        expected = classify(case["run1"], case["run2"], case["inputs"], _equal(case))
         due = None
     except CaptureError as err:
         expected, due = None, str(err)
     if due is None and outputs["_kinds"] is None:
+        for i, (before, call) in enumerate(zip(case["run1"], case["run2"])):
+            for old, new in zip(before["reads"], call["reads"]):
+                if old != new and frozenset((old, new)) in case.get("equal", ()):
+                    return (f"Your classify refused ({outputs['_message']!r}), but call {i} "
+                            f"reads {new} where run 1 read {old}, and equal({old!r}, "
+                            f"{new!r}) is True: the step rebuilt the array on the host with "
+                            "the same values, which minidl takes as a constant")
         return (f"Your classify refused ({outputs['_message']!r}), but nothing here changes "
                 "between the runs that a replay would freeze")
     if due is not None:
@@ -505,10 +588,10 @@ def _same_kinds(solution, case, outputs, watch) -> str | None:
             old, new = re.search(r"read (\S+), then (\S+):", due).groups()
             return (f"Your classify called {new} (read by {call} of run 2) "
                     f"{outputs['_kinds'].get(new)!r}, but where run 1 read {old} run 2 reads "
-                    f"{new}: a new array that no call of run 1 made (so not state), not an "
-                    "input, and not the same array as in run 1 (so not a constant). The step "
-                    "made it on the host; a replay would freeze it: raise CaptureError "
-                    f"naming {call}")
+                    f"{new}: an array no call of run 1 made (so not state), not an input, "
+                    f"and neither run 1's array at this call nor equal to it (so not a "
+                    "constant; run 1 reading it at another call does not count). A replay "
+                    f"would freeze it: raise CaptureError naming {call}")
         if outputs["_kinds"] is not None:
             return (f"Your classify returned kinds, but {call} differs between the two runs: "
                     f"{due.split(': ', 1)[0].split(') ', 1)[1]}. A replay would freeze it: "
@@ -538,7 +621,7 @@ def classify_exercise(max_examples: int = 25) -> BuildExercise:
         cases=_classify_cases(),
         run=classify_run,
         references=[Reference("the reference classification", _expected_classes)],
-        rules=Rules(no_numpy=True),
+        rules=Rules(no_numpy=True, helpers=(_equal,)),  # the reader calls equal()
         checks=[_same_kinds],
         hints=[
             "Walk the two runs side by side: zip(run1, run2) gives the same call of each run, "
@@ -546,11 +629,12 @@ def classify_exercise(max_examples: int = 25) -> BuildExercise:
             "Keep two sets: what run 1 made (every 'makes' of run1) and what run 2 has made "
             "so far (add each call's 'makes' after reading its arguments).",
             "Order of the tests: made earlier in run 2 → temporary; in inputs → input; made "
-            "by run 1 → state; the same name in both runs → constant; else refuse. Compare "
-            "'number' first: 'lr' in both runs is fine, 0.5 then 0.25 is not.",
+            "by run 1 → state; the array run 1 read at this call and position, or "
+            "equal(old, array) → constant; else refuse. Compare 'number' first: 'lr' in both "
+            "runs is fine, 0.5 then 0.25 is not.",
         ],
         reference_solution=classify,
         examples=[EXAMPLE, *HOST_ARRAY_EXAMPLES],
         max_examples=max_examples,
-        order=("run1", "run2", "inputs"),
+        order=("run1", "run2", "inputs", "equal"),
     )

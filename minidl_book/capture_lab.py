@@ -8,6 +8,7 @@ Python above them differs.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable
 
@@ -141,8 +142,9 @@ def draw_two_runs():
     ax.annotate("", (7.8, 1.9), (7.45, 1.9), arrowprops=dict(arrowstyle="->", lw=1.4))
     ax.text(6.35, 0.35, "temporary (t): made\nearlier in this run", fontsize=8.5,
             color="#555555", ha="center")
-    ax.text(5.2, -0.25, "x: input (the argument)   k: constant (the same array in both "
-            "runs)   lr: scalar input", fontsize=9, ha="center", color="#1f4e8c")
+    ax.text(5.2, -0.25, "x: input (the argument)   k: constant (the same array, or equal "
+            "values, in both runs)   lr: scalar input", fontsize=9, ha="center",
+            color="#1f4e8c")
     fig.tight_layout()
     return fig
 
@@ -185,5 +187,63 @@ def draw_buffers():
             link(ax, 1.8, 2.6, 2.6, 1.75)
             ax.text(0.95, 1.6, "loss: a new\narray per replay", fontsize=8.5, ha="center",
                     va="center", color="#555555")
+    fig.tight_layout()
+    return fig
+
+
+_LINE = re.compile(r"^\s+t(\d+) = c\d+\((.*)\)\s+#\s*(\w+)")
+_ROWS = (("in", "input (batch)", "#1f4e8c"), ("s", "scalar input (lr)", "#7b4fa0"),
+         ("st", "carried state", "#2a6e2a"), ("c", "constant", "#b07a1a"),
+         ("t", "temporary", "#888888"))
+
+
+def program_reads(program_text: str) -> list[dict]:
+    """Per backend call of a captured program: its op, the kinds of array it reads
+    (``in``, ``s``, ``st``, ``c``, ``t``) and the state buffer it writes in place, if any."""
+    calls = []
+    for line in program_text.splitlines():
+        found = _LINE.match(line)
+        if not found:
+            continue
+        args, op = found.group(2), found.group(3)
+        out = re.search(r"out=(st\d+)", args)
+        args = re.sub(r"out=st\d+", "", args)
+        kinds = {re.match(r"[a-z]+", tok).group() for tok in
+                 re.findall(r"\b(?:in|st|s|c|t)\d+\b", args)}
+        calls.append({"op": op, "reads": kinds, "writes": out.group(1) if out else None})
+    return calls
+
+
+def draw_program_strip(program_text: str):
+    """The whole captured program as a strip, one column per backend call: which kinds of
+    array each call reads, and where it writes a state buffer in place; the forward pass,
+    backward pass and update shaded."""
+    import matplotlib.pyplot as plt
+
+    calls = program_reads(program_text)
+    first_backward = next(i for i, c in enumerate(calls) if c["op"] in ("float_ones",))
+    first_update = next(i for i, c in enumerate(calls) if "s" in c["reads"])
+    fig, ax = plt.subplots(figsize=(7.5, 2.3))
+    for lo, hi, name, shade in ((0, first_backward, "forward", "#eef3fa"),
+                                (first_backward, first_update, "backward", "#f7f1e6"),
+                                (first_update, len(calls), "update", "#eaf4ea")):
+        ax.axvspan(lo - 0.5, hi - 0.5, color=shade, zorder=0)
+        ax.text((lo + hi - 1) / 2, len(_ROWS) - 0.35, name, ha="center", fontsize=9)
+    for row, (kind, label, color) in enumerate(_ROWS):
+        y = len(_ROWS) - 1 - row
+        xs = [i for i, c in enumerate(calls) if kind in c["reads"]]
+        ax.scatter(xs, [y] * len(xs), s=14, color=color, zorder=2)
+        ax.text(-1.2, y, label, ha="right", va="center", fontsize=8.5, color=color)
+    writes = [i for i, c in enumerate(calls) if c["writes"]]
+    ax.scatter(writes, [2.35] * len(writes), marker="v", s=36, color="#c0392b", zorder=3)
+    ax.text(writes[0] - 0.8, 2.6, "out=st… (in place)", ha="right", fontsize=8,
+            color="#c0392b")
+    ax.set_xlim(-0.8, len(calls) - 0.2)
+    ax.set_ylim(-0.6, len(_ROWS) - 0.1)
+    ax.set_yticks([])
+    ax.set_xlabel(f"backend call (the program's {len(calls)} lines)", fontsize=9)
+    ax.tick_params(axis="x", labelsize=8)
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
     fig.tight_layout()
     return fig

@@ -7,14 +7,42 @@ from minidl.capture import CaptureError
 from minidl_book import build_guard
 
 
-def test_the_explicit_host_array_examples_are_refusals():
+def test_the_explicit_host_array_examples():
+    """A new host array is refused unless its values equal run 1's (minidl's program.py takes
+    that as a constant); a constant read where run 1 read another array is refused."""
+    verdicts = []
     for case in build_guard.HOST_ARRAY_EXAMPLES:
         try:
-            build_guard.classify(case["run1"], case["run2"], case["inputs"])
+            build_guard.classify(case["run1"], case["run2"], case["inputs"],
+                                 build_guard._equal(case))
         except CaptureError as err:
             assert "read" in str(err)
+            verdicts.append("refused")
         else:
-            raise AssertionError("a host array changed in run 2 must be refused")
+            verdicts.append("captured")
+    assert verdicts == ["refused", "captured", "refused", "refused"]
+
+
+def test_a_constant_read_at_another_call_is_caught():
+    wrong, kind = build_guard.CLASSIFY_PLANTED["a constant read at another call"]
+    verdict = build_guard.classify_exercise(max_examples=10).find_failure(wrong)
+    assert verdict is not None and verdict.kind == kind, verdict
+    assert "another call does not count" in verdict.render(), verdict.render()
+
+
+def test_an_equal_copy_refused_is_caught():
+    wrong, kind = build_guard.CLASSIFY_PLANTED["an equal copy refused"]
+    verdict = build_guard.classify_exercise(max_examples=10).find_failure(wrong)
+    assert verdict is not None and verdict.kind == kind, verdict
+    assert "same values" in verdict.render(), verdict.render()
+
+
+def test_every_planted_classifier_fails_and_the_reference_passes():
+    ex = build_guard.classify_exercise(max_examples=30)
+    for name, (wrong, kind) in build_guard.CLASSIFY_PLANTED.items():
+        verdict = ex.find_failure(wrong)
+        assert verdict is not None and verdict.kind == kind, (name, verdict)
+    assert ex.find_failure(build_guard.classify) is None
 
 
 def test_wrong_host_array_classifiers_get_a_specific_verdict():
@@ -26,7 +54,7 @@ def test_wrong_host_array_classifiers_get_a_specific_verdict():
 
 
 def test_a_refusal_naming_call_with_a_capital_passes():
-    def capital(run1, run2, inputs):
+    def capital(run1, run2, inputs, equal):
         made1 = {c["makes"] for c in run1}
         made2 = set()
         kinds = {}
@@ -40,7 +68,7 @@ def test_a_refusal_naming_call_with_a_capital_passes():
                     kinds[array] = "input"
                 elif array in made1:
                     kinds[array] = "state"
-                elif array == old:
+                elif array == old or equal(old, array):
                     kinds[array] = "constant"
                 else:
                     raise CaptureError(f"Call {i} read an array made on the host")

@@ -180,7 +180,10 @@ class Device:
         return hash((self.kind, self.index))
 
     def __repr__(self) -> str:
-        text = f"Device.{self.kind}()" if self.index == 0 else f"Device.{self.kind}({self.index})"
+        if isinstance(getattr(Device, self.kind, None), staticmethod | type(Device.flex)):
+            text = f"Device.{self.kind}({self.index or ''})"
+        else:  # a kind registered at run time (minidl.dispatch.register) has no constructor
+            text = f"Device({self.kind!r}{f', {self.index}' if self.index else ''})"
         if self._autodiff:
             text += ".autodiff()"
         if self.checkpointing:

@@ -60,3 +60,13 @@ def test_minidls_own_kinds_cannot_be_taken_over():
         register_backend("flex", NdArray, np.ndarray)
     with pytest.raises(ValueError, match="unknown kind"):
         Device("never_registered")
+
+
+def test_a_registered_kind_prints_as_the_call_that_makes_it():
+    # Device.flex() has a constructor to print; a registered kind has none: Device('kind')
+    backend, _ = _counting("counting_repr")
+    device = register_backend("counting_repr", backend, Box)
+    assert repr(device) == "Device('counting_repr')"
+    assert repr(Device("counting_repr", 2).autodiff()) == "Device('counting_repr', 2).autodiff()"
+    assert eval(repr(device)) == device  # noqa: S307 (round trip)
+    assert repr(Device.flex(1)) == "Device.flex(1)" and repr(Device.wgpu()) == "Device.wgpu()"

@@ -67,29 +67,35 @@ def conv2d_backward(B, x, weight, grad, options):
     h_out, w_out = grad.shape[2], grad.shape[3]
     (top, left), (bottom, right) = options.padding, options.padding_end
     (s1, s2), (d1, d2) = options.stride, options.dilation
+    rows = n * h_out * w_out
     g = B.float_permute(grad, (0, 2, 3, 1))  # a row per output position
-    g = B.float_reshape(g, (n * h_out * w_out, c_out))
-    w_mat = B.float_permute(weight, (2, 3, 1, 0))  # rows (i, j, c)
-    w_mat = B.float_reshape(w_mat, (k1 * k2 * c, c_out))
-    # the weight: patchesᵀ @ g, [k1 k2 c, c_out] back to [c_out, c, k1, k2]
-    patches = im2col(B, x, (k1, k2), options)
-    d_w = B.float_matmul(B.float_transpose(patches), g)
-    d_w = B.float_reshape(d_w, (k1, k2, c, c_out))
-    d_w = B.float_permute(d_w, (3, 2, 0, 1))
-    # the input: g @ w_matᵀ, each tap's block added back where the tap read
-    d_cols = B.float_matmul(g, B.float_transpose(w_mat))  # [rows, (i, j, c)]
-    d_cols = B.float_reshape(d_cols, (n, h_out, w_out, k1 * k2 * c))
-    d_cols = B.float_permute(d_cols, (0, 3, 1, 2))  # tap t: channels t * c..
+    g = B.float_reshape(g, (rows, c_out))
+    xp = pad(B, pad(B, x, 2, top, bottom), 3, left, right)
     shape = (n, c, top + h + bottom, left + w + right)
     d_xp = B.float_zeros(shape, DType.F32, B.float_device(x))
-    for t in range(k1 * k2):
-        i, j = divmod(t, k2)
-        at = [slice(None), slice(None),
-              slice(i * d1, i * d1 + (h_out - 1) * s1 + 1, s1),
-              slice(j * d2, j * d2 + (w_out - 1) * s2 + 1, s2)]
-        tap = B.float_slice(d_cols, [slice(None), slice(t * c, (t + 1) * c)])
-        d_xp = B.float_slice_assign(
-            d_xp, at, B.float_add(B.float_slice(d_xp, at), tap))
+    d_w = []
+    for i in range(k1):
+        for j in range(k2):
+            # tap (i, j) read this slice in forward: its patch [rows, c]
+            at = [slice(None), slice(None),
+                  slice(i * d1, i * d1 + (h_out - 1) * s1 + 1, s1),
+                  slice(j * d2, j * d2 + (w_out - 1) * s2 + 1, s2)]
+            patch = B.float_permute(B.float_slice(xp, at), (0, 2, 3, 1))
+            patch = B.float_reshape(patch, (rows, c))
+            w_tap = B.float_slice(weight, [slice(None), slice(None),
+                                           slice(i, i + 1), slice(j, j + 1)])
+            w_tap = B.float_reshape(w_tap, (c_out, c))
+            # forward added patch @ w_tapᵀ to the output rows; backward of it:
+            d_w.append(B.float_matmul(B.float_transpose(g), patch))
+            d_patch = B.float_matmul(g, w_tap)  # [rows, c]
+            d_patch = B.float_reshape(d_patch, (n, h_out, w_out, c))
+            d_patch = B.float_permute(d_patch, (0, 3, 1, 2))
+            # added back onto the slice it read (windows overlap: +, not =)
+            d_patch = B.float_add(B.float_slice(d_xp, at), d_patch)
+            d_xp = B.float_slice_assign(d_xp, at, d_patch)
+    # the taps' [c_out, c] blocks side by side: [c_out, (i, j, c)]
+    d_w = B.float_reshape(B.float_cat(d_w, 1), (c_out, k1, k2, c))
+    d_w = B.float_permute(d_w, (0, 3, 1, 2))
     d_x = B.float_slice(d_xp, [slice(None), slice(None),
                                slice(top, top + h), slice(left, left + w)])
     return d_x, d_w
@@ -170,8 +176,8 @@ _SAID = {
         "Your input gradient is col2im without the adding: float_slice_assign puts each "
         "tap's block in place of what earlier taps wrote there. Where windows overlap, a "
         "pixel was copied into several patches, and its gradient is the sum of all its "
-        "copies' gradients: assign slice + tap, not tap (as the page's col2im loop does "
-        "with +=)."),
+        "copies' gradients: assign slice + tap, not tap: float_slice_assign(d_xp, at, "
+        "float_add(float_slice(d_xp, at), tap))."),
     "stride left out of col2im": (
         "Your col2im scatters each tap's block onto adjacent rows and columns, as with "
         "stride 1: this case has stride {stride}. Tap (i, j) read rows i * dilation, "

@@ -25,7 +25,8 @@ from minidl.debug.flowchart import Flowchart
 
 __trace_hide__ = True
 
-__all__ = ["FLEX_BOTTOM", "LAYER_NORM_STEPS", "Route", "RouteGrid", "args_at", "route_chart", "route_map",
+__all__ = ["FLEX_BOTTOM", "LAYER_NORM_STEPS", "Route", "RouteGrid", "args_at", "model_chart",
+           "route_chart", "route_map",
            "steps_picture", "trace_route"]
 
 #: the Flex ops at the bottom of the chapter's routes: the first one a forward reaches
@@ -237,3 +238,43 @@ def steps_picture(graph, torch_saved: list[str]) -> None:
     legend = ("orange: keeps tensors for backward; grey: keeps nothing; blue: a leaf")
     display(HTML(f"<div style='display:flex;align-items:flex-start;overflow-x:auto'>{cells}"
                  f"</div><p style='font-size:80%'>{escape(legend)}</p>"))
+
+
+def _runs_at(route: Route) -> str:
+    """Where the layer's own op gets its body on this route: Autodiff's (or the protocol's
+    default there), the default at Dispatch, or (a layer of plain tensor ops) the Flex
+    ops it ran."""
+    dispatch = [(n, note) for n, note in route.above if n.startswith("Dispatch.")]
+    op = dispatch[0][0].removeprefix("Dispatch.")
+    for name, note in route.above if not op.startswith("float_") else ():
+        if name.startswith("Autodiff[") and name.endswith(f".{op}"):
+            return name + (" (ModuleOps default)" if note else "")
+    if dispatch[0][1]:
+        return f"{dispatch[0][0]} (ModuleOps default)"
+    ops = (op.removeprefix("Flex.") for op in route.flex_ops)
+    return "Flex: " + ", ".join(dict.fromkeys(op for op in ops if op.startswith("float_")))
+
+
+def model_chart(stages: list[tuple[str, Route | None, dict]], title: str) -> Flowchart:
+    """One model's forward as a column of boxes, top to bottom: per stage its name, where
+    its op's body ran (read from its :class:`Route`), the steps it recorded, and the
+    gradients its params received (``{param name: shape}``); a stage without a route (a
+    reshape, the loss) is a plain round box."""
+    fc = Flowchart("TB", title=title)
+    prev = None
+    for i, (name, route, grads) in enumerate(stages):
+        if route is None:
+            fc.node(f"s{i}", name, shape="round", fill="#FFFFFF", stroke="#616161")
+        else:
+            steps = route.steps or []
+            recorded = (", ".join(steps) if len(steps) <= 3
+                        else f"{len(steps)} steps ({steps[0]} … {steps[-1]})")
+            lines = [name, f"runs at {_runs_at(route)}", f"records {recorded}"]
+            shapes = ", ".join(f"{k} {list(v)}" for k, v in grads.items())
+            lines.append(f"backward → {shapes}" if shapes else "backward → no params")
+            fill, stroke = COLORS["autodiff"]
+            fc.node(f"s{i}", "\n".join(lines), align="left", fill=fill, stroke=stroke)
+        if prev is not None:
+            fc.edge(prev, f"s{i}")
+        prev = f"s{i}"
+    return fc

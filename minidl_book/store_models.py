@@ -66,10 +66,12 @@ class TorchNet(torch.nn.Module):
 
 
 class FcNet(Module):
-    """One ``Linear(2, 4)`` called ``fc`` in the given layout (the LinearLayout.Col pitfall)."""
+    """One ``Linear(d_in, d_out)`` called ``fc`` in the given layout (the LinearLayout.Col
+    pitfall: square by default, the case no shape check can catch)."""
 
-    def __init__(self, device: Device, layout: LinearLayout = LinearLayout.Row):
-        self.fc = LinearConfig(2, 4).with_layout(layout).init(device)
+    def __init__(self, device: Device, layout: LinearLayout = LinearLayout.Row,
+                 d_in: int = 3, d_out: int = 3):
+        self.fc = LinearConfig(d_in, d_out).with_layout(layout).init(device)
 
     def forward(self, x: Tensor) -> Tensor:
         return self.fc(x)
@@ -479,9 +481,13 @@ def show(value) -> None:
         print(textwrap.fill(line, 88, subsequent_indent="      ") if len(line) > 88 else line)
 
 
-def show_error(err: BaseException) -> None:
-    """Print an error as ``Type: message`` (see :func:`show`)."""
-    show(f"{type(err).__name__}: {err}")
+def show_error(err: BaseException, keep: int | None = None) -> None:
+    """Print an error as ``Type: message`` (see :func:`show`); with ``keep``, only the first
+    ``keep`` lines of a longer list of problems, then ``… and N more``."""
+    lines = f"{type(err).__name__}: {err}".splitlines()
+    if keep is not None and len(lines) > keep + 2:
+        lines = lines[:keep + 1] + [f"  … and {len(lines) - keep - 1} more like these"]
+    show("\n".join(lines))
 
 
 # ----- the load plan, drawn ------------------------------------------------------------------
@@ -601,5 +607,37 @@ def draw_misfit_strips(names: list[str], rows: dict[str, tuple[set, str]]):
     ax.set_ylim(0, len(rows) + 1.4)
     ax.axis("off")
     fig.tight_layout()
+    plt.close(fig)
+    return fig
+
+
+def draw_result_buckets(result):
+    """The five lists of a live ``ApplyResult`` side by side: what lands in each, and what
+    it holds here (which switch lets a load with entries there succeed is the chapter's
+    exercise, so it is not drawn)."""
+    import matplotlib.pyplot as plt
+
+    rows = [("applied", "found, checked:\nto be built", "#d5f0d5"),
+            ("missing", "a slot with no\nfile tensor", "#f4c7c3"),
+            ("unused", "a file tensor\nno slot took", "#f4c7c3"),
+            ("errors", "does not fit\nits slot", "#f4c7c3"),
+            ("ignored", "dropped by\nthe adapter", "#e4e4e4")]
+    fig, ax = plt.subplots(figsize=(7.0, 1.6))
+    fig.subplots_adjust(left=0.01, right=0.99, bottom=0.02, top=0.98)
+    for c, (name, what, color) in enumerate(rows):
+        x = c * 1.7
+        items = [str(getattr(e, "path", e)) for e in getattr(result, name)]
+        items = ["\n".join(re.findall(r".{1,12}(?:[._]|$)", i)).strip() for i in items]
+        here = (f"{len(items)} tensors" if len(items) > 3
+                else "\n".join(items) if items else "(empty)")
+        ax.add_patch(plt.Rectangle((x, 0), 1.6, 1.6, facecolor=color, edgecolor="#555555"))
+        ax.text(x + 0.8, 1.4, name, ha="center", va="center", fontsize=10.5,
+                weight="bold", family="monospace")
+        ax.text(x + 0.8, 0.95, what, ha="center", va="center", fontsize=9)
+        ax.text(x + 0.8, 0.35, here, ha="center", va="center", fontsize=8.5,
+                family="monospace", color="#1f3a93")
+    ax.set_xlim(-0.05, 8.45)
+    ax.set_ylim(-0.05, 1.65)
+    ax.axis("off")
     plt.close(fig)
     return fig

@@ -34,7 +34,7 @@ READER_WRITES = {
     "build_conv2d": ["conv2d"],
     "build_route": ["routing_device"],
     "build_forwarder": ["write_forwarder"],
-    "build_fuser": ["fits"],
+    "build_conv2d_backward": ["conv2d_backward"],
     "build_explorer": ["explore"],
     "build_view": ["read_view"],
     "build_broadcast": ["broadcast_strides"],

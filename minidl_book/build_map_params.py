@@ -20,7 +20,9 @@ or a running state; every param mapped (not the original ``Param``), its id kept
 ``fn`` of the original's; the leaves in the original's order (fields, dict keys: a dict
 rebuilt in sorted key order is refused, as the walk's checker refuses it); a tied param
 mapped once (one new ``Param`` at both paths); flags
-and running states kept; constants kept. Each slip gets its own verdict and hint. The
+and running states kept; constants kept. Each slip gets its own verdict and hint; a map that
+wrote into the module it was handed is told so first ("you changed the caller's model"),
+even when the write also broke a sandbox rule (a computed ``setattr``, ``__dict__``). The
 library's own walks and maps (``Module.map``, ``clone``, the modes, records...) are refused
 inside the reader's map: they are what the reader is writing.
 """
@@ -36,7 +38,7 @@ from minidl import Device, Tensor
 from minidl.module import Module, Param
 from minidl.module.running import RunningState
 from minidl_book import reader_code
-from minidl_book.build_check import Reference, Rules
+from minidl_book.build_check import Reference, Rules, Verdict
 from minidl_book.build_param_walk import MODELS, FixedModels
 from minidl_book.cause_hints import CauseHints
 from minidl_book.module_fields import with_fields
@@ -243,6 +245,31 @@ def map_setattr_original(module, fn):
     return go(module)
 
 
+def map_dict_write_original(module, fn):
+    """Right values, written through ``module.__dict__[name]`` into the module it was handed
+    (the sandbox refuses the ``__dict__`` read; the verdict must name the changed model)."""
+    done = {}
+
+    def go(value):
+        if isinstance(value, Param):
+            if value.is_flag():
+                return value
+            if value.id not in done:
+                done[value.id] = value.with_value(fn(value.val()))
+            return done[value.id]
+        if isinstance(value, Module):
+            for name, field in value.named_fields():
+                value.__dict__[name] = go(field)
+            return value
+        if isinstance(value, list | tuple):
+            return type(value)(go(item) for item in value)
+        if isinstance(value, dict):
+            return {key: go(item) for key, item in value.items()}
+        return value
+
+    return go(module)
+
+
 def map_by_library(module, fn):
     """Hands the work to the library's own Module.map."""
     from minidl.module.visitor import ModuleMapper
@@ -300,7 +327,8 @@ PLANTED = {
     "tuple rebuilt as a list": (map_tuple_as_list, "check"),
     "sorted dict keys": (map_sorted_dict_keys, "check"),
     "setattr on a copy": (map_setattr_copy, "rule"),
-    "setattr on the original": (map_setattr_original, "rule"),
+    "setattr on the original": (map_setattr_original, "check"),
+    "__dict__ write on the original": (map_dict_write_original, "check"),
 }
 
 
@@ -318,20 +346,26 @@ class _Fn:
         return value * 2.0 + 1.0
 
 
-#: Whether the last run's map changed the module it was handed (a setattr verdict then
-#: names that bug, not only the computed name).
-_LAST_RUN = {"mutated": False}
+#: Where the last run's map changed the module it was handed (``""``: it did not). A verdict
+#: on that run then leads with that bug, not with the sandbox rule the write also broke.
+_LAST_RUN = {"mutated": ""}
 
 
-def _mutated(model, before: dict, fields: dict) -> bool:
+def _mutated(model, before: dict, fields: dict) -> str:
+    """Where the map changed the module it was handed (``""``: nowhere)."""
     after = _leaves(model)
-    if any(after.get(path) is not leaf for path, leaf in before.items()):
-        return True
-    return any(dict(vars(m)) != fields.get(path) for path, m in _modules(model).items())
+    for path, leaf in before.items():
+        if after.get(path) is not leaf:
+            return f"at {path!r}"
+    for path, m in _modules(model).items():
+        old = fields.get(path) or {}
+        if dict(vars(m)) != old or any(vars(m).get(k) is not v for k, v in old.items()):
+            return f"in the fields of {path!r}" if path else "in the root's fields"
+    return ""
 
 
 def _run(solution, case: dict) -> dict:
-    _LAST_RUN["mutated"] = False
+    _LAST_RUN["mutated"] = ""
     device = Device.flex()
     device.seed(7)
     model = MODELS[case["model"]](device)
@@ -462,16 +496,14 @@ _CAUSES = [
         "Module.map is built on the map you are writing. Start from "
         "module.named_fields() and rebuild each field's value: a Param, a Module, a "
         "list/tuple, a dict, or something kept."]),
+    ("write on the original", lambda v: "caller's model" in v.text, [
+        "The caller still holds the model it handed you (a training loop keeps the old one "
+        "until the step returns). Build a new module instead: with_fields(module, {name: "
+        "new value, ...}) copies module (constants kept) and replaces those fields."]),
     ("in place", lambda v: "original module" in v.text, [
         "Never assign into the old module, list or dict: build new ones, "
         "with_fields(module, {name: new value}) for a module, [go(v) for v in a_list], "
         "{key: go(v) for key, v in a_dict.items()}."]),
-    ("setattr on the original",
-     lambda v: "the checker cannot read" in v.text and _LAST_RUN["mutated"], [
-         "Your setattr wrote into the module you were handed: the caller still holds that "
-         "model (a training loop keeps the old one until the step returns) and it changed "
-         "under it. Build a new module: with_fields(module, {name: new value, ...}) copies "
-         "module (constants kept) and replaces those fields."]),
     ("setattr", lambda v: "the checker cannot read" in v.text, [
         "setattr on a copy would be right, but the checker refuses setattr with a computed "
         "name (it could reach any attribute, the library's own map too). Copy a module "
@@ -499,9 +531,26 @@ _CAUSES = [
 ]
 
 
+class _MapExercise(FixedModels):
+    """A map that wrote into the module it was handed is told that first, whatever else the
+    run broke: a ``setattr`` or ``__dict__`` write on the original is also refused by the
+    sandbox, and "a name the checker cannot read" hides the real bug."""
+
+    def verdict_for(self, solution, case: dict):  # noqa: D102
+        verdict = super().verdict_for(solution, case)
+        where = _LAST_RUN["mutated"]
+        if verdict is None or not where or "changed the original" in verdict.text:
+            return verdict
+        site = f"\n  {verdict.call}" if verdict.call else ""
+        return Verdict(False, "check", "You changed the caller's model (a map returns a new "
+                       "tree; the original must stay as it was): after your map, the model "
+                       f"you were handed holds another object {where}{site}",
+                       verdict.inputs, call=verdict.call)
+
+
 def exercise(max_examples: int = 6) -> CauseHints:
     """The checker for the reader's ``map_params(module, fn)``."""
-    return FixedModels(
+    return _MapExercise(
         "the map half of the walk",
         cases=st.fixed_dictionaries({"model": st.sampled_from(sorted(MODELS))}),
         run=_run,

@@ -45,8 +45,10 @@ def test_planted_solution_gets_its_verdict(planted):
     ("sorted dict keys", "another order", "never sorted"),
     # copy.copy + setattr(new, name, ...): refused by the rules; the hint names with_fields
     ("setattr on a copy", "cannot read", "with_fields"),
-    # setattr(module, name, ...) on the module handed in: the hint names the real bug
-    ("setattr on the original", "cannot read", "the module you were handed"),
+    # setattr(module, name, ...) or module.__dict__[name] = ... on the module handed in:
+    # the sandbox refuses both, but the verdict leads with the real bug, not the rule
+    ("setattr on the original", "You changed the caller's model", "with_fields"),
+    ("__dict__ write on the original", "You changed the caller's model", "with_fields"),
 ])
 def test_each_slip_gets_its_own_verdict_and_hint(planted, words, hint, capsys):
     ex = build_map_params.exercise(max_examples=2)
@@ -133,3 +135,15 @@ def test_a_dict_rebuilt_in_sorted_key_order_is_refused():
         build_map_params.PLANTED["sorted dict keys"][0])
     assert verdict.kind == "check" and "another order" in verdict.text, verdict.text
     assert "heads.left" in verdict.text and "never sorted" in verdict.hints[0]
+
+
+@pytest.mark.parametrize("planted", ["setattr on the original", "__dict__ write on the original"])
+def test_a_write_into_the_callers_model_is_told_before_the_sandbox_rule(planted, capsys):
+    """A map that writes into the module it was handed broke a sandbox rule too (a computed
+    setattr, a __dict__ read); the verdict once led with that rule ("a name the checker
+    cannot read") and the lesson showed only in a hint."""
+    verdict = build_map_params.exercise(max_examples=2).check(PLANTED[planted][0])
+    assert verdict.kind == "check", verdict.text
+    assert verdict.text.startswith("You changed the caller's model"), verdict.text
+    assert "cannot read" not in verdict.text and "leads out" not in verdict.text
+    assert "at 'stem.weight'" in verdict.text, verdict.text

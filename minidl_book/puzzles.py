@@ -77,7 +77,9 @@ class Puzzle:
                         helper_checks=helper_checks(self.name)),
             # a hint says how to compute the answer: it opens on a wrong value, shape or an
             # error, never on a rule verdict (the verdict names the op or the loop itself)
-            hints=[h if isinstance(h, tuple) else (_COMPUTE, h) for h in self.hints],
+            # a shape verdict opens the shape hint first, a value verdict the puzzle's own
+            hints=[(("shape",), SHAPE_HINT),
+                   *[h if isinstance(h, tuple) else (_COMPUTE, h) for h in self.hints]],
             reference_solution=self.solution,
             max_examples=max_examples,
             order=self.params,
@@ -107,6 +109,9 @@ class Puzzle:
 
 
 _COMPUTE = ("value", "shape", "dtype", "error", "check")
+#: The first hint on a wrong shape, where the puzzle's own hints say how to compute the values.
+SHAPE_HINT = ("Right values, wrong shape? sum_dim keeps the summed dim, [1, i] @ [i, j] is "
+              "[1, j]: drop a size-1 dim with reshape (or [:, 0] where reshape is refused).")
 #: No puzzle allows flip, and a negative step (``a[::-1]``) runs ``Tensor.flip`` inside
 #: ``t[...]`` (minidl's backends take positive steps only): reached anywhere in the run, it
 #: is the solution's.
@@ -445,8 +450,8 @@ PUZZLES: dict[str, Puzzle] = {p.name: p for p in [
            ("i", "j", "n"), st.tuples(_floats([1]), _floats([1]), _N).map(
                lambda t: {"i": t[0], "j": t[1], "n": t[2]}),
            _t_linspace, linspace_sol,
-           ("The step is (j - i) times the Python float 1 / (n - 1) (/ between tensors is not "
-            "allowed here); a single point (n = 1) is i.",
+           ("The step is (j - i) times the Python float 1 / (n - 1) (a tensor's / is not "
+            "allowed here, not even by a number); a single point (n = 1) is i.",
             "A [1] tensor broadcasts against an [n] one: i + (j - i) * a float range * "
             "(1 / max(1, n - 1)).")),
     Puzzle("bucketize", "bucketize(v: [i], boundaries: [j]) -> [i]",

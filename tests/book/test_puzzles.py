@@ -208,3 +208,20 @@ def test_two_int_tensor_indices_get_a_puzzle_message_not_gather_select():
     verdict = PUZZLES["flatten"].exercise(5).find_failure(flatten)
     assert verdict.kind == "error" and "gather/select" not in verdict.text
     assert "one int-tensor index per indexing" in verdict.text
+
+
+def test_a_shape_verdict_opens_the_shape_hint_a_value_verdict_the_puzzles_own(capsys):
+    from minidl_book.puzzles import SHAPE_HINT
+
+    def diag_no_reshape(a):  # right values, shape [i, 1]
+        i = Tensor.arange(0, a.shape[0], device=a.device)
+        off = i.unsqueeze_dim(1) != i.unsqueeze_dim(0)
+        return a.mask_fill(off, 0.0).sum_dim(1)
+
+    ex = PUZZLES["diag"].exercise(5)
+    assert ex.check(diag_no_reshape).kind == "shape"
+    assert SHAPE_HINT in capsys.readouterr().out
+    ex = PUZZLES["diag"].exercise(5)
+    assert ex.check(lambda a: a.sum_dim(1).reshape([a.shape[0]])).kind == "value"  # row sums
+    out = capsys.readouterr().out
+    assert SHAPE_HINT not in out and PUZZLES["diag"].hints[0] in out

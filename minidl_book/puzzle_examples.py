@@ -188,16 +188,17 @@ def _best(fn: Callable[[], Any], repeat: int) -> float:
     return best
 
 
-def race(sizes: Sequence[int], inputs: Callable[[int], tuple],
-         contenders: dict[str, Callable[..., Any]], repeat: int = 3) -> dict[str, list[float]]:
-    """Time each contender on ``*inputs(n)`` for each size ``n`` (best of ``repeat``), draw
-    the times against the size (log-log) and return ``{label: [seconds per size]}``."""
+def race(sizes: Sequence[int], inputs: Callable[[int], Any],
+         contenders: dict[str, Callable[[Any], Any]], repeat: int = 3) -> dict[str, list[float]]:
+    """Time each contender on ``inputs(n)`` (its one argument) for each size ``n`` (best of
+    ``repeat``), draw the times against the size (log-log) and return
+    ``{label: [seconds per size]}``."""
     times: dict[str, list[float]] = {label: [] for label in contenders}
     for n in sizes:
         args = inputs(n)
         for label, fn in contenders.items():
-            fn(*args)  # warm up: first-call costs are not the op's
-            times[label].append(_best(lambda fn=fn, args=args: fn(*args), repeat))
+            fn(args)  # warm up: first-call costs are not the op's
+            times[label].append(_best(lambda fn=fn, args=args: fn(args), repeat))
     _draw_race(sizes, times)
     return times
 

@@ -406,9 +406,10 @@ def walk_orders_figure(rows: list[dict], names: dict[int, str] | None = None,
     xpos = {}
     for members in rows_by_depth.values():
         for k, r in enumerate(members):
-            xpos[r["number"]] = (k - (len(members) - 1) / 2) * 1.5
+            xpos[r["number"]] = 0.1 + (k - (len(members) - 1) / 2) * 1.05
     top = len(rows)
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4.2))
+    # 7.4 in wide: shown at full size in the book's 752 px text column
+    fig, axes = plt.subplots(1, 2, figsize=(7.4, 3.9))
     panels = (("minidl: by id, highest first", lambda r: top + 1 - r["by_id"]),
               ("burn: by depth, deepest first",
                lambda r: 1 + r["depth"] * (top - 1) / max(rows_by_depth)))
@@ -424,21 +425,23 @@ def walk_orders_figure(rows: list[dict], names: dict[int, str] | None = None,
             label = names.get(r["number"], r["op"])
             visit = r["by_id"] if axis is axes[0] else r["by_depth"]
             axis.text(x, y, f"#{r['number']} {label}", ha="center", va="center", fontsize=9,
-                      bbox={"boxstyle": "round", "fc": "#FFF3E0" if r["op"] != "leaf" else "#E8F5E9",
+                      bbox={"boxstyle": "round,pad=0.25",
+                            "fc": "#FFF3E0" if r["op"] != "leaf" else "#E8F5E9",
                             "ec": "black" if r["number"] == marked else "0.5",
                             "lw": 2.0 if r["number"] == marked else 1.0})
             if axis is axes[0]:
-                axis.text(-3.1, y, f"visit {visit}", ha="left", va="center", fontsize=8,
-                          color="0.35")
+                axis.text(-2.3, y, f"visit {visit}", ha="left", va="center", fontsize=9,
+                          color="0.3")
         if axis is axes[1]:
             for d, members in rows_by_depth.items():
                 visits = sorted(r["by_depth"] for r in members)
                 span = str(visits[0]) if len(visits) == 1 else f"{visits[0]}-{visits[-1]}"
-                axis.text(-3.1, 1 + d * (top - 1) / max(rows_by_depth), f"depth {d}\nvisit {span}",
-                          ha="left", va="center", fontsize=8, color="0.35")
+                axis.text(-2.3, 1 + d * (top - 1) / max(rows_by_depth),
+                          f"depth {d}\nvisit {span}", ha="left", va="center", fontsize=9,
+                          color="0.3")
         axis.set_title(title, fontsize=10)
-        axis.set_xlim(-3.2, 2.6)
-        axis.set_ylim(0.3, top + 0.7)
+        axis.set_xlim(-2.35, 1.9)
+        axis.set_ylim(0.4, top + 0.6)
         axis.axis("off")
     fig.tight_layout()
     return fig

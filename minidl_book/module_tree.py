@@ -210,14 +210,31 @@ def draw_records(model: Module, record: dict, width: float = 7.4):
     return fig
 
 
-def draw_params(panels: dict[str, Module], width: float = 7.4):
+def draw_params(panels: dict[str, Module], width: float = 7.4, states: dict | None = None,
+                states_title: str = "optimizer state, keyed by id"):
     """One panel per model: each param path (``first.weight``) with an arrow to the ``Param``
     object it holds, one box per object (a tied Param is one box with two arrows), labelled
-    with the end of its id and its first value; the figure."""
+    with the end of its id and its first value; with ``states`` (an optimizer's ``{id:
+    state}``, Adam's ``moment_1``/``moment_2``), a last panel of one box per id holding the
+    first value of each moment; the figure."""
     import matplotlib.pyplot as plt
 
     fill, stroke = KIND_COLORS["param"]
-    fig, axes = plt.subplots(1, len(panels), figsize=(width, 1.7), squeeze=False)
+    n = len(panels) + (states is not None)
+    fig, axes = plt.subplots(1, n, figsize=(width, 1.7), squeeze=False)
+    if states is not None:
+        ax = axes[0][-1]
+        for i, (key, state) in enumerate(states.items()):
+            rows = [f"id …{key[-4:]}"] + [
+                f" {name} {float(getattr(state, name).to_numpy().ravel()[0]):+.1e}"
+                for name in ("moment_1", "moment_2") if hasattr(state, name)]
+            ax.text(0, (len(states) - 1) / 2 - i, "\n".join(rows), family="monospace",
+                    fontsize=8, va="center", ha="left",
+                    bbox={"boxstyle": "round", "fc": "#fef3c7", "ec": "#b45309"})
+        ax.set_xlim(-0.02, 1.1)
+        ax.set_ylim(-1.1, 1.1)
+        ax.axis("off")
+        ax.set_title(states_title, fontsize=9, loc="left")
     for ax, (title, model) in zip(axes[0], panels.items()):
         paths = model.parameters()
         objects = list({id(p): p for p in paths.values()}.values())

@@ -49,7 +49,7 @@ def draw_tied_grid(variants: dict, width: float = 7.2):
 
     fig, ax = plt.subplots(figsize=(width, 2.5))
     rows = [("per path", "map per path\n(minidl's, burn's)"),
-            ("once", "map each Param once\n(your map, next)")]
+            ("once", "map each Param once\n(your map_params, above)")]
     cols = [("read", "gradient read: grad()"), ("taken out", "gradient taken out: grad_remove()")]
     yes = {True: "moved", False: "kept"}
     for i, (r, _) in enumerate(rows):

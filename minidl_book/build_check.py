@@ -361,7 +361,10 @@ class BuildExercise:
             and display_path(last.filename) not in files
         text = f"Your code raised {message}\n  {where}"
         if inside:
-            text += f"\n  (raised inside minidl, by {display_path(last.filename)}:{last.lineno}, called from that line)"
+            path = display_path(last.filename)
+            owner = (f"the book's {last.name}" if path.startswith("minidl_book/")
+                     else "minidl")
+            text += f"\n  (raised inside {owner}, by {path}:{last.lineno}, called from that line)"
         return Verdict(False, "error", text, inputs, call=where)
 
     def _rule_verdict(self, watch: Watch, rules: Frozen, inputs: str) -> Verdict | None:

@@ -48,3 +48,19 @@ def test_the_swapped_operands_are_caught():
     assert build_zip.exercise(0).find_failure(swapped) is not None
     assert build_zip.zip_op(operator.sub, build_zip.View([5, 7], 1, (1,), (1,)),
                             build_zip.View([2], 0, (1,), (1,))) == ((1,), [5])
+
+
+def test_an_error_in_the_books_read_view_is_named_as_the_books_not_minidls():
+    """A zip_op handing read_view strides that run past the buffer fails inside the
+    reference read_view the checker binds: the verdict names that function, not minidl."""
+
+    def no_broadcast(fn, a, b):
+        shape = tuple(max(n, m) for n, m in zip(a.shape, b.shape))
+        xs = read_view(a.buffer, a.offset, a.strides, shape)  # noqa: F821 - bound by the checker
+        ys = read_view(b.buffer, b.offset, b.strides, shape)  # noqa: F821
+        return shape, [fn(x, y) for x, y in zip(xs, ys)]
+
+    verdict = build_zip.exercise(20).find_failure(no_broadcast)
+    assert verdict is not None and verdict.kind == "error", verdict
+    assert "raised inside the book's read_view, by minidl_book/build_view.py" in verdict.text
+    assert "raised inside minidl," not in verdict.text

@@ -390,8 +390,33 @@ def _constant_anywhere(run1, run2, inputs, equal):
     return kinds
 
 
+def _constant_before_state(run1, run2, inputs, equal):
+    """Tests "equal values" before "made by run 1": a weight the update left unchanged (lr 0)
+    becomes a constant, frozen at its capture value."""
+    made_by_run1 = {call["makes"] for call in run1}
+    made_now: set[str] = set()
+    kinds = {}
+    for i, (before, call) in enumerate(zip(run1, run2)):
+        if call["number"] != before["number"]:
+            raise CaptureError(f"call {i} ({call['op']}) got another number")
+        for old, array in zip(before["reads"], call["reads"]):
+            if array in made_now:
+                kinds[array] = "temporary"
+            elif array in inputs:
+                kinds[array] = "input"
+            elif array == old or equal(old, array):
+                kinds[array] = "constant"
+            elif array in made_by_run1:
+                kinds[array] = "state"
+            else:
+                raise CaptureError(f"call {i} ({call['op']}) read a host array")
+        made_now.add(call["makes"])
+    return kinds
+
+
 #: name → (wrong solution, the verdict kind it must get)
 CLASSIFY_PLANTED = {
+    "constant tested before state": (_constant_before_state, "check"),
     "an equal copy refused": (_same_id_only, "check"),
     "a constant read at another call": (_constant_anywhere, "check"),
     "never refuses": (_no_refusals, "check"),
@@ -422,7 +447,7 @@ def _recipes(draw) -> dict:
         ops.append(("mul_scalar", [("tmp", draw(st.integers(0, len(ops) - 1)))], "lr"))
         ops.append(("sub", [("param", k), ("tmp", len(ops) - 1)], None))
     change = draw(st.sampled_from(["none", "none", "host number", "host array", "equal copy",
-                                   "moved constant"]))
+                                   "moved constant", "lr 0"]))
     return {"ops": ops, "n_params": n_params, "n_inputs": n_inputs, "n_consts": n_consts,
             "change": change, "at": draw(st.integers(0, 20))}
 
@@ -445,9 +470,10 @@ def _runs(recipe: dict) -> dict:
     const_only = [(j, r) for j, r in const_reads if recipe["ops"][j][1][r][0] == "const"]
     read_consts = sorted({consts[k] for op in recipe["ops"] for s, k in op[1] if s == "const"})
     equal: set[frozenset] = set()
-    runs = []
+    runs, starts = [], []
     for run in range(3):  # warm-up, run 1, run 2
         made, calls, new_params = [], [], list(params)
+        starts.append(list(params))
         for j, (op, reads, number) in enumerate(recipe["ops"]):
             names = []
             for src_kind, k in reads:
@@ -477,6 +503,8 @@ def _runs(recipe: dict) -> dict:
                 new_params[reads[0][1]] = made[-1]
         params = new_params
         runs.append(calls)
+    if recipe["change"] == "lr 0":  # the update left every weight's values as they were
+        equal |= {frozenset(pair) for pair in zip(starts[1], starts[2])}
     return {"run1": runs[1], "run2": runs[2], "inputs": set(inputs), "equal": equal}
 
 
@@ -510,6 +538,17 @@ def _constant_moved() -> dict:
     case["run2"][0]["reads"][1] = case["run1"][1]["reads"][1]
     return case
 
+
+def _weight_unchanged() -> dict:
+    """EXAMPLE at lr 0: run 2 reads the weight run 1's update made, with the values of the
+    weight run 1 read (equal), so only "made by run 1, tested first" makes it state."""
+    case = _runs({**_EXAMPLE_RECIPE})
+    case["equal"] = {frozenset((case["run1"][c]["reads"][1 - c // 3],
+                                case["run2"][c]["reads"][1 - c // 3])) for c in (0, 3)}
+    return case
+
+
+WEIGHT_UNCHANGED = _weight_unchanged()
 
 #: the checker's explicit cases after the page's example: run 2 reads a new host-made array
 #: where run 1 read the constant (call 1), the same with equal values (a constant), a new
@@ -606,6 +645,12 @@ def _same_kinds(solution, case, outputs, watch) -> str | None:
     for array, kind in expected.items():
         if found.get(array) != kind:
             reader = next(i for i, c in enumerate(case["run2"]) if array in c["reads"])
+            if kind == "state" and found.get(array) == "constant":
+                return (f"{array} (read by call {reader} of run 2) is 'state', your classify "
+                        "says 'constant': run 1's update made it, so it is carried state "
+                        "even when its values equal run 1's (here lr is 0). As a constant a "
+                        "replay would never see the weights move: test 'made by run 1' "
+                        "before 'equal values'")
             return (f"{array} (read by call {reader} of run 2) is {kind!r}, your classify "
                     f"says {found.get(array)!r}")
     extra = set(found) - set(expected)
@@ -634,7 +679,7 @@ def classify_exercise(max_examples: int = 25) -> BuildExercise:
             "runs is fine, 0.5 then 0.25 is not.",
         ],
         reference_solution=classify,
-        examples=[EXAMPLE, *HOST_ARRAY_EXAMPLES],
+        examples=[EXAMPLE, *HOST_ARRAY_EXAMPLES, WEIGHT_UNCHANGED],
         max_examples=max_examples,
         order=("run1", "run2", "inputs", "equal"),
     )

@@ -76,3 +76,16 @@ def test_a_refusal_naming_call_with_a_capital_passes():
         return kinds
 
     assert build_guard.classify_exercise(max_examples=10).find_failure(capital) is None
+
+
+def test_a_weight_unchanged_at_lr_0_is_still_state():
+    """At lr 0 run 2's weight has run 1's values; minidl (program.py) tests "made by the
+    previous run" first, so a classify that tests equal values first must be refused."""
+    case = build_guard.WEIGHT_UNCHANGED
+    kinds = build_guard.classify(case["run1"], case["run2"], case["inputs"],
+                                 build_guard._equal(case))
+    assert sorted(kinds.values()).count("state") == 1
+    wrong, kind = build_guard.CLASSIFY_PLANTED["constant tested before state"]
+    verdict = build_guard.classify_exercise(max_examples=10).find_failure(wrong)
+    assert verdict is not None and verdict.kind == kind, verdict
+    assert "made by run 1" in verdict.render(), verdict.render()

@@ -229,7 +229,7 @@ def gradient_chart(loss: Tensor, names: dict[int, str] | None = None, digits: in
 
     rows = walk_trace(loss)
     fc = Flowchart("TB", title="the backward walk: the gradient on every edge")
-    for row in rows:
+    for row in sorted(rows, key=lambda r: r["id"]):  # leaves left to right as in forward
         got = [g for _, g in row["in"]]
         total = "ones" if row["in"] and row["in"][0][0] is None else fmt(sum(got))
         if row["op"] == "leaf":
@@ -530,7 +530,8 @@ def recompute_figure(trace: dict, labels: dict[int, str]):
         rows.append((f"step {len(rows)}: #{number[r['id']]} {r['op']}", set(r["reads"]),
                      r["rebuilt"], set(r["alive"])))
     colours = {"kept": "#C8E6C9", "rebuilt": "#64B5F6", "alive": "#E3F2FD", "": "#FFFFFF"}
-    fig, axis = plt.subplots(figsize=(9.4, 0.55 * len(rows) + 0.9))
+    # 7.4 in: shown at full size in the book's 752 px text column
+    fig, axis = plt.subplots(figsize=(7.4, 0.55 * len(rows) + 0.9))
     for y, (_, reads, rebuilt, alive) in enumerate(rows):
         for x, i in enumerate(nodes):
             state = ("kept" if i in trace["kept"] else "rebuilt" if i in rebuilt
@@ -546,17 +547,11 @@ def recompute_figure(trace: dict, labels: dict[int, str]):
             text = state_text + (", read" if read and state else "read" if read else "")
             axis.text(x + 0.47, -y - 0.57, text, ha="center", va="center", fontsize=9,
                       weight="bold" if state == "rebuilt" else "normal")
-    for y, (name, reads, rebuilt, _) in enumerate(rows):
+    for y, (name, _, _, _) in enumerate(rows):  # the cells say what is read, rebuilt
         axis.text(-0.1, -y - 0.57, name, ha="right", va="center", fontsize=9)
-        if y:
-            note = "reads " + (", ".join(f"#{number[i]}" for i in sorted(reads)) or "nothing")
-            if rebuilt:
-                note += "\nre-runs " + ", ".join(f"#{number[i]}" for i in rebuilt)
-            axis.text(len(nodes) + 0.05, -y - 0.57, note, ha="left", va="center",
-                      fontsize=8.5, color="0.3")
     for x, i in enumerate(nodes):
         axis.text(x + 0.47, 0.3, labels[i], ha="center", va="center", fontsize=9)
-    axis.set_xlim(-2.1, len(nodes) + 1.3)
+    axis.set_xlim(-1.3, len(nodes) + 0.02)
     axis.set_ylim(-len(rows) - 0.2, 0.7)
     axis.axis("off")
     fig.tight_layout()

@@ -193,13 +193,19 @@ def draw_buffers():
 
 _LINE = re.compile(r"^\s+t(\d+) = c\d+\((.*)\)\s+#\s*(\w+)")
 _ROWS = (("in", "input (batch)", "#1f4e8c"), ("s", "scalar input (lr)", "#7b4fa0"),
-         ("st", "carried state", "#2a6e2a"), ("c", "constant", "#b07a1a"),
+         ("st", "carried state", "#2a6e2a"), ("c", "constant array", "#b07a1a"),
          ("t", "temporary", "#888888"))
 
 
-def program_reads(program_text: str) -> list[dict]:
+def program_reads(program_text: str, namespace: dict | None = None) -> list[dict]:
     """Per backend call of a captured program: its op, the kinds of array it reads
-    (``in``, ``s``, ``st``, ``c``, ``t``) and the state buffer it writes in place, if any."""
+    (``in``, ``s``, ``st``, ``c``, ``t``) and the state buffer it writes in place, if any.
+    With the program's ``namespace``, a ``c`` argument counts as a constant only when it
+    holds an array (a dtype or a device passed to ``float_ones`` is not one)."""
+    def is_array(tok: str) -> bool:
+        value = (namespace or {}).get(tok)
+        return namespace is None or (hasattr(value, "shape") and hasattr(value, "dtype"))
+
     calls = []
     for line in program_text.splitlines():
         found = _LINE.match(line)
@@ -209,18 +215,42 @@ def program_reads(program_text: str) -> list[dict]:
         out = re.search(r"out=(st\d+)", args)
         args = re.sub(r"out=st\d+", "", args)
         kinds = {re.match(r"[a-z]+", tok).group() for tok in
-                 re.findall(r"\b(?:in|st|s|c|t)\d+\b", args)}
+                 re.findall(r"\b(?:in|st|s|c|t)\d+\b", args)
+                 if not tok.startswith("c") or is_array(tok)}
         calls.append({"op": op, "reads": kinds, "writes": out.group(1) if out else None})
     return calls
 
 
-def draw_program_strip(program_text: str):
-    """The whole captured program as a strip, one column per backend call: which kinds of
-    array each call reads, and where it writes a state buffer in place; the forward pass,
+def masked_mlp_graph(device: Device):
+    """The performance chapter's MLP step with the batch multiplied by a host-built mask
+    (rebuilt identically every run: a real constant array), captured at lr 0.01."""
+    import numpy as np
+
+    from minidl.capture import capture
+    from minidl.nn import CrossEntropyLossConfig
+    from minidl_book import workloads
+
+    state = workloads.minidl_mlp_step(device).state
+    loss_fn = CrossEntropyLossConfig().init()
+
+    def step(images, targets, lr):
+        keep = (np.arange(784) % 28 >= 2).astype(np.float32)[None]  # drop 2 columns
+        mask = Tensor.from_numpy(keep, device)
+        loss = loss_fn(state["model"](images * mask), targets)
+        state["model"] = state["optim"].step(lr, state["model"], loss.backward())
+        return loss
+
+    images, targets = (Tensor.from_numpy(a, device) for a in workloads.mlp_batch())
+    return capture(device, step, images, targets, 0.01)
+
+
+def draw_program_strip(graph):
+    """A captured program as a strip, one column per backend call: which kinds of array
+    each call reads, and where it writes a state buffer in place; the forward pass,
     backward pass and update shaded."""
     import matplotlib.pyplot as plt
 
-    calls = program_reads(program_text)
+    calls = program_reads(graph.program_text, graph.program.namespace)
     first_backward = next(i for i, c in enumerate(calls) if c["op"] in ("float_ones",))
     first_update = next(i for i, c in enumerate(calls) if "s" in c["reads"])
     fig, ax = plt.subplots(figsize=(7.5, 2.3))
@@ -233,6 +263,9 @@ def draw_program_strip(program_text: str):
         y = len(_ROWS) - 1 - row
         xs = [i for i, c in enumerate(calls) if kind in c["reads"]]
         ax.scatter(xs, [y] * len(xs), s=14, color=color, zorder=2)
+        if kind == "c" and xs:
+            ax.text(xs[0] + 0.9, y, "the host-built mask (a NumPy array)", fontsize=8,
+                    va="center", color=color)
         ax.text(-1.2, y, label, ha="right", va="center", fontsize=8.5, color=color)
     writes = [i for i, c in enumerate(calls) if c["writes"]]
     ax.scatter(writes, [2.35] * len(writes), marker="v", s=36, color="#c0392b", zorder=3)

@@ -163,6 +163,10 @@ def _script(element_id: str, data: Any) -> str:
     return f'\n<script type="application/json" id="{element_id}">{payload}</script>\n'
 
 
+#: tags of a cell whose source the page does not show
+HIDDEN = {"remove-cell", "remove-input"}
+
+
 def _page_context(
     app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: Any
 ) -> None:
@@ -174,8 +178,8 @@ def _page_context(
     if source is None:
         return
     cells, exercises = read_cells(source)
-    if not cells:
-        return
+    if not exercises and all(HIDDEN & set(c["tags"]) for c in cells):
+        return  # nothing for a reader to run or edit (a glossary): no Live code control
     config = {
         "root": "../" * pagename.count("/"),
         "path": source.relative_to(Path(app.srcdir)).as_posix(),

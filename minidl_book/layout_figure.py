@@ -155,11 +155,12 @@ def draw_walks(buffer: np.ndarray, results: dict[str, np.ndarray]):
 
 
 def draw_broadcast(col: np.ndarray, row: np.ndarray, total: np.ndarray,
-                   names: tuple[str, str] = ("col", "row")):
+                   names: tuple[str, str] = ("col", "row"), row_first: bool = False):
     """Draw a ``[r, 1]`` operand, a ``[1, c]`` operand and their ``[r, c]`` sum: each operand
     stretched to the result's shape (its one real cell solid, the repeats pale, as a stride
     of 0 reads them), and the result's cells labelled with the two values they add.
-    ``names`` titles the two operands' panels."""
+    ``names`` titles the two operands' panels (column's first); ``row_first`` draws the
+    sum as ``row + col`` (the row's panel first), for an expression written that way."""
     r, c = total.shape
     fig, axes = plt.subplots(1, 3, figsize=(9.5, 2.6))
     cmap = plt.get_cmap("tab10")
@@ -169,12 +170,15 @@ def draw_broadcast(col: np.ndarray, row: np.ndarray, total: np.ndarray,
         (f"{second}\nshape {list(row.shape)}, stretched", lambda i, j: (row[0, j], j, i == 0)),
         (f"{first} + {second}\nshape {list(total.shape)}", None),
     ]
+    if row_first:
+        panels = [panels[1], panels[0], (f"{second} + {first}\nshape {list(total.shape)}", None)]
     for k, (ax, (title, cell)) in enumerate(zip(axes, panels, strict=True)):
         for i in range(r):
             for j in range(c):
                 if cell is None:
                     colour, alpha = cmap(i), 0.35
-                    label = f"{col[i, 0]:g}+{row[0, j]:g}"
+                    label = (f"{row[0, j]:g}+{col[i, 0]:g}" if row_first
+                             else f"{col[i, 0]:g}+{row[0, j]:g}")
                 else:
                     value, hue, real = cell(i, j)
                     colour, alpha, label = cmap(hue + 5 * k), \

@@ -1,17 +1,19 @@
 """The tensors-and-backends chapter's closing assembly: a backend whose engine is the reader's.
 
-The chapter's five build-its are the parts of one small backend. Its primitive is a
+The chapter's six build-its are the parts of one small backend. Its primitive is a
 :class:`Strided` tensor: a flat NumPy buffer, an offset, a shape and strides (in elements).
 The page shows the subclass that holds the layout: ``values`` reads through the reader's
 ``read_view`` (``float_into_data`` wraps it), ``float_reshape`` asks the reader's
 ``reshape_strides`` for a view (and copies when it says ``None``), ``float_expand`` takes the
 reader's ``broadcast_strides``, ``zip`` (the four element-wise ops) runs the reader's
-``zip_op`` and writes its values into a new buffer, and ``log_softmax`` is the reader's
+``zip_op`` and writes its values into a new buffer, ``reduce`` (``float_sum_dim``,
+``float_max_dim``) runs the reader's ``reduce_dim`` likewise, and ``log_softmax`` is the reader's
 protocol default; the
 page writes them as plain functions of ``cls`` and :class:`StridedBase` makes them
 classmethods. :class:`StridedBase` (here) holds the rest: new buffers, ``float_permute``
 and ``float_swap_dims`` (the same strides, reordered), ``float_add``/``sub``/``mul``/``div`` as calls of ``zip``,
-and the unary ops and reductions, NumPy on the values ``values`` reads.
+``float_sum_dim``/``float_max_dim`` as calls of ``reduce``, and ``float_exp``/``float_log``,
+NumPy on the values ``values`` reads.
 
 It implements 15 of the protocol's required ops, so it is ``abstract`` (a concrete class
 would be refused when defined), and every protocol default written with those ops runs on
@@ -32,6 +34,7 @@ from minidl.backend import Backend, TensorData, defines, is_required, op_names
 from minidl_book import (
     build_broadcast,
     build_default_op,
+    build_reduce,
     build_reshape,
     build_view,
     build_zip,
@@ -173,17 +176,23 @@ class StridedBase(Backend):
         return cls.float_from_data(np.log(cls._values(tensor)))
 
     @classmethod
+    def reduce(cls, fn, tensor, dim):
+        """``fn`` over each run along ``dim``, the dim kept (the subclass writes it)."""
+        raise NotImplementedError
+
+    @classmethod
     def float_sum_dim(cls, tensor, dim):
-        return cls.float_from_data(np.sum(cls._values(tensor), axis=dim, keepdims=True))
+        return cls.reduce(sum, tensor, dim)
 
     @classmethod
     def float_max_dim(cls, tensor, dim):
-        return cls.float_from_data(np.max(cls._values(tensor), axis=dim, keepdims=True))
+        return cls.reduce(max, tensor, dim)
 
 
 # ----- the reference layout, the reader's pieces or these ---------------------------------------
-def assembled(read_view, reshape_strides, broadcast_strides, zip_op, log_softmax) -> type:
-    """The page's ``Mine``, built on the given five functions (the tests' backend, and the
+def assembled(read_view, reshape_strides, broadcast_strides, zip_op, reduce_dim,
+              log_softmax) -> type:
+    """The page's ``Mine``, built on the given six functions (the tests' backend, and the
     one a reader's ``log_softmax`` is tried on before the page runs it)."""
 
     class Layout(StridedBase):  # the page's Mine, line for line
@@ -206,6 +215,10 @@ def assembled(read_view, reshape_strides, broadcast_strides, zip_op, log_softmax
             shape, values = zip_op(fn, lhs, rhs)
             return Strided(np.array(values, np.float32), 0, shape, row_strides(shape))
 
+        def reduce(cls, fn, t, dim):
+            shape, values = reduce_dim(fn, t, dim)
+            return Strided(np.array(values, np.float32), 0, shape, row_strides(shape))
+
     Layout.log_softmax = classmethod(log_softmax)
     return Layout
 
@@ -216,6 +229,7 @@ REFERENCES = {
     "reshape_strides": (build_reshape.reshape_strides, build_reshape.exercise),
     "broadcast_strides": (build_broadcast.broadcast_strides, build_broadcast.exercise),
     "zip_op": (build_zip.zip_op, build_zip.exercise),
+    "reduce_dim": (build_reduce.reduce_dim, build_reduce.exercise),
     "my_log_softmax": (build_default_op.log_softmax, build_default_op.exercise),
 }
 
@@ -226,15 +240,15 @@ def _runs_here(log_softmax) -> bool:
     from minidl.backends.ndarray import NdArray
 
     refs = [ref for ref, _ in REFERENCES.values()]
-    Toy = with_fallback(assembled(*refs[:4], log_softmax), NdArray)
+    Toy = with_fallback(assembled(*refs[:5], log_softmax), NdArray)
     x = np.array([[90.0, 0.0, -30.0], [1.0, 2.0, 3.0]], np.float32)
     got = Toy.float_into_data(Toy.log_softmax(Toy.float_from_data(x), 1)).array
     return np.allclose(got, torch.log_softmax(torch.from_numpy(x), 1).numpy(), atol=1e-5)
 
 
 def yours_or_reference(namespace: dict) -> tuple:
-    """The reader's five functions (``read_view``, ``reshape_strides``,
-    ``broadcast_strides``, ``zip_op``, ``my_log_softmax`` in ``namespace``) where each passes its
+    """The reader's six functions (``read_view``, ``reshape_strides``,
+    ``broadcast_strides``, ``zip_op``, ``reduce_dim``, ``my_log_softmax`` in ``namespace``) where each passes its
     checker, else the reference in its place; prints one line saying which run."""
     chosen, yours, refs = [], [], []
     for name, (reference, checker) in REFERENCES.items():
@@ -247,7 +261,7 @@ def yours_or_reference(namespace: dict) -> tuple:
         chosen.append(fn if ok else reference)
         (yours if ok else refs).append(name)
     if not refs:
-        print("Your engine: all five of your functions run below.")
+        print("Your engine: all six of your functions run below.")
     else:
         mine = f"yours: {', '.join(yours)}; " if yours else ""
         print(textwrap.fill(f"Your engine: {mine}the reference {', '.join(refs)} (not "
@@ -259,7 +273,8 @@ def yours_or_reference(namespace: dict) -> tuple:
 #: Mine's ops that run one of the reader's five functions (the rest of Mine is StridedBase).
 YOURS = {"float_into_data": "read_view", "float_reshape": "reshape_strides",
          "float_expand": "broadcast_strides", "float_add": "zip_op", "float_sub": "zip_op",
-         "float_mul": "zip_op", "float_div": "zip_op", "log_softmax": "my_log_softmax"}
+         "float_mul": "zip_op", "float_div": "zip_op", "float_sum_dim": "reduce_dim",
+         "float_max_dim": "reduce_dim", "log_softmax": "my_log_softmax"}
 
 
 def with_fallback(engine: type, fallback: type, name: str = "mine") -> type:
@@ -329,7 +344,7 @@ def ran_summary(backend) -> str:
     order = sorted(by_where, key=lambda w: (not w.startswith("yours"), "fallback" in w))
     width = max(map(len, order), default=0) + 2
     return "\n".join(
-        textwrap.fill(", ".join(op + (f" ×{n}" if n > 1 else "")
+        textwrap.fill(", ".join(op + (f"\u00a0×{n}" if n > 1 else "")
                                 for op, n in by_where[where].items()),
                       width=78, initial_indent=f"{where + ':':<{width}}",
                       subsequent_indent=" " * width, break_on_hyphens=False)

@@ -39,6 +39,7 @@ READER_WRITES = {
     "build_view": ["read_view"],
     "build_broadcast": ["broadcast_strides"],
     "build_zip": ["zip_op"],
+    "build_reduce": ["reduce_dim"],
     "build_reshape": ["reshape_strides"],
     "build_param_walk": ["named_params"],
     "build_map_params": ["map_params"],

@@ -1,5 +1,6 @@
 """The tensors chapter's closing assembly: a backend whose engine is the reader's five
-build-its (read_view, reshape_strides, broadcast_strides, zip_op, a log_softmax default)."""
+build-its (read_view, reshape_strides, broadcast_strides, zip_op, reduce_dim, a
+log_softmax default)."""
 
 from __future__ import annotations
 
@@ -81,7 +82,7 @@ def test_a_default_using_an_op_the_toy_lacks_runs_on_the_ndarray_fallback(capsys
 
     assert build_default_op.exercise(max_examples=5).find_failure(uses_abs) is None
     chosen = toy_backend.yours_or_reference({"my_log_softmax": uses_abs})
-    assert chosen[4] is uses_abs  # float_abs: NdArray's, through with_fallback
+    assert chosen[5] is uses_abs  # float_abs: NdArray's, through with_fallback
     out = " ".join(capsys.readouterr().out.split())
     assert out.startswith("Your engine: yours: my_log_softmax; the reference read_view")
 
@@ -124,12 +125,25 @@ def _zip(fn, a, b):  # a reader's zip_op: pairs the operands read as one shape
     return shape, [fn(x, y) for x, y in pairs]
 
 
-def test_all_five_of_yours(capsys):
+def _reduce(fn, view, dim):  # a reader's reduce_dim: an index loop per output element
+    shape = list(view.shape)
+    shape[dim] = 1
+    out = []
+    for idx in itertools.product(*map(range, shape)):
+        run = [view.buffer[view.offset + sum(
+            (k if d == dim else i) * s for d, (i, s) in enumerate(zip(idx, view.strides)))]
+            for k in range(view.shape[dim])]
+        out.append(fn(run))
+    return shape, out
+
+
+def test_all_six_of_yours(capsys):
     chosen = toy_backend.yours_or_reference({
         "read_view": _read_view, "reshape_strides": _compute_stride,
-        "broadcast_strides": _stretch, "zip_op": _zip, "my_log_softmax": _default})
-    assert chosen == (_read_view, _compute_stride, _stretch, _zip, _default)
-    assert "all five of your functions" in capsys.readouterr().out
+        "broadcast_strides": _stretch, "zip_op": _zip, "reduce_dim": _reduce,
+        "my_log_softmax": _default})
+    assert chosen == (_read_view, _compute_stride, _stretch, _zip, _reduce, _default)
+    assert "all six of your functions" in capsys.readouterr().out
     Mine = toy_backend.assembled(*chosen)
     x = Mine.float_from_data(np.arange(12, dtype=np.float32).reshape(3, 4))
     blocks = Mine.float_reshape(Mine.float_permute(x, [1, 0]), [2, 2, 3])
@@ -181,6 +195,8 @@ def test_mine_behind_a_tensor_runs_its_own_ops_and_falls_back_for_the_rest():
     assert not backend.abstract and backend.where["float_add"] == "yours (zip_op)"
     assert backend.where["float_sqrt"] == "NdArray fallback"
     assert backend.where["float_mean_dim"] == "protocol default"
+    assert backend.where["float_sum_dim"] == "yours (reduce_dim)"
+    assert backend.where["float_max_dim"] == "yours (reduce_dim)"
     mine = register_backend("mine_test", backend, toy_backend.Strided)
     a = np.random.default_rng(2).standard_normal((3, 4)).astype(np.float32)
     x = Tensor.from_data(a, mine)
@@ -192,7 +208,9 @@ def test_mine_behind_a_tensor_runs_its_own_ops_and_falls_back_for_the_rest():
                                                     .sqrt()).numpy(), atol=1e-5)
     assert type(normed.primitive.backend_tensor) is toy_backend.Strided
     lines = toy_backend.ran_summary(mine).splitlines()
-    assert lines[0].startswith("yours (zip_op):") and "float_sub" in lines[0]
-    assert lines[-1] == "NdArray fallback:  float_sqrt"
+    by_where = {line.split(":")[0]: line for line in lines}
+    assert "float_sub" in by_where["yours (zip_op)"]
+    assert "float_sum_dim" in by_where["yours (reduce_dim)"]
+    assert lines[-1].split() == ["NdArray", "fallback:", "float_sqrt"]
     assert toy_backend.ran_summary(backend) == ""  # the log was emptied
     assert x.T.primitive.backend_tensor.buffer is x.primitive.backend_tensor.buffer

@@ -81,12 +81,13 @@ def row_strides(shape) -> tuple:
     return tuple(reversed(out))
 
 
-def layouts(bases: dict, **tensors) -> str:
-    """One line per tensor: its shape, its strides, and whose buffer it reads (one of
-    ``bases``, by name, or a new buffer of its own)."""
+def layouts(**tensors) -> str:
+    """One line per tensor: its shape, its strides, and whose buffer it reads: the first
+    tensor's (by its name) or a new buffer of its own."""
     lines, width = [], max(map(len, tensors))
-    bases = {b: getattr(getattr(t, "primitive", None), "backend_tensor", t)
-             for b, t in bases.items()}
+    first = next(iter(tensors))
+    bases = {first: getattr(getattr(tensors[first], "primitive", None), "backend_tensor",
+                            tensors[first])}
     for name, t in tensors.items():
         t = getattr(getattr(t, "primitive", None), "backend_tensor", t)
         owner = next((f"{b}'s buffer" for b, base in bases.items()

@@ -510,25 +510,25 @@ def step_timeline():
 
     rows = [("forward\n(record)", [
         "forward(B, lhs, rhs)\nB = Flex, bare arrays\n→ out, wrapped",
-        "self.tracked: wants a grad?\nself.shapes: the inputs'",
+        "self.tracked:\nwhich want a grad\nself.shapes:\nthe inputs'",
         "keeps(self.tracked)\n→ names of arrays\nthe graph keeps"]),
         ("backward", [
-        "backward(B, grad, state)\ngrad: out's shape\nstate[name]: a kept array",
+        "backward(B, grad, state)\ngrad: out's shape\nstate[name]:\na kept array",
         "returns (d_lhs, d_rhs)\nNone for an\nuntracked side"])]
-    fig, ax = plt.subplots(figsize=(7.4, 2.5))
+    fig, ax = plt.subplots(figsize=(7.4, 3.0))  # 10 pt text: legible in the 752 px column
     ax.set_xlim(0, 10.4)
     ax.set_ylim(0, 4.2)
     ax.axis("off")
-    width, height, centres = 2.6, 1.3, {}
+    width, height, centres = 2.8, 1.6, {}
     for r, (label, boxes) in enumerate(rows):
         y = 3.2 - r * 2.2
-        ax.text(0.05, y, label, ha="left", va="center", fontsize=8.5, weight="bold")
+        ax.text(0.0, y, label, ha="left", va="center", fontsize=10, weight="bold")
         for k, text in enumerate(boxes):
-            x = 1.5 + k * 3.0
+            x = 1.4 + k * 3.05
             fill = "#dbe7f7" if r == 0 else "#e4f2e4"
             ax.add_patch(FancyBboxPatch((x, y - height / 2), width, height,
                                         boxstyle="round,pad=0.02", fc=fill, ec="#555", lw=0.8))
-            ax.text(x + width / 2, y, text, ha="center", va="center", fontsize=7.5)
+            ax.text(x + width / 2, y, text, ha="center", va="center", fontsize=10)
             centres[r, k] = (x, y)
             if k:
                 ax.annotate("", (x, y), (x - 0.4, y), arrowprops={"arrowstyle": "->"})
@@ -537,8 +537,8 @@ def step_timeline():
                                  (x1 + width / 2, y1 + height / 2), arrowstyle="->",
                                  mutation_scale=10, linestyle="--", color="#555",
                                  connectionstyle="arc3,rad=0.0"))
-    ax.text(x0 + width / 2 + 0.2, (y0 + y1) / 2, "the kept arrays, held by\nthe graph "
-            "until backward:\nstate", ha="left", va="center", fontsize=7.5, style="italic")
+    ax.text(centres[1, 1][0] + width + 0.35, y1, "the kept arrays,\nheld by the graph\n"
+            "until backward:\nstate", ha="left", va="center", fontsize=10, style="italic")
     fig.tight_layout()
     return fig
 
@@ -623,7 +623,7 @@ def policy_table(x_shape, weight_shape) -> str:
     a = MatmulTransformAnalysis.from_shapes(x_shape, weight_shape)
     merged = a.batches * a.rows
     rows = [
-        ("the weight has no batch dims", "yes" if a.mergeable else "no", a.mergeable),
+        ("w's batch dims all 1 (rhs_shared)", "yes" if a.mergeable else "no", a.mergeable),
         ("more than one batch", f"{a.batches} batches", a.batches > 1),
         (f"rows per batch not a multiple of {ROW_TILE}", f"{a.rows} rows",
          a.rows % ROW_TILE != 0),

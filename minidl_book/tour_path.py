@@ -20,7 +20,7 @@ from minidl.debug.trace import Trace
 from minidl_book.exercises import Exercise
 
 __all__ = ["CRATES", "package_of", "package_groups", "package_path", "paths_side_by_side",
-           "wrapper_of", "walk_steps", "backward_walk", "wrapper_boxes",
+           "wrapper_of", "walk_steps", "backward_walk",
            "torch_twin", "to_torch", "step_backwards", "computes", "matmul_grads", "data",
            "show_source", "numbered", "compact_ids", "loss_sketch", "HintedExercise",
            "record_backward", "plug_in", "graph_chart", "Captioned", "step_timeline",
@@ -384,37 +384,6 @@ def matmul_grads(skipped: str = "x"):
         ax.axis("off")
         ax.set_title(f"{who}'s gradient" + (" (skipped)" if grey else ""), fontsize=9,
                      color=tc)
-    fig.tight_layout()
-    return fig
-
-
-def wrapper_boxes(layers: list, title: str = ""):
-    """One tensor as nested boxes, outermost first; the innermost layer may be a tuple of
-    boxes side by side (the array and its graph node)."""
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import FancyBboxPatch
-
-    fills = ("#eef3fb", "#dbe7f7")
-    depth = len(layers)
-    fig, ax = plt.subplots(figsize=(4.6, 0.5 * depth + 0.9))
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, depth)
-    ax.axis("off")
-    for i, layer in enumerate(layers):
-        inner = i == depth - 1
-        pad, y0, y1 = 0.05 * i, 0.1 * i, depth - 0.55 * i
-        boxes = layer if isinstance(layer, tuple) else (layer,)
-        width = (1 - 2 * pad) / len(boxes)
-        for k, text in enumerate(boxes):
-            fill = ("#fdf0d5" if text.startswith("ndarray")
-                    else "#e4f2e4" if text.startswith("node") else fills[i % 2])
-            x0 = pad + k * width
-            ax.add_patch(FancyBboxPatch((x0 + 0.01, y0), width - 0.02, y1 - y0,
-                                        boxstyle="round,pad=0.01", fc=fill, ec="#555", lw=0.8))
-            ax.text(x0 + width / 2, (y0 + y1) / 2 if inner else y1 - 0.25, text,
-                    ha="center", va="center", fontsize=8, weight="bold" if i == 0 else None)
-    if title:
-        ax.set_title(title, fontsize=9)
     fig.tight_layout()
     return fig
 

@@ -43,6 +43,7 @@ from minidl.debug.flowchart_layout import (
     text_width,
 )
 from minidl.nn import LinearConfig
+from minidl_book.exercises import Exercise
 
 Box = tuple[str, str, str, str]  # id, package in minidl, burn crate, what it holds
 
@@ -477,3 +478,17 @@ def quote(text: str, *sources: object) -> str:
             raise AssertionError(f"the quote differs from the source at: {piece[0]}")
         at = starts[0] + len(piece)
     return "```python\n" + text.strip("\n") + "\n```"
+
+
+class NumbersExercise(Exercise):
+    """An :class:`~minidl_book.exercises.Exercise` that asks for numbers: a string answer is
+    told so first, then the hint (the intro's weight-gradient exercise)."""
+
+    def check(self, prediction=...):
+        hint = self.hint
+        if isinstance(prediction, str):
+            self.hint = "Write numbers (a nested list or an array), not a string. " + hint
+        try:
+            return super().check(prediction)
+        finally:
+            self.hint = hint

@@ -113,7 +113,7 @@ def path_steps() -> tuple[tuple[str, str, str, bool], ...]:
     return (
         ("nn", "module", "weight.val()", False),
         ("nn", "tensor", "linear(x, W, b)", False),
-        ("tensor", "dispatch", "one op", False),
+        ("tensor", "dispatch", "op by op", False),
         ("dispatch", "autodiff", "the same op, by device", False),
         ("autodiff", "flex", "records it, passes it on", False),
         ("flex", "backend", "implements", True),

@@ -1,0 +1,147 @@
+"""How the intro's word exercises read an answer: a bare name, or a sentence around it.
+
+- :func:`skipped_box` (Ex1, "which box does a forward on ``Device.flex()`` skip?"): right
+  when the answer names exactly the skipped box as skipped, bare ("minidl.autodiff") or in
+  a sentence ("it doesn't cross minidl.autodiff", "skips autodiff and nothing else");
+  "none", another box, or the box denied ("it still crosses minidl.autodiff") are wrong.
+- :func:`device_named` (Ex3, "autodiff" or "plain"): "not autodiff", "it doesn't live on
+  autodiff", "the inner backend" name the plain device.
+- :class:`NameExercise`: an :class:`~minidl_book.exercises.Exercise` that, given a sentence
+  it cannot read one name out of, asks for just the name instead of judging it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from minidl_book.exercises import Exercise, _shown
+from minidl_book.verdict import WRONG
+
+#: Ex1: the words that name each box of the first picture.
+BOX_WORDS = {"nn": "nn", "module": "module", "tensor": "tensor", "dispatch": "dispatch",
+             "autodiff": "autodiff", "flex": "flex", "backends": "flex",
+             "backend": "backend"}
+#: Words that deny what their clause names ("not minidl.autodiff", "it still crosses …").
+DENIALS = {"none", "not", "no", "nothing", "doesn", "isn", "never", "neither", "nor",
+           "cross", "crosses", "crossed", "included", "includes", "including", "keeps",
+           "still"}
+SKIPS = {"skip", "skips", "skipped", "bypass", "bypasses", "bypassed", "missing",
+         "absent", "gone", "omitted", "omits", "left", "leaves"}
+#: A clause ends at punctuation or at so, since, because, but, as, …
+CLAUSE = r"[,;:()!?]|\.(?=\s|$)|\b(?:so|since|because|but|as|while|whereas|then)\b"
+#: "is not crossed", "doesn't reach", "never goes through": the box is skipped.
+NOT_CROSSED = re.compile(
+    r"\b(?:not|never|no longer)\s+(?:(?:be|been|get|gets|even|ever|actually)\s+)?"
+    r"(?:cross|reach|visit|enter|touch|involve|hit|call|use|need|run)\w*"
+    r"|\b(?:not|never|no longer)\s+(?:\w+\s+)?(?:go|goes|went|gone|pass|passes|passed)"
+    r"\s+(?:through|into|via)\b")
+#: "and nothing else", "only", "just": they restrict, they deny nothing.
+ONLY = re.compile(r"\b(?:and\s+|but\s+)?nothing\s+else\b|\b(?:only|just|alone)\b")
+
+
+def _normalized(prediction: str, crossing: bool = True) -> str:
+    """Casefolded, "n't" spelled "not", negated crossing verbs read as "skipped" (when
+    ``crossing``), the restricting words dropped, "[Flex]"/"[B]" dropped."""
+    text = prediction.casefold().replace("’", "'")
+    text = re.sub(r"\b(does|do|did|is|are|was|were|has|have)n'?t\b", r"\1 not", text)
+    text = re.sub(r"\bcan'?t\b|\bcannot\b", "can not", text)
+    text = re.sub(r"\bwon'?t\b", "will not", text)
+    if crossing:
+        text = NOT_CROSSED.sub(" skipped ", text)
+    text = ONLY.sub(" ", text)
+    return re.sub(r"\[(flex|b)\]", "", text)
+
+
+def named(prediction: str, words_of: dict[str, str], denials: set[str] = DENIALS,
+          crossing: bool = True) -> tuple[set, set, bool]:
+    """(affirmed, denied, answered none): the boxes (or devices) an answer names, read
+    clause by clause; when a clause says "skip", only such clauses affirm. ``crossing``:
+    "not crossed", "doesn't reach" read as "skipped" (the boxes, not the devices)."""
+    text = _normalized(prediction, crossing)
+    clauses = [re.findall(r"[a-z]+", c) for c in re.split(CLAUSE, text)]
+    clauses = [c for c in clauses if c]
+    bare_none = bool(clauses) and set(clauses[0]) <= denials | {"it", "the"}
+    affirmed: list[tuple[bool, set]] = []
+    denied: set = set()
+    for words in clauses:
+        # "the autodiff backend" is one box: a "backend" right after a named word
+        found = {words_of[w] for k, w in enumerate(words) if w in words_of
+                 and not (w == "backend" and k and words[k - 1] in words_of)}
+        if denials & set(words):
+            denied |= found
+        else:
+            affirmed.append((bool(SKIPS & set(words)), found))
+    say_skip = any(skip for skip, _ in affirmed)
+    boxes = [found for skip, found in affirmed if found and (skip or not say_skip)]
+    if not say_skip:  # a bare answer: the first clause that names a box
+        boxes = boxes[:1]
+    return set().union(*boxes) - denied, denied, bare_none
+
+
+def skipped_box(prediction: Any, truth: str) -> bool:
+    """Right when the answer names exactly the skipped box as skipped (explained or
+    not), and does not start by answering "none"."""
+    if not isinstance(prediction, str):
+        return False
+    boxes, _, bare_none = named(prediction, BOX_WORDS)
+    return not bare_none and boxes == {truth.rsplit(".", 1)[-1]}
+
+
+def box_unclear(prediction: Any) -> bool:
+    """A sentence (three words or more) out of which no single box can be read, and that
+    does not start with "none": the checker asks for just the name."""
+    if not isinstance(prediction, str) or len(re.findall(r"[a-z]+", prediction.casefold())) < 3:
+        return False
+    boxes, _, bare_none = named(prediction, BOX_WORDS)
+    return not bare_none and len(boxes) != 1
+
+
+#: Ex3: the words that name each device.
+DEVICE_WORDS = {"plain": "plain", "flex": "plain", "inner": "plain",
+                "autodiff": "autodiff"}
+DEVICE_DENIALS = {"not", "isn", "doesn", "don", "never", "nor"}
+
+
+def _devices(prediction: str) -> set:
+    text = re.sub(r"device\.flex\(\)\.autodiff\(\)|autodiff\[flex\]", " autodiff ",
+                  prediction.casefold())
+    text = re.sub(r"\b(?:non|no|without)[\s-]*autodiff\b", " plain ", text)
+    kinds, denied, _ = named(text, DEVICE_WORDS, denials=DEVICE_DENIALS, crossing=False)
+    if not kinds and len(denied) == 1:  # "not autodiff": the other one
+        kinds = {"plain", "autodiff"} - denied
+    return kinds
+
+
+def device_named(prediction: Any, truth: str) -> bool:
+    """ "plain" or "autodiff", explained or not, clause by clause: "not autodiff:
+    plain", "the non-autodiff device", "it doesn't live on autodiff" name the plain
+    device."""
+    return isinstance(prediction, str) and _devices(prediction) == {truth}
+
+
+def device_unclear(prediction: Any) -> bool:
+    """A sentence that names neither device, or both."""
+    if not isinstance(prediction, str) or len(re.findall(r"[a-z]+", prediction.casefold())) < 3:
+        return False
+    return len(_devices(prediction)) != 1
+
+
+class NameExercise(Exercise):
+    """An :class:`Exercise` whose answer is a name: a sentence out of which ``unclear``
+    says no single name can be read gets ✗ and a request for just the name (``ask``),
+    not the hint, and runs no experiment."""
+
+    def __init__(self, question: str, truth: Callable[[], Any], *,
+                 unclear: Callable[[Any], bool], ask: str, **kwargs: Any) -> None:
+        super().__init__(question, truth, **kwargs)
+        self.unclear = unclear
+        self.ask = ask
+
+    def check(self, prediction: Any = ...) -> bool:
+        if prediction is not Ellipsis and self.unclear(prediction):
+            print(f"{WRONG} Not read: the checker finds no single name in "
+                  f"{_shown(prediction)}.\n  {self.ask}")
+            return False
+        return super().check(prediction)

@@ -1,0 +1,79 @@
+"""The intro's word checkers: right answers written as sentences pass, the wrong ones the
+readers tried do not, and a sentence with no single name in it gets a request for the
+name instead of a bare ✗."""
+
+import pytest
+
+from minidl_book.intro_answers import (
+    NameExercise,
+    box_unclear,
+    device_named,
+    device_unclear,
+    skipped_box,
+)
+
+SKIPPED = "minidl.autodiff"
+
+
+@pytest.mark.parametrize("answer", [
+    "autodiff", "minidl.autodiff", "Autodiff[Flex]", "it skips minidl.autodiff",
+    "minidl.autodiff is not crossed", "it doesn't cross minidl.autodiff",
+    "it doesn’t cross minidl.autodiff", "minidl.autodiff is never reached",
+    "skips autodiff and nothing else", "minidl.autodiff and nothing else",
+    "it does not go through minidl.autodiff", "minidl.autodiff isn't crossed",
+    "no graph is recorded, so minidl.autodiff is skipped", "only minidl.autodiff",
+])
+def test_the_skipped_box_named_in_a_sentence_passes(answer):
+    assert skipped_box(answer, SKIPPED)
+    assert not box_unclear(answer)
+
+
+@pytest.mark.parametrize("answer", [
+    "none", "minidl.backend", "dispatch", "all seven, autodiff records nothing",
+    "not minidl.autodiff", "it still crosses minidl.autodiff",
+    "none: it crosses all seven, autodiff included", "no, it skips nothing",
+    "minidl.autodiff and minidl.backend", "it skips minidl.dispatch, not minidl.autodiff",
+    "it doesn't skip autodiff", "it doesn't cross minidl.dispatch",
+    "minidl.autodiff is not skipped", 7, None,
+])
+def test_a_wrong_box_is_refused(answer):
+    assert not skipped_box(answer, SKIPPED)
+
+
+@pytest.mark.parametrize("answer", [
+    "plain", "Device.flex()", "not autodiff", "it doesn't live on autodiff",
+    "it doesn't need autodiff, so plain", "it isn't on autodiff", "the inner backend",
+])
+def test_the_plain_device_in_a_sentence_passes(answer):
+    assert device_named(answer, "plain")
+
+
+@pytest.mark.parametrize("answer", [
+    "autodiff", "autodiff too", "not plain", "it doesn't live on plain",
+    "plain and autodiff", "Autodiff[Flex]", None,
+])
+def test_the_autodiff_device_is_refused(answer):
+    assert not device_named(answer, "plain")
+
+
+def test_unclear_reads_only_sentences():
+    assert box_unclear("it still crosses minidl.autodiff")
+    assert box_unclear("Flex and autodiff")
+    assert not box_unclear("none") and not box_unclear("minidl.backend")
+    assert not box_unclear("it skips minidl.dispatch, not minidl.autodiff")  # clear, wrong
+    assert device_unclear("same as the weight") and device_unclear("plain and autodiff")
+    assert not device_unclear("autodiff") and not device_unclear("not plain")
+
+
+def test_a_sentence_without_one_name_is_asked_for_the_name(capsys):
+    runs = []
+    ex = NameExercise("Which box?", truth=lambda: runs.append(1) or SKIPPED,
+                      compare=skipped_box, unclear=box_unclear, ask="Write just the name.",
+                      hint="the hint")
+    assert not ex.check("it still crosses minidl.autodiff")
+    out = capsys.readouterr().out
+    assert out.startswith("✗") and "Write just the name." in out and "the hint" not in out
+    assert not runs  # no experiment for an answer it cannot read
+    assert ex.check("it doesn't cross minidl.autodiff")
+    assert not ex.check("minidl.backend")
+    assert "the hint" in capsys.readouterr().out

@@ -14,7 +14,7 @@ from collections.abc import Callable
 
 from minidl import Device, Tensor
 
-__all__ = ["captured_step", "cpu_ms_in_turns", "eager_and_replayed"]
+__all__ = ["captured_step", "cpu_ms_in_turns", "eager_and_replayed", "unchecked_replay"]
 
 
 def captured_step(workload: str, device: Device):
@@ -274,9 +274,21 @@ def draw_program_strip(graph):
     ax.set_xlim(-0.8, len(calls) - 0.2)
     ax.set_ylim(-0.6, len(_ROWS) - 0.1)
     ax.set_yticks([])
-    ax.set_xlabel(f"backend call (the program's {len(calls)} lines)", fontsize=9)
+    ax.set_xlabel(f"backend call (the masked step's {len(calls)}: copy the mask in, "
+                  "multiply, then the step's own)", fontsize=9)
     ax.tick_params(axis="x", labelsize=8)
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)
     fig.tight_layout()
     return fig
+
+
+def unchecked_replay(graph, *args):
+    """``graph.replay(*args)`` without its argument checks (shape, dtype, device, guards):
+    the program run as it is on whatever arrays it gets. Only to show what the checks
+    prevent; a real replay must go through ``graph.replay``."""
+    env = dict(graph.counters.values)
+    for spec, value in zip(graph.specs, args):
+        if spec.role == "scalar":
+            env[spec.name] = float(value)
+    return graph._run(args, env)

@@ -52,15 +52,14 @@ def _slot_names(n_inputs: int) -> dict[str, str]:
 
 def named(source: str, n_inputs: int) -> str:
     """What one thread of an element-wise kernel does (:func:`trimmed`), each ``p[...]`` slot
-    replaced by its name, and a first comment line saying how ``p`` is laid out."""
+    replaced by its name, and one comment line saying what ``p`` holds."""
     text = trimmed(source)
     body_at = text.index("fn main")
     body = text[body_at:]
     for raw, name in sorted(_slot_names(n_inputs).items(), key=lambda kv: -len(kv[0])):
         body = body.replace(raw, name)
     assert "p[" not in body, body  # every slot named
-    blocks = [f"off_{x}, strides_{x}[8]" for x in _map_names(n_inputs)]
-    layout = "// p = [size, rank, shape[8],\n//      " + ",\n//      ".join(blocks) + "]\n"
+    layout = "// p: size, rank, shape, then each buffer's offset and strides\n"
     return text[:body_at] + layout + body
 
 

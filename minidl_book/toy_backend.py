@@ -1,23 +1,25 @@
 """The tensors-and-backends chapter's closing assembly: a backend whose engine is the reader's.
 
-The chapter's six build-its are the parts of one small backend. Its primitive is a
-:class:`Strided` tensor: a flat NumPy buffer, an offset, a shape and strides (in elements).
-The page shows the subclass that holds the layout: ``values`` reads through the reader's
-``read_view`` (``float_into_data`` wraps it), ``float_reshape`` asks the reader's
-``reshape_strides`` for a view (and copies when it says ``None``), ``float_expand`` takes the
-reader's ``broadcast_strides``, ``zip`` (the four element-wise ops) runs the reader's
-``zip_op`` and writes its values into a new buffer, ``reduce`` (``float_sum_dim``,
-``float_max_dim``) runs the reader's ``reduce_dim`` likewise, and ``log_softmax`` is the reader's
-protocol default; the
-page writes them as plain functions of ``cls`` and :class:`StridedBase` makes them
-classmethods. :class:`StridedBase` (here) holds the rest: new buffers, ``float_permute``
-and ``float_swap_dims`` (the same strides, reordered), ``float_add``/``sub``/``mul``/``div`` as calls of ``zip``,
-``float_sum_dim``/``float_max_dim`` as calls of ``reduce``, and ``float_exp``/``float_log``,
-NumPy on the values ``values`` reads.
+The chapter's six build-its are the parts of one small backend, and the page shows only
+which function becomes which op: ``assemble(read_view, reshape_strides, broadcast_strides,
+zip_op, reduce_dim, my_log_softmax)``. The plumbing lives here. The backend's primitive is
+a :class:`Strided` tensor: a flat NumPy buffer, an offset, a shape and strides (in
+elements). :func:`assembled` writes the layout ops with the reader's functions:
+``values`` (read by ``float_into_data``) runs ``read_view``, ``float_reshape`` asks
+``reshape_strides`` for a view (and copies when it says ``None``), ``float_expand`` takes
+``broadcast_strides``, ``zip`` (the four element-wise ops) runs ``zip_op`` and writes its
+values into a new buffer, ``reduce`` (``float_sum_dim``, ``float_max_dim``) runs
+``reduce_dim`` likewise, and ``log_softmax`` is the reader's protocol default.
+:class:`StridedBase` holds the rest: new buffers, ``float_permute`` and
+``float_swap_dims`` (the same strides, reordered), ``float_add``/``sub``/``mul``/``div`` as
+calls of ``zip``, ``float_sum_dim``/``float_max_dim`` as calls of ``reduce``, and
+``float_exp``/``float_log``, NumPy on the values ``values`` reads.
 
-It implements 15 of the protocol's required ops, so it is ``abstract`` (a concrete class
-would be refused when defined), and every protocol default written with those ops runs on
-it unchanged (``float_mean_dim``, ``float_neg``, ``float_sub_scalar``...).
+That engine implements 15 of the protocol's required ops, so it is ``abstract`` (a
+concrete class would be refused when defined), and every protocol default written with
+those ops runs on it unchanged (``float_mean_dim``, ``float_neg``...). :func:`with_fallback`
+completes it with NdArray's op for each other required op, logging every call
+(:func:`ran_summary`).
 """
 
 from __future__ import annotations
@@ -40,8 +42,8 @@ from minidl_book import (
     build_zip,
 )
 
-__all__ = ["REFERENCES", "Strided", "StridedBase", "assembled", "layouts", "row_strides",
-           "with_fallback", "yours_or_reference"]
+__all__ = ["REFERENCES", "Strided", "StridedBase", "assemble", "assembled", "layouts",
+           "ran_summary", "row_strides", "with_fallback", "yours_or_reference"]
 
 
 class _Fields(NamedTuple):
@@ -313,7 +315,7 @@ def with_fallback(engine: type, fallback: type, name: str = "mine") -> type:
             return from_fallback(out)
         return call
 
-    body = {"abstract": False, "name": name, "ran": [], "where": {}}
+    body = {"abstract": False, "name": name, "ran": [], "where": {}, "engine": engine}
     for op in op_names(Backend):
         if op == "float_device":  # Dispatch answers it from the DispatchTensor
             body["where"][op] = "StridedBase"
@@ -350,3 +352,28 @@ def ran_summary(backend) -> str:
                       width=78, initial_indent=f"{where + ':':<{width}}",
                       subsequent_indent=" " * width, break_on_hyphens=False)
         for where in order)
+
+
+def assemble(read_view, reshape_strides, broadcast_strides, zip_op, reduce_dim,
+             my_log_softmax, fallback: type | None = None) -> type:
+    """The page's backend, from the reader's six functions in the order the page wrote them.
+
+    Each function that passes its checker is used, the reference in its place otherwise
+    (:func:`yours_or_reference` prints which). They become the ops of an abstract engine
+    (:func:`assembled`: ``read_view`` → ``float_into_data``, ``reshape_strides`` →
+    ``float_reshape``, ``broadcast_strides`` → ``float_expand``, ``zip_op`` →
+    ``float_add``/``sub``/``mul``/``div``, ``reduce_dim`` → ``float_sum_dim``/``max_dim``,
+    ``my_log_softmax`` → ``log_softmax``), which :func:`with_fallback` completes with
+    ``fallback``'s op (NdArray's by default) for every other required op. The returned class
+    is concrete; its ``engine`` is the abstract one and its ``where`` says where each op
+    runs."""
+    if fallback is None:
+        from minidl.backends.ndarray import NdArray
+
+        fallback = NdArray
+    given = (read_view, reshape_strides, broadcast_strides, zip_op, reduce_dim,
+             my_log_softmax)
+    chosen = yours_or_reference(dict(zip(REFERENCES, given, strict=True)))
+    engine = assembled(*chosen)
+    engine.__name__ = engine.__qualname__ = "Mine"
+    return with_fallback(engine, fallback)

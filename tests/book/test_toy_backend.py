@@ -214,3 +214,23 @@ def test_mine_behind_a_tensor_runs_its_own_ops_and_falls_back_for_the_rest():
     assert lines[-1].split() == ["NdArray", "fallback:", "float_sqrt"]
     assert toy_backend.ran_summary(backend) == ""  # the log was emptied
     assert x.T.primitive.backend_tensor.buffer is x.primitive.backend_tensor.buffer
+
+
+def test_assemble_wires_the_six_functions_in_page_order_and_completes_the_backend(capsys):
+    """The page's one shown assembly cell: assemble(read_view, ..., my_log_softmax)."""
+
+    def unfinished(*args):  # the page's stub cell, never filled in
+        return None
+
+    Mine = toy_backend.assemble(_read_view, unfinished, _stretch, _zip, _reduce, _default)
+    assert "the reference reshape_strides" in capsys.readouterr().out
+    assert not Mine.abstract and Mine.engine.abstract
+    assert Mine.engine.__name__ == "Mine"
+    assert Mine.where["float_reshape"] == "yours (reshape_strides)"
+    assert Mine.where["float_sqrt"] == "NdArray fallback"
+    x = Mine.float_from_data(np.arange(12, dtype=np.float32).reshape(3, 4))
+    blocks = Mine.float_reshape(Mine.float_permute(x, [1, 0]), [2, 2, 3])
+    assert blocks.buffer is x.buffer and blocks.strides == (2, 1, 4)  # the reference's view
+    got = Mine.float_into_data(Mine.log_softmax(blocks, 2)).array
+    expected = torch.log_softmax(torch.arange(12.0).reshape(3, 4).T.reshape(2, 2, 3), 2)
+    np.testing.assert_allclose(got, expected.numpy(), atol=1e-6)

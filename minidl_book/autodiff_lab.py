@@ -45,6 +45,7 @@ __all__ = [
     "walk_trace",
     "data",
     "show_source",
+    "node_of",
     "recompute_trace",
     "recompute_figure",
 ]
@@ -451,6 +452,12 @@ def data(shape, device, seed: int = 0) -> Tensor:
     """A float32 tensor of standard-normal values on ``device``, the same for the same seed."""
     values = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
     return Tensor.from_numpy(values, device)
+
+
+def node_of(tensor: Tensor):
+    """The graph node an autodiff device gave ``tensor`` (burn's ``AutodiffTensor.node``),
+    or ``None`` off an autodiff device, where nothing is recorded."""
+    return getattr(tensor.primitive.backend_tensor, "node", None)
 
 
 def show_source(obj) -> None:

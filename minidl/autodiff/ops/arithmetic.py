@@ -34,8 +34,8 @@ class Sub(Step):
 
 
 class Mul(Step):
-    """``lhs * rhs``: ``grad * rhs`` and ``grad * lhs``; keeps ``rhs`` only if
-    ``lhs`` is tracked and ``lhs`` only if ``rhs`` is (burn's ``Mul``)."""
+    """lhs * rhs: the gradients are grad * rhs and grad * lhs; keeps rhs only if
+    lhs is tracked and lhs only if rhs is (burn's Mul)."""
 
     def forward(self, B, lhs, rhs):
         return B.float_mul(lhs, rhs)

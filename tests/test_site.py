@@ -542,6 +542,7 @@ CHAPTER_KB, BOOK_KB, FIRST_CELL_LINES = 45.0, 500.0, 15
 BOOK_ORDER = [
     "chapters/intro", "chapters/tour", "chapters/tensors_and_backends", "chapters/dispatch",
     "chapters/autodiff", "chapters/modules_params_config", "chapters/nn_modules",
+    "chapters/conv_backward",
     "chapters/train_and_inference", "chapters/store", "chapters/training", "chapters/fusion",
     "chapters/performance", "chapters/capture", "chapters/puzzles", "chapters/glossary",
 ]

@@ -1,0 +1,203 @@
+"""The small convolution of the nn-modules and conv-backward chapters, and its pictures.
+
+``small_case()`` is the figures' convolution (two input channels of 3 x 3, padding 1, a
+2 x 2 kernel, two output channels) with its im2col arrays; ``draw_im2col`` draws the
+forward as im2col and one matmul; ``draw_col2im`` draws col2im tap by tap: each tap's
+block of the patches' gradient added onto the slice of the padded input it read, the sum,
+and the crop. Both chapters assert what the pictures show in their own hidden cells.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+__all__ = ["CH", "HL", "SmallConv", "box", "draw_col2im", "draw_im2col", "small_case"]
+
+CH = ["#BBDEFB", "#FFE0B2"]  # input channel 0, channel 1
+HL = "#E53935"  # the followed position
+
+
+@dataclass
+class SmallConv:
+    """The figures' convolution and its im2col arrays (all integer numpy arrays)."""
+
+    x: np.ndarray  # [1, c, h, w]
+    w: np.ndarray  # [c_out, c, k, k]
+    pad: int
+    xp: np.ndarray  # x padded
+    patches: np.ndarray  # [h_out * w_out, k * k * c], columns (i, j, c)
+    w_mat: np.ndarray  # [k * k * c, c_out], rows (i, j, c)
+    prod: np.ndarray  # patches @ w_mat
+    out_maps: np.ndarray  # [1, c_out, h_out, w_out]
+    col_names: list  # the (i, j, c) of each column
+    pick: tuple = (1, 2)  # the output position the im2col figure follows
+
+    @property
+    def h_out(self) -> int:
+        return self.out_maps.shape[2]
+
+    @property
+    def row(self) -> int:
+        return self.pick[0] * self.h_out + self.pick[1]
+
+
+def small_case() -> SmallConv:
+    c, h, w, k, pad, c_out = 2, 3, 3, 2, 1, 2
+    x = np.stack([np.arange(1, 10), np.arange(11, 20)]).reshape(1, c, h, w)
+    weight = np.random.default_rng(4).integers(-1, 3, (c_out, c, k, k))
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    h_out = h + 2 * pad - k + 1
+    taps = [xp[:, :, i:i + h_out, j:j + h_out] for i in range(k) for j in range(k)]
+    cols = np.concatenate(taps, 1).transpose(0, 2, 3, 1).reshape(h_out * h_out, k * k * c)
+    w_mat = weight.transpose(2, 3, 1, 0).reshape(k * k * c, c_out)
+    prod = cols @ w_mat
+    out_maps = prod.reshape(1, h_out, h_out, c_out).transpose(0, 3, 1, 2)
+    names = [(i, j, ch) for i in range(k) for j in range(k) for ch in range(c)]
+    return SmallConv(x, weight, pad, xp, cols, w_mat, prod, out_maps, names)
+
+
+def box(ax, x0, y0, text, face, fs=8.5, colour="black") -> None:
+    """One cell of a grid: a coloured unit square with its value."""
+    ax.add_patch(plt.Rectangle((x0, y0), 1, 1, facecolor=face, edgecolor="white",
+                               lw=0.8))
+    ax.text(x0 + 0.5, y0 + 0.5, text, ha="center", va="center", fontsize=fs,
+            color=colour)
+
+
+def draw_im2col(s: SmallConv) -> None:
+    """The padded input, the patch matrix, the weight as a matrix, the product and the
+    output maps, one output position followed in red."""
+    C, H = s.x.shape[1], s.x.shape[2]
+    K, PAD, C_OUT, h_out = s.w.shape[2], s.pad, s.w.shape[0], s.h_out
+    cols, w_mat, prod, PICK, row = s.patches, s.w_mat, s.prod, s.pick, s.row
+    fig, ax = plt.subplots(figsize=(7.6, 5.6))
+    for c in range(C):  # 1. the padded input, one grid per channel; the window framed
+        y0 = 1.5 + c * 7
+        ax.text(2.5, y0 - 0.4, f"x padded, channel {c}", ha="center", fontsize=8.5)
+        for r in range(H + 2 * PAD):
+            for q in range(H + 2 * PAD):
+                pad_cell = not (PAD <= r < PAD + H and PAD <= q < PAD + H)
+                box(ax, q, y0 + r, f"{s.xp[0, c, r, q]}",
+                    "#EEEEEE" if pad_cell else CH[c],
+                    colour="#9E9E9E" if pad_cell else "black")
+        ax.add_patch(plt.Rectangle((PICK[1], y0 + PICK[0]), K, K, fill=False, ec=HL,
+                                   lw=2))
+    X0 = 7.5  # 2. the patch matrix: one row per output position, columns (i, j, c)
+    ax.text(X0 + 4, -2.3, f"patches (im2col) [{cols.shape[0]}, {cols.shape[1]}]\n"
+            "[h_out · w_out, k1 · k2 · c]", ha="center", fontsize=9)
+    for q, (i, j, c) in enumerate(s.col_names):
+        ax.text(X0 + q + 0.5, -0.15, f"{i},{j},{c}", ha="center", va="bottom",
+                fontsize=8, rotation=90)
+    for r in range(cols.shape[0]):
+        ax.text(X0 - 0.2, r + 0.5, f"({r // h_out},{r % h_out})", ha="right",
+                va="center", fontsize=8, color=HL if r == row else "#616161")
+        for q, (_, _, c) in enumerate(s.col_names):
+            v = cols[r, q]
+            box(ax, X0 + q, r, f"{v}", CH[c] if v else "#EEEEEE",
+                colour="black" if v else "#9E9E9E")
+    ax.add_patch(plt.Rectangle((X0, row), cols.shape[1], 1, fill=False, ec=HL, lw=2))
+    for y_in in (1.5, 8.5):
+        ax.annotate("", xy=(X0 - 1.6, row + 0.5), xytext=(PICK[1] + K + 0.1,
+                                                         y_in + PICK[0] + 1),
+                    arrowprops=dict(arrowstyle="->", color=HL, lw=1.2))
+    ax.text(X0 - 0.2, -0.15, "column (i, j, c)\nrow (h, w) of out", ha="right",
+            va="bottom", fontsize=8, color="#616161")
+    ax.text(X0 + cols.shape[1] + 0.55, 8, "@", ha="center", va="center", fontsize=12)
+    X1 = X0 + cols.shape[1] + 2.6  # 3. the weight, rows in the columns' order
+    ax.text(X1 + 1.2, -2.3, "weight\n[k1 · k2 · c, c_out]", ha="center", fontsize=9)
+    for q, (i, j, c) in enumerate(s.col_names):
+        ax.text(X1 - 0.15, q + 0.5, f"{i},{j},{c}", ha="right", va="center", fontsize=8)
+        for o in range(C_OUT):
+            box(ax, X1 + o, q, f"{w_mat[q, o]}", CH[c])
+    for o in range(C_OUT):
+        ax.text(X1 + o + 0.5, -0.15, f"out {o}", ha="center", va="bottom", fontsize=8,
+                rotation=90)
+    ax.text(X1 + C_OUT + 1.0, 8, "=", ha="center", va="center", fontsize=12)
+    X2 = X1 + C_OUT + 2.0  # 4. the product, and the same numbers as output maps
+    ax.text(X2 + 1, -2.3, f"product\n[{prod.shape[0]}, {prod.shape[1]}]", ha="center",
+            fontsize=9)
+    for r in range(prod.shape[0]):
+        for o in range(C_OUT):
+            box(ax, X2 + o, r, f"{prod[r, o]}", "#C8E6C9", fs=7.5)
+    ax.add_patch(plt.Rectangle((X2, row), C_OUT, 1, fill=False, ec=HL, lw=2))
+    X3 = X2 + C_OUT + 2.6
+    for o in range(C_OUT):
+        y0 = 1.5 + o * 7
+        ax.text(X3 + 2, y0 - 0.4, f"output map {o}", ha="center", fontsize=9)
+        for r in range(h_out):
+            for q in range(h_out):
+                box(ax, X3 + q, y0 + r, f"{s.out_maps[0, o, r, q]}", "#C8E6C9", fs=7.5)
+        ax.add_patch(plt.Rectangle((X3 + PICK[1], y0 + PICK[0]), 1, 1, fill=False,
+                                   ec=HL, lw=2))
+    ax.annotate("", xy=(X3 - 0.2, 5.5), xytext=(X2 + C_OUT + 0.2, 8),
+                arrowprops=dict(arrowstyle="->", color="#616161", lw=1))
+    ax.text(X2 + C_OUT + 1.3, 6.6, "reshape,\npermute", ha="center", fontsize=8)
+    ax.set_xlim(-0.3, X3 + 4.3), ax.set_ylim(16.3, -3.4), ax.set_aspect("equal")
+    ax.axis("off")
+    fig.tight_layout()
+    plt.show()
+    plt.close(fig)
+
+
+def col2im_blocks(s: SmallConv, grad_out: np.ndarray, channel: int) -> np.ndarray:
+    """Each tap's block of the patches' gradient for one input channel, on the padded
+    grid: ``[k1 * k2, hp, wp]``, tap (i, j)'s block added at rows i.., columns j.."""
+    k = s.w.shape[2]
+    hp = s.xp.shape[2]
+    g_rows = grad_out[0].transpose(1, 2, 0).reshape(-1, s.w.shape[0])
+    patch_grads = g_rows @ s.w_mat.T  # [positions, (i, j, c)]
+    out = np.zeros((k * k, hp, hp), patch_grads.dtype)
+    for col, (i, j, c) in enumerate(s.col_names):
+        if c == channel:
+            block = patch_grads[:, col].reshape(s.h_out, s.h_out)
+            out[i * k + j, i:i + s.h_out, j:j + s.h_out] += block
+    return out
+
+
+def draw_col2im(s: SmallConv, grad_out: np.ndarray, channel: int) -> np.ndarray:
+    """col2im tap by tap for one input channel: each tap's block (its column of the
+    patches' gradient, as an h_out x w_out grid) on the slice of the padded gradient it
+    read, their sum, and the crop. Returns the cropped gradient."""
+    k, pad = s.w.shape[2], s.pad
+    blocks = col2im_blocks(s, grad_out, channel)
+    hp = blocks.shape[1]
+    total = blocks.sum(0)
+    crop = total[pad:hp - pad, pad:hp - pad]
+    fig, ax = plt.subplots(figsize=(7.5, 2.2))
+    gap = hp + 1.1
+    grey, face = "#EEEEEE", CH[channel]
+    for t in range(k * k):
+        i, j = divmod(t, k)
+        x0 = t * gap
+        for r in range(hp):
+            for q in range(hp):
+                inside = i <= r < i + s.h_out and j <= q < j + s.h_out
+                v = blocks[t, r, q]
+                box(ax, x0 + q, r, f"{v:g}" if inside else "", face if inside else grey,
+                    fs=9)
+        ax.add_patch(plt.Rectangle((x0 + j, i), s.h_out, s.h_out, fill=False, ec=HL,
+                                   lw=1.6))
+        ax.text(x0 + hp / 2, -0.3, f"tap ({i}, {j}), w = {s.w[0, channel, i, j]}\n"
+                f"rows {i}–{i + s.h_out - 1}, cols {j}–{j + s.h_out - 1}",
+                ha="center", va="bottom", fontsize=8.5)
+        ax.text(x0 + hp + 0.55, hp / 2, "+" if t < k * k - 1 else "=", ha="center",
+                va="center", fontsize=13)
+    x0 = k * k * gap
+    for r in range(hp):
+        for q in range(hp):
+            inside = pad <= r < hp - pad and pad <= q < hp - pad
+            box(ax, x0 + q, r, f"{total[r, q]:g}", face if inside else grey, fs=9,
+                colour="black" if inside else "#9E9E9E")
+    ax.add_patch(plt.Rectangle((x0 + pad, pad), hp - 2 * pad, hp - 2 * pad, fill=False,
+                               ec="black", lw=1.6))
+    ax.text(x0 + hp / 2, -0.3, "sum, then crop\nthe padding", ha="center",
+            va="bottom", fontsize=8.5)
+    ax.set_xlim(-0.2, x0 + hp + 0.2), ax.set_ylim(hp + 0.1, -1.9)
+    ax.set_aspect("equal"), ax.axis("off")
+    fig.tight_layout()
+    plt.show()
+    plt.close(fig)
+    return crop

@@ -101,31 +101,36 @@ def wrapper_of(frame: Frame) -> str | None:
 _B_ARG = re.compile(r"\bB=(\w+)")
 
 
-def _frame_line(f: Frame) -> str:
+def _frame_line(f: Frame, num: int | None = None, mark: bool = False) -> str:
     """``  Matmul.backward  B=Flex``: the frame's name, ``(default)`` for a protocol default,
     and the backend ``B`` it was given when its recorded arguments name one and its name
-    does not (``linear.linear[Dispatch]`` already does)."""
-    line = f"  {f.name}" + (" (default)" if f.note else "") + (
-        " (plugged in)" if not f.library else "")
+    does not (``linear.linear[Dispatch]`` already does); ``num``: its backtrace number
+    (``#3``), ``mark``: a ``▶`` in front."""
+    line = ("▶ " if mark else "  ") + (f"#{num:<3}" if num is not None else "") + f.name + (
+        " (default)" if f.note else "") + (" (plugged in)" if not f.library else "")
     b = _B_ARG.search(f.args or "")
     return line + (f"  B={b.group(1)}" if b and "[" not in f.name else "")
 
 
-def _label(pkg: str, frames: list[Frame], var) -> str:
-    """``var``: the input's name, or ``{package: name}`` (a package left out: no line)."""
+def _label(pkg: str, frames: list[Frame], var, nums: dict | None = None,
+           marks: tuple = ()) -> str:
+    """``var``: the input's name, or ``{package: name}`` (a package left out: no line);
+    ``nums``: ``id(frame)`` → its backtrace number; ``marks``: frame names given a ``▶``."""
     crate, _ = CRATES[pkg]
     name = var.get(pkg) if isinstance(var, dict) else var
     held = name and next((w for w in map(wrapper_of, frames) if w), None)
     lines = [f"minidl.{pkg} · {crate}"]
     if held:
         lines.append(f"{name} as {held}")
-    lines += [_frame_line(f) for f in frames]
+    lines += [_frame_line(f, (nums or {}).get(id(f)), f.name in marks) for f in frames]
     return "\n".join(lines)
 
 
 def _add_column(chart: Flowchart, hit: Hit, tag: str, var,
-                rows: list[str] | None = None, head: str | None = None) -> None:
+                rows: list[str] | None = None, head: str | None = None,
+                numbered: bool = False, marks: tuple = ()) -> None:
     groups = dict(_groups(hit))
+    nums = {id(f): i for i, f in enumerate(hit.frames)} if numbered else None
     order = rows or [pkg for pkg, _ in _groups(hit)]
     prev = None
     if head is not None:
@@ -136,7 +141,7 @@ def _add_column(chart: Flowchart, hit: Hit, tag: str, var,
         nid = f"{tag}{i}"
         if pkg in groups:
             fill, stroke = COLORS[CRATES[pkg][1]]
-            chart.node(nid, _label(pkg, groups[pkg], var), align="left",
+            chart.node(nid, _label(pkg, groups[pkg], var, nums, marks), align="left",
                        shape="round" if pkg == "backend" else "box", fill=fill, stroke=stroke)
         else:
             fill, stroke = COLORS["user"]
@@ -156,17 +161,21 @@ def package_path(hit: Hit, title: str | None = None, var: str | None = "x") -> F
 
 
 def paths_side_by_side(hits: list[Hit], title: str | None = None, var="x",
-                       heads: list[str] | None = None) -> Flowchart:
+                       heads: list[str] | None = None, numbered: list[bool] | None = None,
+                       marks: tuple = ()) -> Flowchart:
     """Several recorded paths in columns, one row per package in the order of ``CRATES``;
     a package a path does not cross is an empty grey box in that column. ``var``: one
     name for every column, or a list (one per column) of names or ``{package: name}``;
-    ``heads``: a rounded box on top of each column (the call that was traced)."""
+    ``heads``: a rounded box on top of each column (the call that was traced);
+    ``numbered``: per column, whether each frame shows its backtrace number (``#0`` the
+    innermost, as lldb's ``bt``); ``marks``: frame names drawn with a ``▶``."""
     crossed = {pkg for hit in hits for pkg, _ in _groups(hit)}
     rows = [pkg for pkg in CRATES if pkg in crossed]
     chart = Flowchart("TB", title=title)
     names = var if isinstance(var, list) else [var] * len(hits)
     for i, hit in enumerate(hits):
-        _add_column(chart, hit, f"c{i}_", names[i], rows, heads[i] if heads else None)
+        _add_column(chart, hit, f"c{i}_", names[i], rows, heads[i] if heads else None,
+                    bool(numbered and numbered[i]), marks)
     return chart
 
 
@@ -430,12 +439,16 @@ class Captioned:
     """A flowchart with a caption drawn under it, visible on the page (a flowchart's own
     title is an SVG ``<title>``: a tooltip only)."""
 
-    def __init__(self, chart: Flowchart, caption: str) -> None:
-        self.chart, self.caption = chart, caption
+    def __init__(self, chart: Flowchart, caption: str, legend: bool = False) -> None:
+        self.chart, self.caption, self.legend = chart, caption, legend
 
     def _repr_html_(self) -> str:
         from html import escape
 
+        if self.legend:  # a figure's key: several sentences, read left to right
+            return (self.chart._repr_html_() + '<p class="minidl-legend" style="'
+                    'font-size:0.9em;max-width:752px;margin-top:0">'
+                    f"{escape(self.caption)}</p>")
         return (self.chart._repr_html_() + '<p style="text-align:center;margin-top:0">'
                 f"<em>{escape(self.caption)}</em></p>")
 
@@ -574,8 +587,8 @@ def plug_in(step_class: type, exercise) -> type:
     chosen = step_class if ok else exercise.reference_solution
     arithmetic.Matmul = chosen  # float_matmul's record(cls, Matmul(), lhs, rhs) reads it
     print("✓ Your Matmul is plugged in: every matmul on an autodiff device records it."
-          if ok else "Your Matmul does not pass the checker yet: the book's own step "
-          "(the solution's) is plugged in for now.")
+          if ok else "Plugged in: the book's Matmul (the solution's); yours does not pass "
+          "the checker yet.")
     return chosen
 
 

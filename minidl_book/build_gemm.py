@@ -1,12 +1,15 @@
-"""The performance chapter's build-it: the reader turns the naive gemm into the i-k-j one.
+"""The performance chapter's two build-its: the reader turns the naive gemm into the i-k-j
+one (:class:`LoopSwap`), then keeps a 4 x 8 tile of C in local variables
+(:class:`RegisterTile`).
 
 The reader writes ``ikj(a, b, c)`` (``C = A @ B`` into ``c``, float32) in a notebook cell, as
 plain Python or already under numba's ``@njit``. :class:`LoopSwap` compiles it with numba,
 checks it (run as plain Python, so an index out of range raises) against NumPy on a few
 small shapes (a C handed over full of old values, as a
 reused buffer is, and shapes that are not square, so that a swapped ``i``/``j`` shows), names
-the usual slips, refuses ``@``/``np.dot``/``np.matmul`` and a kernel whose innermost loop does
-not walk along a row of B (``b[p, j]`` with ``j`` innermost, or a row slice ``b[p, :]``), then
+the usual slips, refuses ``@``/``np.dot``/``np.matmul``, a kernel whose innermost loop does
+not walk along a row of B (``b[p, j]`` with ``j`` innermost), another order of the outer loops
+than naive's (k-i-j) and a row slice ``b[p, :]`` (numba builds a temporary array for each), then
 times it on ``[rows, 1024] @ [1024, 1024]`` beside the naive rung (:mod:`.gemm_ladder`) and
 keeps it, so the chapter's ladder figure can place the reader's point ("yours").
 """
@@ -27,7 +30,7 @@ from minidl_book.harness import is_placeholder
 from minidl_book.roofline import Counts, Point, median_seconds, place
 from minidl_book.verdict import RIGHT, TODO, WRONG
 
-__all__ = ["LoopSwap", "reference", "traffic"]
+__all__ = ["LoopSwap", "RegisterTile", "reference", "tile_reference", "traffic"]
 
 #: (m, k, n) the checker multiplies: not square, so C[j, i] for C[i, j] cannot pass
 SHAPES = ((3, 5, 4), (7, 2, 9), (1, 6, 1), (16, 16, 16))
@@ -105,7 +108,7 @@ def _b_order(func: ast.FunctionDef) -> str | None:
             seen = True
             first, last = node.slice.elts
             if isinstance(last, ast.Slice) and not isinstance(first, ast.Slice):
-                return "row"
+                return "slice"
             if isinstance(first, ast.Slice):
                 return "column"
             if isinstance(last, ast.Name) and last.id == var:
@@ -113,6 +116,35 @@ def _b_order(func: ast.FunctionDef) -> str | None:
             if isinstance(first, ast.Name) and first.id == var:
                 return "column"
     return "across" if seen else None
+
+
+def _outer_order(func: ast.FunctionDef) -> str | None:
+    """``"kij"`` when the loop over A's columns (``p``, the second index of ``a[i, p]``)
+    encloses the loop over A's rows (``i``): naive's outer loop is the one over ``i``."""
+    a_name = func.args.args[0].arg
+    rows = cols = None
+    for node in ast.walk(func):
+        if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+                and node.value.id == a_name and isinstance(node.slice, ast.Tuple)
+                and len(node.slice.elts) == 2
+                and all(isinstance(e, ast.Name) for e in node.slice.elts)):
+            rows, cols = (e.id for e in node.slice.elts)
+    if rows is None:
+        return None
+
+    def depth_of(var: str, node=func, depth=0) -> int | None:
+        for child in ast.iter_child_nodes(node):
+            d = depth + isinstance(child, ast.For)
+            if (isinstance(child, ast.For) and isinstance(child.target, ast.Name)
+                    and child.target.id == var):
+                return d
+            found = depth_of(var, child, d)
+            if found is not None:
+                return found
+        return None
+
+    di, dp = depth_of(rows), depth_of(cols)
+    return "kij" if di is not None and dp is not None and dp < di else None
 
 
 class LoopSwap:
@@ -131,6 +163,12 @@ class LoopSwap:
         "column": "Your innermost loop still walks down a column of B (b[p, j] with p "
                   "innermost). Put the loop over j innermost: a[i, p] then scales row p "
                   "of B into row i of C.",
+        "kij": "Your outer loop runs over p (k-i-j): each row of C is then read and "
+               "written k times over. Keep naive's outer loop over i and swap only the two "
+               "inner ones.",
+        "slice": "A row slice (c[i, :] += a[i, p] * b[p, :]) is the right order, but numba "
+                 "builds a temporary array for the right-hand side on every step, which "
+                 "costs more than the loop: write the loop over j.",
         "across": "Your innermost loop does not move along B at all: it steps down a "
                   "column of C (and of A), a row apart each step. Put the loop over j "
                   "innermost, so that b[p, j] and c[i, j] move along their rows.",
@@ -138,6 +176,10 @@ class LoopSwap:
                  "product a[i, p] * b[p, j], only the order of the two inner ones changed "
                  "(and the sum now kept in C).",
     }
+
+    NAME, SOLVED = "i-k-j (yours)", "i-k-j (solution)"  # its point's label, before a pass
+    FN = "ikj"
+    shapes = SHAPES
 
     def __init__(self, a: np.ndarray, b: np.ndarray, rows: int = 256, naive_rows: int = 32):
         self.a, self.b, self.rows, self.naive_rows = a, b, rows, naive_rows
@@ -156,11 +198,13 @@ class LoopSwap:
         if func is not None and _calls_library(func):
             return "library"
         order = _b_order(func) if func is not None else None
-        if order in ("column", "across"):
+        if order in ("column", "across", "slice"):
             return order
+        if func is not None and _outer_order(func) == "kij":
+            return "kij"
         kernel = getattr(fn, "py_func", fn)  # as plain Python: an index out of range raises
         rng = np.random.default_rng(1)
-        for m, k, n in SHAPES:
+        for m, k, n in self.shapes:
             a = rng.integers(-3, 4, (m, k)).astype(np.float32)
             b = rng.integers(-3, 4, (k, n)).astype(np.float32)
             c = np.full((m, n), OLD, np.float32)
@@ -201,7 +245,8 @@ class LoopSwap:
         """Check the reader's ``ikj``; print ✓ with its speed beside naive's, or ✗ with the
         slip's hint."""
         if is_placeholder(fn):
-            print(f"{TODO} Write your ikj first: replace ... with its loops and run the cell.")
+            print(f"{TODO} Write your {self.FN} first: replace ... with its loops and run "
+                  "the cell.")
             return False
         try:
             slip = self.slip(fn)
@@ -212,7 +257,7 @@ class LoopSwap:
         if slip:
             print(f"{WRONG} Not yet: {self.HINTS[slip]}")
             return False
-        print(f"{RIGHT} Right on {len(SHAPES)} shapes against NumPy. Timing it once "
+        print(f"{RIGHT} Right on {len(self.shapes)} shapes against NumPy. Timing it once "
               f"(one thread, a few seconds)...")
         kernel = self.compile(fn)
         seconds = self.time(kernel)
@@ -221,19 +266,124 @@ class LoopSwap:
         self.kernel, self.seconds = kernel, seconds
         gflops = 2.0 * self.b.shape[0] * self.b.shape[1] / per_row / 1e9
         print(f"  yours: {gflops:.1f} GFLOP/s, {naive / per_row:.0f} times naive's speed "
-              f"(n = {self.b.shape[1]}). The ladder figure below places it as 'yours'.")
+              f"on [{self.rows}, {self.b.shape[0]}] @ {list(self.b.shape)}.\n  The ladder "
+              f"figure below places it as {self.NAME!r}.")
         return True
 
+    reference = staticmethod(reference)  # the solution the figure places before a pass
+    traffic = staticmethod(traffic)  # (counts, working set) of its loops
+
     def point(self) -> Point:
-        """The reader's kernel on the roofline ("yours"), or the reference solution's when
-        no kernel passed yet ("i-k-j (solution)")."""
-        name = "yours"
+        """The reader's kernel on the roofline (:attr:`NAME`), or the reference solution's
+        when no kernel passed yet (:attr:`SOLVED`)."""
+        name = self.NAME
         if self.kernel is None:
-            name, self.seconds = "i-k-j (solution)", self.time(self.compile(reference))
-        counts, working_set = traffic(self.rows, self.b.shape[0], self.b.shape[1])
+            name, self.seconds = self.SOLVED, self.time(self.compile(self.reference))
+        counts, working_set = self.traffic(self.rows, self.b.shape[0], self.b.shape[1])
         return place(name, counts, self.seconds, working_set)
 
-    def solution(self) -> None:
-        """Print the reference solution's source."""
-        print(textwrap.dedent(inspect.getsource(reference)).replace("def reference(",
-                                                                    "def ikj(", 1))
+
+#: (m, k, n) for the tile: whole tiles only (m a multiple of 4, n of 8), C not square
+TILE_SHAPES = ((4, 5, 8), (8, 3, 16), (12, 7, 8), (16, 16, 24))
+
+
+def tile_reference(a, b, c):
+    m, k = a.shape
+    n = b.shape[1]
+    for i in range(0, m, 4):  # a 4 x 8 tile of C: 32 sums in local variables
+        for j in range(0, n, 8):
+            c00 = c01 = c02 = c03 = c04 = c05 = c06 = c07 = np.float32(0)
+            c10 = c11 = c12 = c13 = c14 = c15 = c16 = c17 = np.float32(0)
+            c20 = c21 = c22 = c23 = c24 = c25 = c26 = c27 = np.float32(0)
+            c30 = c31 = c32 = c33 = c34 = c35 = c36 = c37 = np.float32(0)
+            for p in range(k):  # 12 loads, 32 multiply-adds
+                b0, b1, b2, b3 = b[p, j], b[p, j + 1], b[p, j + 2], b[p, j + 3]
+                b4, b5, b6, b7 = b[p, j + 4], b[p, j + 5], b[p, j + 6], b[p, j + 7]
+                x = a[i, p]
+                c00 += x * b0; c01 += x * b1; c02 += x * b2; c03 += x * b3  # noqa: E702
+                c04 += x * b4; c05 += x * b5; c06 += x * b6; c07 += x * b7  # noqa: E702
+                x = a[i + 1, p]
+                c10 += x * b0; c11 += x * b1; c12 += x * b2; c13 += x * b3  # noqa: E702
+                c14 += x * b4; c15 += x * b5; c16 += x * b6; c17 += x * b7  # noqa: E702
+                x = a[i + 2, p]
+                c20 += x * b0; c21 += x * b1; c22 += x * b2; c23 += x * b3  # noqa: E702
+                c24 += x * b4; c25 += x * b5; c26 += x * b6; c27 += x * b7  # noqa: E702
+                x = a[i + 3, p]
+                c30 += x * b0; c31 += x * b1; c32 += x * b2; c33 += x * b3  # noqa: E702
+                c34 += x * b4; c35 += x * b5; c36 += x * b6; c37 += x * b7  # noqa: E702
+            c[i, j:j + 8] = (c00, c01, c02, c03, c04, c05, c06, c07)  # C written once
+            c[i + 1, j:j + 8] = (c10, c11, c12, c13, c14, c15, c16, c17)
+            c[i + 2, j:j + 8] = (c20, c21, c22, c23, c24, c25, c26, c27)
+            c[i + 3, j:j + 8] = (c30, c31, c32, c33, c34, c35, c36, c37)
+
+
+def tile_traffic(m: int, k: int, n: int) -> tuple[Counts, float]:
+    """``(counts, working set)`` of the 4 x 8 register tile: a step of the reduction loads
+    4 values of A and 8 of B for 32 multiply-adds (C stays in registers); its working set
+    is the 4 rows of A and the 8 columns of B one tile reads, ``4 k (4 + 8)`` bytes."""
+    return Counts(2.0 * m * n * k, 4.0 * m * n * k * 12 / 32), 4.0 * k * 12
+
+
+def _writes_c_in_reduction(func: ast.FunctionDef) -> bool:
+    """Whether the innermost ``for`` loop assigns to C (a sum kept in C, not in a local)."""
+    c_name = func.args.args[2].arg
+    loops = [n for n in ast.walk(func) if isinstance(n, ast.For)]
+    inner = [lp for lp in loops
+             if not any(isinstance(x, ast.For) for b in lp.body for x in ast.walk(b))]
+    for loop in inner:
+        for node in ast.walk(loop):
+            targets = (node.targets if isinstance(node, ast.Assign)
+                       else [node.target] if isinstance(node, ast.AugAssign) else [])
+            if any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
+                   and t.value.id == c_name for t in targets):
+                return True
+    return False
+
+
+class RegisterTile(LoopSwap):
+    """The second build-it: ``tile(a, b, c)`` keeps a 4 x 8 tile of C in 32 local variables
+    for the whole reduction. Refused: a library call, a sum kept in C (C written inside the
+    innermost loop), sums not restarted for each tile, wrong values."""
+
+    NAME, SOLVED = "4×8 tile (yours)", "4×8 tile (solution)"
+    FN = "tile"
+    shapes = TILE_SHAPES
+    HINTS = {
+        **LoopSwap.HINTS,
+        "in C": "Your innermost loop still writes C: each += loads and stores C's value. "
+                "Keep the 32 sums in local variables (c00 ... c37) for the whole loop over "
+                "p, and write them into C once, after it.",
+        "not zeroed": "The sums carry over from the previous tile: set the 32 locals to "
+                      "0 at the start of each tile (inside the loops over i and j).",
+        "wrong": "Compare with i-k-j: tile (i, j) holds rows i to i + 3 and columns j to "
+                 "j + 7 of C; step p adds a[i + r, p] * b[p, j + q] to sum crq.",
+    }
+
+    reference = staticmethod(tile_reference)
+    traffic = staticmethod(tile_traffic)
+
+    def slip(self, fn: Callable) -> str | None:
+        func = _source_tree(getattr(fn, "py_func", fn))
+        if func is not None and _calls_library(func):
+            return "library"
+        if func is not None and _writes_c_in_reduction(func):
+            return "in C"
+        kernel = getattr(fn, "py_func", fn)
+        rng = np.random.default_rng(1)
+        for m, k, n in self.shapes:
+            a = rng.integers(-3, 4, (m, k)).astype(np.float32)
+            b = rng.integers(-3, 4, (k, n)).astype(np.float32)
+            c = np.full((m, n), OLD, np.float32)
+            want = a @ b
+            try:
+                kernel(a, b, c)
+            except IndexError:
+                return "wrong"
+            if np.allclose(c, want):
+                continue
+            if m > 4 or n > 8:  # a second tile shows sums that carried over
+                first = np.allclose(c[:4, :8], want[:4, :8])
+                if first:
+                    return "not zeroed"
+            return "wrong"
+        return None

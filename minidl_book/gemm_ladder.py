@@ -1,12 +1,14 @@
-"""The performance chapter's gemm ladder: three float32 kernels for ``C = A @ B``, each one
+"""The performance chapter's gemm ladder: float32 kernels for ``C = A @ B``, each one
 idea closer to Flex's gemm (``minidl/backends/flex/kernels/gemm.py``, ``gemm_pack.py``,
 ``gemm_micro.py``).
 
 * :func:`naive`: the definition, a dot product per value of C. Its inner loop walks down a
   column of B, one 64-byte cache line per value it uses.
-* :func:`tiled`: the i-k-j order (a value of A scales a row of B into a row of C, every byte
-  of each line used) over blocks of ``KB`` rows of B, which stay in L2 while every row of A
-  uses them.
+* i-k-j, the reader's first build-it (:mod:`.build_gemm`): the loop order alone (a value of
+  A scales a row of B into a row of C, every byte of each line used). It is timed by its
+  checker, so it is not in :data:`RUNGS`; :func:`traffic` knows it as ``"i-k-j"``.
+* :func:`blocked`: the i-k-j order over blocks of ``KB`` rows of B, which stay in L2 while
+  every row of A uses them.
 * :func:`packed`: B copied into strips ``NR`` columns wide and A into panels ``MR`` rows tall,
   one register tile per (panel, strip) pair: Flex's micro-kernel
   (:func:`~minidl.backends.flex.kernels.gemm_micro.micro_tile`) without Flex's blocking of k,
@@ -32,11 +34,11 @@ from minidl.backends.flex.kernels.gemm_micro import MR, NV, VBYTES, address, mic
 from minidl_book.roofline import Counts, Point, place
 
 NR = NV * VBYTES // 4  # float32 columns of the register tile (32 on AVX-512, 16 on AVX2)
-KB = 64  # rows of B in one block of the tiled kernel (256 KiB at n = 1024)
+KB = 64  # rows of B in one block of the blocked kernel (256 KiB at n = 1024)
 LINE = 64  # bytes per cache line
 
 __all__ = ["KB", "MR", "NR", "RUNGS", "biggest_step", "naive", "packed", "points",
-           "show", "source", "tiled", "time_rungs", "traffic"]
+           "show", "source", "blocked", "time_rungs", "traffic", "STEPS"]
 
 
 @njit(**JIT_FAST)
@@ -52,7 +54,7 @@ def naive(a, b, c):
 
 
 @njit(**JIT_FAST)
-def tiled(a, b, c):
+def blocked(a, b, c):
     m, k = a.shape
     c[:] = 0
     for p0 in range(0, k, KB):  # these KB rows of B stay in L2 for all rows of A
@@ -87,11 +89,14 @@ def packed(a, b, c):
     c[:] = out[:m]
 
 
-RUNGS = {"naive": naive, "tiled": tiled, "packed": packed}
+RUNGS = {"naive": naive, "blocked": blocked, "packed": packed}
+#: the ladder's steps, each named for its cause: (step, from rung, to rung)
+STEPS = (("loop order", "naive", "i-k-j"), ("blocking", "i-k-j", "blocked"),
+         ("register tile", "blocked", "packed"))
 
 
 def source(kernel) -> str:
-    """The Python source of a rung (``naive``, ``tiled`` or ``packed``) without its decorator,
+    """The Python source of a rung (``naive``, ``blocked`` or ``packed``) without its decorator,
     as the chapter shows it."""
     lines = textwrap.dedent(inspect.getsource(kernel.py_func)).splitlines()
     return "\n".join(ln for ln in lines if not ln.startswith("@"))
@@ -113,7 +118,7 @@ def time_rungs(a: np.ndarray, b: np.ndarray, naive_rows: int = 128, budget: floa
     from minidl_book.roofline import median_seconds
 
     m, n = a.shape[0], b.shape[1]
-    rows = {"naive": min(naive_rows, m), "tiled": m, "packed": m}
+    rows = {"naive": min(naive_rows, m), "blocked": m, "packed": m}
     outs = {name: np.empty((r, n), np.float32) for name, r in rows.items()}
     runs = {name: functools.partial(RUNGS[name], a[:r], b, outs[name]) for name, r in rows.items()}
     times = median_seconds(runs, budget=budget, rounds=rounds)
@@ -129,7 +134,9 @@ def traffic(rung: str, m: int, k: int, n: int) -> tuple[Counts, float]:
     * naive: each step reads ``b[p, j]`` from a line of its own, and the ``k`` lines of a
       column (64 KiB at k = 1024, 4 KiB apart) are gone before column ``j + 1`` could reuse
       them: a whole line per multiply-add, from B's working set.
-    * tiled: each value of a block of B (``KB`` rows, held in L2) is read once per row of A,
+    * i-k-j: each value of B is read once per row of A, 4 bytes per multiply-add, from
+      wherever all of B (its working set) lives.
+    * blocked: each value of a block of B (``KB`` rows, held in L2) is read once per row of A,
       4 bytes per multiply-add; the row of C it adds to stays in L1. Its working set is the
       block.
     * packed: a step of the reduction reads ``MR`` values of the panel and ``NR`` of the strip
@@ -139,7 +146,9 @@ def traffic(rung: str, m: int, k: int, n: int) -> tuple[Counts, float]:
     macs = m * n * k
     if rung == "naive":
         return Counts(flops, float(LINE * macs)), 4.0 * k * n
-    if rung == "tiled":
+    if rung == "i-k-j":
+        return Counts(flops, 4.0 * macs), 4.0 * k * n
+    if rung == "blocked":
         return Counts(flops, 4.0 * macs), 4.0 * KB * n
     if rung == "packed":
         return Counts(flops, 4.0 * macs * (MR + NR) / (MR * NR)), 4.0 * k * (MR + NR)
@@ -156,9 +165,16 @@ def points(times: dict[str, tuple[float, int]], k: int, n: int) -> list[Point]:
     return out
 
 
-def biggest_step(times: dict[str, tuple[float, int]]) -> str:
-    """``"tiling"`` if naive -> tiled gained more speed (flops per second) than tiled ->
-    packed, else ``"packing"``."""
+def step_gains(times: dict[str, tuple[float, int]]) -> dict[str, float]:
+    """Each step of :data:`STEPS` as the factor it multiplied the speed (flops per second)
+    by; ``times`` holds the four rungs (naive, i-k-j, blocked, packed), all on ``[rows,
+    k] @ [k, n]`` with the same k and n."""
     rate = {name: rows / seconds for name, (seconds, rows) in times.items()}
-    tiling, packing = rate["tiled"] / rate["naive"], rate["packed"] / rate["tiled"]
-    return "tiling" if tiling > packing else "packing"
+    return {step: rate[b] / rate[a] for step, a, b in STEPS}
+
+
+def biggest_step(times: dict[str, tuple[float, int]]) -> str:
+    """The step of :data:`STEPS` (``"loop order"``, ``"blocking"``, ``"register tile"``)
+    that multiplied the speed most."""
+    gains = step_gains(times)
+    return max(gains, key=gains.get)

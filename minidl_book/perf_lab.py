@@ -302,6 +302,45 @@ def draw_tile(mr: int, nr: int, lanes: int) -> None:
     plt.close(fig)
 
 
+def l1_sets(sets: int, ways: int, line: int, stride: int, lines: int) -> list[list[int]]:
+    """Which of ``lines`` cache lines, fetched ``stride`` bytes apart, an LRU L1 of ``sets``
+    sets of ``ways`` lines still holds at the end: ``held[set]`` lists the indices of the
+    lines left in each set (a line's set: its address // ``line`` modulo ``sets``)."""
+    held: list[list[int]] = [[] for _ in range(sets)]
+    for n in range(lines):
+        s = (n * stride // line) % sets
+        if len(held[s]) == ways:
+            held[s].pop(0)  # the least recently used line of the set is evicted
+        held[s].append(n)
+    return held
+
+
+def draw_l1_sets(sets: int, ways: int, line: int, row_bytes: int, lines: int = 1024) -> None:
+    """The L1's sets after naive's walk down a column of B (``lines`` lines ``row_bytes``
+    apart) beside a walk along a row (consecutive lines): each square a line slot."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(7.5, 2.3))
+    for ax, stride, title in (
+            (axes[0], row_bytes, f"down a column of B: {lines} lines {row_bytes // 1024} KiB "
+                                 "apart"),
+            (axes[1], line, f"along a row of B: {lines // 16} consecutive lines")):
+        n = lines if stride == row_bytes else lines // 16
+        held = l1_sets(sets, ways, line, stride, n)
+        grid = np.zeros((ways, sets))
+        for s_, kept in enumerate(held):
+            grid[: len(kept), s_] = 1
+        ax.imshow(grid, cmap="Blues", vmin=0, vmax=1.4, aspect="auto", origin="lower")
+        ax.set_xticks([0, sets - 1], ["set 0", f"set {sets - 1}"], fontsize=7)
+        ax.set_yticks([0, ways - 1], ["way 1", f"way {ways}"], fontsize=7)
+        kept = sum(map(len, held))
+        ax.set_title(title, fontsize=8)
+        ax.set_xlabel(f"{kept} of {n} lines stay in L1", fontsize=8)
+    fig.tight_layout()
+    plt.show()
+    plt.close(fig)
+
+
 def step_points(counted: dict, table: dict) -> list:
     """Both training steps, eager and captured, as roofline points: the counts of one steady
     step, its median time, the bytes of its largest call as the footprint."""
@@ -435,11 +474,34 @@ class RooflineChart:
         fig.canvas.draw()
         renderer = fig.canvas.get_renderer()
         taken = []  # display boxes of the dots (rings included) and of the labels placed
+        dots = []  # display centres of the dots
         for line in ax.lines:
             if line.get_marker() == "o":
                 (x, y), = ax.transData.transform(line.get_xydata())
                 r = line.get_markersize() * fig.dpi / 72 / 2 + 1
                 taken.append((x - r, y - r, x + r, y + r))
+                dots.append((x, y))
+
+        for a, b, _ in self.arrows:  # an arrow's shaft is taken too, in short pieces
+            if a in shown and b in shown:
+                (xa, ya), (xb, yb) = ax.transData.transform(
+                    [(self[a].intensity, self[a].gflops), (self[b].intensity, self[b].gflops)])
+                for t in np.linspace(0.1, 0.9, 17):
+                    x, y = xa + t * (xb - xa), ya + t * (yb - ya)
+                    taken.append((x - 1.5, y - 1.5, x + 1.5, y + 1.5))
+
+        def gap(box, x, y) -> float:  # display distance from a dot's centre to a box
+            dx = max(box.x0 - x, 0.0, x - box.x1)
+            dy = max(box.y0 - y, 0.0, y - box.y1)
+            return float(np.hypot(dx, dy))
+
+        def nearest_own(box, point) -> bool:
+            """No other dot lies nearer the label than its own (a label under another
+            dot reads as that dot's)."""
+            (x, y), = ax.transData.transform([(point.intensity, point.gflops)])
+            own = gap(box, x, y)
+            return all(gap(box, dx, dy) > own for dx, dy in dots
+                       if np.hypot(dx - x, dy - y) > 1.0)
         self.overlaps = 0
         # offsets (points) and alignments tried in turn until the label overlaps nothing
         spots = [((7, -10), "left"), ((7, 5), "left"), ((-7, -10), "right"),
@@ -480,7 +542,8 @@ class RooflineChart:
                 clear = (box.x0 >= inside.x0 and box.x1 <= inside.x1
                          and box.y0 >= inside.y0 and box.y1 <= inside.y1
                          and not any(box.x0 < x1 and x0 < box.x1 and box.y0 < y1
-                                     and y0 < box.y1 for x0, y0, x1, y1 in taken))
+                                     and y0 < box.y1 for x0, y0, x1, y1 in taken)
+                         and nearest_own(box, point))
                 if clear or i == len(order) - 1:
                     self.overlaps += not clear
                     taken.append((box.x0, box.y0, box.x1, box.y1))

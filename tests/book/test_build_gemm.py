@@ -1,8 +1,9 @@
-"""The performance chapter's loop-swap build-it: the right kernel passes, each slip is named."""
+"""The performance chapter's two build-its (loop swap, 4 x 8 register tile): the right kernel
+passes, each slip is named."""
 
 import numpy as np
 
-from minidl_book.build_gemm import LoopSwap, reference
+from minidl_book.build_gemm import LoopSwap, RegisterTile, reference, tile_reference
 
 
 def not_zeroed(a, b, c):
@@ -52,7 +53,7 @@ def test_slips_are_named_and_the_solution_passes(capsys):
     assert ex.check(swapped) is False and "swapped" in capsys.readouterr().out
     assert ex.check(reference) is True and ex.kernel is not None
     point = ex.point()
-    assert point.name == "yours" and point.intensity == 0.5
+    assert point.name == "i-k-j (yours)" and point.intensity == 0.5
 
 
 def library(a, b, c):
@@ -71,7 +72,7 @@ def jpi(a, b, c):  # innermost i: walks C and A down their columns
                 c[i, j] += a[i, p] * b[p, j]
 
 
-def row_slice(a, b, c):  # right: a[i, p] scales row p of B, as a whole row
+def row_slice(a, b, c):  # the right order, but a temporary array per step
     c[:] = 0
     for i in range(a.shape[0]):
         for p in range(a.shape[1]):
@@ -93,5 +94,170 @@ def test_library_calls_other_orders_and_row_slices(capsys):
     assert ex.check(library) is False and "no @" in capsys.readouterr().out
     assert ex.slip(jpi) == "across"
     assert ex.slip(column_slice) == "column"
-    assert ex.slip(row_slice) is None
-    assert ex.check(row_slice) is True and "column" not in capsys.readouterr().out
+    assert ex.slip(row_slice) == "slice"
+    assert ex.check(row_slice) is False and "temporary" in capsys.readouterr().out
+
+
+def kij(a, b, c):  # right values, but p outermost: not naive's loops with the inner two swapped
+    c[:] = 0
+    for p in range(a.shape[1]):
+        for i in range(a.shape[0]):
+            for j in range(b.shape[1]):
+                c[i, j] += a[i, p] * b[p, j]
+
+
+def zero_each_row(a, b, c):  # right: C zeroed row by row, inside the loop over i
+    for i in range(a.shape[0]):
+        for j in range(b.shape[1]):
+            c[i, j] = 0
+        for p in range(a.shape[1]):
+            for j in range(b.shape[1]):
+                c[i, j] += a[i, p] * b[p, j]
+
+
+def test_the_outer_loop_stays_over_i():
+    ex = LoopSwap(np.ones((4, 8), np.float32), np.ones((8, 8), np.float32), rows=4)
+    assert ex.slip(kij) == "kij"
+    assert ex.slip(zero_each_row) is None
+
+
+def tile_in_c(a, b, c):  # the tile's order, but every sum kept in C
+    c[:] = 0
+    for i in range(0, a.shape[0], 4):
+        for j in range(0, b.shape[1], 8):
+            for p in range(a.shape[1]):
+                for r in range(4):
+                    for q in range(8):
+                        c[i + r, j + q] += a[i + r, p] * b[p, j + q]
+
+
+def tile_not_restarted(a, b, c):  # local sums, but not set to 0 for each tile
+    s = np.zeros((4, 8), np.float32)
+    for i in range(0, a.shape[0], 4):
+        for j in range(0, b.shape[1], 8):
+            for p in range(a.shape[1]):
+                for r in range(4):
+                    x = a[i + r, p]
+                    for q in range(8):
+                        s[r, q] += x * b[p, j + q]
+            c[i:i + 4, j:j + 8] = s
+
+
+def tile_local_array(a, b, c):  # right: the 32 sums in a small local array
+    for i in range(0, a.shape[0], 4):
+        for j in range(0, b.shape[1], 8):
+            s = np.zeros((4, 8), np.float32)
+            for p in range(a.shape[1]):
+                for r in range(4):
+                    x = a[i + r, p]
+                    for q in range(8):
+                        s[r, q] += x * b[p, j + q]
+            c[i:i + 4, j:j + 8] = s
+
+
+def tile_wrong_column(a, b, c):
+    for i in range(0, a.shape[0], 4):
+        for j in range(0, b.shape[1], 8):
+            s = np.zeros((4, 8), np.float32)
+            for p in range(a.shape[1]):
+                for r in range(4):
+                    for q in range(8):
+                        s[r, q] += a[i + r, p] * b[p, j]
+            c[i:i + 4, j:j + 8] = s
+
+
+def test_register_tile_slips_are_named_and_the_solution_passes(capsys):
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((16, 16)).astype(np.float32) for _ in range(2))
+    ex = RegisterTile(a, b, rows=8, naive_rows=2)
+    assert ex.slip(tile_reference) is None and ex.slip(tile_local_array) is None
+    assert ex.slip(tile_in_c) == "in C"
+    assert ex.slip(tile_not_restarted) == "not zeroed"
+    assert ex.slip(tile_wrong_column) == "wrong"
+    assert ex.slip(library) == "library"
+    assert ex.check(tile_in_c) is False and "local variables" in capsys.readouterr().out
+    assert ex.point().name == "4×8 tile (solution)"
+    assert ex.check(tile_reference) is True and ex.kernel is not None
+    point = ex.point()
+    assert point.name == "4×8 tile (yours)" and point.intensity == 2 * 32 / (4 * 12)
+
+
+def _from_cell(source: str, name: str):
+    """``name`` compiled from source text as a notebook cell would (not imported): the
+    checker reads its source back through linecache, as in a live notebook."""
+    import linecache
+
+    filename = f"/tmp/ipykernel_0/{abs(hash(source))}.py"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {"__name__": "__main__", "np": np}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace[name]
+
+
+TYPED_KIJ = """
+def ikj(a, b, c):
+    c[:] = 0
+    for p in range(a.shape[1]):
+        for i in range(a.shape[0]):
+            for j in range(b.shape[1]):
+                c[i, j] += a[i, p] * b[p, j]
+"""
+
+TYPED_SLICE = """
+def ikj(a, b, c):
+    c[:] = 0
+    for i in range(a.shape[0]):
+        for p in range(a.shape[1]):
+            c[i, :] += a[i, p] * b[p, :]
+"""
+
+TYPED_IKJ = """
+def ikj(a, b, c):
+    m, k = a.shape
+    c[:] = 0
+    for i in range(m):
+        for p in range(k):
+            for j in range(b.shape[1]):
+                c[i, j] += a[i, p] * b[p, j]
+"""
+
+TYPED_TILE_IN_C = """
+def tile(a, b, c):
+    c[:] = 0
+    for i in range(0, a.shape[0], 4):
+        for j in range(0, b.shape[1], 8):
+            for p in range(a.shape[1]):
+                for r in range(4):
+                    for q in range(8):
+                        c[i + r, j + q] += a[i + r, p] * b[p, j + q]
+"""
+
+TYPED_TILE = """
+def tile(a, b, c):
+    for i in range(0, a.shape[0], 4):
+        for j in range(0, b.shape[1], 8):
+            s = np.zeros((4, 8), np.float32)
+            for p in range(a.shape[1]):
+                for r in range(4):
+                    x = a[i + r, p]
+                    for q in range(8):
+                        s[r, q] += x * b[p, j + q]
+            c[i:i + 4, j:j + 8] = s
+"""
+
+
+def test_kernels_typed_into_a_cell_get_the_verdicts(capsys):
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((16, 16)).astype(np.float32) for _ in range(2))
+    ikj = LoopSwap(a, b, rows=8, naive_rows=2)
+    assert ikj.check(_from_cell(TYPED_KIJ, "ikj")) is False
+    assert "k-i-j" in capsys.readouterr().out
+    assert ikj.check(_from_cell(TYPED_SLICE, "ikj")) is False
+    assert "temporary" in capsys.readouterr().out
+    assert ikj.check(_from_cell(TYPED_IKJ, "ikj")) is True
+    assert "i-k-j (yours)" in capsys.readouterr().out
+    tile = RegisterTile(a, b, rows=8, naive_rows=2)
+    assert tile.check(_from_cell(TYPED_TILE_IN_C, "tile")) is False
+    assert "local variables" in capsys.readouterr().out
+    assert tile.check(_from_cell(TYPED_TILE, "tile")) is True
+    assert tile.point().name == "4×8 tile (yours)"

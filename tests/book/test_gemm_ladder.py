@@ -33,28 +33,33 @@ def test_each_rung_overwrites_c_on_a_second_call():
 
 def test_traffic_states_each_rungs_reuse():
     mr, nr = ladder.MR, ladder.NR
-    naive, tiled, packed = (ladder.traffic(r, 1024, 1024, 1024) for r in ("naive", "tiled",
-                                                                          "packed"))
-    assert naive[0].flops == tiled[0].flops == packed[0].flops == 2.0 * 1024**3
+    naive, ikj, blocked, packed = (ladder.traffic(r, 1024, 1024, 1024)
+                                   for r in ("naive", "i-k-j", "blocked", "packed"))
+    assert naive[0].flops == blocked[0].flops == packed[0].flops == 2.0 * 1024**3
     assert naive[0].intensity == pytest.approx(2 / 64)  # a cache line per multiply-add
-    assert tiled[0].intensity == pytest.approx(0.5)  # 4 bytes per multiply-add
+    assert ikj[0].intensity == blocked[0].intensity == pytest.approx(0.5)  # 4 B per MAC
     assert packed[0].intensity == pytest.approx(2 * mr * nr / (4 * (mr + nr)))
-    assert naive[1] == 4 * 1024**2 and tiled[1] == 4 * ladder.KB * 1024
+    assert naive[1] == ikj[1] == 4 * 1024**2 and blocked[1] == 4 * ladder.KB * 1024
     with pytest.raises(ValueError):
-        ladder.traffic("blocked", 1, 1, 1)
+        ladder.traffic("tiled", 1, 1, 1)
 
 
 def test_points_and_biggest_step():
-    times = {"naive": (1.0, 128), "tiled": (0.2, 1024), "packed": (0.05, 1024)}
+    times = {"naive": (1.0, 128), "i-k-j": (0.05, 256), "blocked": (0.2, 1024),
+             "packed": (0.05, 1024)}
     pts = {p.name: p for p in ladder.points(times, k=1024, n=1024)}
     assert pts["naive"].counts.flops == 2.0 * 128 * 1024 * 1024
-    assert pts["tiled"].seconds == 0.2
-    assert ladder.biggest_step(times) == "tiling"  # 40x against 4x
-    assert ladder.biggest_step({**times, "naive": (0.05, 128)}) == "packing"  # 2x against 4x
+    assert pts["blocked"].seconds == 0.2
+    gains = ladder.step_gains(times)
+    assert gains == pytest.approx({"loop order": 40.0, "blocking": 1.0, "register tile": 4.0})
+    assert ladder.biggest_step(times) == "loop order"
+    slow_naive = {**times, "naive": (0.025, 128)}  # loop order 2x, register tile 4x
+    assert ladder.biggest_step(slow_naive) == "register tile"
+    assert ladder.biggest_step({**slow_naive, "blocked": (0.05, 1024)}) == "blocking"
 
 
 def test_source_is_the_kernel_without_its_decorator():
-    text = ladder.source(ladder.tiled)
-    assert text.startswith("def tiled(a, b, c):") and "@" not in text
+    text = ladder.source(ladder.blocked)
+    assert text.startswith("def blocked(a, b, c):") and "@" not in text
     assert max(len(line) for rung in ladder.RUNGS.values()
                for line in ladder.source(rung).splitlines()) <= 88

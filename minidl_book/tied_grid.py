@@ -50,7 +50,8 @@ def draw_tied_grid(variants: dict, width: float = 7.2):
     fig, ax = plt.subplots(figsize=(width, 2.5))
     rows = [("per path", "map per path\n(minidl's, burn's)"),
             ("once", "map each Param once\n(your map_params, above)")]
-    cols = [("read", "gradient read: grad()"), ("taken out", "gradient taken out: grad_remove()")]
+    cols = [("read", "gradient read (left in grads)"),
+            ("taken out", "gradient taken out of grads")]
     yes = {True: "moved", False: "kept"}
     for i, (r, _) in enumerate(rows):
         for j, (c, _) in enumerate(cols):

@@ -1,14 +1,15 @@
 """Pictures of the dispatch chapter: what a tensor holds (nested boxes), what each pair of
 input kinds does (a grid), minidl's and burn's ``DispatchTensor`` one under the other (what
 each routes on), where the autodiff layer is chosen in PyTorch and in burn/minidl (stacks side
-by side), and the order Python looks a method up in (a class
-chain in two columns)."""
+by side), the order Python looks a method up in (a class
+chain in two columns), and a few routed ops as one tree (Tensor, Dispatch, the backends)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["kind_grid", "lookup_chain", "nesting", "struct_pair", "two_stacks"]
+__all__ = ["kind_grid", "lookup_chain", "nesting", "routing_tree", "struct_pair",
+           "two_stacks"]
 
 _FILL = ("#eef3fb", "#dbe7f7", "#fdf0d5", "#e4f2e4")
 
@@ -48,12 +49,13 @@ def nesting(columns: Sequence[tuple[str, Sequence]], title: str = ""):
     return fig
 
 
-def kind_grid(kinds, minidl, burn=None, title="", burn_label="burn"):
+def kind_grid(kinds, minidl, burn=None, title="", burn_label="burn",
+              unknown_label="not run"):
     """A lhs-kind x rhs-kind grid, each cell split in two: minidl's outcome on top, burn's
     below (one whole cell, minidl's, when ``burn`` is None or has no entry for the pair).
     ``minidl[(lhs, rhs)]`` and ``burn[(lhs, rhs)]`` are ``(outcome, text)`` with outcome one
     of "plain", "autodiff", "error", "unknown" (the cell's colour; grey for "unknown", a
-    pair nobody ran)."""
+    pair nobody ran, named ``unknown_label`` in the legend)."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch, Rectangle
 
@@ -89,9 +91,9 @@ def kind_grid(kinds, minidl, burn=None, title="", burn_label="burn"):
                Patch(fc=fill["error"], ec="#666",
                      label="error" if burn is None else "error / panic")]
     if any(c[0] == "unknown" for c in (burn or {}).values()):
-        handles.append(Patch(fc=fill["unknown"], ec="#666", label="not run"))
+        handles.append(Patch(fc=fill["unknown"], ec="#666", label=unknown_label))
     ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 0.0),
-              ncol=len(handles), fontsize=8, frameon=False)
+              ncol=len(handles) if len(handles) < 4 else 2, fontsize=8, frameon=False)
     if title:
         ax.set_title(title, fontsize=10.5)
     fig.tight_layout()
@@ -218,5 +220,50 @@ def struct_pair(structs: Sequence[tuple[str, Sequence[tuple[str, str, str, str]]
                     fontsize=8.5, style="italic")
     if title:
         fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def routing_tree(routed: Sequence[tuple[str, str]], title: str = ""):
+    """The debug-level-1 log ``[(op, backend), ...]`` as one tree: the Tensor calls on top,
+    ``Dispatch`` under them, one box per backend the log names, each edge labelled with the
+    ops routed along it; under ``Autodiff[B]``, the ``B`` it calls after recording."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch
+
+    backends = list(dict.fromkeys(b for _, b in routed))
+    fig, ax = plt.subplots(figsize=(7.4, 2.9))
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.03, 0.99)
+    ax.axis("off")
+
+    def box(x, y, text, fill, w=0.24):
+        ax.add_patch(FancyBboxPatch((x - w / 2, y - 0.07), w, 0.14, boxstyle="round,pad=0.01",
+                                    fc=fill, ec="#555", lw=0.8))
+        ax.text(x, y, text, ha="center", va="center", fontsize=9)
+
+    def arrow(a, b, label="", at=0.5):
+        ax.annotate("", b, a, arrowprops={"arrowstyle": "->", "lw": 0.9, "color": "#333"})
+        if label:
+            x, y = a[0] + (b[0] - a[0]) * at, a[1] + (b[1] - a[1]) * at
+            ax.text(x, y, label, ha="center", va="center", fontsize=8,
+                    bbox={"fc": "white", "ec": "none", "pad": 1.0})
+
+    box(0.5, 0.9, "Tensor ops", _FILL[0])
+    box(0.5, 0.62, "Dispatch: the inputs'\ndevices pick", _FILL[0], w=0.3)
+    arrow((0.5, 0.83), (0.5, 0.69))
+    xs = [0.5] if len(backends) == 1 else [0.14 + 0.72 * i / (len(backends) - 1)
+                                           for i in range(len(backends))]
+    for x, backend in zip(xs, backends):
+        ops = ", ".join(op for op, b in routed if b == backend)
+        box(x, 0.3, backend, _FILL[1] if backend.startswith("Autodiff") else _FILL[3])
+        arrow((0.5, 0.55), (x, 0.37), ops, at=0.55)
+        if backend.startswith("Autodiff[") and backend.endswith("]"):
+            box(x, 0.06, backend[len("Autodiff["):-1] + " (computes)", _FILL[3])
+            arrow((x, 0.23), (x, 0.13), "")
+            ax.text(x + 0.015, 0.18, "records a step, then calls", ha="left",
+                    va="center", fontsize=8)
+    if title:
+        ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return fig

@@ -14,8 +14,8 @@ import importlib
 from minidl.backend import ModuleOps
 from minidl.dispatch import Dispatch, write_forwarders
 
-__all__ = ["forwarding_linear", "forwarding_your_linear", "generated_linear", "linear_source",
-           "plain_linear_routes", "torch_nodes"]
+__all__ = ["compiled_linear", "forwarding_linear", "forwarding_your_linear", "generated_linear",
+           "linear_source", "plain_linear_routes", "torch_nodes"]
 
 
 YOURS = "your write_forwarder"
@@ -43,7 +43,7 @@ def forwarding_linear():
         del Dispatch.linear
 
 
-def _compiled_linear(source: str):
+def compiled_linear(source: str):
     """The ``linear`` that ``source`` defines, run among the generated module-ops file's names
     (``route``, ``DispatchTensor``, ...), the way that file runs when imported."""
     names = dict(vars(importlib.import_module("minidl.dispatch.ops.module")))
@@ -90,7 +90,7 @@ def linear_source(write_forwarder=None) -> tuple[str, bool]:
     if callable(write_forwarder):
         try:
             fn, source, problem = build_forwarder._compile(write_forwarder, "linear")
-            if fn is not None and not problem and _works(_compiled_linear(source)):
+            if fn is not None and not problem and _works(compiled_linear(source)):
                 return source, True
         except Exception:  # noqa: BLE001 - an unfinished reader function
             pass
@@ -107,7 +107,7 @@ def forwarding_your_linear(write_forwarder):
     the generated module-ops file (``route``, ``DispatchTensor``, ...)."""
     assert "linear" not in vars(Dispatch), "Dispatch already forwards linear"
     source, yours = linear_source(write_forwarder)
-    Dispatch.linear = _compiled_linear(source)
+    Dispatch.linear = compiled_linear(source)
     try:
         yield YOURS if yours else BOOKS
     finally:

@@ -7,7 +7,9 @@
 - :func:`device_named` (Ex3, "autodiff" or "plain"): "not autodiff", "it doesn't live on
   autodiff", "the inner backend" name the plain device.
 - :class:`NameExercise`: an :class:`~minidl_book.exercises.Exercise` that, given a sentence
-  it cannot read one name out of, asks for just the name instead of judging it.
+  it cannot read one name out of, asks for just the name instead of judging it; given no
+  string (``["minidl.autodiff"]``, ``7``), asks for a string; a ``Device`` object is read
+  as its text (``Device.flex()`` as ``"Device.flex()"``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from minidl import Device
 from minidl_book.exercises import Exercise, _shown
 from minidl_book.verdict import WRONG
 
@@ -139,7 +142,17 @@ class NameExercise(Exercise):
         self.unclear = unclear
         self.ask = ask
 
+    def _judge(self, prediction: Any, truth: Any) -> tuple[bool, str]:
+        # a Device object names a device as its text does: Device.flex() is "Device.flex()"
+        if isinstance(prediction, Device):
+            prediction = str(prediction)
+        return super()._judge(prediction, truth)
+
     def check(self, prediction: Any = ...) -> bool:
+        if prediction is not Ellipsis and not isinstance(prediction, str | Device):
+            print(f"{WRONG} Not read: {_shown(prediction)} is not a string. Write the "
+                  f"answer as a string.\n  {self.ask}")
+            return False
         if prediction is not Ellipsis and self.unclear(prediction):
             print(f"{WRONG} Not read: the checker finds no single name in "
                   f"{_shown(prediction)}.\n  {self.ask}")

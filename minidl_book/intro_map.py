@@ -359,13 +359,14 @@ def two_paths() -> Flowchart:
 
 
 def draw_layouts(weight: np.ndarray, x: np.ndarray | None = None,
-                 y: np.ndarray | None = None, rows: int = 3):
+                 y: np.ndarray | None = None, rows: int = 3, bias: np.ndarray | None = None):
     """The two layouts of one ``Linear``'s weight, as shapes: minidl's (burn's) ``x·W`` with
     ``W`` ``[d_input, d_output]``, above PyTorch's ``x·Wᵀ`` with ``weight``
     ``[out_features, in_features]``; each weight's cells coloured and labelled by value, so
     the same numbers show transposed; ``x``, if given, is written into its grids (the input
     the weight's gradient is read from), and ``y``, the output, into its grids (the same
-    numbers in both layouts). Returns the matplotlib figure."""
+    numbers in both layouts); ``bias``, if given, is drawn as a row ``b [d_output]`` after
+    the weight, so ``y[0, 0]`` can be checked by hand. Returns the matplotlib figure."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
 
@@ -373,10 +374,11 @@ def draw_layouts(weight: np.ndarray, x: np.ndarray | None = None,
     rows = rows if x is None else x.shape[0]
     span = float(np.abs(weight).max()) or 1.0
     cmap = plt.get_cmap("coolwarm")
-    fig, ax = plt.subplots(figsize=(5.6, 5.1))
+    fig, ax = plt.subplots(figsize=(5.6 if bias is None else 7.0, 5.1))
 
     def grid(x0: float, y0: float, shape: tuple[int, int], name: str,
-             values: np.ndarray | None = None, tint: bool = True) -> float:
+             values: np.ndarray | None = None, tint: bool = True,
+             label: str | None = None) -> float:
         """A grid of ``shape`` cells, top-left at (x0, y0), its name and shape below it;
         returns its right edge."""
         r, c = shape
@@ -389,7 +391,7 @@ def draw_layouts(weight: np.ndarray, x: np.ndarray | None = None,
                 if values is not None:
                     ax.text(x0 + j + 0.5, y0 - i - 0.5, f"{values[i, j]:.2f}", ha="center",
                             va="center", fontsize=8)
-        ax.text(x0 + c / 2, y0 - r - 0.3, f"{name} [{r}, {c}]", ha="center", va="top",
+        ax.text(x0 + c / 2, y0 - r - 0.3, label or f"{name} [{r}, {c}]", ha="center", va="top",
                 fontsize=9, family="monospace")
         return x0 + c
 
@@ -409,6 +411,10 @@ def draw_layouts(weight: np.ndarray, x: np.ndarray | None = None,
         if w_name == "weight":
             ax.text(right + 0.1, top + 0.1, "T", fontsize=12, va="top")
             right += 0.5
+        if bias is not None:
+            right = sign(right, top - 0.5, "+")
+            right = grid(right, top, (1, d_out), "b", bias.reshape(1, -1),
+                         label=f"b [{d_out}]")
         right = sign(right, top - rows / 2, "→")
         width = max(width, grid(right, top, (rows, d_out), "y", y, tint=False))
         top -= max(w_values.shape[0], rows) + 2.9

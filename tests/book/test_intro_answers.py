@@ -77,3 +77,22 @@ def test_a_sentence_without_one_name_is_asked_for_the_name(capsys):
     assert ex.check("it doesn't cross minidl.autodiff")
     assert not ex.check("minidl.backend")
     assert "the hint" in capsys.readouterr().out
+
+
+def test_a_device_object_is_read_as_its_name():
+    from minidl import Device
+
+    ex = NameExercise("Where?", truth=lambda: "plain", compare=device_named,
+                      unclear=device_unclear, ask="Write just the name.", hint="the hint")
+    assert ex.accepts(Device.flex(), "plain")
+    assert not ex.accepts(Device.flex().autodiff(), "plain")
+
+
+def test_an_answer_that_is_no_string_is_asked_for_a_string(capsys):
+    runs = []
+    ex = NameExercise("Which box?", truth=lambda: runs.append(1) or SKIPPED,
+                      compare=skipped_box, unclear=box_unclear, ask="Write just the name.",
+                      hint="the hint")
+    assert not ex.check(["minidl.autodiff"])
+    out = capsys.readouterr().out
+    assert "not a string" in out and "the hint" not in out and not runs

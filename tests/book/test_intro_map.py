@@ -10,6 +10,7 @@ from minidl_book.intro_map import (
     DETOUR,
     detour_map,
     detour_trace,
+    draw_layouts,
     measured_ops,
     package_map,
     torch_column,
@@ -122,3 +123,14 @@ def test_computing_counts_the_kernels_that_computed_the_forward():
     layer(x)
     hits = debug.trace(lambda: layer(x), breakpoints=r"^kernel ", echo=False).hits
     assert sum(computing(hits)) == 2 and computing(hits)[0] and computing(hits)[-1]
+
+
+def test_the_layouts_draw_the_bias_so_y_can_be_checked_by_hand():
+    import numpy as np
+
+    weight = np.arange(8, dtype=np.float32).reshape(4, 2) / 10
+    fig = draw_layouts(weight, bias=np.array([0.5, -0.25], np.float32))
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    assert texts.count("b [2]") == 2 and texts.count("-0.25") == 2  # both panels
+    fig_plain = draw_layouts(weight)
+    assert "b [2]" not in [t.get_text() for t in fig_plain.axes[0].texts]

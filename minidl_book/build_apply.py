@@ -18,7 +18,8 @@ tried, the alternative name tried instead of the slot's own (a file saved with m
 ``gamma``/``beta``), the alternative name tried before the slot's own (a file holding both
 ``bn.gamma`` and ``bn.weight``), the shape compared before the adapter runs, a value written before its checks (burn's
 order: what fails is already half-applied), ``num_batches_tracked`` counted as unused, unused
-keys found by name instead of by what was taken.
+keys found by name instead of by what was taken, a key counted as taken only when its
+slot's checks pass (it lands in errors and in unused).
 """
 
 from __future__ import annotations
@@ -295,6 +296,30 @@ def unused_by_name(slots, source, adapter):
     return _sorted_rest(result, source, {s.path for s in slots}, adapter)
 
 
+def taken_only_if_applied(slots, source, adapter):
+    """A key counts as taken only when its slot's checks pass: a tensor that failed its
+    shape or dtype check is listed as an error and again as unused."""
+    result, taken = ApplyResult(), set()
+    for slot in slots:
+        key = slot.path
+        alt = adapter.alternative_name(slot.name, slot.module_type)
+        if key not in source and alt is not None:
+            key = f"{slot.path.rpartition('.')[0]}.{alt}"
+        if key not in source:
+            result.missing.append(slot.path)
+            continue
+        array = adapter.adapt(source[key], slot)
+        if array.shape != slot.shape:
+            result.errors.append(ShapeMismatch(slot.path, slot.shape, array.shape))
+        elif array.dtype.name != slot.dtype:
+            result.errors.append(DTypeMismatch(slot.path, slot.dtype, array.dtype.name))
+        else:
+            taken.add(key)
+            result.values[slot.path] = array
+            result.applied.append(slot.path)
+    return _sorted_rest(result, source, taken, adapter)
+
+
 #: name → (slip, the verdict kind it gets, the cause whose hint it opens)
 PLANTED = {
     "dtype never compared": (no_dtype_check, "check", "dtype"),
@@ -307,6 +332,7 @@ PLANTED = {
     "value written before its checks": (built_before_checked, "check", "built before checked"),
     "num_batches_tracked counted as unused": (counter_unused, "check", "ignored"),
     "unused found by name": (unused_by_name, "check", "unused by name"),
+    "only applied keys counted as taken": (taken_only_if_applied, "check", "taken if failed"),
 }
 
 
@@ -363,9 +389,30 @@ def _names(result, field: str) -> list[str] | None:
     return sorted(str(item) for item in items)
 
 
-def _diagnosis(got, want, field: str) -> str:
+def _taken_keys(slots, source, adapter) -> dict[str, str]:
+    """slot path → the file key it takes (own path first, then the adapter's name)."""
+    keys = {}
+    for slot in slots:
+        alt = adapter.alternative_name(slot.name, slot.module_type)
+        alt_key = f"{slot.path.rpartition('.')[0]}.{alt}" if alt is not None else None
+        for key in (slot.path, alt_key):
+            if key is not None and key in source:
+                keys[slot.path] = key
+                break
+    return keys
+
+
+def _alt_key(slots, path: str, adapter) -> str | None:
+    slot = next(s for s in slots if s.path == path)
+    alt = adapter.alternative_name(slot.name, slot.module_type)
+    return None if alt is None else f"{path.rpartition('.')[0]}.{alt}"
+
+
+def _diagnosis(got, want, case: dict) -> str:
     """The slip a wrong list points to, in words the cause tests read."""
     got_applied, got_unused = set(_names(got, "applied") or []), set(_names(got, "unused") or [])
+    slots, source, adapter = case["_slots"], case["_source"], PyTorchToMinidlAdapter()
+    took = _taken_keys(slots, source, adapter)
     dtype_paths = {e.path for e in want.errors if isinstance(e, DTypeMismatch)}
     if dtype_paths & got_applied:
         return (f" {sorted(dtype_paths & got_applied)} went to applied with the file's dtype: "
@@ -374,11 +421,17 @@ def _diagnosis(got, want, field: str) -> str:
     if own_missing:
         return (f" {own_missing} are in the file under the slot's own name, yet the plan "
                 "calls them missing and the key unused.")
-    both_names = sorted(got_unused & (set(want.applied) | {getattr(e, "path", None)
-                                                          for e in want.errors}))
+    both_names = sorted(path for path, key in took.items() if key == path
+                        and key in got_unused and (alt := _alt_key(slots, path, adapter))
+                        and alt in source and alt not in got_unused)
     if both_names:
         return (f" The file holds {both_names} under the slot's own path and under the "
                 "adapter's name too; the plan took the adapter's and left the own one unused.")
+    applied_keys = {took[p] for p in want.applied}
+    failed = sorted(got_unused & {took[e.path] for e in want.errors if e.path in took})
+    if failed and not got_unused & applied_keys:
+        return (f" {failed}: each failed its slot's shape or dtype check and is in errors; "
+                "its slot still took it, so it is not unused as well.")
     alt_missing = [p for p in (_names(got, "missing") or []) if p in want.applied
                    or any(getattr(e, "path", None) == p for e in want.errors)]
     if alt_missing:
@@ -407,7 +460,7 @@ def _matches(solution, case, outputs, watch) -> str | None:
     for field in _LISTS:
         if _names(got, field) != _names(want, field):
             return (f"result.{field} is {_names(got, field)}; minidl's plan gives "
-                    f"{_names(want, field)}." + _diagnosis(got, want, field))
+                    f"{_names(want, field)}." + _diagnosis(got, want, case))
     values = dict(got.values)
     if sorted(values) != sorted(want.values):
         extra = sorted(set(values) - set(want.values))
@@ -459,6 +512,10 @@ HINTS = {
         "A file key no slot took is unused unless adapter.ignores(key) says the adapter "
         "drops it on purpose (PyTorch's step counter): then it is ignored.",
     ],
+    "taken if failed": [
+        "A key a slot took stays taken even when its shape or dtype check fails: add it to "
+        "the taken set as soon as the slot finds it, before the checks.",
+    ],
     "unused by name": [
         "Keep the set of file keys the slots took (under whichever name they were found); "
         "the unused ones are the rest.",
@@ -473,6 +530,7 @@ _CAUSES = [
     ("before the adapter", _cause("before the adapter ran")),
     ("built before checked", _cause("half-applied")),
     ("ignored", _cause("what the adapter drops")),
+    ("taken if failed", _cause("not unused as well")),
     ("unused by name", _cause("so it is not unused")),
 ]
 

@@ -79,3 +79,13 @@ def test_a_file_holding_both_names_refuses_the_alternative_first():
     assert any({"bn.gamma", "bn.weight"} <= set(case["_source"]) for case in cases)
     verdict = ba.exercise(0).check(ba.alternative_name_first)
     assert verdict.kind == "check" and "left the own one unused" in verdict.text
+
+
+def test_a_key_whose_check_failed_stays_taken():
+    """A plan that marks a key taken only when its slot's checks pass lists fc.bias (one
+    wider than the slot) as an error and as unused. The verdict says so: the file does not
+    hold it under two names (the alternative-first diagnosis used to fire here)."""
+    verdict = ba.exercise(0).check(ba.taken_only_if_applied)
+    assert verdict.kind == "check" and "not unused as well" in verdict.text, verdict.text
+    assert "under the adapter's name too" not in verdict.text
+    assert verdict.hints == [ba.HINTS["taken if failed"][0]]

@@ -85,7 +85,8 @@ def plain_answer(x: Any, depth: int = 0) -> Any:
     Plain: ``bool``, ``int``, ``float``, ``str``, ``None`` (exactly those types, never a
     subclass that could redefine ``==``), a ``Fraction`` (→ its int or float), tuples/lists (→ tuple) and sets (→ frozenset) of
     those, a numeric NumPy array (→ a copy), a NumPy scalar (→ its Python value), a torch
-    ``Size`` (→ tuple) or tensor and a minidl ``Tensor`` (→ a NumPy copy). Nothing of the
+    ``Size`` (→ tuple) or tensor, a minidl ``Tensor`` (→ a NumPy copy), a NumPy or torch dtype
+    or NumPy scalar type (→ its name: ``np.float32`` → ``"float32"``). Nothing of the
     reader's own kind reaches a comparison, so no ``__eq__`` or ``__array__`` of theirs runs.
     """
     if depth > 20:
@@ -117,6 +118,15 @@ def plain_answer(x: Any, depth: int = 0) -> Any:
 
     if kind is Tensor:
         return plain_answer(Tensor.to_numpy(x), depth + 1)
+    if isinstance(x, np.dtype):  # a dtype answers "which dtype?" by its name
+        return x.name
+    if isinstance(x, type) and issubclass(x, np.generic) and x.__module__ == "numpy":
+        try:  # np.float32 → "float32" (an abstract np.floating has no dtype)
+            return np.dtype(x).name
+        except TypeError:
+            pass
+    if kind.__name__ == "dtype" and kind.__module__ == "torch":
+        return str(x).removeprefix("torch.")  # torch.float32 → "float32"
     raise NotPlain(f"a {kind.__name__}")
 
 

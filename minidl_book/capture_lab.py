@@ -14,7 +14,8 @@ from collections.abc import Callable
 
 from minidl import Device, Tensor
 
-__all__ = ["captured_step", "cpu_ms_in_turns", "eager_and_replayed", "unchecked_replay"]
+__all__ = ["captured_step", "cpu_ms_in_turns", "eager_and_replayed", "gpu_per_step",
+           "unchecked_replay"]
 
 
 def captured_step(workload: str, device: Device):
@@ -127,7 +128,7 @@ def draw_two_runs():
         ax.text(x + 0.1, 2.2, f"t = matmul(x, w{run - 1})", fontsize=9, family="monospace")
         ax.text(x + 0.1, 1.6, "loss, g = f(t, k)", fontsize=9, family="monospace")
         ax.text(x + 0.1, 1.0, f"w{run} = w{run - 1} - lr*g", fontsize=9, family="monospace")
-    ax.text(7.88, 1.9, "in0 = new batch\nst0 <- st0-s0*g\n(no Python\n layers)",
+    ax.text(7.88, 1.9, "in0 = new batch\nfloat_sub(st0,\n  s0*g, out=st0)\n(no Python\n layers)",
             fontsize=9, family="monospace", va="center")
 
     def arrow(x0, y0, x1, y1, text, color, tx, ty):
@@ -292,3 +293,63 @@ def unchecked_replay(graph, *args):
         if spec.role == "scalar":
             env[spec.name] = float(value)
     return graph._run(args, env)
+
+
+class _CountingDevice:
+    """The wgpu device of a runtime, counting the compute passes its encoders begin."""
+
+    def __init__(self, device):
+        self._device, self.passes = device, 0
+
+    def __getattr__(self, name):
+        return getattr(self._device, name)
+
+    def create_command_encoder(self, *args, **kwargs):
+        encoder, counter = self._device.create_command_encoder(*args, **kwargs), self
+
+        class Counting:
+            def __getattr__(self, name):
+                return getattr(encoder, name)
+
+            def begin_compute_pass(self, *a, **k):
+                counter.passes += 1
+                return encoder.begin_compute_pass(*a, **k)
+
+        return Counting()
+
+
+def gpu_per_step(contenders: dict[str, Callable[[], object]], rounds: int = 3,
+                 steps: int = 4) -> dict[str, dict[str, float]]:
+    """Each contender (a training step on a Wgpu device, returning its loss) per step: the
+    ``dispatches`` and compute ``passes`` the runtime made (one step, its loss read), and the
+    best block's ``wall`` ms (the loss of its last step read) and ``host`` ms (the calling
+    thread's CPU time: the Python and the wgpu calls, not lavapipe's worker threads).
+    Printed as a table, and returned."""
+    from minidl.backends.wgpu.runtime import runtime
+
+    rt = runtime(0)
+    counting = rt.device = _CountingDevice(rt.device)
+    try:
+        out = {}
+        for name, fn in contenders.items():
+            fn().to_numpy()  # warm: pipelines compiled, the stream's plans found
+            d, p = rt.dispatches, counting.passes
+            fn().to_numpy()
+            out[name] = {"dispatches": rt.dispatches - d, "passes": counting.passes - p,
+                         "wall": float("inf"), "host": float("inf")}
+    finally:
+        rt.device = counting._device
+    for _ in range(rounds):
+        for name, fn in contenders.items():
+            t0, c0 = time.perf_counter(), time.thread_time()
+            for _ in range(steps):
+                loss = fn()
+            loss.to_numpy()
+            row = out[name]
+            row["wall"] = min(row["wall"], (time.perf_counter() - t0) / steps * 1e3)
+            row["host"] = min(row["host"], (time.thread_time() - c0) / steps * 1e3)
+    print(f"{'per step':12}{'dispatches':>11}{'compute passes':>16}{'host CPU':>10}{'wall':>10}")
+    for name, r in out.items():
+        print(f"{name:12}{r['dispatches']:11d}{r['passes']:16d}{r['host']:7.1f} ms"
+              f"{r['wall']:7.0f} ms")
+    return out

@@ -353,3 +353,39 @@ def gpu_per_step(contenders: dict[str, Callable[[], object]], rounds: int = 3,
         print(f"{name:12}{r['dispatches']:11d}{r['passes']:16d}{r['host']:7.1f} ms"
               f"{r['wall']:7.0f} ms")
     return out
+
+
+def draw_run_timeline(adam_time: list[int], decay_done: list[int], rates: list[float]):
+    """The runs of a capture and five replays, and what each run advances: Adam's ``time``
+    (tracked with ``optimizers=``), a host counter inside the step (``done[0]`` of the step
+    decay), a schedule read inside the step (``next(rates)``, refused at capture)."""
+    import matplotlib.pyplot as plt
+
+    runs = ["warm-up", "recorded\nrun 1", "recorded\nrun 2"] + [f"replay\n{k}" for k in
+                                                                  range(1, 6)]
+    rows = [("Adam's time\n(optimizers=)", adam_time), ("done[0] in\ndecayed()", decay_done),
+            ("next(rates)\nin the step", rates)]
+    fig, ax = plt.subplots(figsize=(7.5, 2.4))
+    ax.set_xlim(-2.1, len(runs) - 0.4)
+    ax.set_ylim(-1.0, len(rows) + 0.3)
+    ax.axis("off")
+    ax.axvspan(-0.45, 2.45, ymin=0.12, ymax=0.97, color="#dde7f3", zorder=0)
+    for k, name in enumerate(runs):
+        ax.text(k, len(rows) - 0.05, name, ha="center", va="center", fontsize=8.5)
+    for r, (label, values) in enumerate(rows):
+        y = len(rows) - 1 - r - 0.2
+        ax.text(-0.6, y, label, ha="right", va="center", fontsize=8.5)
+        for k, v in enumerate(values):
+            moved = k == 0 or v != values[k - 1]
+            text = f"{v:g}" if isinstance(v, float) and v < 1 else str(v)
+            ax.text(k, y, text, ha="center", va="center", fontsize=9, family="monospace",
+                    color="#222222" if moved else "#b03030")
+        if len(values) < len(runs):
+            ax.text(len(values) + 1.5, y, "refused at capture: runs 1 and 2 differ",
+                    ha="center", va="center", fontsize=8.5, color="#b03030")
+    ax.text(1, -0.8, "capture's three runs: real training steps", ha="center", fontsize=8,
+            color="#4c72b0")
+    ax.text(5.3, -0.8, "red: a value the replays no longer advance (frozen)", ha="center",
+            fontsize=8, color="#b03030")
+    fig.tight_layout()
+    return fig

@@ -620,7 +620,7 @@ def draw_result_buckets(result):
     rows = [("applied", "found, checked:\nto be built", "#d5f0d5"),
             ("missing", "a slot with no\nfile tensor", "#f4c7c3"),
             ("unused", "a file tensor\nno slot took", "#f4c7c3"),
-            ("errors", "does not fit\nits slot", "#f4c7c3"),
+            ("errors", "found, but does\nnot fit its slot", "#f4c7c3"),
             ("ignored", "dropped by\nthe adapter", "#e4e4e4")]
     fig, ax = plt.subplots(figsize=(7.0, 1.6))
     fig.subplots_adjust(left=0.01, right=0.99, bottom=0.02, top=0.98)

@@ -238,11 +238,14 @@ def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar, lhs_dtype: bool = False)
     needed for correctness. Everything before it is a **speed trick**, each one shaped by a
     call that an MLP training step makes, each giving the same result as the general path:
 
-    1. same shape, small: ``binary_same_shape`` on the arrays as they are (the tiny-op path);
+    1. same shape, small: ``binary_same_shape`` on the arrays as they are (the tiny-op path;
+       its ``stat_broadcast`` also takes a column or per-channel statistic on the right, never
+       a row: a bias row ``[1, n]`` falls through to path 3);
     2. same shape, large and contiguous: ``binary_parallel`` into a cache-line-aligned output;
     0. an ``expand``ed view (stride 0) is first taken as the small array it repeats;
-    3. a small statistic over a small array of one rank: a bias row ``[1, n]``, a per-row
-       column ``[m, 1, 1]``, a per-channel ``[1, C, 1, 1]`` (BatchNorm): one loop nest;
+    3. a small statistic over a small array of one rank, ``small_broadcast``: a bias row
+       ``[1, n]`` (``binary_row``), a per-row column ``[m, 1, 1]``, a per-channel
+       ``[1, C, 1, 1]`` (BatchNorm), the statistic on either side: one loop nest;
     4. one rank up to 3-D, contiguous: padded in front, size-1 dims broadcast by the kernel;
     5. array and Python number, small: ``binary_array_scalar``;
     6. array and Python number, large and contiguous: ``binary_parallel`` with a 1-element
@@ -250,10 +253,12 @@ def binary(op: str, a: ArrayOrScalar, b: ArrayOrScalar, lhs_dtype: bool = False)
     """
     # 1. first, before any flag is read: two small arrays of one rank and one native dtype,
     # the shapes compared by the kernel (`binary_same_shape`, any layout, an expanded view
-    # included; a statistic on the right, such as BatchNorm's [1, C, 1, 1], is path 3 run by
-    # that kernel; another broadcast falls through having allocated a small `out` for nothing). A 4x4
-    # add spent 1.01 us in this function with the shapes compared here, 0.85 us so, against
-    # 0.70 us for its np.empty and kernel call alone (one thread's CPU time, Zen 4).
+    # included; a column or per-channel statistic on the right, such as BatchNorm's
+    # [1, C, 1, 1], is computed by that kernel, ahead of path 3; any other broadcast, a bias
+    # row [1, n] included, returns False at once and falls through having allocated a small
+    # `out` for nothing). A 4x4 add spent 1.01 us in this function with the shapes compared
+    # here, 0.85 us so, against 0.70 us for its np.empty and kernel call alone (one thread's
+    # CPU time, Zen 4).
     if type(a) is _NDARRAY and type(b) is _NDARRAY:
         if ((dtype := a.dtype) is b.dtype and a.size < PARALLEL_MIN_ELEMS
                 and (dtype is _F32 or dtype in NATIVE_DTYPES) and a.ndim == b.ndim):

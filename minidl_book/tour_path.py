@@ -404,18 +404,6 @@ def compact_ids(graph) -> dict[int, int]:
     return {node_id: k for k, node_id in enumerate(sorted(r.id for r in graph.records), 1)}
 
 
-def _one_array(row: tuple) -> tuple:
-    """A step fed one node twice (``diff * diff``) saves one array under both names: say so
-    once, as the graph's total counts it."""
-    parents, saved = row[2].split(", "), row[4]
-    parts = saved.split(", lhs: ") if saved.startswith("rhs: ") else saved.split(", rhs: ")
-    if len(parents) == 2 and parents[0] == parents[1] and len(parts) == 2:
-        first = parts[0].split(": ", 1)[1]
-        if first == parts[1]:
-            return (*row[:4], f"lhs = rhs: {first[:-1]}, one array)")
-    return row
-
-
 def numbered(graph) -> str:
     """``graph``'s table (its leaves named) with its nodes numbered by :func:`compact_ids`."""
     ids = compact_ids(graph)
@@ -424,7 +412,7 @@ def numbered(graph) -> str:
         return re.sub(r"#(\d+)", lambda m: f"#{ids.get(int(m.group(1)), m.group(1))}", text)
 
     header = ("node", "step", "parents", "requirement", "saved")
-    rows = [header] + [tuple(map(renumber, _one_array(row))) for row in graph.rows()]
+    rows = [header] + [tuple(map(renumber, row)) for row in graph.rows()]
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     lines = [renumber(str(graph).splitlines()[0])]
     lines += ["  ".join(c.ljust(w) for c, w in zip(row[:4], widths)) + "  " + row[4]
@@ -432,7 +420,7 @@ def numbered(graph) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
-_SAVED = re.compile(r"(\w+): float32\[([\d, ]*)\] \((\d+) B\)")
+_SAVED = re.compile(r"(\w+(?: = \w+)*): float32\[([\d, ]*)\] \((\d+) B(?:, one array)?\)")
 
 
 class Captioned:
@@ -473,8 +461,6 @@ def graph_chart(graph, title: str | None = None) -> Captioned:
             continue
         fill, stroke = COLORS["autodiff"]
         kept = [m.groups() for m in _SAVED.finditer(saved)]  # (name, shape, bytes)
-        if len(kept) == 2 and len(set(r.parents)) == 1:  # x * x: one array, both sides
-            kept = [(" = ".join(sorted(k[0] for k in kept)), *kept[0][1:])]
         lines = [f"#{ids[r.id]} {op}"] + [f"saved {name}\nf32[{shape.replace(' ', '')}]"
                                            f" {nbytes} B" for name, shape, nbytes in kept]
         chart.node(nid, "\n".join(lines), fill=fill, stroke=stroke)

@@ -49,8 +49,26 @@ class StepRecord:
     requirement: Requirement
     saved: dict[str, str] = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
-    saved_bytes: int = 0
+    saved_bytes: int = 0  # each distinct array once
     consumed: bool = False
+    shared: tuple[tuple[str, ...], ...] = ()  # saved names that hold one array (x * x)
+
+    def saved_text(self) -> str:
+        """What the step saved, one entry per array: ``diff * diff`` keeps one array as
+        both ``lhs`` and ``rhs``, listed once as ``lhs = rhs: float32[3, 2] (24 B, one
+        array)``, so the rows add up to the graph's total."""
+        if self.consumed:
+            return "(consumed by backward)"
+        group = {name: names for names in self.shared for name in names}
+        parts = []
+        for name, text in self.saved.items():
+            names = group.get(name, (name,))
+            if len(names) == 1:
+                parts.append(f"{name}: {text}")
+            elif name == names[0]:
+                one = text[:-1] + ", one array)" if text.endswith(")") else text
+                parts.append(f"{' = '.join(sorted(names))}: {one}")
+        return ", ".join(parts)
 
 
 @dataclass
@@ -81,9 +99,7 @@ class Graph:
         rows = []
         for r in self.records:
             op = r.op + ("(" + ", ".join(f"{k}={v}" for k, v in r.params.items()) + ")" if r.params else "")
-            saved = ", ".join(f"{k}: {v}" for k, v in r.saved.items())
-            if r.consumed:
-                saved = "(consumed by backward)"
+            saved = r.saved_text()
             parents = ", ".join(f"#{p}" for p in r.parents)
             rows.append((f"#{r.id}", op, parents, str(r.requirement), saved))
         return rows
@@ -127,10 +143,27 @@ def graph(tensor: Any) -> Graph:
             requirement=node.requirement,
             saved={k: _describe(v) for k, v in step.saved.items()},
             params=step.params(),
-            saved_bytes=sum(getattr(v, "nbytes", 0) for v in step.saved.values()),
+            saved_bytes=sum(
+                int(getattr(v, "nbytes", 0)) for v in _distinct(step.saved).values()),
             consumed=step.consumed,
+            shared=tuple(names for names in _same_array(step.saved) if len(names) > 1),
         ))
     return Graph(root.id, records, graph_memory(tensor))
+
+
+def _same_array(saved: dict[str, Any]) -> list[tuple[str, ...]]:
+    """The saved names grouped by the array they hold (a ``Recompute`` is its own group)."""
+    groups: dict[int | str, list[str]] = {}
+    for name, value in saved.items():
+        key: int | str = name if isinstance(value, Recompute) else id(value)
+        groups.setdefault(key, []).append(name)
+    return [tuple(names) for names in groups.values()]
+
+
+def _distinct(saved: dict[str, Any]) -> dict[str, Any]:
+    """One entry per distinct array of ``saved`` (``Recompute`` entries dropped)."""
+    return {names[0]: saved[names[0]] for names in _same_array(saved)
+            if not isinstance(saved[names[0]], Recompute)}
 
 
 def graph_memory(tensor: Any) -> int:

@@ -322,6 +322,21 @@ def test_graph_lists_steps_parents_requirements_and_saved_shapes(inner):
 
 
 @pytest.mark.parametrize("inner", INNER)
+def test_graph_lists_an_array_a_step_keeps_twice_once(inner):
+    """diff * diff keeps one array as lhs and rhs: the printed rows add up to the total."""
+    AD = ad(inner)
+    x = leaf(AD, np.ones((3, 2), dtype=np.float32))
+    y = AD.float_mean(AD.float_mul(x, x))
+    g = graph(y)
+    mul = g.steps[0]
+    assert set(mul.saved) == {"lhs", "rhs"} and mul.saved_bytes == 24 == g.memory
+    row = next(line for line in str(g).splitlines() if " Mul " in line)
+    assert row.endswith("lhs = rhs: float32[3, 2] (24 B, one array)")
+    other = graph(AD.float_mean(AD.float_mul(x, AD.float_exp(x))))
+    assert "lhs: float32[3, 2] (24 B)" in str(other) and "one array" not in str(other)
+
+
+@pytest.mark.parametrize("inner", INNER)
 def test_mixed_dtype_op_gives_each_input_a_gradient_of_its_own_dtype(inner):
     needs_float64(inner, "the second input")
     AD = ad(inner)

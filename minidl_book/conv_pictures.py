@@ -134,7 +134,9 @@ def draw_im2col(s: SmallConv) -> None:
                                    ec=HL, lw=2))
     ax.annotate("", xy=(X3 - 0.2, 5.5), xytext=(X2 + C_OUT + 0.2, 8),
                 arrowprops=dict(arrowstyle="->", color="#616161", lw=1))
-    ax.text(X2 + C_OUT + 1.3, 6.6, "reshape,\npermute", ha="center", fontsize=8)
+    # above its arrow, clear of it (the arrow falls from y 8 to 5.5)
+    ax.text(X2 + C_OUT + 1.3, 5.2, "reshape,\npermute", ha="center", va="bottom",
+            fontsize=8)
     ax.set_xlim(-0.3, X3 + 4.3), ax.set_ylim(16.3, -3.4), ax.set_aspect("equal")
     ax.axis("off")
     fig.tight_layout()

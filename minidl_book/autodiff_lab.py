@@ -312,6 +312,38 @@ def memory_chart(*ys: Tensor, names: dict[int, str] | None = None, title: str = 
     return fc
 
 
+def rule_chart(y: Tensor, names: dict[int, str] | None = None, title: str = ""):
+    """The graph behind ``y`` on a checkpointing device, each value coloured by the balanced
+    strategy's rule for it: green, kept (a leaf: nothing could recompute it); orange, cached
+    (a compute-bound step's output: recomputing it would cost a matmul, a reduction);
+    grey, a recipe (a memory-bound step's output: replayed in backward from its inputs).
+    ``names``: node id → what the value is (``"sin x"``), shown after the step's name."""
+    from minidl.autodiff.node import walk
+    from minidl.debug.flowchart import Flowchart
+
+    names = dict(names or {})
+    fc = Flowchart("TB", title=title)
+    nodes = sorted(walk(y.primitive.backend_tensor.node), key=lambda n: n.id)
+    for node in nodes:
+        step = node.step
+        if step is None:
+            head, rule = names.get(node.id, f"#{node.id} leaf"), "kept: a leaf"
+            fill, stroke = "#C8E6C9", "#43A047"
+        else:
+            head = f"#{node.id} {type(step).__name__}"
+            head += f": {names[node.id]}" if node.id in names else ""
+            if step.memory_bound:
+                rule, fill, stroke = "recipe: memory-bound", "#ECEFF1", "#78909C"
+            else:
+                rule, fill, stroke = "cached: compute-bound", "#FFE0B2", "#FB8C00"
+        fc.node(str(node.id), f"{head}\n{rule}", fill=fill, stroke=stroke,
+                shape="round" if step is None else "box")
+    for node in nodes:
+        for parent in node.parents:
+            fc.edge(str(parent.id), str(node.id))
+    return fc
+
+
 def gradcheck(fn, shapes: dict, difference: Callable, h: float = 1e-6) -> float:
     """Largest |backward - difference(loss, input, h)| over every element of every input.
 

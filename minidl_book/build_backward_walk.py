@@ -56,7 +56,7 @@ def program(values: list, ops: list, sin, scale, made: list | None = None):
 
 # ----- the reference solution -----------------------------------------------------------------
 def backward_walk(root, root_grad, run_step):
-    """Every node under ``root`` once, highest id first (a node's consumers were created after
+    """Every node under ``root`` once, highest id first (its consumers came after
     it); a pending table sums the gradients arriving at each node."""
     nodes, stack = {}, [root]
     while stack:  # collect every node the root depends on
@@ -65,15 +65,16 @@ def backward_walk(root, root_grad, run_step):
             nodes[node.id] = node
             stack.extend(node.parents)
     pending, grads = {root.id: root_grad}, {}
-    for node_id in sorted(nodes, reverse=True):  # consumers before the nodes they consume
+    for node_id in sorted(nodes, reverse=True):  # consumers first
         node, grad = nodes[node_id], pending.pop(node_id, None)
         if grad is None:
             continue
-        if node.step is None:  # a leaf: a Grad one (an untracked node is never a parent)
+        if node.step is None:  # a leaf, a Grad one
             grads[node_id] = grad
             continue
-        for parent, g in run_step(node, grad):  # a fresh sum: g may be another parent's too
-            pending[parent.id] = g if parent.id not in pending else pending[parent.id] + g
+        for parent, g in run_step(node, grad):  # a fresh sum: g may be shared
+            old = pending.get(parent.id)
+            pending[parent.id] = g if old is None else old + g
     return grads
 
 

@@ -399,9 +399,14 @@ def exercise(max_examples: int = 8) -> BuildExercise:
              "one block per tap: reshape and permute it to [n, (i, j, c), h_out, w_out], "
              "then add tap t's c channels onto the very slice of the padded input that "
              "tap read in forward; crop the padding last."),
-            (("rule", "error"), "Use only B's ops on the arrays backward gets "
+            (("rule",), "Use only B's ops on the arrays backward gets "
              "(B.float_matmul, B.float_transpose, B.float_slice, B.float_slice_assign, "
              "B.float_add, B.float_zeros...) and the given im2col."),
+            (("error",), "Read the shapes in the error. The padded input's gradient is "
+             "[n, c, top + h + bottom, left + w + right], the pads uneven: (top, left) "
+             "= options.padding, (bottom, right) = options.padding_end. Tap (i, j)'s "
+             "slice starts at (i * d1, j * d2), steps by the stride and holds h_out x "
+             "w_out entries, the shape of its block of the patches' gradient."),
         ],
         reference_solution=conv2d_backward,
         examples=EXAMPLES,

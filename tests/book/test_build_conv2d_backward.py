@@ -163,3 +163,19 @@ def test_a_placeholder_keeps_the_books_backward(capsys):
     with bb.plugged_in(conv2d_backward, bb.exercise(2)):
         assert ad_module.Conv2dWithBias._reader is bb.conv2d_backward
     assert "does not pass the checker yet" in capsys.readouterr().out
+
+
+def test_a_col2im_ignoring_padding_end_gets_the_shape_hint_not_the_rule_hint():
+    # the reader's report: bottom/right read from padding, a broadcast error in col2im
+    wrong = _from_cell(READER.replace(
+        "(top, left), (bottom, right) = options.padding, options.padding_end",
+        "(top, left), (bottom, right) = options.padding, options.padding"),
+        "conv2d_backward")
+    ex = bb.exercise(4)
+    verdict = None
+    for _ in range(3):  # every hint of the ladder opened
+        verdict = ex.check(wrong)
+    text = verdict.render()
+    assert verdict.kind != "pass"
+    assert "(bottom, right) = options.padding_end" in text, text
+    assert "Use only B's ops" not in text, text

@@ -318,10 +318,13 @@ def _torch(case: dict) -> dict:
 def exercise(max_examples: int = 6) -> BuildExercise:
     """The checker for the reader's ``write_forwarder(op, signature)``."""
     return BuildExercise(
-        "a forwarder generator, routed through Flex and NdArray",
+        "a forwarder generator: each call must reach the backend minidl's route picks "
+        "(Flex, NdArray, plain or autodiff), an autodiff linear must record one "
+        "LinearWithBias step, a wrong device must fail",
         cases=linear_cases(SCENARIOS),
         run=forwarder_run,
-        references=[Reference("PyTorch", _torch, rtol=1e-5, atol=1e-5)],
+        references=[Reference("PyTorch, for values and gradients", _torch, rtol=1e-5,
+                              atol=1e-5)],
         checks=[_forwarder_checks],
         rules=Rules(helpers=(args_text,)),  # not on the page, allowed if found
         examples=[linear_example(s) for s in SCENARIOS],

@@ -134,47 +134,45 @@ def two_stacks(stacks: Sequence[tuple[str, Sequence[tuple[str, str]]]], title: s
 
 def lookup_chain(columns: Sequence[tuple[str, Sequence[tuple[str, str, bool]]]],
                  title: str = "", footer: str = ""):
-    """A method lookup drawn as one chain of classes in columns, read top to bottom, left
-    column first: ``(column title, [(class name, note, found)])``. The class where the
-    lookup stops (``found``) is orange, the ones searched before it grey; ``footer`` is
-    written under the last column (the classes never reached)."""
+    """A method lookup drawn as one column of classes, read top to bottom, in groups:
+    ``(group title, [(class name, note, found)])``, each group's title in a bracket at the
+    left. The class where the lookup stops (``found``) is orange, the ones searched before it
+    grey; ``footer`` is written under the last class (the classes never reached). The figure
+    fits the 752 px text column."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyBboxPatch
 
-    rows = max(len(classes) for _, classes in columns)
-    width, gap = 1.0, 0.3  # a column, and the lane between two columns
-    fig, ax = plt.subplots(figsize=(3.5 * len(columns) + 0.6, 0.62 * rows + 1.1))
-    ax.set_xlim(-0.05, len(columns) * (width + gap) - gap + 0.05)
-    ax.set_ylim(rows + 0.45, -0.75)
+    rows = sum(len(classes) for _, classes in columns)
+    step, box = 0.42, 0.3  # one row, and the box inside it (inches)
+    fig, ax = plt.subplots(figsize=(7.4, step * rows + 0.9))
+    ax.set_xlim(0, 7.4)
+    ax.set_ylim(step * rows + 0.35, -0.15)
     ax.axis("off")
-    arrow = {"arrowstyle": "->", "lw": 0.9, "color": "#444"}
-    previous = None  # (x, y) of the bottom edge of the last box drawn
-    for c, (name, classes) in enumerate(columns):
-        left = c * (width + gap)
-        ax.text(left + width / 2, -0.55, name, ha="center", va="center", fontsize=9,
-                style="italic")
-        for r, (cls, note, found) in enumerate(classes):
-            y0 = r + 0.08
+    left, right = 1.75, 7.3  # the boxes; the group brackets sit left of them
+    r = 0
+    for name, classes in columns:
+        top = r * step
+        for cls, note, found in classes:
+            y0 = r * step + (step - box) / 2
             ax.add_patch(FancyBboxPatch(
-                (left + 0.03, y0), width - 0.06, 0.66, boxstyle="round,pad=0.01",
+                (left, y0), right - left, box, boxstyle="round,pad=0.01",
                 fc="#fde2b8" if found else "#eeeeee", ec="#c77c12" if found else "#777",
                 lw=1.6 if found else 0.8))
-            ax.text(left + width / 2, y0 + 0.24, cls, ha="center", va="center",
-                    fontsize=8.5, weight="bold")
-            ax.text(left + width / 2, y0 + 0.5, note, ha="center", va="center", fontsize=7.2)
-            top = (left + width / 2, y0)
-            if previous is not None and previous[0] == top[0]:
-                ax.annotate("", top, previous, arrowprops=arrow)
-            elif previous is not None:  # down, across the lane, up, into the next column
-                lane, over = left - gap / 2, -0.2
-                ax.plot([previous[0], previous[0], lane, lane, top[0]],
-                        [previous[1], previous[1] + 0.2, previous[1] + 0.2, over, over],
-                        color="#444", lw=0.9)
-                ax.annotate("", top, (top[0], over), arrowprops=arrow)
-            previous = (top[0], y0 + 0.66)
+            ax.text(left + 0.12, y0 + box / 2, cls, ha="left", va="center", fontsize=9,
+                    weight="bold", family="monospace")
+            ax.text(left + 2.45, y0 + box / 2, note, ha="left", va="center", fontsize=8.5)
+            if r:
+                ax.annotate("", (left + 1.0, y0), (left + 1.0, y0 - (step - box)),
+                            arrowprops={"arrowstyle": "->", "lw": 0.8, "color": "#444"})
+            r += 1
+        bottom = r * step
+        ax.plot([left - 0.1, left - 0.18, left - 0.18, left - 0.1],
+                [top + 0.05, top + 0.05, bottom - 0.05, bottom - 0.05], color="#666", lw=0.9)
+        ax.text(left - 0.26, (top + bottom) / 2, name, ha="right", va="center",
+                fontsize=8, style="italic", wrap=True)
     if footer:
-        ax.text(previous[0], previous[1] + 0.3, footer, ha="center", va="center",
-                fontsize=7.5, color="#777", style="italic")
+        ax.text(left + 0.12, rows * step + 0.15, footer, ha="left", va="center",
+                fontsize=8, color="#777", style="italic")
     if title:
         ax.set_title(title, fontsize=10)
     fig.tight_layout()

@@ -400,25 +400,6 @@ class RooflineChart:
         self.section += 1
         self.entries += [(p, self.section) for p in points]
         self.arrows += [(a, b, self.section) for a, b in arrows]
-        for point in points:
-            self.measure_roof_again(point)
-
-    def measure_roof_again(self, point, repeats: int = 7) -> None:
-        """A point above the roof at its own footprint re-measures that roof there, longer.
-
-        The curve is the best bandwidth a few short STREAM runs reached, taken at another
-        moment than the point; on a shared machine a neighbour can hold it down (one stream
-        over 32 MiB ran at 30 to 48 GB/s as the load changed). A roof is the best the memory
-        can do, so a longer measurement at the point's own working set may only raise it;
-        a point still above the roof after that is a real break of the model."""
-        from minidl_book import roofline as rl
-
-        curve = self.roof.curve
-        if curve is None or point.gflops <= self.roof.own_roof(point):
-            return
-        footprint = int(point.footprint)
-        again = max(rl.stream_bandwidth(footprint, kernel, repeats) for kernel in ("copy", "triad"))
-        curve[footprint] = max(again, rl.bandwidth_at(curve, footprint), curve.get(footprint, 0.0))
 
     @property
     def points(self) -> list:
@@ -482,6 +463,9 @@ class RooflineChart:
                 taken.append((x - r, y - r, x + r, y + r))
                 dots.append((x, y))
 
+        (_, y_peak), = ax.transData.transform([(lo, self.roof.peak)])
+        box = ax.get_window_extent(renderer)  # the compute roof's line is taken too
+        taken.append((box.x0, y_peak - 2.0, box.x1, y_peak + 2.0))
         for a, b, _ in self.arrows:  # an arrow's shaft is taken too, in short pieces
             if a in shown and b in shown:
                 (xa, ya), (xb, yb) = ax.transData.transform(

@@ -252,10 +252,11 @@ SPILL = 4
 #: 0.5 MiB to 256 MiB: from inside one core's L2 to far past L3.
 CURVE_FOOTPRINTS = tuple(1 << k for k in range(19, 29))
 
-#: How far a point may lie above the roof at its footprint before the model counts as broken:
-#: the curve and the point are timed at different moments on a shared machine, and one stream
-#: over 32 MiB ran anywhere from ~30 to ~48 GB/s on the book's machine as the load changed.
-ROOF_NOISE = 1.6
+#: How far a measured point may lie above the roof at its own footprint before the model
+#: counts as broken: the curve and the point are timed at different moments on a machine
+#: shared with other jobs, so a point's time can beat the roof's by a few percent of noise.
+#: No roof is ever re-measured to make room for a point.
+ROOF_TOLERANCE = 1.1
 
 
 def bandwidth_curve(footprints: Sequence[int] = CURVE_FOOTPRINTS, repeats: int = 2,
@@ -340,7 +341,7 @@ class Roofline:
 
     def own_fraction(self, point: Point) -> float:
         """The share of its own roof that ``point`` reached (at most 1 for a roof, up to
-        :data:`ROOF_NOISE` for timing noise)."""
+        :data:`ROOF_TOLERANCE` for timing noise)."""
         return point.gflops / self.own_roof(point)
 
     def attainable(self, intensity: float, level: str = "DRAM") -> float:

@@ -83,8 +83,8 @@ def plain_answer(x: Any, depth: int = 0) -> Any:
     """The prediction as a plain value, or :class:`NotPlain`.
 
     Plain: ``bool``, ``int``, ``float``, ``str``, ``None`` (exactly those types, never a
-    subclass that could redefine ``==``), a ``Fraction`` (→ its int or float), tuples/lists (→ tuple) and sets (→ frozenset) of
-    those, a numeric NumPy array (→ a copy), a NumPy scalar (→ its Python value), a torch
+    subclass that could redefine ``==``), a ``Fraction`` (→ its int or float), tuples/lists (→ tuple), sets (→ frozenset) and
+    dicts (→ a new dict) of those, a numeric NumPy array (→ a copy), a NumPy scalar (→ its Python value), a torch
     ``Size`` (→ tuple) or tensor, a minidl ``Tensor`` (→ a NumPy copy), a NumPy or torch dtype
     or NumPy scalar type (→ its name: ``np.float32`` → ``"float32"``). Nothing of the
     reader's own kind reaches a comparison, so no ``__eq__`` or ``__array__`` of theirs runs.
@@ -105,6 +105,8 @@ def plain_answer(x: Any, depth: int = 0) -> Any:
         return tuple(plain_answer(v, depth + 1) for v in x)
     if kind in (set, frozenset):
         return frozenset(plain_answer(v, depth + 1) for v in x)
+    if kind is dict:  # {"loss": "float64", "weight": "float32"}: for a comparison that reads it
+        return {plain_answer(k, depth + 1): plain_answer(v, depth + 1) for k, v in x.items()}
     if kind is np.ndarray:
         if x.dtype.kind not in "biuf":
             raise NotPlain(f"an array of {x.dtype}")

@@ -30,3 +30,16 @@ def test_other_types_stay_refused():
     for answer in (np.floating, int, object):
         with pytest.raises(NotPlain):
             plain_answer(answer)
+
+
+def test_a_dict_answer_reaches_a_chapter_comparison():
+    """The capture chapter's reader typed {"loss": np.float64, "weight": "float32"}; its
+    comparison reads dicts, but the dict was refused as "not plain" before it got there."""
+    got = plain_answer({"loss": np.float64, "weight": "float32"})
+    assert got == {"loss": "float64", "weight": "float32"} and type(got) is dict
+    ex = Exercise("dtypes", truth=lambda: ("float64", "float32"),
+                  compare=lambda p, t: isinstance(p, dict) and (p["loss"], p["weight"]) == t)
+    assert ex.accepts({"loss": "float64", "weight": np.float32})
+    assert not ex.accepts({"loss": "float32", "weight": "float32"})
+    assert not Exercise("dtypes", truth=lambda: ("float64", "float32")).accepts(
+        {"loss": "float64", "weight": "float32"})  # the default comparison still refuses

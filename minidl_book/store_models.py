@@ -4,9 +4,12 @@ under the same field names, and the few helpers the chapter's hidden checks use.
 
 from __future__ import annotations
 
+import io
+import pickletools
 import re
 import tempfile
 import textwrap
+import zipfile
 
 import numpy as np
 import torch
@@ -488,6 +491,17 @@ def show_error(err: BaseException, keep: int | None = None) -> None:
     if keep is not None and len(lines) > keep + 2:
         lines = lines[:keep + 1] + [f"  … and {len(lines) - keep - 1} more like these"]
     show("\n".join(lines))
+
+
+def pickle_calls(pt_path) -> list[str]:
+    """The lines of Python's pickle disassembly (``pickletools.dis``) of a ``.pt`` archive's
+    ``data.pkl`` that look up a global (``GLOBAL``) or call one (``REDUCE``)."""
+    with zipfile.ZipFile(pt_path) as archive:
+        pickled = archive.read(next(n for n in archive.namelist() if n.endswith("/data.pkl")))
+    listing = io.StringIO()
+    pickletools.dis(pickled, out=listing)
+    return [line for line in listing.getvalue().splitlines()
+            if "GLOBAL" in line or "REDUCE" in line]
 
 
 # ----- the load plan, drawn ------------------------------------------------------------------

@@ -16,8 +16,8 @@ from typing import Any
 from minidl.module import Module, Param
 from minidl.module.running import RunningState
 
-__all__ = ["KIND_COLORS", "draw_params", "draw_records", "draw_tree", "flat_record", "leaves", "nested_lines",
-           "rows"]
+__all__ = ["KIND_COLORS", "draw_map", "draw_params", "draw_records", "draw_tree", "flat_record",
+           "leaves", "map_rows", "nested_lines", "rows"]
 
 #: kind → (fill, stroke)
 KIND_COLORS = {
@@ -254,5 +254,136 @@ def draw_params(panels: dict[str, Module], width: float = 7.4, states: dict | No
         ax.set_ylim(-1.1, 1.1)
         ax.axis("off")
         ax.set_title(title, fontsize=9, loc="left")
+    fig.tight_layout()
+    return fig
+
+
+def _leaf_groups(model: Module) -> list[tuple[str, list[tuple[str, ...]]]]:
+    """The leaves of ``model`` in field order, as ``(label, [field path, …])``: one entry
+    per param, flag, running state or ``None``, and one per node for its constants."""
+    out: list[tuple[str, list[tuple[str, ...]]]] = []
+
+    def walk(value: Any, path: tuple[str, ...]) -> None:
+        children = _children(value) or []
+        constants = []
+        for name, child in children:
+            if isinstance(value, Module) and name.startswith("_"):
+                continue
+            sub = (*path, name)
+            if _children(child) is not None:
+                walk(child, sub)
+            elif child is not None and _kind(child) == "constant":
+                constants.append(sub)
+            else:
+                out.append((".".join(sub), [sub]))
+        if constants:
+            names = ", ".join(c[-1] for c in constants)
+            prefix = ".".join(path) + "." if path else ""
+            out.append((prefix + (f"{{{names}}}" if len(constants) > 1 else names),
+                        constants))
+
+    walk(model, ())
+    return out
+
+
+def _at(model: Any, path: tuple[str, ...]) -> Any:
+    for name in path:
+        model = model[int(name)] if isinstance(model, (list, tuple)) else (
+            model[name] if isinstance(model, dict) else getattr(model, name))
+    return model
+
+
+def map_rows(before: Module, after: Module) -> list[dict]:
+    """Each leaf of ``before`` beside the same leaf of ``after`` (a map's result), in field
+    order: ``relation`` is ``"new"`` (a new Param, same id), ``"tie"`` (the same Param as
+    an earlier path, in both trees), ``"shared"`` (the same object in both trees) or
+    ``"changed"`` (anything else: a map bug)."""
+    seen: dict[int, str] = {}
+    out = []
+    for label, paths in _leaf_groups(before):
+        olds = [_at(before, p) for p in paths]
+        news = [_at(after, p) for p in paths]
+        old, new = olds[0], news[0]
+        kind = "constant" if old is None else _kind(old)
+        if kind == "param" and id(old) in seen:
+            first = seen[id(old)]
+            tied = _at(after, tuple(first.split(".")))
+            relation = "tie" if new is tied else "changed"
+            out.append({"label": label, "kind": kind, "relation": relation, "old": old,
+                        "new": new, "tied_to": first})
+            continue
+        if kind == "param":
+            seen[id(old)] = label
+            relation = "new" if new is not old and new.id == old.id else "changed"
+        else:
+            same = all(n is o or (n == o and type(n) is type(o) and kind == "constant")
+                       for o, n in zip(olds, news))
+            relation = "shared" if same else "changed"
+        out.append({"label": label, "kind": kind, "relation": relation, "old": old,
+                    "new": new, "olds": olds})
+    return out
+
+
+def draw_map(before: Module, after: Module, width: float = 7.4,
+             title: str | None = None, fn_label: str = "fn"):
+    """``before`` and ``after`` (a map's result) leaf by leaf: a param as two boxes (the
+    old Param, an arrow ``fn_label``, the new Param with the same id), a tie as arrows to
+    the box of its first path, flags, running states and constants as one box spanning
+    both trees (the same object); the figure."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch
+
+    table = map_rows(before, after)
+    n = len(table)
+    fig, ax = plt.subplots(figsize=(width, 0.24 * n + 0.75))
+    x_old, x_new, box_w = 2.25, 4.75, 2.15
+    ys = {r["label"]: -i for i, r in enumerate(table)}
+    text = {"va": "center", "fontsize": 8, "family": "monospace"}
+
+    def box(x, y, w, kind, label, dashed=False):
+        fill, stroke = KIND_COLORS[kind]
+        ax.add_patch(FancyBboxPatch((x, y - 0.34), w, 0.68, boxstyle="round,pad=0.02",
+                                    fc=fill, ec=stroke, lw=0.9,
+                                    ls="--" if dashed else "-"))
+        ax.text(x + 0.08, y, label, **text)
+
+    for r in table:
+        y = ys[r["label"]]
+        ax.text(0, y, r["label"], **text)
+        if r["relation"] == "tie":
+            y0 = ys[r["tied_to"]]
+            for x, side in ((x_old, 180), (x_new + box_w, 0)):
+                ax.annotate("", xy=(x, y0), xytext=(x, y), arrowprops={
+                    "arrowstyle": "->", "color": "#2563eb", "lw": 1.1,
+                    "connectionstyle": f"arc,angleA={side},angleB={side},armA=9,armB=9"})
+            ax.text(x_old + 0.08, y, "tie: the same Param", color="#2563eb", fontsize=8,
+                    va="center")
+            ax.text(x_new + 0.08, y, "tie kept: one new Param", color="#2563eb",
+                    fontsize=8, va="center")
+        elif r["relation"] == "new":
+            shape = list(r["old"].lazy_shape())
+            box(x_old, y, box_w, "param", f"Param …{r['old'].id[-4:]} {shape}")
+            box(x_new, y, box_w, "param", f"new Param …{r['new'].id[-4:]}")
+            ax.annotate("", xy=(x_new - 0.03, y), xytext=(x_old + box_w + 0.05, y),
+                        arrowprops={"arrowstyle": "->", "color": "#333333"})
+        else:
+            if r["kind"] == "constant":
+                what = ", ".join(repr(o) for o in r["olds"])
+            elif r["kind"] == "flag":
+                what = f"Flag …{r['old'].id[-4:]}"
+            else:
+                what = f"RunningState …{r['old'].id[-4:]} {list(r['old'].shape)}"
+            mark = "same object in both" if r["relation"] == "shared" else "CHANGED"
+            box(x_old, y, x_new + box_w - x_old, r["kind"], f"{what}   ({mark})")
+    ax.text(0, 1.0, "path", fontsize=8.5, weight="bold", va="center")
+    ax.text(x_old, 1.0, "before", fontsize=8.5, weight="bold", va="center")
+    ax.text(x_new, 1.0, "after (same ids)", fontsize=8.5, weight="bold", va="center")
+    ax.text((x_old + box_w + x_new) / 2, 1.0, fn_label, ha="center", va="center",
+            fontsize=8, color="#333333")
+    ax.set_xlim(-0.05, x_new + box_w + 0.3)
+    ax.set_ylim(-n + 0.4, 1.5)
+    ax.axis("off")
+    if title:
+        ax.set_title(title, fontsize=9.5, loc="left")
     fig.tight_layout()
     return fig

@@ -267,8 +267,9 @@ def exercise(max_examples: int = 20) -> BuildExercise:
 
 
 # ===== the chapter's build-it: classify the arrays of two recorded runs =====================
-# A recorded call is a dict: {"op": "matmul", "reads": ["#7", "#3"], "makes": "#12",
-# "number": None}; "number" is the host number the call was given: None, a float the host
+# A recorded call is a dict: {"op": "matmul", "reads": ["#7", "#3"], "makes": ["#12"],
+# "number": None} ("makes": the arrays it returned, none for a query, two for
+# max_dim_with_indices); "number" is the host number the call was given: None, a float the host
 # computed, or "lr" (a declared scalar input: symbolic, the same in both runs). The reader
 # writes classify(run1, run2, inputs, equal): each array the second run reads -> "temporary",
 # "input", "state" or "constant"; a CaptureError naming "call <i>" where the runs disagree on a
@@ -285,7 +286,7 @@ KINDS = ("temporary", "input", "state", "constant")
 def classify(run1: list[dict], run2: list[dict], inputs: set[str],
              equal: Callable[[str, str], bool]) -> dict[str, str]:
     """What each array the second run reads is; refuse what a replay would freeze."""
-    made_by_run1 = {call["makes"] for call in run1}
+    made_by_run1 = {a for call in run1 for a in call["makes"]}
     made_by_run2: set[str] = set()
     kinds = {}
     for i, (before, call) in enumerate(zip(run1, run2)):
@@ -304,21 +305,21 @@ def classify(run1: list[dict], run2: list[dict], inputs: set[str],
             else:
                 raise CaptureError(f"call {i} ({call['op']}) read {old}, then {array}: "
                                    "host data made in the step, a replay would freeze")
-        made_by_run2.add(call["makes"])
+        made_by_run2.update(call["makes"])
     return kinds
 
 
 # ----- planted wrong solutions ---------------------------------------------------------------
 def _no_refusals(run1, run2, inputs, equal):
     """Right kinds, but never refuses: a changed host number or array goes through."""
-    made_by_run1 = {call["makes"] for call in run1}
+    made_by_run1 = {a for call in run1 for a in call["makes"]}
     made_now: set[str] = set()
     kinds = {}
     for call in run2:
         for array in call["reads"]:
             kinds[array] = ("temporary" if array in made_now else "input" if array in inputs
                             else "state" if array in made_by_run1 else "constant")
-        made_now.add(call["makes"])
+        made_now.update(call["makes"])
     return kinds
 
 
@@ -356,7 +357,7 @@ def _unmatched_is_state(run1, run2, inputs, equal):
             kinds[array] = ("temporary" if array in made_now else "input" if array in inputs
                             else "constant" if array == old or equal(old, array)
                             else "state")
-        made_now.add(call["makes"])
+        made_now.update(call["makes"])
     return kinds
 
 
@@ -369,7 +370,7 @@ def _same_id_only(run1, run2, inputs, equal):
 def _constant_anywhere(run1, run2, inputs, equal):
     """Calls an array a constant when run 1 read it at *any* call, not at this one."""
     read_by_run1 = {a for call in run1 for a in call["reads"]}
-    made_by_run1 = {call["makes"] for call in run1}
+    made_by_run1 = {a for call in run1 for a in call["makes"]}
     made_now: set[str] = set()
     kinds = {}
     for i, (before, call) in enumerate(zip(run1, run2)):
@@ -386,14 +387,14 @@ def _constant_anywhere(run1, run2, inputs, equal):
                 kinds[array] = "constant"
             else:
                 raise CaptureError(f"call {i} ({call['op']}) read a host array")
-        made_now.add(call["makes"])
+        made_now.update(call["makes"])
     return kinds
 
 
 def _constant_before_state(run1, run2, inputs, equal):
     """Tests "equal values" before "made by run 1": a weight the update left unchanged (lr 0)
     becomes a constant, frozen at its capture value."""
-    made_by_run1 = {call["makes"] for call in run1}
+    made_by_run1 = {a for call in run1 for a in call["makes"]}
     made_now: set[str] = set()
     kinds = {}
     for i, (before, call) in enumerate(zip(run1, run2)):
@@ -410,7 +411,7 @@ def _constant_before_state(run1, run2, inputs, equal):
                 kinds[array] = "state"
             else:
                 raise CaptureError(f"call {i} ({call['op']}) read a host array")
-        made_now.add(call["makes"])
+        made_now.update(call["makes"])
     return kinds
 
 
@@ -498,7 +499,7 @@ def _runs(recipe: dict) -> dict:
                 if others:  # a constant run 1 read at another call
                     names[r] = others[recipe["at"] % len(others)]
             made.append(name())
-            calls.append({"op": op, "reads": names, "makes": made[-1], "number": number})
+            calls.append({"op": op, "reads": names, "makes": [made[-1]], "number": number})
             if op == "sub" and reads[0][0] == "param":
                 new_params[reads[0][1]] = made[-1]
         params = new_params
@@ -561,7 +562,7 @@ def show_runs(case: dict) -> None:
     """Print a case's two runs side by side, one call a line."""
     def text(c: dict) -> str:
         number = "" if c["number"] is None else f", {c['number']!r}"
-        return f"{c['makes']} = {c['op']}({', '.join(c['reads'])}{number})"
+        return f"{', '.join(c['makes'])} = {c['op']}({', '.join(c['reads'])}{number})"
 
     print("inputs:", *sorted(case["inputs"]))
     for pair in sorted(sorted(p) for p in case.get("equal", ())):
@@ -671,8 +672,8 @@ def classify_exercise(max_examples: int = 25) -> BuildExercise:
         hints=[
             "Walk the two runs side by side: zip(run1, run2) gives the same call of each run, "
             "and zip(before['reads'], call['reads']) the same argument position.",
-            "Keep two sets: what run 1 made (every 'makes' of run1) and what run 2 has made "
-            "so far (add each call's 'makes' after reading its arguments).",
+            "Keep two sets: what run 1 made (every array in the 'makes' lists of run1) and "
+            "what run 2 has made so far (add each call's 'makes' after reading its arguments).",
             "Order of the tests: made earlier in run 2 → temporary; in inputs → input; made "
             "by run 1 → state; the array run 1 read at this call and position, or "
             "equal(old, array) → constant; else refuse. Compare 'number' first: 'lr' in both "

@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 from minidl import Device, Tensor
 
-__all__ = ["captured_step", "cpu_ms_in_turns", "eager_and_replayed", "gpu_per_step",
-           "unchecked_replay"]
+__all__ = ["RecordedRuns", "captured_step", "cpu_ms_in_turns", "eager_and_replayed",
+           "gpu_per_step", "recorded_runs", "unchecked_replay", "yours_or_reference"]
 
 
 def captured_step(workload: str, device: Device):
@@ -324,7 +324,8 @@ def gpu_per_step(contenders: dict[str, Callable[[], object]], rounds: int = 3,
     ``dispatches`` and compute ``passes`` the runtime made (one step, its loss read), and the
     best block's ``wall`` ms (the loss of its last step read) and ``host`` ms (the calling
     thread's CPU time: the Python and the wgpu calls, not lavapipe's worker threads).
-    Printed as a table, and returned."""
+    Printed as a table without the wall time (on lavapipe mostly the kernels', and it moves
+    with the machine's load), and returned."""
     from minidl.backends.wgpu.runtime import runtime
 
     rt = runtime(0)
@@ -348,10 +349,9 @@ def gpu_per_step(contenders: dict[str, Callable[[], object]], rounds: int = 3,
             row = out[name]
             row["wall"] = min(row["wall"], (time.perf_counter() - t0) / steps * 1e3)
             row["host"] = min(row["host"], (time.thread_time() - c0) / steps * 1e3)
-    print(f"{'per step':12}{'dispatches':>11}{'compute passes':>16}{'host CPU':>10}{'wall':>10}")
-    for name, r in out.items():
-        print(f"{name:12}{r['dispatches']:11d}{r['passes']:16d}{r['host']:7.1f} ms"
-              f"{r['wall']:7.0f} ms")
+    print(f"{'per step':12}{'dispatches':>11}{'compute passes':>16}{'host CPU':>10}")
+    for name, r in out.items():  # wall time: lavapipe's kernels, moved by the machine's load
+        print(f"{name:12}{r['dispatches']:11d}{r['passes']:16d}{r['host']:7.1f} ms")
     return out
 
 
@@ -389,3 +389,180 @@ def draw_run_timeline(adam_time: list[int], decay_done: list[int], rates: list[f
             fontsize=8, color="#b03030")
     fig.tight_layout()
     return fig
+
+
+class RecordedRuns:
+    """The two recorded runs of a capture, in the shape of the chapter's build-it.
+
+    ``run1``, ``run2``: one dict per outermost backend call, ``{"op", "reads", "makes",
+    "number"}``; arrays are named ``#1``, ``#2``... by first appearance (the same array, the
+    same name in both runs); ``number`` is the call's host values (a declared float as its
+    name, ``"lr"``): ``None``, the value, or a tuple when there are several; ``makes``
+    lists the arrays it returned (none for a query such as a tensor's device). ``inputs``: the names
+    of the declared input arrays; ``equal(a, b)``: same shape, dtype and values.
+    ``program(kinds)`` emits the replay function from a classification of run 2's arrays.
+    """
+
+    def __init__(self, calls1: list, calls2: list, inputs: dict[str, object],
+                 outputs: list, scalar_names: dict[str, str]):
+        import numpy as np
+
+        from minidl.capture.program import _paths
+        from minidl.capture.scalar import SymbolicScalar
+
+        self.calls, self.arrays, self._ids = calls2, {}, {}
+        self._scalar_names = scalar_names
+        self._outputs = outputs
+
+        def name(arr) -> str:
+            if id(arr) not in self._ids:
+                self._ids[id(arr)] = f"#{len(self._ids) + 1}"
+                self.arrays[self._ids[id(arr)]] = arr
+            return self._ids[id(arr)]
+
+        def leaves(value, arrays, hosts):
+            if isinstance(value, np.ndarray):
+                arrays.append(name(value))
+            elif isinstance(value, tuple | list):
+                for item in value:
+                    leaves(item, arrays, hosts)
+            elif isinstance(value, SymbolicScalar):
+                hosts.append(self._scalar_names.get(value.text, value.text))
+            else:
+                hosts.append(value)
+
+        self._input_names = {name(a): n for n, a in inputs.items()}
+        self.inputs = set(self._input_names)
+        runs = []
+        for calls in (calls1, calls2):
+            run = []
+            for call in calls:
+                reads, hosts = [], []
+                leaves([*call.args, *call.kwargs.values()], reads, hosts)
+                made = [name(a) for _, a in _paths(call.out, "")]
+                number = None if not hosts else hosts[0] if len(hosts) == 1 else tuple(hosts)
+                run.append({"op": call.name.removeprefix("float_"), "reads": reads,
+                            "makes": made, "number": number})
+            runs.append(run)
+        self.run1, self.run2 = runs
+        self._made_by_run1 = {name(a): (j, p) for j, c in enumerate(calls1)
+                              for p, a in _paths(c.out, "")}
+
+    def equal(self, a: str, b: str) -> bool:
+        """Whether arrays ``a`` and ``b`` have the same shape, dtype and values."""
+        import numpy as np
+
+        x, y = self.arrays[a], self.arrays[b]
+        return x.shape == y.shape and x.dtype == y.dtype and bool(np.array_equal(x, y))
+
+    def program(self, kinds: dict[str, str]):
+        """The replay function written from ``kinds`` (``{array: kind}`` for what run 2
+        reads): temporaries ``t…``, inputs ``in…``, state ``st…`` (the buffers the model
+        holds, each given its new value after the calls), constants ``c…``. Its ``source``
+        is the text; calling it with the step's arguments runs one replayed step."""
+        import numpy as np
+
+        from minidl.capture.program import _paths
+        from minidl.capture.scalar import SymbolicScalar
+
+        names = {id(a): n for n, a in self.arrays.items()}
+        namespace, made, state, scalars, lines = {"np": np}, {}, {}, [], []
+
+        def hold(value) -> str:
+            key = f"c{len(namespace) - 1}"
+            namespace[key] = value
+            return key
+
+        def arg(value) -> str:
+            if isinstance(value, np.ndarray):
+                n = names[id(value)]
+                kind = kinds[n]
+                if kind == "temporary":
+                    return made[n]
+                if kind == "input":
+                    return self._input_names[n]
+                if kind == "state":
+                    return state.setdefault(n, f"st{len(state)}")
+                return hold(value)
+            if isinstance(value, SymbolicScalar):
+                scalars.append(value)
+                return f"s{len(scalars) - 1}"
+            if isinstance(value, tuple | list):
+                return "(" + "".join(f"{arg(v)}, " for v in value) + ")"
+            if isinstance(value, int | float | str | type(None)):
+                return repr(value)
+            return hold(value)
+
+        for i, call in enumerate(self.calls):
+            outs = _paths(call.out, "")
+            if not outs:
+                continue
+            args = [arg(v) for v in call.args]
+            args += [f"{k}={arg(v)}" for k, v in call.kwargs.items()]
+            lines.append(f"t{i} = {hold(call.fn)}({', '.join(args)})")
+            for path, a in outs:
+                made[names[id(a)]] = f"t{i}{path}"
+        buffers = []
+        for n, slot in state.items():  # the new value: what run 2 made where run 1 made n
+            j, path = self._made_by_run1[n]
+            new = dict(_paths(self.calls[j].out, ""))[path]
+            buffers.append(new)
+            lines.append(f"np.copyto({slot}, t{j}{path})")
+        outputs = [made[names[id(a)]] for a in self._outputs]
+        params = sorted(set(self._input_names.values())) + [f"s{k}" for k in range(len(scalars))]
+        head = [f"def replay({', '.join(params)}):"]
+        if state:
+            head.append(f"    {', '.join(state.values())}, = STATE")
+        namespace["STATE"] = tuple(buffers)
+        source = "\n".join(head + [f"    {line}" for line in lines]
+                           + [f"    return ({', '.join(outputs)},)"])
+        exec(compile(source, "<your program>", "exec"), namespace)  # noqa: S102
+        fn = namespace["replay"]
+        scalar_names = self._scalar_names
+
+        def replay(*args):
+            from minidl.capture.tensors import array_of
+
+            arrays = [array_of(a) for a in args if isinstance(a, Tensor)]
+            env = {n: float(a) for (n, _), a in zip(scalar_names.items(),
+                                                    [a for a in args if isinstance(a, float)])}
+            return fn(*arrays, *[s.expr(env) for s in scalars])
+
+        replay.source = source
+        return replay
+
+
+def recorded_runs(device: Device, step, *args, warmup: int = 1,
+                  names: tuple[str, ...] = ("lr",)) -> RecordedRuns:
+    """``step(*args)`` run as ``capture`` runs it (``warmup`` plain runs, then two recorded
+    ones; every run is a training step), its two recorded runs returned as
+    :class:`RecordedRuns` instead of a program. ``names``: the declared floats' names."""
+    from minidl.capture.declared import recorded_runs as record
+    from minidl.capture.graph import _HostCounters, _Spec
+    from minidl.capture.launches import recorder_for
+    from minidl.capture.recorder import root
+    from minidl.capture.tensors import array_of, flat_tensors
+    from minidl.dispatch.route import backend_for
+
+    backend = backend_for(device.inner())
+    specs = [_Spec(i, a) for i, a in enumerate(args)]
+    for _ in range(warmup):
+        step(*args)
+    tensors = [a for a, s in zip(args, specs) if s.role == "tensor"]
+    readable = {id(root(array_of(a))) for a in tensors}
+    recorders, result = record(step, args, specs, _HostCounters(()), [],
+                               lambda: recorder_for(backend, readable))
+    scalar_names = {s.name: n for s, n in zip((s for s in specs if s.role == "scalar"), names)}
+    inputs = {f"in{k}": array_of(a) for k, a in enumerate(tensors)}
+    return RecordedRuns(recorders[0].calls, recorders[1].calls, inputs,
+                        [array_of(t) for t in flat_tensors(result)], scalar_names)
+
+
+def yours_or_reference(classify, exercise):
+    """The reader's ``classify`` when it passes ``exercise`` (the chapter's build-it
+    checker), else the reference classification; prints which."""
+    from minidl_book import build_guard, reader_code
+
+    return reader_code.yours_or_reference(
+        classify, build_guard.classify, "classify",
+        lambda fn: exercise.find_failure(fn) is None)

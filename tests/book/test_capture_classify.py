@@ -55,7 +55,7 @@ def test_wrong_host_array_classifiers_get_a_specific_verdict():
 
 def test_a_refusal_naming_call_with_a_capital_passes():
     def capital(run1, run2, inputs, equal):
-        made1 = {c["makes"] for c in run1}
+        made1 = {a for c in run1 for a in c["makes"]}
         made2 = set()
         kinds = {}
         for i, (before, call) in enumerate(zip(run1, run2)):
@@ -72,7 +72,7 @@ def test_a_refusal_naming_call_with_a_capital_passes():
                     kinds[array] = "constant"
                 else:
                     raise CaptureError(f"Call {i} read an array made on the host")
-            made2.add(call["makes"])
+            made2.update(call["makes"])
         return kinds
 
     assert build_guard.classify_exercise(max_examples=10).find_failure(capital) is None

@@ -212,10 +212,12 @@ def stream_bandwidth(total_bytes: int, kernel: str = "triad", repeats: int = 5,
 def level_footprints(caches: Mapping[str, int] | None = None) -> dict[str, int]:
     """Array footprints (bytes, all arrays of a kernel together) that live in each level:
     half of one core's L2; a quarter of L3 but at least four times L2 (and at most half of
-    L3); eight times L3 (at least 128 MiB) for DRAM, so no part of it stays in a cache."""
+    L3); eight times L3 (at least 128 MiB) for DRAM, so no part of it stays in a cache, but
+    at most 2 GiB: a virtual machine may report a host's whole L3 (hundreds of MiB), and 2 GiB
+    is still past :data:`SPILL` times such an L3 while the book's arrays stay a few GiB."""
     caches = cache_sizes() if caches is None else caches
     l2, l3 = caches["L2"], caches["L3"]
-    return {"L2": l2 // 2, "L3": min(max(l3 // 4, 4 * l2), l3 // 2), "DRAM": max(8 * l3, 128 << 20)}
+    return {"L2": l2 // 2, "L3": min(max(l3 // 4, 4 * l2), l3 // 2), "DRAM": min(max(8 * l3, 128 << 20), 2 << 30)}
 
 
 def bandwidth_roofs(caches: Mapping[str, int] | None = None, repeats: int = 5) -> dict[str, dict[str, float]]:

@@ -237,3 +237,13 @@ def test_a_point_above_its_roof_leaves_the_measured_curve_as_it_was():
     RooflineChart(roof).add([point])
     assert curve == {footprint // 2: 0.001, footprint * 2: 0.001}
     assert point.gflops > rl.ROOF_TOLERANCE * roof.own_roof(point)
+
+
+def test_the_dram_footprint_is_capped_but_still_past_a_reported_host_l3():
+    """A VM may report its host's whole L3 (504 MiB on one CI machine): the DRAM footprint
+    stays at 2 GiB, still more than SPILL times that L3, so the level it names is DRAM."""
+    vm = {"L1d": 48 << 10, "L2": 2 << 20, "L3": 504 << 20}
+    foot = rl.level_footprints(vm)
+    assert foot["DRAM"] == 2 << 30
+    assert rl.level_of(foot["DRAM"], vm) == "DRAM"
+    assert rl.level_footprints({"L1d": 32 << 10, "L2": 1 << 20, "L3": 32 << 20})["DRAM"] == 256 << 20

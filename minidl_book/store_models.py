@@ -189,6 +189,9 @@ def _stated_total(text: str) -> int | float | None:
     head, eq, tail = t.rpartition("=")
     if eq and _number_of(tail) is not None:
         return _number_of(tail)
+    said = _number_then_why(t)
+    if said is not None:
+        return said or None
     split = re.match(r"^([^:(\u2014]*?)\s*(?::|\(|\u2014)\s*(.+?)\)?$", t)
     if split:
         broken = _sum_of(split.group(2))
@@ -202,6 +205,29 @@ def _stated_total(text: str) -> int | float | None:
         return aside if aside is not None else _number_of(t)
     total = _sum_of(t)
     return total if total is not None else _number_of(t)
+
+
+_HEDGE = re.compile(r"\b(or|maybe|perhaps|possibly|probably|unless)\b", re.I)
+
+
+def _number_then_why(t: str):
+    """``"10, since num_batches_tracked is not saved"``, ``"4, one per random param"`` → the
+    number: a bare count, a comma, then prose that explains it. False: the prose hedges
+    (``"10, or 11"``, ``"10, 11 with the counter"``) or its breakdown disagrees; None: the
+    text is not of that form (``"8 params, 2 buffers"``, ``"2, 4, 2, 2"`` stay sums)."""
+    from minidl_book.exercises import _number_of
+
+    head, comma, why = t.partition(",")
+    n = _number_of(head) if re.fullmatch(r"\s*(\d+(\.\d+)?|[a-z]+)\s*", head, re.I) else None
+    if not comma or n is None or not re.search(r"[a-z]{3}", why.casefold()):
+        return None
+    if _HEDGE.search(why):
+        return False
+    broken = _sum_of(why)
+    if broken is not None:
+        return n if broken == n else False
+    aside = _aside_total(head, why)
+    return n if aside is None else aside
 
 
 _NEGATED_NUMBER = re.compile(

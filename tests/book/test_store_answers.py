@@ -74,3 +74,21 @@ def test_ex3_does_not_answers_the_question(answer, ok):
     ("only the weight of fc", False)])
 def test_ex4_count_of_total_and_bias_of_fc(answer, ok):
     assert applied_names(answer, ("fc.bias",)) is ok
+
+
+@pytest.mark.parametrize("answer, ok", [
+    ("10, since num_batches_tracked is not saved", True),
+    ("ten, since the counter is not saved", True), ("10, 8 params and 2 buffers", True),
+    ("10, or 11", False), ("10 or 11", False), ("10, maybe 11", False),
+    ("10, 11 with the counter", False), ("11, because the counter is saved", False),
+    ("10, 8 params and 3 buffers", False)])
+def test_ex1_a_count_then_a_comma_and_its_reason_is_a_statement(answer, ok):
+    assert count_or_sum(answer, 10) is ok
+
+
+@pytest.mark.parametrize("answer, ok", [
+    ("4, one per random param", True), ("4, one per param drawn", True),
+    ("4, two weights and two biases", True), ("5, one per param", False),
+    ("4, or 8", False), ("0, saving draws nothing", False)])
+def test_ex2_a_count_then_a_comma_and_its_reason_is_a_statement(answer, ok):
+    assert draws_answer(answer, 4) is ok

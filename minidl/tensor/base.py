@@ -128,15 +128,17 @@ class TensorBase:
     def _same_float_dtype(self, ops: str, other: Any, arg: str = "other") -> None:
         """Fail when two Float tensors have different dtypes.
 
-        burn 0.22 has no float type promotion: burn-fusion's ``check_binary_op_types`` refuses
-        ``lhs.dtype != rhs.dtype`` ("Until we have floating point type promotion ...") and
-        burn-flex only ``debug_assert``s it. Without this check the backends silently return
+        burn 0.22 has no float type promotion either, but does not always refuse the mix: an
+        op built through burn-ir panics (``output_dtype`` in ``src/builder.rs`` at
+        v0.22.0-pre.2), while plain burn-flex only ``debug_assert``s it (``src/ops/binary.rs``
+        line 41), so a release build runs it. Without this check the backends silently return
         ``lhs``'s dtype (f32 + f64 → f32, f64 + f32 → f64): a result that depends on the order
         of the operands. Here the choice is the caller's, made visible with a cast."""
         if (self.kind is FLOAT and isinstance(other, TensorBase) and other.kind is FLOAT
                 and other.primitive.backend_tensor.dtype != self.primitive.backend_tensor.dtype):
-            fail(ops, f"Argument {arg} must have the dtype of self ({self.dtype.value}): minidl, like "
-                 "burn 0.22, has no float type promotion.",
+            fail(ops, f"Argument {arg} must have the dtype of self ({self.dtype.value}): minidl has no "
+                 "float type promotion (burn 0.22's IR refuses the mix; plain burn-flex only "
+                 "debug_asserts it).",
                  f"Found self {self.dtype.value} and {arg} {other.dtype.value}; cast one of them first, "
                  f"e.g. {arg}.cast({self.dtype!r}).", kind=True)
 

@@ -1,5 +1,5 @@
-"""Two different float dtypes in one op are refused (burn 0.22 has no float type promotion:
-burn-fusion's ``check_binary_op_types`` refuses ``lhs.dtype != rhs.dtype``), in either order,
+"""Two different float dtypes in one op are refused (minidl has no float type promotion; burn
+0.22's burn-ir ``output_dtype`` refuses the mix, plain burn-flex only debug_asserts it), in either order,
 naming both dtypes and saying to cast; the result never depends on the operands' order."""
 
 from __future__ import annotations

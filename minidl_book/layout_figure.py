@@ -277,11 +277,13 @@ def draw_division_line(a: int = -7, b: int = 2):
 
 
 def draw_runs(shape: tuple, strides: tuple, new_shapes: list[tuple], name: str = ""):
-    """A tensor's old dims grouped into runs (a dim joins the next when the walk goes on
-    without a jump, ``strides[d] == shape[d + 1] * strides[d + 1]``), and each new shape cut
-    into them, on one axis where a dim of size n is log(n) wide, so sizes multiply as widths
-    add. A new dim inside one run is green; one that spans a run boundary is red (no single
-    stride reads it: a copy). The verdict per row comes from the reference reshape_strides."""
+    """reshape_strides' three steps, drawn. Row 1: the old dims, one box each, a dim of size
+    1 struck out (nothing steps along it, so its stride means nothing); under each meeting
+    of two kept dims, the join test ``strides[d] == shape[d + 1] * strides[d + 1]``. Row 2:
+    the runs, on an axis where a dim of size n is log(n) wide, so sizes multiply as widths
+    add. Then each new shape cut from the right into the runs: a new dim inside one run is
+    green, labelled with its stride; one that spans a run boundary is red (no single stride
+    reads it: a copy). The verdict per row comes from the reference reshape_strides."""
     from minidl_book.build_reshape import reshape_strides
 
     dims = [(n, s) for n, s in zip(shape, strides, strict=True) if n != 1]
@@ -291,52 +293,80 @@ def draw_runs(shape: tuple, strides: tuple, new_shapes: list[tuple], name: str =
             runs[-1].append((n, s))
         else:
             runs.append([(n, s)])
+    scale = 6.0 / sum(np.log(n) for n, _ in dims)  # the log axis spans 6 units
+
+    def width(n):
+        return scale * np.log(n)
+
     bounds, x = [], 0.0
     for run in runs:
-        x += sum(np.log(n) for n, _ in run)
+        x += sum(width(n) for n, _ in run)
         bounds.append(x)
     total = bounds[-1]
     cmap = plt.get_cmap("tab10")
-    rows = len(new_shapes) + 1
-    fig, ax = plt.subplots(figsize=(7.5, 0.75 * rows + 0.9))
+    rows = len(new_shapes) + 2
+    fig, ax = plt.subplots(figsize=(7.4, 0.8 * rows + 1.0))
+    fig.subplots_adjust(left=0.01, right=0.99)
 
-    def box(x0, width, y, colour, label, alpha=0.35):
-        ax.add_patch(plt.Rectangle((x0, y), width, 0.7, color=colour, alpha=alpha, ec="white"))
-        ax.text(x0 + width / 2, y + 0.35, label, ha="center", va="center", fontsize=10)
+    def box(x0, w, y, colour, label, alpha=0.35, **kw):
+        ax.add_patch(plt.Rectangle((x0, y), w, 0.7, color=colour, alpha=alpha, ec="white",
+                                   **kw))
+        ax.text(x0 + w / 2, y + 0.35, label, ha="center", va="center", fontsize=10)
 
-    x = 0.0
+    def left(y, text):
+        ax.text(-0.12, y + 0.35, text, ha="right", va="center", fontsize=10)
+
+    # row 1: every old dim, equal widths; size 1 struck out; the join test between kept dims
+    y, w, run_of = rows - 0.55, total / len(shape), {}
     for r, run in enumerate(runs):
-        for n, s in run:
-            box(x, np.log(n), rows - 1, cmap(r), f"size {n}, stride {s}")
-            x += np.log(n)
-        first = x - sum(np.log(n) for n, _ in run)
-        ax.text((first + x) / 2, rows - 0.05, f"run {r + 1}: {np.prod([n for n, _ in run])}"
-                f" elements,\none step of {run[-1][1]}", ha="center", va="bottom", fontsize=10,
-                color=cmap(r))
-    ax.text(-0.08, rows - 0.65, f"{name} {list(shape)}\nstrides {tuple(strides)}", ha="right",
-            va="center", fontsize=10)
+        for dim in run:
+            run_of[dim] = r
+    kept_at = []
+    for d, (n, s) in enumerate(zip(shape, strides, strict=True)):
+        if n == 1:
+            box(d * w, w, y, "grey", f"size 1, stride {s}\ndropped", alpha=0.2, hatch="//")
+        else:
+            box(d * w, w, y, cmap(run_of[(n, s)]), f"size {n}\nstride {s}")
+            kept_at.append((d, n, s))
+    for (d0, _, s0), (d1, n1, s1) in zip(kept_at, kept_at[1:]):
+        joined = s0 == n1 * s1
+        ax.text((d0 + d1 + 1) * w / 2, y - 0.3,
+                f"{s0} = {n1} × {s1}\njoin" if joined else f"{s0} ≠ {n1} × {s1}\na jump",
+                ha="center", va="center", fontsize=10,
+                color="tab:green" if joined else "tab:red")
+    left(y, f"1. drop size 1\n{name or 'shape'} {list(shape)}\nstrides {tuple(strides)}")
+    # row 2: the runs
+    y, x = rows - 2, 0.0
+    for r, run in enumerate(runs):
+        size = int(np.prod([n for n, _ in run]))
+        box(x, bounds[r] - x, y, cmap(r), f"run {r + 1}\n{size} elements\nsteps of "
+            f"{run[-1][1]}", alpha=0.45)
+        x = bounds[r]
+    left(y, "2. merge runs")
+    # rows 3...: new shapes, cut from the right
     for k, new in enumerate(new_shapes):
-        y, x = rows - 2 - k, 0.0
-        for n in new:
+        y, x = rows - 3 - k, 0.0
+        found = reshape_strides(tuple(shape), tuple(strides), tuple(new))
+        for d, n in enumerate(new):
             if n == 1:
                 continue
-            end = x + np.log(n)
+            end = x + width(n)
             spans = any(x + 1e-9 < b < end - 1e-9 for b in bounds)
-            box(x, np.log(n), y, "tab:red" if spans else "tab:green", f"{n}",
+            label = f"{n}" if found is None else f"{n}, stride {found[d]}"
+            box(x, width(n), y, "tab:red" if spans else "tab:green", label,
                 alpha=0.45 if spans else 0.3)
             x = end
-        found = reshape_strides(tuple(shape), tuple(strides), tuple(new))
-        verdict = "copy" if found is None else f"view, strides {found}"
-        ax.text(-0.08, y + 0.35, f"→ {list(new)}", ha="right", va="center", fontsize=10)
-        ax.text(total + 0.08, y + 0.35, verdict, ha="left", va="center", fontsize=10,
+        verdict = "copy" if found is None else f"view,\nstrides {found}"
+        left(y, ("3. cut from the right\n" if k == 0 else "") + f"→ {list(new)}")
+        ax.text(total + 0.1, y + 0.35, verdict, ha="left", va="center", fontsize=10,
                 color="tab:red" if found is None else "tab:green")
     for b in bounds[:-1]:
-        ax.plot([b, b], [-0.1, rows - 0.25], ls="--", color="grey", lw=1)
-    ax.set_xlim(-1.05, total + 1.55)
-    ax.set_ylim(-0.2, rows + 0.6)
+        ax.plot([b, b], [-0.1, rows - 1.25], ls="--", color="grey", lw=1)
+    ax.set_xlim(-2.3, total + 1.6)
+    ax.set_ylim(-0.2, rows + 0.2)
     ax.axis("off")
-    ax.set_title("widths ∝ log(size): sizes multiply as widths add; dashed: where one run "
-                 "ends", fontsize=10)
+    ax.set_title("from row 2: widths ∝ log(size), so sizes multiply as widths add; dashed: "
+                 "where a run ends", fontsize=10)
     return fig
 
 

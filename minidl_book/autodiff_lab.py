@@ -15,7 +15,11 @@
   each backward step reads, which it rebuilds, and which are alive while it runs;
 * :func:`gradcheck`: the largest gap between backward's gradients and a central-difference
   estimate, over every input element, in float64;
-* :func:`data` and :func:`show_source`: a fixed random tensor; a library object's source.
+* :func:`data` and :func:`show_source`: a fixed random tensor; a library object's source;
+* :func:`fresh_ids`: restart minidl's node-id counter, so an example's printed ids and its
+  figures' numbers are the same small numbers;
+* :func:`run_step` and :func:`yours_or_reference`: the whole engine cell's step runner, and
+  the reader's ``Softplus`` and ``backward_walk`` where each passes its checker.
 """
 
 from __future__ import annotations
@@ -48,6 +52,9 @@ __all__ = [
     "node_of",
     "recompute_trace",
     "recompute_figure",
+    "fresh_ids",
+    "run_step",
+    "yours_or_reference",
 ]
 
 START = np.random.default_rng(0).standard_normal((128, 128)).astype(np.float32)
@@ -595,3 +602,39 @@ def recompute_figure(trace: dict, labels: dict[int, str]):
     axis.axis("off")
     fig.tight_layout()
     return fig
+
+
+def fresh_ids() -> None:
+    """Restart minidl's node-id counter at 1, so the next example's ids (printed by the code
+    and drawn by its figures) are small. Only safe where no tensor made before is mixed into
+    the graphs that follow: the chapter calls it at the start of a new example."""
+    import itertools
+
+    from minidl.autodiff import node
+
+    node._IDS = itertools.count(1)
+
+
+def run_step(node, grad) -> list:
+    """One recorded step's backward on Flex: ``[(parent node, its gradient), ...]`` for the
+    step's tracked inputs (the ``run_step`` the walk exercise hands to ``backward_walk``)."""
+    from minidl.backends.flex import Flex
+
+    step = node.step
+    grads = step.backward(Flex, grad, step.saved)
+    return list(zip(node.parents, [g for g, t in zip(grads, step.tracked) if t]))
+
+
+def yours_or_reference(softplus_step, walk_fn) -> tuple:
+    """The reader's ``Softplus`` class and ``backward_walk`` where each passes a short run of
+    its checker, else the reference; prints which."""
+    from minidl_book import build_backward_walk, build_softplus, reader_code
+
+    def passes(exercise):
+        return lambda fn: exercise.find_failure(fn) is None
+
+    return (reader_code.yours_or_reference(softplus_step, build_softplus.Softplus, "Softplus",
+                                           passes(build_softplus.exercise(max_examples=5))),
+            reader_code.yours_or_reference(walk_fn, build_backward_walk.backward_walk,
+                                           "backward_walk",
+                                           passes(build_backward_walk.exercise(max_examples=5))))

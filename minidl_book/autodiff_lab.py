@@ -390,26 +390,6 @@ def apply(step, *tensors: Tensor) -> Tensor:
     return Tensor(DispatchTensor(record(backend_for(device), step, *inputs), device))
 
 
-def renumbered(fc):
-    """``fc`` with every ``#<node id>`` in its labels replaced by the node's place in creation
-    order within the picture (``#9852 Sin`` → ``#2 Sin``): small numbers that stay the same from
-    run to run, where real ids depend on everything recorded before. The chart's own node keys
-    (the real ids) are kept."""
-    import re
-
-    ids = sorted(int(k) for k in fc._nodes if k.isdigit())
-    number = {i: k + 1 for k, i in enumerate(ids)}
-
-    def relabel(text: str) -> str:
-        return re.sub(r"#(\d+)", lambda m: f"#{number.get(int(m.group(1)), m.group(1))}", text)
-
-    for node in fc._nodes.values():
-        node.label = relabel(node.label)
-    if fc.title:  # the SVG tooltip, "graph of #9852", numbered as the nodes are
-        fc.title = relabel(fc.title)
-    return fc
-
-
 def walk_orders(loss: Tensor) -> list[dict]:
     """Every node behind ``loss``, in creation order: ``number`` (1, 2, ...), ``op`` (the step's
     name, ``"leaf"``), ``parents`` (numbers), ``depth`` (burn's ``order``: 0 for a leaf, one

@@ -498,3 +498,54 @@ class NumbersExercise(Exercise):
             return super().check(prediction)
         finally:
             self.hint = hint
+
+
+def side_by_side(linear: torch.nn.Linear, rows: torch.Tensor, device: Device | None = None,
+                 ) -> Flowchart:
+    """``layer(x)``'s path in PyTorch beside minidl's, row by row (what the op becomes, how
+    it is routed, what records it, what computes), each column read live: PyTorch's from
+    the op tree of ``linear(rows)``, the dispatch keys of its weight and its ``grad_fn``;
+    minidl's from a traced ``Linear(4, 2)`` forward on ``device`` (the ops the default
+    ``linear`` sends back through ``Dispatch`` and the ``Autodiff`` frames under them).
+    Kernels are left off minidl's column: the intro asks how many compute ``y``."""
+    device = device or Device.flex().autodiff()
+    tree = torch_op_tree(lambda: linear(rows))
+    parts = [op.removeprefix("aten::") for op in tree["aten::linear"]]
+    in_addmm = [op.removeprefix("aten::") for op in tree["aten::addmm"]]
+    keys = str(torch._C._dispatch_keys(linear.weight)).split("(")[1].rstrip(")").split(", ")
+    named = [k for k in ("AutogradCPU", "CPU") if k in keys]
+    backward = linear(rows).grad_fn.name()
+    ops = measured_ops(device)
+    layer = LinearConfig(4, 2).init(device)
+    x = Tensor.from_numpy(np.zeros((3, 4), np.float32), device)
+    layer(x)  # draw the params first: the trace below sees the forward only
+    hits = debug.trace(lambda: layer(x), breakpoints=r"^Autodiff\[", echo=False).hits
+    (recorder,) = {h.name.split(".")[0] for h in hits}
+    assert [h.name.split(".")[1] for h in hits] == list(ops), hits  # one record per op
+    assert in_addmm[:2] == ["expand", "copy_"], in_addmm  # the bias, then the product
+    short = [op.removeprefix("float_") for op in ops]
+    torch_col = (
+        f"aten::linear, composite:\n{' then '.join(parts)}",
+        f"dispatcher picks addmm's\nkernels by key: {', '.join(named)}",
+        f"Autograd's kernel, one key\nof every op: records\n{backward}",
+        f"CPU kernel addmm:\n{in_addmm[0]} + {in_addmm[1]} bias,\nthen GEMM",
+    )
+    mine_col = (
+        f"Dispatch.linear, no forwarder:\ndefault linear, B = Dispatch,\n"
+        f"{', '.join(short)}",
+        "Dispatch.float_*, each op\nby the tensors' device",
+        f"{recorder}, a backend\naround Flex: records\n{', '.join(short)}",
+        f"Flex.float_*:\n{', '.join(short)}",
+    )
+    fc = Flowchart("TB", title="layer(x) in PyTorch and in minidl, level by level")
+    for col, (head, cells) in enumerate((("PyTorch: layer(x)", torch_col),
+                                         ("minidl: layer(x) on\nDevice.flex().autodiff()",
+                                          mine_col))):
+        ids = [f"{col}h", *(f"{col}{k}" for k in range(len(cells)))]
+        fc.node(ids[0], head, fill="#FFFFFF", stroke="#FFFFFF")
+        for i, text in zip(ids[1:], cells):
+            fc.node(i, text, fill="#FBE3CC" if col else None,
+                    stroke=DETOUR if col else None)
+        for a, b in zip(ids, ids[1:]):
+            fc.edge(a, b)
+    return fc

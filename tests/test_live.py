@@ -429,7 +429,9 @@ def test_cell_ids_survive_a_rebuild(tmp_path):
     checking = {c["id"]: c["answers"] for c in before if c["answers"]}
     assert list(checking.values()) == [
         ["ex-intro-plain"],
-        ["ex-intro-weight-grad", "ex-intro-grad-device", "ex-intro-kernels"],
+        ["ex-intro-weight-grad"],
+        ["ex-intro-grad-device"],
+        ["ex-intro-kernels"],
     ]
 
 

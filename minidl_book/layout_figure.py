@@ -15,7 +15,7 @@ from minidl_book.element_layout import element_offset, element_strides
 
 __all__ = ["draw_address", "draw_broadcast", "draw_division_line", "draw_float16_line",
            "draw_zip",
-           "draw_op_grid", "draw_runs", "draw_views", "draw_walks", "element_offset",
+           "draw_op_grid", "draw_reduce", "draw_runs", "draw_views", "draw_walks", "element_offset",
            "element_strides"]
 
 
@@ -273,6 +273,55 @@ def draw_division_line(a: int = -7, b: int = 2):
     ax.axis("off")
     ax.set_title(f"{a} = {b} × q + r, two ways: minidl's / truncates, its % floors",
                  fontsize=10, loc="left")
+    return fig
+
+
+def draw_reduce(fn, fn_name: str, shape: tuple, strides: tuple, dim: int):
+    """reduce_dim's trick on a 2-D row-order view of ``arange`` (a value is the position it
+    reads): top, the view, each cell coloured by the output element it feeds; middle, the
+    list read_view returns when ``dim`` is moved last (a permute: no copy), cut into runs of
+    ``shape[dim]`` consecutive values; bottom, ``fn`` of each run, the output with ``dim``
+    kept at size 1."""
+    rows, cols = shape
+    other = 1 - dim
+    moved_shape, moved_strides = (shape[other], shape[dim]), (strides[other], strides[dim])
+    read = [i * moved_strides[0] + j * moved_strides[1]
+            for i in range(moved_shape[0]) for j in range(moved_shape[1])]
+    runs = [read[k:k + shape[dim]] for k in range(0, len(read), shape[dim])]
+    out = [fn(run) for run in runs]
+    cmap = plt.get_cmap("tab10")
+    fig, ax = plt.subplots(figsize=(7.4, 3.6))
+    fig.subplots_adjust(left=0.01, right=0.99)
+
+    def cell(x, y, colour, label, w=1.0):
+        ax.add_patch(plt.Rectangle((x, y), w, 0.8, color=colour, alpha=0.35, ec="white",
+                                   lw=2))
+        ax.text(x + w / 2, y + 0.4, label, ha="center", va="center", fontsize=10)
+
+    for r in range(rows):
+        for c in range(cols):
+            k = c if dim == 0 else r  # the output element this cell feeds
+            cell(c, 4.2 - r * 0.85, cmap(k), str(r * strides[0] + c * strides[1]))
+    ax.text(-0.2, 3.8, f"view {list(shape)}, strides {tuple(strides)};\n"
+            f"{fn_name} over dim {dim}", ha="right", va="center", fontsize=10)
+    for k, run in enumerate(runs):
+        for j, v in enumerate(run):
+            cell(k * (len(run) + 0.4) + j, 1.3, cmap(k), str(v))
+    ax.text(-0.2, 1.7, f"read_view with dim {dim} last:\nshape {list(moved_shape)}, "
+            f"strides {moved_strides}", ha="right", va="center", fontsize=10)
+    for k, (run, v) in enumerate(zip(runs, out, strict=True)):
+        x0 = k * (len(run) + 0.4)
+        cell(x0, 0.0, cmap(k), f"{fn_name} = {v}", w=len(run))
+        ax.annotate("", xy=(x0 + len(run) / 2, 0.82), xytext=(x0 + len(run) / 2, 1.28),
+                    arrowprops={"arrowstyle": "->", "color": "grey"})
+    out_shape = [1, cols] if dim == 0 else [rows, 1]
+    ax.text(-0.2, 0.4, f"out {out_shape}", ha="right", va="center", fontsize=10)
+    width = len(runs) * (shape[dim] + 0.4)
+    ax.set_title(f"reduce_dim({fn_name}, view, {dim}): move dim {dim} last, read, cut into "
+                 f"runs of {shape[dim]}", fontsize=10)
+    ax.set_xlim(-4.6, width)
+    ax.set_ylim(-0.1, 5.1)
+    ax.axis("off")
     return fig
 
 

@@ -681,3 +681,48 @@ def draw_result_buckets(result):
     ax.axis("off")
     plt.close(fig)
     return fig
+
+
+def draw_col_trap(refusal: str, forward_error: str, square_diff: float):
+    """The LinearLayout.Col trap as three rows of boxes: PyTorch's ``[out, in]`` weight, the
+    adapter's transpose, the Col slot (lazy non-square, read non-square, square) and what
+    happens; ``refusal`` and ``forward_error`` are the real messages, shortened to fit."""
+    import matplotlib.pyplot as plt
+
+    file = "fc.pt: W {}\n(PyTorch [out, in])"
+    adapt = "adapter:\ntranspose → Wᵀ {}"
+    rows = [
+        ("Linear(2, 4)\nlazy slot",
+         [file.format("[4, 2]"), adapt.format("[2, 4]"),
+          "recipe [out, in]\n= [4, 2]:\ncheck fails"],
+         "load refused:\n" + refusal),
+        ("Linear(2, 4)\nread slot",
+         [file.format("[4, 2]"), adapt.format("[2, 4]"),
+          "holds [in, out]\n= [2, 4]: passes;\nload transposes → W"],
+         "loads; forward x · W\nfails: " + forward_error),
+        ("Linear(3, 3)\nany slot",
+         [file.format("[3, 3]"), adapt.format("[3, 3]"),
+          "[3, 3] fits:\npasses; load\ntransposes → W"],
+         f"loads, runs x · W:\nwrong numbers, silently\n(max|diff| {square_diff:.2f})"),
+    ]
+    fig, ax = plt.subplots(figsize=(7.5, 3.6), dpi=100)
+    fig.subplots_adjust(left=0.0, right=1.0, bottom=0.0, top=1.0)
+    xs, w, h = [1.2, 3.1, 5.0, 6.95], [1.75, 1.75, 1.8, 2.35], 0.92
+    for r, (label, boxes, outcome) in enumerate(rows):
+        y = (len(rows) - 1 - r) * 1.1 + 0.08
+        ax.text(0.02, y + h / 2, label, ha="left", va="center", fontsize=9, weight="bold")
+        for c, text in enumerate(boxes + [outcome]):
+            last = c == len(boxes)
+            ax.add_patch(plt.Rectangle((xs[c], y), w[c], h, ec="#c0392b" if last
+                                       else "#555555", fc="#fde2e2" if last else "#eef2fa",
+                                       lw=1.0))
+            ax.text(xs[c] + w[c] / 2, y + h / 2, text, ha="center", va="center",
+                    fontsize=9.5)
+            if c:
+                ax.annotate("", (xs[c], y + h / 2), (xs[c - 1] + w[c - 1], y + h / 2),
+                            arrowprops=dict(arrowstyle="->", color="#555555"))
+    ax.set_xlim(0, 9.35)
+    ax.set_ylim(0, len(rows) * 1.1 + 0.02)
+    ax.axis("off")
+    plt.close(fig)
+    return fig

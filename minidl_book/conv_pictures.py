@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import matplotlib.pyplot as plt
 import numpy as np
 
-__all__ = ["CH", "HL", "SmallConv", "box", "draw_col2im", "draw_im2col", "small_case"]
+__all__ = ["CH", "HL", "STAMP", "SmallConv", "box", "draw_col2im", "draw_im2col",
+           "draw_transpose_stamps", "draw_weight_conv", "small_case"]
 
 CH = ["#BBDEFB", "#FFE0B2"]  # input channel 0, channel 1
 HL = "#E53935"  # the followed position
@@ -203,3 +204,110 @@ def draw_col2im(s: SmallConv, grad_out: np.ndarray, channel: int) -> np.ndarray:
     plt.show()
     plt.close(fig)
     return crop
+
+
+STAMP = ["#EF9A9A", "#90CAF9", "#A5D6A7", "#FFCC80"]  # one colour per grad_out entry
+
+
+def _grid(ax, x0, y0, vals, faces, fs=8.5, colours=None) -> None:
+    for r in range(vals.shape[0]):
+        for q in range(vals.shape[1]):
+            colour = colours[r][q] if colours is not None else "black"
+            box(ax, x0 + q, y0 + r, f"{vals[r, q]:g}", faces[r][q], fs, colour)
+
+
+def draw_transpose_stamps(g: np.ndarray, w: np.ndarray, d_x: np.ndarray, stride: int,
+                          size_no_pad_out: int) -> np.ndarray:
+    """conv_transpose2d drawn as stamps: each entry of the 2-D ``g`` times the kernel
+    ``w``, added at rows/columns ``stride`` apart; ``d_x`` (the live result, 2-D) as the
+    grid's numbers, the part ``padding_out`` adds shaded. Returns the stamps' sum."""
+    (gh, gw), (k1, k2), (h, wd) = g.shape, w.shape, d_x.shape
+    owner = np.full((h, wd), -1)
+    total = np.zeros((h, wd))
+    for a in range(gh):
+        for b in range(gw):
+            rows, cols = slice(a * stride, a * stride + k1), slice(b * stride,
+                                                                   b * stride + k2)
+            total[rows, cols] += g[a, b] * w
+            owner[rows, cols] = a * gw + b
+    fig, ax = plt.subplots(figsize=(7.5, 3.3))
+    _grid(ax, 0, 2.5, g, [[STAMP[a * gw + b] for b in range(gw)] for a in range(gh)], 10)
+    ax.text(1, 2.2, "grad_out", ha="center", va="bottom", fontsize=9)
+    ax.text(2.75, 3.5, "×", ha="center", va="center", fontsize=13)
+    _grid(ax, 3.5, 2.5, w, [["#E0E0E0"] * k2] * k1, 10)
+    ax.text(4.5, 2.2, "kernel", ha="center", va="bottom", fontsize=9)
+    ax.annotate("", xy=(7.9, 3.5), xytext=(6.0, 3.5),
+                arrowprops=dict(arrowstyle="->", color="#616161", lw=1.2))
+    ax.text(6.95, 3.3, f"stamp each\n{stride} apart", ha="center", va="bottom",
+            fontsize=8.5)
+    X = 8.5
+    faces = [["#EEEEEE" if owner[r, q] < 0 else STAMP[owner[r, q]] for q in range(wd)]
+             for r in range(h)]
+    colours = [["#9E9E9E" if owner[r, q] < 0 else "black" for q in range(wd)]
+               for r in range(h)]
+    _grid(ax, X, 0, d_x, faces, 9, colours)
+    n = size_no_pad_out
+    ax.add_patch(plt.Rectangle((X, 0), n, n, fill=False, ec="black", lw=1.6, ls="--"))
+    ax.add_patch(plt.Rectangle((X + n, 0), wd - n, h, facecolor="#7E57C2", alpha=0.18,
+                               ec="none"))
+    ax.add_patch(plt.Rectangle((X, n), n, h - n, facecolor="#7E57C2", alpha=0.18,
+                               ec="none"))
+    ax.text(X + wd / 2, -0.25, f"d_x = conv_transpose2d(grad_out, kernel, stride={stride}"
+            f")\n{n} × {n} (dashed), padding_out = {h - n}: {h} × {wd}", ha="center",
+            va="bottom", fontsize=8.5)
+    ax.text(X + wd + 0.3, n + (h - n) / 2, f"rows {n}–{h - 1}, cols {n}–{wd - 1}:\n"
+            "added by padding_out,\nno window read them", ha="left", va="center",
+            fontsize=8.5, color="#5E35B1")
+    ax.set_xlim(-0.2, X + wd + 4.6), ax.set_ylim(h + 0.1, -1.6)
+    ax.set_aspect("equal"), ax.axis("off")
+    fig.tight_layout()
+    plt.show()
+    plt.close(fig)
+    return total
+
+
+def draw_weight_conv(x: np.ndarray, g: np.ndarray, full: np.ndarray, stride: int,
+                     k: int) -> None:
+    """The weight's gradient as a conv of the 2-D ``x`` by ``g``, its entries ``stride``
+    apart (dilated by the forward's stride), the footprint of result (0, 0) marked, and
+    ``full`` (the live un-cropped result) with the ``k`` x ``k`` corner burn keeps."""
+    (h, wd), (gh, gw) = x.shape, g.shape
+    fig, ax = plt.subplots(figsize=(7.5, 3.5))
+    faces = [["#E3F2FD"] * wd for _ in range(h)]
+    for a in range(gh):
+        for b in range(gw):
+            faces[a * stride][b * stride] = STAMP[a * gw + b]
+    _grid(ax, 0, 0, x, faces, 9)
+    for a in range(gh):
+        for b in range(gw):
+            ax.text(b * stride + 0.95, a * stride + 0.95, f"×{g[a, b]:g}", ha="right",
+                    va="bottom", fontsize=7, color="#B71C1C")
+    ax.text(wd / 2, -0.25, f"x, grad_out's entries {stride} apart\n(result (0, 0)'s "
+            "taps; it slides by 1)", ha="center", va="bottom", fontsize=8.5)
+    ax.annotate("", xy=(wd + 2.2, h / 2), xytext=(wd + 0.3, h / 2),
+                arrowprops=dict(arrowstyle="->", color="#616161", lw=1.2))
+    ax.text(wd + 1.25, h / 2 - 0.2, f"dilation\n= {stride}", ha="center", va="bottom",
+            fontsize=8.5)
+    X = wd + 2.7
+    n = full.shape[0]
+    faces = [["#C8E6C9" if r < k and q < k else "#EEEEEE" for q in range(n)]
+             for r in range(n)]
+    colours = [["black" if r < k and q < k else "#9E9E9E" for q in range(n)]
+               for r in range(n)]
+    _grid(ax, X, (h - n) / 2, full, faces, 9, colours)
+    ax.add_patch(plt.Rectangle((X, (h - n) / 2), k, k, fill=False, ec="black", lw=1.8))
+    ax.text(X + n / 2, (h - n) / 2 - 0.25, f"the conv: {n} × {n}", ha="center",
+            va="bottom", fontsize=8.5)
+    ax.text(X + n + 0.3, (h - n) / 2 + k / 2, f"← kept: the {k} × {k}\n   weight.grad",
+            ha="left", va="center", fontsize=8.5)
+    ax.text(X + n + 0.3, (h - n) / 2 + n - 0.8, "grey: cropped\n(taps the kernel\n"
+            "does not have)", ha="left", va="center", fontsize=8.5, color="#757575")
+    terms = [f"{g[a, b]:g}·{x[a * stride, b * stride]:g}" for a in range(gh)
+             for b in range(gw)]
+    sum_text = (f"{full[0, 0]:g} = " + " + ".join(terms)).replace("+ -", "− ")
+    ax.text(X + n / 2, (h + n) / 2 + 0.3, sum_text, ha="center", va="top", fontsize=8.5)
+    ax.set_xlim(-0.2, X + n + 4.2), ax.set_ylim(h + 0.1, -1.6)
+    ax.set_aspect("equal"), ax.axis("off")
+    fig.tight_layout()
+    plt.show()
+    plt.close(fig)

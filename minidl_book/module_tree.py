@@ -324,16 +324,24 @@ def map_rows(before: Module, after: Module) -> list[dict]:
     return out
 
 
-def draw_map(before: Module, after: Module, width: float = 7.4,
+def draw_map(before: Module, after: Module | None, width: float = 7.4,
              title: str | None = None, fn_label: str = "fn"):
     """``before`` and ``after`` (a map's result) leaf by leaf: a param as two boxes (the
     old Param, an arrow ``fn_label``, the new Param with the same id), a tie as arrows to
     the box of its first path, flags, running states and constants as one box spanning
-    both trees (the same object); the figure."""
+    both trees (the same object); with ``after=None``, the ``before`` column alone (the
+    question a map must answer, before it is written); the figure."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import FancyBboxPatch
 
-    table = map_rows(before, after)
+    only_before = after is None
+    table = map_rows(before, before if only_before else after)
+    if only_before:  # every param row compares a Param with itself: draw it as "new"
+        for r in table:
+            if r["kind"] == "param" and r["relation"] == "changed":
+                r["relation"] = "new"
+            elif r["relation"] == "shared":
+                r["relation"] = "before"
     n = len(table)
     fig, ax = plt.subplots(figsize=(width, 0.24 * n + 0.75))
     x_old, x_new, box_w = 2.25, 4.75, 2.15
@@ -352,17 +360,21 @@ def draw_map(before: Module, after: Module, width: float = 7.4,
         ax.text(0, y, r["label"], **text)
         if r["relation"] == "tie":
             y0 = ys[r["tied_to"]]
-            for x, side in ((x_old, 180), (x_new + box_w, 0)):
+            for x, side in ((x_old, 180), (x_new + box_w, 0))[:1 if only_before else 2]:
                 ax.annotate("", xy=(x, y0), xytext=(x, y), arrowprops={
                     "arrowstyle": "->", "color": "#2563eb", "lw": 1.1,
                     "connectionstyle": f"arc,angleA={side},angleB={side},armA=9,armB=9"})
             ax.text(x_old + 0.08, y, "tie: the same Param", color="#2563eb", fontsize=8,
                     va="center")
+            if only_before:
+                continue
             ax.text(x_new + 0.08, y, "tie kept: one new Param", color="#2563eb",
                     fontsize=8, va="center")
         elif r["relation"] == "new":
             shape = list(r["old"].lazy_shape())
             box(x_old, y, box_w, "param", f"Param …{r['old'].id[-4:]} {shape}")
+            if only_before:
+                continue
             box(x_new, y, box_w, "param", f"new Param …{r['new'].id[-4:]}")
             ax.annotate("", xy=(x_new - 0.03, y), xytext=(x_old + box_w + 0.05, y),
                         arrowprops={"arrowstyle": "->", "color": "#333333"})
@@ -373,14 +385,18 @@ def draw_map(before: Module, after: Module, width: float = 7.4,
                 what = f"Flag …{r['old'].id[-4:]}"
             else:
                 what = f"RunningState …{r['old'].id[-4:]} {list(r['old'].shape)}"
+            if only_before:
+                box(x_old, y, box_w, r["kind"], what)
+                continue
             mark = "same object in both" if r["relation"] == "shared" else "CHANGED"
             box(x_old, y, x_new + box_w - x_old, r["kind"], f"{what}   ({mark})")
     ax.text(0, 1.0, "path", fontsize=8.5, weight="bold", va="center")
     ax.text(x_old, 1.0, "before", fontsize=8.5, weight="bold", va="center")
-    ax.text(x_new, 1.0, "after (same ids)", fontsize=8.5, weight="bold", va="center")
-    ax.text((x_old + box_w + x_new) / 2, 1.0, fn_label, ha="center", va="center",
-            fontsize=8, color="#333333")
-    ax.set_xlim(-0.05, x_new + box_w + 0.3)
+    if not only_before:
+        ax.text(x_new, 1.0, "after (same ids)", fontsize=8.5, weight="bold", va="center")
+        ax.text((x_old + box_w + x_new) / 2, 1.0, fn_label, ha="center", va="center",
+                fontsize=8, color="#333333")
+    ax.set_xlim(-0.05, (x_old + box_w if only_before else x_new + box_w) + 0.3)
     ax.set_ylim(-n + 0.4, 1.5)
     ax.axis("off")
     if title:

@@ -222,27 +222,47 @@ def program_reads(program_text: str, namespace: dict | None = None) -> list[dict
     return calls
 
 
-def masked_mlp_graph(device: Device):
-    """The performance chapter's MLP step with the batch multiplied by a host-built mask
-    (rebuilt identically every run: a real constant array), captured at lr 0.01."""
+_CALL = re.compile(r"^(\s+)t(\d+) = (c\d+)\((.*?)\)\s+#\s*(\w+)(.*)$")
+
+
+def listing(graph) -> str:
+    """``graph.program_text`` made readable, nothing else changed: each kernel slot ``c…``
+    shown by its kernel's name, a held value by what it is for (``ones_dtype``: the dtype
+    ``float_ones`` is given), results ``t0, t1, ...`` numbered by line (the program skips
+    the numbers of queries, which make no array), so ``tk`` is call ``k``."""
     import numpy as np
 
-    from minidl.capture import capture
-    from minidl.nn import CrossEntropyLossConfig
-    from minidl_book import workloads
+    namespace = graph.program.namespace
+    lines, renumber = graph.program_text.splitlines(), {}
+    for line in lines:
+        found = _CALL.match(line)
+        if found:
+            renumber[found.group(2)] = str(len(renumber))
 
-    state = workloads.minidl_mlp_step(device).state
-    loss_fn = CrossEntropyLossConfig().init()
+    def value_name(token: str, op: str) -> str:
+        value = namespace.get(token)
+        if isinstance(value, np.ndarray) or callable(value):
+            return token
+        kind = "dtype" if "DType" in type(value).__name__ else type(value).__name__.lower()
+        return f"{op.removeprefix('float_').removeprefix('int_')}_{kind}"
 
-    def step(images, targets, lr):
-        keep = (np.arange(784) % 28 >= 2).astype(np.float32)[None]  # drop 2 columns
-        mask = Tensor.from_numpy(keep, device)
-        loss = loss_fn(state["model"](images * mask), targets)
-        state["model"] = state["optim"].step(lr, state["model"], loss.backward())
-        return loss
+    def results(text: str) -> str:
+        return re.sub(r"\bt(\d+)\b", lambda m: "t" + renumber.get(m.group(1), m.group(1)),
+                      text)
 
-    images, targets = (Tensor.from_numpy(a, device) for a in workloads.mlp_batch())
-    return capture(device, step, images, targets, 0.01)
+    out = []
+    for line in lines:
+        found = _CALL.match(line)
+        if not found:
+            out.append(results(line))
+            continue
+        pad, t, slot, args, op, rest = found.groups()
+        fn = namespace[slot]
+        name = f"np.{fn.__name__}" if isinstance(fn, np.ufunc) else op
+        args = re.sub(r"\bc\d+\b", lambda m, op=op: value_name(m.group(), op), results(args))
+        note = f"  # {op}, in place" if "in place" in rest else ""
+        out.append(f"{pad}t{renumber[t]} = {name}({args}){note}")
+    return "\n".join(out)
 
 
 def draw_program_strip(graph):
@@ -264,9 +284,9 @@ def draw_program_strip(graph):
         y = len(_ROWS) - 1 - row
         xs = [i for i, c in enumerate(calls) if kind in c["reads"]]
         ax.scatter(xs, [y] * len(xs), s=14, color=color, zorder=2)
-        if kind == "c" and xs:
-            ax.text(xs[0] + 0.9, y, "the host-built mask (a NumPy array)", fontsize=8,
-                    va="center", color=color)
+        if kind == "c" and not xs:
+            ax.text(len(calls) / 2, y, "none in this step (a dtype or a device is not an "
+                    "array)", fontsize=8, ha="center", va="center", color=color)
         ax.text(-1.2, y, label, ha="right", va="center", fontsize=8.5, color=color)
     writes = [i for i, c in enumerate(calls) if c["writes"]]
     ax.scatter(writes, [2.35] * len(writes), marker="v", s=36, color="#c0392b", zorder=3)
@@ -275,8 +295,7 @@ def draw_program_strip(graph):
     ax.set_xlim(-0.8, len(calls) - 0.2)
     ax.set_ylim(-0.6, len(_ROWS) - 0.1)
     ax.set_yticks([])
-    ax.set_xlabel(f"backend call (the masked step's {len(calls)}: copy the mask in, "
-                  "multiply, then the step's own)", fontsize=9)
+    ax.set_xlabel(f"call k of the listing (its result: tk), {len(calls)} calls", fontsize=9)
     ax.tick_params(axis="x", labelsize=8)
     for side in ("top", "right", "left"):
         ax.spines[side].set_visible(False)

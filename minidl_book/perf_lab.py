@@ -414,8 +414,11 @@ class RooflineChart:
         Each memory-bound point gets its own roof drawn, a short segment of the slope at the
         bandwidth measured at its working set, with a dotted line up to it: the roof it is
         judged against (:attr:`drawn_roofs`, GFLOP/s by name). Labels go to the first spot
-        around their point that overlaps no other label or point; :attr:`overlaps` counts
-        the ones that found none."""
+        around their point that overlaps no other label or point. A new point whose label
+        finds no such spot gets a number there (or only its colour) and its words in the
+        legend (:attr:`tagged`); an earlier, grey point's label is left out
+        (:attr:`dropped`). So :attr:`overlaps` (labels drawn over something) is 0 by
+        construction."""
         import matplotlib.pyplot as plt
 
         from minidl_book import roofline as rl
@@ -487,17 +490,46 @@ class RooflineChart:
             return all(gap(box, dx, dy) > own for dx, dy in dots
                        if np.hypot(dx - x, dy - y) > 1.0)
         self.overlaps = 0
-        # offsets (points) and alignments tried in turn until the label overlaps nothing
+        self.tagged: list[str] = []  # labels moved to the legend behind a number
+        self.dropped: list[str] = []  # earlier (grey) points whose label found no room
+        # offsets (points) and alignments tried in turn until the label overlaps nothing:
+        # the near ring first, then rings further out at eight angles
         spots = [((7, -10), "left"), ((7, 5), "left"), ((-7, -10), "right"),
                  ((-7, 5), "right"), ((0, 9), "center"), ((0, -17), "center"),
                  ((9, -20), "left"), ((-9, -20), "right"), ((9, 15), "left"),
                  ((-9, 15), "right"), ((0, 20), "center"), ((0, -28), "center"),
                  ((12, -30), "left"), ((-12, -30), "right"), ((12, 25), "left"),
                  ((-12, 25), "right")]
+        for r in (34, 46, 60):
+            for deg in range(0, 360, 45):
+                dx, dy = r * np.cos(np.radians(deg)), r * np.sin(np.radians(deg))
+                ha = "left" if dx > 1 else ("right" if dx < -1 else "center")
+                spots.append(((round(dx), round(dy) - 3), ha))
+
         def lower_twin(entry) -> bool:
             p = entry[0]
             return any(q is not p and abs(np.log10(p.intensity / q.intensity)) < 0.05
                        and p.gflops < q.gflops for q, _ in entries)
+
+        inside = ax.get_window_extent(renderer)
+
+        def put(text, point, order, size, color):
+            """The first spot of ``order`` where ``text`` overlaps nothing taken, or None."""
+            for xy, ha in order:
+                ann = ax.annotate(text, (point.intensity, point.gflops), xytext=xy,
+                                  textcoords="offset points", ha=ha, va="baseline",
+                                  fontsize=size, color=color)
+                box = ann.get_window_extent(renderer)
+                clear = (box.x0 >= inside.x0 and box.x1 <= inside.x1
+                         and box.y0 >= inside.y0 and box.y1 <= inside.y1
+                         and not any(box.x0 < x1 and x0 < box.x1 and box.y0 < y1
+                                     and y0 < box.y1 for x0, y0, x1, y1 in taken)
+                         and nearest_own(box, point))
+                if clear:
+                    taken.append((box.x0, box.y0, box.x1, box.y1))
+                    return ann
+                ann.remove()
+            return None
 
         for point, section in sorted(entries, key=lower_twin):  # upper twins label first
             fresh = section == self.section
@@ -516,23 +548,24 @@ class RooflineChart:
                     beside = [((9, -3), "left"), ((-9, -3), "right")]
                     order = beside + sorted(spots, key=lambda s: (s[0][1] >= 0) if lower
                                             else (s[0][1] < 0))
-            for i, (xy, ha) in enumerate(order):
-                text = ax.annotate(label, (point.intensity, point.gflops), xytext=xy,
-                                   textcoords="offset points", ha=ha, va="baseline",
-                                   fontsize=7.5 if fresh else 6.5,
-                                   color="black" if fresh else "#616161")
-                box = text.get_window_extent(renderer)
-                inside = ax.get_window_extent(renderer)
-                clear = (box.x0 >= inside.x0 and box.x1 <= inside.x1
-                         and box.y0 >= inside.y0 and box.y1 <= inside.y1
-                         and not any(box.x0 < x1 and x0 < box.x1 and box.y0 < y1
-                                     and y0 < box.y1 for x0, y0, x1, y1 in taken)
-                         and nearest_own(box, point))
-                if clear or i == len(order) - 1:
-                    self.overlaps += not clear
-                    taken.append((box.x0, box.y0, box.x1, box.y1))
-                    break
-                text.remove()
+            size, color = (7.5, "black") if fresh else (6.5, "#616161")
+            if put(label, point, order, size, color):
+                continue
+            if not fresh:  # an earlier point is context: its label may go
+                self.dropped.append(point.name)
+                continue
+            # no room for the words: a number by the dot, the words in the legend
+            tag = str(len(self.tagged) + 1)
+            if put(tag, point, order, size, color):
+                self.tagged.append(point.name)
+                ax.plot([], [], "o", ms=5, color=self.COLORS[new.index(point)
+                                                             % len(self.COLORS)],
+                        label=f"{tag}: {label}")
+            else:  # not even a number fits: the dot's colour names it in the legend
+                self.tagged.append(point.name)
+                ax.plot([], [], "o", ms=5, color=self.COLORS[new.index(point)
+                                                             % len(self.COLORS)],
+                        label=label)
         for a, b, section in self.arrows:
             if a not in shown or b not in shown:
                 continue

@@ -247,3 +247,37 @@ def test_the_dram_footprint_is_capped_but_still_past_a_reported_host_l3():
     assert foot["DRAM"] == 2 << 30
     assert rl.level_of(foot["DRAM"], vm) == "DRAM"
     assert rl.level_footprints({"L1d": 32 << 10, "L2": 1 << 20, "L3": 32 << 20})["DRAM"] == 256 << 20
+
+
+def _chart_of(points):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from minidl_book import perf_lab
+
+    real_show, plt.show = plt.show, lambda *a, **k: None
+    try:
+        chart = perf_lab.RooflineChart(rl.Roofline(100.0, {"L2": 50.0, "L3": 30.0, "DRAM": 10.0}))
+        chart.add(points)
+        chart.show()
+    finally:
+        plt.show = real_show
+    return chart
+
+
+def test_labels_of_points_at_one_spot_never_overlap():
+    """Two points at the same spot, and three within a hair: every label is placed clear
+    of the others (or moved to the legend), so the chapter's overlaps == 0 cannot fail."""
+    same = [rl.place(n, rl.Counts(1e9, 1e8), 0.02) for n in ("i-k-j", "blocked")]
+    chart = _chart_of(same)
+    assert chart.overlaps == 0
+    assert len(chart.tagged) <= 1
+    close = [rl.place(f"kernel {k}", rl.Counts(1e9, 1e8 * (1 + k / 200)), 0.02 * (1 + k / 300))
+             for k in range(3)]
+    chart = _chart_of(close)
+    assert chart.overlaps == 0
+    crowd = [rl.place(f"a long kernel name {k}", rl.Counts(1e9, 1e8), 0.02) for k in range(40)]
+    chart = _chart_of(crowd)  # far more than the rings hold: the rest go to the legend
+    assert chart.overlaps == 0 and chart.tagged

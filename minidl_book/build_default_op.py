@@ -63,10 +63,36 @@ def _primitive(label: str) -> type:
     return ALL_BACKENDS[label][2]
 
 
+#: the rule a default breaks by calling a backend's (log_)softmax, its own slot included
+OWN_SOFTMAX = "call a backend's own (log_)softmax (compose it from cls ops)"
+_RUNNING: list = []  # the installed default running now (a call inside it is a recursion)
+
+
+def _yours(cls, tensor, dim):
+    """The slot ``install`` fills: runs the reader's default once. ``cls.log_softmax`` from
+    inside it is this slot again, the reader's own function: the call is refused as a
+    recursion (with the rule it breaks) before it exhausts the stack, which would switch the
+    checker's profile hook off and be misreported as a call to sys.setprofile."""
+    if _RUNNING:
+        from minidl_book.watch import _ACTIVE
+
+        why = ("your code called cls.log_softmax, which on a backend that keeps the default "
+               "is your function itself: it calls itself forever (a recursion)")
+        if _ACTIVE:
+            _ACTIVE[-1].add(OWN_SOFTMAX, f"must not {OWN_SOFTMAX}; {why}")
+        raise RecursionError(why)
+    _RUNNING.append(cls)
+    try:
+        return cls._default(cls, tensor, dim)
+    finally:
+        _RUNNING.pop()
+
+
 def install(default, backend: type) -> type:
     """``backend`` with ``default`` as its ``log_softmax``: the reader's body, run with
     ``cls`` = that backend (the way a protocol default runs on a backend that keeps it)."""
-    return type(f"{backend.__name__}WithYours", (backend,), {"log_softmax": classmethod(default)})
+    return type(f"{backend.__name__}WithYours", (backend,),
+                {"log_softmax": classmethod(_yours), "_default": staticmethod(default)})
 
 
 # ----- the reference solution and planted wrong ones -------------------------------------------
@@ -235,9 +261,8 @@ def exercise(max_examples: int = 15) -> BuildExercise:
         run=_run,
         references=[Reference("PyTorch", _torch, rtol=1e-5, atol=1e-5, dtype=True)],
         rules=Rules(forbidden={r"^(Flex|NdArray|Wgpu\w*|FloatTensorOps|ActivationOps|Backend)\."
-                               r"(log_softmax|softmax)$":
-                               "call a backend's own (log_)softmax (compose it from cls ops)"},
-                    no_numpy=True),
+                               r"(log_softmax|softmax)$": OWN_SOFTMAX},
+                    no_numpy=True, helpers=(_yours,)),
         checks=[_overflow, _underflow],
         hints=[  # a failure opens the first hint of its kind not yet open
             ("error", "When the error names a WgpuTensor: a primitive is whatever its backend "

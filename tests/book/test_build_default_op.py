@@ -130,3 +130,14 @@ def test_float_exp_written_outside_a_class_body_is_not_refused(how):
     op = classmethod(lambda cls, t: np.exp(t)) if how == "lambda" else classmethod(my_exp)
     backend = type("MyNdArray", (build_backend.ForgetfulNdArray,), {"float_exp": op})
     assert build_backend.exercise(5).find_failure(backend) is None
+
+
+def test_calling_cls_log_softmax_is_a_recursion_not_a_profile_switch():
+    # installed as the backend's log_softmax, the reader's function is what cls.log_softmax
+    # names: the verdict says so (it once read "your code called sys.setprofile")
+    def calls_itself(cls, tensor, dim):
+        return cls.log_softmax(tensor, dim)
+
+    verdict = build_default_op.exercise(3).find_failure(calls_itself)
+    assert verdict is not None and verdict.kind == "rule", verdict
+    assert "itself" in verdict.text and "setprofile" not in verdict.text, verdict.text

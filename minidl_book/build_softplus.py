@@ -248,8 +248,11 @@ def exercise(max_examples: int = 15) -> BuildExercise:
             (("error", "rule"), "The ops a step needs here: B.float_exp, B.float_log1p, "
              "B.float_mul, and B.sigmoid (activations have no float_ prefix). forward gets "
              "B and a primitive, and returns a primitive."),
-            (("value", "check"), "d/dx ln(1 + e^x) = e^x / (1 + e^x): that is sigmoid(x), "
+            (("value",), "d/dx ln(1 + e^x) = e^x / (1 + e^x): that is sigmoid(x), "
              "which B.sigmoid computes (or 1 - e^(-y) from the output y)."),
+            (("check",), "saves names the arrays backward reads, as a tuple: sigmoid(x) "
+             "needs only the input, saves = (\"tensor\",); 1 - e^(-y) only the output, "
+             "saves = (\"out\",). Keep one, never both."),
             (("value", "shape", "dtype", "error"), "backward returns a tuple with one "
              "gradient per input: (B.float_mul(grad, B.sigmoid(x)),), x read from state."),
         ],

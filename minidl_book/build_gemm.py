@@ -324,20 +324,45 @@ def tile_traffic(m: int, k: int, n: int) -> tuple[Counts, float]:
     return Counts(2.0 * m * n * k, 4.0 * m * n * k * 12 / 32), 4.0 * k * 12
 
 
+def _reduction_vars(func: ast.FunctionDef) -> set[str]:
+    """Names of the ``for`` loops over the reduction: the loop variable that indexes A's
+    columns (``a[.., p]``) or B's rows (``b[p, ..]``)."""
+    a_name, b_name = func.args.args[0].arg, func.args.args[1].arg
+    loop_vars = {n.target.id for n in ast.walk(func)
+                 if isinstance(n, ast.For) and isinstance(n.target, ast.Name)}
+    found = set()
+    for node in ast.walk(func):
+        if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+                and isinstance(node.slice, ast.Tuple) and len(node.slice.elts) == 2):
+            continue
+        at = {a_name: 1, b_name: 0}.get(node.value.id)
+        if at is not None:
+            found |= {x.id for x in ast.walk(node.slice.elts[at])
+                      if isinstance(x, ast.Name) and x.id in loop_vars}
+    return found
+
+
 def _writes_c_in_reduction(func: ast.FunctionDef) -> bool:
-    """Whether the innermost ``for`` loop assigns to C (a sum kept in C, not in a local)."""
+    """Whether C is assigned inside the loop over the reduction (a sum kept in C, not in a
+    local). Writing C from locals after that loop ends is the tile's write-back, not a
+    slip. Without a recognisable reduction loop: whether an innermost loop writes C."""
     c_name = func.args.args[2].arg
+    reduction = _reduction_vars(func)
+
+    def writes_c(node) -> bool:
+        targets = (node.targets if isinstance(node, ast.Assign)
+                   else [node.target] if isinstance(node, ast.AugAssign) else [])
+        return any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
+                   and t.value.id == c_name for t in targets)
+
+    if reduction:
+        loops = [n for n in ast.walk(func) if isinstance(n, ast.For)
+                 and isinstance(n.target, ast.Name) and n.target.id in reduction]
+        return any(writes_c(x) for lp in loops for b in lp.body for x in ast.walk(b))
     loops = [n for n in ast.walk(func) if isinstance(n, ast.For)]
     inner = [lp for lp in loops
              if not any(isinstance(x, ast.For) for b in lp.body for x in ast.walk(b))]
-    for loop in inner:
-        for node in ast.walk(loop):
-            targets = (node.targets if isinstance(node, ast.Assign)
-                       else [node.target] if isinstance(node, ast.AugAssign) else [])
-            if any(isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name)
-                   and t.value.id == c_name for t in targets):
-                return True
-    return False
+    return any(writes_c(x) for lp in inner for x in ast.walk(lp))
 
 
 class RegisterTile(LoopSwap):

@@ -155,6 +155,30 @@ def tile_local_array(a, b, c):  # right: the 32 sums in a small local array
             c[i:i + 4, j:j + 8] = s
 
 
+def tile_written_back_in_a_loop(a, b, c):  # right: the sums leave s after the reduction
+    for i in range(0, a.shape[0], 4):
+        for j in range(0, b.shape[1], 8):
+            s = np.zeros((4, 8), np.float32)
+            for p in range(a.shape[1]):
+                for r in range(4):
+                    for q in range(8):
+                        s[r, q] += a[i + r, p] * b[p, j + q]
+            for r in range(4):
+                for q in range(8):
+                    c[i + r, j + q] = s[r, q]
+
+
+def tile_in_c_assigned(a, b, c):  # a sum kept in C, written c[..] = c[..] + ..
+    c[:] = 0
+    for i in range(0, a.shape[0], 4):
+        for j in range(0, b.shape[1], 8):
+            for p in range(a.shape[1]):
+                for r in range(4):
+                    x = a[i + r, p]
+                    for q in range(8):
+                        c[i + r, j + q] = c[i + r, j + q] + x * b[p, j + q]
+
+
 def tile_wrong_column(a, b, c):
     for i in range(0, a.shape[0], 4):
         for j in range(0, b.shape[1], 8):
@@ -172,6 +196,9 @@ def test_register_tile_slips_are_named_and_the_solution_passes(capsys):
     ex = RegisterTile(a, b, rows=8, naive_rows=2)
     assert ex.slip(tile_reference) is None and ex.slip(tile_local_array) is None
     assert ex.slip(tile_in_c) == "in C"
+    # C written from the locals by a loop after the reduction is the write-back, not a slip
+    assert ex.slip(tile_written_back_in_a_loop) is None
+    assert ex.slip(tile_in_c_assigned) == "in C"
     assert ex.slip(tile_not_restarted) == "not zeroed"
     assert ex.slip(tile_wrong_column) == "wrong"
     assert ex.slip(library) == "library"

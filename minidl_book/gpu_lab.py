@@ -52,17 +52,16 @@ def _slot_names(n_inputs: int) -> dict[str, str]:
 
 def named(source: str, n_inputs: int) -> str:
     """What one thread of an element-wise kernel does (:func:`trimmed`), each ``p[...]`` slot
-    replaced by its name, and two comment lines saying which slot of ``p`` each name is."""
+    replaced by its name, and one comment line sending the reader to :func:`draw_params`'
+    figure, which names every slot of ``p`` over its value (a p[index] scheme in the
+    listing was machinery: the figure carries it)."""
     text = trimmed(source)
     body_at = text.index("fn main")
     body = text[body_at:]
     for raw, name in sorted(_slot_names(n_inputs).items(), key=lambda kv: -len(kv[0])):
         body = body.replace(raw, name)
     assert "p[" not in body, body  # every slot named
-    slots = {name.removesuffix("[d]"): raw for raw, name in _slot_names(n_inputs).items()}
-    layout = (f"// p (the figure below): size, rank, shape[d] = {slots['shape']}, then per "
-              f"buffer\n// its offset and strides: off_a0 = {slots['off_a0']}, strides_a0[d] = "
-              f"{slots['strides_a0']}, and so on\n")
+    layout = "// size, rank, shape, off_*, strides_*: slots of p, drawn below\n"
     return text[:body_at] + layout + body
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from minidl_book.element_layout import element_offset, element_strides
 
-__all__ = ["draw_address", "draw_broadcast", "draw_division_line", "draw_float16_line",
+__all__ = ["draw_address", "draw_broadcast", "draw_kept_dim", "draw_division_line", "draw_float16_line",
            "draw_zip",
            "draw_op_grid", "draw_reduce", "draw_runs", "draw_views", "draw_walks", "element_offset",
            "element_strides"]
@@ -383,7 +383,8 @@ def draw_runs(shape: tuple, strides: tuple, new_shapes: list[tuple], name: str =
                 f"{s0} = {n1} × {s1}\njoin" if joined else f"{s0} ≠ {n1} × {s1}\na jump",
                 ha="center", va="center", fontsize=10,
                 color="tab:green" if joined else "tab:red")
-    left(y, f"1. drop size 1\n{name or 'shape'} {list(shape)}\nstrides {tuple(strides)}")
+    step1 = "1. drop size 1" if 1 in shape else "1. the dims"
+    left(y, f"{step1}\n{name or 'shape'} {list(shape)}\nstrides {tuple(strides)}")
     # row 2: the runs
     y, x = rows - 2, 0.0
     for r, run in enumerate(runs):
@@ -518,4 +519,49 @@ def draw_zip(a, b, out_shape: tuple, a_strides: tuple, b_strides: tuple):
     ax.set_ylim(-0.1, levels["a"] + h + 0.1)
     ax.set_aspect("equal")
     ax.axis("off")
+    return fig
+
+
+def draw_kept_dim(x: np.ndarray):
+    """The two rules at work on ``x - mean over dim 1`` for a ``[2, 3]`` x. Left: the mean
+    keeps its dim (``[2, 1]``), so the shapes line up dim by dim and the column stretches
+    over the 3. Right: PyTorch's ``mean(1)`` drops it (``[2]``), broadcasting pads ``[2]``
+    on the left to ``[1, 2]``, and its 2 meets x's 3: an error."""
+    rows, cols = x.shape
+    mean = x.mean(axis=1)
+    fig, axes = plt.subplots(1, 2, figsize=(7.4, 1.75))
+    fig.subplots_adjust(left=0.01, right=0.99, bottom=0.0, top=0.76, wspace=0.05)
+
+    def cell(ax, cx, cy, text, colour="tab:blue", alpha=0.3, ls="-"):
+        ax.add_patch(plt.Rectangle((cx, cy), 1, 1, fc=colour, alpha=alpha, ec="white"))
+        if ls != "-":
+            ax.add_patch(plt.Rectangle((cx, cy), 1, 1, fill=False, ec="grey", ls=ls))
+        ax.text(cx + 0.5, cy + 0.5, text, ha="center", va="center", fontsize=9)
+
+    for ax, kept in zip(axes, (True, False), strict=True):
+        for r in range(rows):
+            for c in range(cols):
+                cell(ax, c, rows - 1 - r, f"{x[r, c]:g}")
+        ax.text(cols + 0.5, rows / 2, "−", ha="center", va="center", fontsize=14)
+        if kept:
+            for r in range(rows):
+                cell(ax, cols + 1, rows - 1 - r, f"{mean[r]:g}", "tab:orange", 0.45)
+                for c in range(1, cols):
+                    cell(ax, cols + 1 + c, rows - 1 - r, f"{mean[r]:g}", "tab:orange",
+                         0.12, "--")
+            ax.set_title("minidl, burn: mean_dim(1) is [2, 1]\n[2, 3] − [2, 1]: "
+                         "the 1 stretches", fontsize=9)
+            ax.text(cols + 2.5, -0.45, "→ [2, 3]", ha="center", fontsize=9,
+                    color="tab:green")
+        else:
+            for c in range(rows):
+                cell(ax, cols + 2 + c, rows - 1, f"{mean[c]:g}", "tab:orange", 0.45)
+            ax.set_title("PyTorch: mean(1) is [2], padded to [1, 2]\n[2, 3] − [1, 2]: "
+                         "3 meets 2", fontsize=9)
+            ax.text(cols + 2.5, -0.45, "error: 3 ≠ 2", ha="center",
+                    fontsize=9, color="tab:red")
+        ax.set_xlim(-0.2, 2 * cols + 1.2)
+        ax.set_ylim(-0.8, rows + 0.1)
+        ax.set_aspect("equal")
+        ax.axis("off")
     return fig

@@ -280,13 +280,15 @@ YOURS = {"float_into_data": "read_view", "float_reshape": "reshape_strides",
          "float_max_dim": "reduce_dim", "log_softmax": "my_log_softmax"}
 
 
-def with_fallback(engine: type, fallback: type, name: str = "mine") -> type:
+def with_fallback(engine: type, fallback: type, name: str = "mine",
+                  references: frozenset = frozenset()) -> type:
     """A complete backend: ``engine``'s op where it defines one, the protocol's default where
     the op has one, and ``fallback``'s op for the other required ops, its inputs read out of
     ``Strided`` tensors (through ``engine``'s reading) and its float results written back into
     new ones. Every call is logged in the class's ``ran`` as ``(op, where)``, nested calls
     (a default's ``cls.*`` ops) included; :func:`ran_summary` prints it by where, and the
-    class's ``where`` maps each op to where it runs."""
+    class's ``where`` maps each op to where it runs: ``yours (zip_op)``, or ``reference
+    (zip_op)`` when the reader's slot named in ``references`` runs the book's reference."""
 
     def to_fallback(v):
         if isinstance(v, Strided):
@@ -321,7 +323,8 @@ def with_fallback(engine: type, fallback: type, name: str = "mine") -> type:
             body["where"][op] = "StridedBase"
             continue
         if defines(engine, op) or (op in YOURS and hasattr(engine, op)):
-            where = f"yours ({YOURS[op]})" if op in YOURS else "StridedBase"
+            whose = "reference" if YOURS.get(op) in references else "yours"
+            where = f"{whose} ({YOURS[op]})" if op in YOURS else "StridedBase"
             call = getattr(engine, op).__func__
         elif not is_required(Backend, op):
             where, call = "protocol default", getattr(Backend, op).__func__
@@ -334,7 +337,8 @@ def with_fallback(engine: type, fallback: type, name: str = "mine") -> type:
 def ran_summary(backend) -> str:
     """The ops ``backend.ran`` logged (``backend`` a :func:`with_fallback` class, or the
     device it is registered for), one line per place they ran, in first-call order, ``×n``
-    for an op called n times; the log is emptied."""
+    for an op called n times, ops named without their ``float_`` prefix (every op here is
+    a float op); the log is emptied."""
     if not isinstance(backend, type):
         from minidl.dispatch import backend_for
 
@@ -344,10 +348,10 @@ def ran_summary(backend) -> str:
         ops = by_where.setdefault(where, {})
         ops[op] = ops.get(op, 0) + 1
     backend.ran.clear()
-    order = sorted(by_where, key=lambda w: (not w.startswith("yours"), "fallback" in w))
+    order = sorted(by_where, key=lambda w: (not w.endswith(")"), "fallback" in w))
     width = max(map(len, order), default=0) + 2
     return "\n".join(
-        textwrap.fill(", ".join(op + (f"\u00a0×{n}" if n > 1 else "")
+        textwrap.fill(", ".join(op.removeprefix("float_") + (f"\u00a0×{n}" if n > 1 else "")
                                 for op, n in by_where[where].items()),
                       width=78, initial_indent=f"{where + ':':<{width}}",
                       subsequent_indent=" " * width, break_on_hyphens=False)
@@ -376,4 +380,6 @@ def assemble(read_view, reshape_strides, broadcast_strides, zip_op, reduce_dim,
     chosen = yours_or_reference(dict(zip(REFERENCES, given, strict=True)))
     engine = assembled(*chosen)
     engine.__name__ = engine.__qualname__ = "Mine"
-    return with_fallback(engine, fallback)
+    return with_fallback(engine, fallback, references=frozenset(
+        name for name, fn in zip(REFERENCES, chosen, strict=True)
+        if fn is REFERENCES[name][0]))

@@ -131,9 +131,10 @@ def traffic(rung: str, m: int, k: int, n: int) -> tuple[Counts, float]:
     The bytes are what the rung's loops move per multiply-add from where its operands live,
     counted as reuse:
 
-    * naive: each step reads ``b[p, j]`` from a line of its own, and the ``k`` lines of a
-      column (64 KiB at k = 1024, 4 KiB apart) are gone before column ``j + 1`` could reuse
-      them: a whole line per multiply-add, from B's working set.
+    * naive: each step reads ``b[p, j]`` from a line of its own. The ``k`` lines of a column
+      (64 KiB at k = 1024, 4 KiB apart, all in one L1 set) are gone from L1 before column
+      ``j + 1`` could reuse them, but they fit L2: a whole line per multiply-add, from the
+      column's lines (its working set, ``k`` lines), not from all of B.
     * i-k-j: each value of B is read once per row of A, 4 bytes per multiply-add, from
       wherever all of B (its working set) lives.
     * blocked: each value of a block of B (``KB`` rows, held in L2) is read once per row of A,
@@ -145,7 +146,7 @@ def traffic(rung: str, m: int, k: int, n: int) -> tuple[Counts, float]:
     flops = 2.0 * m * n * k
     macs = m * n * k
     if rung == "naive":
-        return Counts(flops, float(LINE * macs)), 4.0 * k * n
+        return Counts(flops, float(LINE * macs)), float(LINE * k)
     if rung == "i-k-j":
         return Counts(flops, 4.0 * macs), 4.0 * k * n
     if rung == "blocked":

@@ -39,7 +39,8 @@ def test_traffic_states_each_rungs_reuse():
     assert naive[0].intensity == pytest.approx(2 / 64)  # a cache line per multiply-add
     assert ikj[0].intensity == blocked[0].intensity == pytest.approx(0.5)  # 4 B per MAC
     assert packed[0].intensity == pytest.approx(2 * mr * nr / (4 * (mr + nr)))
-    assert naive[1] == ikj[1] == 4 * 1024**2 and blocked[1] == 4 * ladder.KB * 1024
+    assert ikj[1] == 4 * 1024**2 and blocked[1] == 4 * ladder.KB * 1024
+    assert naive[1] == 1024 * 64  # one column's lines, 64 KiB: they fit L2, not all of B
     with pytest.raises(ValueError):
         ladder.traffic("tiled", 1, 1, 1)
 

@@ -15,6 +15,8 @@ recorded step, so the gradients of x, weight and bias must flow; ``Device.wgpu()
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import torch
 from hypothesis import strategies as st
@@ -357,10 +359,14 @@ def _weight_order(solution, case: dict, outputs: dict, watch) -> str | None:
     return None
 
 
+#: where the weight-order hint gives the permute's axes: cut on the first such verdict
+_AXES_MARK = ": the permute's axes are "
+
+
 def _weight_text(patch: str, weight: str) -> str:
     axes = tuple(_W_AXES.index(a) for a in patch + "o")
-    fix = (f"permute the weight [c_out, c, k1, k2] with {axes} (to [{', '.join(patch)}, "
-           f"c_out]), then reshape it to [k1 * k2 * c, c_out]")
+    fix = (f"permute the weight [c_out, c, k1, k2] so its axes run ({', '.join(patch)}, "
+           f"c_out), then reshape it to [k1 * k2 * c, c_out]{_AXES_MARK}{axes}")
     said = ", ".join(_NAMES[a] for a in patch)
     if weight.endswith("o"):
         how = (": what a reshape of the weight to [c_out, c * k1 * k2] and a transpose "
@@ -623,6 +629,25 @@ def _installed(solution, backend):
     return classmethod(installed)
 
 
+def seconds(solution, x: Tensor, weight: Tensor, bias, options, repeats: int = 5) -> float:
+    """The best of ``repeats`` runs of ``minidl.tensor.module.conv2d`` on ``x``'s device,
+    with ``solution`` installed as its backend's ``conv2d`` (``None``: the backend's own
+    kernel), the result read back so the time is the whole convolution's."""
+    backend = backend_for(x.device)
+    saved = vars(backend).get("conv2d")
+    if solution is not None:
+        backend.conv2d = classmethod(solution)
+    try:
+        best = float("inf")
+        for _ in range(repeats):
+            start = time.perf_counter()
+            functional.conv2d(x, weight, bias, options=options).to_numpy()
+            best = min(best, time.perf_counter() - start)
+        return best
+    finally:
+        _restore(backend, saved)
+
+
 def _run(solution, case: dict) -> dict:
     out = {}
     for label, make in devices().items():
@@ -689,8 +714,22 @@ class _Conv2dExercise(BuildExercise):
             verdict.inputs = "\n".join(f"{k} = {v}" for k, v in _describe(case).items())
         return verdict
 
+    weight_slips = 0  # the weight-order hint gives the permute's axes from the second on
+    passing = None  # the reader's last solution that ``check`` passed, else None
+
+    def check(self, solution=...):  # noqa: D102
+        verdict = super().check(solution)
+        self.passing = solution if verdict.kind == "ok" else None
+        return verdict
+
     def find_failure(self, solution):  # noqa: D102
         verdict = super().find_failure(solution)
+        if verdict is not None and _AXES_MARK in verdict.text:
+            self.weight_slips += 1
+            if self.weight_slips == 1:  # the order only: which axes is the reader's to find
+                head, _, tail = verdict.text.partition(_AXES_MARK)
+                verdict.text = head + tail.split(")", 1)[1] + (
+                    " (Slip again and this hint gives the axes.)")
         # the reader's conv2d reached the checker's installed one (the op being written)
         if verdict is not None and verdict.kind == "rule" \
                 and "the checker's installed" in verdict.text:

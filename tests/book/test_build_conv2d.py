@@ -65,7 +65,10 @@ def test_a_weight_order_slip_typed_into_a_cell_gets_the_weight_order_hint():
     verdict = ex.check(wrong)
     assert verdict.kind == "check", verdict.render()
     assert "weight's rows run (c, i, j)" in verdict.text, verdict.text
-    assert "(2, 3, 1, 0)" in verdict.text
+    assert "(2, 3, 1, 0)" not in verdict.text  # the first hint names the order only
+    assert "so its axes run (i, j, c, c_out)" in verdict.text, verdict.text
+    again = ex.check(wrong)  # the same slip again: now the axes
+    assert "(2, 3, 1, 0)" in again.text and "Slip again" not in again.text, again.text
     assert "Pad first" not in verdict.render()  # not the generic value hint
     right = _from_cell(READER_TRANSPOSED.replace(
         "cls.float_reshape(wg, (per_group, c_group * k1 * k2))",
@@ -308,3 +311,30 @@ def test_group_weight_rows_taken_interleaved_are_refused_and_named(max_examples)
     assert verdict.kind == "check", verdict.render()
     assert "slice(g, c_out, groups)" in verdict.text, verdict.text
     assert "Pad first" not in verdict.render()  # not the generic value hint
+
+
+def test_seconds_times_a_solution_and_restores_the_backend_kernel():
+    import numpy as np
+
+    from minidl import Device, Tensor
+    from minidl.backend.options import ConvOptions
+    from minidl.dispatch.route import backend_for
+
+    dev = Device.flex()
+    backend = backend_for(dev)
+    before = vars(backend).get("conv2d")
+    rng = np.random.default_rng(0)
+    x, w = (Tensor.from_numpy(rng.standard_normal(s).astype(np.float32), dev)
+            for s in ((2, 1, 5, 5), (3, 1, 3, 3)))
+    opts = ConvOptions(padding=(1, 1))
+    assert build_conv2d.seconds(build_conv2d.conv2d, x, w, None, opts, repeats=1) > 0
+    assert build_conv2d.seconds(None, x, w, None, opts, repeats=1) > 0
+    assert vars(backend).get("conv2d") is before
+
+
+def test_check_keeps_the_solution_that_passed():
+    ex = build_conv2d.exercise(2)
+    assert ex.passing is None
+    ex.solution()  # the reference's own verification does not count as the reader's
+    assert ex.passing is None
+    assert ex.check(build_conv2d.conv2d).kind == "ok" and ex.passing is build_conv2d.conv2d

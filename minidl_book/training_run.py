@@ -371,9 +371,11 @@ def torch_fine_tune(checkpoint: Path, steps: int = 10) -> dict[str, str]:
 
 def leading_bool(prediction, truth: bool) -> bool:
     """A True/False answer, also as a sentence that opens with it (``"false, it grows"``,
-    ``"No: the gap grows"``)."""
-    if type(prediction) is bool:
-        return prediction == truth
+    ``"No: the gap grows"``), or as 0/1 (the chapter's tuple answers take ``[0, 1]`` too)."""
+    if isinstance(prediction, bool | np.bool_):
+        return bool(prediction) == truth
+    if isinstance(prediction, int | np.integer) and prediction in (0, 1):
+        return bool(prediction) == truth
     if isinstance(prediction, str):
         m = re.match(r"\W*(true|false|yes|no)\b", prediction.casefold())
         return bool(m) and (m.group(1) in ("true", "yes")) == truth
@@ -553,6 +555,55 @@ def resume_ablation(ckpt_dir: Path, run: dict, device: Device, epoch: int = 3,
         gaps[name] = np.abs(resumed_losses(ckpt_dir, device, epoch, steps, **kwargs)
                             - uninterrupted)
     return gaps
+
+
+def ablation_losses(ckpt_dir: Path, run: dict, device: Device, epoch: int = 3,
+                    steps: int = 10) -> dict[str, np.ndarray]:
+    """The uninterrupted run's first ``steps`` losses of epoch ``epoch + 1`` (key
+    ``"uninterrupted"``), then each resume's with one piece left out (:data:`LEFT_OUT`)."""
+    offset = epoch * run["steps_per_epoch"]
+    out = {"uninterrupted": np.asarray(run["loss"][offset:offset + steps])}
+    for name, kwargs in LEFT_OUT.items():
+        device.seed(987_654_321)  # wherever a fresh process would leave the stream
+        out[name] = resumed_losses(ckpt_dir, device, epoch, steps, **kwargs)
+    return out
+
+
+def plot_ablation(losses: dict[str, np.ndarray], epoch: int = 4):
+    """One panel per piece left out: the uninterrupted run's losses (grey line) against the
+    resumed run's (coloured dots), step by step; the first step whose loss is off marked."""
+    import matplotlib.pyplot as plt
+
+    main, resumes = losses["uninterrupted"], {k: v for k, v in losses.items()
+                                               if k != "uninterrupted"}
+    steps = np.arange(1, len(main) + 1)
+    fig, axes = plt.subplots(2, 3, figsize=(9.6, 4.6), sharex=True, sharey=True)
+    for ax, (name, resumed), color in zip(axes.flat, resumes.items(),
+                                          ("tab:green", "tab:orange", "tab:red",
+                                           "tab:purple", "tab:brown")):
+        ax.plot(steps, main, "-", color="0.6", lw=3, label="uninterrupted")
+        ax.plot(steps, resumed, "o", color=color, ms=5, label="resumed")
+        off = np.flatnonzero(resumed != main)
+        said = f"first off: step {off[0] + 1}" if len(off) else "bit for bit"
+        ax.set_title(f"left out: {name}\n{said}", fontsize=10)
+        if len(off):
+            ax.axvline(off[0] + 1, color=color, lw=0.8, ls=":")
+        ax.set_xticks(steps)
+        ax.tick_params(labelsize=9)
+    last = axes.flat[-1]
+    last.axis("off")
+    from matplotlib.lines import Line2D
+    handles = [Line2D([], [], color="0.6", lw=3),
+               Line2D([], [], color="0.2", marker="o", ls="none", ms=5)]
+    last.legend(handles, ["uninterrupted", "resumed (one colour per panel)"],
+                loc="center", fontsize=10, frameon=False)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("loss", fontsize=10)
+    for ax in axes[1]:
+        ax.set_xlabel(f"step of epoch {epoch}", fontsize=10)
+    fig.tight_layout()
+    plt.show()
+    plt.close(fig)
 
 
 def print_ablation(gaps: dict[str, np.ndarray]) -> None:

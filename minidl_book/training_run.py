@@ -285,90 +285,6 @@ def running_stats(model: DigitsCnn) -> dict[str, np.ndarray]:
 LAYERS = ("conv1", "bn1", "conv2", "bn2", "fc1", "fc2")
 
 
-def snapshot(model: DigitsCnn) -> dict[str, np.ndarray]:
-    """Every param and running statistic of ``model`` by path, as NumPy arrays."""
-    return {**{p: v.val().to_numpy() for p, v in model.parameters().items()},
-            **running_stats(model)}
-
-
-def moved_layers(changed: set[str]) -> dict[str, str]:
-    """Per layer of :data:`LAYERS`, what the changed paths touched: ``"weights"``,
-    ``"statistics"``, ``"weights and statistics"`` or ``""``."""
-    out = {}
-    for layer in LAYERS:
-        mine = {p for p in changed if p.split(".")[0] == layer}
-        kinds = [k for k, hit in (("weights", any("running" not in p for p in mine)),
-                                  ("statistics", any("running" in p for p in mine))) if hit]
-        out[layer] = " and ".join(kinds)
-    return out
-
-
-def moved(before: dict[str, np.ndarray], model: DigitsCnn) -> dict[str, str]:
-    """What moved in ``model`` since ``before`` (a :func:`snapshot`), per layer."""
-    after = snapshot(model)
-    return moved_layers({p for p in before if not np.array_equal(before[p], after[p])})
-
-
-def plot_moved(moved_by: dict[str, dict[str, str]]):
-    """One row of the six layers per way of keeping the trunk, coloured by what moved."""
-    import matplotlib.pyplot as plt
-
-    colours = {"": "lightgray", "weights": "tab:green", "statistics": "tab:orange",
-               "weights and statistics": "tab:purple"}
-    labels = {"": "nothing moved", "weights": "weights moved",
-              "statistics": "running statistics moved",
-              "weights and statistics": "weights and statistics moved"}
-    fig, ax = plt.subplots(figsize=(10, 0.75 * len(moved_by) + 0.8))
-    seen = set()
-    for row, (how, layers) in enumerate(moved_by.items()):
-        for col, layer in enumerate(LAYERS):
-            seen.add(layers[layer])
-            ax.add_patch(plt.Rectangle((col * 1.5, -row), 1.2, 0.7,
-                                       color=colours[layers[layer]]))
-            ax.text(col * 1.5 + 0.6, 0.35 - row, layer, ha="center", va="center",
-                    fontsize=11)
-            if col:
-                ax.annotate("", (col * 1.5, 0.35 - row), (col * 1.5 - 0.3, 0.35 - row),
-                            arrowprops={"arrowstyle": "->"})
-        ax.text(-0.2, 0.35 - row, how, ha="right", va="center", family="monospace",
-                fontsize=10)
-    shown = [k for k in colours if k in seen]
-    ax.legend([plt.Rectangle((0, 0), 1, 1, color=colours[k]) for k in shown],
-              [labels[k] for k in shown], loc="lower center", bbox_to_anchor=(0.5, 1.0),
-              ncol=len(shown), fontsize=10, frameon=False)
-    ax.set_xlim(-5.0, 8.8)
-    ax.set_ylim(-len(moved_by) + 0.9, 0.8)
-    ax.axis("off")
-    plt.show()
-    plt.close(fig)
-
-
-def torch_fine_tune(checkpoint: Path, steps: int = 10) -> dict[str, str]:
-    """The PyTorch recipe: conv weights ``requires_grad_(False)``, BatchNorms in ``eval()``;
-    what moved per layer (:func:`moved_layers`), under minidl's names."""
-    net = to_torch(load_model(DigitsCnnConfig, checkpoint, Device.flex()), DigitsCnnConfig())
-    net.train()
-    for name in TRUNK:
-        layer = getattr(net, name)
-        layer.requires_grad_(False) if name.startswith("conv") else layer.eval()
-    start = {k: v.clone() for k, v in net.state_dict().items()}
-    opt = torch.optim.Adam([p for p in net.parameters() if p.requires_grad], lr=LR, eps=1e-5)
-    for batch in itertools.islice(loader(datasets()[0], Device.flex(), SEED + 7), steps):
-        opt.zero_grad()
-        x = torch.from_numpy(batch.images.to_numpy())
-        y = torch.from_numpy(batch.targets.to_numpy())
-        torch.nn.functional.cross_entropy(net(x), y).backward()
-        opt.step()
-    changed = set()
-    for key, value in net.state_dict().items():
-        layer, name = key.split(".")
-        if name != "num_batches_tracked" and not torch.equal(start[key], value):
-            if layer.startswith("bn"):
-                name = {"weight": "gamma", "bias": "beta"}.get(name, name)
-            changed.add(f"{layer}.{name}")
-    return moved_layers(changed)
-
-
 def leading_bool(prediction, truth: bool) -> bool:
     """A True/False answer, also as a sentence that opens with it (``"false, it grows"``,
     ``"No: the gap grows"``), or as 0/1 (the chapter's tuple answers take ``[0, 1]`` too)."""
@@ -542,21 +458,6 @@ LEFT_OUT = {"nothing (all four restored)": {}, "Adam's state": {"adam_state": Fa
             "order and seed (burn's Learner)": {"order": False, "masks": False}}
 
 
-def resume_ablation(ckpt_dir: Path, run: dict, device: Device, epoch: int = 3,
-                    steps: int = 10) -> dict[str, np.ndarray]:
-    """Per piece left out (:data:`LEFT_OUT`): |resumed loss − uninterrupted loss| over the
-    first ``steps`` steps of epoch ``epoch + 1``, each resume starting from a stream seeded
-    elsewhere (wherever a fresh process would leave it)."""
-    offset = epoch * run["steps_per_epoch"]
-    uninterrupted = run["loss"][offset:offset + steps]
-    gaps = {}
-    for name, kwargs in LEFT_OUT.items():
-        device.seed(987_654_321)
-        gaps[name] = np.abs(resumed_losses(ckpt_dir, device, epoch, steps, **kwargs)
-                            - uninterrupted)
-    return gaps
-
-
 def ablation_losses(ckpt_dir: Path, run: dict, device: Device, epoch: int = 3,
                     steps: int = 10) -> dict[str, np.ndarray]:
     """The uninterrupted run's first ``steps`` losses of epoch ``epoch + 1`` (key
@@ -604,14 +505,6 @@ def plot_ablation(losses: dict[str, np.ndarray], epoch: int = 4):
     fig.tight_layout()
     plt.show()
     plt.close(fig)
-
-
-def print_ablation(gaps: dict[str, np.ndarray]) -> None:
-    """One line per piece left out: the first step whose loss is off, the largest gap."""
-    for name, gap in gaps.items():
-        off = np.flatnonzero(gap)
-        first = f"step {off[0] + 1}" if len(off) else "none"
-        print(f"left out {name:<32} first loss off: {first:<7} max |Δ| {gap.max():.1e}")
 
 
 def plot_key_path(param: str, run_id: str, loaded_id: str, record_keys: list[str],

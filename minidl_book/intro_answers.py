@@ -40,6 +40,8 @@ NOT_CROSSED = re.compile(
     r"(?:cross|reach|visit|enter|touch|involve|hit|call|use|need|run)\w*"
     r"|\b(?:not|never|no longer)\s+(?:\w+\s+)?(?:go|goes|went|gone|pass|passes|passed)"
     r"\s+(?:through|into|via)\b")
+#: Words a clause of bare names may hold besides the names ("minidl.autodiff and minidl.nn").
+LIST_WORDS = {"minidl", "the", "and", "or", "also", "too", "plus", "device"}
 #: "and nothing else", "only", "just": they restrict, they deny nothing.
 ONLY = re.compile(r"\b(?:and\s+|but\s+)?nothing\s+else\b|\b(?:only|just|alone)\b")
 
@@ -68,6 +70,7 @@ def named(prediction: str, words_of: dict[str, str], denials: set[str] = DENIALS
     bare_none = bool(clauses) and set(clauses[0]) <= denials | {"it", "the"}
     affirmed: list[tuple[bool, set]] = []
     denied: set = set()
+    bare_clauses: list[bool] = []  # per affirmed clause: nothing in it but names
     for words in clauses:
         # "the autodiff backend" is one box: a "backend" right after a named word
         found = {words_of[w] for k, w in enumerate(words) if w in words_of
@@ -76,10 +79,15 @@ def named(prediction: str, words_of: dict[str, str], denials: set[str] = DENIALS
             denied |= found
         else:
             affirmed.append((bool(SKIPS & set(words)), found))
+            bare_clauses.append(set(words) <= set(words_of) | LIST_WORDS)
     say_skip = any(skip for skip, _ in affirmed)
     boxes = [found for skip, found in affirmed if found and (skip or not say_skip)]
-    if not say_skip:  # a bare answer: the first clause that names a box
-        boxes = boxes[:1]
+    if not say_skip:  # a bare answer: the first clause that names a box, and any clause
+        # that is only more names ("autodiff, backend" lists two; "autodiff, since it
+        # records nothing" explains one)
+        listed = [found for (_, found), words in zip(affirmed, bare_clauses)
+                  if found and words]
+        boxes = boxes[:1] + listed[1:]
     return set().union(*boxes) - denied, denied, bare_none
 
 

@@ -96,3 +96,22 @@ def test_an_answer_that_is_no_string_is_asked_for_a_string(capsys):
     assert not ex.check(["minidl.autodiff"])
     out = capsys.readouterr().out
     assert "not a string" in out and "the hint" not in out and not runs
+
+
+@pytest.mark.parametrize("answer", ["minidl.autodiff, minidl.backend", "minidl.autodiff; minidl.backend",
+                                    "autodiff, flex", "minidl.autodiff,minidl.nn"])
+def test_a_list_of_boxes_is_not_the_one_skipped_box(answer):
+    """A comma list names every box in it, not only the first (a reader's 'autodiff,
+    backend' was read as 'autodiff')."""
+    assert not skipped_box(answer, "minidl.autodiff")
+
+
+@pytest.mark.parametrize("answer", ["plain, autodiff", "plain; autodiff too"])
+def test_a_list_of_devices_is_not_one_device(answer):
+    assert not device_named(answer, "plain")
+
+
+@pytest.mark.parametrize("answer", ["autodiff, since it records nothing",
+                                    "Autodiff[Flex], the recording backend"])
+def test_a_clause_that_explains_is_not_a_list(answer):
+    assert skipped_box(answer, "minidl.autodiff")

@@ -296,8 +296,9 @@ def _at(model: Any, path: tuple[str, ...]) -> Any:
 def map_rows(before: Module, after: Module) -> list[dict]:
     """Each leaf of ``before`` beside the same leaf of ``after`` (a map's result), in field
     order: ``relation`` is ``"new"`` (a new Param, same id), ``"tie"`` (the same Param as
-    an earlier path, in both trees), ``"shared"`` (the same object in both trees) or
-    ``"changed"`` (anything else: a map bug)."""
+    an earlier path, in both trees), ``"split"`` (tied before, a second Param with that id
+    after), ``"shared"`` (the same object in both trees) or ``"changed"`` (anything else:
+    a map bug)."""
     seen: dict[int, str] = {}
     out = []
     for label, paths in _leaf_groups(before):
@@ -308,7 +309,8 @@ def map_rows(before: Module, after: Module) -> list[dict]:
         if kind == "param" and id(old) in seen:
             first = seen[id(old)]
             tied = _at(after, tuple(first.split(".")))
-            relation = "tie" if new is tied else "changed"
+            relation = ("tie" if new is tied else
+                        "split" if getattr(new, "id", None) == old.id else "changed")
             out.append({"label": label, "kind": kind, "relation": relation, "old": old,
                         "new": new, "tied_to": first})
             continue
@@ -349,7 +351,7 @@ def draw_map(before: Module, after: Module | None, width: float = 7.4,
     text = {"va": "center", "fontsize": 8, "family": "monospace"}
 
     def box(x, y, w, kind, label, dashed=False):
-        fill, stroke = KIND_COLORS[kind]
+        fill, stroke = KIND_COLORS.get(kind, ("#fee2e2", "#b91c1c"))
         ax.add_patch(FancyBboxPatch((x, y - 0.34), w, 0.68, boxstyle="round,pad=0.02",
                                     fc=fill, ec=stroke, lw=0.9,
                                     ls="--" if dashed else "-"))
@@ -370,6 +372,19 @@ def draw_map(before: Module, after: Module | None, width: float = 7.4,
                 continue
             ax.text(x_new + 0.08, y, "tie kept: one new Param", color="#2563eb",
                     fontsize=8, va="center")
+        elif r["relation"] == "split":
+            y0 = ys[r["tied_to"]]
+            ax.annotate("", xy=(x_old, y0), xytext=(x_old, y), arrowprops={
+                "arrowstyle": "->", "color": "#2563eb", "lw": 1.1,
+                "connectionstyle": "arc,angleA=180,angleB=180,armA=9,armB=9"})
+            ax.text(x_old + 0.08, y, "tie: the same Param", color="#2563eb", fontsize=8,
+                    va="center")
+            if only_before:
+                continue
+            what = "old Param" if r["new"] is r["old"] else "2nd Param"
+            box(x_new, y, box_w, "split", f"{what} …{r['new'].id[-4:]}", dashed=True)
+            note = "tie split: unmoved" if r["new"] is r["old"] else "tie split"
+            ax.text(x_new + box_w + 0.08, y, note, color="#b91c1c", fontsize=8, va="center")
         elif r["relation"] == "new":
             shape = list(r["old"].lazy_shape())
             box(x_old, y, box_w, "param", f"Param …{r['old'].id[-4:]} {shape}")
@@ -396,7 +411,9 @@ def draw_map(before: Module, after: Module | None, width: float = 7.4,
         ax.text(x_new, 1.0, "after (same ids)", fontsize=8.5, weight="bold", va="center")
         ax.text((x_old + box_w + x_new) / 2, 1.0, fn_label, ha="center", va="center",
                 fontsize=8, color="#333333")
-    ax.set_xlim(-0.05, (x_old + box_w if only_before else x_new + box_w) + 0.3)
+    split = any(r["relation"] == "split" for r in table) and not only_before
+    ax.set_xlim(-0.05, (x_old + box_w if only_before else x_new + box_w) + 0.3
+                + 1.6 * split)
     ax.set_ylim(-n + 0.4, 1.5)
     ax.axis("off")
     if title:

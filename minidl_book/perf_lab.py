@@ -473,7 +473,7 @@ class RooflineChart:
             if a in shown and b in shown:
                 (xa, ya), (xb, yb) = ax.transData.transform(
                     [(self[a].intensity, self[a].gflops), (self[b].intensity, self[b].gflops)])
-                for t in np.linspace(0.1, 0.9, 17):
+                for t in np.linspace(0.02, 0.98, 49):  # the whole shaft, ends too
                     x, y = xa + t * (xb - xa), ya + t * (yb - ya)
                     taken.append((x - 1.5, y - 1.5, x + 1.5, y + 1.5))
 

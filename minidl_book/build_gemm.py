@@ -58,6 +58,23 @@ def traffic(m: int, k: int, n: int) -> tuple[Counts, float]:
 LIBRARY_CALLS = frozenset({"dot", "matmul", "einsum", "tensordot", "inner", "vdot", "gemm"})
 
 
+def _runs(fn: Callable, shapes):
+    """``fn`` run as plain Python (an index out of range raises) on each ``(m, k, n)`` of
+    ``shapes``: ``(a, b, c, a @ b)`` per case, ``c`` None when the kernel indexed out of
+    range; C arrives holding ``OLD``."""
+    kernel = getattr(fn, "py_func", fn)
+    rng = np.random.default_rng(1)
+    for m, k, n in shapes:
+        a = rng.integers(-3, 4, (m, k)).astype(np.float32)
+        b = rng.integers(-3, 4, (k, n)).astype(np.float32)
+        c = np.full((m, n), OLD, np.float32)
+        try:
+            kernel(a, b, c)
+        except IndexError:
+            c = None
+        yield a, b, c, a @ b
+
+
 def _source_tree(fn: Callable) -> ast.FunctionDef | None:
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
@@ -202,16 +219,9 @@ class LoopSwap:
             return order
         if func is not None and _outer_order(func) == "kij":
             return "kij"
-        kernel = getattr(fn, "py_func", fn)  # as plain Python: an index out of range raises
-        rng = np.random.default_rng(1)
-        for m, k, n in self.shapes:
-            a = rng.integers(-3, 4, (m, k)).astype(np.float32)
-            b = rng.integers(-3, 4, (k, n)).astype(np.float32)
-            c = np.full((m, n), OLD, np.float32)
-            want = a @ b
-            try:
-                kernel(a, b, c)
-            except IndexError:  # C[j, i] on a C that is not square
+        for a, b, c, want in _runs(fn, self.shapes):
+            m, n = want.shape
+            if c is None:  # C[j, i] on a C that is not square
                 return "swapped"
             if np.allclose(c, want):
                 continue
@@ -393,16 +403,9 @@ class RegisterTile(LoopSwap):
             return "library"
         if func is not None and _writes_c_in_reduction(func):
             return "in C"
-        kernel = getattr(fn, "py_func", fn)
-        rng = np.random.default_rng(1)
-        for m, k, n in self.shapes:
-            a = rng.integers(-3, 4, (m, k)).astype(np.float32)
-            b = rng.integers(-3, 4, (k, n)).astype(np.float32)
-            c = np.full((m, n), OLD, np.float32)
-            want = a @ b
-            try:
-                kernel(a, b, c)
-            except IndexError:
+        for _, _, c, want in _runs(fn, self.shapes):
+            m, n = want.shape
+            if c is None:
                 return "wrong"
             if np.allclose(c, want):
                 continue

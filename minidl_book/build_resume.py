@@ -28,7 +28,7 @@ from minidl.optim import AdamConfig, GradientsParams
 from minidl.store import load_model
 from minidl.train import checkpoint_paths, restore_checkpoint, save_checkpoint
 from minidl_book import training_run as tr
-from minidl_book.harness import is_placeholder
+from minidl_book.harness import run_check
 from minidl_book.verdict import Verdict
 from minidl_book.workloads import DigitsCnnConfig
 
@@ -194,20 +194,9 @@ class ResumeExercise:
 
     def check(self, solution: Any = ...) -> Verdict:
         """Check the reader's ``resume``; print the verdict."""
-        if solution is Ellipsis or is_placeholder(solution):
-            verdict = Verdict(False, "todo", "Write your solution first: replace ... with it "
-                              "and run the cell again.", "")
-        else:
-            self.attempts += 1
-            failure = self.find_failure(solution)
-            # a refusal is falsy (Verdict.__bool__ is its ok), so test for None, not truth
-            verdict = failure if failure is not None else Verdict(True, "ok", "", "")
-            if verdict.ok:
-                verdict.text = (f"✓ {self.title}: epoch {self.epoch + 1}'s first "
-                                f"{self.steps} losses equal the uninterrupted run's, bit "
-                                "for bit.")
-        print(verdict.render())
-        return verdict
+        return run_check(self, solution, lambda: (
+            f"✓ {self.title}: epoch {self.epoch + 1}'s first {self.steps} losses equal "
+            "the uninterrupted run's, bit for bit."))
 
     def solution(self, name: str | None = None):
         """Print the reference solution (renamed to ``name``) and check it."""

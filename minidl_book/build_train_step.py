@@ -26,7 +26,7 @@ from minidl.nn import CrossEntropyLossConfig
 from minidl.optim import AdamConfig, GradientsParams
 from minidl.tensor.activation import log_softmax
 from minidl_book import training_run as tr
-from minidl_book.harness import is_placeholder
+from minidl_book.harness import run_check
 from minidl_book.verdict import Verdict
 from minidl_book.workloads import DigitsCnnConfig
 
@@ -184,19 +184,9 @@ class TrainStepExercise:
 
     def check(self, solution: Any = ...) -> Verdict:
         """Check the reader's ``train_step``; print the verdict."""
-        if solution is Ellipsis or is_placeholder(solution):
-            verdict = Verdict(False, "todo", "Write your solution first: replace ... with it "
-                              "and run the cell again.", "")
-        else:
-            self.attempts += 1
-            failure = self.find_failure(solution)
-            verdict = failure if failure is not None else Verdict(True, "ok", "", "")
-            if verdict.ok:
-                verdict.text = (f"✓ {self.title}: {self.steps} steps, every loss within "
-                                f"{LOSS_RTOL:.0e} of PyTorch's (relative), every weight "
-                                f"within {WEIGHT_ATOL:.0e}.")
-        print(verdict.render())
-        return verdict
+        return run_check(self, solution, lambda: (
+            f"✓ {self.title}: {self.steps} steps, every loss within {LOSS_RTOL:.0e} of "
+            f"PyTorch's (relative), every weight within {WEIGHT_ATOL:.0e}."))
 
     def solution(self, name: str | None = None):
         """Print the reference solution (renamed to ``name``) and check it."""

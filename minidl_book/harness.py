@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from minidl import Device, Tensor
+from minidl_book.verdict import Verdict
 
 __trace_hide__ = True
 
@@ -236,3 +237,22 @@ def dropout_run(solution: Any, case: dict) -> dict:
         again = solution(x, case["prob"], case["training"])  # a second mask, drawn anew
         again = again.to_numpy() if type(again) is Tensor else None
     return {"out": out, "_grad": grad, "_again": again}
+
+
+def run_check(exercise: Any, solution: Any, ok_text: Callable[[], str]) -> Verdict:
+    """Check a build-it whose ``exercise`` judges with its own ``find_failure`` (the
+    resume and train-step build-its): a placeholder asks for a solution first, anything
+    else counts an attempt and gets the first failure or ✓ ``ok_text()``; printed and
+    returned."""
+    if solution is Ellipsis or is_placeholder(solution):
+        verdict = Verdict(False, "todo", "Write your solution first: replace ... with it "
+                          "and run the cell again.", "")
+    else:
+        exercise.attempts += 1
+        failure = exercise.find_failure(solution)
+        # a refusal is falsy (Verdict.__bool__ is its ok), so test for None, not truth
+        verdict = failure if failure is not None else Verdict(True, "ok", "", "")
+        if verdict.ok:
+            verdict.text = ok_text()
+    print(verdict.render())
+    return verdict

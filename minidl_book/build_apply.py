@@ -115,209 +115,65 @@ def plan_apply(slots, source, adapter):
 
 
 # ----- planted slips --------------------------------------------------------------------------
-def _sorted_rest(result, source, taken, adapter, ignore=True):
-    for key in sorted(set(source) - taken):
-        (result.ignored if ignore and adapter.ignores(key) else result.unused).append(key)
-    return result
+def _variant(*, lookup: str = "own, then alternative", dtype: bool = True,
+             adapt_first: bool = True, write_first: bool = False, ignore: bool = True,
+             taken: str = "found"):
+    """The reference plan with one slip. ``lookup``: "own, then alternative" (right), "own
+    only", "alternative only" or "alternative, then own"; ``dtype``: whether the dtype is
+    compared; ``adapt_first``: shape checked after the adapter (right) or on the raw file
+    tensor; ``write_first``: the value written before its checks; ``ignore``: whether
+    ``adapter.ignores`` is asked; ``taken``: a key counts as taken when "found" (right), when
+    "applied" only, or unused is found "by name" (the file keys that are no slot's path)."""
 
-
-def no_dtype_check(slots, source, adapter):
-    result, taken = ApplyResult(), set()
-    for slot in slots:
-        key = slot.path
+    def keys_for(slot, adapter) -> list[str]:
         alt = adapter.alternative_name(slot.name, slot.module_type)
-        if key not in source and alt is not None:
-            key = f"{slot.path.rpartition('.')[0]}.{alt}"
-        if key not in source:
-            result.missing.append(slot.path)
-            continue
-        taken.add(key)
-        array = adapter.adapt(source[key], slot)
-        if array.shape != slot.shape:
-            result.errors.append(ShapeMismatch(slot.path, slot.shape, array.shape))
-        else:
-            result.values[slot.path] = array
-            result.applied.append(slot.path)
-    return _sorted_rest(result, source, taken, adapter)
+        alt_key = None if alt is None else f"{slot.path.rpartition('.')[0]}.{alt}"
+        return {"own, then alternative": [slot.path, alt_key], "own only": [slot.path],
+                "alternative only": [alt_key or slot.path],
+                "alternative, then own": [alt_key, slot.path]}[lookup]
+
+    def plan(slots, source, adapter):
+        result, took = ApplyResult(), set()
+        for slot in slots:
+            key = next((k for k in keys_for(slot, adapter) if k is not None and k in source),
+                       None)
+            if key is None:
+                result.missing.append(slot.path)
+                continue
+            if taken == "found":
+                took.add(key)
+            raw = source[key]
+            array = adapter.adapt(raw, slot)
+            checked = array if adapt_first else raw
+            if write_first:
+                result.values[slot.path] = array
+            if checked.shape != slot.shape:
+                result.errors.append(ShapeMismatch(slot.path, slot.shape, checked.shape))
+            elif dtype and checked.dtype.name != slot.dtype:
+                result.errors.append(DTypeMismatch(slot.path, slot.dtype, checked.dtype.name))
+            else:
+                if taken == "applied":
+                    took.add(key)
+                result.values[slot.path] = array
+                result.applied.append(slot.path)
+        if taken == "by name":
+            took = {slot.path for slot in slots}
+        for key in sorted(set(source) - took):
+            (result.ignored if ignore and adapter.ignores(key) else result.unused).append(key)
+        return result
+
+    return plan
 
 
-def no_alternative_name(slots, source, adapter):
-    result, taken = ApplyResult(), set()
-    for slot in slots:
-        if slot.path not in source:
-            result.missing.append(slot.path)
-            continue
-        taken.add(slot.path)
-        array = adapter.adapt(source[slot.path], slot)
-        if array.shape != slot.shape:
-            result.errors.append(ShapeMismatch(slot.path, slot.shape, array.shape))
-        elif array.dtype.name != slot.dtype:
-            result.errors.append(DTypeMismatch(slot.path, slot.dtype, array.dtype.name))
-        else:
-            result.values[slot.path] = array
-            result.applied.append(slot.path)
-    return _sorted_rest(result, source, taken, adapter)
-
-
-def alternative_name_only(slots, source, adapter):
-    """A slot with an alternative name is looked up under it only, never under its own."""
-    result, taken = ApplyResult(), set()
-    for slot in slots:
-        alt = adapter.alternative_name(slot.name, slot.module_type)
-        key = slot.path if alt is None else f"{slot.path.rpartition('.')[0]}.{alt}"
-        if key not in source:
-            result.missing.append(slot.path)
-            continue
-        taken.add(key)
-        array = adapter.adapt(source[key], slot)
-        if array.shape != slot.shape:
-            result.errors.append(ShapeMismatch(slot.path, slot.shape, array.shape))
-        elif array.dtype.name != slot.dtype:
-            result.errors.append(DTypeMismatch(slot.path, slot.dtype, array.dtype.name))
-        else:
-            result.values[slot.path] = array
-            result.applied.append(slot.path)
-    return _sorted_rest(result, source, taken, adapter)
-
-
-def alternative_name_first(slots, source, adapter):
-    """The alternative name tried first, the slot's own path only when it is absent."""
-    result, taken = ApplyResult(), set()
-    for slot in slots:
-        alt = adapter.alternative_name(slot.name, slot.module_type)
-        key = slot.path if alt is None else f"{slot.path.rpartition('.')[0]}.{alt}"
-        if key not in source:
-            key = slot.path
-        if key not in source:
-            result.missing.append(slot.path)
-            continue
-        taken.add(key)
-        array = adapter.adapt(source[key], slot)
-        if array.shape != slot.shape:
-            result.errors.append(ShapeMismatch(slot.path, slot.shape, array.shape))
-        elif array.dtype.name != slot.dtype:
-            result.errors.append(DTypeMismatch(slot.path, slot.dtype, array.dtype.name))
-        else:
-            result.values[slot.path] = array
-            result.applied.append(slot.path)
-    return _sorted_rest(result, source, taken, adapter)
-
-
-def shape_before_adapter(slots, source, adapter):
-    """The file's shape compared with the slot's before the adapter transposes it."""
-    result, taken = ApplyResult(), set()
-    for slot in slots:
-        key = slot.path
-        alt = adapter.alternative_name(slot.name, slot.module_type)
-        if key not in source and alt is not None:
-            key = f"{slot.path.rpartition('.')[0]}.{alt}"
-        if key not in source:
-            result.missing.append(slot.path)
-            continue
-        taken.add(key)
-        raw = source[key]
-        if raw.shape != slot.shape:
-            result.errors.append(ShapeMismatch(slot.path, slot.shape, raw.shape))
-        elif raw.dtype.name != slot.dtype:
-            result.errors.append(DTypeMismatch(slot.path, slot.dtype, raw.dtype.name))
-        else:
-            result.values[slot.path] = adapter.adapt(raw, slot)
-            result.applied.append(slot.path)
-    return _sorted_rest(result, source, taken, adapter)
-
-
-def built_before_checked(slots, source, adapter):
-    """burn's order: the value joins what is built before its checks run."""
-    result, taken = ApplyResult(), set()
-    for slot in slots:
-        key = slot.path
-        alt = adapter.alternative_name(slot.name, slot.module_type)
-        if key not in source and alt is not None:
-            key = f"{slot.path.rpartition('.')[0]}.{alt}"
-        if key not in source:
-            result.missing.append(slot.path)
-            continue
-        taken.add(key)
-        array = adapter.adapt(source[key], slot)
-        result.values[slot.path] = array
-        if array.shape != slot.shape:
-            result.errors.append(ShapeMismatch(slot.path, slot.shape, array.shape))
-        elif array.dtype.name != slot.dtype:
-            result.errors.append(DTypeMismatch(slot.path, slot.dtype, array.dtype.name))
-        else:
-            result.applied.append(slot.path)
-    return _sorted_rest(result, source, taken, adapter)
-
-
-def counter_unused(slots, source, adapter):
-    """``adapter.ignores`` never asked: PyTorch's step counter lands in ``unused``."""
-    result = ApplyResult()
-    taken = set()
-    for slot in slots:
-        key = slot.path
-        alt = adapter.alternative_name(slot.name, slot.module_type)
-        if key not in source and alt is not None:
-            key = f"{slot.path.rpartition('.')[0]}.{alt}"
-        if key not in source:
-            result.missing.append(slot.path)
-            continue
-        taken.add(key)
-        array = adapter.adapt(source[key], slot)
-        if array.shape != slot.shape:
-            result.errors.append(ShapeMismatch(slot.path, slot.shape, array.shape))
-        elif array.dtype.name != slot.dtype:
-            result.errors.append(DTypeMismatch(slot.path, slot.dtype, array.dtype.name))
-        else:
-            result.values[slot.path] = array
-            result.applied.append(slot.path)
-    return _sorted_rest(result, source, taken, adapter, ignore=False)
-
-
-def unused_by_name(slots, source, adapter):
-    """Unused = the file's keys that are no slot's path (a key taken under an alternative
-    name is counted as unused too)."""
-    result = ApplyResult()
-    for slot in slots:
-        key = slot.path
-        alt = adapter.alternative_name(slot.name, slot.module_type)
-        if key not in source and alt is not None:
-            key = f"{slot.path.rpartition('.')[0]}.{alt}"
-        if key not in source:
-            result.missing.append(slot.path)
-            continue
-        array = adapter.adapt(source[key], slot)
-        if array.shape != slot.shape:
-            result.errors.append(ShapeMismatch(slot.path, slot.shape, array.shape))
-        elif array.dtype.name != slot.dtype:
-            result.errors.append(DTypeMismatch(slot.path, slot.dtype, array.dtype.name))
-        else:
-            result.values[slot.path] = array
-            result.applied.append(slot.path)
-    return _sorted_rest(result, source, {s.path for s in slots}, adapter)
-
-
-def taken_only_if_applied(slots, source, adapter):
-    """A key counts as taken only when its slot's checks pass: a tensor that failed its
-    shape or dtype check is listed as an error and again as unused."""
-    result, taken = ApplyResult(), set()
-    for slot in slots:
-        key = slot.path
-        alt = adapter.alternative_name(slot.name, slot.module_type)
-        if key not in source and alt is not None:
-            key = f"{slot.path.rpartition('.')[0]}.{alt}"
-        if key not in source:
-            result.missing.append(slot.path)
-            continue
-        array = adapter.adapt(source[key], slot)
-        if array.shape != slot.shape:
-            result.errors.append(ShapeMismatch(slot.path, slot.shape, array.shape))
-        elif array.dtype.name != slot.dtype:
-            result.errors.append(DTypeMismatch(slot.path, slot.dtype, array.dtype.name))
-        else:
-            taken.add(key)
-            result.values[slot.path] = array
-            result.applied.append(slot.path)
-    return _sorted_rest(result, source, taken, adapter)
+no_dtype_check = _variant(dtype=False)
+no_alternative_name = _variant(lookup="own only")
+alternative_name_only = _variant(lookup="alternative only")
+alternative_name_first = _variant(lookup="alternative, then own")
+shape_before_adapter = _variant(adapt_first=False)
+built_before_checked = _variant(write_first=True)
+counter_unused = _variant(ignore=False)
+unused_by_name = _variant(taken="by name")
+taken_only_if_applied = _variant(taken="applied")
 
 
 #: name → (slip, the verdict kind it gets, the cause whose hint it opens)

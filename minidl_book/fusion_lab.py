@@ -19,7 +19,7 @@ from minidl.fusion.plan import ExecutionPlanStore
 from minidl.fusion.stream import EAGER_BELOW
 
 __all__ = ["EAGER_BELOW", "block_lines", "both_kernels", "clean", "cnn_step_counts",
-           "cnn_step_ms", "draw_bytes", "draw_greedy", "draw_stream", "draw_views", "view_blocks", "fresh_store", "kernel_text", "kernels_in", "plot_sweep", "recorded_in_a_step",
+           "cnn_step_ms", "draw_bytes", "draw_greedy", "drain_ms", "explorer", "split", "draw_stream", "draw_views", "view_blocks", "fresh_store", "kernel_text", "kernels_in", "plot_sweep", "recorded_in_a_step",
            "source", "store_chart"]
 
 #: a block's colour by the fuser that took it (``None``: no fuser, run on the inner backend)
@@ -57,6 +57,54 @@ def fresh_store() -> Iterator[Any]:
         finally:
             FusionFlex.sync()
             processor.store = kept
+
+
+@contextmanager
+def explorer(cls: type) -> Iterator[Any]:
+    """:func:`fresh_store`, with the processor searching by ``cls`` (an
+    :class:`~minidl.fusion.search.Explorer` subclass) for the block; both put back after."""
+    with fresh_store() as stream:
+        processor = stream.processor
+        kept = processor.explorer
+        processor.explorer = cls(kept.generator)
+        try:
+            yield stream
+        finally:
+            FusionFlex.sync()
+            processor.explorer = kept
+
+
+def split(plan) -> str:
+    """A plan's blocks in one line: ``elementwise 10 | reduce 3`` (``B`` for an op run alone)."""
+    return " | ".join(f"{b.fuser or 'B'} {len(b.kinds)}" for b in plan.blocks)
+
+
+def drain_ms(fn: Callable[[], Any], searches: dict[str, type], rounds: int = 5,
+             runs: int = 4) -> dict[str, float]:
+    """Milliseconds per call of ``fn()`` (recording and its drain) under each explorer class of
+    ``searches``, best of ``rounds`` turns on one numba thread (thread CPU time), each plan
+    searched once first."""
+    import time
+
+    import numba
+
+    best = dict.fromkeys(searches, float("inf"))
+    threads = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        for turn in range(rounds + 1):
+            for name, cls in searches.items():
+                with explorer(cls):
+                    fn()  # searched (and compiled) here, then found in the store
+                    if turn == 0:
+                        continue
+                    t0 = time.thread_time()
+                    for _ in range(runs):
+                        fn()
+                    best[name] = min(best[name], (time.thread_time() - t0) / runs * 1e3)
+    finally:
+        numba.set_num_threads(threads)
+    return best
 
 
 def kernels_in(fn: Callable[[], Any]) -> int:
@@ -515,34 +563,33 @@ _SHORT = {"mul_scalar": "×s", "add_scalar": "+s", "sub_scalar": "−s", "lower_
           "mask_fill": "fill", "add": "+", "mul": "×", "sum_dim": "sum", "reshape": "rshp"}
 
 
-def draw_greedy(blocks: list):
-    """The greedy example's ops in two rows: the blocks the search chose (``blocks``, a plan's)
-    and the split where the reduce fuser takes ``exp``, ``*`` and the sum (fuse on read); a
-    block boundary is a red bar, and what crosses memory is named at the right."""
+def draw_greedy(plans: dict[str, Any], ms: dict[str, float]):
+    """The greedy example's ops, one row per plan of ``plans`` (name -> a
+    :func:`~minidl.debug.fusion_plan`): each op coloured by the fuser whose block took it, a
+    block boundary as a red bar, and at the right the bytes the plan's blocks wrote and
+    ``ms[name]``, the time of one call under it."""
     import matplotlib.pyplot as plt
 
-    kinds = [k for blk in blocks for k in blk.kinds]
-    chosen = [(blk.fuser, len(blk.kinds)) for blk in blocks]
-    better = [("elementwise", len(kinds) - 3), ("reduce", 3)]
-    rows = (("chosen: the fuser that took\nthe most ops gets the block", chosen,
-             "writes t, the product\n(4 MiB) and the sum"),
-            ("better: the reduce fuser\ntakes exp, × and the sum", better,
-             "writes t and the sum"))
+    first = next(iter(plans.values()))
+    kinds = [k for blk in first.blocks for k in blk.kinds]
     fig, axis = plt.subplots(figsize=(7.5, 1.9))
-    for r, (label, split, note) in enumerate(rows):
+    for r, (name, plan) in enumerate(plans.items()):
         y, col = 1 - r, 0
-        axis.text(-0.3, y, label, ha="right", va="center", fontsize=8)
-        for k, (fuser, n) in enumerate(split):
-            for kind in kinds[col:col + n]:
+        axis.text(-0.3, y, f"{name}:\n" + split(plan).replace(" | ", ", "), ha="right",
+                  va="center", fontsize=9)
+        for k, blk in enumerate(plan.blocks):
+            for kind in blk.kinds:
                 axis.add_patch(plt.Rectangle((col, y - 0.35), 0.95, 0.7, ec="white",
-                                             fc=COLOURS[fuser], alpha=0.55))
+                                             fc=COLOURS[blk.fuser], alpha=0.55))
                 axis.text(col + 0.47, y, _SHORT.get(kind, kind), ha="center", va="center",
                           fontsize=7.5)
                 col += 1
-            if k < len(split) - 1:
+            if k < len(plan.blocks) - 1:
                 axis.plot([col, col], [y - 0.45, y + 0.45], color="tab:red", lw=1.6)
-        axis.text(col + 0.3, y, note, va="center", fontsize=8)
-    axis.set(xlim=(-5.6, len(kinds) + 4.6), ylim=(-0.6, 1.6))
+        mib = sum(blk.bytes_written for blk in plan.blocks) / 2**20
+        axis.text(col + 0.3, y, f"writes {mib:.2f} MiB\n{ms[name]:.2f} ms", va="center",
+                  fontsize=9)
+    axis.set(xlim=(-5.2, len(kinds) + 4.2), ylim=(-0.6, 1.6))
     axis.axis("off")
     handles = [plt.Rectangle((0, 0), 1, 1, fc=COLOURS[k], alpha=0.55) for k in
                ("elementwise", "reduce", None)]

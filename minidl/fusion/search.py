@@ -12,7 +12,7 @@ them, no later op reads them) is kept in the plan but not run.
 from __future__ import annotations
 
 from minidl.fusion.events import STREAM_LISTENERS, emit
-from minidl.fusion.fusers import default_fusers
+from minidl.fusion.fusers import OperationFuser, default_fusers
 from minidl.fusion.ir import OperationIr
 from minidl.fusion.kernel import BlockValues, KernelGenerator
 from minidl.fusion.plan import Block
@@ -79,3 +79,64 @@ class Explorer:
             if taken and fuser.ready and self._operands(ops, start, start + shorter, alive) <= limit:
                 return shorter
         return 1
+
+
+class ScoringExplorer(Explorer):
+    """Another policy: the plan that moves the fewest bytes, found by scoring every candidate
+    block (each fuser, cut after each op it can end on) by the memory traffic of the whole
+    plan it starts. ``Explorer`` keeps the fuser that took the most ops from each start;
+    burn ranks the fusers of a block by a score of the reads and writes they save
+    (``find_best_optimization_index``, burn-fusion ``search/block.rs``) but does not try cuts.
+
+    The search is dynamic programming from the end of the segment (quadratic in its length,
+    so a lab policy, not the shipped one): ``best[i]`` is the cheapest plan of ``ops[i:]``.
+    """
+
+    def explore(self, ops: list[OperationIr], alive: set[int]) -> list[Block]:
+        n = len(ops)
+        last_read: dict[int, int] = {}
+        for j, op in enumerate(ops):
+            for t in op.inputs:
+                last_read[t.id] = j
+
+        def written(start: int, end: int) -> list[int]:
+            return [j for j, op in enumerate(ops[start:end])
+                    if op.out.id in alive or last_read.get(op.out.id, -1) >= end]
+
+        def traffic(start: int, end: int) -> int:
+            block = ops[start:end]
+            reads = sum(t.nbytes for t in BlockValues(block).ext)
+            return reads + sum(block[j].out.nbytes for j in written(start, end))
+
+        # best[i] = (bytes, blocks, the first block's fuser or None, its end)
+        best: list[tuple[int, int, OperationFuser | None, int]] = [(0, 0, None, n)] * (n + 1)
+        for i in range(n - 1, -1, -1):
+            rest = best[i + 1]
+            choice = (traffic(i, i + 1) + rest[0], rest[1] + 1, None, i + 1)
+            for fuser in self.fusers:
+                fuser.reset()
+                for end in range(i + 1, n + 1):
+                    if not fuser.fuse(ops[end - 1]):
+                        break
+                    limit = self.generator.max_operands
+                    if not fuser.ready or (limit is not None and self._operands(ops, i, end, alive) > limit):
+                        continue
+                    cost, count = traffic(i, end) + best[end][0], best[end][1] + 1
+                    if (cost, count) < choice[:2]:
+                        choice = (cost, count, fuser, end)
+            best[i] = choice
+        blocks: list[Block] = []
+        i = 0
+        while i < n:
+            _, _, fuser, end = best[i]
+            writes = written(i, end)
+            if fuser is None:
+                blocks.append(Block(i, end, writes=tuple(ops[i + j].out.id for j in writes)))
+            else:
+                fuser.reset()
+                for op in ops[i:end]:
+                    fuser.fuse(op)
+                kernel = fuser.finish(ops[i:end], writes, self.generator)
+                blocks.append(Block(i, end, fuser.name, kernel, tuple(ops[i + j].out.id for j in writes)))
+            i = end
+        return blocks

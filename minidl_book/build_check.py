@@ -34,7 +34,13 @@ from typing import Any
 
 from minidl.debug.names import display_path
 from minidl_book.harness import is_placeholder
-from minidl_book.reader_code import numpy_uses, reader_codes, reader_frame, solution_files
+from minidl_book.reader_code import (
+    numpy_uses,
+    reader_codes,
+    reader_frame,
+    show_source,
+    solution_files,
+)
 from minidl_book.verdict import (
     TODO,
     Verdict,
@@ -526,11 +532,11 @@ class BuildExercise:
         source = inspect.getsource(sol).rstrip()
         if name:
             source = source.replace(f"def {sol.__name__}(", f"def {name}(", 1)
-        print(source)
+        show_source(source)
         verdict = self.find_failure(sol)
         if verdict is not None:  # the book's own answer must pass: a broken checker, not the reader's
             raise RuntimeError(f"{self.title}: the reference solution fails: {verdict.text}")
-        print("\n✓ The reference solution passes every case.")
+        print("✓ The reference solution passes every case.")
         return sol
 
     def _repr_markdown_(self) -> str:

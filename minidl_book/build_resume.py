@@ -29,6 +29,7 @@ from minidl.store import load_model
 from minidl.train import checkpoint_paths, restore_checkpoint, save_checkpoint
 from minidl_book import training_run as tr
 from minidl_book.harness import run_check
+from minidl_book.reader_code import show_source
 from minidl_book.verdict import Verdict
 from minidl_book.workloads import DigitsCnnConfig
 
@@ -92,7 +93,7 @@ PLANTED = {
     "a fresh Adam": (fresh_adam, "optimizer"),
     "the loader not advanced": (loader_not_advanced, "order"),
     "the device not seeded": (not_seeded, "dropout"),
-    "seeded with the saved epoch": (seeded_with_epoch, "dropout"),
+    "seeded with the saved epoch": (seeded_with_epoch, "wrong epoch"),
     "the model returned through valid()": (returned_valid, "valid()"),
 }
 
@@ -175,6 +176,12 @@ class ResumeExercise:
                                "The loader's generator draws one order per pass: a new "
                                f"loader must make {epoch} pass{'es' * (epoch != 1)} (loader.iter()) before "
                                f"the run's epoch {nxt}."])
+        if losses[0] != self.expected[0] and self._first_loss(epoch) == losses[0]:
+            return Verdict(False, "value", f"Epoch {nxt}'s first loss is the one the device "
+                           f"gives when seeded with {epoch}: seeded, but for the wrong "
+                           "epoch.", "", hints=[
+                               f"The loop seeds each epoch with its own number: epoch {nxt} "
+                               f"runs after ad.seed({nxt})."])
         if losses[0] != self.expected[0]:
             return Verdict(False, "value", f"Epoch {nxt}'s first loss is {losses[0]!r}, the "
                            f"uninterrupted run's {self.expected[0]!r}, on the same batch and "
@@ -192,6 +199,18 @@ class ResumeExercise:
                                "(restore_checkpoint(..., optimizer) fills it)."])
         return None
 
+    def _first_loss(self, seed: int) -> float:
+        """The first loss of the next epoch from the saved weights, the device seeded with
+        ``seed`` (what an off-by-one seed gives)."""
+        model = load_model(DigitsCnnConfig, checkpoint_paths(self.ckpt_dir, self.epoch)["model"],
+                           self.device)
+        loader = tr.loader(tr.datasets()[0], self.device, seed=0)
+        for _ in range(self.epoch):
+            loader.iter()
+        self.device.seed(seed)
+        losses, _, _ = run_steps(model, AdamConfig().init(), loader, 1)
+        return losses[0]
+
     def check(self, solution: Any = ...) -> Verdict:
         """Check the reader's ``resume``; print the verdict."""
         return run_check(self, solution, lambda: (
@@ -203,11 +222,11 @@ class ResumeExercise:
         source = inspect.getsource(resume).rstrip()
         if name:
             source = source.replace("def resume(", f"def {name}(", 1)
-        print(source)
+        show_source(source)
         verdict = self.find_failure(resume)
         if verdict is not None:
             raise RuntimeError(f"{self.title}: the reference solution fails: {verdict.text}")
-        print(f"\n✓ The reference solution passes (epoch {self.epoch + 1}, {self.steps} steps).")
+        print(f"✓ The reference solution passes (epoch {self.epoch + 1}, {self.steps} steps).")
         return resume
 
 

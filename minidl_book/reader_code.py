@@ -18,7 +18,23 @@ from minidl.debug.names import display_path
 
 __trace_hide__ = True
 
-__all__ = ["numpy_uses", "reader_codes", "reader_frame", "site", "solution_files", "yours_or_reference"]
+__all__ = ["numpy_uses", "reader_codes", "reader_frame", "show_source", "site", "solution_files",
+           "yours_or_reference"]
+
+
+def show_source(source: str) -> None:
+    """Show a reference solution's source: in a notebook as a code block of its own (the page's
+    copy button then copies the code and nothing else, not the verdict printed after it);
+    elsewhere printed."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import Markdown, display
+    except ImportError:
+        get_ipython = None  # noqa: N806 - no IPython: printed below
+    if get_ipython is not None and get_ipython() is not None:
+        display(Markdown(f"```python\n{source}\n```"))
+    else:
+        print(source)
 
 
 def solution_files(solution: Any) -> dict[str, str]:

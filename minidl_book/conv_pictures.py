@@ -15,7 +15,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 __all__ = ["CH", "HL", "STAMP", "SmallConv", "box", "draw_col2im", "draw_im2col",
-           "draw_transpose_stamps", "draw_weight_conv", "small_case"]
+           "draw_flipped", "draw_transpose_stamps", "draw_weight_conv",
+           "small_case"]
 
 CH = ["#BBDEFB", "#FFE0B2"]  # input channel 0, channel 1
 HL = "#E53935"  # the followed position
@@ -311,3 +312,54 @@ def draw_weight_conv(x: np.ndarray, g: np.ndarray, full: np.ndarray, stride: int
     fig.tight_layout()
     plt.show()
     plt.close(fig)
+
+
+def draw_flipped(g: np.ndarray, w: np.ndarray, d_x: np.ndarray, stride: int,
+                 pick: tuple) -> np.ndarray:
+    """The same transposed conv read per pixel: the 2-D ``g`` spread ``stride`` apart with
+    zeros and padded by ``k - 1``, convolved by ``w`` turned 180°; the window of pixel
+    ``pick`` of ``d_x`` (the live result, 2-D) marked. Returns the per-pixel sums."""
+    (gh, gw), (k1, k2) = g.shape, w.shape
+    n = (gh - 1) * stride + 1
+    spread = np.zeros((n + 2 * (k1 - 1), n + 2 * (k2 - 1)))
+    owner = np.full(spread.shape, -1)
+    for a in range(gh):
+        for b in range(gw):
+            spread[k1 - 1 + a * stride, k2 - 1 + b * stride] = g[a, b]
+            owner[k1 - 1 + a * stride, k2 - 1 + b * stride] = a * gw + b
+    flipped = w[::-1, ::-1]
+    h, wd = spread.shape[0] - k1 + 1, spread.shape[1] - k2 + 1
+    sums = np.array([[(spread[r:r + k1, q:q + k2] * flipped).sum() for q in range(wd)]
+                     for r in range(h)])
+    fig, ax = plt.subplots(figsize=(7.5, 3.2))
+    faces = [["#EEEEEE" if owner[r, q] < 0 else STAMP[owner[r, q]]
+              for q in range(spread.shape[1])] for r in range(spread.shape[0])]
+    colours = [["#9E9E9E" if owner[r, q] < 0 else "black"
+                for q in range(spread.shape[1])] for r in range(spread.shape[0])]
+    _grid(ax, 0, 0, spread, faces, 9, colours)
+    r0, q0 = pick
+    ax.add_patch(plt.Rectangle((q0, r0), k2, k1, fill=False, ec=HL, lw=2.2))
+    ax.text(spread.shape[1] / 2, -0.25, f"grad_out spread {stride} apart,\npadded by "
+            f"k - 1 = {k1 - 1}", ha="center", va="bottom", fontsize=8.5)
+    X = spread.shape[1] + 0.9
+    ax.text(X + 0.1, 2.5, "conv\nby", ha="left", va="center", fontsize=8.5)
+    _grid(ax, X + 1.3, 2, flipped, [["#E0E0E0"] * k2] * k1, 10)
+    for i in range(k1):  # the turned kernel's taps that meet a grad_out entry there
+        for j in range(k2):
+            if owner[r0 + i, q0 + j] >= 0:
+                ax.add_patch(plt.Rectangle((X + 1.3 + j, 2 + i), 1, 1, fill=False,
+                                           ec=HL, lw=2.2))
+    ax.text(X + 1.3 + k2 / 2, 1.75, "kernel\nturned 180°", ha="center", va="bottom",
+            fontsize=8.5)
+    R = X + 1.3 + k2 + 1.1
+    ax.text(R - 0.55, 2.5, "=", ha="center", va="center", fontsize=13)
+    _grid(ax, R, 0, d_x[:h, :wd], [["#FFF8E1"] * wd] * h, 9)
+    ax.add_patch(plt.Rectangle((R + q0, r0), 1, 1, fill=False, ec=HL, lw=2.2))
+    ax.text(R + wd / 2, -0.25, f"d_x[:{h}, :{wd}], the same\nnumbers as the stamps",
+            ha="center", va="bottom", fontsize=8.5)
+    ax.set_xlim(-0.2, R + wd + 0.2), ax.set_ylim(spread.shape[0] + 0.1, -1.6)
+    ax.set_aspect("equal"), ax.axis("off")
+    fig.tight_layout()
+    plt.show()
+    plt.close(fig)
+    return sums

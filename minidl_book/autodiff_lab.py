@@ -11,6 +11,8 @@
   device, forward only on a plain one), so ``gradcheck`` can test it;
 * :func:`walk_trace` and :func:`gradient_chart`: the backward walk of a loss, node by node, and
   drawn as its graph with the gradient each step sends written on every edge;
+* :func:`kept_chart`: a graph with each value that some step keeps for backward in green,
+  naming the steps that keep it (an array kept twice is one box);
 * :func:`recompute_trace` and :func:`recompute_figure`: under checkpointing, which forward value
   each backward step reads, which it rebuilds, and which are alive while it runs;
 * :func:`gradcheck`: the largest gap between backward's gradients and a central-difference
@@ -38,6 +40,7 @@ __all__ = [
     "FORWARD_OPS",
     "apply_step",
     "memory_chart",
+    "kept_chart",
     "chain",
     "chain_loss",
     "costs",
@@ -317,6 +320,39 @@ def memory_chart(*ys: Tensor, names: dict[int, str] | None = None, title: str = 
         for parent in node.parents:
             fc.edge(str(parent.id), str(node.id))
     return fc
+
+
+def kept_chart(y: Tensor, names: dict[int, str] | None = None):
+    """``debug.graph(y)``'s chart (each step's saved names) with every value a step keeps
+    for backward in green, labelled with the steps and names that keep it; the leaves in
+    grey. Returns the chart and ``{node id: [(keeping step id, saved name), ...]}``."""
+    from minidl.autodiff.node import walk
+    from minidl.debug.diagram import COLORS
+
+    names = dict(names or {})
+    fc = debug.graph(y).chart()
+    kept: dict[int, list[tuple[int, str]]] = {}
+    nodes = {n.id: n for n in walk(y.primitive.backend_tensor.node)}
+    for node in nodes.values():
+        step = node.step
+        if step is None:
+            continue
+        inputs = dict(zip(step.input_names(len(step.inputs)), step.inputs))
+        for name in step.saved:
+            source = node if name == "out" else inputs[name]
+            kept.setdefault(source.id, []).append((node.id, name))
+    labels = fc.nodes
+    for node_id, node in nodes.items():
+        label = labels[str(node_id)]
+        if node_id in kept:
+            who = ", ".join(f"#{s} {n}" for s, n in sorted(kept[node_id]))
+            name = f" = {names[node_id]}" if node_id in names else ""
+            fc.node(str(node_id), f"{label}\nkept array{name}\n(by {who})",
+                    fill=COLORS["nn"][0], stroke=COLORS["nn"][1])
+        elif node.step is None:
+            fc.node(str(node_id), label, shape="round", fill=COLORS["user"][0],
+                    stroke=COLORS["user"][1])
+    return fc, kept
 
 
 def rule_chart(y: Tensor, names: dict[int, str] | None = None, title: str = ""):

@@ -198,6 +198,7 @@ def plot_runs(runs: dict[str, dict], tolerance: float, accuracy_of: str):
         ax_acc.annotate(name, (epochs[-1], run[key][-1]), xytext=(6, 5 if name == above else -9),
                         textcoords="offset points", color=colour, fontsize=9)
     ax_acc.set_xlim(0.7, len(epochs) + 1.2)
+    ax_acc.set_xticks(epochs)  # no tick on the room kept for the labels
     ax_acc.margins(y=0.15)
     ax_acc.set_xlabel("epoch")
     ax_acc.set_ylabel("validation accuracy (%)")

@@ -1,0 +1,82 @@
+"""The training chapter's build-it ``adam_step``: the reference agrees with
+``torch.optim.Adam`` on the twin, each planted slip is refused and named, and right answers
+written differently pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from minidl import Device
+from minidl_book import build_adam as ba
+
+
+@pytest.fixture(scope="module")
+def checker():
+    return ba.AdamExercise(Device.flex().autodiff())
+
+
+def test_reference_passes(checker):
+    assert checker.find_failure(ba.adam_step) is None
+
+
+@pytest.mark.parametrize("name", sorted(ba.PLANTED))
+def test_planted_slip_refused_and_named(checker, name):
+    wrong, phrase = ba.PLANTED[name]
+    verdict = checker.find_failure(wrong)
+    assert verdict is not None and not verdict.ok
+    assert phrase in (verdict.text + " ".join(verdict.hints))
+
+
+def test_check_refuses_a_slip_as_a_reader_sees_it(checker, capsys):
+    assert not checker.check(ba.no_bias_correction).ok and "✗" in capsys.readouterr().out
+
+
+def test_placeholder_asks_for_a_solution(checker, capsys):
+    def adam_step(lr, model, grads, state):
+        ...
+
+    assert not checker.check(adam_step).ok and "Write your solution" in capsys.readouterr().out
+
+
+def test_reference_typed_into_a_cell_passes(checker):
+    namespace = {}
+    exec(compile(ba.inspect.getsource(ba.adam_step), "<cell>", "exec"), namespace)
+    assert checker.find_failure(namespace["adam_step"]) is None
+
+
+def test_variant_keyed_by_path_with_burns_eps_passes(checker):
+    # state by path, values returned by path, burn's folded corrections (adam.rs:194-208)
+    def variant(lr, model, grads, state):
+        out = {}
+        for path, param in model.parameters().items():
+            g = grads.get(param.id)
+            if g is None:
+                continue
+            s = state.setdefault(path, {"t": 0, "m": 0.0, "v": 0.0})
+            s["t"] += 1
+            s["m"] = s["m"] * 0.9 + g * 0.1
+            s["v"] = s["v"] * 0.999 + g.square() * 0.001
+            c2 = (1 - 0.999 ** s["t"]) ** 0.5
+            factor = c2 / (1 - 0.9 ** s["t"])
+            step = s["m"] * factor / (s["v"].sqrt() + 1e-5 * c2)
+            out[path] = param.val().inner() - step * lr
+        return out
+
+    assert checker.find_failure(variant) is None
+
+
+def test_a_frozen_param_that_moves_is_refused(checker):
+    def moves_frozen(lr, model, grads, state):
+        out = ba.adam_step(lr, model, grads, state)
+        for param in model.parameters().values():
+            out.setdefault(param.id, param.val().inner() * 0.5)
+        return out
+
+    verdict = checker.find_failure(moves_frozen)
+    assert verdict is not None and "frozen" in verdict.text
+
+
+def test_first_step_without_bias_correction_is_about_3_lr():
+    ad = Device.flex().autodiff()
+    assert abs(ba.first_step_ratio(ba.adam_step, ad) - 1) < 0.02
+    assert 2.9 < ba.first_step_ratio(ba.no_bias_correction, ad) < 3.2

@@ -401,8 +401,10 @@ def exercise(max_examples: int = 8) -> BuildExercise:
              "tap read in forward; crop the padding last."),
             (("rule",), "Use only B's ops on the arrays backward gets "
              "(B.float_matmul, B.float_transpose, B.float_slice, B.float_slice_assign, "
-             "B.float_add, B.float_zeros...) and the given im2col."),
-            (("error",), "Read the shapes in the error. The padded input's gradient is "
+             "B.float_add, B.float_zeros...) and the given im2col and pad."),
+            (("error",), "Read the error's last line. A NameError: the page gives only "
+             "the helpers im2col and pad, and B's ops. A shape error: the padded "
+             "input's gradient is "
              "[n, c, top + h + bottom, left + w + right], the pads uneven: (top, left) "
              "= options.padding, (bottom, right) = options.padding_end. Tap (i, j)'s "
              "slice starts at (i * d1, j * d2), steps by the stride and holds h_out x "

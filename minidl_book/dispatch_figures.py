@@ -1,6 +1,5 @@
 """Pictures of the dispatch chapter: what a tensor holds (nested boxes), what each pair of
-input kinds does (a grid), minidl's and burn's ``DispatchTensor`` one under the other (what
-each routes on), where the autodiff layer is chosen in PyTorch and in burn/minidl (stacks side
+input kinds does (a grid), where the autodiff layer is chosen in PyTorch and in burn/minidl (stacks side
 by side), the order Python looks a method up in (a class
 chain in two columns), and a few routed ops as one tree (Tensor, Dispatch, the backends)."""
 
@@ -8,8 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["kind_grid", "lookup_chain", "nesting", "routing_tree", "struct_pair",
-           "two_stacks"]
+__all__ = ["kind_grid", "lookup_chain", "nesting", "routing_tree", "two_stacks"]
 
 _FILL = ("#eef3fb", "#dbe7f7", "#fdf0d5", "#e4f2e4")
 
@@ -175,49 +173,6 @@ def lookup_chain(columns: Sequence[tuple[str, Sequence[tuple[str, str, bool]]]],
                 fontsize=8, color="#777", style="italic")
     if title:
         ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    return fig
-
-
-def struct_pair(structs: Sequence[tuple[str, Sequence[tuple[str, str, str, str]], str]],
-                title: str = ""):
-    """Two (or more) structs, one under the other, each ``(title, fields, footer)`` with
-    fields ``(name, example, note, routes)``: a field whose ``routes`` label is not empty is
-    what routing reads (blue, the label in its corner); the others are grey. The figure
-    fits the 752 px text column."""
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import FancyBboxPatch
-
-    rows = max(len(fields) for _, fields, _ in structs)
-    fig, axes = plt.subplots(len(structs), 1, figsize=(7.4, (0.8 * rows + 0.9) * len(structs)))
-    for ax, (name, fields, footer) in zip(axes, structs):
-        ax.set_xlim(0, 1)
-        ax.set_ylim(rows + 0.45, -0.5)
-        ax.axis("off")
-        ax.add_patch(FancyBboxPatch((0.01, -0.42), 0.98, rows + 0.4, boxstyle="round,pad=0.01",
-                                    fc="white", ec="#555", lw=1.0))
-        ax.text(0.03, -0.2, name, ha="left", va="center", fontsize=9.5, weight="bold",
-                family="monospace")
-        if footer:
-            ax.text(0.97, -0.2, footer, ha="right", va="center", fontsize=8, color="#555",
-                    style="italic")
-        for r, (field, example, note, routes) in enumerate(fields):
-            y0 = r + 0.02
-            ax.add_patch(FancyBboxPatch(
-                (0.03, y0), 0.94, 0.86, boxstyle="round,pad=0.01",
-                fc="#dbe7f7" if routes else "#f2f2f2", ec="#3b6fb6" if routes else "#888",
-                lw=1.5 if routes else 0.8))
-            ax.text(0.05, y0 + 0.2, field, ha="left", va="center", fontsize=9,
-                    weight="bold", family="monospace")
-            if routes:
-                ax.text(0.95, y0 + 0.2, routes, ha="right", va="center", fontsize=8.5,
-                        color="#3b6fb6", weight="bold")
-            ax.text(0.05, y0 + 0.44, example, ha="left", va="center", fontsize=8.5,
-                    family="monospace")
-            ax.text(0.05, y0 + 0.68, note.replace("\n", " "), ha="left", va="center",
-                    fontsize=8.5, style="italic")
-    if title:
-        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
 

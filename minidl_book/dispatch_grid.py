@@ -1,0 +1,131 @@
+"""The dispatch chapter's predict-the-grid exercise: where minidl runs ``a @ b`` for each
+pair of input devices (plain Flex, Autodiff[Flex], plain NdArray), nine cells the reader
+fills from route's rules 1-3 before the page draws them.
+
+The truth is measured live (:func:`minidl_grid`); the checker names every wrong cell with
+the rule that decides it, without giving the cell's answer."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from minidl_book.exercises import Exercise
+from minidl_book.verdict import TODO, WRONG
+
+__all__ = ["KINDS", "OUTCOMES", "GridExercise", "cell_name", "grid_exercise",
+           "minidl_grid", "run_matmul"]
+
+KINDS = ("plain Flex", "Autodiff[Flex]", "plain NdArray")
+OUTCOMES = ("Flex", "NdArray", "Autodiff[Flex]", "error")
+
+_ERROR_WORDS = re.compile(r"error|fail|raise|refuse|panic|wrongdevice|exception")
+
+
+def _device(kind: str):
+    from minidl import Device
+
+    return {"plain Flex": Device.flex(), "Autodiff[Flex]": Device.flex().autodiff(),
+            "plain NdArray": Device.ndarray()}[kind]
+
+
+def run_matmul(lhs: str, rhs: str) -> tuple[str, str]:
+    """``a @ b`` with ``a`` on ``lhs``'s device and ``b`` on ``rhs``'s, run now:
+    ``(outcome, the backend that ran it or "error")``, outcome one of "plain", "autodiff",
+    "error" (the grid's colours). Only the "wrong device" ValueError counts as an error."""
+    from minidl import Tensor, debug
+    from minidl.dispatch import backend_for
+
+    a = Tensor.ones((2, 2), device=_device(lhs))
+    b = Tensor.ones((2, 2), device=_device(rhs))
+    try:
+        with debug.debug_level(1, capture=True) as log:
+            out = a @ b
+    except ValueError as err:
+        if "wrong device" not in str(err):
+            raise
+        return "error", "error"
+    op, backend = log.lines[-1].split(" → ")
+    assert op == "float_matmul" and backend == backend_for(out.device).__name__
+    return ("autodiff" if backend.startswith("Autodiff") else "plain"), backend
+
+
+def minidl_grid() -> tuple[tuple[str, ...], ...]:
+    """The nine cells, rows ``a``'s device and columns ``b``'s, in :data:`KINDS` order."""
+    return tuple(tuple(run_matmul(lhs, rhs)[1] for rhs in KINDS) for lhs in KINDS)
+
+
+def cell_name(cell: Any) -> str | None:
+    """One written cell as one of :data:`OUTCOMES`, or None when it names none:
+    case, spaces and the word "plain" do not matter; ``Autodiff<Flex>``, ``Autodiff(Flex)``
+    and a bare "autodiff" name Autodiff[Flex]; "ValueError", "fails", "panic", "wrong
+    device" name an error."""
+    if not isinstance(cell, str):
+        return None
+    text = re.sub(r"[\s_\-'\"]|plain|backend", "", cell.lower())
+    if _ERROR_WORDS.search(text):
+        return "error"
+    if re.fullmatch(r"autodiff(?:[\[<(]flex[\]>)])?", text):
+        return "Autodiff[Flex]"
+    return {"flex": "Flex", "ndarray": "NdArray"}.get(text)
+
+
+def _rows(prediction: Any) -> list[list[Any]] | None:
+    if isinstance(prediction, (list, tuple)) and len(prediction) == 3 and all(
+            isinstance(r, (list, tuple)) and len(r) == 3 for r in prediction):
+        return [list(r) for r in prediction]
+    return None
+
+
+def _rule(lhs: str, rhs: str, truth: str) -> str:
+    """The rule that decides a cell, as a question (never the cell's answer)."""
+    if truth == "error":
+        return "rule 2: is b's device == a's when == ignores the autodiff flag?"
+    if lhs != rhs:
+        return "rules 2 and 3: == ignores autodiff; then, is any input on an autodiff device?"
+    return "rules 1-3 with both inputs on one device: which backend owns it?"
+
+
+def compare_grid(prediction: Any, truth: Any) -> bool:
+    rows = _rows(prediction)
+    return rows is not None and all(
+        cell_name(rows[i][j]) == truth[i][j] for i in range(3) for j in range(3))
+
+
+class GridExercise(Exercise):
+    """An :class:`Exercise` whose answer is a 3 x 3 grid: a wrong grid names each wrong
+    cell (a on ..., b on ...) and the rule that decides it; a grid with ``...`` left in
+    reminds the reader to fill it."""
+
+    def check(self, prediction: Any = ...) -> bool:
+        rows = _rows(prediction)
+        if prediction is Ellipsis or (rows and any(c is Ellipsis for r in rows for c in r)):
+            print(f"{TODO} Fill every cell first: replace each ... and run the cell again.")
+            return False
+        if rows is None:
+            print(f"{WRONG} Not quite: write three rows of three cells, "
+                  "[[..., ..., ...], [...], [...]].")
+            return False
+        ok = super().check(prediction)
+        if not ok:
+            truth = self.measure()
+            for i, lhs in enumerate(KINDS):
+                for j, rhs in enumerate(KINDS):
+                    said = cell_name(rows[i][j])
+                    if said is None:
+                        print(f"  a on {lhs}, b on {rhs}: {rows[i][j]!r} names none of "
+                              + ", ".join(OUTCOMES))
+                    elif said != truth[i][j]:
+                        print(f"  a on {lhs}, b on {rhs}: {_rule(lhs, rhs, truth[i][j])}")
+        return ok
+
+
+def grid_exercise() -> GridExercise:
+    return GridExercise(
+        "a @ b for a and b on plain Flex, Autodiff[Flex], plain NdArray: which backend "
+        "runs each of the nine pairs, or does it fail?",
+        truth=minidl_grid,
+        compare=compare_grid,
+        hint="Walk each cell through the picture above: rule 1 (a sets the expectation), "
+        "rule 2 (== ignores the autodiff flag), rule 3 (an autodiff input sets the backend).",
+    )

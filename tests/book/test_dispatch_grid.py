@@ -1,0 +1,48 @@
+"""The dispatch chapter's predict-the-grid checker: a right grid written in other words
+passes, each plausible wrong cell is refused and named with its rule (never its answer),
+and a grid with ``...`` left in or of the wrong shape gets a reminder, not a verdict."""
+
+from __future__ import annotations
+
+import pytest
+
+from minidl_book.dispatch_grid import KINDS, cell_name, grid_exercise, minidl_grid
+
+RIGHT = [["Flex", "Autodiff[Flex]", "error"],
+         ["Autodiff[Flex]", "Autodiff[Flex]", "error"],
+         ["error", "error", "NdArray"]]
+
+
+def test_the_live_grid_is_the_rules():
+    assert minidl_grid() == tuple(map(tuple, RIGHT))
+
+
+@pytest.mark.parametrize("written, name", [
+    ("autodiff", "Autodiff[Flex]"), ("Autodiff<Flex>", "Autodiff[Flex]"),
+    ("plain flex", "Flex"), ("ValueError", "error"), ("wrong device", "error"),
+    ("ndarray", "NdArray"), ("Autodiff[NdArray]", None), ("lifted", None), (1, None)])
+def test_cell_names(written, name):
+    assert cell_name(written) == name
+
+
+def test_a_right_grid_in_other_words_passes(capsys):
+    words = [["flex", "autodiff", "fails"], ["Autodiff<Flex>", "autodiff[flex]", "panic"],
+             ["raises", "ValueError", "plain NdArray"]]
+    assert grid_exercise().check(words)
+
+
+@pytest.mark.parametrize("i, j, wrong", [(0, 1, "Flex"), (1, 0, "Flex"), (0, 2, "Flex"),
+                                         (2, 0, "NdArray"), (1, 1, "Flex")])
+def test_a_wrong_cell_is_refused_and_named(capsys, i, j, wrong):
+    cells = [row[:] for row in RIGHT]
+    cells[i][j] = wrong
+    assert not grid_exercise().check(cells)
+    out = capsys.readouterr().out
+    assert f"a on {KINDS[i]}, b on {KINDS[j]}: rule" in out
+    assert out.count("a on ") == 1
+
+
+@pytest.mark.parametrize("unfinished", [..., [[..., ..., ...]] * 3, "Flex", [["Flex"]]])
+def test_unfinished_answers_get_a_reminder(capsys, unfinished):
+    assert not grid_exercise().check(unfinished)
+    assert "Not quite: " not in capsys.readouterr().out or unfinished in ("Flex", [["Flex"]])

@@ -22,6 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
+# the chapter reads numba's machine code as perf_lab.fma_census / perf_lab.stride_guards
+from minidl_book.machine_code import fma_census, stride_guards  # noqa: F401
+
 ROOT = Path(__file__).resolve().parents[1]
 
 TORCH = ("torch default", "torch foreach", "torch fused", "torch.compile")
@@ -267,6 +270,14 @@ def draw_hierarchy(curve: dict, caches: dict, marks: dict | None = None) -> None
                     xytext=(4, 6), fontsize=7)
     ax.set(xscale="log", yscale="log", xlabel="footprint (MiB)", ylabel="GB/s (one thread)",
            title="the memory hierarchy, measured")
+    from matplotlib.ticker import FuncFormatter, NullFormatter, ScalarFormatter
+
+    lo, hi = min(curve.values()), max(curve.values())
+    ax.set_yticks([t for t in (5, 10, 20, 30, 40, 60, 80, 100, 150, 200, 300, 500)
+                   if lo / 1.15 <= t <= hi * 1.15])  # plain numbers, not 6×10^1
+    ax.yaxis.set_major_formatter(ScalarFormatter())
+    ax.yaxis.set_minor_formatter(NullFormatter())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))  # 1, not 10^0
     ax.legend(fontsize=7)
     fig.tight_layout()
     plt.show()
@@ -370,7 +381,11 @@ def peer_summary(report: dict) -> str:
 
 def show_sweep(sweep: dict, marks: dict, title: str, margin: float = 1.2) -> None:
     """The sweep's figure if the parallel kernel wins somewhere for good; if it never does,
-    one line saying so (a figure of ratios all below one would draw only the load's noise)."""
+    one line saying so (a figure of ratios all below one would draw only the load's noise).
+    The title ends with the machine's load average."""
+    import os
+
+    title = f"{title}, load {os.getloadavg()[0]:.1f}"
     if crossover(sweep, margin) is None:
         best = max(sweep, key=lambda n: float(np.median(sweep[n])))
         print(f"{title}: no size from which the parallel kernel won by {margin - 1:.0%} "
@@ -378,6 +393,11 @@ def show_sweep(sweep: dict, marks: dict, title: str, margin: float = 1.2) -> Non
               f"{float(np.median(sweep[best])):.2f}× the serial speed, at {best:,})")
         return
     draw_sweep(sweep, marks, title)
+
+
+def share(fraction: float) -> str:
+    """A share as a percentage with two significant digits below 1 % (0.05 %, not 0 %)."""
+    return f"{fraction:.0%}" if fraction >= 0.01 else f"{fraction * 100:.2g} %"
 
 
 class RooflineChart:
@@ -533,7 +553,7 @@ class RooflineChart:
 
         for point, section in sorted(entries, key=lower_twin):  # upper twins label first
             fresh = section == self.section
-            label = (f"{point.name} ({self.roof.own_fraction(point):.0%})" if fresh
+            label = (f"{point.name} ({share(self.roof.own_fraction(point))})" if fresh
                      else point.name)
             # a point with another straight above or below it (eager and captured) is
             # labelled beside it, at its own height, else on its own side (below the lower

@@ -24,7 +24,8 @@ __all__ = ["CRATES", "package_of", "package_groups", "package_path", "paths_side
            "torch_twin", "to_torch", "step_backwards", "computes", "matmul_grads", "data",
            "show_source", "numbered", "compact_ids", "loss_sketch", "HintedExercise",
            "record_backward", "plug_in", "graph_chart", "Captioned", "step_timeline",
-           "policy_table"]
+           "policy_table", "minidl_tree", "torch_tree", "autograd_beside",
+           "batch_sum_figure"]
 
 #: minidl package → (burn crate, colour key of ``minidl.debug.diagram.COLORS``)
 CRATES = {
@@ -605,3 +606,95 @@ def policy_table(x_shape, weight_shape) -> str:
             f"<tr><th>merge only if</th><th>x {list(x_shape)} @ w "
             f"{list(weight_shape)}</th><th></th></tr>{cells}<tr><td><b>action</b></td>"
             f"<td colspan=2><b>{getattr(action, '__name__', action)}</b></td></tr></table>")
+
+
+def _tree(root, children, label, marked) -> list[str]:
+    """``root`` and what it depends on as an indented tree, one node a line; a node reached
+    twice (Mul's one input) drawn once; ``◀`` after each node in ``marked``."""
+    lines: list[str] = []
+
+    def visit(node, prefix: str, tail: str) -> None:
+        lines.append(prefix + tail + label(node) + (" ◀" if node in marked else ""))
+        kids = list(dict.fromkeys(children(node)))
+        pad = prefix + ("" if not tail else ("  " if tail == "└ " else "│ "))
+        for k, kid in enumerate(kids):
+            visit(kid, pad, "└ " if k == len(kids) - 1 else "├ ")
+
+    visit(root, "", "")
+    return lines
+
+
+def minidl_tree(graph, layer_graph) -> list[str]:
+    """``graph`` (``debug.graph(loss, names=...)``) as a tree from the loss down to its
+    leaves, its steps recorded inside the layer (``layer_graph``'s, the layer output's
+    graph) marked ``◀``."""
+    by_id = {r.id: (r, row[1]) for r, row in zip(graph.records, graph.rows())}
+    marked = {r.id for r in layer_graph.steps}
+    return _tree(graph.steps[-1].id, lambda i: [p for p in by_id[i][0].parents if p in by_id],
+                 lambda i: by_id[i][1].split("(")[0] if by_id[i][0].op != "leaf"
+                 else by_id[i][1], marked)
+
+
+def torch_tree(t_loss, t_y, names: dict) -> list[str]:
+    """PyTorch's graph of ``t_loss``: ``t_loss.grad_fn`` and its ``next_functions`` as a
+    tree, the nodes ``t_y.grad_fn`` reaches (the layer's) marked ``◀``; an
+    ``AccumulateGrad`` named by ``names`` (name → parameter), an untracked input ``None``."""
+    def kids(fn):
+        return [] if fn is None else [nf for nf, _ in fn.next_functions]
+
+    def label(fn):
+        if fn is None:
+            return "None (untracked)"
+        var = getattr(fn, "variable", None)
+        who = [n for n, p in names.items() if p is var]
+        return type(fn).__name__ + (f" ({who[0]})" if who else "")
+
+    layer, todo = set(), [t_y.grad_fn]
+    while todo:
+        fn = todo.pop()
+        if fn is not None and type(fn).__name__ != "AccumulateGrad":
+            layer.add(fn)
+            todo += kids(fn)
+    return _tree(t_loss.grad_fn, kids, label, layer)
+
+
+def autograd_beside(left: list[str], right: list[str], heads=("minidl", "PyTorch"),
+                    gap: int = 4) -> str:
+    """Two trees side by side under their heads, as one text block."""
+    width = max(len(s) for s in [heads[0], *left]) + gap
+    rows = [heads] + [(a, b) for a, b in zip(left + [""] * len(right),
+                                             right + [""] * len(left))][
+        :max(len(left), len(right))]
+    return "\n".join((a.ljust(width) + b).rstrip() for a, b in rows)
+
+
+def batch_sum_figure(b: int = 3, k: int = 4, m: int = 2):
+    """A batched ``lhs`` times one shared weight: ``lhsᵀ @ grad`` gives ``b`` slabs of the
+    weight's shape ``[k, m]``, one per batch element; summed over the batch, one ``[k, m]``."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyArrowPatch, Rectangle
+
+    fig, ax = plt.subplots(figsize=(6.6, 3.3))
+    for i in reversed(range(b)):  # the back slab first, each one offset up and right
+        x0, y0 = 0.5 * i, 0.5 * i
+        ax.add_patch(Rectangle((x0, y0), m, k, fc="#dbe7f7", ec="#555", lw=0.8))
+        ax.text(x0 + m / 2, y0 + k / 2, f"b={i}\n[{k}, {m}]" if i == 0 else "",
+                ha="center", va="center", fontsize=10)
+    ax.text((m + 0.5 * (b - 1)) / 2, -0.5, f"lhsᵀ @ grad: [b, {k}, {m}]", ha="center",
+            va="top", fontsize=10)
+    right = m + 0.5 * b + 4.6
+    ax.add_patch(FancyArrowPatch((m + 0.5 * b + 0.4, k / 2 + 0.5), (right - 0.4,
+                                 k / 2 + 0.5), arrowstyle="-|>", mutation_scale=12))
+    ax.text((m + 0.5 * b + right) / 2, k / 2 + 0.9, "sum over b\n(sum_to_shape)",
+            ha="center", va="bottom", fontsize=10)
+    ax.add_patch(Rectangle((right, 0.5), m, k, fc="#dbe7f7", ec="#555", lw=0.8))
+    ax.text(right + m / 2, 0.5 + k / 2, f"[{k}, {m}]", ha="center", va="center",
+            fontsize=10)
+    ax.text(right + m / 2, -0.5, "the weight's gradient", ha="center", va="top",
+            fontsize=10)
+    ax.set_xlim(-1.4, right + m + 1.4)
+    ax.set_ylim(-1.4, k + 0.5 * b)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    fig.tight_layout()
+    return fig

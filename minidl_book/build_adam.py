@@ -32,6 +32,7 @@ from minidl.nn import CrossEntropyLossConfig
 from minidl.optim import AdamConfig, GradientsParams
 from minidl_book import training_run as tr
 from minidl_book.harness import run_check
+from minidl_book.reader_code import show_source
 from minidl_book.verdict import Verdict
 from minidl_book.workloads import DigitsCnnConfig
 
@@ -317,11 +318,11 @@ class AdamExercise:
         source = inspect.getsource(adam_step).rstrip()
         if name:
             source = source.replace("def adam_step(", f"def {name}(", 1)
-        print(source)
+        show_source(source)
         verdict = self.find_failure(adam_step)
         if verdict is not None:
             raise RuntimeError(f"{self.title}: the reference solution fails: {verdict.text}")
-        print(f"\n✓ The reference passes ({self.steps} steps against torch.optim.Adam).")
+        print(f"✓ The reference passes ({self.steps} steps against torch.optim.Adam).")
         return adam_step
 
 

@@ -20,7 +20,6 @@ first step (1 - beta**0 = 0), the state keyed by position among the gradients.
 
 from __future__ import annotations
 
-import inspect
 from typing import Any
 
 import numpy as np
@@ -31,8 +30,7 @@ from minidl.module import Module, ModuleMapper, Param
 from minidl.nn import CrossEntropyLossConfig
 from minidl.optim import AdamConfig, GradientsParams
 from minidl_book import training_run as tr
-from minidl_book.harness import run_check
-from minidl_book.reader_code import show_source
+from minidl_book.harness import run_check, show_solution
 from minidl_book.verdict import Verdict
 from minidl_book.workloads import DigitsCnnConfig
 
@@ -314,16 +312,8 @@ class AdamExercise:
             f"every weight within {WEIGHT_ATOL:.0e} of PyTorch's."))
 
     def solution(self, name: str | None = None):
-        """Print the reference solution (renamed to ``name``) and check it."""
-        source = inspect.getsource(adam_step).rstrip()
-        if name:
-            source = source.replace("def adam_step(", f"def {name}(", 1)
-        show_source(source)
-        verdict = self.find_failure(adam_step)
-        if verdict is not None:
-            raise RuntimeError(f"{self.title}: the reference solution fails: {verdict.text}")
-        print(f"✓ The reference passes ({self.steps} steps against torch.optim.Adam).")
-        return adam_step
+        """Show the reference solution (renamed to ``name``) and check it."""
+        return show_solution(self, adam_step, name, f"✓ The reference passes ({self.steps} steps against torch.optim.Adam).")
 
 
 def first_step_ratio(step_fn, device: Device) -> float:

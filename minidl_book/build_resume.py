@@ -14,7 +14,6 @@ Adam), a model in inference mode (returned through ``valid()``).
 
 from __future__ import annotations
 
-import inspect
 import itertools
 from pathlib import Path
 from typing import Any
@@ -28,8 +27,7 @@ from minidl.optim import AdamConfig, GradientsParams
 from minidl.store import load_model
 from minidl.train import checkpoint_paths, restore_checkpoint, save_checkpoint
 from minidl_book import training_run as tr
-from minidl_book.harness import run_check
-from minidl_book.reader_code import show_source
+from minidl_book.harness import run_check, show_solution
 from minidl_book.verdict import Verdict
 from minidl_book.workloads import DigitsCnnConfig
 
@@ -218,16 +216,8 @@ class ResumeExercise:
             "the uninterrupted run's, bit for bit."))
 
     def solution(self, name: str | None = None):
-        """Print the reference solution (renamed to ``name``) and check it."""
-        source = inspect.getsource(resume).rstrip()
-        if name:
-            source = source.replace("def resume(", f"def {name}(", 1)
-        show_source(source)
-        verdict = self.find_failure(resume)
-        if verdict is not None:
-            raise RuntimeError(f"{self.title}: the reference solution fails: {verdict.text}")
-        print(f"✓ The reference solution passes (epoch {self.epoch + 1}, {self.steps} steps).")
-        return resume
+        """Show the reference solution (renamed to ``name``) and check it."""
+        return show_solution(self, resume, name, f"✓ The reference solution passes (epoch {self.epoch + 1}, {self.steps} steps).")
 
 
 def exercise(ckpt_dir: Path, epoch: int, run: dict, device: Device,

@@ -7,12 +7,14 @@ harness that called it.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from minidl import Device, Tensor
+from minidl_book.reader_code import show_source
 from minidl_book.verdict import Verdict
 
 __trace_hide__ = True
@@ -256,3 +258,18 @@ def run_check(exercise: Any, solution: Any, ok_text: Callable[[], str]) -> Verdi
             verdict.text = ok_text()
     print(verdict.render())
     return verdict
+
+
+def show_solution(exercise: Any, reference: Callable, name: str | None, passed: str) -> Callable:
+    """Show ``reference``'s source (its ``def`` renamed to ``name`` when given) as the page's
+    solution, check it with ``exercise.find_failure`` and print ``passed``; return it. The
+    book's own answer must pass: a failure is a broken checker, not the reader's."""
+    source = inspect.getsource(reference).rstrip()
+    if name:
+        source = source.replace(f"def {reference.__name__}(", f"def {name}(", 1)
+    show_source(source)
+    verdict = exercise.find_failure(reference)
+    if verdict is not None:
+        raise RuntimeError(f"{exercise.title}: the reference solution fails: {verdict.text}")
+    print(passed)
+    return reference

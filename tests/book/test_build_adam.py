@@ -4,6 +4,8 @@ written differently pass."""
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 
 from minidl import Device
@@ -40,7 +42,7 @@ def test_placeholder_asks_for_a_solution(checker, capsys):
 
 def test_reference_typed_into_a_cell_passes(checker):
     namespace = {}
-    exec(compile(ba.inspect.getsource(ba.adam_step), "<cell>", "exec"), namespace)
+    exec(compile(inspect.getsource(ba.adam_step), "<cell>", "exec"), namespace)
     assert checker.find_failure(namespace["adam_step"]) is None
 
 

@@ -3,6 +3,8 @@ refused with the reason and hint written for it."""
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 
 from minidl import Device
@@ -45,7 +47,7 @@ def test_check_refuses_a_resume_that_returns_nothing(checker):
 
 def test_reference_typed_into_a_cell_passes(checker):
     namespace = {k: v for k, v in vars(br).items() if not k.startswith("__")}
-    exec(compile(br.inspect.getsource(br.resume), "<cell>", "exec"), namespace)
+    exec(compile(inspect.getsource(br.resume), "<cell>", "exec"), namespace)
     assert checker.find_failure(namespace["resume"]) is None
 
 

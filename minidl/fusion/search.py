@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from minidl.fusion.events import STREAM_LISTENERS, emit
 from minidl.fusion.fusers import OperationFuser, default_fusers
-from minidl.fusion.ir import OperationIr
+from minidl.fusion.ir import REDUCE, OperationIr
 from minidl.fusion.kernel import BlockValues, KernelGenerator
 from minidl.fusion.plan import Block
 
@@ -140,3 +140,89 @@ class ScoringExplorer(Explorer):
                 blocks.append(Block(i, end, fuser.name, kernel, tuple(ops[i + j].out.id for j in writes)))
             i = end
         return blocks
+
+
+#: burn's weights (burn-cubecl-fusion ``engine/scoring.rs``, ``calculate_score``, v0.22.0-pre.2)
+FACTOR_IO, FACTOR_LAUNCH, FACTOR_PENALTY = 100, 10, 50
+#: the ops a fuser builds its kernel around; burn does not register them with its ``Scoring``
+#: (``MatmulFuser``: "Matmul operation isn't registered"; ``ReduceFuser::on_reduce``)
+ANCHORS = {"matmul", *REDUCE}
+VIEWS = {"reshape", "swap_dims"}
+
+
+def burn_score(reads: int, writes: int, ops: int, reads_fused: int, writes_fused: int,
+               views: int) -> int:
+    """burn's ``calculate_score``: 100 per tensor read or write the fused kernel saves over
+    its ``ops`` run one by one (``reads`` + ``writes`` of them), + 10 per launch saved, - 50
+    per view it reads through (a view read counts in ``reads_fused`` too); never below 0."""
+    io = max(reads + writes - reads_fused - writes_fused, 0) * FACTOR_IO
+    launch = max(ops - 1, 0) * FACTOR_LAUNCH
+    return max(io + launch - views * FACTOR_PENALTY, 0)
+
+
+class BurnExplorer(Explorer):
+    """burn's choice among fusers, on minidl's fusers: from each start every fuser is offered
+    the ops until it refuses, and the ready fuser with the highest :func:`burn_score` wins
+    (``find_best_optimization_index``, burn-fusion ``search/block.rs``: strictly higher, so a
+    score of 0 never wins and a tie goes to the first). burn's view rule is added to every
+    fuser: a view is fused only of a tensor the block already reads from memory, and a
+    reshape only if it keeps or raises the rank (``engine/fuser.rs``, ``trace/block.rs``
+    ``input_reshaped``). Blocks stay consecutive ops, as in :class:`Explorer`; burn may also
+    gather ops that are not neighbours. ``choices`` keeps, per block start, each fuser's
+    (ops taken, ready, score)."""
+
+    def explore(self, ops: list[OperationIr], alive: set[int]) -> list[Block]:
+        last_read: dict[int, int] = {}
+        for j, op in enumerate(ops):
+            for t in op.inputs:
+                last_read[t.id] = j
+        self.choices: list[tuple[int, dict[str, tuple[int, bool, int]]]] = []
+        blocks: list[Block] = []
+        i = 0
+        while i < len(ops):
+            best, best_len, best_score, seen = None, 1, 0, {}
+            for fuser in self.fusers:
+                fuser.reset()
+                read: set[int] = set()
+                for op in ops[i:]:
+                    if op.kind in VIEWS and (op.inputs[0].id not in read or
+                                             len(op.out.shape) < len(op.inputs[0].shape)):
+                        break
+                    if not fuser.fuse(op):
+                        break
+                    read.update(t.id for t in op.inputs)
+                taken = len(fuser.ops)
+                score = self.score(ops, i, i + taken, alive, last_read)
+                seen[fuser.name] = (taken, fuser.ready, score)
+                if fuser.ready and score > best_score:
+                    best, best_len, best_score = fuser, taken, score
+            self.choices.append((i, seen))
+            end = i + best_len
+            writes = [j for j, op in enumerate(ops[i:end])
+                      if op.out.id in alive or last_read.get(op.out.id, -1) >= end]
+            if best is None:
+                blocks.append(Block(i, end, writes=tuple(ops[i + j].out.id for j in writes)))
+            else:
+                best.reset()
+                for op in ops[i:end]:
+                    best.fuse(op)
+                kernel = best.finish(ops[i:end], writes, self.generator)
+                blocks.append(Block(i, end, best.name, kernel,
+                                    tuple(ops[i + j].out.id for j in writes)))
+            i = end
+        return blocks
+
+    @staticmethod
+    def score(ops: list[OperationIr], start: int, end: int, alive: set[int],
+              last_read: dict[int, int]) -> int:
+        """:func:`burn_score` of the block ``ops[start:end]``, counted in tensors as burn's
+        ``Scoring`` counts them: its ops but the anchor (matmul, reduction), each op's inputs
+        and output run alone; fused, the tensors read from memory (a view: one more read and a
+        penalty) and the results held or read after the block."""
+        block = [op for op in ops[start:end] if op.kind not in ANCHORS]
+        produced = {op.out.id for op in ops[start:end]}
+        external = {t.id for op in block for t in op.inputs if t.id not in produced}
+        views = sum(op.kind in VIEWS for op in block)
+        written = sum(op.out.id in alive or last_read.get(op.out.id, -1) >= end for op in block)
+        return burn_score(sum(len(op.inputs) for op in block), len(block), len(block),
+                          len(external) + views, written, views)

@@ -375,10 +375,29 @@ def _writes_c_in_reduction(func: ast.FunctionDef) -> bool:
     return any(writes_c(x) for lp in inner for x in ast.walk(lp))
 
 
+def _slices_operands(func: ast.FunctionDef) -> bool:
+    """Whether A or B is read as a slice (``a[i:i + 4, p]``, ``b[p, j:j + 8]``) or the
+    tile is built by ``np.outer``: each makes a temporary array per step of the reduction,
+    so no sum lives in a register. Slices of C (the write-back) are allowed."""
+    operands = {func.args.args[0].arg, func.args.args[1].arg}
+    for node in ast.walk(func):
+        if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+                and node.value.id in operands
+                and any(isinstance(x, ast.Slice) for x in ast.walk(node.slice))):
+            return True
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+            if name in ("outer", "multiply", "einsum"):
+                return True
+    return False
+
+
 class RegisterTile(LoopSwap):
     """The second build-it: ``tile(a, b, c)`` keeps a 4 x 8 tile of C in 32 local variables
     for the whole reduction. Refused: a library call, a sum kept in C (C written inside the
-    innermost loop), sums not restarted for each tile, wrong values."""
+    innermost loop), a slice of A or B or ``np.outer`` (a temporary array per step), sums
+    not restarted for each tile, wrong values."""
 
     NAME, SOLVED = "4×8 tile (yours)", "4×8 tile (solution)"
     FN = "tile"
@@ -390,6 +409,9 @@ class RegisterTile(LoopSwap):
                 "p, and write them into C once, after it.",
         "not zeroed": "The sums carry over from the previous tile: set the 32 locals to "
                       "0 at the start of each tile (inside the loops over i and j).",
+        "slice": "A slice of A or B (a[i:i + 4, p], b[p, j:j + 8]) or np.outer makes "
+                 "a temporary array on every step of p, so no sum stays in a register: "
+                 "read the 4 values of A and the 8 of B one by one, into locals.",
         "wrong": "Compare with i-k-j: tile (i, j) holds rows i to i + 3 and columns j to "
                  "j + 7 of C; step p adds a[i + r, p] * b[p, j + q] to sum crq.",
     }
@@ -403,6 +425,8 @@ class RegisterTile(LoopSwap):
             return "library"
         if func is not None and _writes_c_in_reduction(func):
             return "in C"
+        if func is not None and _slices_operands(func):
+            return "slice"
         for _, _, c, want in _runs(fn, self.shapes):
             m, n = want.shape
             if c is None:

@@ -179,6 +179,25 @@ def tile_in_c_assigned(a, b, c):  # a sum kept in C, written c[..] = c[..] + ..
                         c[i + r, j + q] = c[i + r, j + q] + x * b[p, j + q]
 
 
+def tile_outer(a, b, c):  # right values, but np.outer builds a temporary per step
+    for i in range(0, a.shape[0], 4):
+        for j in range(0, b.shape[1], 8):
+            s = np.zeros((4, 8), np.float32)
+            for p in range(a.shape[1]):
+                s += np.outer(a[i:i + 4, p], b[p, j:j + 8])
+            c[i:i + 4, j:j + 8] = s
+
+
+def tile_row_slices(a, b, c):  # right values, a slice of B per row and step
+    for i in range(0, a.shape[0], 4):
+        for j in range(0, b.shape[1], 8):
+            s = np.zeros((4, 8), np.float32)
+            for p in range(a.shape[1]):
+                for r in range(4):
+                    s[r] += a[i + r, p] * b[p, j:j + 8]
+            c[i:i + 4, j:j + 8] = s
+
+
 def tile_wrong_column(a, b, c):
     for i in range(0, a.shape[0], 4):
         for j in range(0, b.shape[1], 8):
@@ -202,6 +221,8 @@ def test_register_tile_slips_are_named_and_the_solution_passes(capsys):
     assert ex.slip(tile_not_restarted) == "not zeroed"
     assert ex.slip(tile_wrong_column) == "wrong"
     assert ex.slip(library) == "library"
+    # no register tile: a temporary array per step (Ex 2's no-slices rule)
+    assert ex.slip(tile_outer) == "slice" and ex.slip(tile_row_slices) == "slice"
     assert ex.check(tile_in_c) is False and "local variables" in capsys.readouterr().out
     assert ex.point().name == "4×8 tile (solution)"
     assert ex.check(tile_reference) is True and ex.kernel is not None

@@ -641,15 +641,17 @@ def run_step(node, grad) -> list:
     return list(zip(node.parents, [g for g, t in zip(grads, step.tracked) if t]))
 
 
-def yours_or_reference(softplus_step, walk_fn) -> tuple:
-    """The reader's ``Softplus`` class and ``backward_walk`` where each passes a short run of
-    its checker, else the reference; prints which."""
-    from minidl_book import build_backward_walk, build_softplus, reader_code
+def yours_or_reference(record_fn, softplus_step, walk_fn) -> tuple:
+    """The reader's ``record``, ``Softplus`` class and ``backward_walk`` where each passes a
+    short run of its checker, else the reference; prints which."""
+    from minidl_book import build_backward_walk, build_record, build_softplus, reader_code
 
     def passes(exercise):
         return lambda fn: exercise.find_failure(fn) is None
 
-    return (reader_code.yours_or_reference(softplus_step, build_softplus.Softplus, "Softplus",
+    return (reader_code.yours_or_reference(record_fn, build_record.record, "record",
+                                           passes(build_record.exercise(max_examples=5))),
+            reader_code.yours_or_reference(softplus_step, build_softplus.Softplus, "Softplus",
                                            passes(build_softplus.exercise(max_examples=5))),
             reader_code.yours_or_reference(walk_fn, build_backward_walk.backward_walk,
                                            "backward_walk",

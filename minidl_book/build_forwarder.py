@@ -60,9 +60,10 @@ def args_text(names) -> str:
 
 
 def write_forwarder(op, signature):
-    """The source of the forwarder of ``op``: every argument, by name, to ``route``."""
-    params = ", ".join(str(p) for p in signature.parameters.values())  # bias=None kept
-    args = "{" + ", ".join(f"{name!r}: {name}" for name in signature.parameters) + "}"
+    """The forwarder of ``op``, as source: every argument, by name, to route."""
+    # str(p) keeps a default (bias=None); !r writes a name in quotes
+    params = ", ".join(str(p) for p in signature.parameters.values())
+    args = "{" + ", ".join(f"{n!r}: {n}" for n in signature.parameters) + "}"
     return f"def {op}(cls, {params}):\n    return route({op!r}, {args})\n"
 
 

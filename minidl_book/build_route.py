@@ -44,11 +44,11 @@ def routing_device(op, args):
     """The device an op runs on: rules 1, 2 and 3."""
     first, autodiff = None, None
     for name, tensor in tensor_inputs(args):
-        if first is None:
-            first = tensor.device  # rule 1: the first input sets the expectation
-        elif tensor.device != first:  # rule 2: equal devices, ignoring autodiff
-            raise ValueError(f"{op}: Input tensor {name} is on the wrong device: "
-                             f"expected {first}, found {tensor.device}")
+        if first is None:  # rule 1: the first input sets the expectation
+            first = tensor.device
+        elif tensor.device != first:  # rule 2: ==, which ignores autodiff
+            raise ValueError(f"{op}: Input tensor {name} is on the wrong "
+                             f"device: expected {first}, found {tensor.device}")
         if tensor.device.is_autodiff():
             if autodiff is None:
                 autodiff = tensor.device
@@ -56,7 +56,7 @@ def routing_device(op, args):
                 validate_checkpointing(op, autodiff, tensor.device)
     if first is None:
         return args["device"]  # a creation op: its device argument
-    return autodiff or first  # rule 3: an autodiff input sets the backend
+    return autodiff or first  # rule 3: an autodiff input sets the level
 
 
 # ----- planted wrong solutions ---------------------------------------------------------------

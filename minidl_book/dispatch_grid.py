@@ -19,7 +19,8 @@ __all__ = ["KINDS", "OUTCOMES", "GridExercise", "cell_name", "grid_exercise",
 KINDS = ("plain Flex", "Autodiff[Flex]", "plain NdArray")
 OUTCOMES = ("Flex", "NdArray", "Autodiff[Flex]", "error")
 
-_ERROR_WORDS = re.compile(r"error|fail|raise|refuse|panic|wrongdevice|exception")
+_ERROR_WORDS = re.compile(
+    r"err|fail|raise|refuse|panic|wrongdevice|exception|crash|throw")  # "err": an error, short
 
 
 def _device(kind: str):
@@ -58,8 +59,8 @@ def minidl_grid() -> tuple[tuple[str, ...], ...]:
 def cell_name(cell: Any) -> str | None:
     """One written cell as one of :data:`OUTCOMES`, or None when it names none:
     case, spaces and the word "plain" do not matter; ``Autodiff<Flex>``, ``Autodiff(Flex)``
-    and a bare "autodiff" name Autodiff[Flex]; "ValueError", "fails", "panic", "wrong
-    device" name an error."""
+    and a bare "autodiff" name Autodiff[Flex]; "ValueError", "err", "fails", "panic",
+    "wrong device" name an error."""
     if not isinstance(cell, str):
         return None
     text = re.sub(r"[\s_\-'\"]|plain|backend", "", cell.lower())

@@ -20,6 +20,7 @@ def test_the_live_grid_is_the_rules():
 @pytest.mark.parametrize("written, name", [
     ("autodiff", "Autodiff[Flex]"), ("Autodiff<Flex>", "Autodiff[Flex]"),
     ("plain flex", "Flex"), ("ValueError", "error"), ("wrong device", "error"),
+    ("err", "error"), ("Err", "error"), ("raises", "error"), ("crash", "error"),
     ("ndarray", "NdArray"), ("Autodiff[NdArray]", None), ("lifted", None), (1, None)])
 def test_cell_names(written, name):
     assert cell_name(written) == name

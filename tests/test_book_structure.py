@@ -164,6 +164,66 @@ def test_every_exercise_has_a_folded_solution(docname):
                 f"{docname}: the solution of {label} is not folded (:class: dropdown)")
 
 
+def displays(cell: list[str]) -> bool:
+    """Whether a hidden-input cell shows an output: it prints, or ends on an expression (a
+    chart, a table); a cell of asserts, assignments and ``;``-ended calls shows nothing."""
+    if any("print(" in line or "display(" in line for line in cell):
+        return True
+    top = [line for line in cell if line.strip() and not line.startswith((" ", "#", ")", "]"))]
+    if not top:
+        return False
+    last = top[-1].rstrip()
+    quiet = ("assert", "del ", "import ", "from ", "for ", "if ", "with ", "glue(", "def ",
+             "class ", "@", "try", "except", "finally", "else", "elif")
+    return not (last.startswith(quiet) or last.endswith((";", ":")) or
+                re.match(r"^[\w.,\[\] ]+ ?[-+*/]?= ", last) or ".assert_solution(" in last)
+
+
+def shown_cells_after_solutions(text: str) -> list[int]:
+    """Lines of code cells the reader sees (not ``remove-cell`` / ``remove-output``) that
+    follow a solution's end with nothing but hidden cells and blank lines between."""
+    lines, found, i = text.split("\n"), [], 0
+    while i < len(lines):
+        line, end = lines[i], None
+        if line.startswith("```{solution-end}"):
+            end = i + 1
+        elif re.match(r"^(`{3,})\{solution\}", line):
+            fence = line[: line.index("{")]
+            end = next(k for k in range(i + 1, len(lines)) if lines[k].rstrip() == fence)
+        if end is None:
+            i += 1
+            continue
+        j = end + 1
+        while j < len(lines):
+            if not lines[j].strip():
+                j += 1
+                continue
+            if not lines[j].startswith("```{code-cell}"):
+                break
+            tags = lines[j + 1] if lines[j + 1].startswith(":tags:") else ""
+            k = next(k for k in range(j + 1, len(lines)) if lines[k].startswith("```"))
+            hidden = "remove-cell" in tags or "remove-output" in tags
+            if not hidden and "remove-input" in tags:  # only its output shows: has it one?
+                hidden = not displays(lines[j + 2:k])
+            if not hidden:
+                found.append(j + 1)
+            j = k + 1
+        i = j
+    return found
+
+
+@pytest.mark.parametrize("docname", DOCNAMES)
+def test_no_shown_cell_right_after_a_solution(docname):
+    """A cell shown right below a folded solution puts its output, often the answer, on the
+    reader's screen while the solution is still closed (readers reported it: "6 ops" under
+    the exercise that asks for the count). The evidence belongs inside the solution; a cell
+    that reveals nothing comes after prose."""
+    found = shown_cells_after_solutions(chapter_path(docname).read_text(encoding="utf-8"))
+    assert not found, (
+        f"{docname}: shown cells right after a solution at lines {found}: move the evidence "
+        "into the solution (solution-start / solution-end), or put prose before the cell")
+
+
 # ----- the puzzles appendix ----------------------------------------------------------------------
 def puzzle_blocks() -> dict[str, list[Block]]:
     """Each puzzle's exercise and the blocks up to the next puzzle (or the next heading)."""

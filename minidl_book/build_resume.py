@@ -222,6 +222,6 @@ class ResumeExercise:
 
 def exercise(ckpt_dir: Path, epoch: int, run: dict, device: Device,
              steps: int | None = None) -> ResumeExercise:
-    """The checker, against ``run`` (``tr.fit``'s record, checkpoints in ``ckpt_dir``)."""
+    """The checker, against ``run`` (the chapter's ``fit`` record, checkpoints in ``ckpt_dir``)."""
     return ResumeExercise(ckpt_dir, epoch, run["loss"], run["steps_per_epoch"], device, steps)
 

@@ -1,8 +1,9 @@
 """The training chapter's instrumentation: the digits CNN trained in minidl and PyTorch side by
-side (same initial weights through the store, same batches, same Adam), with per-step losses,
-per-epoch accuracies and the weight gap; and the experiments the chapter measures on the trained
-model (careless evaluation, frozen trunks, resuming). The chapter shows the bare loop; this
-module keeps the bookkeeping off the page.
+side: the pieces the chapter's ``fit`` calls (``twins``, ``loader``, ``torch_epoch``) and the
+record it files its numbers in (``new_run``, ``end_epoch``, ``finish``: per-epoch accuracies and
+weight gaps); and the experiments the chapter measures on the trained model (careless
+evaluation, Adam's moments, resuming). The chapter shows its loops; this module keeps the
+bookkeeping and the figures off the page.
 
 The model classes are :mod:`minidl_book.workloads`'s (``DigitsCnnConfig``, ``DigitsCnn``,
 ``torch_cnn``), so the speed chapters measure the model this chapter trains.
@@ -29,7 +30,6 @@ from minidl.train import (
     AccuracyMetric,
     checkpoint_paths,
     restore_checkpoint,
-    save_checkpoint,
 )
 from minidl_book.workloads import DigitsCnn, DigitsCnnConfig, torch_cnn
 
@@ -116,31 +116,6 @@ def torch_epoch(twin: torch.nn.Module, torch_adam, batches) -> list[float]:
         torch_adam.step()
         losses.append(loss.item())
     return losses
-
-
-def fit(cfg: DigitsCnnConfig, epochs: int, device: Device,
-        checkpoints: Path | None = None, seed_epochs: bool = True) -> dict:
-    """Train minidl and the PyTorch twin side by side on the same batches;
-    ``seed_epochs=False`` drops the loop's ``device.seed(epoch)`` line."""
-    model, twin = twins(cfg, device)  # the same weights, through the store
-    train_loader = loader(datasets()[0], device, SEED)
-    adam, loss_fn = AdamConfig().init(), CrossEntropyLossConfig().init()
-    torch_adam = torch.optim.Adam(twin.parameters(), lr=LR, eps=AdamConfig().epsilon)
-    run = new_run()
-    for epoch in range(1, epochs + 1):
-        batches = list(train_loader)  # this epoch's order, for both
-        if seed_epochs:
-            device.seed(epoch)  # the dropout masks, as in the chapter's loop
-        for batch in batches:  # the chapter's loop
-            loss = loss_fn(model(batch.images), batch.targets)
-            grads = GradientsParams.from_grads(loss.backward(), model)
-            model = adam.step(LR, model, grads)
-            run["loss"].append(float(loss.into_scalar()))
-        run["torch_loss"] += torch_epoch(twin, torch_adam, batches)
-        end_epoch(run, model, twin)
-        if checkpoints is not None:
-            save_checkpoint(checkpoints, epoch, model, cfg, adam)
-    return finish(run, model, twin, len(batches))
 
 
 def new_run() -> dict:
@@ -353,6 +328,79 @@ def torch_eps_pair(eps: float, other_eps: float, steps: int) -> np.ndarray:
         losses.append(np.array(torch_epoch(net, torch.optim.Adam(net.parameters(), lr=LR,
                                                                   eps=e), batches)))
     return np.abs(losses[0] - losses[1]) / np.abs(losses[1])
+
+
+def bias_ratio_answer(prediction, truth: float) -> bool:
+    """The uncorrected-step exercise: within 10 % of the derived 0.1 / √0.001 = 3.16 or of the
+    measured ``truth``; a number also inside words (``"about 3.2"``)."""
+    if isinstance(prediction, str):
+        found = re.search(r"\d+(?:\.\d+)?", prediction)
+        if found is None:
+            return False
+        prediction = float(found.group())
+    if isinstance(prediction, bool | np.bool_) or not isinstance(prediction, int | float
+                                                                 | np.number):
+        return False
+    return any(abs(prediction - x) <= 0.1 * abs(x) for x in (0.1 / 0.001**0.5, truth))
+
+
+def moment_trace(device: Device, path: str = "fc1.weight", steps: int = 50) -> dict:
+    """Adam's moments for one weight of ``path`` over the first ``steps`` steps of the
+    dropout-free run from the twin's weights (read in ``Adam``'s own state after each step),
+    with the bias-corrected ones; the weight, among those whose |g| at step 1 is far above
+    eps, is the one whose gradient keeps its sign best (largest mean |m̂| / √v̂)."""
+    model, _ = twins(DigitsCnnConfig().with_dropout(0.0), device)
+    adam, loss_fn = AdamConfig().init(), CrossEntropyLossConfig().init()
+    pid, m, v = model.parameters()[path].id, [], []
+    for batch in _endless(loader(datasets()[0], device, SEED), steps):
+        loss = loss_fn(model(batch.images), batch.targets)
+        model = adam.step(LR, model, GradientsParams.from_grads(loss.backward(), model))
+        state = adam.states[pid]
+        m.append(state.moment_1.to_numpy().ravel())
+        v.append(state.moment_2.to_numpy().ravel())
+    m, v, t = np.array(m, np.float64), np.array(v, np.float64), np.arange(1, steps + 1)
+    m_hat, v_hat = m / (1 - 0.9**t)[:, None], v / (1 - 0.999**t)[:, None]
+    steady = np.abs(m_hat) / np.sqrt(np.maximum(v_hat, 1e-30))
+    big = np.sqrt(v_hat[0]) > 100 * AdamConfig().epsilon  # |g| far above eps at step 1
+    k = int(np.argmax(np.where(big, steady.mean(axis=0), -1.0)))
+    sign = np.sign(m_hat[-1, k])
+    return {"t": t, "m": sign * m[:, k], "sqrt_v": np.sqrt(v[:, k]),
+            "m_hat": sign * m_hat[:, k], "sqrt_v_hat": np.sqrt(v_hat[:, k]),
+            "index": np.unravel_index(k, model.parameters()[path].val().shape),
+            "path": path, "time": state.time}
+
+
+def plot_moments(trace: dict):
+    """Left: m, √v and the corrected m̂, √v̂ of one weight against the step; right: the step
+    over lr with the corrections and without."""
+    import matplotlib.pyplot as plt
+
+    t = trace["t"]
+    fig, (ax, ax_r) = plt.subplots(1, 2, figsize=(9.8, 3.0),
+                                   gridspec_kw={"width_ratios": (3, 2)})
+    for key, label, colour, style in (("m_hat", "m̂", "tab:blue", "-"),
+                                      ("m", "m", "tab:blue", ":"),
+                                      ("sqrt_v_hat", "√v̂", "tab:orange", "-"),
+                                      ("sqrt_v", "√v", "tab:orange", ":")):
+        ax.plot(t, trace[key], style, color=colour, lw=2, label=label)
+    ax.set_xlabel("step t")
+    ax.set_ylabel("value (in g's sign)", fontsize=10)
+    ax.set_title(f"Adam's moments, one weight of {trace['path']}", fontsize=10)
+    ax.legend(fontsize=10, frameon=False, ncol=2)
+    ax_r.plot(t, trace["m_hat"] / (trace["sqrt_v_hat"] + 1e-5), color="tab:green", lw=2,
+              label="m̂ / (√v̂ + eps): burn's")
+    ax_r.plot(t, trace["m"] / (trace["sqrt_v"] + 1e-5), ":", color="tab:red", lw=2,
+              label="m / (√v + eps): uncorrected")
+    ax_r.set_xlabel("step t")
+    ax_r.set_ylabel("step / lr")
+    ax_r.set_title("the step it takes", fontsize=10)
+    ax_r.set_ylim(0, 1.6 * float(np.max(trace["m"] / (trace["sqrt_v"] + 1e-5))))
+    ax_r.legend(fontsize=9, frameon=False, loc="upper right")
+    for a in (ax, ax_r):
+        a.tick_params(labelsize=9)
+    fig.tight_layout()
+    plt.show()
+    plt.close(fig)
 
 
 def _endless(data_loader, steps: int):

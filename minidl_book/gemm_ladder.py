@@ -131,10 +131,12 @@ def traffic(rung: str, m: int, k: int, n: int) -> tuple[Counts, float]:
     The bytes are what the rung's loops move per multiply-add from where its operands live,
     counted as reuse:
 
-    * naive: each step reads ``b[p, j]`` from a line of its own. The ``k`` lines of a column
-      (64 KiB at k = 1024, 4 KiB apart, all in one L1 set) are gone from L1 before column
-      ``j + 1`` could reuse them, but they fit L2: a whole line per multiply-add, from the
-      column's lines (its working set, ``k`` lines), not from all of B.
+    * naive: each step reads ``b[p, j]`` from a line of its own, a whole line per
+      multiply-add. The ``k`` lines of a column lie a row (``4n`` bytes, 4 KiB at n = 1024)
+      apart, so in a cache whose set index spans at least a row they use only one set in
+      ``4n / LINE`` (all in one L1 set; 32 of L2's 2048 here, which hold 256 of the 1024
+      lines): to a cache they take the room of the ``4kn`` bytes they span, all of B, and
+      they stream from the level that holds B (L3 here), not from L2.
     * i-k-j: each value of B is read once per row of A, 4 bytes per multiply-add, from
       wherever all of B (its working set) lives.
     * blocked: each value of a block of B (``KB`` rows, held in L2) is read once per row of A,
@@ -146,7 +148,7 @@ def traffic(rung: str, m: int, k: int, n: int) -> tuple[Counts, float]:
     flops = 2.0 * m * n * k
     macs = m * n * k
     if rung == "naive":
-        return Counts(flops, float(LINE * macs)), float(LINE * k)
+        return Counts(flops, float(LINE * macs)), 4.0 * k * n
     if rung == "i-k-j":
         return Counts(flops, 4.0 * macs), 4.0 * k * n
     if rung == "blocked":

@@ -644,7 +644,7 @@ def draw_layers(own: dict[str, dict[str, float]], layers: list[str]) -> None:
         ax.text(left + 0.05, row, f"{left:.2f} µs", va="center", fontsize=8)
     ax.set_yticks(range(len(devices)), devices)
     ax.invert_yaxis()
-    ax.set(xlabel="µs per 4 × 4 add (median CPU time)", title="where a 4 × 4 add's time goes")
+    ax.set(xlabel="µs per 4 × 4 add (CPU time, best of 7 rounds)", title="where a 4 × 4 add's time goes")
     ax.set_xlim(0, ax.get_xlim()[1] * 1.12)
     ax.legend(fontsize=7, ncol=5, loc="upper center", bbox_to_anchor=(0.5, -0.45), frameon=False)
     fig.tight_layout()
@@ -791,3 +791,61 @@ def duration(seconds: float) -> str:
     if seconds >= 1:
         return f"{seconds:.2f} s"
     return f"{seconds * 1e3:.1f} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.0f} µs"
+
+
+def draw_schematic() -> None:
+    """The roofline model drawn, not measured: a compute roof, a memory roof, the ridge where
+    they meet, and one point under each (a dotted line up to the roof that caps it)."""
+    import matplotlib.pyplot as plt
+
+    peak, bw = 100.0, 25.0  # GFLOP/s and GB/s: round numbers, not this machine's
+    ridge = peak / bw
+    xs = np.geomspace(1 / 16, 64, 200)
+    fig, ax = plt.subplots(figsize=(7.5, 3.3))
+    ax.plot(xs, np.minimum(peak, xs * bw), color="#37474F", lw=2)
+    ax.text(0.09, 0.09 * bw * 1.6, "memory roof: intensity × bandwidth", rotation=33,
+            fontsize=9, color="#37474F")
+    ax.text(12, peak * 1.18, "compute roof: the FMA peak", fontsize=9, color="#D32F2F")
+    ax.plot([ridge, 64], [peak, peak], color="#D32F2F", lw=2)
+    ax.axvline(ridge, color="#9E9E9E", ls="--", lw=1)
+    ax.text(ridge * 1.08, 1.2, "ridge = peak / bandwidth", fontsize=9, color="#616161")
+    for x, y, name in ((0.5, 5.0, "memory-bound:\nmore flops per byte\nwould lift its roof"),
+                       (16.0, 40.0, "compute-bound:\nonly busier FMA units\nhelp")):
+        roof = min(peak, x * bw)
+        ax.plot(x, y, "o", ms=8, color="#1565C0")
+        ax.plot([x, x], [y, roof], ":", color="#1565C0")
+        ax.annotate(name, (x, y), textcoords="offset points", xytext=(8, -30), fontsize=9)
+    ax.set(xscale="log", yscale="log", xlim=(1 / 16, 64), ylim=(0.8, peak * 2.2),
+           xlabel="arithmetic intensity I = flops / bytes", ylabel="flops per second",
+           xticks=[], yticks=[], title="the roofline model (a sketch; both axes logarithmic)")
+    ax.minorticks_off()
+    fig.tight_layout()
+    plt.show()
+    plt.close(fig)
+
+
+def source_flops(*functions) -> int:
+    """Floating-point operations per element in ``functions``' Python source (numba's
+    ``py_func`` for a dispatcher): each ``+``, ``-``, ``*``, ``/`` one flop, each ``fma(...)``
+    call two (its own operands' operations counted too); operations inside ``np.int32``,
+    ``_as_int`` and ``_as_float`` (integer work on a float's bits) are not flops."""
+    import ast
+    import inspect
+    import textwrap
+
+    bits = ("int32", "_as_int", "_as_float")
+    count = 0
+    for fn in functions:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(getattr(fn, "py_func", fn))))
+        skip = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                f = node.func
+                name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+                if name in bits:
+                    skip |= {id(x) for x in ast.walk(node) if x is not node}
+                count += 2 * (name == "fma")
+        count += sum(isinstance(n, ast.BinOp) and id(n) not in skip
+                     and isinstance(n.op, ast.Add | ast.Sub | ast.Mult | ast.Div)
+                     for n in ast.walk(tree))
+    return count

@@ -40,7 +40,8 @@ def test_traffic_states_each_rungs_reuse():
     assert ikj[0].intensity == blocked[0].intensity == pytest.approx(0.5)  # 4 B per MAC
     assert packed[0].intensity == pytest.approx(2 * mr * nr / (4 * (mr + nr)))
     assert ikj[1] == 4 * 1024**2 and blocked[1] == 4 * ladder.KB * 1024
-    assert naive[1] == 1024 * 64  # one column's lines, 64 KiB: they fit L2, not all of B
+    # one column's lines, a row apart, use one cache set in 64: they take B's room
+    assert naive[1] == 4 * 1024 * 1024
     with pytest.raises(ValueError):
         ladder.traffic("tiled", 1, 1, 1)
 

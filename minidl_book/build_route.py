@@ -373,9 +373,22 @@ def _devices(solution, case, outputs, trace) -> str | None:
     return None
 
 
+AGAINST = ("Checked against: each scenario's expected device or error (rules 1-3); "
+           "values and gradients against PyTorch, on generated cases.")
+
+
+class _RouteExercise(BuildExercise):
+    """Its banner names what the checks compare (devices and errors), not only the value
+    reference: a routing function is judged by where ops land, PyTorch gives the numbers."""
+
+    def _repr_markdown_(self) -> str:
+        return super()._repr_markdown_().replace(
+            "Checked against: PyTorch, on generated cases.", AGAINST, 1)
+
+
 def exercise(max_examples: int = 6) -> BuildExercise:
     """The checker for the reader's ``routing_device(op, args)``."""
-    return BuildExercise(
+    return _RouteExercise(
         "route's choice of device (rules 1-3)",
         cases=linear_cases(SCENARIOS),
         run=route_run,

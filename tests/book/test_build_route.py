@@ -111,3 +111,8 @@ def test_a_cat_scenarios_verdict_names_the_cats_inputs():
     text = verdict.render()
     assert "cat of" in text and "Tensor.cat of a tensor on Device.flex()" in text, text
     assert "w and b" not in text, text
+
+
+def test_the_banner_says_what_the_routing_is_checked_against():
+    banner = build_route.exercise()._repr_markdown_()
+    assert build_route.AGAINST in banner and "Checked against: PyTorch," not in banner

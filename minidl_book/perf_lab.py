@@ -805,7 +805,7 @@ def draw_schematic() -> None:
     ax.plot(xs, np.minimum(peak, xs * bw), color="#37474F", lw=2)
     ax.text(0.09, 0.09 * bw * 1.6, "memory roof: intensity × bandwidth", rotation=33,
             fontsize=9, color="#37474F")
-    ax.text(12, peak * 1.18, "compute roof: the FMA peak", fontsize=9, color="#D32F2F")
+    ax.text(6, peak * 1.18, "compute roof: the FMA peak", fontsize=9, color="#D32F2F")
     ax.plot([ridge, 64], [peak, peak], color="#D32F2F", lw=2)
     ax.axvline(ridge, color="#9E9E9E", ls="--", lw=1)
     ax.text(ridge * 1.08, 1.2, "ridge = peak / bandwidth", fontsize=9, color="#616161")

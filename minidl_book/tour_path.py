@@ -574,8 +574,8 @@ def plug_in(step_class: type, exercise) -> type:
     chosen = step_class if ok else exercise.reference_solution
     arithmetic.Matmul = chosen  # float_matmul's record(cls, Matmul(), lhs, rhs) reads it
     print("✓ Your Matmul is plugged in: every matmul on an autodiff device records it."
-          if ok else "Plugged in: the book's Matmul (the solution's); yours does not pass "
-          "the checker yet.")
+          if ok else "Plugged in: the book's Matmul. It records every matmul until yours "
+          "passes the checker; then run this cell again.")
     return chosen
 
 

@@ -19,7 +19,7 @@ from minidl.fusion.plan import ExecutionPlanStore
 from minidl.fusion.stream import EAGER_BELOW
 
 __all__ = ["EAGER_BELOW", "block_lines", "both_kernels", "clean", "cnn_step_counts",
-           "cnn_step_ms", "compare", "draw_bytes", "draw_greedy", "drain_ms", "explorer", "split", "draw_stream", "draw_views", "view_blocks", "fresh_store", "kernel_text", "kernels_in", "plot_sweep", "recorded_in_a_step",
+           "cnn_step_ms", "compare", "draw_bytes", "draw_greedy", "drain_ms", "explorer", "split", "draw_stream", "draw_index_grid", "draw_views", "view_blocks", "fresh_store", "kernel_text", "kernels_in", "plot_sweep", "recorded_in_a_step",
            "score_table", "source", "written_bytes", "store_chart"]
 
 #: a block's colour by the fuser that took it (``None``: no fuser, run on the inner backend)
@@ -472,52 +472,62 @@ def view_blocks() -> list[tuple[str, list]]:
     return out
 
 
-def draw_views(blocks: list[tuple[str, list]]):
-    """Top: the element of each operand that element ``i`` of a [4, 2] block reads (one
-    flat index works only where it is ``i``). Bottom: the blocks minidl ran for each chain of
-    :data:`VIEW_CHAINS`, one box per op coloured by its block, and burn's count."""
+def draw_index_grid():
+    """For element ``i`` of a [4, 2] block, the element each operand reads: green where it
+    is ``i`` (one flat walk reads it), red where it is not (the walk needs the shape)."""
     import matplotlib.pyplot as plt
     import numpy as np
 
-    rows = (("x.reshape(4, 2): reads x at", np.arange(8)),
-            ("b [1, 2] broadcast: reads b at", np.arange(8) % 2),
-            ("x.swap_dims(0, 1): reads x at", np.arange(8).reshape(2, 4).T.ravel()))
-    fig, (top, low) = plt.subplots(2, 1, figsize=(7.2, 4.4),
-                                   gridspec_kw={"height_ratios": [1, 1.15]})
-    for r, (label, offsets) in enumerate(rows):
+    rows = (("x [2, 4].reshape(4, 2)", np.arange(8), "same order: flat i works"),
+            ("b [1, 2], broadcast", np.arange(8) % 2, "needs (row, col) of i"),
+            ("x [2, 4].swap_dims(0, 1)", np.arange(8).reshape(2, 4).T.ravel(),
+             "another order: its own walk"))
+    fig, top = plt.subplots(figsize=(7.5, 2.3))
+    for r, (label, offsets, note) in enumerate(rows):
         y = len(rows) - r
-        top.text(-0.3, y, label, ha="right", va="center", fontsize=8, family="monospace")
+        top.text(-0.3, y, label, ha="right", va="center", fontsize=9, family="monospace")
         for i, o in enumerate(offsets):
-            flat = o == i
-            top.add_patch(plt.Rectangle((i, y - 0.4), 0.92, 0.8, fc="#d8ecd0" if flat
-                                        else "#f6d0c8", ec="0.5", lw=0.6))
-            top.text(i + 0.46, y, str(o), ha="center", va="center", fontsize=8)
+            top.add_patch(plt.Rectangle((i, y - 0.4), 0.92, 0.8, ec="0.5", lw=0.6,
+                                        fc="#d8ecd0" if o == i else "#f6d0c8"))
+            top.text(i + 0.46, y, str(o), ha="center", va="center", fontsize=10)
+        top.text(8.2, y, note, va="center", fontsize=9, color="0.25")
     for i in range(8):
-        top.text(i + 0.46, 0.3, f"i={i}", ha="center", va="center", fontsize=7, color="0.3")
-    top.set(xlim=(-5.2, 8.2), ylim=(0, len(rows) + 0.6))
+        top.text(i + 0.46, 0.35, f"i={i}", ha="center", va="center", fontsize=8.5,
+                 color="0.3")
+    top.set(xlim=(-5.6, 14.2), ylim=(0, len(rows) + 0.6))
     top.axis("off")
-    top.set_title("green: the flat index i is the element's offset (one loop reads through); "
-                  "red: it is not", fontsize=8)
+    top.set_title("element i of a [4, 2] block reads, in each operand, the element at:",
+                  fontsize=9.5)
+    fig.tight_layout()
+    return fig
+
+
+def draw_views(blocks: list[tuple[str, list]]):
+    """The blocks minidl ran for each chain of :data:`VIEW_CHAINS`, one box per op
+    coloured by its block, and burn's count."""
+    import matplotlib.pyplot as plt
+
+    fig, low = plt.subplots(figsize=(7.5, 2.4))
     for r, (label, plan_blocks) in enumerate(blocks):
         y = len(blocks) - r
-        low.text(-0.3, y, label, ha="right", va="center", fontsize=8, family="monospace")
+        low.text(-0.3, y, label, ha="right", va="center", fontsize=8.5, family="monospace")
         col = 0
         for k, blk in enumerate(plan_blocks):
             for kind in blk.kinds:
                 low.add_patch(plt.Rectangle((col, y - 0.35), 0.95, 0.7, ec="white",
                                             fc=COLOURS[blk.fuser], alpha=0.35 + 0.3 * (k % 2)))
-                low.text(col + 0.47, y, kind.replace("_scalar", "_s").replace("swap_dims", "swap"), ha="center",
-                         va="center", fontsize=6.5)
+                short = kind.replace("_scalar", "_s").replace("swap_dims", "swap")
+                low.text(col + 0.47, y, short, ha="center", va="center", fontsize=7.5)
                 col += 1
             if k < len(plan_blocks) - 1:
                 low.plot([col, col], [y - 0.45, y + 0.45], color="tab:red", lw=1.5)
         kernels = sum(1 for blk in plan_blocks if blk.fuser)
         low.text(col + 0.3, y, f"minidl: {kernels} kernel{'s' * (kernels > 1)}"
-                 "  |  burn: 2", va="center", fontsize=7.5)
-    low.set(xlim=(-7.2, 9.6), ylim=(0.4, len(blocks) + 0.6))
+                 "  |  burn: 2", va="center", fontsize=8.5)
+    low.set(xlim=(-7.0, 9.8), ylim=(0.4, len(blocks) + 0.6))
     low.axis("off")
     low.set_title("the blocks minidl ran (blue: element-wise kernel, grey: alone on B; "
-                  "red: a block ends)", fontsize=8)
+                  "red: a block ends)", fontsize=9)
     fig.tight_layout()
     return fig
 

@@ -75,6 +75,17 @@ def _runs(fn: Callable, shapes):
         yield a, b, c, a @ b
 
 
+def _fits_transposed(fn: Callable, a: np.ndarray, b: np.ndarray, want: np.ndarray) -> bool:
+    """Whether ``fn``, given a C of the transposed shape ``[n, m]``, runs in range and
+    leaves ``(a @ b).T`` there: it writes ``c[j, i]`` (rows and columns swapped)."""
+    c = np.full(want.T.shape, OLD, np.float32)
+    try:
+        getattr(fn, "py_func", fn)(a, b, c)
+    except IndexError:
+        return False
+    return bool(np.allclose(c, want.T) or np.allclose(c - OLD, want.T))
+
+
 def _source_tree(fn: Callable) -> ast.FunctionDef | None:
     try:
         tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
@@ -175,6 +186,9 @@ class LoopSwap:
                      "Accumulate with +=.",
         "swapped": "Rows and columns are swapped: C's value at (i, j) uses row i of A "
                    "and column j of B.",
+        "bounds": "An index ran past an array's end (IndexError): check each loop's "
+                  "range. i runs over A's rows (a.shape[0]), p over A's columns "
+                  "(a.shape[1], which are B's rows), j over B's columns (b.shape[1]).",
         "library": "The product must come from your loops: no @, np.dot or np.matmul "
                    "(they hand the work to a BLAS, which is the rung the ladder climbs to).",
         "column": "Your innermost loop still walks down a column of B (b[p, j] with p "
@@ -221,8 +235,8 @@ class LoopSwap:
             return "kij"
         for a, b, c, want in _runs(fn, self.shapes):
             m, n = want.shape
-            if c is None:  # C[j, i] on a C that is not square
-                return "swapped"
+            if c is None:  # an index out of range: C[j, i] on a C not square, or a bound
+                return "swapped" if _fits_transposed(fn, a, b, want) else "bounds"
             if np.allclose(c, want):
                 continue
             if np.allclose(c - OLD, want):

@@ -37,6 +37,14 @@ def same_order(a, b, c):
                 c[i, j] += a[i, p] * b[p, j]
 
 
+def bound_slip(a, b, c):  # j's range taken from A's columns: past B's end when k > n
+    c[:] = 0
+    for i in range(a.shape[0]):
+        for p in range(a.shape[1]):
+            for j in range(a.shape[1]):
+                c[i, j] += a[i, p] * b[p, j]
+
+
 def placeholder(a, b, c):
     ...
 
@@ -309,3 +317,15 @@ def test_kernels_typed_into_a_cell_get_the_verdicts(capsys):
     assert "local variables" in capsys.readouterr().out
     assert tile.check(_from_cell(TYPED_TILE, "tile")) is True
     assert tile.point().name == "4×8 tile (yours)"
+
+
+def test_an_index_past_the_end_is_not_called_swapped(capsys):
+    """A range bound taken from the wrong shape raises IndexError, as C[j, i] does on a C
+    that is not square: only the latter is named "swapped"."""
+    ex = LoopSwap(np.ones((4, 8), np.float32), np.ones((8, 8), np.float32), rows=4,
+                  naive_rows=2)
+    assert ex.slip(bound_slip) == "bounds"
+    assert ex.check(bound_slip) is False
+    out = capsys.readouterr().out
+    assert "swapped" not in out and "range" in out
+    assert ex.slip(swapped) == "swapped"

@@ -131,7 +131,7 @@ class Rules:
             lines.append("No values out of a tensor: no to_numpy, tolist, float(t), printing it, loops over "
                          "elements.")
         if self.no_numpy:
-            lines.append("No NumPy in your code: compute with the backend's ops.")
+            lines.append("No NumPy in your code: compute with the ops the exercise names.")
         lines += [f"Must not: {why}." for why in self.forbidden.values()]
         lines += [f"Must: {what}." for what in self.must_reach.values()]
         return "\n".join(lines)
@@ -542,9 +542,12 @@ class BuildExercise:
     def _repr_markdown_(self) -> str:
         title = self.title[:1].upper() + self.title[1:]
         against = "; ".join(ref.label for ref in self.references)
-        lines = [f"**Build it.** {title}.", f"Checked against: {against}, on generated cases."]
-        lines += [line for line in self.rules.describe().splitlines() if line]
-        return "  \n".join(lines)
+        checked = f"Checked against: {against}, on generated cases." if against else (
+            "Checked on generated cases.")
+        head = f"**Build it.** {title}.  \n{checked}"
+        rules = [line for line in self.rules.describe().splitlines() if line]
+        return head + "".join(f"\n\n- {rule}" if i == 0 else f"\n- {rule}"
+                              for i, rule in enumerate(rules))
 
     def __repr__(self) -> str:
         return f"BuildExercise({self.title!r})"

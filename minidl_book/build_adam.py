@@ -14,8 +14,8 @@ The checker draws the digits CNN (dropout 0) and its PyTorch twin from the same 
 weight after each step against ``torch.optim.Adam(fused=False, foreach=False, eps=1e-5)``.
 A step that is off is matched against the update each known slip would have made from the
 same gradients, so the verdict names the slip: no bias correction, eps inside the square
-root, the betas swapped, the state not kept, one step count for the whole model, t = 0 at the
-first step (1 - beta**0 = 0), the state keyed by position among the gradients.
+root, the betas swapped, the state not kept, one step count for the whole model, a t advanced
+for a frozen param, t = 0 at the first step (1 - beta**0 = 0), the state keyed by position among the gradients.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def adam_step(lr, model, grads, state, beta_1=0.9, beta_2=0.999, eps=1e-5):
 
 # ----- planted slips -------------------------------------------------------------------------
 def _slip(bias=True, eps_inside=False, swap=False, keep=True, global_t=False, t0=False,
-          by_position=False):
+          by_position=False, frozen_t=False):
     """``adam_step`` with one thing wrong."""
 
     def step(lr, model, grads, state, beta_1=0.9, beta_2=0.999, eps=1e-5):
@@ -77,6 +77,11 @@ def _slip(bias=True, eps_inside=False, swap=False, keep=True, global_t=False, t0
         if global_t:
             state["t"] = state.get("t", 0) + 1
         new = {}
+        if frozen_t:  # a per-param t, advanced for a param without a gradient too
+            for p in params:
+                if p not in grads:
+                    t, m, v = state.get(p, (0, 0.0, 0.0))
+                    state[p] = (t + 1, m, v)
         for i, pid in enumerate(grads):
             g, key = grads.get(pid), i if by_position else pid
             t, m, v = state.get(key, (0, 0.0, 0.0)) if keep else (0, 0.0, 0.0)
@@ -100,7 +105,8 @@ PLANTED = {
     "eps inside the square root": (_slip(eps_inside=True), "inside the square root"),
     "beta_1 and beta_2 swapped": (_slip(swap=True), "swapped"),
     "the state not kept": (_slip(keep=False), "not kept"),
-    "one step count for the model": (_slip(global_t=True), "step count"),
+    "one step count for the model": (_slip(global_t=True), "whole model"),
+    "t advanced for a frozen param": (_slip(frozen_t=True), "stays where it was"),
     "t = 0 at the first step": (_slip(t0=True), "t = 0"),
     "state keyed by position": (_slip(by_position=True), "position"),
 }
@@ -139,7 +145,20 @@ CAUSES = {
     "global_t": ("matches one step count for the whole model: conv1 was frozen at step "
                  f"{FROZEN_STEP} and took no step, so its t is one behind the others.",
                  "Keep t per param, in its state, as burn's AdaptiveMomentumState does."),
+    "frozen_t": (f"matches a t advanced for {FROZEN} at step {FROZEN_STEP}, when it was "
+                 "frozen: it had no gradient and took no step, so its t must be one behind "
+                 "the others from then on.",
+                 "A param without a gradient takes no step, and its step count stays where "
+                 "it was: advance t only when grads.get(param.id) is not None."),
 }
+
+
+def _global_count(state: dict) -> bool:
+    """Whether the reader's state holds a bare step count beside the per-param entries
+    (``state["t"] = ...``): one count for the model, rather than a per-param t advanced for
+    a frozen param. The two make the same numbers; only the state tells them apart."""
+    return any(isinstance(v, int | np.integer) and not isinstance(v, bool)
+               for v in state.values())
 
 
 def _near(got: np.ndarray, want: np.ndarray, scale: float) -> bool:
@@ -230,7 +249,8 @@ class AdamExercise:
         return values
 
     def _diagnose(self, step: int, path: str, before: np.ndarray, got: np.ndarray,
-                  history: list[tuple[int, np.ndarray]], gap: float) -> Verdict:
+                  history: list[tuple[int, np.ndarray]], gap: float,
+                  state: dict | None = None) -> Verdict:
         want = self.weights[step - 1][path]
         gs, t_now = [g for _, g in history], len(history)
         scale = float(np.abs(want - before).max())
@@ -245,8 +265,9 @@ class AdamExercise:
                       "eps_inside": _update(gs, t_now, eps_inside=True),
                       "swap": _update(gs, t_now, swap=True),
                       "keep": _update(gs, 1, keep=False)}
-        if len(history) < step:
-            candidates["global_t"] = _update(gs, step)
+        if len(history) < step:  # a frozen step: its t stayed, a slip advanced it
+            t_slip = "global_t" if _global_count(state or {}) else "frozen_t"
+            candidates[t_slip] = _update(gs, step)
         for cause, update in candidates.items():
             if _near(got, before - tr.LR * update, scale):
                 text, hint = CAUSES[cause]
@@ -302,7 +323,7 @@ class AdamExercise:
                     got).all() else float("inf")
                 if gap > WEIGHT_ATOL:
                     return self._diagnose(step, path, before[path], got,
-                                          history.get(path, []), gap)
+                                          history.get(path, []), gap, state)
         return None
 
     def check(self, solution: Any = ...) -> Verdict:

@@ -82,3 +82,27 @@ def test_first_step_without_bias_correction_is_about_3_lr():
     ad = Device.flex().autodiff()
     assert abs(ba.first_step_ratio(ba.adam_step, ad) - 1) < 0.02
     assert 2.9 < ba.first_step_ratio(ba.no_bias_correction, ad) < 3.2
+
+
+def test_t_advanced_for_a_frozen_param_is_named_apart_from_a_global_count(checker):
+    # per-param t, but advanced before asking for the gradient: conv1's t runs on at step 3
+    def frozen_t_runs_on(lr, model, grads, state):
+        new = {}
+        for param in model.parameters().values():
+            t, m, v = state.get(param.id, (0, 0.0, 0.0))
+            t += 1
+            g = grads.get(param.id)
+            if g is None:
+                state[param.id] = (t, m, v)
+                continue
+            m, v = 0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g * g
+            state[param.id] = (t, m, v)
+            m_hat, v_hat = m / (1 - 0.9**t), v / (1 - 0.999**t)
+            new[param.id] = param.val().inner() - lr * m_hat / (v_hat.sqrt() + 1e-5)
+        return new
+
+    verdict = checker.find_failure(frozen_t_runs_on)
+    said = verdict.text + " ".join(verdict.hints)
+    assert "frozen" in said and "stays where it was" in said and "whole model" not in said
+    global_t = checker.find_failure(ba.PLANTED["one step count for the model"][0])
+    assert "whole model" in global_t.text and "stays where it was" not in global_t.text

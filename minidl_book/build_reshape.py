@@ -5,9 +5,9 @@ tensor of ``shape`` (laid out with ``strides``, in elements) as ``new_shape`` ov
 buffer and offset, or ``None`` when no strides can and the reshape must copy. It is the rule
 behind NumPy's and PyTorch's ``reshape`` (NumPy's ``_attempt_nocopy_reshape``, PyTorch's
 ``computeStride``): dims of size 1 are never stepped along, so they do not count; the other
-old dims fall into runs, a dim joining the next when ``strides[d] == shape[d + 1] *
+old dims fall into stretches, a dim joining the next when ``strides[d] == shape[d + 1] *
 strides[d + 1]`` (the walk goes on without a jump); a view exists iff ``new_shape`` cuts into
-consecutive groups, one per run, each multiplying to its run's size. burn-flex's
+consecutive groups, one per stretch, each multiplying to its stretch's size. burn-flex's
 ``Layout::reshape`` (``src/layout.rs`` line 297 at v0.22.0-pre.2) is stricter: a view only
 of a contiguous tensor at offset 0.
 
@@ -36,22 +36,22 @@ __all__ = ["PLANTED", "exercise", "make_case", "reshape_strides"]
 
 # ----- the reference solution and planted wrong ones -------------------------------------------
 def reshape_strides(shape, strides, new_shape):
-    # runs of old dims that are contiguous with each other; dims of size 1 never step
-    runs = []  # [size, stride of the run's last dim]
+    # stretches: old dims read without a jump; dims of size 1 never step
+    stretches = []  # [size, stride of the stretch's last dim]
     for n, s in zip(shape, strides):
         if n == 1:
             continue
-        if runs and runs[-1][1] == n * s:  # the walk goes on without a jump: merge
-            runs[-1] = [runs[-1][0] * n, s]
+        if stretches and stretches[-1][1] == n * s:  # no jump: merge
+            stretches[-1] = [stretches[-1][0] * n, s]
         else:
-            runs.append([n, s])
-    # cut new_shape, from the right, into one group per run; row order inside a group
+            stretches.append([n, s])
+    # cut new_shape from the right, one group per stretch; row order inside
     out = [0] * len(new_shape)
     d = len(new_shape) - 1
-    for size, stride in reversed(runs):
+    for size, stride in reversed(stretches):
         while size > 1:
             if d < 0 or size % new_shape[d]:
-                return None  # a new dim would span two runs: no strides read it
+                return None  # a new dim would span two stretches: a copy
             out[d] = stride
             stride, size, d = stride * new_shape[d], size // new_shape[d], d - 1
     if any(n != 1 for n in new_shape[:d + 1]):
@@ -75,15 +75,15 @@ def contiguous_only(shape, strides, new_shape):
 
 
 def size_one_counted(shape, strides, new_shape):
-    """The reference, but a dim of size 1 takes part in the runs: its stride can cut one."""
-    runs = []
+    """The reference, but a dim of size 1 takes part in the stretches: its stride can cut one."""
+    stretches = []
     for n, s in zip(shape, strides):
-        if runs and runs[-1][1] == n * s:
-            runs[-1] = [runs[-1][0] * n, s]
+        if stretches and stretches[-1][1] == n * s:
+            stretches[-1] = [stretches[-1][0] * n, s]
         else:
-            runs.append([n, s])
+            stretches.append([n, s])
     out, d = [0] * len(new_shape), len(new_shape) - 1
-    for size, stride in reversed(runs):
+    for size, stride in reversed(stretches):
         while size > 1:
             if d < 0 or size % new_shape[d]:
                 return None
@@ -194,16 +194,16 @@ def _run(solution, case: dict) -> dict:
     return {"_got": ("returned", got), "values": np.asarray(values or [], dtype=np.float64)}
 
 
-def _runs(shape, strides) -> list:
-    runs = []
+def _stretches(shape, strides) -> list:
+    stretches = []
     for n, s in zip(shape, strides):
         if n == 1:
             continue
-        if runs and runs[-1][1] == n * s:
-            runs[-1] = [runs[-1][0] * n, s]
+        if stretches and stretches[-1][1] == n * s:
+            stretches[-1] = [stretches[-1][0] * n, s]
         else:
-            runs.append([n, s])
-    return [size for size, _ in runs]
+            stretches.append([n, s])
+    return [size for size, _ in stretches]
 
 
 def _view_check(solution, case, outputs, watch) -> str | None:
@@ -215,16 +215,16 @@ def _view_check(solution, case, outputs, watch) -> str | None:
             type(s) is int for s in got)):
         return (f"return a tuple of {len(new)} ints (one stride per dim of new_shape), or None "
                 f"when the reshape must copy; you returned {got!r}")
-    runs = _runs(shape, strides)
+    stretches = _stretches(shape, strides)
     if got is None and case["_view"]:
         text = (f"too strict: NumPy makes a view here, with strides "
-                f"{case['_numpy_strides']}, and so does PyTorch's reshape. Read without dims "
-                f"of size 1, the old dims form runs of sizes {runs} (a dim joins the next "
-                f"when its stride is the next one's size × stride), and {new} cuts into "
-                "groups of those sizes.")
+                f"{case['_numpy_strides']}, and so does PyTorch's reshape. Read without "
+                f"dims of size 1, the old dims form stretches of sizes {stretches} (a dim "
+                f"joins the next when its stride is the next one's size × stride), and {new} "
+                "cuts into groups of those sizes.")
         if size_one_counted(shape, strides, new) is None:
             text += (" A dim of size 1 is never stepped along: its stride can be anything, "
-                     "so it never cuts a run.")
+                     "so it never cuts a stretch.")
         kept = [(n, s) for n, s in zip(shape, strides) if n != 1]
         if tuple(s for _, s in kept) != _row_strides([n for n, _ in kept]):
             text += (" The tensor is not contiguous: contiguity is enough for a view, not "
@@ -234,10 +234,10 @@ def _view_check(solution, case, outputs, watch) -> str | None:
     if got is not None and not case["_view"]:
         read = _read(case["_buffer"], case["_offset"], tuple(got), new)
         shown = "leaves the buffer" if read is None else f"gives {read[:8]}"
-        return (f"NumPy copies here (PyTorch's reshape too): without dims of size 1 the old "
-                f"dims form runs of sizes {runs}, two dims meeting at a jump (a stride that "
-                f"is not the next one's size × stride) stay apart, and {new} cannot be cut "
-                f"into groups of those sizes. Reading through your strides {tuple(got)} "
+        return (f"NumPy copies here (PyTorch's reshape too): without dims of size 1 the "
+                f"old dims form stretches of sizes {stretches}, two dims meeting at a jump (a "
+                f"stride that is not the next one's size × stride) stay apart, and {new} cannot "
+                f"be cut into groups of those sizes. Reading through your strides {tuple(got)} "
                 f"{shown}; the reshape holds {case['_expected'][:8]}: return None.")
     if got is not None:
         read = _read(case["_buffer"], case["_offset"], tuple(got), new)
@@ -273,14 +273,14 @@ def exercise(max_examples: int = 20) -> BuildExercise:
              "where the buffer position jumps, between which old dims. A new dim has one "
              "stride, so it can hold no jump inside it."),
             ("check", "Drop the dims of size 1 (nothing steps along them). Dim d and the "
-             "next one belong to one run when strides[d] == shape[d + 1] * strides[d + 1]; "
+             "next one belong to one stretch when strides[d] == shape[d + 1] * strides[d + 1]; "
              "elsewhere the walk jumps. A size-1 dim's stride means nothing, yet kept in "
-             "it can cut a run: shape (2, 1, 3, 2), strides (12, 1, 4, 1) (a size-1 dim a "
-             "permute moved from the end, keeping stride 1) has runs [2, 3] and [2], since "
+             "it can cut a stretch: shape (2, 1, 3, 2), strides (12, 1, 4, 1) (a size-1 dim a "
+             "permute moved from the end, keeping stride 1) has stretches [2, 3] and [2], since "
              "12 == 3 * 4; with the size-1 dim kept, 12 != 1 * 1 would split the first."),
-            ("check", "Cut new_shape from the right into consecutive groups, one per run, "
-             "each multiplying to its run's size (new dims of size 1 fit anywhere), else "
-             "return None. Inside a group the strides are row order from the run's last "
+            ("check", "Cut new_shape from the right into consecutive groups, one per stretch, "
+             "each multiplying to its stretch's size (new dims of size 1 fit anywhere), else "
+             "return None. Inside a group the strides are row order from the stretch's last "
              "stride."),
         ],
         reference_solution=reshape_strides,

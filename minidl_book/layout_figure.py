@@ -276,12 +276,14 @@ def draw_division_line(a: int = -7, b: int = 2):
     return fig
 
 
-def draw_reduce(fn, fn_name: str, shape: tuple, strides: tuple, dim: int):
+def draw_reduce(fn, fn_name: str, shape: tuple, strides: tuple, dim: int,
+                show_method: bool = True):
     """reduce_dim's trick on a 2-D row-order view of ``arange`` (a value is the position it
     reads): top, the view, each cell coloured by the output element it feeds; middle, the
     list read_view returns when ``dim`` is moved last (a permute: no copy), cut into runs of
     ``shape[dim]`` consecutive values; bottom, ``fn`` of each run, the output with ``dim``
-    kept at size 1."""
+    kept at size 1. ``show_method=False`` labels the middle row only as the runs (drawn
+    above the exercise, it does not tell how to read them)."""
     rows, cols = shape
     other = 1 - dim
     moved_shape, moved_strides = (shape[other], shape[dim]), (strides[other], strides[dim])
@@ -307,8 +309,9 @@ def draw_reduce(fn, fn_name: str, shape: tuple, strides: tuple, dim: int):
     for k, run in enumerate(runs):
         for j, v in enumerate(run):
             cell(k * (len(run) + 0.4) + j, 1.3, cmap(k), str(v))
-    ax.text(-0.2, 1.7, f"read_view with dim {dim} last:\nshape {list(moved_shape)}, "
-            f"strides {moved_strides}", ha="right", va="center", fontsize=10)
+    middle = (f"read_view with dim {dim} last:\nshape {list(moved_shape)}, "
+              f"strides {moved_strides}") if show_method else "one run per\noutput element"
+    ax.text(-0.2, 1.7, middle, ha="right", va="center", fontsize=10)
     for k, (run, v) in enumerate(zip(runs, out, strict=True)):
         x0 = k * (len(run) + 0.4)
         cell(x0, 0.0, cmap(k), f"{fn_name} = {v}", w=len(run))
@@ -317,8 +320,11 @@ def draw_reduce(fn, fn_name: str, shape: tuple, strides: tuple, dim: int):
     out_shape = [1, cols] if dim == 0 else [rows, 1]
     ax.text(-0.2, 0.4, f"out {out_shape}", ha="right", va="center", fontsize=10)
     width = len(runs) * (shape[dim] + 0.4)
-    ax.set_title(f"reduce_dim({fn_name}, view, {dim}): move dim {dim} last, read, cut into "
-                 f"runs of {shape[dim]}", fontsize=10)
+    title = (f"reduce_dim({fn_name}, view, {dim}): move dim {dim} last, read, cut into "
+             f"runs of {shape[dim]}") if show_method else (
+        f"{fn_name} over dim {dim}: each output element is {fn_name} of one run of "
+        f"{shape[dim]} positions")
+    ax.set_title(title, fontsize=10)
     ax.set_xlim(-4.6, width)
     ax.set_ylim(-0.1, 5.1)
     ax.axis("off")
@@ -330,8 +336,8 @@ def draw_runs(shape: tuple, strides: tuple, new_shapes: list[tuple], name: str =
     1 struck out (nothing steps along it, so its stride means nothing); under each meeting
     of two kept dims, the join test ``strides[d] == shape[d + 1] * strides[d + 1]``. Row 2:
     the runs, on an axis where a dim of size n is log(n) wide, so sizes multiply as widths
-    add. Then each new shape cut from the right into the runs: a new dim inside one run is
-    green, labelled with its stride; one that spans a run boundary is red (no single stride
+    add. Then each new shape cut from the right into the runs: a new dim inside one stretch is
+    green, labelled with its stride; one that spans a stretch boundary is red (no single stride
     reads it: a copy). The verdict per row comes from the reference reshape_strides."""
     from minidl_book.build_reshape import reshape_strides
 
@@ -389,10 +395,10 @@ def draw_runs(shape: tuple, strides: tuple, new_shapes: list[tuple], name: str =
     y, x = rows - 2, 0.0
     for r, run in enumerate(runs):
         size = int(np.prod([n for n, _ in run]))
-        box(x, bounds[r] - x, y, cmap(r), f"run {r + 1}\n{size} elements\nsteps of "
+        box(x, bounds[r] - x, y, cmap(r), f"stretch {r + 1}\n{size} elements\nsteps of "
             f"{run[-1][1]}", alpha=0.45)
         x = bounds[r]
-    left(y, "2. merge runs")
+    left(y, "2. merge into\nstretches")
     # rows 3...: new shapes, cut from the right
     for k, new in enumerate(new_shapes):
         y, x = rows - 3 - k, 0.0
@@ -416,7 +422,7 @@ def draw_runs(shape: tuple, strides: tuple, new_shapes: list[tuple], name: str =
     ax.set_ylim(-0.2, rows + 0.2)
     ax.axis("off")
     ax.set_title("from row 2: widths ∝ log(size), so sizes multiply as widths add; dashed: "
-                 "where a run ends", fontsize=10)
+                 "where a stretch ends", fontsize=10)
     return fig
 
 
@@ -428,7 +434,8 @@ def draw_arc_count():
     also reuse it, :252): the sum overwrites that buffer and becomes ``z``. After
     ``x.clone()`` the count is 2: ``add`` writes a new buffer, and ``x`` still reads the
     old values."""
-    fig, axes = plt.subplots(1, 2, figsize=(9.5, 2.9))
+    fig, axes = plt.subplots(1, 2, figsize=(7.4, 2.6))
+    fig.subplots_adjust(left=0.01, right=0.99, wspace=0.04)
     handle = {"boxstyle": "round,pad=0.3", "fc": "#eef3fb", "ec": "tab:blue"}
     moved = {"boxstyle": "round,pad=0.3", "fc": "#f2f2f2", "ec": "grey", "ls": "--"}
 
@@ -470,7 +477,7 @@ def draw_arc_count():
         ax.set_ylim(0, 1)
         ax.axis("off")
     fig.suptitle("burn-flex: who may write into a buffer is decided by its Arc count",
-                 fontsize=10, x=0.02, ha="left", y=1.03)
+                 fontsize=10, x=0.02, ha="left", y=1.08)
     return fig
 
 

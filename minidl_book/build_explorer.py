@@ -359,12 +359,16 @@ def _blocks_run(solution, case, outputs, trace) -> str | None:
         if problem is None:
             problem = _differs(got, want, ops)
         if problem:
-            shown = "\n".join(f"    {line}" for line in segmentation(want, ops))
-            return (f"Rule broken: {problem}.\n  The stream: "
+            # the reader's own blocks, never the search's: those would hand over the answer
+            try:
+                yours = "\n".join(f"    {line}" for line in segmentation(got, ops))
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError):
+                yours = ""  # blocks that cannot be listed: the problem says why
+            text = (f"Rule broken: {problem}.\n  The stream: "
                     f"{' '.join(f'{j}:{op.kind}' for j, op in enumerate(ops))}\n"
                     f"  held at the read: "
-                    f"{', '.join(f't{t}' for t in sorted(alive)) or 'nothing'}\n"
-                    f"  The search's blocks:\n{shown}")
+                    f"{', '.join(f't{t}' for t in sorted(alive)) or 'nothing'}")
+            return text + (f"\n  Your blocks:\n{yours}" if yours else "")
     return None
 
 

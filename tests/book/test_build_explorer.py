@@ -72,3 +72,12 @@ def test_beside_shows_both_segmentations():
     assert text.startswith("your search:") and "minidl's Explorer.explore:" in text
     ours, theirs = text.split("minidl's Explorer.explore:")
     assert ours.split("\n", 1)[1].strip() == theirs.strip()
+
+
+def test_a_refusal_lists_the_readers_blocks_not_the_answer():
+    """A verdict that printed the search's own blocks under "The search's blocks:" handed
+    the reader the answer (a reader took it for their output): it lists theirs."""
+    wrong, _ = build_explorer.PLANTED["ignores a later reader of an intermediate"]
+    verdict = build_explorer.exercise(max_examples=2).find_failure(wrong)
+    assert verdict is not None and "Your blocks:" in verdict.text, verdict.text
+    assert "search's blocks" not in verdict.text

@@ -19,7 +19,8 @@ from minidl.debug.frames import Frame, Hit, split_args
 from minidl.debug.trace import Trace
 from minidl_book.exercises import Exercise
 
-__all__ = ["CRATES", "package_of", "package_groups", "package_path", "paths_side_by_side",
+__all__ = ["CRATES", "ROLES", "package_of", "package_groups", "package_path",
+           "package_map", "paths_side_by_side",
            "wrapper_of", "walk_steps", "backward_walk",
            "torch_twin", "to_torch", "step_backwards", "computes", "matmul_grads", "data",
            "show_source", "numbered", "compact_ids", "loss_sketch", "HintedExercise",
@@ -178,6 +179,67 @@ def paths_side_by_side(hits: list[Hit], title: str | None = None, var="x",
         _add_column(chart, hit, f"c{i}_", names[i], rows, heads[i] if heads else None,
                     bool(numbered and numbered[i]), marks)
     return chart
+
+
+#: minidl package → its role in one forward op (the tour's map, :func:`package_map`)
+ROLES = {
+    "module": "Module: calls the layer's forward",
+    "nn": "Linear: holds weight and bias, calls the op",
+    "tensor": "module.linear: the functional op on Tensors",
+    "backend": "default body: linear built of smaller ops",
+    "dispatch": "Dispatch: routes an op to the device's backend",
+    "autodiff": "Autodiff[Flex]: records one step, calls Flex",
+    "backends.flex": "Flex: runs the op on arrays",
+    "backends.flex.kernels": "numba kernel: the loops",
+}
+
+
+def package_map(hit: Hit, var: str = "x"):
+    """The map of ``hit``'s path (a matplotlib figure): one box per package it crossed,
+    in call order along a snake (the top row left to right, the bottom row right to left),
+    each with the package (under ``minidl.``), the burn crate, its role (:data:`ROLES`) and the wrapper and
+    shape in which ``var`` arrived there, read from the recorded arguments. No frame is
+    listed: the frames are :func:`paths_side_by_side`'s."""
+    import textwrap
+
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch
+
+    groups = _groups(hit)
+    per_row = (len(groups) + 1) // 2
+    fig, ax = plt.subplots(figsize=(7.5, 3.2))
+    w, h, gap_x, gap_y = 1.46, 1.15, 0.2, 0.34
+    centres = []
+    for i, (pkg, frames) in enumerate(groups):
+        row, col = divmod(i, per_row)
+        col = col if row == 0 else per_row - 1 - col
+        cx, cy = col * (w + gap_x) + w / 2, -row * (h + gap_y) + h / 2
+        centres.append((cx, cy))
+        crate, colour = CRATES[pkg]
+        fill, stroke = COLORS[colour]
+        ax.add_patch(FancyBboxPatch((cx - w / 2, cy - h / 2), w, h, fc=fill, ec=stroke,
+                                    lw=1, boxstyle="round,pad=0,rounding_size=0.06"))
+        held = next((wr for wr in map(wrapper_of, frames) if wr), None)
+        ax.text(cx, cy + h / 2 - 0.07, f"{pkg}\n{crate}",
+                ha="center", va="top", fontsize=8.5, weight="bold")
+        ax.text(cx, cy - 0.03, textwrap.fill(ROLES[pkg], 24), ha="center", va="center",
+                fontsize=8.5)
+        if held:
+            ax.text(cx, cy - h / 2 + 0.06, f"{var}: {held}",
+                    ha="center", va="bottom", fontsize=8, color="#444")
+    for (x0, y0), (x1, y1) in zip(centres, centres[1:]):
+        if y0 == y1:  # along a row
+            s = 1 if x1 > x0 else -1
+            start, end = (x0 + s * w / 2, y0), (x1 - s * w / 2, y1)
+        else:  # down to the next row
+            start, end = (x0, y0 - h / 2), (x1, y1 + h / 2)
+        ax.annotate("", end, start, arrowprops=dict(arrowstyle="-|>", color="#333", lw=1))
+    ax.set_xlim(-0.05, per_row * (w + gap_x) - gap_x + 0.05)
+    ax.set_ylim(-(h + gap_y) - 0.05, h + 0.05)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    fig.tight_layout(pad=0.2)
+    return fig
 
 
 _GRAD_ARG = re.compile(r"grad=<\w+\[([\d,]*)\]")

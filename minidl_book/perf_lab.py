@@ -328,10 +328,11 @@ def l1_sets(sets: int, ways: int, line: int, stride: int, lines: int) -> list[li
 
 def draw_l1_sets(sets: int, ways: int, line: int, row_bytes: int, lines: int = 1024) -> None:
     """The L1's sets after naive's walk down a column of B (``lines`` lines ``row_bytes``
-    apart) beside a walk along a row (consecutive lines): each square a line slot."""
+    apart) above a walk along a row (consecutive lines): each bordered cell a line slot,
+    filled when it still holds a line of the walk."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(7.5, 2.3))
+    fig, axes = plt.subplots(2, 1, figsize=(7.5, 3.4))
     for ax, stride, title in (
             (axes[0], row_bytes, f"down a column of B: {lines} lines {row_bytes // 1024} KiB "
                                  "apart"),
@@ -341,12 +342,21 @@ def draw_l1_sets(sets: int, ways: int, line: int, row_bytes: int, lines: int = 1
         grid = np.zeros((ways, sets))
         for s_, kept in enumerate(held):
             grid[: len(kept), s_] = 1
-        ax.imshow(grid, cmap="Blues", vmin=0, vmax=1.4, aspect="auto", origin="lower")
-        ax.set_xticks([0, sets - 1], ["set 0", f"set {sets - 1}"], fontsize=7)
-        ax.set_yticks([0, ways - 1], ["way 1", f"way {ways}"], fontsize=7)
+        ax.pcolormesh(np.arange(sets + 1), np.arange(ways + 1), grid, cmap="Blues",
+                      vmin=0, vmax=1.2, edgecolors="#B0BEC5", linewidth=0.6)
+        ax.set_aspect("equal")
+        ax.set_xticks([0.5, sets - 0.5], ["set 0", f"set {sets - 1}"], fontsize=8)
+        ax.set_yticks([0.5, ways - 0.5], ["way 1", f"way {ways}"], fontsize=8)
+        ax.tick_params(length=0)
         kept = sum(map(len, held))
-        ax.set_title(title, fontsize=8)
-        ax.set_xlabel(f"{kept} of {n} lines stay in L1", fontsize=8)
+        ax.set_title(f"{title}: {kept} of {n} lines stay in L1", fontsize=9)
+        if kept < sets:  # the column: every line fell into one set
+            used = next(i for i, k in enumerate(held) if k)
+            ax.annotate(f"the {kept} lines kept, all in set {used}; the other "
+                        f"{n - kept} were evicted", (used + 1, ways / 2),
+                        xytext=(used + 6, ways / 2), va="center", fontsize=8.5,
+                        bbox=dict(fc="white", ec="none", pad=1),
+                        arrowprops=dict(arrowstyle="->", lw=1.2))
     fig.tight_layout()
     plt.show()
     plt.close(fig)
@@ -428,8 +438,13 @@ class RooflineChart:
     def __getitem__(self, name: str):
         return next(p for p in self.points if p.name == name)
 
-    def show(self, title: str = "one thread, float32", keep: tuple[str, ...] | None = None) -> None:
-        """Draw the chart; ``keep``: the only earlier points to draw (default: all of them).
+    def show(self, title: str = "one thread, float32", keep: tuple[str, ...] | None = None,
+             notes: dict[str, str] | None = None,
+             roofs: dict[str, float] | None = None, note: str = "") -> None:
+        """Draw the chart; ``keep``: the only earlier points to draw (default: all of them);
+        ``notes``: a new point's words in its label's parentheses in place of its share
+        ("0.51 ms" for a point whose flops are not its own); ``roofs``: more compute roofs
+        drawn dashed, GFLOP/s by name ("float64 FMA peak"); ``note``: a second title line.
 
         Each memory-bound point gets its own roof drawn, a short segment of the slope at the
         bandwidth measured at its working set, with a dotted line up to it: the roof it is
@@ -451,7 +466,7 @@ class RooflineChart:
         low = min(p.gflops for p, _ in entries)
         ax.set(xscale="log", yscale="log", xlim=(lo, hi), ylim=(low / 3, self.roof.peak * 2),
                xlabel="arithmetic intensity (flops / byte)", ylabel="GFLOP/s (one thread)",
-               title=title + "; (%) = share of its own roof")
+               title=title + "; (%) = share of its own roof" + (f"\n{note}" if note else ""))
         new = [p for p, s in entries if s == self.section]
         self.drawn_roofs = {}
         drawn: list = []
@@ -489,6 +504,14 @@ class RooflineChart:
         (_, y_peak), = ax.transData.transform([(lo, self.roof.peak)])
         box = ax.get_window_extent(renderer)  # the compute roof's line is taken too
         taken.append((box.x0, y_peak - 2.0, box.x1, y_peak + 2.0))
+        for name, gflops in (roofs or {}).items():
+            ax.axhline(gflops, color="#D32F2F", ls="--", lw=1.2)
+            ann = ax.annotate(name, (lo, gflops), xytext=(4, -11), textcoords="offset points",
+                              ha="left", fontsize=7.5, color="#D32F2F")
+            (_, y), = ax.transData.transform([(lo, gflops)])
+            taken.append((box.x0, y - 2.0, box.x1, y + 2.0))
+            b = ann.get_window_extent(renderer)
+            taken.append((b.x0, b.y0, b.x1, b.y1))
         for a, b, _ in self.arrows:  # an arrow's shaft is taken too, in short pieces
             if a in shown and b in shown:
                 (xa, ya), (xb, yb) = ax.transData.transform(
@@ -553,8 +576,8 @@ class RooflineChart:
 
         for point, section in sorted(entries, key=lower_twin):  # upper twins label first
             fresh = section == self.section
-            label = (f"{point.name} ({share(self.roof.own_fraction(point))})" if fresh
-                     else point.name)
+            said = (notes or {}).get(point.name) or share(self.roof.own_fraction(point))
+            label = f"{point.name} ({said})" if fresh else point.name
             # a point with another straight above or below it (eager and captured) is
             # labelled beside it, at its own height, else on its own side (below the lower
             # one, above the upper one), so the two labels read in the dots' order
@@ -745,6 +768,8 @@ def draw_sweep(sweep: dict[int, list[float]], marks: dict[str, int], title: str)
     plt.close(fig)
 
 
+#: the probe's first kernel call, timed alone: it pays numba's start-up in the process
+STARTUP_STEP = "first kernel call, 4 values filled (numba starts)"
 CACHE_PROBE = r"""
 import json, time
 t0 = time.perf_counter()
@@ -753,7 +778,7 @@ from minidl.backends.flex.kernels import copy, norm
 times = {"import numba and the kernels": time.perf_counter() - t0}
 small = np.ones((64, 30), np.float32)  # 1 920 elements: the serial kernel
 tiny_copy = lambda: copy.full((4,), 1.0, np.float32)
-for name, fn in [("numba's start-up (filling 4 values)", tiny_copy),
+for name, fn in [(STARTUP_STEP, tiny_copy),
                  ("layer_norm, first call", lambda: norm.layer_norm(small)),
                  ("layer_norm, second call", lambda: norm.layer_norm(small))]:
     t0 = time.perf_counter(); fn(); times[name] = time.perf_counter() - t0
@@ -771,7 +796,8 @@ def cache_probe(warm_runs: int = 3) -> tuple[dict, dict]:
     with tempfile.TemporaryDirectory(prefix="numba_cache_") as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
         env.pop("MINIDL_DEBUG", None)
-        runs = [json.loads(subprocess.run([sys.executable, "-c", CACHE_PROBE], env=env,
+        probe = CACHE_PROBE.replace("STARTUP_STEP", repr(STARTUP_STEP))
+        runs = [json.loads(subprocess.run([sys.executable, "-c", probe], env=env,
                                           capture_output=True, text=True, check=True).stdout)
                 for _ in range(1 + warm_runs)]
     cold, warm = runs[0], runs[1:]

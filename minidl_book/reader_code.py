@@ -111,12 +111,19 @@ def numpy_uses(solution: Any) -> list[tuple[str, str]]:
 
 
 def reader_frame(tb, files: Mapping[str, str]):
-    """The innermost traceback entry in the reader's code, or ``None``."""
+    """The innermost traceback entry in the reader's code, or ``None``: the solution's files,
+    or any notebook cell (a reader's module class may sit in another cell than the config
+    the checker was given)."""
     found = None
     for entry in traceback.extract_tb(tb):
-        if display_path(entry.filename) in files:
+        if display_path(entry.filename) in files or _is_cell(entry.filename):
             found = entry
     return found
+
+
+def _is_cell(filename: str) -> bool:
+    """A file IPython made for a notebook cell (``/tmp/ipykernel_<pid>/<hash>.py``)."""
+    return "/ipykernel_" in filename or filename.startswith("<ipython-input-")
 
 
 def site(frame, files: Mapping[str, str]) -> str:

@@ -15,7 +15,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 __all__ = ["CH", "HL", "STAMP", "SmallConv", "box", "draw_col2im", "draw_im2col",
-           "draw_flipped", "draw_transpose_stamps", "draw_weight_conv",
+           "draw_flipped", "draw_strided_col2im", "draw_transpose_stamps",
+           "draw_weight_conv", "strided_taps",
            "small_case"]
 
 CH = ["#BBDEFB", "#FFE0B2"]  # input channel 0, channel 1
@@ -363,3 +364,76 @@ def draw_flipped(g: np.ndarray, w: np.ndarray, d_x: np.ndarray, stride: int,
     plt.show()
     plt.close(fig)
     return sums
+
+
+TAP = ["#E53935", "#1E88E5", "#43A047", "#FB8C00"]  # one colour per tap (i, j) of 2 x 2
+
+
+def strided_taps(h: int, pad: int, k: int, s: int, d: int) -> np.ndarray:
+    """Which pixels of the padded ``h`` x ``h`` input each tap of a ``k`` x ``k`` kernel
+    reads with stride ``s`` and dilation ``d``: ``[k * k, hp, hp]`` booleans, tap (i, j)'s
+    slice starting at (i·d, j·d) and stepping by ``s``."""
+    hp = h + 2 * pad
+    h_out = (hp - d * (k - 1) - 1) // s + 1
+    masks = np.zeros((k * k, hp, hp), bool)
+    for i in range(k):
+        for j in range(k):
+            rows = slice(i * d, i * d + (h_out - 1) * s + 1, s)
+            cols = slice(j * d, j * d + (h_out - 1) * s + 1, s)
+            masks[i * k + j, rows, cols] = True
+    return masks
+
+
+def draw_strided_col2im(h: int = 5, pad: int = 1, k: int = 2, s: int = 2,
+                        d: int = 2) -> np.ndarray:
+    """col2im's slices with a stride and a dilation: each tap's strided slice of the
+    padded input on its own small grid, then all of them on one grid, tap (i, j) colouring
+    the (i, j) quarter of the pixels it reads, with the number of taps that add there.
+    Returns the masks drawn (``strided_taps``)."""
+    masks = strided_taps(h, pad, k, s, d)
+    hp = masks.shape[1]
+    h_out = (hp - d * (k - 1) - 1) // s + 1
+    fig, ax = plt.subplots(figsize=(7.5, 3.9))
+    for t in range(k * k):
+        i, j = divmod(t, k)
+        x0, y0 = j * (hp + 1.4), i * (hp + 2.2) + 1.9
+        for r in range(hp):
+            for q in range(hp):
+                on = masks[t, r, q]
+                padded = not (pad <= r < pad + h and pad <= q < pad + h)
+                face = TAP[t] if on else ("#E0E0E0" if padded else "#F5F5F5")
+                ax.add_patch(plt.Rectangle((x0 + q, y0 + r), 1, 1, facecolor=face,
+                                           edgecolor="white", lw=0.8))
+        span = (h_out - 1) * s + 1
+        ax.text(x0 + hp / 2, y0 - 0.25, f"tap ({i}, {j}): start ({i * d}, {j * d})\n"
+                f"[{i * d}:{i * d + span}:{s}, {j * d}:{j * d + span}:{s}]",
+                ha="center", va="bottom", fontsize=8, color=TAP[t])
+    X = k * (hp + 1.4) + 1.2
+    cell = 2.0
+    count = masks.sum(0)
+    for r in range(hp):
+        for q in range(hp):
+            padded = not (pad <= r < pad + h and pad <= q < pad + h)
+            ax.add_patch(plt.Rectangle((X + q * cell, 1.9 + r * cell), cell, cell,
+                                       facecolor="#E0E0E0" if padded else "#F5F5F5",
+                                       edgecolor="white", lw=1.0))
+            for t in np.flatnonzero(masks[:, r, q]):
+                i, j = divmod(t, k)
+                ax.add_patch(plt.Rectangle((X + q * cell + j, 1.9 + r * cell + i), 1, 1,
+                                           facecolor=TAP[t], edgecolor="white", lw=0.6))
+            ax.text(X + (q + 0.5) * cell, 1.9 + (r + 0.5) * cell, f"{count[r, q]}",
+                    ha="center", va="center", fontsize=9,
+                    color="#9E9E9E" if count[r, q] == 0 else "black",
+                    bbox=dict(boxstyle="circle,pad=0.15", fc="white", ec="none",
+                              alpha=0.85 if count[r, q] else 0))
+    ax.add_patch(plt.Rectangle((X + pad * cell, 1.9 + pad * cell), h * cell, h * cell,
+                               fill=False, ec="black", lw=1.6, ls="--"))
+    ax.text(X + hp * cell / 2, 1.65, f"all taps: how many add into each pixel\n"
+            f"(dashed: the {h} × {h} input, kept by the crop)", ha="center",
+            va="bottom", fontsize=8.5)
+    ax.set_xlim(-0.2, X + hp * cell + 0.2), ax.set_ylim(1.9 + hp * cell + 0.2, -0.4)
+    ax.set_aspect("equal"), ax.axis("off")
+    fig.tight_layout()
+    plt.show()
+    plt.close(fig)
+    return masks

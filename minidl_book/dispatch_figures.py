@@ -53,7 +53,8 @@ def kind_grid(kinds, minidl, burn=None, title="", burn_label="burn",
     below (one whole cell, minidl's, when ``burn`` is None or has no entry for the pair).
     ``minidl[(lhs, rhs)]`` and ``burn[(lhs, rhs)]`` are ``(outcome, text)`` with outcome one
     of "plain", "autodiff", "error", "unknown" (the cell's colour; grey for "unknown", a
-    pair nobody ran, named ``unknown_label`` in the legend)."""
+    pair with no single outcome, e.g. two versions that differ, named ``unknown_label``
+    in the legend, the cell's text saying what is known)."""
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch, Rectangle
 

@@ -5,7 +5,7 @@ param that has a gradient in ``grads`` (a ``GradientsParams``), the two moments,
 count, the bias corrections and the update with eps added to √v̂ (burn-optim
 ``src/optim/adam.rs:154-209`` at v0.22.0-pre.2), the state kept in ``state`` under the
 param's id (burn's ``ModuleOptimizerMapper`` takes ``grads.remove(id)`` and
-``states.remove_entry(&id)``, ``module/module_optimizer.rs:419-427``). It returns the new
+``states.remove_entry(&id)``, ``module/module_optimizer.rs:419-428``). It returns the new
 values by param id; the checker puts them back into a new model, as burn's mapper does.
 
 The checker draws the digits CNN (dropout 0) and its PyTorch twin from the same weights

@@ -11,6 +11,7 @@ The model classes are :mod:`minidl_book.workloads`'s (``DigitsCnnConfig``, ``Dig
 
 from __future__ import annotations
 
+import ast
 import functools
 import itertools
 import re
@@ -330,14 +331,37 @@ def torch_eps_pair(eps: float, other_eps: float, steps: int) -> np.ndarray:
     return np.abs(losses[0] - losses[1]) / np.abs(losses[1])
 
 
+def _arithmetic(node: ast.AST) -> float:
+    """The value of a typed arithmetic expression: numbers, + - * / **, sqrt(...)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        return float(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        value = _arithmetic(node.operand)
+        return -value if isinstance(node.op, ast.USub) else value
+    ops = {ast.Add: float.__add__, ast.Sub: float.__sub__, ast.Mult: float.__mul__,
+           ast.Div: float.__truediv__, ast.Pow: float.__pow__}
+    if isinstance(node, ast.BinOp) and type(node.op) in ops:
+        return ops[type(node.op)](_arithmetic(node.left), _arithmetic(node.right))
+    if (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
+            and isinstance(node.func, ast.Name | ast.Attribute)
+            and getattr(node.func, "id", getattr(node.func, "attr", "")) == "sqrt"):
+        return _arithmetic(node.args[0]) ** 0.5
+    raise ValueError("not arithmetic")
+
+
 def bias_ratio_answer(prediction, truth: float) -> bool:
     """The uncorrected-step exercise: within 10 % of the derived 0.1 / √0.001 = 3.16 or of the
-    measured ``truth``; a number also inside words (``"about 3.2"``)."""
+    measured ``truth``; a number also inside words (``"about 3.2"``) or written as a root
+    (``"sqrt(10)"``, ``"√10"``, ``"0.1/sqrt(0.001)"``)."""
     if isinstance(prediction, str):
-        found = re.search(r"\d+(?:\.\d+)?", prediction)
-        if found is None:
-            return False
-        prediction = float(found.group())
+        text = prediction.strip().lower().replace("√", "sqrt").replace("^", "**")
+        try:
+            prediction = _arithmetic(ast.parse(text, mode="eval").body)
+        except (SyntaxError, ValueError, TypeError, ZeroDivisionError, OverflowError):
+            found = re.search(r"(sqrt\s*\(?\s*)?(\d+(?:\.\d+)?)", text)
+            if found is None:
+                return False
+            prediction = float(found.group(2)) ** (0.5 if found.group(1) else 1)
     if isinstance(prediction, bool | np.bool_) or not isinstance(prediction, int | float
                                                                  | np.number):
         return False

@@ -450,8 +450,9 @@ def _pad_order(solution, case: dict, outputs: dict, watch) -> str | None:
                 f"{(top, left)} and options.padding_end is (bottom, right) = "
                 f"{(bottom, right)}, and your output pads {left} at the bottom and {bottom} "
                 f"on the left. (top, bottom), (left, right) is the order of padding.pads(...), "
-                f"not of ConvOptions (the three pad orders are listed in the chapter's "
-                f"'In burn' table). Your h_out formula is not the slip.")
+                f"not of ConvOptions (the three pad orders: Explicit's fields (top, left, "
+                f"bottom, right), pads (top, bottom, left, right), ConvOptions (top, left) "
+                f"then (bottom, right)). Your h_out formula is not the slip.")
     return None
 
 

@@ -62,12 +62,12 @@ def small_case() -> SmallConv:
     return SmallConv(x, weight, pad, xp, cols, w_mat, prod, out_maps, names)
 
 
-def box(ax, x0, y0, text, face, fs=8.5, colour="black") -> None:
+def box(ax, x0, y0, text, face, fs=8.5, colour="black", stretch="normal") -> None:
     """One cell of a grid: a coloured unit square with its value."""
     ax.add_patch(plt.Rectangle((x0, y0), 1, 1, facecolor=face, edgecolor="white",
                                lw=0.8))
     ax.text(x0 + 0.5, y0 + 0.5, text, ha="center", va="center", fontsize=fs,
-            color=colour)
+            color=colour, fontstretch=stretch)
 
 
 def draw_im2col(s: SmallConv) -> None:
@@ -79,13 +79,13 @@ def draw_im2col(s: SmallConv) -> None:
     fig, ax = plt.subplots(figsize=(7.6, 5.6))
     for c in range(C):  # 1. the padded input, one grid per channel; the window framed
         y0 = 1.5 + c * 7
-        ax.text(2.5, y0 - 0.4, f"x padded, channel {c}", ha="center", fontsize=8.5)
+        ax.text(2.5, y0 - 0.4, f"x, channel {c}", ha="center", fontsize=9)
         for r in range(H + 2 * PAD):
             for q in range(H + 2 * PAD):
                 pad_cell = not (PAD <= r < PAD + H and PAD <= q < PAD + H)
                 box(ax, q, y0 + r, f"{s.xp[0, c, r, q]}",
                     "#EEEEEE" if pad_cell else CH[c],
-                    colour="#9E9E9E" if pad_cell else "black")
+                    colour="#9E9E9E" if pad_cell else "black", fs=9)
         ax.add_patch(plt.Rectangle((PICK[1], y0 + PICK[0]), K, K, fill=False, ec=HL,
                                    lw=2))
     X0 = 7.5  # 2. the patch matrix: one row per output position, columns (i, j, c)
@@ -93,30 +93,30 @@ def draw_im2col(s: SmallConv) -> None:
             "[h_out · w_out, k1 · k2 · c]", ha="center", fontsize=9)
     for q, (i, j, c) in enumerate(s.col_names):
         ax.text(X0 + q + 0.5, -0.15, f"{i},{j},{c}", ha="center", va="bottom",
-                fontsize=8, rotation=90)
+                fontsize=9, rotation=90)
     for r in range(cols.shape[0]):
         ax.text(X0 - 0.2, r + 0.5, f"({r // h_out},{r % h_out})", ha="right",
-                va="center", fontsize=8, color=HL if r == row else "#616161")
+                va="center", fontsize=9, color=HL if r == row else "#616161")
         for q, (_, _, c) in enumerate(s.col_names):
             v = cols[r, q]
             box(ax, X0 + q, r, f"{v}", CH[c] if v else "#EEEEEE",
-                colour="black" if v else "#9E9E9E")
+                colour="black" if v else "#9E9E9E", fs=9)
     ax.add_patch(plt.Rectangle((X0, row), cols.shape[1], 1, fill=False, ec=HL, lw=2))
     for y_in in (1.5, 8.5):
         ax.annotate("", xy=(X0 - 1.6, row + 0.5), xytext=(PICK[1] + K + 0.1,
                                                          y_in + PICK[0] + 1),
                     arrowprops=dict(arrowstyle="->", color=HL, lw=1.2))
     ax.text(X0 - 0.2, -0.15, "column (i, j, c)\nrow (h, w) of out", ha="right",
-            va="bottom", fontsize=8, color="#616161")
+            va="bottom", fontsize=9, color="#616161")
     ax.text(X0 + cols.shape[1] + 0.55, 8, "@", ha="center", va="center", fontsize=12)
     X1 = X0 + cols.shape[1] + 2.6  # 3. the weight, rows in the columns' order
     ax.text(X1 + 1.2, -2.3, "weight\n[k1 · k2 · c, c_out]", ha="center", fontsize=9)
     for q, (i, j, c) in enumerate(s.col_names):
-        ax.text(X1 - 0.15, q + 0.5, f"{i},{j},{c}", ha="right", va="center", fontsize=8)
+        ax.text(X1 - 0.15, q + 0.5, f"{i},{j},{c}", ha="right", va="center", fontsize=9)
         for o in range(C_OUT):
-            box(ax, X1 + o, q, f"{w_mat[q, o]}", CH[c])
+            box(ax, X1 + o, q, f"{w_mat[q, o]}", CH[c], fs=9)
     for o in range(C_OUT):
-        ax.text(X1 + o + 0.5, -0.15, f"out {o}", ha="center", va="bottom", fontsize=8,
+        ax.text(X1 + o + 0.5, -0.15, f"out {o}", ha="center", va="bottom", fontsize=9,
                 rotation=90)
     ax.text(X1 + C_OUT + 1.0, 8, "=", ha="center", va="center", fontsize=12)
     X2 = X1 + C_OUT + 2.0  # 4. the product, and the same numbers as output maps
@@ -124,7 +124,8 @@ def draw_im2col(s: SmallConv) -> None:
             fontsize=9)
     for r in range(prod.shape[0]):
         for o in range(C_OUT):
-            box(ax, X2 + o, r, f"{prod[r, o]}", "#C8E6C9", fs=7.5)
+            box(ax, X2 + o, r, f"{prod[r, o]}", "#C8E6C9", fs=9,
+                stretch="condensed")
     ax.add_patch(plt.Rectangle((X2, row), C_OUT, 1, fill=False, ec=HL, lw=2))
     X3 = X2 + C_OUT + 2.6
     for o in range(C_OUT):
@@ -132,14 +133,15 @@ def draw_im2col(s: SmallConv) -> None:
         ax.text(X3 + 2, y0 - 0.4, f"output map {o}", ha="center", fontsize=9)
         for r in range(h_out):
             for q in range(h_out):
-                box(ax, X3 + q, y0 + r, f"{s.out_maps[0, o, r, q]}", "#C8E6C9", fs=7.5)
+                box(ax, X3 + q, y0 + r, f"{s.out_maps[0, o, r, q]}", "#C8E6C9", fs=9,
+                    stretch="condensed")
         ax.add_patch(plt.Rectangle((X3 + PICK[1], y0 + PICK[0]), 1, 1, fill=False,
                                    ec=HL, lw=2))
     ax.annotate("", xy=(X3 - 0.2, 5.5), xytext=(X2 + C_OUT + 0.2, 8),
                 arrowprops=dict(arrowstyle="->", color="#616161", lw=1))
     # above its arrow, clear of it (the arrow falls from y 8 to 5.5)
     ax.text(X2 + C_OUT + 1.3, 5.2, "reshape,\npermute", ha="center", va="bottom",
-            fontsize=8)
+            fontsize=9)
     ax.set_xlim(-0.3, X3 + 4.3), ax.set_ylim(16.3, -3.4), ax.set_aspect("equal")
     ax.axis("off")
     fig.tight_layout()

@@ -35,6 +35,7 @@ import torch
 
 from minidl import Device, Tensor, debug, no_grad
 from minidl.autodiff import graph_memory
+from minidl_book.autodiff_plug import your_engine
 
 __all__ = [
     "FORWARD_OPS",
@@ -58,6 +59,7 @@ __all__ = [
     "fresh_ids",
     "run_step",
     "yours_or_reference",
+    "your_engine",
 ]
 
 START = np.random.default_rng(0).standard_normal((128, 128)).astype(np.float32)

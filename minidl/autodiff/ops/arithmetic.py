@@ -34,8 +34,8 @@ class Sub(Step):
 
 
 class Mul(Step):
-    """lhs * rhs: the gradients are grad * rhs and grad * lhs; keeps rhs only if
-    lhs is tracked and lhs only if rhs is (burn's Mul)."""
+    """lhs * rhs: the gradients are grad * rhs and grad * lhs; keeps rhs
+    only if lhs is tracked and lhs only if rhs is (burn's Mul)."""
 
     def forward(self, B, lhs, rhs):
         return B.float_mul(lhs, rhs)
@@ -51,9 +51,11 @@ class Mul(Step):
     def backward(self, B, grad, state):
         lhs = rhs = None
         if self.tracked[0]:
-            lhs = sum_to_shape(B, B.float_mul(grad, state["rhs"]), self.shapes[0])
+            lhs = B.float_mul(grad, state["rhs"])
+            lhs = sum_to_shape(B, lhs, self.shapes[0])
         if self.tracked[1]:
-            rhs = sum_to_shape(B, B.float_mul(grad, state["lhs"]), self.shapes[1])
+            rhs = B.float_mul(grad, state["lhs"])
+            rhs = sum_to_shape(B, rhs, self.shapes[1])
         return lhs, rhs
 
 

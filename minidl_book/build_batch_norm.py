@@ -197,6 +197,14 @@ def var_reads_value(bn, x: Tensor) -> Tensor:
     return batch_norm(x, bn.gamma.val(), bn.beta.val(), mean, var, bn.epsilon)
 
 
+def tracked_not_device(bn, x: Tensor) -> Tensor:
+    """Trains when x wants a gradient (x.is_require_grad()), not when x is on an autodiff
+    device: a batch of data on the autodiff device is untracked, and burn trains on it."""
+    if not (bn.training.is_enabled() and x.is_require_grad()):
+        return _infer(bn, x)
+    return batch_norm_forward(bn, x)
+
+
 def infers_synced(bn, x: Tensor) -> Tensor:
     """The inference path reads value_sync(): never stale, unlike burn's."""
     if not _training(bn, x):
@@ -215,6 +223,7 @@ PLANTED = {
     "epsilon outside the square root": (eps_outside_sqrt, "check", "outside the square"),
     "statistics updated in inference": (updates_in_inference, "check", "inference path"),
     "the flag alone": (flag_only, "check", "two questions"),
+    "tracked instead of on the device": (tracked_not_device, "check", "not tracked"),
     "inference reads value_sync()": (infers_synced, "check", "value()"),
     "training reads the variance with value()": (var_reads_value, "check",
                                                  "running_var.value() but"),
@@ -227,7 +236,10 @@ PLANTED = {
 def _kind(step: dict) -> str:
     if not step["flag"]:
         return "frozen copy (flag off), input on ad"
-    return "flag on, input on ad" if step["autodiff"] else "flag on, input on plain"
+    if not step["autodiff"]:
+        return "flag on, input on plain"
+    return "flag on, input on ad" if step.get("tracked", True) else (
+        "flag on, input on ad, not tracked")
 
 
 def _layer(case: dict) -> BatchNorm:
@@ -256,12 +268,13 @@ def bn_run(solution, case: dict) -> dict:
     for i, step in enumerate(case["steps"], 1):
         layer = bn if step["flag"] else bn.freeze()  # freeze(): shares the running stats
         x = Tensor.from_numpy(step["x"], ad if step["autodiff"] else plain)
-        if step["autodiff"]:
+        tracked = step["autodiff"] and step.get("tracked", True)
+        if tracked:  # data on the autodiff device is untracked unless asked: both happen
             x = x.require_grad()
         before = {name: _pending(getattr(bn, name)) for name in ("running_mean", "running_var")}
         y = solution(layer, x)
         out[f"step {i} out"] = y
-        if step["flag"] and step["autodiff"] and isinstance(y, Tensor):
+        if step["flag"] and tracked and isinstance(y, Tensor):
             grads = (y * Tensor.from_numpy(step["g"], ad)).sum().backward()
             out[f"step {i} grad x"] = x.grad(grads)
         out[f"_updated {i}"] = any(
@@ -295,7 +308,9 @@ def _torch(case: dict) -> dict:
         y = torch.nn.functional.batch_norm(x, None, None, gamma, beta, training=True,
                                            eps=1e-5)
         (y * torch.from_numpy(step["g"]).double()).sum().backward()
-        out[f"step {i} out"], out[f"step {i} grad x"] = y.detach().float(), x.grad.float()
+        out[f"step {i} out"] = y.detach().float()
+        if step.get("tracked", True):  # an untracked x has no gradient to compare
+            out[f"step {i} grad x"] = x.grad.float()
         xd = x.detach()
         running_mean = (1 - m) * running_mean + m * xd.mean(0)
         running_var = (1 - m) * running_var + m * xd.var(0, unbiased=False)
@@ -430,6 +445,11 @@ def _slips(solution, case: dict, outputs: dict, watch) -> str | None:
             return (f"Step {i} ({_kind(step)}) updated the running statistics: the inference "
                     "path normalises with running_mean.value() and running_var.value() and "
                     "changes nothing.")
+        if training and not updated and not step.get("tracked", True):
+            return (f"Step {i} ({_kind(step)}) left the running statistics alone: its "
+                    "input is on the autodiff device but not tracked (a batch of data), "
+                    "and burn trains on it. Ask the device, x.device.is_autodiff(), not "
+                    "whether x wants a gradient.")
         if training and not updated:
             return (f"Step {i} ({_kind(step)}) left the running statistics alone: the "
                     "training path folds the batch's mean and variance in with update().")
@@ -461,14 +481,16 @@ def _slips(solution, case: dict, outputs: dict, watch) -> str | None:
 
 
 # ----- the cases -----------------------------------------------------------------------------
-def _steps(seed: int, channels: int, kinds: list[tuple[bool, bool]], n: int) -> list[dict]:
+def _steps(seed: int, channels: int, kinds: list[tuple], n: int) -> list[dict]:
+    """Steps of (flag, on the autodiff device[, tracked]): tracked unless said."""
     rng = np.random.default_rng(seed)
     steps = []
-    for flag, autodiff in kinds:
+    for flag, autodiff, *tracked in kinds:
         x = rng.normal(0, 1, (n, channels)) * rng.uniform(0.5, 2.0, channels) + rng.normal(
             0, 1, channels)
         steps.append({"flag": flag, "autodiff": autodiff, "x": x.astype(np.float32),
-                      "g": rng.uniform(-1, 1, (n, channels)).astype(np.float32)})
+                      "g": rng.uniform(-1, 1, (n, channels)).astype(np.float32),
+                      "tracked": tracked[0] if tracked else True})
     return steps
 
 
@@ -481,7 +503,7 @@ def _case(seed: int, channels: int, n: int, momentum: float,
             "steps": _steps(seed, channels, kinds, n)}
 
 
-_KINDS = [(True, True), (True, True), (True, False), (False, True)]
+_KINDS = [(True, True), (True, True), (True, False), (False, True), (True, True, False)]
 
 
 def _cases() -> st.SearchStrategy:
@@ -497,6 +519,14 @@ def chapter_case() -> dict:
     case["gamma"], case["beta"] = np.ones(3, np.float32), np.zeros(3, np.float32)
     for step, k in zip(case["steps"], (0, 1, 0, 0), strict=True):
         step["x"] = chapter_batch(k)
+    return case
+
+
+def untracked_case() -> dict:
+    """The chapter's batch 0 on the autodiff device but not tracked, as the chapter's own
+    T(batch(0), ad) is: burn trains on it (the device decides, not require_grad)."""
+    case = _case(3, 3, 4, 0.1, [(True, True, False), (True, True), (True, False)])
+    case["steps"][0]["x"] = chapter_batch(0)
     return case
 
 
@@ -522,6 +552,8 @@ def _describe(case: dict) -> dict:
 SLIP_HINTS = [
     ("PyTorch's rule", "Test both at the top: `if bn.training.is_enabled() and "
      "x.device.is_autodiff():` takes the training path, anything else the inference path."),
+    ("not tracked", "The second question is the device: `x.device.is_autodiff()`. A batch "
+     "of data on the autodiff device is untracked (no require_grad), and it trains."),
     ("updated the running statistics", "Call update() only on the training path: the "
      "inference path is one line, batch_norm(x, gamma, beta, running_mean.value(), "
      "running_var.value(), epsilon)."),
@@ -614,6 +646,6 @@ def exercise(max_examples: int = 10) -> BuildExercise:
                       "x.mean_dim(0) keeps the dim: [1, C]; batch_norm wants [C] statistics."],
         },
         reference_solution=batch_norm_forward,
-        examples=[chapter_case(), small_variance_case()],
+        examples=[chapter_case(), untracked_case(), small_variance_case()],
         max_examples=max_examples,
     )

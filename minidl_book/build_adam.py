@@ -45,6 +45,8 @@ WEIGHT_ATOL = 1e-5
 #: turns each framework's noise into its own steps (the chapter's drift section)
 DRIFTING = ("conv1.bias", "conv2.bias")
 EPS = AdamConfig().epsilon
+#: torch.optim.Adam's default eps, a slip here: the checker's twin runs with burn's EPS
+TORCH_EPS = 1e-8
 
 loss_fn = CrossEntropyLossConfig().init()
 
@@ -68,10 +70,11 @@ def adam_step(lr, model, grads, state, beta_1=0.9, beta_2=0.999, eps=1e-5):
 
 # ----- planted slips -------------------------------------------------------------------------
 def _slip(bias=True, eps_inside=False, swap=False, keep=True, global_t=False, t0=False,
-          by_position=False, frozen_t=False):
+          by_position=False, frozen_t=False, eps_value=None):
     """``adam_step`` with one thing wrong."""
 
     def step(lr, model, grads, state, beta_1=0.9, beta_2=0.999, eps=1e-5):
+        eps = eps if eps_value is None else eps_value
         b1, b2 = (beta_2, beta_1) if swap else (beta_1, beta_2)
         params = {p.id: p for p in model.parameters().values()}
         if global_t:
@@ -109,12 +112,13 @@ PLANTED = {
     "t advanced for a frozen param": (_slip(frozen_t=True), "stays where it was"),
     "t = 0 at the first step": (_slip(t0=True), "t = 0"),
     "state keyed by position": (_slip(by_position=True), "position"),
+    "PyTorch's default eps": (_slip(eps_value=TORCH_EPS), "eps = 1e-8"),
 }
 
 
 # ----- what each slip would have done, in float64, from the gradients the step was given -----
 def _update(gs: list[np.ndarray], t_now: int, *, bias=True, eps_inside=False, swap=False,
-            keep=True) -> np.ndarray:
+            keep=True, eps=EPS) -> np.ndarray:
     """The update (before ``* lr``) after the gradients ``gs`` (oldest first), at step count
     ``t_now``, with one rule changed."""
     b1, b2 = (0.999, 0.9) if swap else (0.9, 0.999)
@@ -123,7 +127,7 @@ def _update(gs: list[np.ndarray], t_now: int, *, bias=True, eps_inside=False, sw
         m, v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g * g
     if bias:
         m, v = m / (1 - b1**t_now), v / (1 - b2**t_now)
-    return m / (np.sqrt(v + EPS) if eps_inside else np.sqrt(v) + EPS)
+    return m / (np.sqrt(v + eps) if eps_inside else np.sqrt(v) + eps)
 
 
 CAUSES = {
@@ -134,6 +138,10 @@ CAUSES = {
                    "below that shrinks the step far more than √v̂ + eps does.",
                    "burn and PyTorch add eps to √v̂, outside the root (burn-optim "
                    "adam.rs:204-208)."),
+    "torch_eps": ("matches eps = 1e-8, PyTorch's default: burn's Adam and the checker's "
+                  "twin use 1e-5, and for |g| near 1e-3 or below the step is larger "
+                  "with 1e-8.",
+                  "Keep eps=1e-5 (AdamConfig().epsilon), the default in the signature."),
     "swap": ("matches beta_1 and beta_2 swapped: step 1 is right for any betas (the bias "
              "corrections undo them), step 2 is not.",
              "m, the running mean of g, decays with beta_1 = 0.9; v, of g², with "
@@ -263,6 +271,7 @@ class AdamExercise:
                                 "time 1, adam.rs:187).")
         candidates = {"bias": _update(gs, t_now, bias=False),
                       "eps_inside": _update(gs, t_now, eps_inside=True),
+                      "torch_eps": _update(gs, t_now, eps=TORCH_EPS),
                       "swap": _update(gs, t_now, swap=True),
                       "keep": _update(gs, 1, keep=False)}
         if len(history) < step:  # a frozen step: its t stayed, a slip advanced it

@@ -106,3 +106,12 @@ def test_t_advanced_for_a_frozen_param_is_named_apart_from_a_global_count(checke
     assert "frozen" in said and "stays where it was" in said and "whole model" not in said
     global_t = checker.find_failure(ba.PLANTED["one step count for the model"][0])
     assert "whole model" in global_t.text and "stays where it was" not in global_t.text
+
+
+def test_pytorchs_default_eps_is_named(checker):
+    # the reference as a reader types it, with torch.optim.Adam's default eps in its signature
+    source = inspect.getsource(ba.adam_step).replace("eps=1e-5", "eps=1e-8")
+    namespace = {}
+    exec(compile(source, "<cell>", "exec"), namespace)
+    verdict = checker.find_failure(namespace["adam_step"])
+    assert verdict is not None and "eps = 1e-8" in verdict.text

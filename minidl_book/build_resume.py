@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from minidl import Device
-from minidl.data import DataLoaderBuilder, DigitsBatcher, DigitsDataset
+from minidl.data import DigitsDataset
 from minidl.nn import CrossEntropyLossConfig
 from minidl.optim import AdamConfig, GradientsParams
 from minidl.store import load_model
@@ -38,8 +38,7 @@ def resume(ckpt_dir: Path, epoch: int, device: Device):
     """Model, Adam and loader ready for epoch ``epoch + 1``, the device seeded for it."""
     adam = AdamConfig().init()
     model = restore_checkpoint(ckpt_dir, epoch, DigitsCnnConfig, device, adam)
-    loader = (DataLoaderBuilder(DigitsBatcher()).batch_size(32).shuffle(0)
-              .set_device(device).build(DigitsDataset("train", seed=0)))
+    loader = tr.loader(DigitsDataset("train", seed=0), device, seed=0)  # the run's
     for _ in range(epoch):
         loader.iter()  # each pass draws one epoch's order: skip the epochs trained
     device.seed(epoch + 1)  # the loop seeds each epoch with its number

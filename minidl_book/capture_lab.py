@@ -128,6 +128,8 @@ def draw_two_runs():
         ax.text(x + 0.1, 2.2, f"t = matmul(x, w{run - 1})", fontsize=9, family="monospace")
         ax.text(x + 0.1, 1.6, "loss, g = f(t, k)", fontsize=9, family="monospace")
         ax.text(x + 0.1, 1.0, f"w{run} = w{run - 1} - lr*g", fontsize=9, family="monospace")
+    ax.text(1.05, 1.45, "makes the\noptimizer's\nstate (Adam's\nmoments and\ncount t)",
+            fontsize=9, ha="center", va="center")
     ax.text(7.88, 1.9, "in0 = new batch\nfloat_sub(st0,\n  s0*g, out=st0)\n(no Python\n layers)",
             fontsize=9, family="monospace", va="center")
 

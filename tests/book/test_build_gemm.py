@@ -329,3 +329,18 @@ def test_an_index_past_the_end_is_not_called_swapped(capsys):
     out = capsys.readouterr().out
     assert "swapped" not in out and "range" in out
     assert ex.slip(swapped) == "swapped"
+
+
+def test_a_rebound_c_is_named():
+    """c = np.zeros(...) inside the kernel leaves the caller's C untouched: the hint says
+    so, not the generic 'compare your loops with naive's'."""
+
+    def rebound(a, b, c):
+        c = np.zeros((a.shape[0], b.shape[1]), np.float32)
+        for i in range(a.shape[0]):
+            for p in range(a.shape[1]):
+                for j in range(b.shape[1]):
+                    c[i, j] += a[i, p] * b[p, j]
+
+    ex = LoopSwap(np.ones((4, 4), np.float32), np.ones((4, 4), np.float32))
+    assert ex.slip(rebound) == "untouched"

@@ -276,26 +276,26 @@ def draw_program_strip(graph):
     calls = program_reads(graph.program_text, graph.program.namespace)
     first_backward = next(i for i, c in enumerate(calls) if c["op"] in ("float_ones",))
     first_update = next(i for i, c in enumerate(calls) if "s" in c["reads"])
-    fig, ax = plt.subplots(figsize=(7.5, 2.3))
+    rows = [r for r in _ROWS if any(r[0] in c["reads"] for c in calls)]  # kinds it reads
+    fig, ax = plt.subplots(figsize=(7.5, 0.5 + 0.4 * len(rows)))
     for lo, hi, name, shade in ((0, first_backward, "forward", "#eef3fa"),
                                 (first_backward, first_update, "backward", "#f7f1e6"),
                                 (first_update, len(calls), "update", "#eaf4ea")):
         ax.axvspan(lo - 0.5, hi - 0.5, color=shade, zorder=0)
-        ax.text((lo + hi - 1) / 2, len(_ROWS) - 0.35, name, ha="center", fontsize=9)
-    for row, (kind, label, color) in enumerate(_ROWS):
-        y = len(_ROWS) - 1 - row
+        ax.text((lo + hi - 1) / 2, len(rows) - 0.35, name, ha="center", fontsize=9)
+    for row, (kind, label, color) in enumerate(rows):
+        y = len(rows) - 1 - row
         xs = [i for i, c in enumerate(calls) if kind in c["reads"]]
         ax.scatter(xs, [y] * len(xs), s=14, color=color, zorder=2)
-        if kind == "c" and not xs:
-            ax.text(len(calls) / 2, y, "none in this step (a dtype or a device is not an "
-                    "array)", fontsize=8, ha="center", va="center", color=color)
         ax.text(-1.2, y, label, ha="right", va="center", fontsize=8.5, color=color)
     writes = [i for i, c in enumerate(calls) if c["writes"]]
-    ax.scatter(writes, [2.35] * len(writes), marker="v", s=36, color="#c0392b", zorder=3)
-    ax.text(writes[0] - 0.8, 2.6, "out=st… (in place)", ha="right", fontsize=8,
+    state_y = len(rows) - 1 - [r[0] for r in rows].index("st")
+    ax.scatter(writes, [state_y + 0.35] * len(writes), marker="v", s=36, color="#c0392b",
+               zorder=3)
+    ax.text(writes[0] - 0.8, state_y + 0.6, "out=st… (in place)", ha="right", fontsize=8,
             color="#c0392b")
     ax.set_xlim(-0.8, len(calls) - 0.2)
-    ax.set_ylim(-0.6, len(_ROWS) - 0.1)
+    ax.set_ylim(-0.6, len(rows) - 0.1)
     ax.set_yticks([])
     ax.set_xlabel(f"call k of the listing (its result: tk), {len(calls)} calls", fontsize=9)
     ax.tick_params(axis="x", labelsize=8)

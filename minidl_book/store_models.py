@@ -297,7 +297,21 @@ def draws_answer(prediction, truth) -> bool:
                                                                        prediction):
         names = set(re.findall(r"[a-z]+\.[a-z_]+", prediction))
         return names == RANDOM_PARAMS and len(names) == truth
-    return count_or_sum(prediction, truth)
+    if count_or_sum(prediction, truth):
+        return True
+    return isinstance(prediction, str) and _count_in_prose(prediction) == truth
+
+
+_PROSE_NOT = re.compile(r"\b(not|no|never|none|except|but|without|besides)\b|n't\b")
+
+
+def _count_in_prose(text: str) -> float | None:
+    """The one count a sentence states, ``"the 4 conv and linear weights and biases"`` → 4;
+    None when it states two different numbers, hedges (``"4 or 2"``) or negates."""
+    if _HEDGE.search(text) or _PROSE_NOT.search(text.casefold()):
+        return None
+    numbers = set(_numbers_in(text))
+    return numbers.pop() if len(numbers) == 1 else None
 
 
 def outcome_answer(prediction, truth: str) -> bool:
@@ -505,9 +519,13 @@ _TMP = re.compile(re.escape(tempfile.gettempdir()) + r"/[^/\s']+")
 
 def show(value) -> None:
     """Print ``value`` (a list of keys, an ``ApplyResult``, a message) in the page's text
-    column: long lines wrapped at 88 columns, temporary folders written ``<tmp>``."""
+    column: long lines wrapped at 80 columns (never inside a shape), temporary folders written ``<tmp>``."""
     for line in _TMP.sub("<tmp>", str(value)).splitlines():
-        print(textwrap.fill(line, 88, subsequent_indent="      ") if len(line) > 88 else line)
+        # a space inside [...] is made unbreakable, so a shape is never split across lines
+        line = re.sub(r"\[[^\]]*\]", lambda m: m.group(0).replace(" ", "\xa0"), line)
+        if len(line) > 80:
+            line = textwrap.fill(line, 80, subsequent_indent="      ")
+        print(line.replace("\xa0", " "))
 
 
 def show_error(err: BaseException, keep: int | None = None) -> None:
@@ -690,7 +708,7 @@ def draw_col_trap(refusal: str, forward_error: str, square_diff: float):
     import matplotlib.pyplot as plt
 
     file = "fc.pt: W {}\n(PyTorch [out, in])"
-    adapt = "adapter:\ntranspose → Wᵀ {}"
+    adapt = "adapter\ntransposes:\nWᵀ {}"
     rows = [
         ("Linear(2, 4)\nlazy slot",
          [file.format("[4, 2]"), adapt.format("[2, 4]"),
@@ -723,6 +741,47 @@ def draw_col_trap(refusal: str, forward_error: str, square_diff: float):
                             arrowprops=dict(arrowstyle="->", color="#555555"))
     ax.set_xlim(0, 9.35)
     ax.set_ylim(0, len(rows) * 1.1 + 0.02)
+    ax.axis("off")
+    plt.close(fig)
+    return fig
+
+
+def draw_check_then_build(minidl_replaced: int, burn_replaced: int, total: int):
+    """Two pipelines for one failing load: minidl's plan → check → build a new module, and
+    burn-store's apply → write back → validate; each ends with how many of the caller's
+    ``total`` tensors the failed load replaced (measured live by the caller)."""
+    import matplotlib.pyplot as plt
+
+    rows = [
+        ("minidl",
+         [("plan", "match, adapt,\nlist every tensor", "#eef2fa"),
+          ("check", "any problem:\nApplyFailed, stop", "#fff3d6"),
+          ("build", "a NEW module\nfrom the plan", "#e3f3e3")],
+         f"caller's module:\n{minidl_replaced} of {total} replaced"),
+        ("burn-store",
+         [("apply", "each tensor that\nfits, as it goes", "#eef2fa"),
+          ("write back", "into the\ncaller's module", "#fde2e2"),
+          ("validate", "problems:\nErr, afterwards", "#fff3d6")],
+         f"caller's module:\n{burn_replaced} of {total} replaced"),
+    ]
+    fig, ax = plt.subplots(figsize=(7.5, 2.6), dpi=100)
+    fig.subplots_adjust(left=0.0, right=1.0, bottom=0.0, top=1.0)
+    xs, w, h = [1.15, 2.95, 4.75, 6.6], [1.6, 1.6, 1.6, 1.75], 0.95
+    for r, (label, boxes, outcome) in enumerate(rows):
+        y = (len(rows) - 1 - r) * 1.25 + 0.1
+        ax.text(0.02, y + h / 2, label, ha="left", va="center", fontsize=10, weight="bold")
+        for c, (name, what, color) in enumerate(boxes):
+            ax.add_patch(plt.Rectangle((xs[c], y), w[c], h, fc=color, ec="#555555"))
+            ax.text(xs[c] + w[c] / 2, y + 0.72, name, ha="center", va="center",
+                    fontsize=10, weight="bold", family="monospace")
+            ax.text(xs[c] + w[c] / 2, y + 0.33, what, ha="center", va="center", fontsize=9)
+        ax.text(xs[3] + w[3] / 2, y + h / 2, outcome, ha="center", va="center", fontsize=9.5,
+                bbox={"boxstyle": "round", "fc": "white", "ec": "#555555"})
+        for c in range(1, 4):
+            ax.annotate("", (xs[c], y + h / 2), (xs[c - 1] + w[c - 1], y + h / 2),
+                        arrowprops={"arrowstyle": "->", "color": "#555555"})
+    ax.set_xlim(0, 8.4)
+    ax.set_ylim(0, len(rows) * 1.25 + 0.05)
     ax.axis("off")
     plt.close(fig)
     return fig

@@ -92,3 +92,21 @@ def test_ex1_a_count_then_a_comma_and_its_reason_is_a_statement(answer, ok):
     ("4, or 8", False), ("0, saving draws nothing", False)])
 def test_ex2_a_count_then_a_comma_and_its_reason_is_a_statement(answer, ok):
     assert draws_answer(answer, 4) is ok
+
+
+@pytest.mark.parametrize("answer, ok", [
+    ("the 4 conv and linear weights and biases", True), ("4 weights and biases", True),
+    ("2 weights and biases", False), ("not 4", False), ("4 or 2", False)])
+def test_ex2_a_count_inside_a_sentence(answer, ok):
+    assert draws_answer(answer, 4) is ok
+
+
+def test_show_never_breaks_a_line_inside_a_shape(capsys):
+    from minidl_book.store_models import show
+
+    show({"bn.beta": [6], "bn.gamma": [6], "bn.running_mean": [6], "bn.running_var": [6],
+          "conv.bias": [6], "conv.weight": [6, 3, 3, 3], "fc.bias": [5],
+          "fc.weight": [96, 5], "ln.beta": [96], "ln.gamma": [96]})
+    out = capsys.readouterr().out
+    assert all(line.count("[") == line.count("]") and len(line) <= 80
+               for line in out.splitlines())

@@ -730,7 +730,7 @@ class _Conv2dExercise(BuildExercise):
             if self.weight_slips == 1:  # the order only: which axes is the reader's to find
                 head, _, tail = verdict.text.partition(_AXES_MARK)
                 verdict.text = head + tail.split(")", 1)[1] + (
-                    " (Slip again and this hint gives the axes.)")
+                    " (Slip again and this hint gives the permute's argument.)")
         # the reader's conv2d reached the checker's installed one (the op being written)
         if verdict is not None and verdict.kind == "rule" \
                 and "the checker's installed" in verdict.text:

@@ -67,6 +67,8 @@ def test_a_weight_order_slip_typed_into_a_cell_gets_the_weight_order_hint():
     assert "weight's rows run (c, i, j)" in verdict.text, verdict.text
     assert "(2, 3, 1, 0)" not in verdict.text  # the first hint names the order only
     assert "so its axes run (i, j, c, c_out)" in verdict.text, verdict.text
+    # it names the axes' order already: what a repeat adds is the permute's argument
+    assert "gives the permute's argument" in verdict.text, verdict.text
     again = ex.check(wrong)  # the same slip again: now the axes
     assert "(2, 3, 1, 0)" in again.text and "Slip again" not in again.text, again.text
     assert "Pad first" not in verdict.render()  # not the generic value hint

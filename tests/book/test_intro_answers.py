@@ -56,12 +56,26 @@ def test_the_autodiff_device_is_refused(answer):
     assert not device_named(answer, "plain")
 
 
+@pytest.mark.parametrize("answer", [
+    "the same device as the weight", "same as the weight", "the weight's device",
+    "on the same device as the weight", "same device",
+])
+def test_the_weights_device_is_judged_wrong_not_asked_again(answer):
+    # the PyTorch instinct names a device (the weight's, autodiff): ✗ with the hint
+    assert not device_unclear(answer) and not device_named(answer, "plain")
+    assert device_named(answer, "autodiff")
+
+
+def test_not_the_weights_device_is_plain():
+    assert device_named("not the same device as the weight", "plain")
+
+
 def test_unclear_reads_only_sentences():
     assert box_unclear("it still crosses minidl.autodiff")
     assert box_unclear("Flex and autodiff")
     assert not box_unclear("none") and not box_unclear("minidl.backend")
     assert not box_unclear("it skips minidl.dispatch, not minidl.autodiff")  # clear, wrong
-    assert device_unclear("same as the weight") and device_unclear("plain and autodiff")
+    assert device_unclear("plain and autodiff")
     assert not device_unclear("autodiff") and not device_unclear("not plain")
 
 

@@ -466,6 +466,9 @@ class RecordedRuns:
                             "makes": made, "number": number})
             runs.append(run)
         self.run1, self.run2 = runs
+        #: the declared inputs in the replay's order (in0, in1…) and the step's outputs
+        self.input_order = sorted(self._input_names, key=lambda n: self._input_names[n])
+        self.outputs = [name(a) for a in outputs]
         self._made_by_run1 = {name(a): (j, p) for j, c in enumerate(calls1)
                               for p, a in _paths(c.out, "")}
 
@@ -553,6 +556,83 @@ class RecordedRuns:
         return replay
 
 
+    def emitted(self, source: str):
+        """The replay function ``source`` defines (the chapter's ``emit``), run on the real
+        kernels: ``K[i]`` is run 2's call ``i`` (its reads, then its number; ``out=``
+        copies the result into that buffer), ``N[i]`` its recorded number, ``C[a]`` the
+        constant ``a``, ``ST[a]`` the buffer the model holds for state ``a``. Called with
+        the step's arguments, it runs one replayed step."""
+        import numpy as np
+
+        from minidl.capture.program import _paths
+        from minidl.capture.scalar import SymbolicScalar
+
+        def hosts_of(value) -> list:
+            if isinstance(value, np.ndarray):
+                return []
+            if isinstance(value, tuple | list):
+                return [h for v in value for h in hosts_of(v)]
+            return [value]
+
+        def kernel(call):
+            n_hosts = len(hosts_of([*call.args, *call.kwargs.values()]))
+
+            def k(*args, out=None):
+                *arrays, number = args
+                arrays, hosts = iter(arrays), iter(number if n_hosts > 1 else [number])
+
+                def put(v):
+                    if isinstance(v, np.ndarray):
+                        return next(arrays)
+                    if isinstance(v, tuple | list):
+                        return type(v)(put(x) for x in v)
+                    return next(hosts)
+
+                made = [a for _, a in _paths(call.fn(*[put(v) for v in call.args],
+                                                     **{n: put(v) for n, v in
+                                                        call.kwargs.items()}), "")]
+                if out is not None:
+                    np.copyto(out, made[0])
+                    return out
+                return made[0] if len(made) == 1 else tuple(made)
+            return k
+
+        def held(call, number):
+            hosts = [float(h) if isinstance(h, SymbolicScalar) else h
+                     for h in hosts_of([*call.args, *call.kwargs.values()])]
+            return None if number is None else hosts[0] if len(hosts) == 1 else tuple(hosts)
+
+        kinds = {}
+        for c in self.run2:
+            kinds.update(dict.fromkeys(c["reads"]))
+        state = {}
+        for n, (j, path) in self._made_by_run1.items():
+            state[n] = dict(_paths(self.calls[j].out, ""))[path]
+        namespace = {"np": np, "K": [kernel(c) for c in self.calls],
+                     "N": [held(c, r["number"]) for c, r in zip(self.calls, self.run2)],
+                     "C": {n: self.arrays[n] for n in kinds}, "ST": state}
+        exec(compile(source, "<your program>", "exec"), namespace)  # noqa: S102
+        fn = namespace["replay"]
+        symbols = [h for c in self.calls for h in hosts_of([*c.args, *c.kwargs.values()])
+                   if isinstance(h, SymbolicScalar)]
+        scalar_names = self._scalar_names
+
+        def replay(*args):
+            from minidl.capture.tensors import array_of
+
+            arrays = [array_of(a) for a in args if isinstance(a, Tensor)]
+            env = {n: float(a) for n, a in zip(scalar_names,
+                                               [a for a in args if isinstance(a, float)])}
+            scalars = [s.expr(env) for s in symbols]  # a replay without s… froze them
+            return fn(*arrays, *scalars[:n_params - len(arrays)])
+
+        import inspect
+
+        n_params = len(inspect.signature(fn).parameters)
+        replay.source = source
+        return replay
+
+
 def recorded_runs(device: Device, step, *args, warmup: int = 1,
                   names: tuple[str, ...] = ("lr",)) -> RecordedRuns:
     """``step(*args)`` run as ``capture`` runs it (``warmup`` plain runs, then two recorded
@@ -577,6 +657,14 @@ def recorded_runs(device: Device, step, *args, warmup: int = 1,
     inputs = {f"in{k}": array_of(a) for k, a in enumerate(tensors)}
     return RecordedRuns(recorders[0].calls, recorders[1].calls, inputs,
                         [array_of(t) for t in flat_tensors(result)], scalar_names)
+
+
+def your_emit_or_reference(emit, exercise):
+    """The reader's ``emit`` when it passes ``exercise``, else the book's; prints which."""
+    from minidl_book import build_emit, reader_code
+
+    return reader_code.yours_or_reference(
+        emit, build_emit.emit, "emit", lambda fn: exercise.find_failure(fn) is None)
 
 
 def yours_or_reference(classify, exercise):

@@ -1,0 +1,84 @@
+"""The capture chapter's emit build-it: the reference passes, each planted slip is refused
+with its own reason, and the emitted source replays the real step as graph.replay does."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from minidl_book import build_emit
+
+EXPECTED = {
+    "state not written in place": "from step 2 on it diverges",
+    "a declared scalar frozen as N[i]": "the value at capture",
+    "inputs bound in reading order": "Bind inputs by their position",
+}
+
+
+@pytest.fixture(scope="module")
+def checker():
+    return build_emit.exercise(n_generated=10)
+
+
+def test_the_reference_passes(checker):
+    assert checker.find_failure(build_emit.emit) is None
+
+
+@pytest.mark.parametrize("slip", sorted(build_emit.PLANTED))
+def test_each_slip_is_named(checker, slip):
+    verdict = checker.find_failure(build_emit.PLANTED[slip])
+    assert verdict is not None and EXPECTED[slip] in verdict.text, verdict
+
+
+def test_a_placeholder_is_asked_for(checker, capsys):
+    def emit(run1, run2, kinds, inputs, outputs):
+        ...
+
+    assert not checker.check(emit).ok
+
+
+def test_the_real_step_replays_like_graph_replay():
+    from minidl import Device, Tensor
+    from minidl.capture import capture
+    from minidl.nn import CrossEntropyLossConfig, LinearConfig, Relu, Sequential
+    from minidl.optim import SgdConfig
+    from minidl_book import build_guard, capture_lab
+
+    device = Device.flex().autodiff()
+
+    def trainer():
+        device.seed(5)
+        state = {"model": Sequential(LinearConfig(6, 5).init(device), Relu(),
+                                     LinearConfig(5, 3).init(device)),
+                 "optim": SgdConfig().init()}
+        loss_fn = CrossEntropyLossConfig().init()
+
+        def step(x, y, lr):
+            loss = loss_fn(state["model"](x), y)
+            state["model"] = state["optim"].step(lr, state["model"], loss.backward())
+            return loss
+        return step
+
+    rng = np.random.default_rng(0)
+    x = Tensor.from_numpy(rng.standard_normal((4, 6)).astype(np.float32), device)
+    y = Tensor.from_numpy(rng.integers(0, 3, 4).astype(np.int64), device)
+    runs = capture_lab.recorded_runs(device, trainer(), x, y, 0.1)
+    kinds = build_guard.classify(runs.run1, runs.run2, runs.inputs, runs.equal)
+
+    def losses(emit):
+        r = capture_lab.recorded_runs(device, trainer(), x, y, 0.1)
+        k = build_guard.classify(r.run1, r.run2, r.inputs, r.equal)
+        fn = r.emitted(emit(r.run1, r.run2, k, r.input_order, r.outputs))
+        return [float(fn(x, y, lr)[0][0]) for lr in (0.1, 0.05, 0.05)]
+
+    g = capture(device, trainer(), x, y, 0.1)
+    replay = runs.emitted(build_emit.emit(runs.run1, runs.run2, kinds, runs.input_order,
+                                          runs.outputs))
+    for lr in (0.1, 0.05, 0.2):
+        np.testing.assert_allclose(replay(x, y, lr)[0], g.replay(x, y, lr).to_numpy(),
+                                   rtol=1e-6)
+    right = losses(build_emit.emit)
+    stuck = losses(build_emit.PLANTED["state not written in place"])
+    assert stuck[0] == right[0] and stuck[1] == stuck[2] == right[0] != right[1]
+    frozen = losses(build_emit.PLANTED["a declared scalar frozen as N[i]"])
+    assert frozen[:2] == right[:2] and frozen[2] != right[2]

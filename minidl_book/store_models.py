@@ -521,10 +521,12 @@ def show(value) -> None:
     """Print ``value`` (a list of keys, an ``ApplyResult``, a message) in the page's text
     column: long lines wrapped at 80 columns (never inside a shape), temporary folders written ``<tmp>``."""
     for line in _TMP.sub("<tmp>", str(value)).splitlines():
-        # a space inside [...] is made unbreakable, so a shape is never split across lines
-        line = re.sub(r"\[[^\]]*\]", lambda m: m.group(0).replace(" ", "\xa0"), line)
+        # a space inside a numeric [...] is made unbreakable, so a shape is never split; a
+        # list of keys may break between keys, never inside one
+        line = re.sub(r"\[[\d,\s]*\]", lambda m: m.group(0).replace(" ", "\xa0"), line)
         if len(line) > 80:
-            line = textwrap.fill(line, 80, subsequent_indent="      ")
+            line = textwrap.fill(line, 80, subsequent_indent="      ",
+                                 break_long_words=False, break_on_hyphens=False)
         print(line.replace("\xa0", " "))
 
 

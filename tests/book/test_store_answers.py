@@ -110,3 +110,16 @@ def test_show_never_breaks_a_line_inside_a_shape(capsys):
     out = capsys.readouterr().out
     assert all(line.count("[") == line.count("]") and len(line) <= 80
                for line in out.splitlines())
+
+
+def test_show_never_breaks_a_key_of_a_list(capsys):
+    """A list of keys is one [...]: it may break between keys, never inside one (a reader
+    saw 'bn.w' / 'eight' on two lines)."""
+    from minidl_book.store_models import show
+
+    keys = ["bn.beta", "bn.gamma", "bn.running_mean", "bn.running_var", "bn.weight",
+            "conv.bias", "conv.weight", "fc.bias", "fc.weight", "ln.beta", "ln.weight"]
+    show(keys)
+    out = capsys.readouterr().out
+    words = {w.strip("[]',") for w in out.split()}
+    assert set(keys) <= words and all(len(line) <= 80 for line in out.splitlines()), out

@@ -3,8 +3,10 @@
 - :data:`BOXES`: the seven packages one ``Linear.forward`` crosses, each with its burn crate.
 - :func:`torch_column`: what PyTorch does at each box, read from PyTorch itself (the
   dispatcher's keys of a parameter, the profiler's op tree of ``nn.Linear``).
-- :func:`package_map`: the boxes and the straight path of one op that ``Dispatch``
-  forwards, laid out by hand as a :class:`PathMap`, every label beside its arrow; with
+- :func:`package_map`: the boxes and the true route of ``layer(x)``, laid out by hand as a
+  :class:`PathMap`, every label beside its arrow: straight down to ``Dispatch``, the detour
+  of ``linear`` (no forwarder: down to the protocol's default body and its ops back up to
+  ``Dispatch``, drawn on the right), then each op down ``Autodiff`` to ``Flex``; with
   ``pytorch``, each box also says what PyTorch does there.
 - :func:`detour_map`: ``linear``'s detour, by function, from a traced forward
   (:func:`detour_trace`): no forwarder, the protocol's default op, and each op it calls
@@ -106,15 +108,25 @@ def detour_trace(device: Device | None = None) -> list[tuple[str, list[str]]]:
     return list(out.items())
 
 
-def path_steps() -> tuple[tuple[str, str, str, bool], ...]:
-    """The arrows of the straight path, the one an op takes when ``Dispatch`` forwards it:
-    (from, to, label, dashed). The dashed flex -> backend arrow is no call: Flex implements
-    the protocol."""
+#: The detour's two arrows, drawn on the right of the spine (down, then back up).
+DETOUR_EDGES = (("dispatch", "backend"), ("backend", "dispatch"))
+
+
+def path_steps(ops: Sequence[str] = ("float_matmul", "float_reshape", "float_add"),
+               ) -> tuple[tuple[str, str, str, bool], ...]:
+    """The arrows of ``layer(x)``'s route, in call order: (from, to, label, dashed).
+    ``Dispatch.linear`` has no forwarder, so the protocol's default body runs and sends
+    ``ops`` back up into ``Dispatch``; each then goes down by device. The dashed
+    flex -> backend arrow is no call: Flex implements the protocol."""
+    short = ", ".join(op.removeprefix("float_") for op in ops)
     return (
         ("nn", "module", "weight.val()", False),
         ("nn", "tensor", "linear(x, W, b)", False),
-        ("tensor", "dispatch", "op by op", False),
-        ("dispatch", "autodiff", "the same op, by device", False),
+        ("tensor", "dispatch", "Dispatch.linear", False),
+        ("dispatch", "backend", "↓ linear: no forwarder,\nso the default body runs", False),
+        ("backend", "dispatch", f"↑ its {len(ops)} calls ({short}),\neach back into Dispatch",
+         False),
+        ("dispatch", "autodiff", "each op, by device", False),
         ("autodiff", "flex", "records it, passes it on", False),
         ("flex", "backend", "implements", True),
     )
@@ -172,12 +184,14 @@ def torch_column(linear: torch.nn.Linear, rows: torch.Tensor) -> dict[str, str]:
 #: The detour's colour: the default op and the calls it sends back up.
 DETOUR = "#D9730D"
 _GAP = 44.0  # between two boxes of the spine: room for an arrow and its label beside it
+_INNER, _OUTER = 22.0, 46.0  # the detour's two lines, right of the spine
 
 
 class PathMap(Flowchart):
-    """The straight path of one op, laid out by hand: the spine nn → tensor → dispatch →
-    autodiff → flex → backend straight down, module beside nn, every label beside its
-    arrow, none on a box."""
+    """The route of ``layer(x)``, laid out by hand: the spine nn → tensor → dispatch →
+    autodiff → flex → backend straight down, module beside nn, the detour dispatch →
+    backend → dispatch as two lines on the right of the spine (down outside, up inside),
+    every label beside its arrow, none on a box."""
 
     def _size(self, key: str) -> tuple[float, float]:
         lines = self._nodes[key].lines
@@ -206,6 +220,9 @@ class PathMap(Flowchart):
             ax, ay, aw, ah = out[a]
             if b == "module":
                 at = (nx + nw + (side - w) / 2, ny + nh / 2 - h - 3)
+            elif (a, b) in DETOUR_EDGES:  # right of the outer line, by the box it leaves
+                sx, sy, sw, sh = out["dispatch" if b == "backend" else "flex"]
+                at = (sx + sw + _OUTER + 10, sy + sh / 2 + (8 if b == "backend" else -8))
             else:
                 at = (cx + 8, ay + ah + (_GAP - h) / 2)
             out[f"label:{text}"] = (*at, w, h)
@@ -227,11 +244,29 @@ class PathMap(Flowchart):
         out.append(
             f'<defs><marker id="{uid}-arrow" viewBox="0 0 10 10" refX="9" refY="5" '
             'markerWidth="8" markerHeight="8" orient="auto-start-reverse">'
-            f'<path d="M0,0 L10,5 L0,10 z" fill="{EDGE_COLOR}"/></marker></defs>')
+            f'<path d="M0,0 L10,5 L0,10 z" fill="{EDGE_COLOR}"/></marker>'
+            f'<marker id="{uid}-detour" viewBox="0 0 10 10" refX="9" refY="5" '
+            'markerWidth="8" markerHeight="8" orient="auto-start-reverse">'
+            f'<path d="M0,0 L10,5 L0,10 z" fill="{DETOUR}"/></marker></defs>')
         cx = box["tensor"][0] + box["tensor"][2] / 2
         labels = []
         for e in self._edges:
-            (ax, ay, aw, ah), (bx, by, _, _) = box[e.a], box[e.b]
+            (ax, ay, aw, ah), (bx, by, bw, bh) = box[e.a], box[e.b]
+            if (e.a, e.b) in DETOUR_EDGES:
+                right = ax + aw
+                if e.b == "backend":  # down, outside: from dispatch's top to backend's foot
+                    d = (f"M{right:.1f},{ay + 14:.1f} H{right + _OUTER:.1f} "
+                         f"V{by + bh - 14:.1f} H{bx + bw:.1f}")
+                else:  # up, inside: from backend's top to dispatch's foot
+                    d = (f"M{right:.1f},{ay + 14:.1f} H{right + _INNER:.1f} "
+                         f"V{by + bh - 14:.1f} H{bx + bw:.1f}")
+                out.append(
+                    f'<path class="edge detour" data-from="{escape(e.a)}" '
+                    f'data-to="{escape(e.b)}" d="{d}" fill="none" stroke="{DETOUR}" '
+                    f'stroke-width="1.8" marker-end="url(#{uid}-detour)"/>')
+                lx, ly, lw, lh = box[f"label:{e.label}"]
+                labels.append(self._edge_label(e.label, (lx + lw / 2, ly + lh / 2)))
+                continue
             if e.b == "module":
                 d = f"M{ax + aw:.1f},{ay + ah / 2:.1f} H{bx:.1f}"
             else:
@@ -257,12 +292,13 @@ class PathMap(Flowchart):
 def package_map(
     boxes: Sequence[Box] = BOXES, pytorch: Mapping[str, str] | bool | None = None,
 ) -> PathMap:
-    """The seven boxes and the straight path of one op; ``pytorch`` maps a box id to
-    what PyTorch does there (printed as a last line, ``torch: …``), or is ``True``: then
-    :func:`torch_column` reads it from a fresh ``nn.Linear(4, 2)`` on a ``[3, 4]`` input."""
+    """The seven boxes and the route of ``layer(x)`` (the detour's ops read from a traced
+    forward, :func:`measured_ops`); ``pytorch`` maps a box id to what PyTorch does there
+    (printed as a last line, ``torch: …``), or is ``True``: then :func:`torch_column` reads
+    it from a fresh ``nn.Linear(4, 2)`` on a ``[3, 4]`` input."""
     if pytorch is True:
         pytorch = torch_column(torch.nn.Linear(4, 2), torch.zeros(3, 4))
-    title = "The packages one op crosses, straight down"
+    title = "The route of layer(x) through the seven packages"
     if pytorch:
         title += ", and what PyTorch does at each"
     chart = PathMap("TB", title=title)
@@ -271,7 +307,7 @@ def package_map(
         if pytorch and pytorch.get(key):
             label += f"\ntorch: {pytorch[key]}"
         chart.node(key, label, align="left")
-    for a, b, label, dashed in path_steps():
+    for a, b, label, dashed in path_steps(measured_ops()):
         chart.edge(a, b, label, dashed=dashed)
     return chart
 

@@ -36,15 +36,18 @@ def test_torch_column_names_every_box_and_reads_addmm():
     assert all("torch: " in label for label in chart.nodes.values())
 
 
-def test_package_map_reads_pytorch_itself_and_draws_the_straight_path():
+def test_package_map_reads_pytorch_itself_and_draws_the_route_of_linear():
     chart = package_map(pytorch=True)  # the column read from a fresh nn.Linear(4, 2)
     assert chart.nodes["backend"].endswith("linear = t + addmm")
     assert len(chart.nodes) == 7  # the site's test counts seven boxes in the first chart
     svg = chart.svg()
-    assert DETOUR not in svg, "the straight path draws no detour: the second picture does"
-    spine = [(a, b) for a, b, label in chart.edges if b != "module"]
-    assert spine == [("nn", "tensor"), ("tensor", "dispatch"), ("dispatch", "autodiff"),
+    assert svg.count(f'stroke="{DETOUR}"') == 2, "the detour: down to backend, back up"
+    route = [(a, b) for a, b, label in chart.edges if b != "module"]
+    assert route == [("nn", "tensor"), ("tensor", "dispatch"), ("dispatch", "backend"),
+                     ("backend", "dispatch"), ("dispatch", "autodiff"),
                      ("autodiff", "flex"), ("flex", "backend")]
+    up = next(label for a, b, label in chart.edges if (a, b) == ("backend", "dispatch"))
+    assert "(matmul, reshape, add)" in up  # read from a traced forward
     assert float(re.search(r'width="(\d+)"', svg).group(1)) <= 752
 
 

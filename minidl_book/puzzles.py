@@ -78,7 +78,7 @@ class Puzzle:
             # a hint says how to compute the answer: it opens on a wrong value, shape or an
             # error, never on a rule verdict (the verdict names the op or the loop itself)
             # a shape verdict opens the shape hint first, a value verdict the puzzle's own
-            hints=[(("shape",), SHAPE_HINT),
+            hints=[(("shape",), "shape"),  # PuzzleExercise writes the measured shapes in
                    *[h if isinstance(h, tuple) else (_COMPUTE, h) for h in self.hints]],
             reference_solution=self.solution,
             max_examples=max_examples,
@@ -109,9 +109,32 @@ class Puzzle:
 
 
 _COMPUTE = ("value", "shape", "dtype", "error", "check")
-#: The first hint on a wrong shape, where the puzzle's own hints say how to compute the values.
-SHAPE_HINT = ("Right values, wrong shape? sum_dim keeps the summed dim, [1, i] @ [i, j] is "
-              "[1, j]: drop a size-1 dim with reshape (or [:, 0] where reshape is refused).")
+#: The shape advice for a solution that called ``sum_dim`` or ``@`` (shown after the sizes).
+SHAPE_HINT = ("sum_dim keeps the summed dim, [1, i] @ [i, j] is [1, j]: drop a size-1 dim "
+              "with reshape (or [:, 0] where reshape is refused).")
+#: Shape-changing ops whose rule :data:`SHAPE_HINT` states (traced names).
+_SHAPE_OPS = frozenset({"sum_dim", "__matmul__", "__rmatmul__", "matmul"})
+
+
+def shape_hint(expected: Sequence[int], found: Sequence[int], ops: Sequence[str] = ()) -> str:
+    """The first hint on a wrong shape: what the verdict measured (yours against the wanted
+    shape, the dim that differs), and the sum_dim/@ rule only when the code called them."""
+    expected, found = list(expected), list(found)
+    text = f"Yours is {found} where {expected} is wanted: "
+    if len(expected) == len(found):
+        dims = [d for d, (e, f) in enumerate(zip(expected, found)) if e != f]
+        text += (f"dim {', '.join(map(str, dims))} differs; which size did your code build "
+                 f"{'it' if len(dims) == 1 else 'them'} from?")
+    else:
+        extra = len(found) - len(expected)
+        text += (f"{abs(extra)} dim{'s' if abs(extra) > 1 else ''} too "
+                 + ("many; which op added or kept it?" if extra > 0 else
+                    "few; which op dropped it?"))
+    if _SHAPE_OPS & set(ops):
+        text += " " + SHAPE_HINT
+    return text
+
+
 #: No puzzle allows flip, and a negative step (``a[::-1]``) runs ``Tensor.flip`` inside
 #: ``t[...]`` (minidl's backends take positive steps only): reached anywhere in the run, it
 #: is the solution's.
@@ -124,6 +147,11 @@ class PuzzleExercise(BuildExercise):
 
     def find_failure(self, solution):  # noqa: D102
         verdict = super().find_failure(solution)
+        if verdict is not None and verdict.kind == "shape" and self.hint_ladder:
+            ops = [call.name.split(".", 1)[-1] for call in self._last_calls]
+            text = shape_hint(verdict.expected or [], verdict.found or [], ops)
+            self.hint_ladder[0] = (self.hint_ladder[0][0], text)
+            self.hints = [t for _, t in self.hint_ladder]
         if verdict is not None and verdict.kind == "rule":
             verdict.inputs = ""
             _later_puzzle(verdict, self.title.split(":")[0].removeprefix("puzzle "))

@@ -225,3 +225,19 @@ def test_a_shape_verdict_opens_the_shape_hint_a_value_verdict_the_puzzles_own(ca
     assert ex.check(lambda a: a.sum_dim(1).reshape([a.shape[0]])).kind == "value"  # row sums
     out = capsys.readouterr().out
     assert SHAPE_HINT not in out and PUZZLES["diag"].hints[0] in out
+
+
+def test_the_shape_hint_says_what_was_measured_and_names_sum_dim_only_when_used(capsys):
+    from minidl_book.puzzles import SHAPE_HINT
+
+    def triu_square(a):  # the column index from a.shape[0]: [i, i] where [i, j] is wanted
+        n = a.shape[0]
+        r = Tensor.arange(0, n, device=a.device).unsqueeze_dim(1)
+        c = Tensor.arange(0, n, device=a.device).unsqueeze_dim(0)
+        return a * (r <= c).float()
+
+    verdict = PUZZLES["triu"].exercise(10).check(triu_square)
+    out = capsys.readouterr().out
+    assert verdict.kind == "shape"
+    assert f"Yours is {verdict.found} where {verdict.expected} is wanted" in out
+    assert "dim 1 differs" in out and SHAPE_HINT not in out and "sum_dim" not in out

@@ -13,7 +13,6 @@ from minidl_book.intro_map import (
     draw_layouts,
     measured_ops,
     package_map,
-    side_by_side,
     torch_column,
     torch_op_tree,
 )
@@ -138,16 +137,3 @@ def test_the_layouts_draw_the_bias_so_y_can_be_checked_by_hand():
     assert texts.count("b [2]") == 2 and texts.count("-0.25") == 2  # both panels
     fig_plain = draw_layouts(weight)
     assert "b [2]" not in [t.get_text() for t in fig_plain.axes[0].texts]
-
-
-def test_side_by_side_pairs_pytorch_and_minidl_level_by_level_within_the_column():
-    linear = torch.nn.Linear(4, 2)
-    chart = side_by_side(linear, torch.zeros(3, 4))
-    nodes = chart.nodes
-    assert "t then addmm" in nodes["00"] and "AutogradCPU, CPU" in nodes["01"]
-    assert "AddmmBackward0" in nodes["02"] and "expand + copy_ bias" in nodes["03"]
-    assert "B = Dispatch" in nodes["10"] and "Autodiff[Flex]" in nodes["12"]
-    assert [(a, b) for a, b, _ in chart.edges] == [  # two chains of four levels each
-        (f"{c}{a}", f"{c}{b}") for c in "01" for a, b in zip("h012", "0123")]
-    assert "kernel" not in nodes["13"], "which ops run a kernel is the intro's last exercise"
-    assert float(re.search(r'width="(\d+)"', chart.svg()).group(1)) <= 752

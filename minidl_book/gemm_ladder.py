@@ -110,19 +110,21 @@ def show(kernel) -> None:
 
 
 def time_rungs(a: np.ndarray, b: np.ndarray, naive_rows: int = 128, budget: float = 2.0,
-               rounds: int = 3) -> dict[str, tuple[float, int]]:
-    """``{rung: (median CPU seconds, rows of C computed)}`` on ``a @ b``, on this thread.
+               rounds: int = 3, rungs=("naive", "blocked", "packed"),
+               stat: str = "median") -> dict[str, tuple[float, int]]:
+    """``{rung: (CPU seconds per call, rows of C computed)}`` on ``a @ b``, on this thread,
+    the rungs interleaved round by round; ``stat``: the ``"median"`` or ``"best"`` round.
 
     The naive rung computes only C's first ``naive_rows`` rows (each row costs it the same;
     the whole product would take seconds per call); the others compute all of C."""
     from minidl_book.roofline import median_seconds
 
     m, n = a.shape[0], b.shape[1]
-    rows = {"naive": min(naive_rows, m), "blocked": m, "packed": m}
+    rows = {name: min(naive_rows, m) if name == "naive" else m for name in rungs}
     outs = {name: np.empty((r, n), np.float32) for name, r in rows.items()}
     runs = {name: functools.partial(RUNGS[name], a[:r], b, outs[name]) for name, r in rows.items()}
     times = median_seconds(runs, budget=budget, rounds=rounds)
-    return {name: (times[name]["median"], rows[name]) for name in rows}
+    return {name: (times[name][stat], rows[name]) for name in rows}
 
 
 def traffic(rung: str, m: int, k: int, n: int) -> tuple[Counts, float]:

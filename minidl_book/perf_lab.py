@@ -5,8 +5,12 @@
   on Fusion), each contender in a fresh process started without inherited peer pins, every
   pool it holds limited (:class:`.peers.limit_pools`) and reported; medians of wall and CPU
   time.
-- :func:`peer_times`: in one such process, the peers' gemm (Flex, NumPy's OpenBLAS, torch's
-  MKL), a 4x4 add (minidl, torch), and sin, cos and the exact GELU on 1M float32 (Flex,
+- :func:`head_to_head` and :class:`Duel`: contenders timed interleaved in one process, best of
+  rounds, and a ratio with its noise band (the spread of the rounds' ratios); a verdict
+  ("level", "slower", "faster") only past that band.
+- :func:`peer_times`: in one such process, the peers' gemm (Flex, the ladder's packed rung,
+  NumPy's OpenBLAS, torch's MKL; :func:`head_to_head`), a 4x4 add (minidl, torch), and sin,
+  cos and the exact GELU on 1M float32 (Flex,
   torch, and torch's GELU with oneDNN switched off), each in its own block of repeats (CPU
   time).
 - :func:`step_counts`: the backend calls of one steady step and their flops and bytes.
@@ -18,6 +22,8 @@ import json
 import statistics
 import subprocess
 import sys
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -149,22 +155,108 @@ def fastest_impl(results: dict[str, list[dict]], key: str = "cpu") -> str:
     return min(eager, key=eager.get) if eager else "fused"
 
 
+#: the ladder's packed rung (micro-kernel and packing only), timed with the peers' gemm
+PACKED = "packed (the ladder's rung)"
+
+
+def head_to_head(contenders: dict, rounds: int = 12, budget: float = 2.0,
+                 pause: float = 0.02) -> dict[str, dict]:
+    """Contenders timed interleaved in this process, this thread's CPU time per call.
+
+    After a warm-up call each, every one of ``rounds`` rounds runs each contender in turn for
+    a block of a few calls (``budget`` seconds shared by all rounds and contenders), then
+    pauses. ``{name: {"best", "median", "rounds"}}``: the best and the median round, and
+    every round's time per call (round i of two contenders ran side by side, under the same
+    load). The best round is the time least disturbed by other processes."""
+    reps = {}
+    for name, fn in contenders.items():
+        fn()
+        t0 = time.thread_time()
+        fn()
+        one = max(time.thread_time() - t0, 1e-7)
+        reps[name] = int(min(max(1, budget / rounds / len(contenders) / one), 5000))
+    samples: dict[str, list[float]] = {name: [] for name in contenders}
+    for _ in range(rounds):
+        for name, fn in contenders.items():
+            t0 = time.thread_time()
+            for _ in range(reps[name]):
+                fn()
+            samples[name].append((time.thread_time() - t0) / reps[name])
+        time.sleep(pause)
+    return {name: {"best": min(s), "median": statistics.median(s), "rounds": s}
+            for name, s in samples.items()}
+
+
+@dataclass(frozen=True)
+class Duel:
+    """Two contenders of :func:`head_to_head`: ``ratio``, the other's best time over ours
+    (above 1: ours faster), and ``noise``, half the spread of the middle half of the rounds'
+    own ratios (round by round, side by side), at least ``FLOOR``."""
+
+    ratio: float
+    noise: float
+
+    FLOOR = 0.02  # no band narrower than 2 %
+    EDGE = 0.05  # a stated share or word within this of the measured ratio still fits
+
+    @classmethod
+    def of(cls, times: dict[str, dict], ours: str, other: str) -> Duel:
+        per_round = sorted(o / u for o, u in zip(times[other]["rounds"], times[ours]["rounds"]))
+        k = len(per_round) // 4  # the middle half of the rounds
+        spread = (per_round[-1 - k] - per_round[k]) / 2
+        return cls(times[other]["best"] / times[ours]["best"], max(cls.FLOOR, spread))
+
+    @property
+    def slack(self) -> float:
+        """How far from the measured ratio an answer may lie: the noise, or ``EDGE``."""
+        return max(self.EDGE, self.noise)
+
+    def verdict(self, near: float = 0.1) -> str:
+        """``"level"`` while the ratio is within ``near`` of 1 widened by the noise; else
+        ``"slower"`` or ``"faster"``, a verdict past the band."""
+        if abs(self.ratio - 1) <= near + self.noise:
+            return "level"
+        return "faster" if self.ratio > 1 else "slower"
+
+    def fits(self, word: str, near: float = 0.1) -> bool:
+        """Whether ``word`` ("level", "slower", "faster") fits some ratio within
+        :attr:`slack` of the measured one: near a band's edge both words fit."""
+        lo, hi = self.ratio - self.slack, self.ratio + self.slack
+        return {"level": lo <= 1 + near and hi >= 1 - near, "slower": lo < 1 - near,
+                "faster": hi > 1 + near}[word]
+
+    def fits_share(self, share: float, way: str) -> bool:
+        """Whether "``share`` slower/faster" (0.2: 20 %) fits: read as a speed ``1 - share``
+        or a time ``1 + share`` times ours (either reading), within :attr:`slack`."""
+        said = ((1 - share, 1 / (1 + share)) if way == "slower"
+                else (1 + share, 1 / (1 - share) if share < 1 else float("inf")))
+        return any(abs(s - self.ratio) <= self.slack for s in said)
+
+    def within(self, share: float) -> bool:
+        """Whether "within ``share``, either way" fits."""
+        return abs(self.ratio - 1) <= share + self.slack
+
+
 PEER_CHILD = """
 import json
 import numpy as np, numba, torch
 from minidl import Device, Tensor
 from minidl.backends.flex.kernels import gemm
+from minidl_book import gemm_ladder, perf_lab
 from minidl_book import roofline as rl
+from minidl_book.perf_lab import PACKED
 from minidl_book.peers import format_peer_report, limit_pools, peer_report
 out = {{}}
 with limit_pools({threads}):
     rng = np.random.default_rng(0)
     a, b = (rng.standard_normal(({n}, {n})).astype(np.float32) for _ in range(2))
     ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-    out["gemm"] = rl.median_seconds({{"Flex": lambda: gemm.matmul(a, b),
-                                      "OpenBLAS (NumPy's a @ b)": lambda: a @ b,
-                                      "MKL (torch's a @ b)": lambda: ta @ tb}},
-                                     budget=2.0, rounds=5)
+    c = np.empty(({n}, {n}), np.float32)
+    out["gemm"] = perf_lab.head_to_head({{"Flex": lambda: gemm.matmul(a, b),
+                                         PACKED: lambda: gemm_ladder.packed(a, b, c),
+                                         "OpenBLAS (NumPy's a @ b)": lambda: a @ b,
+                                         "MKL (torch's a @ b)": lambda: ta @ tb}},
+                                        budget=2.4, rounds=12)
     small = np.ones((4, 4), np.float32)
     x4, t4 = Tensor.from_numpy(small, Device.flex()), torch.from_numpy(small)
     out["tiny add"] = rl.median_seconds({{"minidl": lambda: x4 + x4, "torch": lambda: t4 + t4}},
@@ -196,7 +288,8 @@ print("RESULT " + json.dumps(out))
 
 
 def peer_times(threads: int = 1, n: int = 1024) -> dict:
-    """The gemm of ``n`` (Flex, OpenBLAS, MKL) and a 4x4 add (minidl, torch) in one fresh
+    """The gemm of ``n`` (Flex, the ladder's packed rung, OpenBLAS, MKL: :func:`head_to_head`)
+    and a 4x4 add (minidl, torch) in one fresh
     process, CPU time; with the process's peer report (``"peers"`` text, ``"report"`` dict)."""
     return run_child(PEER_CHILD.format(threads=threads, n=n), threads)
 
@@ -389,20 +482,12 @@ def peer_summary(report: dict) -> str:
         f"thread pools loaded: {pools}"])
 
 
-def show_sweep(sweep: dict, marks: dict, title: str, margin: float = 1.2) -> None:
-    """The sweep's figure if the parallel kernel wins somewhere for good; if it never does,
-    one line saying so (a figure of ratios all below one would draw only the load's noise).
-    The title ends with the machine's load average."""
+def show_sweep(sweep: dict, marks: dict, title: str) -> None:
+    """The sweep's figure (:func:`draw_sweep`), its title ending with the machine's load
+    average and core count: the ratios below one are the loss, loaded or not."""
     import os
 
-    title = f"{title}, load {os.getloadavg()[0]:.1f}"
-    if crossover(sweep, margin) is None:
-        best = max(sweep, key=lambda n: float(np.median(sweep[n])))
-        print(f"{title}: no size from which the parallel kernel won by {margin - 1:.0%} "
-              f"at every larger size up to {max(sweep):,} elements (its best median: "
-              f"{float(np.median(sweep[best])):.2f}× the serial speed, at {best:,})")
-        return
-    draw_sweep(sweep, marks, title)
+    draw_sweep(sweep, marks, f"{title}, load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
 def share(fraction: float) -> str:
@@ -570,11 +655,22 @@ class RooflineChart:
                          and nearest_own(box, point))
                 if clear:
                     taken.append((box.x0, box.y0, box.x1, box.y1))
+                    if np.hypot(*xy) > 14:  # a label off the first ring: a leader to its dot
+                        (x, y), = ax.transData.transform([(point.intensity, point.gflops)])
+                        near = (min(max(x, box.x0), box.x1), min(max(y, box.y0), box.y1))
+                        near = tuple(ax.transData.inverted().transform([near])[0])
+                        ax.annotate("", (point.intensity, point.gflops), xytext=near,
+                                    textcoords="data",
+                                    arrowprops=dict(arrowstyle="-", lw=0.6, color=color,
+                                                    shrinkA=1, shrinkB=4))
                     return ann
                 ann.remove()
             return None
 
-        for point, section in sorted(entries, key=lower_twin):  # upper twins label first
+        # the new points label first (an earlier, grey point's label gives way), upper
+        # twins before lower ones
+        for point, section in sorted(entries, key=lambda e: (e[1] != self.section,
+                                                             lower_twin(e))):
             fresh = section == self.section
             said = (notes or {}).get(point.name) or share(self.roof.own_fraction(point))
             label = f"{point.name} ({said})" if fresh else point.name
@@ -588,7 +684,7 @@ class RooflineChart:
                 lower = all(point.gflops < q.gflops for q in twins)
                 upper = all(point.gflops > q.gflops for q in twins)
                 if lower or upper:
-                    beside = [((9, -3), "left"), ((-9, -3), "right")]
+                    beside = [((9, -3), "left")]  # then its own side, nearest first
                     order = beside + sorted(spots, key=lambda s: (s[0][1] >= 0) if lower
                                             else (s[0][1] < 0))
             size, color = (7.5, "black") if fresh else (6.5, "#616161")
@@ -622,13 +718,13 @@ class RooflineChart:
 
 
 def gemm_table(gemm: dict, peak: float, n: int = 1024, against: str = "OpenBLAS (NumPy's a @ b)"):
-    """The peers' gemm of ``n`` (median CPU time per product): ms, GFLOP/s, share of the FMA
-    peak, and ``against``'s time over each one's."""
+    """The peers' gemm of ``n`` (:func:`head_to_head`'s best round, CPU time per product): ms,
+    GFLOP/s, share of the FMA peak, and ``against``'s time over each one's."""
     from minidl.debug import Table
 
     flops = 2.0 * n**3
-    t = {k: v["median"] for k, v in gemm.items()}
-    return Table([f"gemm {n}, one thread", "median ms", "GFLOP/s", "of FMA peak",
+    t = {k: v["best"] for k, v in gemm.items()}
+    return Table([f"gemm {n}, one thread", "best ms", "GFLOP/s", "of FMA peak",
                   "× OpenBLAS's speed"],
                  [[k, f"{s * 1e3:.1f}", f"{flops / s / 1e9:.0f}", f"{flops / s / 1e9 / peak:.0%}",
                    f"{t[against] / s:.2f}"] for k, s in t.items()])
@@ -758,6 +854,8 @@ def draw_sweep(sweep: dict[int, list[float]], marks: dict[str, int], title: str)
                     alpha=0.5, lw=0, label="middle rounds")
     ax.plot(sizes, med, "o-", color="#1565C0", ms=4, label="median of rounds")
     ax.axhline(1.0, color="black", lw=0.8)
+    ax.text(sizes[0], 1.03, "parallel faster above", fontsize=7, va="bottom")
+    ax.text(sizes[0], 0.97, "serial faster below", fontsize=7, va="top")
     for (name, n), ls in zip(marks.items(), ("--", ":")):
         ax.axvline(n, color="gray", ls=ls, label=name)
     ax.set(xscale="log", yscale="log", xlabel="elements", ylabel="serial time / parallel",

@@ -168,23 +168,9 @@ def head_to_head(contenders: dict, rounds: int = 12, budget: float = 2.0,
     pauses. ``{name: {"best", "median", "rounds"}}``: the best and the median round, and
     every round's time per call (round i of two contenders ran side by side, under the same
     load). The best round is the time least disturbed by other processes."""
-    reps = {}
-    for name, fn in contenders.items():
-        fn()
-        t0 = time.thread_time()
-        fn()
-        one = max(time.thread_time() - t0, 1e-7)
-        reps[name] = int(min(max(1, budget / rounds / len(contenders) / one), 5000))
-    samples: dict[str, list[float]] = {name: [] for name in contenders}
-    for _ in range(rounds):
-        for name, fn in contenders.items():
-            t0 = time.thread_time()
-            for _ in range(reps[name]):
-                fn()
-            samples[name].append((time.thread_time() - t0) / reps[name])
-        time.sleep(pause)
-    return {name: {"best": min(s), "median": statistics.median(s), "rounds": s}
-            for name, s in samples.items()}
+    from minidl_book import roofline as rl
+
+    return rl.median_seconds(contenders, budget=budget, rounds=rounds, pause=pause)
 
 
 @dataclass(frozen=True)
@@ -800,7 +786,6 @@ def parallel_sweep(sizes, rounds: int = 5, budget: float = 0.03) -> dict[int, li
     """Serial over parallel wall time of ``relu(x*a+b)`` (Flex's two kernels, every numba
     thread) per size: in each of ``rounds`` rounds each kernel runs a block of repeats (its
     best call kept), then a pause; a size's rounds give one ratio each."""
-    import time
 
     from minidl.backends.flex.kernels import unary
 

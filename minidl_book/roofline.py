@@ -428,4 +428,5 @@ def median_seconds(contenders: Mapping[str, Callable[[], object]], budget: float
                 fn()
             samples[name].append((time.thread_time() - t0) / reps[name])
             time.sleep(pause)
-    return {name: {"median": median(s), "best": min(s)} for name, s in samples.items()}
+    return {name: {"median": median(s), "best": min(s), "rounds": s}
+            for name, s in samples.items()}

@@ -55,66 +55,37 @@ def record(step, *inputs):
 
 
 # ----- planted wrong solutions ----------------------------------------------------------------
-def record_keeps_all(step, *inputs):
-    """Saves every input and the output, whatever ``keeps`` says."""
-    out = step.forward(Flex, *[t.inner for t in inputs])
-    step.tracked = tuple(t.node.tracked for t in inputs)
-    if not any(step.tracked):
-        return AutodiffTensor(out, Node(Requirement.NONE))
-    step.shapes = tuple(t.shape for t in inputs)
-    step.saved = {n: t.inner for n, t in zip(step.input_names(len(inputs)), inputs)}
-    step.saved["out"] = out
-    parents = tuple(t.node for t in inputs if t.node.tracked)
-    return AutodiffTensor(out, Node(Requirement.GRAD_IN_BACKWARD, parents, step))
+def _variant(*, keeps_all: bool = False, tracks_all: bool = False, wrapper: bool = False,
+             by_id: bool = False, shapes: bool = True):
+    """The reference ``record`` with one slip: every input and the output saved whatever
+    ``keeps`` says; every input tracked (a constant becomes a parent); the input tensors
+    saved (node and all) instead of their Flex arrays; parents sorted by id instead of the
+    inputs' order; ``step.shapes`` never set (``Sum``'s backward cannot spread back)."""
+
+    def wrong(step, *inputs):
+        out = step.forward(Flex, *[t.inner for t in inputs])
+        step.tracked = tuple(tracks_all or t.node.tracked for t in inputs)
+        if not any(step.tracked):
+            return AutodiffTensor(out, Node(Requirement.NONE))
+        if shapes:
+            step.shapes = tuple(t.shape for t in inputs)
+        named = dict(zip(step.input_names(len(inputs)), inputs))
+        names = [*named, "out"] if keeps_all else step.keeps(step.tracked)
+        step.saved = {n: out if n == "out" else named[n] if wrapper else named[n].inner
+                      for n in names}
+        parents = [t.node for t, tracked in zip(inputs, step.tracked) if tracked]
+        if by_id:
+            parents.sort(key=lambda n: n.id)
+        return AutodiffTensor(out, Node(Requirement.GRAD_IN_BACKWARD, tuple(parents), step))
+
+    return wrong
 
 
-def record_tracks_all(step, *inputs):
-    """Never reads the inputs' requirements: every input is tracked and becomes a parent."""
-    out = step.forward(Flex, *[t.inner for t in inputs])
-    step.tracked = tuple(True for _ in inputs)
-    step.shapes = tuple(t.shape for t in inputs)
-    named = dict(zip(step.input_names(len(inputs)), inputs))
-    step.saved = {n: out if n == "out" else named[n].inner for n in step.keeps(step.tracked)}
-    parents = tuple(t.node for t in inputs)
-    return AutodiffTensor(out, Node(Requirement.GRAD_IN_BACKWARD, parents, step))
-
-
-def record_saves_wrapper(step, *inputs):
-    """Saves the input tensors themselves (node and all), not their Flex arrays."""
-    out = step.forward(Flex, *[t.inner for t in inputs])
-    step.tracked = tuple(t.node.tracked for t in inputs)
-    if not any(step.tracked):
-        return AutodiffTensor(out, Node(Requirement.NONE))
-    step.shapes = tuple(t.shape for t in inputs)
-    named = dict(zip(step.input_names(len(inputs)), inputs))
-    step.saved = {n: out if n == "out" else named[n] for n in step.keeps(step.tracked)}
-    parents = tuple(t.node for t in inputs if t.node.tracked)
-    return AutodiffTensor(out, Node(Requirement.GRAD_IN_BACKWARD, parents, step))
-
-
-def record_parents_by_id(step, *inputs):
-    """Parents sorted by id (creation order) instead of the inputs' order."""
-    out = step.forward(Flex, *[t.inner for t in inputs])
-    step.tracked = tuple(t.node.tracked for t in inputs)
-    if not any(step.tracked):
-        return AutodiffTensor(out, Node(Requirement.NONE))
-    step.shapes = tuple(t.shape for t in inputs)
-    named = dict(zip(step.input_names(len(inputs)), inputs))
-    step.saved = {n: out if n == "out" else named[n].inner for n in step.keeps(step.tracked)}
-    parents = tuple(sorted((t.node for t in inputs if t.node.tracked), key=lambda n: n.id))
-    return AutodiffTensor(out, Node(Requirement.GRAD_IN_BACKWARD, parents, step))
-
-
-def record_no_shapes(step, *inputs):
-    """Forgets ``step.shapes``: ``Sum``'s backward cannot spread its gradient back."""
-    out = step.forward(Flex, *[t.inner for t in inputs])
-    step.tracked = tuple(t.node.tracked for t in inputs)
-    if not any(step.tracked):
-        return AutodiffTensor(out, Node(Requirement.NONE))
-    named = dict(zip(step.input_names(len(inputs)), inputs))
-    step.saved = {n: out if n == "out" else named[n].inner for n in step.keeps(step.tracked)}
-    parents = tuple(t.node for t in inputs if t.node.tracked)
-    return AutodiffTensor(out, Node(Requirement.GRAD_IN_BACKWARD, parents, step))
+record_keeps_all = _variant(keeps_all=True)
+record_tracks_all = _variant(tracks_all=True)
+record_saves_wrapper = _variant(wrapper=True)
+record_parents_by_id = _variant(by_id=True)
+record_no_shapes = _variant(shapes=False)
 
 
 #: name → (wrong record, the verdict kind it must get)

@@ -27,6 +27,7 @@ from minidl_book import (
     build_linear,
     build_matmul_step,
     build_param_walk,
+    build_record,
     build_reduce,
     build_reshape,
     build_route,
@@ -42,7 +43,7 @@ EXERCISES = {
     for module in (build_apply, build_backend, build_backward_walk, build_batch_norm, build_broadcast,
                    build_codegen, build_conv2d, build_conv2d_backward, build_default_op, build_explorer, build_forwarder,
                    build_guard, build_import, build_layer, build_layer_norm, build_linear, build_matmul_step,
-                   build_param_walk, build_reduce, build_reshape, build_route, build_softplus, build_view,
+                   build_param_walk, build_record, build_reduce, build_reshape, build_route, build_softplus, build_view,
                    build_zip)
 }
 EXERCISES["guard classify"] = (build_guard.classify_exercise, build_guard.CLASSIFY_PLANTED)

@@ -21,6 +21,7 @@ import pytest
 #: module → the names a reader writes (in order: later ones may use earlier ones).
 READER_WRITES = {
     "build_softplus": ["Softplus"],
+    "build_record": ["record"],
     "build_matmul_step": ["Matmul"],
     "build_backend": ["Complete"],
     "build_batch_norm": ["batch_norm_forward"],

@@ -159,7 +159,7 @@ def plot_runs(runs: dict[str, dict], tolerance: float, accuracy_of: str):
         ax.semilogy(steps, np.maximum(relative_gap(run), 1e-9), color=colour, lw=0.8,
                     label=name)
     ax.axhline(tolerance, ls="--", color="tab:red", lw=1, label=f"tolerance {tolerance:g}")
-    ax.set_xlabel("epoch")
+    ax.set_xlabel("epoch (a point per step)")
     ax.set_ylabel("relative |loss difference|")
     ax.set_title("minidl vs PyTorch, step by step", fontsize=10)
     ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=3,
@@ -186,12 +186,13 @@ def plot_runs(runs: dict[str, dict], tolerance: float, accuracy_of: str):
 
 def plot_loss_curve(run: dict):
     """The training loss per step of minidl and of the PyTorch twin (thin), each with its
-    mean over the last epoch's worth of steps (thick); epochs marked."""
+    mean over the last epoch's worth of steps (thick), against the epoch (a step is 1/n of
+    one), as in :func:`plot_runs`; epoch ends marked."""
     import matplotlib.pyplot as plt
 
     n = run["steps_per_epoch"]
     fig, ax = plt.subplots(figsize=(10, 2.8))
-    steps = np.arange(1, len(run["loss"]) + 1)
+    steps = np.arange(1, len(run["loss"]) + 1) / n  # in epochs, as plot_runs's x-axis
     for key, colour, label in (("loss", "tab:blue", "minidl"),
                                ("torch_loss", "tab:orange", "PyTorch twin")):
         losses = run[key]
@@ -200,9 +201,9 @@ def plot_loss_curve(run: dict):
         ax.plot(steps[n - 1:], mean, color=colour, lw=2,
                 label=f"{label} (mean of the last {n} steps)")
     for epoch in range(1, len(run["valid"])):
-        ax.axvline(epoch * n + 0.5, color="lightgray", lw=0.8, zorder=0)
+        ax.axvline(epoch, color="lightgray", lw=0.8, zorder=0)
     ax.set_yscale("log")
-    ax.set_xlabel(f"step ({n} steps an epoch; grey lines: epoch ends)")
+    ax.set_xlabel(f"epoch ({n} steps each; a point per step)")
     ax.set_ylabel("training loss")
     ax.set_title("Training loss, dropout 0.2: minidl and its twin, same batches", fontsize=10)
     ax.legend(fontsize=8, frameon=False)

@@ -188,6 +188,18 @@ def _best(fn: Callable[[], Any], repeat: int) -> float:
     return best
 
 
+def race_inputs(n: int) -> dict[str, Any]:
+    """The race's case of size ``n``: ``x``, n random floats (and ``x_torch``, the same as a
+    torch tensor), ``link``, n random places in ``0..n-1``, and ``n`` (seeded)."""
+    from minidl import Device
+
+    rng = np.random.default_rng(0)
+    floats = rng.standard_normal(n).astype(np.float32)
+    device = Device.flex()
+    return {"x": Tensor.from_data(floats, device), "x_torch": torch.from_numpy(floats),
+            "link": Tensor.from_data(rng.integers(0, n, n), device), "n": n}
+
+
 def race(sizes: Sequence[int], inputs: Callable[[int], Any],
          contenders: dict[str, Callable[[Any], Any]], repeat: int = 3) -> dict[str, list[float]]:
     """Time each contender on ``inputs(n)`` (its one argument) for each size ``n`` (best of

@@ -398,7 +398,8 @@ PUZZLES: dict[str, Puzzle] = {p.name: p for p in [
             "a.unsqueeze_dim(1) is [i, 1], b.unsqueeze_dim(0) is [1, j].")),
     Puzzle("diag", "diag(a: [i, i]) -> [i]", "The diagonal of a square matrix.", _SUM, ("a",),
            _square(), torch.diag, diag_sol,
-           ("Compare a row index with a column index: where are they equal?",
+           ("Compare a column of indices ([i, 1]) with a row of indices ([1, i]): broadcasting "
+           "makes an [i, i] bool matrix; where is it true?",
             "Zero everything off the diagonal with mask_fill, then sum each row: sum_dim keeps the dim.")),
     Puzzle("eye", "eye(a: [i]) -> [i, i]", "The identity matrix with as many rows as `a` has elements.",
            (), ("a",), vector_cases(), lambda a: torch.eye(a.shape[0]), eye_sol,
@@ -406,15 +407,18 @@ PUZZLES: dict[str, Puzzle] = {p.name: p for p in [
             "A bool tensor becomes 0.0 and 1.0 with .float().")),
     Puzzle("triu", "triu(a: [i, j]) -> [i, j]", "`a` with every element below the diagonal set to 0.",
            (), ("a",), _matrix(), torch.triu, triu_sol,
-           ("An element is below the diagonal when its row index is larger than its column index.",
+           ("An element is below the diagonal when its row index is larger than its column "
+           "index: compare a column of row indices with a row of column indices.",
             "mask_fill(mask, 0.0) writes 0 where the mask is true.")),
     Puzzle("cumsum", "cumsum(a: [i]) -> [i]", "Running sums: `out[k] = a[0] + ... + a[k]`.", _MATMUL,
            ("a",), vector_cases(), lambda a: torch.cumsum(a, 0), cumsum_sol,
-           ("Which a[m] reach out[k]? Those with m <= k: that is a triangular matrix.",
+           ("Which a[m] reach out[k]? Those with m <= k: a column of m compared with a row "
+           "of k is a triangular matrix.",
             "Row a as [1, i], times the [i, i] matrix of (m <= k) as floats.")),
     Puzzle("diff", "diff(a: [i]) -> [i]", "`out[0] = a[0]`, `out[k] = a[k] - a[k-1]`.", _MATMUL,
            ("a",), vector_cases(), _t_diff, diff_sol,
-           ("Write the matrix M with out = a @ M: two diagonals.",
+           ("Write the matrix M with out = a @ M: two diagonals, each a column of m compared "
+           "with a row of k.",
             "M[m, k] is 1 when m == k and -1 when m + 1 == k.")),
     Puzzle("vstack", "vstack(a: [i], b: [i]) -> [2, i]", "`a` above `b`.", (), ("a", "b"),
            _two_vecs(True), lambda a, b: torch.stack([a, b]), vstack_sol,
@@ -456,7 +460,8 @@ PUZZLES: dict[str, Puzzle] = {p.name: p for p in [
             "values as [1, i] @ (link column == bins row).float() is [1, j].")),
     Puzzle("pad_to", "pad_to(a: [i], j: int) -> [j]", "`a` cut to `j` elements or padded with 0s.",
            _MATMUL, ("a", "j"), _cases_with(lambda n, m: {"a": _floats([n]), "j": st.just(m)}),
-           _t_pad_to, pad_to_sol, ("Element m goes to place k when m == k: an [i, j] matrix.",
+           _t_pad_to, pad_to_sol, ("Element m goes to place k when m == k: a column of m against a row of k is an "
+           "[i, j] matrix.",
                                    "a as [1, i] @ that matrix as floats is [1, j]: cut and padded at once.")),
     Puzzle("compress", "compress(g: [i] bool, v: [i]) -> [i]",
            "The `v[m]` with `g[m]` true, moved to the front in order; zeros after them.", _MATMUL,

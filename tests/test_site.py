@@ -289,8 +289,11 @@ def test_chapter_executes(docname: str, book_build):
 def first_solution_answer(built: Path, docname: str) -> str:
     """The value glued into the chapter's first solution, as the build measured it."""
     source = chapter_path(docname).read_text(encoding="utf-8")
-    block = source[source.index("```{solution}"):]
-    name = re.search(r"\{glue:text\}`([\w]+)", block[: block.index("\n```")]).group(1)
+    start = re.search(r"```\{solution(?:-start)?\}", source)  # a plain or a gated solution
+    block = source[start.start():]
+    end = block.index("```{solution-end}") if "-start}" in start.group(0) else (
+        block.index("\n```", 3))
+    name = re.search(r"\{glue:text\}`([\w]+)", block[:end]).group(1)
     glued = json.loads((built / "_build" / "jupyter_execute" / f"{docname}.glue.json").read_text())
     return glued[name]["data"]["text/plain"].strip("'\"")
 

@@ -1,0 +1,46 @@
+"""The fusion chapter's burn-score exercise (:mod:`minidl_book.burn_pick`): with ``p``
+held both fusers score 310 and burn's strict ``>`` keeps the element-wise fuser, offered
+first (plan 1), where the greedy search runs the longer reduce block; with ``p`` dropped the
+reduce kernel saves its write and wins, 410 to 310. The checker reads the plan named first
+and refuses hedges, negations and the other plan however written."""
+
+from __future__ import annotations
+
+import pytest
+
+from minidl_book.burn_pick import burn_pick, pick_said, scores, side_by_side
+
+
+def test_scores_tie_when_p_is_held():
+    held, dropped = scores(True), scores(False)
+    assert (held.elementwise, held.reduce) == (310, 310)
+    assert held.burn == "elementwise 2 | B 1" and held.greedy == "reduce 3"
+    assert (dropped.elementwise, dropped.reduce) == (310, 410)
+    assert dropped.burn == dropped.greedy == "reduce 3"
+    assert burn_pick() == 1
+
+
+def test_side_by_side_fits_and_names_both_streams():
+    table = side_by_side()
+    assert all(len(line) <= 88 for line in table.splitlines())
+    assert "p held" in table and "p dropped" in table and "elementwise 2" not in table
+
+
+@pytest.mark.parametrize("right", [
+    1, "1", "plan 1", "(1)", "Plan 1 (a tie)", "one", "the first", "element-wise",
+    "elementwise: both score 310", "the element-wise plan, because p is written anyway",
+    "1: a tie, and element-wise is offered first", "(1) element-wise, sum alone"])
+def test_accepts_plan_one_written_differently(right):
+    assert pick_said(right, 1), right
+
+
+@pytest.mark.parametrize("wrong", [
+    2, True, 1.5, "2", "plan 2", "(2)", "two", "second", "reduce",
+    "the reduce kernel: it takes more ops", "1 or 2", "element-wise or reduce", "both",
+    "either", "neither", "not 1", "not element-wise", "it isn't the reduce", ""])
+def test_refuses_plausible_wrong_answers(wrong):
+    assert not pick_said(wrong, 1), wrong
+
+
+def test_reads_plan_two_when_it_is_the_truth():
+    assert pick_said("reduce", 2) and pick_said("(2)", 2) and not pick_said("1", 2)

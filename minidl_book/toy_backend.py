@@ -8,8 +8,9 @@ elements). :func:`assembled` writes the layout ops with the reader's functions:
 ``values`` (read by ``float_into_data``) runs ``read_view``, ``float_reshape`` asks
 ``reshape_strides`` for a view (and copies when it says ``None``), ``float_expand`` takes
 ``broadcast_strides``, ``zip`` (the four element-wise ops) runs ``zip_op`` and writes its
-values into a new buffer, ``reduce`` (``float_sum_dim``, ``float_max_dim``) runs
-``reduce_dim`` likewise, and ``log_softmax`` is the reader's protocol default.
+values into a new buffer (into the lhs's, by burn-flex's rule, when the lhs was handed over
+with :func:`~minidl_book.toy_ownership.moved`), ``reduce`` (``float_sum_dim``,
+``float_max_dim``) runs ``reduce_dim`` into a new buffer, and ``log_softmax`` is the reader's protocol default.
 :class:`StridedBase` holds the rest: new buffers, ``float_permute`` and
 ``float_swap_dims`` (the same strides, reordered), ``float_add``/``sub``/``mul``/``div`` as
 calls of ``zip``, ``float_sum_dim``/``float_max_dim`` as calls of ``reduce``, and
@@ -41,6 +42,7 @@ from minidl_book import (
     build_view,
     build_zip,
 )
+from minidl_book.toy_ownership import taken, writes_in_place
 
 __all__ = ["REFERENCES", "Strided", "StridedBase", "assemble", "assembled", "layouts",
            "ran_summary", "row_strides", "with_fallback", "yours_or_reference"]
@@ -214,8 +216,12 @@ def assembled(read_view, reshape_strides, broadcast_strides, zip_op, reduce_dim,
             strides = broadcast_strides(t.shape, t.strides, tuple(shape))
             return Strided(t.buffer, t.offset, tuple(shape), strides)
 
-        def zip(cls, fn, lhs, rhs):
-            shape, values = zip_op(fn, lhs, rhs)
+        def zip(cls, fn, lhs, rhs):  # into a moved lhs's buffer when burn-flex would
+            given, lhs = lhs, taken(lhs)
+            shape, values = zip_op(fn, lhs, taken(rhs))
+            if writes_in_place(given, shape):
+                lhs.buffer[:len(values)] = values
+                return lhs
             return Strided(np.array(values, np.float32), 0, shape, row_strides(shape))
 
         def reduce(cls, fn, t, dim):

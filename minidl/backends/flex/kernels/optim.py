@@ -22,14 +22,18 @@ CHUNK = 256  # elements per pass of adam_kernel (3 local buffers of 1 KiB in flo
 
 
 @njit(**JIT_EW)
-def adam_kernel(param, grad, m1, m2, new_param, new_m1, new_m2, scalars, first):
-    """The Adam update over flat arrays of one dtype. ``scalars`` holds, in that dtype, ``lr``,
-    ``b1``, ``b2``, ``1 - b1``, ``1 - b2`` (each rounded once, as the tensor ops' scalars are),
-    ``eps`` and the corrections ``c1``, ``c2`` (one array: numba reads an array's type at
-    once, where each NumPy scalar argument costs microseconds); ``first`` ignores
-    ``m1``/``m2`` (zero moments: the first step's ``g * (1 - b1)``)."""
-    lr, b1, b2, d1, d2, eps, c1, c2 = (scalars[0], scalars[1], scalars[2], scalars[3], scalars[4],
-                                       scalars[5], scalars[6], scalars[7])
+def adam_kernel(param, grad, m1, m2, new_param, new_m1, new_m2, lr, b1, b2, eps, c1, c2, first):
+    """The Adam update over C-contiguous arrays of one dtype and size (any rank: read flat).
+    The scalars come as Python floats and are rounded to that dtype here, each once, as the
+    tensor ops' scalars are (``1 - b1``, ``1 - b2`` taken in float64 first): Python floats
+    are the cheapest arguments numba reads, where an array of them cost a NumPy call per step
+    and each NumPy scalar argument microseconds. ``first`` ignores ``m1``/``m2`` (zero
+    moments: the first step's ``g * (1 - b1)``)."""
+    dt = np.empty(8, new_m1.dtype)  # each scalar stored in the dtype: the same rounding as NumPy's
+    dt[0], dt[1], dt[2], dt[3], dt[4], dt[5], dt[6], dt[7] = lr, b1, b2, 1.0 - b1, 1.0 - b2, eps, c1, c2
+    lr, b1, b2, d1, d2, eps, c1, c2 = dt[0], dt[1], dt[2], dt[3], dt[4], dt[5], dt[6], dt[7]
+    param, grad, m1, m2 = param.ravel(), grad.ravel(), m1.ravel(), m2.ravel()  # views: C layout
+    new_param, new_m1, new_m2 = new_param.ravel(), new_m1.ravel(), new_m2.ravel()
     # Chunks computed into local buffers, then stored: an output may be its own input (a
     # captured step updates in place), and LLVM's vector loop checks that inputs and outputs
     # do not overlap, running its scalar loop when they do (4x slower, one AVX-512 core).
@@ -73,20 +77,33 @@ def adam_step(param: np.ndarray, grad: np.ndarray, moment_1: np.ndarray | None,
     ``outs``: per result, a C-contiguous array of ``param``'s shape and dtype to write it into
     instead (``None``: a new one); it may be that result's own input (``param`` for the new
     parameter, a moment for its new value), which the kernel reads at element i before writing
-    element i: a captured step updates its carried state in place."""
+    element i: a captured step updates its carried state in place.
+
+    Called once per parameter and step (12 times in the training chapter's CNN step), so the
+    arrays go to the kernel as they are when they already are C-contiguous in ``param``'s
+    dtype (the usual case), and the kernel reads them flat itself (a ``reshape`` each cost
+    more than the update of a bias)."""
     dtype = param.dtype
-    p, g = np.ascontiguousarray(param).reshape(-1), np.ascontiguousarray(grad, dtype).reshape(-1)
+    p, g = _operand(param, dtype), _operand(grad, dtype)
     first = moment_1 is None
     m1 = m2 = p  # never read at the first step
     if not first:
-        m1 = np.ascontiguousarray(moment_1, dtype).reshape(-1)
-        m2 = np.ascontiguousarray(moment_2, dtype).reshape(-1)
-    outs = outs or (None, None, None)
-    new, new_m1, new_m2 = (np.empty(param.shape, dtype) if o is None else _out(o, param) for o in outs)
-    scalars = np.array([float(lr), float(beta_1), float(beta_2), 1.0 - float(beta_1), 1.0 - float(beta_2),
-                        float(epsilon), float(correction_1), float(correction_2)], dtype)
-    adam_kernel(p, g, m1, m2, new.reshape(-1), new_m1.reshape(-1), new_m2.reshape(-1), scalars, first)
+        m1, m2 = _operand(moment_1, dtype), _operand(moment_2, dtype)
+    shape = param.shape
+    if outs is None:
+        new, new_m1, new_m2 = np.empty(shape, dtype), np.empty(shape, dtype), np.empty(shape, dtype)
+    else:
+        new, new_m1, new_m2 = (np.empty(shape, dtype) if o is None else _out(o, param) for o in outs)
+    adam_kernel(p, g, m1, m2, new, new_m1, new_m2, float(lr), float(beta_1), float(beta_2),
+                float(epsilon), float(correction_1), float(correction_2), first)
     return new, new_m1, new_m2
+
+
+def _operand(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """``x`` C-contiguous in ``dtype``: itself when it already is (no call into NumPy)."""
+    if x.dtype is dtype and x.flags.c_contiguous:
+        return x
+    return np.ascontiguousarray(x, dtype)
 
 
 def _out(out: np.ndarray, param: np.ndarray) -> np.ndarray:

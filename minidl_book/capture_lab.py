@@ -195,13 +195,11 @@ def draw_buffers():
 
 
 _LINE = re.compile(r"^\s+t(\d+) = c\d+\((.*)\)\s+#\s*(\w+)")
-_ROWS = (("in", "input (batch)", "#1f4e8c"), ("s", "scalar input (lr)", "#7b4fa0"),
-         ("st", "carried state", "#2a6e2a"), ("c", "constant array", "#b07a1a"),
-         ("t", "temporary", "#888888"))
 
 
 def program_reads(program_text: str, namespace: dict | None = None) -> list[dict]:
-    """Per backend call of a captured program: its op, the kinds of array it reads
+    """Per backend call of a captured program: its number ``k`` (its result ``tk``), its
+    op, the kinds of array it reads
     (``in``, ``s``, ``st``, ``c``, ``t``) and the state buffer it writes in place, if any.
     With the program's ``namespace``, a ``c`` argument counts as a constant only when it
     holds an array (a dtype or a device passed to ``float_ones`` is not one)."""
@@ -220,7 +218,8 @@ def program_reads(program_text: str, namespace: dict | None = None) -> list[dict
         kinds = {re.match(r"[a-z]+", tok).group() for tok in
                  re.findall(r"\b(?:in|st|s|c|t)\d+\b", args)
                  if not tok.startswith("c") or is_array(tok)}
-        calls.append({"op": op, "reads": kinds, "writes": out.group(1) if out else None})
+        calls.append({"k": int(found.group(1)), "op": op, "reads": kinds,
+                      "writes": out.group(1) if out else None})
     return calls
 
 
@@ -230,16 +229,13 @@ _CALL = re.compile(r"^(\s+)t(\d+) = (c\d+)\((.*?)\)\s+#\s*(\w+)(.*)$")
 def listing(graph) -> str:
     """``graph.program_text`` made readable, nothing else changed: each kernel slot ``c…``
     shown by its kernel's name, a held value by what it is for (``ones_dtype``: the dtype
-    ``float_ones`` is given), results ``t0, t1, ...`` numbered by line (the program skips
-    the numbers of queries, which make no array), so ``tk`` is call ``k``."""
+    ``float_ones`` is given). Results keep the program's numbers: ``tk`` is call ``k`` of
+    the recorded run, the number capture's and verify's messages give (``call 46``); a
+    query (``float_device``) makes no array, so its number has no line."""
     import numpy as np
 
     namespace = graph.program.namespace
-    lines, renumber = graph.program_text.splitlines(), {}
-    for line in lines:
-        found = _CALL.match(line)
-        if found:
-            renumber[found.group(2)] = str(len(renumber))
+    lines = graph.program_text.splitlines()
 
     def value_name(token: str, op: str) -> str:
         value = namespace.get(token)
@@ -248,61 +244,19 @@ def listing(graph) -> str:
         kind = "dtype" if "DType" in type(value).__name__ else type(value).__name__.lower()
         return f"{op.removeprefix('float_').removeprefix('int_')}_{kind}"
 
-    def results(text: str) -> str:
-        return re.sub(r"\bt(\d+)\b", lambda m: "t" + renumber.get(m.group(1), m.group(1)),
-                      text)
-
     out = []
     for line in lines:
         found = _CALL.match(line)
         if not found:
-            out.append(results(line))
+            out.append(line)
             continue
         pad, t, slot, args, op, rest = found.groups()
         fn = namespace[slot]
         name = f"np.{fn.__name__}" if isinstance(fn, np.ufunc) else op
-        args = re.sub(r"\bc\d+\b", lambda m, op=op: value_name(m.group(), op), results(args))
+        args = re.sub(r"\bc\d+\b", lambda m, op=op: value_name(m.group(), op), args)
         note = f"  # {op}, in place" if "in place" in rest else ""
-        out.append(f"{pad}t{renumber[t]} = {name}({args}){note}")
+        out.append(f"{pad}t{t} = {name}({args}){note}")
     return "\n".join(out)
-
-
-def draw_program_strip(graph):
-    """A captured program as a strip, one column per backend call: which kinds of array
-    each call reads, and where it writes a state buffer in place; the forward pass,
-    backward pass and update shaded."""
-    import matplotlib.pyplot as plt
-
-    calls = program_reads(graph.program_text, graph.program.namespace)
-    first_backward = next(i for i, c in enumerate(calls) if c["op"] in ("float_ones",))
-    first_update = next(i for i, c in enumerate(calls) if "s" in c["reads"])
-    rows = [r for r in _ROWS if any(r[0] in c["reads"] for c in calls)]  # kinds it reads
-    fig, ax = plt.subplots(figsize=(7.5, 0.5 + 0.4 * len(rows)))
-    for lo, hi, name, shade in ((0, first_backward, "forward", "#eef3fa"),
-                                (first_backward, first_update, "backward", "#f7f1e6"),
-                                (first_update, len(calls), "update", "#eaf4ea")):
-        ax.axvspan(lo - 0.5, hi - 0.5, color=shade, zorder=0)
-        ax.text((lo + hi - 1) / 2, len(rows) - 0.35, name, ha="center", fontsize=9)
-    for row, (kind, label, color) in enumerate(rows):
-        y = len(rows) - 1 - row
-        xs = [i for i, c in enumerate(calls) if kind in c["reads"]]
-        ax.scatter(xs, [y] * len(xs), s=14, color=color, zorder=2)
-        ax.text(-1.2, y, label, ha="right", va="center", fontsize=8.5, color=color)
-    writes = [i for i, c in enumerate(calls) if c["writes"]]
-    state_y = len(rows) - 1 - [r[0] for r in rows].index("st")
-    ax.scatter(writes, [state_y + 0.35] * len(writes), marker="v", s=36, color="#c0392b",
-               zorder=3)
-    ax.text(writes[0] - 0.8, state_y + 0.6, "out=st… (in place)", ha="right", fontsize=8,
-            color="#c0392b")
-    ax.set_xlim(-0.8, len(calls) - 0.2)
-    ax.set_ylim(-0.6, len(rows) - 0.1)
-    ax.set_yticks([])
-    ax.set_xlabel(f"call k of the listing (its result: tk), {len(calls)} calls", fontsize=9)
-    ax.tick_params(axis="x", labelsize=8)
-    for side in ("top", "right", "left"):
-        ax.spines[side].set_visible(False)
-    fig.tight_layout()
-    return fig
 
 
 def unchecked_replay(graph, *args):

@@ -703,12 +703,60 @@ def draw_result_buckets(result):
     return fig
 
 
+def _box(text: str, face: str = "#eef2fa", edge: str = "#555555", title: str = ""):
+    """A box of :func:`_box_rows`: ``text`` centred, or under a bold monospace ``title``."""
+    import matplotlib.pyplot as plt
+
+    def draw(ax, x: float, y: float, w: float, h: float) -> None:
+        ax.add_patch(plt.Rectangle((x, y), w, h, fc=face, ec=edge, lw=1.0))
+        if title:
+            ax.text(x + w / 2, y + 0.72, title, ha="center", va="center", fontsize=10,
+                    weight="bold", family="monospace")
+            ax.text(x + w / 2, y + 0.33, text, ha="center", va="center", fontsize=9)
+        else:
+            ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=9.5)
+    return draw
+
+
+def _outcome(text: str):
+    """The last item of a :func:`_box_rows` row: ``text`` in a rounded label."""
+    def draw(ax, x: float, y: float, w: float, h: float) -> None:
+        ax.text(x + w / 2, y + h / 2, text, ha="center", va="center", fontsize=9.5,
+                bbox={"boxstyle": "round", "fc": "white", "ec": "#555555"})
+    return draw
+
+
+def _box_rows(rows: list[tuple[str, list]], xs: list[float], widths: list[float],
+              height: float, pitch: float, label_size: float, figsize: tuple[float, float],
+              xmax: float, top: float, base: float):
+    """Rows of boxes joined by arrows, each row led by its bold label: ``rows`` is
+    ``[(label, [draw(ax, x, y, w, h), ...])]`` (:func:`_box`, :func:`_outcome`); the rows
+    are ``pitch`` apart from ``base``, the figure ``xmax`` wide and ``top`` above the last."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=figsize, dpi=100)
+    fig.subplots_adjust(left=0.0, right=1.0, bottom=0.0, top=1.0)
+    for r, (label, boxes) in enumerate(rows):
+        y = (len(rows) - 1 - r) * pitch + base
+        ax.text(0.02, y + height / 2, label, ha="left", va="center", fontsize=label_size,
+                weight="bold")
+        for c, draw in enumerate(boxes):
+            draw(ax, xs[c], y, widths[c], height)
+            if c:
+                ax.annotate("", (xs[c], y + height / 2),
+                            (xs[c - 1] + widths[c - 1], y + height / 2),
+                            arrowprops={"arrowstyle": "->", "color": "#555555"})
+    ax.set_xlim(0, xmax)
+    ax.set_ylim(0, len(rows) * pitch + top)
+    ax.axis("off")
+    plt.close(fig)
+    return fig
+
+
 def draw_col_trap(refusal: str, forward_error: str, square_diff: float):
     """The LinearLayout.Col trap as three rows of boxes: PyTorch's ``[out, in]`` weight, the
     adapter's transpose, the Col slot (lazy non-square, read non-square, square) and what
     happens; ``refusal`` and ``forward_error`` are the real messages, shortened to fit."""
-    import matplotlib.pyplot as plt
-
     file = "fc.pt: W {}\n(PyTorch [out, in])"
     adapt = "adapter\ntransposes:\nWᵀ {}"
     rows = [
@@ -725,35 +773,17 @@ def draw_col_trap(refusal: str, forward_error: str, square_diff: float):
           "[3, 3] fits:\npasses; load\ntransposes → W"],
          f"loads, runs x · W:\nwrong numbers, silently\n(max|diff| {square_diff:.2f})"),
     ]
-    fig, ax = plt.subplots(figsize=(7.5, 3.6), dpi=100)
-    fig.subplots_adjust(left=0.0, right=1.0, bottom=0.0, top=1.0)
-    xs, w, h = [1.2, 3.1, 5.0, 6.95], [1.75, 1.75, 1.8, 2.35], 0.92
-    for r, (label, boxes, outcome) in enumerate(rows):
-        y = (len(rows) - 1 - r) * 1.1 + 0.08
-        ax.text(0.02, y + h / 2, label, ha="left", va="center", fontsize=9, weight="bold")
-        for c, text in enumerate(boxes + [outcome]):
-            last = c == len(boxes)
-            ax.add_patch(plt.Rectangle((xs[c], y), w[c], h, ec="#c0392b" if last
-                                       else "#555555", fc="#fde2e2" if last else "#eef2fa",
-                                       lw=1.0))
-            ax.text(xs[c] + w[c] / 2, y + h / 2, text, ha="center", va="center",
-                    fontsize=9.5)
-            if c:
-                ax.annotate("", (xs[c], y + h / 2), (xs[c - 1] + w[c - 1], y + h / 2),
-                            arrowprops=dict(arrowstyle="->", color="#555555"))
-    ax.set_xlim(0, 9.35)
-    ax.set_ylim(0, len(rows) * 1.1 + 0.02)
-    ax.axis("off")
-    plt.close(fig)
-    return fig
+    return _box_rows(
+        [(label, [_box(text) for text in boxes] + [_box(outcome, "#fde2e2", "#c0392b")])
+         for label, boxes, outcome in rows],
+        xs=[1.2, 3.1, 5.0, 6.95], widths=[1.75, 1.75, 1.8, 2.35], height=0.92, pitch=1.1,
+        label_size=9, figsize=(7.5, 3.6), xmax=9.35, top=0.02, base=0.08)
 
 
 def draw_check_then_build(minidl_replaced: int, burn_replaced: int, total: int):
     """Two pipelines for one failing load: minidl's plan → check → build a new module, and
     burn-store's apply → write back → validate; each ends with how many of the caller's
     ``total`` tensors the failed load replaced (measured live by the caller)."""
-    import matplotlib.pyplot as plt
-
     rows = [
         ("minidl",
          [("plan", "match, adapt,\nlist every tensor", "#eef2fa"),
@@ -766,24 +796,8 @@ def draw_check_then_build(minidl_replaced: int, burn_replaced: int, total: int):
           ("validate", "problems:\nErr, afterwards", "#fff3d6")],
          f"caller's module:\n{burn_replaced} of {total} replaced"),
     ]
-    fig, ax = plt.subplots(figsize=(7.5, 2.6), dpi=100)
-    fig.subplots_adjust(left=0.0, right=1.0, bottom=0.0, top=1.0)
-    xs, w, h = [1.15, 2.95, 4.75, 6.6], [1.6, 1.6, 1.6, 1.75], 0.95
-    for r, (label, boxes, outcome) in enumerate(rows):
-        y = (len(rows) - 1 - r) * 1.25 + 0.1
-        ax.text(0.02, y + h / 2, label, ha="left", va="center", fontsize=10, weight="bold")
-        for c, (name, what, color) in enumerate(boxes):
-            ax.add_patch(plt.Rectangle((xs[c], y), w[c], h, fc=color, ec="#555555"))
-            ax.text(xs[c] + w[c] / 2, y + 0.72, name, ha="center", va="center",
-                    fontsize=10, weight="bold", family="monospace")
-            ax.text(xs[c] + w[c] / 2, y + 0.33, what, ha="center", va="center", fontsize=9)
-        ax.text(xs[3] + w[3] / 2, y + h / 2, outcome, ha="center", va="center", fontsize=9.5,
-                bbox={"boxstyle": "round", "fc": "white", "ec": "#555555"})
-        for c in range(1, 4):
-            ax.annotate("", (xs[c], y + h / 2), (xs[c - 1] + w[c - 1], y + h / 2),
-                        arrowprops={"arrowstyle": "->", "color": "#555555"})
-    ax.set_xlim(0, 8.4)
-    ax.set_ylim(0, len(rows) * 1.25 + 0.05)
-    ax.axis("off")
-    plt.close(fig)
-    return fig
+    return _box_rows(
+        [(label, [_box(what, color, title=name) for name, what, color in boxes]
+          + [_outcome(outcome)]) for label, boxes, outcome in rows],
+        xs=[1.15, 2.95, 4.75, 6.6], widths=[1.6, 1.6, 1.6, 1.75], height=0.95, pitch=1.25,
+        label_size=10, figsize=(7.5, 2.6), xmax=8.4, top=0.05, base=0.1)

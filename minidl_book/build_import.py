@@ -7,7 +7,9 @@ Its model names its body by position inside nested ``nn.Sequential``s (``feature
 training, and a ``classifier`` for more classes than the minidl model's. The reader writes
 ``import_pretrained(store, model)``, returning ``(model, left_out)``: the module with the
 body loaded and the head left at its init, and the names of the module's tensors the load
-left out (read from the ``ApplyResult``).
+left out (read from the ``ApplyResult``). The checker's ``Classifier`` names its head
+``classifier``, ``head`` or ``out`` (:data:`HEADS`): a ``left_out`` typed in as
+``["classifier.weight", "classifier.bias"]`` fails on the others.
 
 The checker draws the target's params before the load (so "left at its init" is a byte
 comparison), compares the body's output with PyTorch's, and gives each slip its own hint:
@@ -35,10 +37,11 @@ from minidl_book.build_check import BuildExercise, Reference
 from minidl_book.cause_hints import CauseHints
 from minidl_book.strategies import float32_arrays
 
-__all__ = ["PLANTED", "Classifier", "TorchClassifier", "exercise", "import_pretrained",
-           "checkpoint"]
+__all__ = ["HEADS", "PLANTED", "Classifier", "TorchClassifier", "exercise",
+           "import_pretrained", "checkpoint"]
 
-HEAD = ("classifier.bias", "classifier.weight")
+#: the names the checker gives the minidl model's head (the file's is always ``classifier``)
+HEADS = ("classifier", "head", "out")
 #: the minidl body layer → the PyTorch layer whose tensors it should hold
 BODY = {"fc1": "features.0.0", "fc2": "features.1.0", "norm": "features.1.1"}
 
@@ -60,19 +63,22 @@ class TorchClassifier(torch.nn.Module):
 
 
 class Classifier(Module):
-    """The minidl side: ``fc1`` → relu → ``fc2`` → ``norm`` → relu, then ``classifier``."""
+    """The minidl side: ``fc1`` → relu → ``fc2`` → ``norm`` → relu, then the head, the field
+    whose name ``head`` gives (``"classifier"`` by default)."""
 
-    def __init__(self, device: Device, d_input: int, d_hidden: int, classes: int):
+    def __init__(self, device: Device, d_input: int, d_hidden: int, classes: int,
+                 head: str = "classifier"):
         self.fc1 = LinearConfig(d_input, d_hidden).init(device)
         self.fc2 = LinearConfig(d_hidden, d_hidden).init(device)
         self.norm = LayerNormConfig(d_hidden).init(device)
-        self.classifier = LinearConfig(d_hidden, classes).init(device)
+        setattr(self, head, LinearConfig(d_hidden, classes).init(device))
+        self._head = head  # a constant, not a field: "_" names are left out
 
     def features(self, x: Tensor) -> Tensor:
         return functional.relu(self.norm(self.fc2(functional.relu(self.fc1(x)))))
 
     def forward(self, x: Tensor) -> Tensor:
-        return self.classifier(self.features(x))
+        return getattr(self, self._head)(self.features(x))
 
 
 def checkpoint(d_input: int = 3, d_hidden: int = 4, classes: int = 10,
@@ -204,33 +210,42 @@ PLANTED = {
 
 
 # ----- the checker ----------------------------------------------------------------------------
+def _about(d_in: int, d_hidden: int, classes: int, extra: int, seed: int, head: str) -> str:
+    return (f"checkpoint of TorchClassifier({d_in}, {d_hidden}, {classes + extra}) after one "
+            f"Adam step (torch.manual_seed({seed})); target Classifier({d_in}, {d_hidden}, "
+            f"{classes}, head={head!r})")
+
+
 def _cases() -> st.SearchStrategy:
     arrays = float32_arrays(3)
 
-    def case(n, d_in, d_hidden, classes, extra, seed):
+    def case(n, d_in, d_hidden, classes, extra, seed, head):
         torch_model, saved = checkpoint(d_in, d_hidden, classes + extra, seed)
-        about = (f"checkpoint of TorchClassifier({d_in}, {d_hidden}, {classes + extra}) after "
-                 f"one Adam step (torch.manual_seed({seed})); target Classifier({d_in}, "
-                 f"{d_hidden}, {classes})")
+        about = _about(d_in, d_hidden, classes, extra, seed, head)
         return st.fixed_dictionaries({
             "model": st.just(about), "x": arrays(n, d_in), "_torch": st.just(torch_model),
-            "_saved": st.just(saved), "_dims": st.just((d_in, d_hidden, classes))})
+            "_saved": st.just(saved), "_dims": st.just((d_in, d_hidden, classes)),
+            "_head": st.just(head)})
 
     dims = st.tuples(st.integers(1, 3), st.integers(1, 4), st.integers(2, 4), st.integers(2, 4),
-                     st.integers(1, 3), st.integers(0, 1000))
+                     st.integers(1, 3), st.integers(0, 1000), st.sampled_from(HEADS))
     return dims.flatmap(lambda d: case(*d))
 
 
-def _fixed_case() -> dict:
-    """A case always tried first: every planted slip fails on it whatever hypothesis draws."""
+def _fixed_case(head: str = "classifier") -> dict:
+    """A case always tried first: every planted slip fails on the first whatever hypothesis
+    draws; a head not named like the file's fails a ``left_out`` typed in."""
     d_in, d_hidden, classes, extra, seed = 3, 4, 3, 2, 0
     torch_model, saved = checkpoint(d_in, d_hidden, classes + extra, seed)
-    about = (f"checkpoint of TorchClassifier({d_in}, {d_hidden}, {classes + extra}) after one "
-             f"Adam step (torch.manual_seed({seed})); target Classifier({d_in}, {d_hidden}, "
-             f"{classes})")
     x = np.random.default_rng(0).normal(size=(2, d_in)).astype(np.float32)
-    return {"model": about, "x": x, "_torch": torch_model, "_saved": saved,
-            "_dims": (d_in, d_hidden, classes)}
+    return {"model": _about(d_in, d_hidden, classes, extra, seed, head), "x": x,
+            "_torch": torch_model, "_saved": saved, "_dims": (d_in, d_hidden, classes),
+            "_head": head}
+
+
+def _head(case: dict) -> tuple[str, str]:
+    """The target's head tensors: ``(f"{head}.bias", f"{head}.weight")``."""
+    return (f"{case['_head']}.bias", f"{case['_head']}.weight")
 
 
 def _arrays(module: Module) -> dict[str, np.ndarray]:
@@ -242,7 +257,7 @@ def import_run(solution, case: dict) -> dict:
     its init), hand both to the solution, and run the returned module's body."""
     dev = Device.flex()
     dev.seed(0)
-    target = Classifier(dev, *case["_dims"])
+    target = Classifier(dev, *case["_dims"], head=case["_head"])
     before = _arrays(target)  # reading draws: "at its init" is now a byte comparison
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "checkpoint.pt"
@@ -303,7 +318,7 @@ def _wrong_layers(solution, case, outputs, watch) -> str | None:
 
 def _body_loaded(solution, case, outputs, watch) -> str | None:
     before, after = outputs["_before"], outputs["_after"]
-    kept = [p for p in before if not p.startswith("classifier.")
+    kept = [p for p in before if not p.startswith(case["_head"] + ".")
             and np.array_equal(before[p], after[p])]
     if not kept:
         return None
@@ -332,7 +347,7 @@ def _body_loaded(solution, case, outputs, watch) -> str | None:
 
 def _head_kept(solution, case, outputs, watch) -> str | None:
     before, after = outputs["_before"], outputs["_after"]
-    changed = [p for p in HEAD if not np.array_equal(before[p], after[p])]
+    changed = [p for p in _head(case) if not np.array_equal(before[p], after[p])]
     if changed:
         return (f"The head was loaded: {', '.join(changed)} changed. The new task's "
                 "classifier must keep its init.")
@@ -345,9 +360,9 @@ def _left_out_named(solution, case, outputs, watch) -> str | None:
         names = sorted(str(n) for n in left_out)
     except TypeError:
         names = None
-    if names == sorted(HEAD) and not isinstance(left_out, str):
+    if names == sorted(_head(case)) and not isinstance(left_out, str):
         return None
-    return (f"left_out is {left_out!r}; the load left {list(HEAD)} at their init (the "
+    return (f"left_out is {left_out!r}; the load left {list(_head(case))} at their init (the "
             "module's tensors the file did not fill), and nothing else.")
 
 
@@ -442,10 +457,10 @@ def exercise(max_examples: int = 6) -> BuildExercise:
         references=[Reference("PyTorch", _torch_body, rtol=1e-5, atol=1e-5)],
         checks=[_returns_pair, _wrong_layers, _body_loaded, _head_kept, _left_out_named],
         hints=["print(store.keys()) shows the file's names; the module's are fc1.weight, "
-               "fc1.bias, fc2.*, norm.gamma, norm.beta, classifier.*."],
+               "fc1.bias, fc2.*, norm.gamma, norm.beta and the head's (classifier.* here)."],
         causes=[(name, test, HINTS[name]) for name, test in _CAUSES],
         reference_solution=import_pretrained,
-        examples=[_fixed_case()],
+        examples=[_fixed_case(), _fixed_case("out")],
         max_examples=max_examples,
         order=("model", "x"),
     )

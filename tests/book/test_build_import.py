@@ -99,3 +99,31 @@ def test_a_missing_rule_is_named_by_the_file_keys_it_never_matched():
     assert "features.1.1.bias, features.1.1.weight to norm" in verdict.text
     assert "did not change" not in verdict.text
     assert "NEW store" not in verdict.render()
+
+
+def test_a_left_out_typed_in_fails_on_another_head_name():
+    """The checker's Classifier names its head classifier, head or out: a left_out typed in
+    as the page's names (with the load right) passes the first fixed case and fails the
+    next, whose verdict names the head's own tensors."""
+    def typed_in(store, model):
+        store = (store.with_top_level_key("state_dict")
+                 .with_key_remapping(r"^features\.0\.0\.(.*)$", "fc1.$1")
+                 .with_key_remapping(r"^features\.1\.0\.(.*)$", "fc2.$1")
+                 .with_key_remapping(r"^features\.1\.1\.(.*)$", "norm.$1")
+                 .allow_partial(True).validate(False))
+        model, _ = store.apply_to(model)
+        return model, ["classifier.weight", "classifier.bias"]
+
+    assert bi.exercise(0).examples[0]["_head"] == "classifier"
+    ex = bi.exercise(0)
+    verdict = ex.find_failure(typed_in)
+    assert verdict is not None and ex.cause == "left_out", verdict.render()
+    assert "['out.bias', 'out.weight']" in verdict.text and "head='out'" in verdict.inputs
+    assert {case["_head"] for case in bi.exercise(0).examples} == {"classifier", "out"}
+
+
+@pytest.mark.parametrize("head", bi.HEADS)
+def test_the_reference_passes_whatever_the_head_is_named(head):
+    ex = bi.exercise(0)
+    ex.examples = [bi._fixed_case(head)]
+    assert ex.find_failure(bi.import_pretrained) is None

@@ -1,0 +1,501 @@
+"""Build exercise of the storing-and-loading chapter: the safe unpickler of a ``.pt`` file.
+
+The reader writes ``SafeUnpickler``, a :class:`pickle.Unpickler` for the ``data.pkl`` of a
+``torch.save``d archive, with the two pieces that make it safe and right (minidl's
+``minidl/store/torch_pickle.py``, which mirrors burn-store's ``pytorch/pickle_reader.rs``):
+
+- ``find_class(module, name)``, the allow-list: ``collections.OrderedDict``,
+  ``torch._utils._rebuild_tensor_v2`` (answered with the reader's own ``rebuild_tensor``) and
+  the storage types ``torch.FloatStorage``, ... (answered with their dtype, from minidl's
+  ``STORAGE_DTYPES``); any other name raises, before the ``REDUCE`` that would call it;
+- ``rebuild_tensor(storage, storage_offset, size, stride, *rest)``: the storage's bytes as the
+  NumPy array of that view (element ``[i, j]`` is element ``storage_offset + i * stride[0] +
+  j * stride[1]`` of the storage, in the storage's dtype).
+
+The harness gives ``persistent_load``: each storage reference of the pickle becomes a
+:class:`Storage` holding the bytes of ``data/<key>`` and, as its ``dtype``, whatever the
+reader's ``find_class`` answered for the storage's type. The checker saves state dicts with
+``torch.save`` (transposed views, rows of a larger tensor, float16/float64/int64/bool, 0-d
+tensors), compares what the reader's unpickler builds with minidl's own reader
+(``read_torch_file``), and loads a file whose ``data.pkl`` asks for ``io.open`` (the
+chapter's payload): the load must be refused at ``find_class``, with nothing called.
+
+Planted slips, each with its own hint: any other global answered
+(``super().find_class``), ``OrderedDict`` refused, the dtype hard-coded (float32),
+``storage_offset`` ignored, the stride ignored (the elements read in order: what burn's
+``rebuild_tensor_v2`` does at v0.22.0-pre.2, ``args[3] is stride (unused)``), the stride
+given to ``as_strided`` in elements where it takes bytes.
+"""
+
+from __future__ import annotations
+
+import io
+import tempfile
+import zipfile
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from pickle import Unpickler
+from typing import Any
+
+import numpy as np
+import torch
+from hypothesis import strategies as st
+
+from minidl.store.errors import UnsafeFileError
+from minidl.store.torch_pickle import STORAGE_DTYPES
+from minidl.store.torch_reader import read_torch_file
+from minidl_book.cause_hints import CauseHints
+
+__trace_hide__ = True
+
+__all__ = ["PLANTED", "SafeUnpickler", "Storage", "exercise", "unpickle"]
+
+
+@dataclass(frozen=True)
+class Storage:
+    """One storage of the archive, as the harness's ``persistent_load`` hands it over:
+    ``data`` the bytes of ``data/<key>``, ``dtype`` what ``find_class`` answered for its type
+    (minidl's ``torch_pickle.Storage`` holds the decoded array instead)."""
+
+    key: str
+    dtype: Any
+    data: bytes
+
+
+class SafeUnpickler(Unpickler):
+    def find_class(self, module, name):
+        if (module, name) == ("collections", "OrderedDict"):
+            return OrderedDict
+        if (module, name) == ("torch._utils", "_rebuild_tensor_v2"):
+            return self.rebuild_tensor
+        if module == "torch" and name in STORAGE_DTYPES:
+            return STORAGE_DTYPES[name]
+        raise UnsafeFileError(f"{module}.{name}: refused")
+
+    def rebuild_tensor(self, storage, storage_offset, size, stride, *rest):
+        flat = np.frombuffer(storage.data, storage.dtype)
+        # element [i, j] of the view is flat[offset + i·stride[0] + j·stride[1]]
+        index = storage_offset + sum(
+            i * s for i, s in zip(np.indices(size), stride))
+        return np.array(flat[index])  # indexing never reads past the storage
+
+
+# ----- the harness ----------------------------------------------------------------------------
+class _Payload:
+    """The chapter's payload: unpickling it calls ``io.open(marker, "w")``."""
+
+    def __init__(self, marker: Path):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (io.open, (self.marker, "w"))
+
+
+def _pickled(archive: zipfile.ZipFile) -> tuple[bytes, str]:
+    """``data.pkl``'s bytes and the archive's folder prefix (``"file/"``)."""
+    name = next(n for n in archive.namelist() if n.endswith("/data.pkl"))
+    return archive.read(name), name[: -len("data.pkl")]
+
+
+def _storages(archive: zipfile.ZipFile, prefix: str):
+    """The ``persistent_load`` the harness gives: ``('storage', type, key, location, numel)``
+    → one :class:`Storage` per key (a storage two tensors share is one object)."""
+    seen: dict[str, Storage] = {}
+
+    def persistent_load(pid):
+        _, storage_type, key, _location, _numel = pid
+        if key not in seen:
+            seen[key] = Storage(str(key), storage_type, archive.read(f"{prefix}data/{key}"))
+        return seen[key]
+
+    return persistent_load
+
+
+def unpickle(solution: type, path: Path, asked: list | None = None,
+             refused: list | None = None) -> Any:
+    """Load ``path``'s ``data.pkl`` with the class ``solution``; each ``find_class`` call is
+    listed in ``asked`` and, when it raised, in ``refused``."""
+    asked = [] if asked is None else asked
+    refused = [] if refused is None else refused
+    with zipfile.ZipFile(path) as archive:
+        data, prefix = _pickled(archive)
+        unpickler = solution(io.BytesIO(data))
+        answer = unpickler.find_class
+
+        def find_class(module, name):
+            asked.append(f"{module}.{name}")
+            try:
+                return answer(module, name)
+            except BaseException:
+                refused.append(f"{module}.{name}")
+                raise
+
+        unpickler.find_class = find_class
+        unpickler.persistent_load = _storages(archive, prefix)
+        return unpickler.load()
+
+
+class _Views(SafeUnpickler):
+    """The reference, recording each tensor's view: the key is filled in afterwards."""
+
+    def __init__(self, file):
+        super().__init__(file)
+        self.views: list[tuple] = []
+
+    def rebuild_tensor(self, storage, storage_offset, size, stride, *rest):
+        self.views.append((storage, storage_offset, tuple(size), tuple(stride)))
+        return len(self.views) - 1  # the state dict then maps each key to its view's number
+
+
+def views_of(path: Path) -> dict[str, tuple]:
+    """key → ``(storage, storage_offset, size, stride)``, as the file's pickle gives them."""
+    recorder: list[_Views] = []
+
+    class Recorder(_Views):
+        def __init__(self, file):
+            super().__init__(file)
+            recorder.append(self)
+
+    numbers = unpickle(Recorder, path)
+    return {key: recorder[0].views[n] for key, n in numbers.items()}
+
+
+# ----- the cases ------------------------------------------------------------------------------
+class _Text(str):
+    """A case's description, printed as it is (not quoted) in a verdict."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+_TORCH = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
+          "int64": torch.int64, "int32": torch.int32, "int8": torch.int8,
+          "uint8": torch.uint8, "bool": torch.bool}
+
+
+def _values(dtype: str, shape: tuple[int, ...], seed: int) -> torch.Tensor:
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        array = rng.random(shape) > 0.5
+    elif dtype.startswith(("int", "uint")):
+        array = rng.integers(0 if dtype == "uint8" else -100, 100, shape)
+    else:
+        array = rng.standard_normal(shape)
+    return torch.from_numpy(np.asarray(array)).to(_TORCH[dtype])
+
+
+def tensor_for(dtype: str, kind: str, rows: int, cols: int, seed: int) -> torch.Tensor:
+    """``kind``: "plain" ``[rows, cols]``, "vector" ``[cols]``, "transposed" (``.t()`` of ``[cols, rows]``: stride
+    ``(1, rows)``), "rows" (``[1:]`` of ``[rows + 1, cols]``: ``storage_offset`` = cols),
+    "scalar" (0-d)."""
+    if kind == "scalar":
+        return _values(dtype, (), seed)
+    if kind == "vector":
+        return _values(dtype, (cols,), seed)
+    if kind == "transposed":
+        return _values(dtype, (cols, rows), seed).t()
+    if kind == "rows":
+        return _values(dtype, (rows + 1, cols), seed)[1:]
+    return _values(dtype, (rows, cols), seed)
+
+
+def _describe(entries: list[tuple]) -> str:
+    parts = []
+    for key, dtype, kind, rows, cols, _ in entries:
+        made = {"plain": f"[{rows}, {cols}]", "scalar": "0-d", "vector": f"[{cols}]",
+                "transposed": f"[{cols}, {rows}].t(): stride ({1}, {rows})",
+                "rows": f"[{rows + 1}, {cols}][1:]: storage_offset {cols}"}[kind]
+        parts.append(f"{key!r}: {dtype} {made}")
+    return "torch.save({" + ", ".join(parts) + "})"
+
+
+def _case(entries: list[tuple]) -> dict:
+    return {"file": _Text(_describe(entries)), "_entries": entries, "_payload": False}
+
+
+def payload_case() -> dict:
+    """The chapter's file: a state dict whose ``fc.bias`` unpickles by calling ``io.open``."""
+    return {"file": _Text("torch.save({'fc.weight': float32 [5, 96], 'fc.bias': Payload()}): "
+                          "data.pkl asks for io.open, then calls it"),
+            "_entries": [("fc.weight", "float32", "plain", 5, 96, 0)], "_payload": True}
+
+
+def fixed_cases() -> list[dict]:
+    """Always tried first: every planted slip fails on them whatever hypothesis draws (the
+    first holds no dtype narrower than float32, so a float32 reading of it raises nothing)."""
+    return [_case([("bn.running_var", "float64", "vector", 1, 3, 1),
+                   ("fc.weight", "float32", "transposed", 3, 4, 2),
+                   ("k.weight", "float32", "rows", 2, 4, 3),
+                   ("bn.num_batches_tracked", "int64", "scalar", 1, 1, 5)]),
+            _case([("emb.weight", "float16", "plain", 2, 3, 4),
+                   ("mask", "bool", "transposed", 2, 3, 6)]),
+            payload_case()]
+
+
+def _cases() -> st.SearchStrategy:
+    entry = st.tuples(st.sampled_from(list(_TORCH)),
+                      st.sampled_from(["plain", "vector", "transposed", "rows", "scalar"]),
+                      st.integers(1, 4), st.integers(1, 4), st.integers(0, 1000))
+    return st.lists(entry, min_size=1, max_size=3).map(
+        lambda drawn: _case([(f"t{i}", *e) for i, e in enumerate(drawn)]))
+
+
+def _state_dict(case: dict, marker: Path) -> dict:
+    saved = {key: tensor_for(dtype, kind, rows, cols, seed)
+             for key, dtype, kind, rows, cols, seed in case["_entries"]}
+    if case["_payload"]:
+        saved["fc.bias"] = _Payload(marker)
+    return saved
+
+
+def _close(got: Any) -> None:
+    """Close the file a payload that ran left open (no ResourceWarning in a page)."""
+    if isinstance(got, Mapping):
+        for value in got.values():
+            if isinstance(value, io.IOBase):
+                value.close()
+
+
+def unpickle_run(solution, case: dict) -> dict:
+    """``torch.save`` the case's state dict, load it with the reader's class and with minidl's
+    reader; a payload file records whether ``io.open`` ran (its marker file exists)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path, marker = Path(folder) / "file.pt", Path(folder) / "payload_ran.txt"
+        torch.save(_state_dict(case, marker), path)
+        out = {"_asked": [], "_refused": [], "_raised": None, "_got": None}
+        if not case["_payload"]:
+            out["_want"] = read_torch_file(path)
+            out["_views"] = views_of(path)
+        try:
+            out["_got"] = unpickle(solution, path, out["_asked"], out["_refused"])
+        except Exception as err:  # noqa: BLE001 - a refusal is the payload file's answer
+            if not (case["_payload"] or out["_refused"]):
+                raise  # the reader's code failed: reported at the reader's line
+            out["_raised"] = err
+        out["_ran"] = marker.exists()
+        _close(out["_got"])
+    return out
+
+
+# ----- the checks -----------------------------------------------------------------------------
+def _refuses_payload(solution, case, outputs, watch) -> str | None:
+    if not case["_payload"]:
+        return None
+    if outputs["_ran"]:
+        return ("The payload ran: data.pkl asks for io.open (GLOBAL 'io open', then REDUCE) "
+                "and your find_class returned it, so the pickle called it and created the "
+                "marker file. Answer only the names a state dict uses; raise for any other.")
+    if "io.open" in outputs["_refused"]:
+        return None
+    if outputs["_raised"] is None:
+        return ("The file asks for io.open and your load returned without an error: "
+                "find_class answered io.open instead of refusing it. A file asking for any "
+                "other name must be refused whole: raise in find_class.")
+    refused = [n for n in outputs["_refused"] if n != "io.open"]
+    if refused:
+        return _refused_text(refused[0])
+    return (f"The load failed ({type(outputs['_raised']).__name__}), but not in find_class "
+            "for io.open: refuse it there, before the pickle can call it.")
+
+
+def _refused_text(name: str) -> str:
+    return (f"Your find_class refused {name}, which a state dict needs (every tensor's "
+            "_rebuild_tensor_v2 call takes an OrderedDict of backward hooks, and each "
+            "storage is named by its type, torch.FloatStorage, ...).")
+
+
+def _needs_refused(solution, case, outputs, watch) -> str | None:
+    if case["_payload"] or not outputs["_refused"]:
+        return None
+    return _refused_text(outputs["_refused"][0])
+
+
+def _storage_type(storage) -> str:
+    return next(n for n, d in STORAGE_DTYPES.items() if d == storage.dtype)
+
+
+def _diagnosis(key: str, got: np.ndarray, view: tuple) -> str:
+    """What a wrong array of ``key`` is: the storage read without the stride, from element 0,
+    or with the stride taken as bytes."""
+    storage, offset, size, stride = view
+    flat = np.frombuffer(storage.data, storage.dtype)
+    numel = int(np.prod(size))
+    in_order = flat[offset:offset + numel]
+    if in_order.size == numel and np.array_equal(got, in_order.reshape(size)):
+        contiguous = tuple(int(np.prod(size[d + 1:])) for d in range(len(size)))
+        return (f" {key} is a view with stride {stride}, not the contiguous {contiguous}: "
+                "your values are the storage's elements read in order from the offset. "
+                "Element [i, j] is element offset + i·stride[0] + j·stride[1].")
+    from_zero = SafeUnpickler.rebuild_tensor(None, storage, 0, size, stride)
+    if offset and np.array_equal(got, from_zero):
+        return (f" {key} starts at element {offset} of its storage (storage_offset "
+                f"{offset}: rows of a larger tensor); your values start at element 0.")
+    try:
+        as_bytes = np.lib.stride_tricks.as_strided(flat[offset:], size, stride)
+    except ValueError:
+        as_bytes = None
+    if as_bytes is not None and np.array_equal(got, as_bytes):
+        return (" Those are the elements as_strided reads when given the stride in "
+                "elements: its strides are in bytes (stride × itemsize).")
+    return ""
+
+
+def _number(value: Any) -> str:
+    value = value.item()
+    return f"{value:.6g}" if isinstance(value, float) else repr(value)
+
+
+def _matches(solution, case, outputs, watch) -> str | None:
+    if case["_payload"]:
+        return None
+    got, want, views = outputs["_got"], outputs["_want"], outputs["_views"]
+    if not isinstance(got, Mapping):
+        return (f"The load returned {type(got).__name__}; a state dict unpickles to a dict "
+                "of arrays (its tensors are what your rebuild_tensor returned).")
+    if sorted(map(str, got)) != sorted(want):
+        return f"The load's keys are {sorted(map(str, got))}; the file holds {sorted(want)}."
+    for key, expected in want.items():
+        array = got[key]
+        if not isinstance(array, np.ndarray):
+            return (f"{key} is a {type(array).__name__}; rebuild_tensor returns a NumPy "
+                    "array.")
+        storage = views[key][0]
+        if array.dtype != expected.dtype:
+            return (f"{key} came back as {array.dtype}; its storage is torch."
+                    f"{_storage_type(storage)}, so its bytes are {expected.dtype} elements: "
+                    "read them with the dtype your find_class answered for that type "
+                    "(storage.dtype).")
+        if array.shape != expected.shape:
+            return (f"{key} has shape {list(array.shape)}; the file's size says "
+                    f"{list(expected.shape)}.")
+        if not np.array_equal(array, expected):
+            wrong = tuple(int(i) for i in np.argwhere(array != expected)[0])
+            return (f"{key}[{', '.join(map(str, wrong))}] is {_number(array[wrong])}; "
+                    f"minidl's reader gives {_number(expected[wrong])}."
+                    + _diagnosis(key, array, views[key]))
+    return None
+
+
+def _cause(*needles: str):
+    return lambda verdict: all(n in verdict.text for n in needles)
+
+
+HINTS = {
+    "any global": [
+        "find_class is the only door to a callable: after your three answers, raise "
+        "(UnsafeFileError) instead of super().find_class(module, name).",
+    ],
+    "refused": [
+        "List what data.pkl asks for (pickle_calls above): OrderedDict, "
+        "_rebuild_tensor_v2 and a storage type per dtype. Answer all three kinds.",
+    ],
+    "dtype": [
+        "np.frombuffer(storage.data, storage.dtype): storage.dtype is your find_class's "
+        "answer for torch.DoubleStorage, torch.HalfStorage, ... (STORAGE_DTYPES[name]).",
+    ],
+    "stride": [
+        "A transposed view's elements are not in order in its storage: index them, "
+        "offset + i·stride[0] + j·stride[1] (np.indices(size) gives every i, j).",
+    ],
+    "offset": [
+        "The storage holds the whole tensor the view was cut from: start at element "
+        "storage_offset, not at 0.",
+    ],
+    "pickle module": [
+        "The checker keeps the pickle module (a door to the interpreter) out of your "
+        "methods: raise UnsafeFileError, or import what you need by name (from pickle "
+        "import UnpicklingError).",
+    ],
+    "bytes": [
+        "np.lib.stride_tricks.as_strided takes strides in bytes: stride × flat.itemsize "
+        "(or index the elements instead: indexing cannot read past the storage).",
+    ],
+}
+
+_CAUSES = [
+    ("any global", _cause("The payload ran")),
+    ("any global", _cause("instead of refusing it")),
+    ("refused", _cause("which a state dict needs")),
+    ("dtype", _cause("came back as")),
+    ("stride", _cause("read in order from the offset")),
+    ("offset", _cause("your values start at element 0")),
+    ("bytes", _cause("its strides are in bytes")),
+    ("pickle module", _cause("your code uses the module pickle")),
+]
+
+
+# ----- planted slips --------------------------------------------------------------------------
+class AnyGlobal(SafeUnpickler):
+    def find_class(self, module, name):
+        if (module, name) == ("torch._utils", "_rebuild_tensor_v2"):
+            return self.rebuild_tensor
+        if module == "torch" and name in STORAGE_DTYPES:
+            return STORAGE_DTYPES[name]
+        return super(SafeUnpickler, self).find_class(module, name)  # pickle's: imports any
+
+
+class NoOrderedDict(SafeUnpickler):
+    def find_class(self, module, name):
+        if (module, name) == ("collections", "OrderedDict"):
+            raise UnsafeFileError("collections.OrderedDict refused")
+        return super().find_class(module, name)
+
+
+class Float32Always(SafeUnpickler):
+    def rebuild_tensor(self, storage, storage_offset, size, stride, *rest):
+        flat = np.frombuffer(storage.data, np.float32)
+        index = storage_offset + sum(i * s for i, s in zip(np.indices(size), stride))
+        return np.array(flat[index])
+
+
+class OffsetIgnored(SafeUnpickler):
+    def rebuild_tensor(self, storage, storage_offset, size, stride, *rest):
+        flat = np.frombuffer(storage.data, storage.dtype)
+        return np.array(flat[sum(i * s for i, s in zip(np.indices(size), stride))])
+
+
+class StrideIgnored(SafeUnpickler):
+    """burn's reading: the elements in order from the offset (``args[3]`` unused)."""
+
+    def rebuild_tensor(self, storage, storage_offset, size, stride, *rest):
+        flat = np.frombuffer(storage.data, storage.dtype)
+        return flat[storage_offset:storage_offset + int(np.prod(size))].reshape(size)
+
+
+class StrideAsBytes(SafeUnpickler):
+    def rebuild_tensor(self, storage, storage_offset, size, stride, *rest):
+        flat = np.frombuffer(storage.data, storage.dtype)
+        view = np.lib.stride_tricks.as_strided(flat[storage_offset:], size, stride)
+        return view.copy()
+
+
+#: name → (slip, the verdict kind it gets, the cause whose hint it opens)
+PLANTED = {
+    "any other global answered": (AnyGlobal, "check", "any global"),
+    "OrderedDict refused": (NoOrderedDict, "check", "refused"),
+    "dtype hard-coded as float32": (Float32Always, "check", "dtype"),
+    "storage_offset ignored": (OffsetIgnored, "check", "offset"),
+    "stride ignored (burn's reading)": (StrideIgnored, "check", "stride"),
+    "as_strided given the stride in elements": (StrideAsBytes, "check", "bytes"),
+}
+
+
+def exercise(max_examples: int = 8) -> CauseHints:
+    """The checker for the reader's ``SafeUnpickler`` class."""
+    return CauseHints(
+        "a safe unpickler for .pt files",
+        cases=_cases(),
+        run=unpickle_run,
+        references=[],
+        checks=[_refuses_payload, _needs_refused, _matches],
+        hints=["find_class answers three kinds of names and raises for the rest; "
+               "rebuild_tensor reads storage.data as storage.dtype elements and picks the "
+               "view's: offset, then stride per dimension."],
+        causes=[(name, test, HINTS[name]) for name, test in _CAUSES],
+        reference_solution=SafeUnpickler,
+        examples=fixed_cases(),
+        max_examples=max_examples,
+        order=("file",),
+    )

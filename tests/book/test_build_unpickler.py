@@ -1,0 +1,192 @@
+"""The storing-and-loading chapter's build-it (a safe unpickler for .pt files): the reference
+passes, typed into a cell too; right answers written differently pass; each planted slip gets
+its verdict kind and the first hint of its own cause, on the fixed cases alone; the truth is
+minidl's own reader, which refuses the payload file."""
+
+from __future__ import annotations
+
+import inspect
+import io
+import pickle
+import textwrap
+from collections import OrderedDict
+from pickle import Unpickler, UnpicklingError
+
+import numpy as np
+import pytest
+import torch
+
+from minidl.store.errors import UnsafeFileError
+from minidl.store.torch_pickle import STORAGE_DTYPES
+from minidl.store.torch_reader import read_torch_file
+from minidl_book import build_unpickler as bu
+
+
+def test_reference_passes():
+    assert bu.exercise(4).find_failure(bu.SafeUnpickler) is None
+
+
+def test_reference_typed_into_a_cell_passes(tmp_path):
+    """The watch treats minidl_book's code as the checker's: the page's reader types the
+    class into a cell, so the reference is run from a file of its own."""
+    source = textwrap.dedent(inspect.getsource(bu.SafeUnpickler))
+    path = tmp_path / "cell.py"
+    path.write_text(source, encoding="utf-8")
+    namespace = {"Unpickler": Unpickler, "OrderedDict": OrderedDict, "np": np,
+                 "STORAGE_DTYPES": STORAGE_DTYPES, "UnsafeFileError": UnsafeFileError,
+                 "__name__": "__main__"}
+    exec(compile(source, str(path), "exec"), namespace)
+    assert bu.exercise(4).find_failure(namespace["SafeUnpickler"]) is None
+
+
+@pytest.mark.parametrize("name", sorted(bu.PLANTED))
+def test_planted_slip_gets_its_kind_and_its_own_hint(name):
+    slip, kind, cause = bu.PLANTED[name]
+    ex = bu.exercise(4)
+    verdict = ex.check(slip)
+    assert verdict.kind == kind and ex.cause == cause, (verdict.render(), ex.cause)
+    assert verdict.hints == [bu.HINTS[cause][0]]
+    assert "Traceback" not in verdict.render()
+
+
+@pytest.mark.parametrize("name", sorted(bu.PLANTED))
+def test_every_planted_slip_fails_on_the_fixed_cases_alone(name):
+    verdict = bu.exercise(0).find_failure(bu.PLANTED[name][0])
+    assert verdict is not None and not verdict.ok
+
+
+# ----- right answers, written otherwise ----------------------------------------------------------
+class DictAllowList(Unpickler):
+    """A table of answers; refuses with pickle's own error; as_strided with byte strides."""
+
+    def find_class(self, module, name):
+        allowed = {("collections", "OrderedDict"): OrderedDict,
+                   ("torch._utils", "_rebuild_tensor_v2"): self.rebuild_tensor}
+        allowed.update({("torch", n): np.dtype(d) for n, d in STORAGE_DTYPES.items()
+                        if d != "bfloat16"})
+        if (module, name) not in allowed:
+            raise UnpicklingError(f"global '{module}.{name}' is forbidden")
+        return allowed[(module, name)]
+
+    def rebuild_tensor(self, storage, storage_offset, size, stride, *rest):
+        flat = np.frombuffer(storage.data, dtype=storage.dtype)
+        view = np.lib.stride_tricks.as_strided(
+            flat[storage_offset:], shape=size,
+            strides=[s * flat.itemsize for s in stride])
+        return view.copy()
+
+
+class LoopOverIndices(Unpickler):
+    """An element at a time over np.ndindex; answers storage types with NumPy types."""
+
+    def find_class(self, module, name):
+        if module == "collections" and name == "OrderedDict":
+            return OrderedDict
+        if module == "torch._utils" and name == "_rebuild_tensor_v2":
+            return self.rebuild_tensor
+        if module == "torch" and name.endswith("Storage") and name in STORAGE_DTYPES:
+            return np.dtype(STORAGE_DTYPES[name]).type  # np.float32, np.bool_, ...
+        raise UnsafeFileError(f"refusing {module}.{name}")
+
+    def rebuild_tensor(self, storage, storage_offset, size, stride, *rest):
+        flat = np.frombuffer(storage.data, storage.dtype)
+        out = np.empty(size, flat.dtype)
+        for index in np.ndindex(*size):
+            out[index] = flat[storage_offset + sum(i * s for i, s in zip(index, stride))]
+        return out
+
+
+@pytest.mark.parametrize("solution", [DictAllowList, LoopOverIndices])
+def test_right_answers_written_otherwise_pass(solution):
+    assert bu.exercise(4).find_failure(solution) is None
+
+
+# ----- other wrong answers -------------------------------------------------------------------------
+class StubForTheRest(bu.SafeUnpickler):
+    """Answers any other name with a harmless stub: the payload never runs, but the file is
+    not refused."""
+
+    def find_class(self, module, name):
+        try:
+            return super().find_class(module, name)
+        except UnsafeFileError:
+            return lambda *args: None
+
+
+class ByteswappedHalf(bu.SafeUnpickler):
+    """Every dtype right but float16, read as int16: a wrong dtype on the second case."""
+
+    def find_class(self, module, name):
+        if (module, name) == ("torch", "HalfStorage"):
+            return "int16"
+        return super().find_class(module, name)
+
+
+def test_a_stub_for_other_names_is_refused():
+    ex = bu.exercise(0)
+    verdict = ex.find_failure(StubForTheRest)
+    assert verdict is not None and ex.cause == "any global", verdict.render()
+    assert "instead of refusing it" in verdict.text
+
+
+class PickleInAMethod(bu.SafeUnpickler):
+    def find_class(self, module, name):
+        if module == "io":
+            raise pickle.UnpicklingError(f"{module}.{name}")
+        return super().find_class(module, name)
+
+
+def test_the_pickle_module_in_a_method_gets_its_own_hint():
+    """The watch keeps interpreter modules (pickle among them) out of the reader's methods:
+    the verdict's hint says how to raise without it."""
+    ex = bu.exercise(0)
+    verdict = ex.check(PickleInAMethod)
+    assert verdict.kind == "rule" and ex.cause == "pickle module", verdict.render()
+    assert verdict.hints == [bu.HINTS["pickle module"][0]]
+
+
+def test_a_wrong_storage_dtype_is_named():
+    ex = bu.exercise(0)
+    verdict = ex.find_failure(ByteswappedHalf)
+    assert verdict is not None and ex.cause == "dtype", verdict.render()
+    assert "emb.weight came back as int16" in verdict.text and "HalfStorage" in verdict.text
+
+
+# ----- the truth -----------------------------------------------------------------------------------
+def test_the_truth_is_minidls_reader_and_it_refuses_the_payload(tmp_path):
+    case = bu.payload_case()
+    path, marker = tmp_path / "evil.pt", tmp_path / "ran.txt"
+    torch.save(bu._state_dict(case, marker), path)
+    with pytest.raises(UnsafeFileError, match="io.open"):
+        read_torch_file(path)
+    with pytest.raises(UnsafeFileError):
+        bu.unpickle(bu.SafeUnpickler, path)
+    assert not marker.exists()
+
+
+def test_the_fixed_views_are_what_the_names_say(tmp_path):
+    """A transposed weight's stride, a slice's storage_offset, as torch.save writes them."""
+    path = tmp_path / "views.pt"
+    torch.save(bu._state_dict(bu.fixed_cases()[0], tmp_path / "m"), path)
+    views = bu.views_of(path)
+    assert views["fc.weight"][1:] == (0, (3, 4), (1, 3))
+    assert views["k.weight"][1:] == (4, (2, 4), (4, 1))
+    assert views["bn.num_batches_tracked"][2:] == ((), ())
+    got = bu.unpickle(bu.SafeUnpickler, path)
+    want = read_torch_file(path)
+    assert all(np.array_equal(got[k], want[k]) and got[k].dtype == want[k].dtype
+               for k in want)
+
+
+def test_the_harness_gives_one_storage_object_per_key():
+    with io.BytesIO() as buffer:
+        base = torch.arange(6.0)
+        torch.save({"a": base[:3], "b": base[3:]}, buffer)
+        data = buffer.getvalue()
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "shared.pt"
+        path.write_bytes(data)
+        views = bu.views_of(path)
+    assert views["a"][0] is views["b"][0] and views["b"][1] == 3

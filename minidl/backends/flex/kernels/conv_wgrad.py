@@ -237,6 +237,6 @@ def weight_grad(
     got = np.empty((n, groups, oh * ow, nkb * KB), np.float32)
     accs = np.zeros((parts, groups, nrb, nkb, NR * KV * LANES), np.float32)
     (wgrad_parallel if parts > 1 else wgrad_serial)(go, src, offs, got, wrow, accs)
-    s = accs.sum(axis=0).reshape(groups, nrb, nkb, NR, KB)
+    s = (accs[0] if parts == 1 else accs.sum(axis=0)).reshape(groups, nrb, nkb, NR, KB)  # one part: no sum
     gw_t = s.transpose(0, 1, 3, 2, 4).reshape(groups, nrb * NR, nkb * KB)[:, :r, :kg]
     return gw_t.transpose(0, 2, 1)

@@ -188,8 +188,16 @@ def _padding_only_windows(x_shape, out_hw, options: PoolOptions) -> np.ndarray |
     h, w = x_shape[2:]
     (kh, kw), (sh, sw) = options.kernel_size, options.stride
     (ph, pw), (dh, dw) = options.padding, options.dilation
-    rows = _has_real(h, out_hw[0], kh, sh, ph, dh)
-    cols = _has_real(w, out_hw[1], kw, sw, pw, dw)
+    return _padding_only(h, w, out_hw[0], out_hw[1], kh, kw, sh, sw, ph, pw, dh, dw)
+
+
+@functools.lru_cache(maxsize=256)
+def _padding_only(h: int, w: int, oh: int, ow: int, kh: int, kw: int, sh: int, sw: int, ph: int,
+                  pw: int, dh: int, dw: int) -> np.ndarray | None:
+    # Kept per shape, as _has_real: a pool's backward asks every step, and the two .all()
+    # calls alone cost more than the look-up (the caller only reads the mask).
+    rows = _has_real(h, oh, kh, sh, ph, dh)
+    cols = _has_real(w, ow, kw, sw, pw, dw)
     if rows.all() and cols.all():
         return None
     return ~(rows[:, None] & cols[None, :])

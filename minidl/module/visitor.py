@@ -94,12 +94,23 @@ def join(prefix: str, name: Any) -> str:
     return f"{prefix}.{name}" if prefix else str(name)
 
 
+#: the types of constants a layer keeps (a Conv2d's stride (1, 1), BatchNorm's momentum):
+#: answered first, since most fields a walk meets are these and every step walks the model
+#: (``GradientsParams.from_grads``, the optimizer's ``map``)
+_CONSTANTS = frozenset({int, float, bool, str, type(None)})
+
+
 def is_module_value(value: Any) -> bool:
     """Whether a field value takes part in the walk (see the module docstring)."""
-    if isinstance(value, Param | RunningState | ModuleNode):
+    if type(value) in _CONSTANTS:
+        return False
+    if isinstance(value, (Param, RunningState, ModuleNode)):
         return True
-    if isinstance(value, list | tuple):
-        return any(is_module_value(v) for v in value)
+    if isinstance(value, (list, tuple)):
+        for item in value:
+            if type(item) not in _CONSTANTS and is_module_value(item):
+                return True
+        return False
     if isinstance(value, dict):
         return any(is_module_value(v) for v in value.values())
     return False

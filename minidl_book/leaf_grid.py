@@ -138,13 +138,13 @@ def draw_leaf_grid(grid: dict[str, dict[str, Cell]], title: str | None = None,
 
     names = list(grid)
     fig, ax = plt.subplots(figsize=(width, 0.3 * len(names) + 1.0))
-    x0, w = 2.1, (width - 2.3) / len(COLUMNS)
+    x0, w = 2.3, (width - 2.45) / len(COLUMNS)
     for c, column in enumerate(COLUMNS):
         fill, stroke = KIND_COLORS["param" if column == "tied param" else column]
         ax.add_patch(plt.Rectangle((x0 + c * w, -0.5), w * 0.97, 0.9, fc=fill, ec=stroke,
                                    lw=0.8))
         ax.text(x0 + (c + 0.48) * w, -0.05, column, ha="center", va="center",
-                fontsize=8.5, weight="bold")
+                fontsize=8, weight="bold")
     for r, name in enumerate(names, start=1):
         ax.text(0, r, name, va="center", fontsize=8, family="monospace")
         for c, column in enumerate(COLUMNS):

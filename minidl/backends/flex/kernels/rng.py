@@ -44,6 +44,9 @@ def _mix(z):
     return z ^ (z >> _S31)
 
 
+_ONE, _TWO = np.uint64(1), np.uint64(2)
+
+
 @njit(inline="always", **JIT)
 def _unit(key, n):
     """A float64 in [0, 1) from counter value n (53 random bits)."""
@@ -54,20 +57,26 @@ def _unit(key, n):
 @njit(**JIT)
 def _fill(out, kind, key, start, a, b, lo, hi):
     # Elements lo..hi (hi even, or the array end) of one draw starting at counter `start`.
+    # The counter is a uint64 of its own, stepped by one: with `base + np.uint64(i)` (the loop
+    # index converted each time) LLVM did not vectorize the hash, and a uniform or Bernoulli
+    # draw of 1024 floats took 6-7 us, 1.8 us so (the same numbers: the counter wraps alike).
     o = out[lo:hi]
-    base = np.uint64(start) + np.uint64(lo)
+    c = np.uint64(start) + np.uint64(lo)
     if kind == UNIFORM:
         for i in range(o.shape[0]):
-            o[i] = a + (b - a) * _unit(key, base + np.uint64(i))
+            o[i] = a + (b - a) * _unit(key, c)
+            c += _ONE
     elif kind == BERNOULLI:
         for i in range(o.shape[0]):
-            o[i] = 1 if _unit(key, base + np.uint64(i)) < a else 0
+            o[i] = 1 if _unit(key, c) < a else 0
+            c += _ONE
     else:
         # Box-Muller on the pair (2k, 2k+1): both outputs come from the same two draws, so
         # chunks must start on even positions (the drivers make sure of it).
         for i in range(0, o.shape[0], 2):
-            u1 = 1.0 - _unit(key, base + np.uint64(i))  # (0, 1]: log is finite
-            u2 = _unit(key, base + np.uint64(i + 1))
+            u1 = 1.0 - _unit(key, c)  # (0, 1]: log is finite
+            u2 = _unit(key, c + _ONE)
+            c += _TWO
             r = math.sqrt(-2.0 * math.log(u1))
             o[i] = a + b * r * math.cos(_TWO_PI * u2)
             if i + 1 < o.shape[0]:

@@ -21,6 +21,7 @@ the first NaN.
 
 from __future__ import annotations
 
+import functools
 import math
 
 # This module's public names sum/max/min shadow the builtins: the kernels below never call
@@ -269,33 +270,48 @@ def _small_sum(x: np.ndarray, dim: int | None, mean: bool = False) -> np.ndarray
     general path: the views, the dtype handling and the size tests of
     ``_view``/``_reduce3``/``_finish`` skipped, rows summed by a loop without the general
     kernel's op branches, and a mean divided by its count in the same kernel call (IEEE
-    division, as NumPy's: the general path's rounding)."""
+    division, as NumPy's: the general path's rounding). The shapes involved come from
+    :func:`_small_plan`, kept per (shape, dim)."""
     small = _SMALL.get(x.dtype)
-    if small is None or not x.flags.c_contiguous or x.size >= PARALLEL_MIN_ELEMS or not x.size:
+    if small is None or not x.flags.c_contiguous:
         return None
+    plan = _small_plan(x.shape, dim)
+    if plan is None:
+        return None
+    kept, x_form, out_form, n, by_rows = plan
     zero, empty = small
-    size = x.size
-    if dim is None:
-        out = np.empty(1, x.dtype)
-        row_sums(x.reshape(1, size), out, zero, size if mean else 0)
-        return out
-    if not x.ndim:
+    out = np.empty(kept, x.dtype)
+    if by_rows:
+        row_sums(x.reshape(x_form), out.reshape(out_form), zero, n if mean else 0)
+    else:
+        col_sum_serial(x.reshape(x_form), out.reshape(out_form), zero, empty, n if mean else 0)
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _small_plan(shape: tuple[int, ...], dim: int | None):
+    """How :func:`_small_sum` reduces a ``shape`` array along ``dim``: ``(result shape, the
+    array's 2-D [rows, n] or 3-D [outer, n, inner] form, the result's form, n, whether by rows)``,
+    or None when it does not (empty, 0-d, or large enough for the threads). Kept per shape:
+    BatchNorm's gradient sums over dims 0, 2, 3 ask the same questions every step, and
+    working them out (slices, products, the tests) cost more than a small kernel's call."""
+    size = math.prod(shape)
+    if size >= PARALLEL_MIN_ELEMS or not size:
         return None
-    shape = x.shape
+    if dim is None:
+        return (1,), (1, size), (1,), size, True
+    if not shape:
+        return None
     d = dim % len(shape)
     n = shape[d]
     kept = shape[:d] + (1,) + shape[d + 1 :]
-    out = np.empty(kept, x.dtype)
     rows = size // n
     inner = 1 if d == len(shape) - 1 else rows if d == 0 else math.prod(shape[d + 1 :])
     if inner == 1:
         # the last dim, or one followed by 1s only (BatchNorm's second mean, [32, 8, 8, 1] over
         # dim 2): contiguous rows. The column kernel took 13 us there, its inner loop one wide
-        row_sums(x.reshape(rows, n), out.reshape(rows), zero, n if mean else 0)
-    else:
-        col_sum_serial(x.reshape(rows // inner, n, inner), out.reshape(rows // inner, inner), zero,
-                       empty, n if mean else 0)
-    return out
+        return kept, (rows, n), (rows,), n, True
+    return kept, (rows // inner, n, inner), (rows // inner, inner), n, False
 
 
 def sum(x: np.ndarray, dim: int | None = None) -> np.ndarray:  # noqa: A001

@@ -38,5 +38,6 @@ def fused_adam_step(lr: float, tensor: Tensor, grad: Tensor, state: Any | None, 
         m1, m2 = state.moment_1.primitive.backend_tensor, state.moment_2.primitive.backend_tensor
     new, m1, m2 = adam_step(param, g, m1, m2, lr, beta_1, beta_2, epsilon,
                             1.0 - beta_1 ** time, 1.0 - beta_2 ** time)
-    new, m1, m2 = (Tensor(DispatchTensor(a, device), tensor.kind) for a in (new, m1, m2))
-    return new, time, m1, m2
+    kind = tensor.kind  # the three results spelled out: a generator per parameter and step cost more
+    return (Tensor(DispatchTensor(new, device), kind), time, Tensor(DispatchTensor(m1, device), kind),
+            Tensor(DispatchTensor(m2, device), kind))

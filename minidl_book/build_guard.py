@@ -582,6 +582,10 @@ def _equal(case: dict) -> Any:
     return lambda a, b: a == b or frozenset((a, b)) in pairs
 
 
+#: "call 3", "Call 3", "call #3", "call no. 3" in a classify's refusal: the call it names
+CALL_NAMED = re.compile(r"\bcall\s*(?:#|no\.?|number)?\s*(\d+)", re.IGNORECASE)
+
+
 def classify_run(solution: Any, case: dict) -> dict:
     """Call ``solution(run1, run2, inputs, equal)`` on copies; outputs whether it refused (1/0) and
     the call its message names (-1: none); the kinds and message for the check."""
@@ -589,7 +593,7 @@ def classify_run(solution: Any, case: dict) -> dict:
     try:
         kinds = solution(copy[0], copy[1], set(case["inputs"]), _equal(case))
     except CaptureError as err:
-        found = re.search(r"call (\d+)", str(err), re.IGNORECASE)
+        found = CALL_NAMED.search(str(err))
         return {"refused": np.int64(1), "call": np.int64(int(found.group(1)) if found else -1),
                 "_kinds": None, "_message": str(err)}
     return {"refused": np.int64(0), "call": np.int64(-1), "_kinds": kinds, "_message": ""}
@@ -636,7 +640,7 @@ def _same_kinds(solution, case, outputs, watch) -> str | None:
             return (f"Your classify returned kinds, but {call} differs between the two runs: "
                     f"{due.split(': ', 1)[0].split(') ', 1)[1]}. A replay would freeze it: "
                     "raise CaptureError naming the call")
-        if not re.search(rf"\b{call}\b", outputs["_message"], re.IGNORECASE):
+        if call.split()[1] not in CALL_NAMED.findall(outputs["_message"]):
             return (f"Your classify refused, but its message {outputs['_message']!r} does not "
                     f"name {call}, where the runs differ")
         return None

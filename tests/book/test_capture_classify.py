@@ -89,3 +89,57 @@ def test_a_weight_unchanged_at_lr_0_is_still_state():
     verdict = build_guard.classify_exercise(max_examples=10).find_failure(wrong)
     assert verdict is not None and verdict.kind == kind, verdict
     assert "made by run 1" in verdict.render(), verdict.render()
+
+
+
+def _hash_numbered(run1, run2, inputs, equal):
+    """A right classify whose refusals name the call as "call #i"."""
+    made1 = {a for c in run1 for a in c["makes"]}
+    made2 = set()
+    kinds = {}
+    for i, (before, call) in enumerate(zip(run1, run2)):
+        if call["number"] != before["number"]:
+            raise CaptureError(f"call #{i} got another host number")
+        for old, array in zip(before["reads"], call["reads"]):
+            if array in made2:
+                kinds[array] = "temporary"
+            elif array in inputs:
+                kinds[array] = "input"
+            elif array in made1:
+                kinds[array] = "state"
+            elif array == old or equal(old, array):
+                kinds[array] = "constant"
+            else:
+                raise CaptureError(f"call #{i} read an array made on the host")
+        made2.update(call["makes"])
+    return kinds
+
+
+def test_a_refusal_naming_call_hash_i_passes():
+    assert build_guard.classify_exercise(max_examples=10).find_failure(_hash_numbered) is None
+
+
+def test_a_refusal_naming_another_call_is_still_refused():
+    def off_by_one(run1, run2, inputs, equal):
+        made1 = {a for c in run1 for a in c["makes"]}
+        made2 = set()
+        kinds = {}
+        for i, (before, call) in enumerate(zip(run1, run2)):
+            if call["number"] != before["number"]:
+                raise CaptureError(f"call #{i + 1} got another host number")
+            for old, array in zip(before["reads"], call["reads"]):
+                if array in made2:
+                    kinds[array] = "temporary"
+                elif array in inputs:
+                    kinds[array] = "input"
+                elif array in made1:
+                    kinds[array] = "state"
+                elif array == old or equal(old, array):
+                    kinds[array] = "constant"
+                else:
+                    raise CaptureError(f"call #{i + 1} read an array made on the host")
+            made2.update(call["makes"])
+        return kinds
+
+    verdict = build_guard.classify_exercise(max_examples=10).find_failure(off_by_one)
+    assert verdict is not None and "does not name" in verdict.render(), verdict.render()

@@ -4,7 +4,7 @@ Mirrors burn-flex at v0.22.0-pre.2. A ``FlexTensor`` keeps its buffer behind an
 ``Arc<Bytes>`` (``src/tensor.rs`` line 20); ``#[derive(Clone)]`` makes a clone one more
 handle on the same buffer. ``is_unique()`` is ``Arc::strong_count(&self.data) == 1``
 (``src/tensor.rs`` lines 110-112). The f32 add/sub/mul/div (``src/ops/binary.rs`` lines
-86-93; ``binary_op_typed`` for the other floats, lines 354-365) write the result into the
+88-93; ``binary_op_typed`` for the other floats, lines 354-358) write the result into the
 lhs's buffer and return the lhs when the lhs is unique and ``contiguous_offsets()`` is
 ``Some((0, _))`` for it (strides exactly row order, offset 0: ``src/layout.rs`` lines
 103-125; a broadcast lhs, expanded at line 43, has a stride 0), and the rhs is contiguous.
@@ -13,12 +13,15 @@ The toy's ``zip_op`` reads any rhs through its strides, so the toy asks nothing 
 Python cannot move a name, so :func:`moved` spells burn's by-value call: a toy op writes in
 place only into an lhs handed over that way (a ``Tensor`` never does, so minidl's tensors are
 never overwritten). :func:`handles` reads the count from Python's own reference count of
-the buffer, which counts holders as ``Arc::strong_count`` does; :func:`clone` is burn's
+the buffer, which counts holders as ``Arc::strong_count`` does, after a garbage collection:
+a reference cycle that is garbage (a recursive closure of a reader's ``read_view`` that
+captured the buffer) holds it until collected, and is no handle; :func:`clone` is burn's
 ``clone()``: a second handle, no data copied.
 """
 
 from __future__ import annotations
 
+import gc
 import sys
 from typing import Any, NamedTuple
 
@@ -49,8 +52,11 @@ def clone(tensor: Any) -> Any:
 
 def handles(tensor: Any) -> int:
     """How many handles hold the tensor's buffer (``Arc::strong_count``): Python's
-    reference count of the buffer, less the one this call's argument takes."""
-    return sys.getrefcount(taken(tensor).buffer) - 1
+    reference count of the buffer, less the one this call's argument takes, once garbage
+    cycles (which hold the buffer but are no handle) are collected."""
+    buffer = taken(tensor).buffer
+    gc.collect()
+    return sys.getrefcount(buffer) - 2  # less this call's argument and ``buffer``
 
 
 def _row_order_from_zero(t: Any) -> bool:

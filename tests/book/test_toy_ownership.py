@@ -103,3 +103,48 @@ def test_through_a_tensor_nothing_is_overwritten():
     assert x.to_numpy().tolist()[0] == [0.0, 1.0, 2.0, 3.0]
     assert y.to_numpy().tolist()[0] == [0.0, 2.0, 6.0, 12.0]
     assert y.primitive.backend_tensor.buffer is not x.primitive.backend_tensor.buffer
+
+
+def _recursive_read_view(buffer, offset, strides, shape):
+    """A right read_view in a common style: a nested function that calls itself. The
+    closure makes a reference cycle (rec → its cell → rec) that keeps ``buffer`` alive
+    until the garbage collector runs."""
+    out = []
+
+    def rec(dim, pos):
+        if dim == len(shape):
+            out.append(buffer[pos])
+            return
+        for i in range(shape[dim]):
+            rec(dim + 1, pos + i * strides[dim])
+
+    rec(0, offset)
+    return out
+
+
+def _zip_through_recursive_reads(fn, a, b):
+    """The reference zip_op, its operands read by the recursive read_view (as the page's
+    zip_op reads with the reader's own)."""
+    from minidl_book.build_broadcast import broadcast_strides
+
+    shape = tuple(max(m, n) for m, n in zip(a.shape, b.shape))
+    xs, ys = (_recursive_read_view(t.buffer, t.offset,
+                                   broadcast_strides(t.shape, t.strides, shape), shape)
+              for t in (a, b))
+    return shape, [fn(x, y) for x, y in zip(xs, ys)]
+
+
+def test_a_recursive_closure_read_view_does_not_count_as_a_handle():
+    from minidl.backends.ndarray import NdArray
+
+    refs = list(REFS)
+    refs[0], refs[3] = _recursive_read_view, _zip_through_recursive_reads
+    Mine = toy_backend.with_fallback(toy_backend.assembled(*refs), NdArray)
+    lone = _grid(Mine)
+    Mine.float_into_data(lone)  # leaves a garbage cycle that holds the buffer
+    assert handles(lone) == 1
+    buffer_id = id(lone.buffer)
+    out = Mine.float_add(moved(lone), _ones(Mine))  # zip_op reads through rec too
+    assert id(out.buffer) == buffer_id and out is lone
+    np.testing.assert_array_equal(Mine.float_into_data(out).array,
+                                  np.arange(1, 13, dtype=np.float32).reshape(3, 4))

@@ -1,9 +1,10 @@
 """How the intro's word exercises read an answer: a bare name, or a sentence around it.
 
-- :func:`skipped_box` (Ex1, "which box does a forward on ``Device.flex()`` skip?"): right
-  when the answer names exactly the skipped box as skipped, bare ("minidl.autodiff") or in
-  a sentence ("it doesn't cross minidl.autodiff", "skips autodiff and nothing else");
-  "none", another box, or the box denied ("it still crosses minidl.autodiff") are wrong.
+- :func:`skipped_box` (Ex1, "does a forward on ``Device.flex()`` cross all seven boxes?"):
+  right when the answer names exactly the skipped box as skipped, bare ("minidl.autodiff"),
+  after a "no" ("No, it skips minidl.autodiff") or in a sentence ("it doesn't cross
+  minidl.autodiff"); "none", "yes", another box, or the box denied ("it still crosses
+  minidl.autodiff") are wrong.
 - :func:`device_named` (Ex3, "autodiff" or "plain"): "not autodiff", "it doesn't live on
   autodiff", "the inner backend" name the plain device; "the same device as the weight"
   names the weight's, autodiff.
@@ -23,7 +24,7 @@ from minidl import Device
 from minidl_book.exercises import Exercise, _shown
 from minidl_book.verdict import WRONG
 
-#: Ex1: the words that name each box of the first picture.
+#: Ex1: the words that name each box of the map.
 BOX_WORDS = {"nn": "nn", "module": "module", "tensor": "tensor", "dispatch": "dispatch",
              "autodiff": "autodiff", "flex": "flex", "backends": "flex",
              "backend": "backend"}
@@ -92,21 +93,46 @@ def named(prediction: str, words_of: dict[str, str], denials: set[str] = DENIALS
     return set().union(*boxes) - denied, denied, bare_none
 
 
+#: Ex1 asks "does the call still cross all seven boxes?": a leading yes or no answers it.
+YES_NO = re.compile(r"^\s*(yes|yep|yeah|no|nope)\b[\s,.;:!\-–—]*", re.IGNORECASE)
+
+
+def yes_no(prediction: str) -> tuple[str | None, str]:
+    """("yes" or "no", the rest) when the answer starts with a yes or a no ("No, it skips
+    minidl.autodiff", "no - autodiff is skipped"), else (None, the answer)."""
+    match = YES_NO.match(prediction)
+    if not match:
+        return None, prediction
+    word = match.group(1).casefold()
+    return ("yes" if word.startswith("y") else "no"), prediction[match.end():]
+
+
 def skipped_box(prediction: Any, truth: str) -> bool:
     """Right when the answer names exactly the skipped box as skipped (explained or
-    not), and does not start by answering "none"."""
+    not), and does not start by answering "none" or "yes" (it crosses all seven)."""
     if not isinstance(prediction, str):
         return False
-    boxes, _, bare_none = named(prediction, BOX_WORDS)
+    said, rest = yes_no(prediction)
+    if said == "yes":
+        return False
+    boxes, _, bare_none = named(rest, BOX_WORDS)
     return not bare_none and boxes == {truth.rsplit(".", 1)[-1]}
 
 
 def box_unclear(prediction: Any) -> bool:
-    """A sentence (three words or more) out of which no single box can be read, and that
-    does not start with "none": the checker asks for just the name."""
-    if not isinstance(prediction, str) or len(re.findall(r"[a-z]+", prediction.casefold())) < 3:
+    """A bare "no", or a sentence (three words or more) out of which no single box can be
+    read, and that does not start with "none" or "yes": the checker asks for just the
+    name."""
+    if not isinstance(prediction, str):
         return False
-    boxes, _, bare_none = named(prediction, BOX_WORDS)
+    said, rest = yes_no(prediction)
+    if said == "yes":
+        return False
+    if said == "no" and not re.search(r"[a-z]", rest.casefold()):
+        return True  # right so far: which box?
+    if len(re.findall(r"[a-z]+", prediction.casefold())) < 3:
+        return False
+    boxes, _, bare_none = named(rest, BOX_WORDS)
     return not bare_none and len(boxes) != 1
 
 

@@ -22,6 +22,8 @@ SKIPPED = "minidl.autodiff"
     "skips autodiff and nothing else", "minidl.autodiff and nothing else",
     "it does not go through minidl.autodiff", "minidl.autodiff isn't crossed",
     "no graph is recorded, so minidl.autodiff is skipped", "only minidl.autodiff",
+    "No, it skips minidl.autodiff", "no - autodiff is skipped", "No. minidl.autodiff",
+    "no, minidl.autodiff", "No – autodiff", "No autodiff", "Nope: it skips autodiff",
 ])
 def test_the_skipped_box_named_in_a_sentence_passes(answer):
     assert skipped_box(answer, SKIPPED)
@@ -35,6 +37,9 @@ def test_the_skipped_box_named_in_a_sentence_passes(answer):
     "minidl.autodiff and minidl.backend", "it skips minidl.dispatch, not minidl.autodiff",
     "it doesn't skip autodiff", "it doesn't cross minidl.dispatch",
     "minidl.autodiff is not skipped", 7, None,
+    # "does it still cross all seven?": a yes says none is skipped, whatever follows
+    "yes", "Yes: it skips minidl.autodiff", "yes, all seven, autodiff included",
+    "no, it skips minidl.dispatch", "No - minidl.backend", "no, none",
 ])
 def test_a_wrong_box_is_refused(answer):
     assert not skipped_box(answer, SKIPPED)
@@ -129,3 +134,9 @@ def test_a_list_of_devices_is_not_one_device(answer):
                                     "Autodiff[Flex], the recording backend"])
 def test_a_clause_that_explains_is_not_a_list(answer):
     assert skipped_box(answer, "minidl.autodiff")
+
+
+def test_a_bare_no_is_asked_for_the_box():
+    # right so far, but which box? asked for the name, not judged
+    assert box_unclear("No") and box_unclear("no.") and not skipped_box("No", SKIPPED)
+    assert not box_unclear("Yes") and not box_unclear("yes: it skips minidl.autodiff")

@@ -18,10 +18,17 @@ reader's ``find_class`` answered for the storage's type. The checker saves state
 ``torch.save`` (transposed views, rows of a larger tensor, float16/float64/int64/bool, 0-d
 tensors), compares what the reader's unpickler builds with minidl's own reader
 (``read_torch_file``), and loads a file whose ``data.pkl`` asks for ``io.open`` (the
-chapter's payload): the load must be refused at ``find_class``, with nothing called.
+chapter's payload): the load must be refused at ``find_class``, with nothing called, by an
+:class:`UnsafeFileError`. A last file names a module planted for the run, whose import runs
+code (it sets a flag): a ``find_class`` that looks the name up before refusing it
+(``super().find_class``) imports the module, and importing runs its code.
+
+The planted module is :class:`~minidl_book.planted_module.PlantedModule`, in a file of its own:
+the watch reads this file's classes (the planted slips below) as the reader's code.
 
 Planted slips, each with its own hint: any other global answered
-(``super().find_class``), ``OrderedDict`` refused, the dtype hard-coded (float32),
+(``super().find_class``), a refusal raising another error than ``UnsafeFileError``, the name
+looked up (its module imported) before the refusal, ``OrderedDict`` refused, the dtype hard-coded (float32),
 ``storage_offset`` ignored, the stride ignored (the elements read in order: what burn's
 ``rebuild_tensor_v2`` does at v0.22.0-pre.2, ``args[3] is stride (unused)``), the stride
 given to ``as_strided`` in elements where it takes bytes.
@@ -47,6 +54,7 @@ from minidl.store.errors import UnsafeFileError
 from minidl.store.torch_pickle import STORAGE_DTYPES
 from minidl.store.torch_reader import read_torch_file
 from minidl_book.cause_hints import CauseHints
+from minidl_book.planted_module import PlantedModule
 
 __trace_hide__ = True
 
@@ -212,14 +220,39 @@ def _describe(entries: list[tuple]) -> str:
 
 
 def _case(entries: list[tuple]) -> dict:
-    return {"file": _Text(_describe(entries)), "_entries": entries, "_payload": False}
+    return {"file": _Text(_describe(entries)), "_entries": entries, "_payload": None}
 
 
 def payload_case() -> dict:
     """The chapter's file: a state dict whose ``fc.bias`` unpickles by calling ``io.open``."""
     return {"file": _Text("torch.save({'fc.weight': float32 [5, 96], 'fc.bias': Payload()}): "
                           "data.pkl asks for io.open, then calls it"),
-            "_entries": [("fc.weight", "float32", "plain", 5, 96, 0)], "_payload": True}
+            "_entries": [("fc.weight", "float32", "plain", 5, 96, 0)], "_payload": "call"}
+
+
+def planted_import_case() -> dict:
+    """The payload file with its ``io.open`` renamed to ``opened`` of a module planted for the
+    run (:class:`PlantedModule`): importing that module runs its code."""
+    return {"file": _Text("the payload file, its data.pkl asking for planted.opened instead: "
+                          "a module whose import runs code (it sets a flag)"),
+            "_entries": [("fc.weight", "float32", "plain", 5, 96, 0)], "_payload": "import"}
+
+
+def _rename_global(path: Path, old: str, new: str) -> None:
+    """Rewrite ``path``'s ``data.pkl`` so its ``GLOBAL`` for ``old`` names ``new`` (protocol 2
+    writes a global as text, ``c<module>\\n<name>\\n``)."""
+    def opcode(qualified: str) -> bytes:
+        module, name = qualified.rsplit(".", 1)
+        return f"c{module}\n{name}\n".encode()
+
+    with zipfile.ZipFile(path) as archive:
+        entries = [(info, archive.read(info)) for info in archive.infolist()]
+    with zipfile.ZipFile(path, "w") as archive:
+        for info, data in entries:
+            if info.filename.endswith("/data.pkl"):
+                assert data.count(opcode(old)) == 1, "the payload's GLOBAL"
+                data = data.replace(opcode(old), opcode(new))
+            archive.writestr(info, data)
 
 
 def fixed_cases() -> list[dict]:
@@ -231,7 +264,7 @@ def fixed_cases() -> list[dict]:
                    ("bn.num_batches_tracked", "int64", "scalar", 1, 1, 5)]),
             _case([("emb.weight", "float16", "plain", 2, 3, 4),
                    ("mask", "bool", "transposed", 2, 3, 6)]),
-            payload_case()]
+            payload_case(), planted_import_case()]
 
 
 def _cases() -> st.SearchStrategy:
@@ -245,7 +278,7 @@ def _cases() -> st.SearchStrategy:
 def _state_dict(case: dict, marker: Path) -> dict:
     saved = {key: tensor_for(dtype, kind, rows, cols, seed)
              for key, dtype, kind, rows, cols, seed in case["_entries"]}
-    if case["_payload"]:
+    if case["_payload"]:  # the planted-module file renames its global after saving
         saved["fc.bias"] = _Payload(marker)
     return saved
 
@@ -258,22 +291,38 @@ def _close(got: Any) -> None:
                 value.close()
 
 
+#: the planted names the reader's code imported during one ``find_failure`` (the import
+#: machinery under a lookup also breaks the watch's rules: see :class:`_Exercise`)
+_IMPORTED: list[str] = []
+
+
 def unpickle_run(solution, case: dict) -> dict:
     """``torch.save`` the case's state dict, load it with the reader's class and with minidl's
-    reader; a payload file records whether ``io.open`` ran (its marker file exists)."""
+    reader; a payload file records whether its global ran (``_ran``: its marker file exists),
+    the planted-module file whether the module was imported (``_imported``)."""
     with tempfile.TemporaryDirectory() as folder:
-        path, marker = Path(folder) / "file.pt", Path(folder) / "payload_ran.txt"
+        folder = Path(folder)
+        path, marker = folder / "file.pt", folder / "payload_ran.txt"
         torch.save(_state_dict(case, marker), path)
-        out = {"_asked": [], "_refused": [], "_raised": None, "_got": None}
+        out = {"_asked": [], "_refused": [], "_raised": None, "_got": None,
+               "_global": "io.open", "_imported": False}
+        planted = PlantedModule()
+        if case["_payload"] == "import":
+            out["_global"] = f"{planted.name}.opened"
+            _rename_global(path, "io.open", out["_global"])
         if not case["_payload"]:
             out["_want"] = read_torch_file(path)
             out["_views"] = views_of(path)
         try:
-            out["_got"] = unpickle(solution, path, out["_asked"], out["_refused"])
+            with planted:
+                out["_got"] = unpickle(solution, path, out["_asked"], out["_refused"])
         except Exception as err:  # noqa: BLE001 - a refusal is the payload file's answer
             if not (case["_payload"] or out["_refused"]):
                 raise  # the reader's code failed: reported at the reader's line
             out["_raised"] = err
+        out["_imported"] = planted.imported
+        if planted.imported:
+            _IMPORTED.append(out["_global"])
         out["_ran"] = marker.exists()
         _close(out["_got"])
     return out
@@ -283,21 +332,37 @@ def unpickle_run(solution, case: dict) -> dict:
 def _refuses_payload(solution, case, outputs, watch) -> str | None:
     if not case["_payload"]:
         return None
+    wanted, raised = outputs["_global"], outputs["_raised"]
     if outputs["_ran"]:
-        return ("The payload ran: data.pkl asks for io.open (GLOBAL 'io open', then REDUCE) "
-                "and your find_class returned it, so the pickle called it and created the "
-                "marker file. Answer only the names a state dict uses; raise for any other.")
-    if "io.open" in outputs["_refused"]:
-        return None
-    if outputs["_raised"] is None:
-        return ("The file asks for io.open and your load returned without an error: "
-                "find_class answered io.open instead of refusing it. A file asking for any "
+        return (f"The payload ran: data.pkl asks for {wanted} (GLOBAL, then REDUCE) and your "
+                "find_class returned it, so the pickle called it and created the marker "
+                "file. Answer only the names a state dict uses; raise for any other.")
+    if outputs["_imported"]:
+        return _imported_text(wanted)
+    if wanted in outputs["_refused"]:
+        if isinstance(raised, UnsafeFileError):
+            return None
+        return (f"Your find_class refused {wanted} with {type(raised).__name__}; the "
+                "exercise asks for UnsafeFileError, the error PytorchStore raises for an "
+                "unsafe file and a caller catches by name (except UnsafeFileError). A "
+                f"{type(raised).__name__} reads as a broken file or a bug, not a refusal.")
+    if raised is None:
+        return (f"The file asks for {wanted} and your load returned without an error: "
+                f"find_class answered {wanted} instead of refusing it. A file asking for any "
                 "other name must be refused whole: raise in find_class.")
-    refused = [n for n in outputs["_refused"] if n != "io.open"]
+    refused = [n for n in outputs["_refused"] if n != wanted]
     if refused:
         return _refused_text(refused[0])
-    return (f"The load failed ({type(outputs['_raised']).__name__}), but not in find_class "
-            "for io.open: refuse it there, before the pickle can call it.")
+    return (f"The load failed ({type(raised).__name__}), but not in find_class "
+            f"for {wanted}: refuse it there, before the pickle can call it.")
+
+
+def _imported_text(wanted: str) -> str:
+    module = wanted.rsplit(".", 1)[0]
+    return (f"Your find_class imported the module {module} before refusing {wanted}: the "
+            "module's code ran on import (it set a flag). Looking a name up "
+            "(super().find_class, importlib) imports its module, and importing runs the "
+            "module's code, so a file can run code through a name you then refuse.")
 
 
 def _refused_text(name: str) -> str:
@@ -387,6 +452,14 @@ HINTS = {
         "find_class is the only door to a callable: after your three answers, raise "
         "(UnsafeFileError) instead of super().find_class(module, name).",
     ],
+    "error type": [
+        "Raise UnsafeFileError (imported in the cell) for every name you do not answer: "
+        "a caller tells a refused file from a broken one by that type.",
+    ],
+    "imported first": [
+        "Decide from the two strings alone: compare (module, name) with your allow-list "
+        "and raise before anything looks the name up; super().find_class imports first.",
+    ],
     "refused": [
         "List what data.pkl asks for (pickle_calls above): OrderedDict, "
         "_rebuild_tensor_v2 and a storage type per dtype. Answer all three kinds.",
@@ -404,9 +477,9 @@ HINTS = {
         "storage_offset, not at 0.",
     ],
     "pickle module": [
-        "The checker keeps the pickle module (a door to the interpreter) out of your "
-        "methods: raise UnsafeFileError, or import what you need by name (from pickle "
-        "import UnpicklingError).",
+        "The module pickle holds the unsafe loader itself (pickle.loads, and an "
+        "Unpickler's own find_class, import any name a file gives), so the checker keeps "
+        "it out of your methods. You need none of it: raise UnsafeFileError.",
     ],
     "bytes": [
         "np.lib.stride_tricks.as_strided takes strides in bytes: stride × flat.itemsize "
@@ -417,12 +490,15 @@ HINTS = {
 _CAUSES = [
     ("any global", _cause("The payload ran")),
     ("any global", _cause("instead of refusing it")),
+    ("imported first", _cause("before refusing")),
+    ("error type", _cause("the exercise asks for UnsafeFileError")),
     ("refused", _cause("which a state dict needs")),
     ("dtype", _cause("came back as")),
     ("stride", _cause("read in order from the offset")),
     ("offset", _cause("your values start at element 0")),
     ("bytes", _cause("its strides are in bytes")),
-    ("pickle module", _cause("your code uses the module pickle")),
+    ("pickle module", lambda v: "your code uses the module pickle" in v.text
+     or "your code imports pickle" in v.text),
 ]
 
 
@@ -434,6 +510,22 @@ class AnyGlobal(SafeUnpickler):
         if module == "torch" and name in STORAGE_DTYPES:
             return STORAGE_DTYPES[name]
         return super(SafeUnpickler, self).find_class(module, name)  # pickle's: imports any
+
+
+class KeyErrorRefusal(SafeUnpickler):
+    def find_class(self, module, name):
+        try:
+            return super().find_class(module, name)
+        except UnsafeFileError:
+            raise KeyError(f"{module}.{name}") from None
+
+
+class LookedUpFirst(SafeUnpickler):
+    """Looks the name up (importing its module), then refuses what is not allowed."""
+
+    def find_class(self, module, name):
+        super(SafeUnpickler, self).find_class(module, name)  # pickle's lookup: imports
+        return super().find_class(module, name)  # then the allow-list
 
 
 class NoOrderedDict(SafeUnpickler):
@@ -474,6 +566,8 @@ class StrideAsBytes(SafeUnpickler):
 #: name → (slip, the verdict kind it gets, the cause whose hint it opens)
 PLANTED = {
     "any other global answered": (AnyGlobal, "check", "any global"),
+    "refused with KeyError": (KeyErrorRefusal, "check", "error type"),
+    "name looked up before the refusal": (LookedUpFirst, "check", "imported first"),
     "OrderedDict refused": (NoOrderedDict, "check", "refused"),
     "dtype hard-coded as float32": (Float32Always, "check", "dtype"),
     "storage_offset ignored": (OffsetIgnored, "check", "offset"),
@@ -482,9 +576,27 @@ PLANTED = {
 }
 
 
+class _Exercise(CauseHints):
+    """The import a lookup makes runs Python's import machinery under the reader's
+    ``find_class``, which the watch reports as a broken rule (``locals()``) before the checks
+    see the planted module's flag: that verdict becomes the flag's."""
+
+    def find_failure(self, solution):  # noqa: D102
+        _IMPORTED.clear()
+        verdict = super().find_failure(solution)
+        if verdict is not None and verdict.kind == "rule" and _IMPORTED:
+            site = verdict.text.split("\n", 1)[1] if "\n" in verdict.text else ""
+            verdict.kind, verdict.rule = "check", None
+            verdict.text = _imported_text(_IMPORTED[0]) + (f"\n{site}" if site else "")
+            self.cause = "imported first"
+            self.hint_ladder = next(h for n, _, h in self._causes if n == self.cause)
+            self.hints_opened = self._opened.setdefault(self.cause, [])
+        return verdict
+
+
 def exercise(max_examples: int = 8) -> CauseHints:
     """The checker for the reader's ``SafeUnpickler`` class."""
-    return CauseHints(
+    return _Exercise(
         "a safe unpickler for .pt files",
         cases=_cases(),
         run=unpickle_run,

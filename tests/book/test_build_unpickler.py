@@ -8,6 +8,7 @@ from __future__ import annotations
 import inspect
 import io
 import pickle
+import sys
 import textwrap
 from collections import OrderedDict
 from pickle import Unpickler, UnpicklingError
@@ -56,8 +57,12 @@ def test_every_planted_slip_fails_on_the_fixed_cases_alone(name):
 
 
 # ----- right answers, written otherwise ----------------------------------------------------------
+class Forbidden(UnsafeFileError):
+    """The reader's own kind of UnsafeFileError: still the error the exercise asks for."""
+
+
 class DictAllowList(Unpickler):
-    """A table of answers; refuses with pickle's own error; as_strided with byte strides."""
+    """A table of answers, a subclass of the asked error; as_strided with byte strides."""
 
     def find_class(self, module, name):
         allowed = {("collections", "OrderedDict"): OrderedDict,
@@ -65,7 +70,7 @@ class DictAllowList(Unpickler):
         allowed.update({("torch", n): np.dtype(d) for n, d in STORAGE_DTYPES.items()
                         if d != "bfloat16"})
         if (module, name) not in allowed:
-            raise UnpicklingError(f"global '{module}.{name}' is forbidden")
+            raise Forbidden(f"global '{module}.{name}' is forbidden")
         return allowed[(module, name)]
 
     def rebuild_tensor(self, storage, storage_offset, size, stride, *rest):
@@ -136,13 +141,92 @@ class PickleInAMethod(bu.SafeUnpickler):
         return super().find_class(module, name)
 
 
-def test_the_pickle_module_in_a_method_gets_its_own_hint():
-    """The watch keeps interpreter modules (pickle among them) out of the reader's methods:
-    the verdict's hint says how to raise without it."""
+class ImportPickleInAMethod(bu.SafeUnpickler):
+    """The reader's reasonable ``import pickle`` inside the method."""
+
+    def find_class(self, module, name):
+        import pickle
+
+        try:
+            return super().find_class(module, name)
+        except UnsafeFileError:
+            raise pickle.UnpicklingError(f"{module}.{name}") from None
+
+
+@pytest.mark.parametrize("solution", [PickleInAMethod, ImportPickleInAMethod])
+def test_the_pickle_module_in_a_method_gets_its_own_hint(solution):
+    """The watch keeps interpreter modules (pickle among them) out of the reader's methods,
+    ``import pickle`` too: the verdict's hint says why (the module holds the unsafe loader)
+    and how to do without it."""
     ex = bu.exercise(0)
-    verdict = ex.check(PickleInAMethod)
+    verdict = ex.check(solution)
     assert verdict.kind == "rule" and ex.cause == "pickle module", verdict.render()
     assert verdict.hints == [bu.HINTS["pickle module"][0]]
+    assert "unsafe loader" in verdict.hints[0] and "UnsafeFileError" in verdict.hints[0]
+
+
+# ----- the refusal's type, and a lookup before the refusal -----------------------------------------
+def _refusing_with(error: type) -> type:
+    class Refuses(bu.SafeUnpickler):
+        def find_class(self, module, name):
+            if (module, name) in (("collections", "OrderedDict"),
+                                  ("torch._utils", "_rebuild_tensor_v2")) or (
+                    module == "torch" and name in STORAGE_DTYPES):
+                return super().find_class(module, name)
+            raise error(f"{module}.{name} is not allowed")
+
+    return Refuses
+
+
+@pytest.mark.parametrize("error", [UnpicklingError, ValueError, KeyError, RuntimeError])
+def test_a_refusal_by_another_error_is_named(error):
+    """The exercise asks for UnsafeFileError: another error (pickle's own, or the
+    ValueError UnsafeFileError subclasses) is refused with the error-type hint."""
+    ex = bu.exercise(0)
+    verdict = ex.check(_refusing_with(error))
+    assert verdict.kind == "check" and ex.cause == "error type", verdict.render()
+    assert f"refused io.open with {error.__name__}" in verdict.text
+    assert verdict.hints == [bu.HINTS["error type"][0]]
+
+
+class LookUpThenCheckTheObject(Unpickler):
+    """Looks every name up with pickle's own find_class, then keeps the allowed objects: the
+    lookup imports the module the file names before anything is refused."""
+
+    def find_class(self, module, name):
+        found = super().find_class(module, name)
+        if found is OrderedDict:
+            return found
+        if module == "torch._utils" and name == "_rebuild_tensor_v2":
+            return self.rebuild_tensor
+        if module == "torch" and name in STORAGE_DTYPES:
+            return STORAGE_DTYPES[name]
+        raise UnsafeFileError(f"{module}.{name}")
+
+    rebuild_tensor = bu.SafeUnpickler.rebuild_tensor
+
+
+@pytest.mark.parametrize("solution", [LookUpThenCheckTheObject, bu.LookedUpFirst])
+def test_a_lookup_before_the_refusal_is_named(solution):
+    """The io.open payload cannot tell (io is imported already); the planted module's flag
+    does, and the module and the import path are left as they were."""
+    path = list(sys.path)
+    ex = bu.exercise(0)
+    verdict = ex.check(solution)
+    assert verdict.kind == "check" and ex.cause == "imported first", verdict.render()
+    assert "before refusing planted_" in verdict.text and "Rule broken" not in verdict.text
+    assert verdict.hints == [bu.HINTS["imported first"][0]]
+    assert sys.path == path and not {m for m in sys.modules if m.startswith("planted_")}
+
+
+def test_the_planted_module_runs_code_when_imported():
+    """The check is real: pickle's own lookup (AnyGlobal hands it every other name) imports
+    the planted module (its flag is set), the reference never does."""
+    case = bu.planted_import_case()
+    assert bu.unpickle_run(bu.SafeUnpickler, case)["_imported"] is False
+    out = bu.unpickle_run(bu.AnyGlobal, case)
+    assert out["_imported"] is True and out["_ran"] is True  # it imported, then called it
+    assert out["_global"].startswith("planted_") and out["_global"].endswith(".opened")
 
 
 def test_a_wrong_storage_dtype_is_named():

@@ -3,11 +3,11 @@
 - :data:`BOXES`: the seven packages one ``Linear.forward`` crosses, each with its burn crate.
 - :func:`torch_column`: what PyTorch does at each box, read from PyTorch itself (the
   dispatcher's keys of a parameter, the profiler's op tree of ``nn.Linear``).
-- :func:`package_map`: the boxes and the true route of ``layer(x)``, laid out by hand as a
-  :class:`PathMap`, every label beside its arrow: straight down to ``Dispatch``, the detour
-  of ``linear`` (no forwarder: down to the protocol's default body and its ops back up to
-  ``Dispatch``, drawn on the right), then each op down ``Autodiff`` to ``Flex``; with
-  ``pytorch``, each box also says what PyTorch does there.
+- :func:`package_map`: the boxes and the route of ``layer(x)`` through them, laid out by
+  hand as a :class:`PathMap`, every label beside its arrow: straight down to ``Dispatch``,
+  then each op down ``Autodiff`` to ``Flex`` (``linear``'s detour is drawn from a trace by
+  :mod:`minidl_book.intro_route`); with ``pytorch``, each box also says what PyTorch does
+  there.
 - :func:`detour_map`: ``linear``'s detour, by function, from a traced forward
   (:func:`detour_trace`): no forwarder, the protocol's default op, and each op it calls
   back through ``Dispatch``, down ``Autodiff[Flex]`` to ``Flex`` and its kernel, if any.
@@ -112,21 +112,17 @@ def detour_trace(device: Device | None = None) -> list[tuple[str, list[str]]]:
 DETOUR_EDGES = (("dispatch", "backend"), ("backend", "dispatch"))
 
 
-def path_steps(ops: Sequence[str] = ("float_matmul", "float_reshape", "float_add"),
-               ) -> tuple[tuple[str, str, str, bool], ...]:
-    """The arrows of ``layer(x)``'s route, in call order: (from, to, label, dashed).
-    ``Dispatch.linear`` has no forwarder, so the protocol's default body runs and sends
-    ``ops`` back up into ``Dispatch``; each then goes down by device. The dashed
-    flex -> backend arrow is no call: Flex implements the protocol."""
-    short = ", ".join(op.removeprefix("float_") for op in ops)
+def path_steps() -> tuple[tuple[str, str, str, bool], ...]:
+    """The arrows of ``layer(x)``'s route through the packages: (from, to, label, dashed).
+    Each op goes down by device; ``linear``'s detour (no forwarder, the protocol's default
+    body, its ops back through ``Dispatch``) is drawn step by step from a trace by
+    :func:`minidl_book.intro_route.call_sequence`, not here. The dashed flex -> backend
+    arrow is no call: Flex implements the protocol."""
     return (
         ("nn", "module", "weight.val()", False),
         ("nn", "tensor", "linear(x, W, b)", False),
         ("tensor", "dispatch", "Dispatch.linear", False),
-        ("dispatch", "backend", "↓ linear: no forwarder,\nso the default body runs", False),
-        ("backend", "dispatch", f"↑ its {len(ops)} calls ({short}),\neach back into Dispatch",
-         False),
-        ("dispatch", "autodiff", "each op, by device", False),
+        ("dispatch", "autodiff", "the default body's ops, by device", False),
         ("autodiff", "flex", "records it, passes it on", False),
         ("flex", "backend", "implements", True),
     )
@@ -292,8 +288,7 @@ class PathMap(Flowchart):
 def package_map(
     boxes: Sequence[Box] = BOXES, pytorch: Mapping[str, str] | bool | None = None,
 ) -> PathMap:
-    """The seven boxes and the route of ``layer(x)`` (the detour's ops read from a traced
-    forward, :func:`measured_ops`); ``pytorch`` maps a box id to what PyTorch does there
+    """The seven boxes and the route of ``layer(x)`` through them; ``pytorch`` maps a box id to what PyTorch does there
     (printed as a last line, ``torch: …``), or is ``True``: then :func:`torch_column` reads
     it from a fresh ``nn.Linear(4, 2)`` on a ``[3, 4]`` input."""
     if pytorch is True:
@@ -307,7 +302,7 @@ def package_map(
         if pytorch and pytorch.get(key):
             label += f"\ntorch: {pytorch[key]}"
         chart.node(key, label, align="left")
-    for a, b, label, dashed in path_steps(measured_ops()):
+    for a, b, label, dashed in path_steps():
         chart.edge(a, b, label, dashed=dashed)
     return chart
 

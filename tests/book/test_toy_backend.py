@@ -236,3 +236,20 @@ def test_assemble_wires_the_six_functions_in_page_order_and_completes_the_backen
     got = Mine.float_into_data(Mine.log_softmax(blocks, 2)).array
     expected = torch.log_softmax(torch.arange(12.0).reshape(3, 4).T.reshape(2, 2, 3), 2)
     np.testing.assert_allclose(got, expected.numpy(), atol=1e-6)
+
+
+def test_a_slot_holding_the_reference_is_named_given(capsys):
+    """The page hands over reshape_strides (no build-it): it is the book's, not the
+    reader's, and not a reference standing in for an unfinished answer."""
+    given = toy_backend.REFERENCES["reshape_strides"][0]
+    chosen = toy_backend.yours_or_reference({
+        "read_view": _read_view, "reshape_strides": given,
+        "broadcast_strides": _stretch, "zip_op": _zip, "reduce_dim": _reduce,
+        "my_log_softmax": _default})
+    assert chosen == (_read_view, given, _stretch, _zip, _reduce, _default)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "all 5 of your functions" in out and "The book's reshape_strides is given" in out
+    toy_backend.yours_or_reference({"reshape_strides": given})
+    out = " ".join(capsys.readouterr().out.split())
+    assert "the reference read_view" in out and "reshape_strides (not" not in out
+    assert "The book's reshape_strides is given" in out

@@ -18,6 +18,7 @@ it gives (a NumPy model of the backward with that slip).
 from __future__ import annotations
 
 import contextlib
+import re
 
 import numpy as np
 import torch
@@ -377,6 +378,19 @@ class _BackwardExercise(BuildExercise):
 
 
 _OWN = r"^(Flex|Wgpu|Autodiff\[\w+\]|ModuleOps)\.(conv2d_\w+_backward|conv_transpose2d)$"
+_CONV = re.compile(r"^(Flex|Wgpu|Autodiff\[\w+\]|ModuleOps)\.conv2d$")
+
+
+def _no_swapped_conv(solution, case: dict, outputs: dict, watch) -> str | None:
+    """A call of ``B.conv2d`` from the reader's code: the weight's gradient as burn's swapped
+    conv (``conv2d_weight_grad_no_groups``), not from the ops the exercise lists. A check,
+    not a rule: the forward's own ``conv2d`` runs in the same watched run."""
+    call = next((c for c in watch.calls if _CONV.search(c.name)), None)
+    if call is None:
+        return None
+    return ("Your code calls B.conv2d (" + call.site + "): the weight's gradient as a "
+            "swapped conv is burn's route, but this exercise builds it from the forward's "
+            "product, patchesᵀ @ g, with im2col and B.float_matmul (use only the listed ops).")
 
 
 def exercise(max_examples: int = 8) -> BuildExercise:
@@ -386,7 +400,7 @@ def exercise(max_examples: int = 8) -> BuildExercise:
         cases=_cases(),
         run=_run,
         references=[Reference("PyTorch", _torch, rtol=1e-4, atol=1e-4)],
-        checks=[_named_slip],
+        checks=[_no_swapped_conv, _named_slip],
         rules=Rules(forbidden={_OWN: "call the backend's own conv2d backward helpers or its "
                                      "transposed conv (build the gradients from B.float_* "
                                      "ops)"},

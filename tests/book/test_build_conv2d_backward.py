@@ -179,3 +179,25 @@ def test_a_col2im_ignoring_padding_end_gets_the_shape_hint_not_the_rule_hint():
     assert verdict.kind != "pass"
     assert "(bottom, right) = options.padding_end" in text, text
     assert "Use only B's ops" not in text, text
+
+
+# the page's swapped conv (burn's conv2d_weight_grad_no_groups) in place of patchesᵀ @ g
+SWAPPED_CONV = """
+    sx, sg = B.float_swap_dims(x, 0, 1), B.float_swap_dims(grad, 0, 1)
+    o = ConvOptions(stride=options.dilation, padding=options.padding,
+                    dilation=options.stride, groups=1,
+                    padding_end=options.padding_end)
+    d_w = B.float_swap_dims(B.conv2d(sx, sg, None, o), 0, 1)
+    d_w = B.float_slice(d_w, [slice(None), slice(None), slice(0, k1), slice(0, k2)])
+    return d_x, d_w
+"""
+
+
+def test_the_weight_gradient_as_a_swapped_conv_is_refused_with_a_hint():
+    """The exercise says "use only these ops": B.conv2d is not one of them, even though
+    it is burn's own route for the weight's gradient."""
+    cheat = _from_cell("from minidl.backend.options import ConvOptions\n" + READER.replace(
+        "    return d_x, d_w\n", SWAPPED_CONV), "conv2d_backward")
+    verdict = bb.exercise(4).find_failure(cheat)
+    assert verdict is not None and verdict.kind == "check", verdict
+    assert "B.conv2d" in verdict.text and "patchesᵀ @ g" in verdict.text, verdict.text

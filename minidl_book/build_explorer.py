@@ -28,10 +28,10 @@ import torch
 from hypothesis import strategies as st
 
 from minidl.fusion.ir import OperationIr
-from minidl_book.build_check import BuildExercise, Reference
+from minidl_book.build_check import BuildExercise, Reference, Rules
 from minidl_book.strategies import float32_arrays
 
-__all__ = ["PLANTED", "beside", "exercise", "explore", "segmentation"]
+__all__ = ["PLANTED", "Offered", "beside", "exercise", "explore", "segmentation"]
 
 
 def explore(ops, alive, fusers):
@@ -57,10 +57,10 @@ def explore(ops, alive, fusers):
 
 # ----- planted slips -------------------------------------------------------------------------
 def _search(ops, alive, fusers, *, drop=False, once=False, first=False, inside=False,
-            held_only=False, no_break=False, every=False, no_tail=False):
+            held_only=False, no_break=False, every=False, no_tail=False, lone=False):
     blocks, i, searched = [], 0, False
     while i < len(ops):
-        best, best_len = None, 1
+        best, best_len = None, 0 if lone else 1  # lone: best_len 0, one op may win
         for fuser in fusers if not (once and searched) else ():
             fuser.reset()
             for op in ops[i:]:
@@ -69,7 +69,7 @@ def _search(ops, alive, fusers, *, drop=False, once=False, first=False, inside=F
             if fuser.ready and len(fuser.ops) > best_len and not (first and best):
                 best, best_len = fuser, len(fuser.ops)
         searched = searched or best is not None
-        end = i + best_len
+        end = i + max(best_len, 1)
         readers = ops[end:] if not inside else ops[i + 1:]
         later = {t.id for op in readers for t in op.inputs}
         writes = tuple(op.out.id for op in ops[i:end] if every or op.out.id in alive
@@ -127,6 +127,12 @@ def no_ready_test(ops, alive, fusers):
     return blocks
 
 
+def one_op_block_to_a_fuser(ops, alive, fusers):
+    """Gives a fuser that took one op (the flat ``x * 2`` after the pair) a block of its
+    own: a block of one op runs alone on B."""
+    return _search(ops, alive, fusers, lone=True)
+
+
 def writes_everything(ops, alive, fusers):
     """Writes every result of every block."""
     return _search(ops, alive, fusers, every=True)
@@ -151,6 +157,7 @@ PLANTED = {
     "counts reads inside the block": (later_includes_the_block, "check"),
     "writes every result": (writes_everything, "check"),
     "no ready test": (no_ready_test, "check"),
+    "a one-op block for a fuser": (one_op_block_to_a_fuser, "check"),
     "keeps offering after a refusal": (keeps_offering, "check"),
     "loses the block the stream's end closes": (loses_the_last_block, "check"),
 }
@@ -202,6 +209,10 @@ def _problem(got, ops, alive, fusers) -> str | None:
             real = by_name.get(_name(fuser))
             if real is None:
                 return f"block {k}'s fuser {fuser!r} is none of the fusers given"
+            if end - start < 2:
+                return (f"block {k} ({_label(ops, start, end)}) is one op given to the "
+                        f"{real.name} fuser: a block of one op runs alone on B (fuser "
+                        "None); a fuser wins a block only with at least two ops")
             real.reset()
             for j in range(start, end):
                 if not real.fuse(ops[j]):
@@ -289,6 +300,32 @@ def _eager_flex(case: dict) -> dict:
     return _stream(Device.flex(), case)
 
 
+class Offered:
+    """A fuser as the reader's search is handed it: ``reset``, ``fuse``, ``ops`` and
+    ``name`` are the fuser's own; ``ready`` says only whether it could build a kernel of
+    what it took (one op is enough). That a block needs two ops is the search's rule, as in
+    minidl's ``Explorer.explore``, whose fusers fold it into their ``ready``."""
+
+    def __init__(self, fuser) -> None:
+        self.fuser, self.name = fuser, fuser.name
+
+    def reset(self) -> None:
+        self.fuser.reset()
+
+    def fuse(self, op: OperationIr) -> bool:
+        return self.fuser.fuse(op)
+
+    @property
+    def ops(self) -> list[OperationIr]:
+        return self.fuser.ops
+
+    @property
+    def ready(self) -> bool:
+        if len(self.fuser.ops) != 1:
+            return self.fuser.ready
+        return getattr(self.fuser, "full", True) is not None  # a reduction took its dim
+
+
 def installed(solution, explorer, seen: list, held=None):
     """An ``explore(ops, alive)`` for ``explorer`` that asks ``solution`` for the blocks,
     notes ``(ops, alive, its blocks, the search's, problem)`` in ``seen``, and builds the
@@ -299,7 +336,7 @@ def installed(solution, explorer, seen: list, held=None):
     def explore_with(ops: list[OperationIr], alive: set[int]) -> list[Block]:
         alive = set(alive) if held is None else held(ops)
         want = explore(ops, alive, explorer.fusers)
-        got = solution(list(ops), set(alive), explorer.fusers)
+        got = solution(list(ops), set(alive), [Offered(f) for f in explorer.fusers])
         problem = _problem(got, ops, alive, explorer.fusers)
         seen.append((ops, alive, got, want, problem))
         blocks = []
@@ -395,6 +432,8 @@ def exercise(max_examples: int = 4) -> BuildExercise:
         "the explorer's search",
         cases=_cases(),
         run=_run,
+        rules=Rules(helpers=(Offered.reset, Offered.fuse, Offered.ops.fget,
+                             Offered.ready.fget)),  # the fusers handed to the search
         references=[Reference("eager Flex", _eager_flex, rtol=1e-4, atol=1e-5),
                     Reference("PyTorch", _torch, rtol=1e-4, atol=1e-5)],
         checks=[_blocks_run],

@@ -18,6 +18,7 @@ SAYS = {
     "counts reads inside the block": "(only an op of the same block reads it)",
     "writes every result": "which nobody holds and no op after the block reads",
     "no ready test": "the reduce fuser is not ready for block",
+    "a one-op block for a fuser": "a block of one op runs alone on B (fuser None)",
     "keeps offering after a refusal": "a block ends at its fuser's first refusal",
     "loses the block the stream's end closes": "are in no block: search again from the op "
     "after each block, until the stream ends",
@@ -81,3 +82,11 @@ def test_a_refusal_lists_the_readers_blocks_not_the_answer():
     verdict = build_explorer.exercise(max_examples=2).find_failure(wrong)
     assert verdict is not None and "Your blocks:" in verdict.text, verdict.text
     assert "search's blocks" not in verdict.text
+
+
+def test_a_one_op_block_given_to_a_fuser_is_refused():
+    """A reader's search that starts its best at 0 ops gives a fuser that took only the
+    last op a block: the checker passed it, though the question says one op runs on B."""
+    wrong, _ = build_explorer.PLANTED["a one-op block for a fuser"]
+    verdict = build_explorer.exercise(max_examples=2).find_failure(wrong)
+    assert verdict is not None and "at least two ops" in verdict.text, verdict.text

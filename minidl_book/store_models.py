@@ -801,3 +801,36 @@ def draw_check_then_build(minidl_replaced: int, burn_replaced: int, total: int):
           + [_outcome(outcome)]) for label, boxes, outcome in rows],
         xs=[1.15, 2.95, 4.75, 6.6], widths=[1.6, 1.6, 1.6, 1.75], height=0.95, pitch=1.25,
         label_size=10, figsize=(7.5, 2.6), xmax=8.4, top=0.05, base=0.1)
+
+
+#: the load pipeline's boxes: (title, what it does, the knob that sets it)
+PIPELINE = [("file", ".pt: a safe\nunpickler"), ("top key", "with_top_\nlevel_key"),
+            ("remap", "with_key_\nremapping"), ("adapter", "transpose,\nrename, cast"),
+            ("plan", "match slots,\nfive lists"), ("check", "allow_partial,\nvalidate"),
+            ("build", "a NEW\nmodule")]
+
+
+def draw_load_pipeline(burn_default: str, minidl_default: str):
+    """A PyTorch import as one row of boxes (minidl's ``PytorchStore`` and burn-store's
+    ``PytorchStore``: file → top-level key → remap → adapter → plan → check with the
+    switches → build), and, under the remap → adapter arrow, a dashed box marking where
+    burn renumbers gaps in layer indices by default (``burn_default``, its source lines)
+    while minidl leaves them (``minidl_default``, the live default)."""
+    fig = _box_rows(
+        [("", [_box(text, "#fde2e2" if title == "file" else "#eef2fa", title=title)
+               for title, text in PIPELINE])],
+        xs=[0.05 + 1.3 * i for i in range(len(PIPELINE))], widths=[1.1] * len(PIPELINE),
+        height=0.95, pitch=1.0, label_size=9, figsize=(9.0, 2.3), xmax=9.1, top=1.25,
+        base=1.2)
+    from matplotlib.patches import FancyBboxPatch
+
+    ax = fig.axes[0]
+    gap = 0.05 + 1.3 * 3 - 0.1  # the middle of the remap → adapter arrow
+    ax.add_patch(FancyBboxPatch((gap - 2.7, 0.08), 5.4, 0.8, boxstyle="round,pad=0.02",
+                                fc="#fff3d6", ec="#c0392b", ls="--"))
+    ax.text(gap, 0.48, "burn, on by default: renumber index gaps after remapping\n"
+            f"(0, 1, 4, 5 → 0, 1, 2, 3; {burn_default})\nminidl: {minidl_default}",
+            ha="center", va="center", fontsize=9)
+    ax.annotate("", (gap, 1.2 + 0.95 / 2), (gap, 0.88),
+                arrowprops={"arrowstyle": "->", "color": "#c0392b", "ls": "--"})
+    return fig

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from itertools import accumulate
 from typing import Any
 
 from minidl import Device, debug
@@ -414,29 +415,37 @@ def block_lines(plan, width: int = 86) -> str:
                      for b in plan.blocks)
 
 
-def draw_bytes(plan):
+def draw_bytes(plan, calls: list[tuple[str, int]] | None = None):
     """Bytes each op of ``plan`` reads and writes run one by one (a bar per op), against the
-    fused kernels' (the last bar): the memory traffic fusion saves. Returns the figure."""
+    fused kernels' (the last bar): the memory traffic fusion saves. ``calls``, when given,
+    groups the ops into the calls that recorded them, ``(name, ops)`` in order, a bar per
+    call (the relu default's two ops under ``"relu"``). Returns the figure."""
     import matplotlib.pyplot as plt
 
     mib = 2 ** 20
     ops = plan.record.ops
-    labels = [op.kind for op in ops] + ["fused kernel"]
-    reads = [sum(t.nbytes for t in op.inputs) / mib for op in ops]
-    writes = [op.out.nbytes / mib for op in ops]
+    calls = calls or [(op.kind, 1) for op in ops]
+    if sum(n for _, n in calls) != len(ops):
+        raise ValueError("the calls must cover the plan's ops")
+    bounds = list(accumulate([n for _, n in calls], initial=0))
+    groups = [ops[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    labels = [name for name, _ in calls] + ["fused kernel"]
+    reads = [sum(t.nbytes for op in g for t in op.inputs) / mib for g in groups]
+    writes = [sum(op.out.nbytes for op in g) / mib for g in groups]
     reads.append(sum(b.bytes_read for b in plan.blocks) / mib)
     writes.append(sum(b.bytes_written for b in plan.blocks) / mib)
     fig, axis = plt.subplots(figsize=(6.4, 2.9))
     rows = list(range(len(labels)))[::-1]
-    colours = ["tab:blue"] * len(ops) + ["tab:green"]
+    colours = ["tab:blue"] * len(groups) + ["tab:green"]
     axis.barh(rows, reads, color=colours, alpha=0.45, label="read")
     axis.barh(rows, writes, left=reads, color=colours, label="written")
     axis.set_yticks(rows, labels, fontsize=8)
     axis.axhline(0.5, color="0.5", lw=0.8)
     eager, fused = sum(reads[:-1]) + sum(writes[:-1]), reads[-1] + writes[-1]
     axis.set(xlabel="MiB through memory (light: read, dark: written)")
-    axis.set_title(f"{len(ops)} ops one by one: {eager:.0f} MiB; fused: {fused:.0f} MiB",
-                   fontsize=9)
+    unit = "ops" if len(groups) == len(ops) else "calls"
+    axis.set_title(f"{len(groups)} {unit} one by one: {eager:.0f} MiB; "
+                   f"fused: {fused:.0f} MiB", fontsize=9)
     fig.tight_layout()
     return fig
 

@@ -23,6 +23,9 @@ SIZES = (16, 256, 4096, 1 << 16, 1 << 18, 1 << 20, 1 << 22)
 
 #: ops the chain records on the fusion device (``relu`` is a protocol default there: two ops)
 CHAIN_RECORDED = 9
+#: The chain's eight calls, each with the ops it records (``relu``: two).
+CHAIN_CALLS = [("mul", 1), ("add", 1), ("relu", 2), ("abs", 1), ("sub", 1), ("mul", 1),
+               ("add x", 1), ("abs", 1)]
 #: calls the chain makes on eager Flex (Flex writes ``relu`` itself: one kernel, 7 intermediates)
 CHAIN_EAGER = 8
 

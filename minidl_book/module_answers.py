@@ -1,0 +1,130 @@
+"""Readers' answers to the modules chapter's predictions, read the way they are written.
+
+Two exercises of ``chapters/modules_params_config.md`` ask about burn's module machinery:
+which half of a tied pair an optimizer step moves (burn-optim's ``ModuleOptimizerMapper``,
+``optim/module/module_optimizer.rs:421``, consumes a gradient by id), and which fields of
+a ``BatchNorm`` its record keeps (burn-core's ``store::ModuleRecord``). The shared
+:class:`~minidl_book.Exercise` comparisons read tuples and yes/no words; these two also read
+the answers in words ("first only", "gamma beta running mean running var").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from typing import Any
+
+__all__ = ["field_set", "which_moved"]
+
+_BOOL = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
+_NAMES = ("first", "second")
+#: words that say a half did not move ("second did not", "second stayed the same")
+_STILL = re.compile(r"\b(?:not|no|never|unchanged|unmoved|stays?|stayed|same|kept|keeps"
+                    r"|false|old|neither|none)\b|n't\b")
+_MOVED = re.compile(r"\b(?:moved?|moves|changed?|changes|differs?|different|updated?|yes"
+                    r"|true|stepped)\b")
+
+
+def _clauses(text: str) -> list[str]:
+    """Clauses, and within one a piece per half it names ("first moved second did not")."""
+    text = re.sub(r"\b1st\b", "first", re.sub(r"\b2nd\b", "second", text))
+    # "the first, not the second": a "not" right before a name is that name's
+    text = re.sub(r"\b(?:but\s+)?not\s+(?:the\s+)?(?=first|second|both)", ", not ", text)
+    out = []
+    for clause in re.split(r"[,;.]|\bbut\b|\bwhile\b|\bwhereas\b", text):
+        pieces = re.split(r"(?=\b(?:first|second)\b)", clause)
+        if pieces and not re.search(r"\b(?:first|second)\b", pieces[0]) and len(pieces) > 1:
+            pieces = [pieces[0] + pieces[1], *pieces[2:]]  # "only the " + "first"
+        out.extend(p for p in pieces if p.strip())
+    return out
+
+
+def _said(text: str) -> tuple[bool, bool] | None:
+    """``(first moved, second moved)`` as written in words, or None if it cannot be read."""
+    text = text.casefold().replace("_", " ")
+    said: dict[str, bool] = {}
+    clauses = _clauses(text)
+    for clause in clauses:
+        names = [n for n in _NAMES if re.search(rf"\b{n}\b", clause)]
+        if re.search(r"\b(?:both|neither|none)\b", clause):
+            names = list(_NAMES)
+        still = bool(_STILL.search(clause))
+        if re.search(r"\bneither\b|\bnone\b", clause):
+            still = True
+        for n in names:
+            if said.setdefault(n, not still) != (not still):
+                return None  # "first moved, first did not"
+    if said:
+        return said.get("first", False), said.get("second", False)  # unnamed: not moved
+    if len(clauses) == 2:  # "moved, not moved": the tuple's order
+        verdicts = [False if _STILL.search(c) else True if _MOVED.search(c) else None
+                    for c in clauses]
+        if None not in verdicts:
+            return verdicts[0], verdicts[1]
+    return None
+
+
+def which_moved(prediction: Any, truth: tuple[bool, bool]) -> bool:
+    """Compare ``(first moved, second moved)``: a tuple of booleans or 0/1, two yes/no words
+    (``"True False"``, ``"yes, no"``), or words naming the halves (``"first only"``,
+    ``"first moved, second did not"``, ``"neither"``). An answer that names neither the
+    halves nor two booleans raises ``ValueError``, so the reader hears it was not read,
+    not that it was wrong."""
+    want = tuple(bool(t) for t in truth)
+    if isinstance(prediction, tuple | list):
+        if len(prediction) != 2:
+            return False
+        got = []
+        for p in prediction:
+            if isinstance(p, str) and p.strip().casefold() in _BOOL:
+                got.append(_BOOL[p.strip().casefold()])
+            elif type(p) in (bool, int) and p in (0, 1):
+                got.append(bool(p))
+            else:
+                return False
+        return tuple(got) == want
+    if not isinstance(prediction, str):
+        return False  # one boolean answers only half the question
+    text = prediction.casefold()
+    words = re.findall(r"\b(?:true|false|yes|no|1|0)\b", text)
+    if len(words) == 2 and not re.search(r"\b(?:first|second|both|neither)\b", text):
+        return tuple(_BOOL[w] for w in words) == want
+    said = _said(prediction)
+    if said is None:
+        raise ValueError("could not read which half moved: write a tuple of two booleans "
+                         "(first moved, second moved) or name the halves in words")
+    return said == want
+
+
+def _name_words(text: str) -> list[str]:
+    return [w for w in re.split(r"[^a-z0-9]+", text.casefold().replace("_", " ")) if w]
+
+
+def field_set(fields: Iterable[str]) -> Callable[[Any, Any], bool]:
+    """A set comparison of field names (the truth: a tuple of names) that reads a string
+    with or without commas: ``"gamma beta running mean running var"`` names the fields
+    ``running_mean`` and ``running_var`` because ``fields`` (every field a reader may name)
+    has them; ``"and"`` is no name."""
+    known = {tuple(_name_words(f)): f for f in fields}
+    longest = max(len(k) for k in known)
+
+    def names(prediction: Any) -> set[str]:
+        parts = [prediction] if isinstance(prediction, str) else list(prediction)
+        found: set[str] = set()
+        for part in parts:
+            words = [w for w in _name_words(str(part)) if w != "and"]
+            i = 0
+            while i < len(words):
+                for n in range(min(longest, len(words) - i), 0, -1):
+                    key = tuple(words[i:i + n])
+                    if key in known or n == 1:
+                        found.add(known.get(key, " ".join(key)))
+                        i += n
+                        break
+        return found
+
+    def compare(prediction: Any, truth: Any) -> bool:
+        return names(prediction) == set(truth)
+
+    compare.__name__ = "field_set"
+    return compare

@@ -119,15 +119,20 @@ def skipped_box(prediction: Any, truth: str) -> bool:
     return not bare_none and boxes == {truth.rsplit(".", 1)[-1]}
 
 
+#: "it crosses all seven", "every box", "all of them": the answer "none skipped", in words.
+ALL_CROSSED = re.compile(r"\ball\s+(?:seven|7|the\s+boxes|boxes|of\s+them)\b|\bevery\s+box",
+                         re.IGNORECASE)
+
+
 def box_unclear(prediction: Any) -> bool:
     """A bare "no", or a sentence (three words or more) out of which no single box can be
-    read, and that does not start with "none" or "yes": the checker asks for just the
-    name."""
+    read, and that does not start with "none" or "yes" or say "all seven": the checker asks
+    for just the name."""
     if not isinstance(prediction, str):
         return False
     said, rest = yes_no(prediction)
-    if said == "yes":
-        return False
+    if said == "yes" or ALL_CROSSED.search(prediction):
+        return False  # "it crosses all seven" answers the question: wrong, not unclear
     if said == "no" and not re.search(r"[a-z]", rest.casefold()):
         return True  # right so far: which box?
     if len(re.findall(r"[a-z]+", prediction.casefold())) < 3:

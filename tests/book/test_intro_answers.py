@@ -140,3 +140,13 @@ def test_a_bare_no_is_asked_for_the_box():
     # right so far, but which box? asked for the name, not judged
     assert box_unclear("No") and box_unclear("no.") and not skipped_box("No", SKIPPED)
     assert not box_unclear("Yes") and not box_unclear("yes: it skips minidl.autodiff")
+
+
+@pytest.mark.parametrize("answer", [
+    "it crosses all seven", "It crosses all 7 boxes", "every box", "it goes through all of them",
+])
+def test_all_seven_in_words_is_judged_wrong_not_asked_again(answer):
+    """"It crosses all seven" answers the question (none skipped): ✗ and the hint, not a
+    request for a name."""
+    assert not box_unclear(answer)
+    assert not skipped_box(answer, SKIPPED)

@@ -4,7 +4,8 @@
 A store knows how to READ a file into ``{name: np.ndarray}`` (its subclass's job) and then
 always does the same thing with the module:
 
-1. names: optional contiguous renumbering of list indices, then the regex key remapping;
+1. names: the regex key remapping, then optional contiguous renumbering of list indices
+   (burn's order: ``pytorch/store.rs`` remaps, then maps indices contiguous);
 2. :func:`~minidl.store.applier.plan_apply`: slots of the target (lazy shapes, no init),
    lookup with the adapter's alternative names, adapter transform, shape and dtype checks;
 3. :meth:`ApplyResult.check`: refuse (``ApplyFailed``, the module untouched) or
@@ -88,11 +89,11 @@ class ModuleStore:
         if self._cache is None:
             raw = self._read()
             names = {k: k for k in raw}
-            if self.contiguous_indices:
-                names = map_indices_contiguous(raw)
             if not self.remapper.is_empty():
-                renamed = self.remapper.remap(names)
-                names = {new: names[old] for new, old in renamed.items()}
+                names = self.remapper.remap(names)
+            if self.contiguous_indices:  # after remapping, as burn's PytorchStore does
+                renumbered = map_indices_contiguous(names)
+                names = {new: names[old] for new, old in renumbered.items()}
             self._cache = {new: raw[old] for new, old in names.items()}
         return self._cache
 

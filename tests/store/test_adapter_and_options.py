@@ -103,8 +103,12 @@ def test_torch_sequential_with_activations_loads_via_remapping_and_contiguous_in
     with pytest.raises(ApplyFailed, match="Missing keys"):
         plain_store.load_into(Stack(plain))
 
+    # burn's order: the rules see the file's names (net.3 is the norm), then layers.0 and
+    # layers.2 close their gap
     store = (PytorchStore.from_state_dict(sd).map_indices_contiguous(True)
-             .with_key_remapping(r"^net\.2\.", "norm.").with_key_remapping(r"^net\.", "layers."))
+             .with_key_remapping(r"^net\.3\.", "norm.").with_key_remapping(r"^net\.", "layers."))
+    assert store.keys() == ["layers.0.bias", "layers.0.weight", "layers.1.bias",
+                            "layers.1.weight", "norm.bias", "norm.weight"]
     model = store.load_into(Stack(plain))
     np.testing.assert_array_equal(model.layers[1].weight.val().to_numpy(), seq[2].weight.detach().numpy().T)
     np.testing.assert_array_equal(model.norm.gamma.val().to_numpy(), seq[3].weight.detach().numpy())

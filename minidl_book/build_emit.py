@@ -14,13 +14,15 @@ emitter. From the two recorded runs (the shape of ``build_guard.classify``'s) an
 a buffer), ``N[i]`` the number recorded for call ``i``, ``C[a]`` a constant array, ``ST[a]``
 the buffer that holds state ``a``. Declared inputs are ``in0``... in the order of
 ``inputs``; each declared scalar a call gets (a ``str`` number such as ``"lr"``) is a
-parameter ``s0``, ``s1``... in call order; a state array's new value is written in place by
-the call that made it in run 1 (``out=st…``).
+parameter ``s0``, ``s1``... in call order; a state array's new value, made by the call that
+made it in run 1, is written in place (``out=st…``) when no later call reads the old value,
+else copied after the last call (``np.copyto(st…, t…)``), as ``build_program`` does.
 
 The checker runs the reader's program three times on symbolic values (every kernel returns a
 name for what it computed) beside the reference's, with a new batch and a new rate each
 replay, and names the first call whose arguments differ. Named slips: state not written in
-place (the first replay is right, the second reads the old weights), a declared scalar
+place (the first replay is right, the second reads the old weights), written in place though
+a later call reads the old value, a copy left out, a declared scalar
 frozen as ``N[i]`` (the capture's value), inputs numbered by the order the calls read them.
 ``capture_lab.RecordedRuns.emitted`` runs the same source on the real kernels.
 """
@@ -37,14 +39,23 @@ from minidl_book import build_guard
 from minidl_book.harness import run_check, show_solution
 from minidl_book.verdict import Verdict
 
-__all__ = ["emit", "exercise", "EXAMPLES"]
+__all__ = ["annotated", "emit", "exercise", "EXAMPLES"]
 
 
 def emit(run1, run2, kinds, inputs, outputs):
-    """The replay function's source: run 2's calls over in…, s…, st… and constants."""
-    made_by_run1 = {a: j for j, call in enumerate(run1) for a in call["makes"]}
+    """The replay function's source: run 2's calls over in…, s…, st…, constants;
+    new state in place unless read later (minidl's ``build_program``)."""
+    made_by_run1 = {a: (j, p) for j, call in enumerate(run1)
+                    for p, a in enumerate(call["makes"])}
+    last_read = {a: i for i, call in enumerate(run2) for a in call["reads"]}
     state = [a for a, kind in kinds.items() if kind == "state"]
-    into = {made_by_run1[a]: f"st{k}" for k, a in enumerate(state)}  # new value
+    into, copies = {}, []  # call → its buffer; (buffer, array) to copy after
+    for k, a in enumerate(state):
+        j, p = made_by_run1[a]
+        if last_read[a] <= j and len(run2[j]["makes"]) == 1:
+            into[j] = f"st{k}"
+        else:
+            copies.append((f"st{k}", run2[j]["makes"][p]))
     names = {a: f"in{k}" for k, a in enumerate(inputs)}
     names |= {a: f"st{k}" for k, a in enumerate(state)}
     lines = [f"st{k} = ST[{a!r}]" for k, a in enumerate(state)]
@@ -62,6 +73,7 @@ def emit(run1, run2, kinds, inputs, outputs):
         lines.append(f"t{i} = K[{i}]({', '.join(args)}{out})")
         for p, a in enumerate(call["makes"]):
             names[a] = f"t{i}[{p}]" if len(call["makes"]) > 1 else f"t{i}"
+    lines += [f"np.copyto({buf}, {names[a]})" for buf, a in copies]
     lines.append(f"return ({', '.join(names[a] for a in outputs)},)")
     params = [f"in{k}" for k in range(len(inputs))]
     params += [f"s{k}" for k in range(n_scalars)]
@@ -69,10 +81,59 @@ def emit(run1, run2, kinds, inputs, outputs):
     return f"def replay({', '.join(params)}):{body}"
 
 
+def annotated(run1, run2, kinds, inputs, outputs) -> str:
+    """``emit``'s source with each line's rule as a comment: what each read is, where the
+    number comes from, why a new state value is written in place or copied."""
+    made_by_run1 = {a: j for j, call in enumerate(run1) for a in call["makes"]}
+    new_value = {j: a for a, j in made_by_run1.items() if kinds.get(a) == "state"}
+    notes = []
+    for line in emit(run1, run2, kinds, inputs, outputs).splitlines():
+        head = re.match(r"\s*(?:t(\d+) = K|st\d+ = ST\[(.*)\]|np\.copyto|return|def)", line)
+        i, bound = head.group(1), head.group(2)
+        if line.startswith("def"):
+            note = "in… as `inputs` orders them; an s… per str number"
+        elif bound:
+            note = f"state {bound[1:-1]}'s buffer"
+        elif i is not None:
+            call = run2[int(i)]
+            note = ", ".join(f"{kinds.get(a, 'temporary')} {a}" for a in call["reads"])
+            if isinstance(call["number"], str):
+                note += f"; {call['number']!r}"
+            if "out=" in line:  # the out= rule matters more than its reads here
+                note = f"{new_value[int(i)]}'s new value, in place: read no later"
+        elif "copyto" in line:
+            note = "a later call read the old value: copied after"
+        else:
+            note = "the outputs"
+        notes.append((line, note))
+    width = max(len(line) for line, _ in notes) + 2
+    return "\n".join(f"{line:<{width}}# {note}" for line, note in notes)
+
+
 # ----- planted wrong solutions ---------------------------------------------------------------
 def _not_in_place(run1, run2, kinds, inputs, outputs):
     """Forgets out=: the new weights are computed and dropped."""
     return re.sub(r", out=st\d+", "", emit(run1, run2, kinds, inputs, outputs))
+
+
+def _always_in_place(run1, run2, kinds, inputs, outputs):
+    """Writes every new state value in place (out=st…), even where a later call reads
+    the old value: that call then reads the new one."""
+    source = emit(run1, run2, kinds, inputs, outputs)
+    made_by_run1 = {a: j for j, call in enumerate(run1) for a in call["makes"]}
+    state = [a for a, kind in kinds.items() if kind == "state"]
+    for k, a in enumerate(state):
+        copy = f"\n    np.copyto(st{k}, t{made_by_run1[a]})"
+        if copy in source:
+            j = made_by_run1[a]
+            source = source.replace(copy, "")
+            source = re.sub(rf"(\n    t{j} = K\[{j}\]\(.*)\)", rf"\1, out=st{k})", source)
+    return source
+
+
+def _no_copy(run1, run2, kinds, inputs, outputs):
+    """Leaves out the copies after the last call: those new values are dropped."""
+    return re.sub(r"\n    np\.copyto\(.*\)", "", emit(run1, run2, kinds, inputs, outputs))
 
 
 def _frozen_number(run1, run2, kinds, inputs, outputs):
@@ -88,6 +149,8 @@ def _inputs_by_reading(run1, run2, kinds, inputs, outputs):
 
 
 PLANTED = {"state not written in place": _not_in_place,
+           "in place although a later call reads the old value": _always_in_place,
+           "a state's copy left out": _no_copy,
            "a declared scalar frozen as N[i]": _frozen_number,
            "inputs bound in reading order": _inputs_by_reading}
 
@@ -133,6 +196,9 @@ def _generated(seed: int) -> dict:
     for k in range(n_params):
         ops.append(("mul_scalar", [("tmp", rng.randrange(len(ops)))], "lr"))
         ops.append(("sub", [("param", k), ("tmp", len(ops) - 1)], None))
+    if seed % 3 == 0:  # a later call reads a weight's old value after its update
+        ops.append((rng.choice(build_guard._FORWARD_OPS),
+                    [("param", 0), ("tmp", len(ops) - 1)], None))
     runs = build_guard._runs({"ops": ops, "n_params": n_params, "n_inputs": n_inputs,
                               "n_consts": n_consts, "change": "none", "at": 0})
     inputs = sorted(runs["inputs"], key=lambda a: int(a[1:]), reverse=seed % 2 == 1)
@@ -152,6 +218,16 @@ class _Buf:
 
 def _value(x: Any) -> Any:
     return x.v if isinstance(x, _Buf) else x
+
+
+class _CopyTo:
+    """``np`` in the symbolic run: only ``np.copyto(st…, value)``."""
+
+    @staticmethod
+    def copyto(dst: Any, src: Any) -> None:
+        if not isinstance(dst, _Buf):
+            raise TypeError("np.copyto's first argument must be a state buffer st…")
+        dst.v = _value(src)
 
 
 def _run(source: str, case: dict, replays: int = 3) -> dict:
@@ -187,7 +263,7 @@ def _run(source: str, case: dict, replays: int = 3) -> dict:
                  "N": [f"{c['number']} (at capture)" if isinstance(c["number"], str)
                        else c["number"] for c in run2],
                  "C": {a: f"C{a}" for a, k in case["kinds"].items() if k == "constant"},
-                 "ST": st}
+                 "ST": st, "np": _CopyTo()}
     exec(compile(source, "<your program>", "exec"), namespace)  # noqa: S102
     n_scalars = sum(isinstance(c["number"], str) for c in run2)
     # a replay without s… parameters still runs: its calls then show what it froze
@@ -210,6 +286,13 @@ def _diagnose(case: dict, mine: dict, ref: dict) -> str | None:
             if got["call"] != i:
                 return (f"Your program calls K[{got['call']}] where the reference calls K[{i}]: "
                         "one line per call of run 2, in order, none for a query (no 'makes')")
+            if got["out"] and not want["out"]:
+                a = got["out"]
+                j = max(n for n, c in enumerate(case["run2"]) if a in c["reads"])
+                return (f"Call {i} writes state {a}'s new value in place (out=st…), but "
+                        f"call {j} reads {a}'s old value after it, and now gets the new "
+                        "one. Write in place only when no later call reads the old value; "
+                        f"else keep t{i} and np.copyto(st…, t{i}) after the last call")
             if want["out"] and got["out"] != want["out"]:
                 a = want["out"]
                 return (f"Call {i} makes the new value of state {a} (run 1's call {i} made "
@@ -240,6 +323,11 @@ def _diagnose(case: dict, mine: dict, ref: dict) -> str | None:
         if len(m["calls"]) != len(e["calls"]):
             return (f"Your program makes {len(m['calls'])} calls per replay, the reference "
                     f"{len(e['calls'])}: one per call of run 2 that makes an array")
+        for a, value in e["state"].items():
+            if m["state"][a] != value:
+                return (f"After replay {r + 1} state {a}'s buffer still holds "
+                        f"{m['state'][a]!r}: its new value never reached it. Where a later "
+                        "call reads the old value, np.copyto(st…, t…) after the last call")
         if m["returns"] != e["returns"]:
             return (f"Replay {r + 1} returns {m['returns']}, not the values of "
                     f"{case['outputs']}: return (…,) of the arrays `outputs` names")

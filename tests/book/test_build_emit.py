@@ -10,6 +10,8 @@ from minidl_book import build_emit
 
 EXPECTED = {
     "state not written in place": "from step 2 on it diverges",
+    "in place although a later call reads the old value": "reads the old value",
+    "a state's copy left out": "never reached it",
     "a declared scalar frozen as N[i]": "the value at capture",
     "inputs bound in reading order": "Bind inputs by their position",
 }
@@ -28,6 +30,29 @@ def test_the_reference_passes(checker):
 def test_each_slip_is_named(checker, slip):
     verdict = checker.find_failure(build_emit.PLANTED[slip])
     assert verdict is not None and EXPECTED[slip] in verdict.text, verdict
+
+
+def test_a_later_read_of_the_old_weight_is_copied_not_written_in_place(checker):
+    """A generated step reads a weight after its update: the reference copies it after
+    the last call; the all-in-place emit of the earlier book is refused by name."""
+    cases = [c for c in checker.cases if "np.copyto" in build_emit.emit(
+        **{k: c[k] for k in ("run1", "run2", "kinds", "inputs", "outputs")})]
+    assert cases
+    naive = build_emit.PLANTED["in place although a later call reads the old value"]
+    verdict = checker.find_failure(naive)
+    assert verdict is not None and "reads the old value" in verdict.text
+
+
+def test_a_right_emit_written_otherwise_passes(checker):
+    """The same program with its copies in another order passes."""
+    def emit(run1, run2, kinds, inputs, outputs):
+        source = build_emit.emit(run1, run2, kinds, inputs, outputs)
+        lines = source.split("\n")
+        copies = [ln for ln in lines if "np.copyto" in ln]
+        rest = [ln for ln in lines if "np.copyto" not in ln]
+        return "\n".join(rest[:-1] + copies[::-1] + rest[-1:])
+
+    assert checker.find_failure(emit) is None
 
 
 def test_a_placeholder_is_asked_for(checker, capsys):
@@ -82,3 +107,11 @@ def test_the_real_step_replays_like_graph_replay():
     assert stuck[0] == right[0] and stuck[1] == stuck[2] == right[0] != right[1]
     frozen = losses(build_emit.PLANTED["a declared scalar frozen as N[i]"])
     assert frozen[:2] == right[:2] and frozen[2] != right[2]
+
+
+def test_the_annotated_example_is_emit_with_a_rule_per_line():
+    case = build_emit.EXAMPLES[0]
+    annotated = build_emit.annotated(**case).splitlines()
+    assert [a.split("  #")[0].rstrip() for a in annotated] == \
+        build_emit.emit(**case).splitlines()
+    assert all("# " in a for a in annotated) and "in place" in annotated[-2]

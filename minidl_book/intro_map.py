@@ -3,14 +3,13 @@
 - :data:`BOXES`: the seven packages one ``Linear.forward`` crosses, each with its burn crate.
 - :func:`torch_column`: what PyTorch does at each box, read from PyTorch itself (the
   dispatcher's keys of a parameter, the profiler's op tree of ``nn.Linear``).
-- :func:`package_map`: the boxes and the route of ``layer(x)`` through them, laid out by
-  hand as a :class:`PathMap`, every label beside its arrow: straight down to ``Dispatch``,
-  then each op down ``Autodiff`` to ``Flex`` (``linear``'s detour is drawn from a trace by
-  :mod:`minidl_book.intro_route`); with ``pytorch``, each box also says what PyTorch does
-  there.
-- :func:`detour_map`: ``linear``'s detour, by function, from a traced forward
-  (:func:`detour_trace`): no forwarder, the protocol's default op, and each op it calls
-  back through ``Dispatch``, down ``Autodiff[Flex]`` to ``Flex`` and its kernel, if any.
+- :func:`package_map`: the boxes and the route of a traced ``layer(x)`` through them
+  (:func:`route_steps`), laid out by hand as a :class:`PathMap`, every label beside its
+  arrow: down to ``Dispatch``, into the default body (``minidl.backend``), its three calls
+  back up through ``Dispatch`` and down ``Autodiff`` to ``Flex``, numbered in call order;
+  with ``pytorch``, each box also says what PyTorch does there.
+- :func:`detour_trace`: each op ``linear``'s default body calls back through ``Dispatch``,
+  with the kernels that computed under it.
 - :func:`torch_op_tree`: the profiler's op tree of one call, with the profiler's own
   start/stop lines kept off the page.
 - :func:`packages_on_the_path`, :func:`skipped_on_plain`: the first exercise's experiment;
@@ -65,13 +64,6 @@ BOXES: tuple[Box, ...] = (
 SPINE = ("nn", "tensor", "dispatch", "autodiff", "flex", "backend")
 
 
-def measured_ops(device: Device | None = None) -> list[str]:
-    """The ops the default ``linear`` sends back up into ``Dispatch``, in call order, read
-    from the ``Dispatch`` calls of one traced ``Linear(4, 2)`` forward (every op, whether
-    or not it reaches a kernel): ``["float_matmul", "float_reshape", "float_add"]``."""
-    return [op for op, _ in detour_trace(device)]
-
-
 def computing(hits: Sequence) -> list[bool]:
     """For each kernel hit of a trace, whether it computed numbers: a kernel that another
     kernel follows under the same op call was only a probe (Flex's ``binary_same_shape``,
@@ -112,20 +104,82 @@ def detour_trace(device: Device | None = None) -> list[tuple[str, list[str]]]:
 DETOUR_EDGES = (("dispatch", "backend"), ("backend", "dispatch"))
 
 
-def path_steps() -> tuple[tuple[str, str, str, bool], ...]:
-    """The arrows of ``layer(x)``'s route through the packages: (from, to, label, dashed).
-    Each op goes down by device; ``linear``'s detour (no forwarder, the protocol's default
-    body, its ops back through ``Dispatch``) is drawn step by step from a trace by
-    :func:`minidl_book.intro_route.call_sequence`, not here. The dashed flex -> backend
-    arrow is no call: Flex implements the protocol."""
-    return (
-        ("nn", "module", "weight.val()", False),
-        ("nn", "tensor", "linear(x, W, b)", False),
-        ("tensor", "dispatch", "Dispatch.linear", False),
-        ("dispatch", "autodiff", "the default body's ops, by device", False),
-        ("autodiff", "flex", "records it, passes it on", False),
-        ("flex", "backend", "implements", True),
-    )
+def _circled(k: int) -> str:
+    """1 → ①, …, 20 → ⑳."""
+    return chr(0x2460 + k - 1)
+
+
+def box_of(frame: str) -> str | None:
+    """The box of :data:`BOXES` a frame of a trace's chain runs in, by its name: a default
+    body run with ``B = Dispatch`` (``linear.linear[Dispatch]``) is ``minidl.backend``'s."""
+    if frame.endswith("[Dispatch]"):
+        return "backend"
+    for prefix, box in (("Linear.", "nn"), ("module.", "tensor"), ("Dispatch.", "dispatch"),
+                        ("Autodiff[", "autodiff"), ("Flex.", "flex")):
+        if frame.startswith(prefix):
+            return box
+    return None
+
+
+def detour_calls(run) -> list[tuple[list[str], list[str]]]:
+    """Each op the default body calls, in call order: (its frames from ``Dispatch.float_…``
+    down to ``Flex``, the kernels that computed under it), read from the hits of ``run``
+    (a :class:`minidl.debug.trace.Trace` with breakpoints at ``Flex.``, maybe ``kernel``)."""
+    did = iter(computing(run.hits))
+    calls: dict[str, tuple[list[str], list[str]]] = {}
+    for hit in run.hits:
+        chain = hit.chain()
+        kernel = hit.name.startswith("kernel ")
+        computed = next(did) if kernel else False
+        if "linear.linear[Dispatch]" not in chain:
+            continue
+        below = chain[chain.index("linear.linear[Dispatch]") + 1:]
+        below = below[next(i for i, n in enumerate(below) if n.startswith("Dispatch.")):]
+        frames, kernels = calls.setdefault(below[0], ([], []))
+        if kernel:
+            if computed:
+                kernels.append(hit.name.removeprefix("kernel ").removesuffix(" [numba]"))
+        elif not frames:
+            frames.extend(below)
+    return list(calls.values())
+
+
+def route_steps(run) -> tuple[tuple[str, str, str, bool], ...]:
+    """The arrows of one traced ``layer(x)`` across the boxes: (from, to, label, dashed),
+    numbered in call order: down to ``Dispatch.linear``, which has no forwarder, into the
+    protocol's default body (``minidl.backend``), then each op it calls back up through
+    ``Dispatch`` and down, by device, ``Autodiff[Flex]`` to ``Flex``. Kernels are left off
+    (the intro asks how many compute ``y``)."""
+    first = run.hits[0].chain()
+    top = first[first.index("Linear.forward"):first.index("linear.linear[Dispatch]") + 1]
+    top = [name for name in top if name != "module.linear_impl"]
+    steps = [("nn", "module", "weight.val()", False)]
+    for k, (a, b) in enumerate(zip(top, top[1:]), start=1):
+        label = f"{_circled(k)} {b}"
+        if box_of(b) == "backend":
+            label = f"{_circled(k)} no forwarder:\nthe default body"
+        steps.append((box_of(a), box_of(b), label, False))
+    calls = [frames for frames, _ in detour_calls(run)]
+    numbers = [_circled(len(top) + k) for k in range(len(calls))]
+    steps.append(("backend", "dispatch", "\n".join(
+        f"{n} {frames[0].removeprefix('Dispatch.')}" for n, frames in zip(numbers, calls)),
+        False))
+    below = {tuple(box_of(f) for f in frames) for frames in calls}
+    (down,) = below  # every call takes the same boxes down
+    roles = {"dispatch": "by device", "autodiff": "recorded, passed on"}
+    for a, b in zip(down, down[1:]):
+        steps.append((a, b, f"{' '.join(numbers)} {roles[a]}", False))
+    return tuple(steps)
+
+
+def trace_layer(device: Device | None = None):
+    """A trace of one ``Linear(4, 2)`` forward on ``device`` (``Device.flex().autodiff()``),
+    stopping at every ``Flex`` op."""
+    device = device or Device.flex().autodiff()
+    layer = LinearConfig(4, 2).init(device)
+    x = Tensor.from_numpy(np.zeros((3, 4), np.float32), device)
+    layer(x)  # draw the params first: the trace below sees the forward only
+    return debug.trace(lambda: layer(x), breakpoints=r"^Flex\.", echo=False)
 
 
 @contextmanager
@@ -286,11 +340,12 @@ class PathMap(Flowchart):
 
 
 def package_map(
-    boxes: Sequence[Box] = BOXES, pytorch: Mapping[str, str] | bool | None = None,
+    run=None, pytorch: Mapping[str, str] | bool | None = None, boxes: Sequence[Box] = BOXES,
 ) -> PathMap:
-    """The seven boxes and the route of ``layer(x)`` through them; ``pytorch`` maps a box id to what PyTorch does there
-    (printed as a last line, ``torch: …``), or is ``True``: then :func:`torch_column` reads
-    it from a fresh ``nn.Linear(4, 2)`` on a ``[3, 4]`` input."""
+    """The seven boxes and the route of a traced ``layer(x)`` through them
+    (:func:`route_steps`; ``run``: :func:`trace_layer` by default); ``pytorch`` maps a box id
+    to what PyTorch does there (printed as a last line, ``torch: …``), or is ``True``: then
+    :func:`torch_column` reads it from a fresh ``nn.Linear(4, 2)`` on a ``[3, 4]`` input."""
     if pytorch is True:
         pytorch = torch_column(torch.nn.Linear(4, 2), torch.zeros(3, 4))
     title = "The route of layer(x) through the seven packages"
@@ -302,36 +357,9 @@ def package_map(
         if pytorch and pytorch.get(key):
             label += f"\ntorch: {pytorch[key]}"
         chart.node(key, label, align="left")
-    for a, b, label, dashed in path_steps():
+    for a, b, label, dashed in route_steps(trace_layer() if run is None else run):
         chart.edge(a, b, label, dashed=dashed)
     return chart
-
-
-def detour_map(ops: Sequence[str] | None = None, views: Sequence[str] = ()) -> Flowchart:
-    """The detour of ``linear``, by function: ``Dispatch.linear`` has no forwarder, the
-    protocol's default runs with ``B = Dispatch``, and each op it calls goes back through
-    ``Dispatch``, down ``Autodiff[Flex]`` to ``Flex``. ``ops``: read by
-    :func:`measured_ops` from a traced forward by default. ``views``: the ops whose ``Flex``
-    box says it only re-reads numbers already there (a view). Kernel names are left off:
-    the intro asks how many kernels compute ``y``."""
-    ops = measured_ops() if ops is None else ops
-    fc = Flowchart("TB", title="Linear's detour: the default op and the ops it calls")
-    fc.node("linear", "Dispatch.linear\n(minidl.dispatch)", fill="#FBE3CC", stroke=DETOUR)
-    fc.node("default", "default linear, B = Dispatch\n(minidl.backend)", fill="#FBE3CC",
-            stroke=DETOUR)
-    fc.edge("linear", "default", "no forwarder")
-    for k, op in enumerate(ops, start=1):
-        fc.node(f"d{k}", f"Dispatch.{op}")
-        fc.node(f"a{k}", f"Autodiff[Flex]\nrecords {op.removeprefix('float_')}")
-        if op in views:
-            fc.node(f"f{k}", f"Flex.{op}\na view: the same\nnumbers, re-read",
-                    fill="#F2F2F2", stroke="#999999")
-        else:
-            fc.node(f"f{k}", f"Flex.{op}")
-        fc.edge("default", f"d{k}", f"call {k}")
-        fc.edge(f"d{k}", f"a{k}")
-        fc.edge(f"a{k}", f"f{k}")
-    return fc
 
 
 def packages_on_the_path(device: Device, rows: np.ndarray) -> list[str]:

@@ -1,4 +1,4 @@
-"""The intro's numbered call sequence of one ``layer(x)``, read from a trace.
+"""The intro's last solution: one ``layer(x)``, step by step, down to its kernels.
 
 :func:`call_sequence` draws what a :func:`minidl.debug.trace` of ``Linear.forward`` recorded,
 step by step: down to ``Dispatch.linear``, which has no forwarder (burn-dispatch's
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from minidl.debug.flowchart import Flowchart
 from minidl.debug.trace import Trace
-from minidl_book.intro_map import DETOUR, computing
+from minidl_book.intro_map import DETOUR, _circled, detour_calls
 
 #: What each frame above the detour is, beside its name.
 ROLES = {
@@ -23,34 +23,6 @@ ROLES = {
     "linear.linear[Dispatch]": "the default body",
 }
 _SHADE = "#FBE3CC"  # the detour's two steps, as in the map's colours
-
-
-def _circled(k: int) -> str:
-    """1 → ①, …, 20 → ⑳."""
-    return chr(0x2460 + k - 1)
-
-
-def detour_calls(run: Trace) -> list[tuple[list[str], list[str]]]:
-    """Each op the default body calls, in call order: (its frames from ``Dispatch.float_…``
-    down to ``Flex``, the kernels that computed under it), read from the hits of ``run``
-    (breakpoints at ``Flex.`` and ``kernel``)."""
-    did = iter(computing(run.hits))
-    calls: dict[str, tuple[list[str], list[str]]] = {}
-    for hit in run.hits:
-        chain = hit.chain()
-        kernel = hit.name.startswith("kernel ")
-        computed = next(did) if kernel else False
-        if "linear.linear[Dispatch]" not in chain:
-            continue
-        below = chain[chain.index("linear.linear[Dispatch]") + 1:]
-        below = below[next(i for i, n in enumerate(below) if n.startswith("Dispatch.")):]
-        frames, kernels = calls.setdefault(below[0], ([], []))
-        if kernel:
-            if computed:
-                kernels.append(hit.name.removeprefix("kernel ").removesuffix(" [numba]"))
-        elif not frames:
-            frames.extend(below)
-    return list(calls.values())
 
 
 def call_sequence(run: Trace, kernels: bool = False) -> Flowchart:

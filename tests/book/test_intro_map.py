@@ -1,5 +1,5 @@
-"""The intro's two pictures: the straight path with its PyTorch column read from PyTorch
-(the profiler kept quiet), and linear's detour read from a trace at the Dispatch level."""
+"""The intro's map: the route of a traced layer(x), linear's detour included, with its PyTorch
+column read from PyTorch (the profiler kept quiet)."""
 
 import re
 
@@ -8,13 +8,13 @@ import torch
 from minidl_book.intro_map import (
     BOXES,
     DETOUR,
-    detour_map,
     detour_trace,
     draw_layouts,
-    measured_ops,
     package_map,
+    route_steps,
     torch_column,
     torch_op_tree,
+    trace_layer,
 )
 
 
@@ -40,11 +40,11 @@ def test_package_map_reads_pytorch_itself_and_draws_the_route_of_linear():
     assert chart.nodes["backend"].endswith("linear = t + addmm")
     assert len(chart.nodes) == 7  # the site's test counts seven boxes in the first chart
     svg = chart.svg()
-    # linear's detour is drawn from a trace by intro_route.call_sequence, not on the map
-    assert f'stroke="{DETOUR}"' not in svg
+    # linear's detour is on the map: into the default body and back up, solid, in orange
+    assert svg.count(f'stroke="{DETOUR}"') == 2 and "stroke-dasharray" not in svg
     route = [(a, b) for a, b, label in chart.edges if b != "module"]
-    assert route == [("nn", "tensor"), ("tensor", "dispatch"), ("dispatch", "autodiff"),
-                     ("autodiff", "flex"), ("flex", "backend")]
+    assert route == [("nn", "tensor"), ("tensor", "dispatch"), ("dispatch", "backend"),
+                     ("backend", "dispatch"), ("dispatch", "autodiff"), ("autodiff", "flex")]
     assert float(re.search(r'width="(\d+)"', svg).group(1)) <= 752
 
 
@@ -62,21 +62,24 @@ def test_no_label_on_a_box_or_on_another_label():
     assert not any(overlap(p, q) for i, p in enumerate(labels) for q in labels[i + 1:])
 
 
-def test_the_detour_carries_every_op_a_traced_forward_sends_back_through_dispatch():
-    # read at the Dispatch level: the bias's reshape reaches no kernel, yet it is a call
-    assert measured_ops() == ["float_matmul", "float_reshape", "float_add"]
-    trace = detour_trace()
-    assert [bool(kernels) for _, kernels in trace] == [True, False, True]
-    chart = detour_map([op for op, _ in trace], views=["float_reshape"])
-    labels = "\n".join(chart.nodes.values())
-    assert "a view" in chart.nodes["f2"] and "view" not in chart.nodes["f1"] + chart.nodes["f3"]
-    assert "Dispatch.linear" in labels and "minidl.backend" in labels
-    for op, _ in trace:
-        assert f"Dispatch.{op}" in labels and f"Flex.{op}" in labels
-    assert "kernel" not in labels, "which ops run a kernel is the intro's last exercise"
-    assert [label for a, _, label in chart.edges if a == "default"] == [
-        "call 1", "call 2", "call 3"]
-    assert float(re.search(r'width="(\d+)"', chart.svg()).group(1)) <= 752
+def test_the_route_is_numbered_in_call_order_and_names_no_kernel():
+    labels = [label for _, _, label, _ in route_steps(trace_layer())]
+    assert labels[1:4] == ["① module.linear", "② Dispatch.linear",
+                           "③ no forwarder:\nthe default body"]
+    assert labels[4] == "④ float_matmul\n⑤ float_reshape\n⑥ float_add"
+    assert labels[5:] == ["④ ⑤ ⑥ by device", "④ ⑤ ⑥ recorded, passed on"]
+    assert "kernel" not in "".join(labels), "which ops run a kernel is the last exercise"
+    # the detour is read at the Dispatch level: the bias's reshape reaches no kernel
+    assert [bool(kernels) for _, kernels in detour_trace()] == [True, False, True]
+
+
+def test_on_the_plain_device_the_route_skips_autodiff():
+    from minidl import Device
+
+    steps = route_steps(trace_layer(Device.flex()))
+    assert [(a, b) for a, b, *_ in steps][-1] == ("dispatch", "flex")
+    assert "autodiff" not in {box for a, b, *_ in steps for box in (a, b)}
+    assert steps[-1][2] == "④ ⑤ ⑥ by device"
 
 
 def test_two_paths_differ_by_the_autodiff_box_only():

@@ -36,9 +36,10 @@ def call_sequence(run: Trace, kernels: bool = False) -> Flowchart:
     fc = Flowchart("TB", title="One layer(x), step by step, as the trace recorded it")
     step = 0
     for k, name in enumerate(top):
-        step += 1
+        step += bool(k)  # numbered as the map numbers its arrows: the forward itself is not
         detour = name in ("Dispatch.linear", "linear.linear[Dispatch]")
-        fc.node(f"t{k}", f"{_circled(step)} {name}\n{ROLES.get(name, '')}".rstrip(),
+        mark = f"{_circled(step)} " if k else ""
+        fc.node(f"t{k}", f"{mark}{name}\n{ROLES.get(name, '')}".rstrip(),
                 fill=_SHADE if detour else None, stroke=DETOUR if detour else None)
         if k:
             fc.edge(f"t{k - 1}", f"t{k}")

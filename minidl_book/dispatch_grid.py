@@ -1,9 +1,11 @@
-"""The dispatch chapter's predict-the-grid exercise: where minidl runs ``a @ b`` for each
-pair of input devices (plain Flex, Autodiff[Flex], plain NdArray), nine cells the reader
-fills from route's rules 1-3 before the page draws them.
+"""The dispatch chapter's predict-the-grid exercise: where burn and minidl run ``a @ b``
+for each pair of input devices (plain Flex, Autodiff[Flex], plain NdArray), two grids of
+nine cells the reader fills, burn's from its ``match`` on kinds and minidl's from route's
+rules 1-3, before the page draws them.
 
-The truth is measured live (:func:`minidl_grid`); the checker names every wrong cell with
-the rule that decides it, without giving the cell's answer."""
+minidl's truth is measured live (:func:`minidl_grid`), burn's read from burn-dispatch
+v0.22.0-pre.2's ``binary_float_arms!`` (:func:`burn_grid`); the checker names every wrong
+cell with the rule that decides it, without giving the cell's answer."""
 
 from __future__ import annotations
 
@@ -13,8 +15,8 @@ from typing import Any
 from minidl_book.exercises import Exercise
 from minidl_book.verdict import TODO, WRONG
 
-__all__ = ["KINDS", "OUTCOMES", "GridExercise", "cell_name", "grid_exercise",
-           "minidl_grid", "run_matmul"]
+__all__ = ["KINDS", "OUTCOMES", "GridExercise", "burn_grid", "cell_name",
+           "grid_exercise", "minidl_grid", "run_matmul"]
 
 KINDS = ("plain Flex", "Autodiff[Flex]", "plain NdArray")
 OUTCOMES = ("Flex", "NdArray", "Autodiff[Flex]", "error")
@@ -56,6 +58,15 @@ def minidl_grid() -> tuple[tuple[str, ...], ...]:
     return tuple(tuple(run_matmul(lhs, rhs)[1] for rhs in KINDS) for lhs in KINDS)
 
 
+def burn_grid() -> tuple[tuple[str, ...], ...]:
+    """burn's nine cells, read from burn-dispatch v0.22.0-pre.2 ``src/macros.rs:796-840``
+    (``binary_float_arms!``, the match ``float_matmul`` expands into): one arm per backend
+    for two tensors of its kind, one for two Autodiff kinds, then ``(lhs, rhs) => panic!``.
+    So the diagonal runs on the pair's own backend and every other pair is an error."""
+    return tuple(tuple(run if lhs == rhs else "error" for rhs, run in
+                       zip(KINDS, ("Flex", "Autodiff[Flex]", "NdArray"))) for lhs in KINDS)
+
+
 def cell_name(cell: Any) -> str | None:
     """One written cell as one of :data:`OUTCOMES`, or None when it names none:
     case, spaces and the word "plain" do not matter; ``Autodiff<Flex>``, ``Autodiff(Flex)``
@@ -78,8 +89,19 @@ def _rows(prediction: Any) -> list[list[Any]] | None:
     return None
 
 
-def _rule(lhs: str, rhs: str, truth: str) -> str:
+def _pair(prediction: Any) -> tuple[list[list[Any]], list[list[Any]]] | None:
+    """``(burn's rows, minidl's rows)`` when the answer is two 3 x 3 grids, else None."""
+    if isinstance(prediction, (list, tuple)) and len(prediction) == 2:
+        burn, minidl = map(_rows, prediction)
+        if burn is not None and minidl is not None:
+            return burn, minidl
+    return None
+
+
+def _rule(lhs: str, rhs: str, truth: str, who: str = "minidl") -> str:
     """The rule that decides a cell, as a question (never the cell's answer)."""
+    if who == "burn":
+        return "burn's match: is there an arm for this pair of kinds?"
     if truth == "error":
         return "rule 2: is b's device == a's when == ignores the autodiff flag?"
     if lhs != rhs:
@@ -88,45 +110,49 @@ def _rule(lhs: str, rhs: str, truth: str) -> str:
 
 
 def compare_grid(prediction: Any, truth: Any) -> bool:
-    rows = _rows(prediction)
-    return rows is not None and all(
-        cell_name(rows[i][j]) == truth[i][j] for i in range(3) for j in range(3))
+    """Both grids, ``(burn, minidl)``, cell by cell against ``truth`` (the same pair)."""
+    grids = _pair(prediction)
+    return grids is not None and all(
+        cell_name(rows[i][j]) == cells[i][j] for rows, cells in zip(grids, truth)
+        for i in range(3) for j in range(3))
 
 
 class GridExercise(Exercise):
-    """An :class:`Exercise` whose answer is a 3 x 3 grid: a wrong grid names each wrong
-    cell (a on ..., b on ...) and the rule that decides it; a grid with ``...`` left in
-    reminds the reader to fill it."""
+    """An :class:`Exercise` whose answer is two 3 x 3 grids, ``(burn, minidl)``: a wrong
+    answer names each wrong cell (burn or minidl, a on ..., b on ...) and the rule that
+    decides it; a grid with ``...`` left in reminds the reader to fill it."""
 
     def check(self, prediction: Any = ...) -> bool:
-        rows = _rows(prediction)
-        if prediction is Ellipsis or (rows and any(c is Ellipsis for r in rows for c in r)):
+        grids = _pair(prediction)
+        if prediction is Ellipsis or (grids and any(
+                c is Ellipsis for rows in grids for r in rows for c in r)):
             print(f"{TODO} Fill every cell first: replace each ... and run the cell again.")
             return False
-        if rows is None:
-            print(f"{WRONG} Not quite: write three rows of three cells, "
-                  "[[..., ..., ...], [...], [...]].")
+        if grids is None:
+            print(f"{WRONG} Not quite: write two grids, (burn, minidl), each three rows "
+                  "of three cells, [[..., ..., ...], [...], [...]].")
             return False
         ok = super().check(prediction)
         if not ok:
-            truth = self.measure()
-            for i, lhs in enumerate(KINDS):
-                for j, rhs in enumerate(KINDS):
-                    said = cell_name(rows[i][j])
-                    if said is None:
-                        print(f"  a on {lhs}, b on {rhs}: {rows[i][j]!r} names none of "
-                              + ", ".join(OUTCOMES))
-                    elif said != truth[i][j]:
-                        print(f"  a on {lhs}, b on {rhs}: {_rule(lhs, rhs, truth[i][j])}")
+            for who, rows, truth in zip(("burn", "minidl"), grids, self.measure()):
+                for i, lhs in enumerate(KINDS):
+                    for j, rhs in enumerate(KINDS):
+                        said, at = cell_name(rows[i][j]), f"  {who}, a on {lhs}, b on {rhs}"
+                        if said is None:
+                            print(f"{at}: {rows[i][j]!r} names none of "
+                                  + ", ".join(OUTCOMES))
+                        elif said != truth[i][j]:
+                            print(f"{at}: {_rule(lhs, rhs, truth[i][j], who)}")
         return ok
 
 
 def grid_exercise() -> GridExercise:
     return GridExercise(
-        "a @ b for a and b on plain Flex, Autodiff[Flex], plain NdArray: which backend "
-        "runs each of the nine pairs, or does it fail?",
-        truth=minidl_grid,
+        "a @ b for a and b on plain Flex, Autodiff[Flex], plain NdArray: in burn and in "
+        "minidl, which backend runs each of the nine pairs, or does it fail?",
+        truth=lambda: (burn_grid(), minidl_grid()),
         compare=compare_grid,
-        hint="Walk each cell through the picture above: rule 1 (a sets the expectation), "
-        "rule 2 (== ignores the autodiff flag), rule 3 (an autodiff input sets the backend).",
+        hint="burn: walk each pair through the match's arms. minidl: walk it through the "
+        "picture above: rule 1 (a sets the expectation), rule 2 (== ignores the autodiff "
+        "flag), rule 3 (an autodiff input sets the backend).",
     )

@@ -1,20 +1,29 @@
-"""The dispatch chapter's predict-the-grid checker: a right grid written in other words
-passes, each plausible wrong cell is refused and named with its rule (never its answer),
-and a grid with ``...`` left in or of the wrong shape gets a reminder, not a verdict."""
+"""The dispatch chapter's predict-the-grid checker: two grids, burn's and minidl's; a right
+pair written in other words passes, each plausible wrong cell (in either grid, and
+minidl's lifting written into burn's) is refused and named with its rule (never its
+answer), and a grid with ``...`` left in or of the wrong shape gets a reminder, not a
+verdict."""
 
 from __future__ import annotations
 
 import pytest
 
-from minidl_book.dispatch_grid import KINDS, cell_name, grid_exercise, minidl_grid
+from minidl_book.dispatch_grid import KINDS, burn_grid, cell_name, grid_exercise, minidl_grid
 
 RIGHT = [["Flex", "Autodiff[Flex]", "error"],
          ["Autodiff[Flex]", "Autodiff[Flex]", "error"],
          ["error", "error", "NdArray"]]
+BURN = [["Flex", "error", "error"],
+        ["error", "Autodiff[Flex]", "error"],
+        ["error", "error", "NdArray"]]
 
 
 def test_the_live_grid_is_the_rules():
     assert minidl_grid() == tuple(map(tuple, RIGHT))
+
+
+def test_burns_grid_panics_off_the_diagonal():
+    assert burn_grid() == tuple(map(tuple, BURN))
 
 
 @pytest.mark.parametrize("written, name", [
@@ -29,21 +38,42 @@ def test_cell_names(written, name):
 def test_a_right_grid_in_other_words_passes(capsys):
     words = [["flex", "autodiff", "fails"], ["Autodiff<Flex>", "autodiff[flex]", "panic"],
              ["raises", "ValueError", "plain NdArray"]]
-    assert grid_exercise().check(words)
+    burn = [["flex", "panic", "panics"], ["crash", "Autodiff<Flex>", "err"],
+            ["error", "raises", "ndarray"]]
+    assert grid_exercise().check((burn, words))
 
 
 @pytest.mark.parametrize("i, j, wrong", [(0, 1, "Flex"), (1, 0, "Flex"), (0, 2, "Flex"),
                                          (2, 0, "NdArray"), (1, 1, "Flex")])
-def test_a_wrong_cell_is_refused_and_named(capsys, i, j, wrong):
+def test_a_wrong_minidl_cell_is_refused_and_named(capsys, i, j, wrong):
     cells = [row[:] for row in RIGHT]
     cells[i][j] = wrong
-    assert not grid_exercise().check(cells)
+    assert not grid_exercise().check((BURN, cells))
     out = capsys.readouterr().out
-    assert f"a on {KINDS[i]}, b on {KINDS[j]}: rule" in out
+    assert f"minidl, a on {KINDS[i]}, b on {KINDS[j]}: rule" in out
     assert out.count("a on ") == 1
 
 
-@pytest.mark.parametrize("unfinished", [..., [[..., ..., ...]] * 3, "Flex", [["Flex"]]])
+@pytest.mark.parametrize("i, j, wrong", [(0, 1, "Autodiff[Flex]"), (1, 0, "Autodiff[Flex]"),
+                                         (0, 1, "Flex"), (1, 1, "error")])
+def test_a_wrong_burn_cell_is_refused_and_named(capsys, i, j, wrong):
+    cells = [row[:] for row in BURN]
+    cells[i][j] = wrong
+    assert not grid_exercise().check((cells, RIGHT))
+    out = capsys.readouterr().out
+    assert f"burn, a on {KINDS[i]}, b on {KINDS[j]}: burn's match" in out
+    assert out.count("a on ") == 1
+
+
+def test_the_grids_swapped_or_one_grid_for_both_are_refused():
+    assert not grid_exercise().accepts((RIGHT, BURN))
+    assert not grid_exercise().accepts((RIGHT, RIGHT))
+    assert not grid_exercise().accepts(RIGHT)
+
+
+@pytest.mark.parametrize("unfinished", [..., ([[..., ..., ...]] * 3, RIGHT),
+                                        "Flex", [["Flex"]], RIGHT])
 def test_unfinished_answers_get_a_reminder(capsys, unfinished):
     assert not grid_exercise().check(unfinished)
-    assert "Not quite: " not in capsys.readouterr().out or unfinished in ("Flex", [["Flex"]])
+    out = capsys.readouterr().out
+    assert "Fill every cell" in out or "write two grids" in out

@@ -194,6 +194,18 @@ def _torch(case: dict) -> dict:
 
 #: ln of float32's largest number (3.4e38): e^x overflows to inf above it
 LN_MAX = float(np.log(np.finfo(np.float32).max))
+#: float32's smallest positive number on each backend: Flex and NdArray keep subnormals
+#: (down to 1.4e-45), minidl's Wgpu (lavapipe) flushes them to 0 (down to 1.2e-38 only)
+SMALLEST = {"on Flex": float(np.finfo(np.float32).smallest_subnormal),
+            "on NdArray": float(np.finfo(np.float32).smallest_subnormal),
+            "on Wgpu": float(np.finfo(np.float32).tiny)}
+FLUSH = ": Wgpu flushes subnormals to zero, which Flex and NdArray keep down to 1.4e-45"
+
+
+def _smallest(name: str) -> str:
+    """float32's smallest positive number on the backend ``name`` runs on, said in words."""
+    tiny = SMALLEST.get(name, SMALLEST["on Flex"])
+    return f"{tiny:.1e}, about e^{np.log(tiny):.1f}" + (FLUSH if name == "on Wgpu" else "")
 
 
 def _overflow(solution, case: dict, outputs: dict, watch) -> str | None:
@@ -236,8 +248,32 @@ def _underflow(solution, case: dict, outputs: dict, watch) -> str | None:
             index = tuple(int(i) for i in np.argwhere(bad)[0])
             return (f"{name}: -inf at {list(index)}, where PyTorch gives "
                     f"{expected[index]:.1f}; every other element is right. e^"
-                    f"{expected[index]:.0f} is below float32's smallest number (1.4e-45): "
-                    "a probability that small rounds to 0, and log(0) is -inf")
+                    f"{expected[index]:.0f} is below float32's smallest number "
+                    f"({_smallest(name)}): a probability that small rounds to 0, and "
+                    "log(0) is -inf")
+    return None
+
+
+def _zero_sum(solution, case: dict, outputs: dict, watch) -> str | None:
+    """inf or nan where PyTorch's answer is finite, in a row whose sum of e^x does not
+    overflow: the default shifted the row by more than its max (the tensor's max, say), every
+    e^(x - c) of the row rounded to 0, and x - c - log(0) is inf. Where this happens depends
+    on the backend's smallest number: on Wgpu, which flushes subnormals, at a gap of 87.3,
+    on Flex and NdArray at 103.3, so the verdict names the backend's own floor."""
+    x, dim = case["x"], case["dim"]
+    expected = torch.log_softmax(torch.from_numpy(x), dim).numpy()
+    log_sum = np.max(x - expected, axis=dim, keepdims=True)
+    for name, found in outputs.items():
+        if name.startswith("_") or np.shape(found) != expected.shape:
+            continue
+        bad = ((np.isposinf(found) | np.isnan(found)) & np.isfinite(expected)
+               & (log_sum <= LN_MAX))
+        if bad.any():
+            index = tuple(int(i) for i in np.argwhere(bad)[0])
+            return (f"{name}: {found[index]} at {list(index)}, where PyTorch gives "
+                    f"{expected[index]:.1f}. That is x - c - log(0): after your shift c "
+                    "every e^(x - c) of that row rounded to 0, each below float32's "
+                    f"smallest number there ({_smallest(name)}), so the sum was 0")
     return None
 
 
@@ -263,7 +299,7 @@ def exercise(max_examples: int = 15) -> BuildExercise:
         rules=Rules(forbidden={r"^(Flex|NdArray|Wgpu\w*|FloatTensorOps|ActivationOps|Backend)\."
                                r"(log_softmax|softmax)$": OWN_SOFTMAX},
                     no_numpy=True, helpers=(_yours,)),
-        checks=[_overflow, _underflow],
+        checks=[_overflow, _underflow, _zero_sum],
         hints=[  # a failure opens the first hint of its kind not yet open
             ("error", "When the error names a WgpuTensor: a primitive is whatever its backend "
              "stores, and Wgpu's has no -, no * and no NumPy methods. Write every step as a "

@@ -141,3 +141,38 @@ def test_calling_cls_log_softmax_is_a_recursion_not_a_profile_switch():
     verdict = build_default_op.exercise(3).find_failure(calls_itself)
     assert verdict is not None and verdict.kind == "rule", verdict
     assert "itself" in verdict.text and "setprofile" not in verdict.text, verdict.text
+
+
+def _global_max_shift(cls, tensor, dim):
+    """Shifts every row by the tensor's max, not its own: a row far below it sums to 0."""
+    top = tensor
+    for axis in reversed(range(tensor.ndim)):
+        top = cls.float_max_dim(top, axis)
+    shifted = cls.float_sub(tensor, top)
+    return cls.float_sub(shifted, cls.float_log(cls.float_sum_dim(cls.float_exp(shifted), dim)))
+
+
+@needs_wgpu
+def test_a_global_max_shift_on_wgpu_names_the_subnormal_flush():
+    # [0, 88] vs 0: e^-88 is 6e-39 on Flex (a subnormal) and 0 on Wgpu, which flushes them
+    case = {"x": np.array([[0.0, 0.0], [0.0, 88.0]], np.float32), "dim": 0}
+    outputs = {k: np.asarray(v) for k, v in build_default_op._run(_global_max_shift, case).items()}
+    assert np.isfinite(outputs["on Flex"]).all()
+    said = build_default_op._zero_sum(None, case, outputs, None)
+    assert said.startswith("on Wgpu: inf") and "flushes subnormals" in said and "1.2e-38" in said
+    verdict = build_default_op.exercise(10).find_failure(_global_max_shift)
+    assert verdict is not None and verdict.kind == "check" and "log(0)" in verdict.text, verdict
+
+
+def test_a_global_max_shift_on_flex_names_its_own_floor():
+    case = {"x": np.array([[0.0, -110.0], [0.0, 0.0]], np.float32), "dim": 1}
+    flex = build_default_op.install(_global_max_shift, build_default_op.Flex)
+    x = flex.float_from_data(case["x"], build_default_op.Device.flex())
+    said = build_default_op._zero_sum(None, case, {"on Flex": np.asarray(flex.log_softmax(x, 1))},
+                                      None)
+    assert said is None  # row 0 holds 0 = the global max: its sum holds e^0
+    case["x"] = np.array([[-110.0, -110.0], [0.0, 0.0]], np.float32)
+    x = flex.float_from_data(case["x"], build_default_op.Device.flex())
+    said = build_default_op._zero_sum(None, case, {"on Flex": np.asarray(flex.log_softmax(x, 1))},
+                                      None)
+    assert "1.4e-45" in said and "flushes" not in said

@@ -447,6 +447,27 @@ def _cause(*needles: str):
     return lambda verdict: all(n in verdict.text for n in needles)
 
 
+#: the watch's words for a lookup it cannot follow: a getattr whose name is not written
+#: out, importlib, ``__import__``, a module's ``__dict__`` or ``vars()``, ``sys.modules``
+_LOOKUPS = ("called getattr with a name", "called hasattr with a name", "importlib",
+            "__import__", "reads __dict__", "called vars()", "the module sys",
+            "imports sys", "reads modules")
+_LOOKUP_TEXT = "looks its answer up by a name from the file"
+
+
+def _lookup_text(rule_text: str) -> str | None:
+    """The watch's verdict for a lookup by a name from the file (``getattr(collections,
+    name)``, the Python docs' "Restricting Globals" pattern; ``importlib.import_module``),
+    said as what it is and why the checker refuses it; None for any other rule."""
+    if not any(w in rule_text for w in _LOOKUPS):
+        return None
+    return (f"Rule broken: your find_class {_LOOKUP_TEXT} (getattr with a name not "
+            "written out, importlib). The checker keeps such lookups out: it cannot read "
+            "which object one reaches, and from a module it reaches anything "
+            "(collections._sys is sys); importlib imports, running the module's code. "
+            "Your allow-list already knows each object.")
+
+
 HINTS = {
     "any global": [
         "find_class is the only door to a callable: after your three answers, raise "
@@ -481,6 +502,11 @@ HINTS = {
         "Unpickler's own find_class, import any name a file gives), so the checker keeps "
         "it out of your methods. You need none of it: raise UnsafeFileError.",
     ],
+    "lookup by name": [
+        "Once (module, name) is on your allow-list you know the object: return it "
+        "(return OrderedDict), or look the pair up in a dict you write, "
+        "{(\"collections\", \"OrderedDict\"): OrderedDict}[module, name].",
+    ],
     "bytes": [
         "np.lib.stride_tricks.as_strided takes strides in bytes: stride × flat.itemsize "
         "(or index the elements instead: indexing cannot read past the storage).",
@@ -499,6 +525,7 @@ _CAUSES = [
     ("bytes", _cause("its strides are in bytes")),
     ("pickle module", lambda v: "your code uses the module pickle" in v.text
      or "your code imports pickle" in v.text),
+    ("lookup by name", _cause(_LOOKUP_TEXT)),
 ]
 
 
@@ -579,19 +606,31 @@ PLANTED = {
 class _Exercise(CauseHints):
     """The import a lookup makes runs Python's import machinery under the reader's
     ``find_class``, which the watch reports as a broken rule (``locals()``) before the checks
-    see the planted module's flag: that verdict becomes the flag's."""
+    see the planted module's flag: that verdict becomes the flag's. A lookup by a name from
+    the file that imports nothing (``getattr(collections, name)`` after the allow-list)
+    stays refused (the watch cannot read which object it reaches), said as what it is."""
 
     def find_failure(self, solution):  # noqa: D102
         _IMPORTED.clear()
         verdict = super().find_failure(solution)
+        if verdict is not None and verdict.kind == "rule" and not _IMPORTED:
+            head, _, site = verdict.text.partition("\n")
+            said = _lookup_text(head)
+            if said is not None:  # a lookup by name: say so, then its cause's hint
+                verdict.text = said + (f"\n{site}" if site else "")
+                self._use_cause("lookup by name")
         if verdict is not None and verdict.kind == "rule" and _IMPORTED:
             site = verdict.text.split("\n", 1)[1] if "\n" in verdict.text else ""
             verdict.kind, verdict.rule = "check", None
             verdict.text = _imported_text(_IMPORTED[0]) + (f"\n{site}" if site else "")
-            self.cause = "imported first"
-            self.hint_ladder = next(h for n, _, h in self._causes if n == self.cause)
-            self.hints_opened = self._opened.setdefault(self.cause, [])
+            self._use_cause("imported first")
         return verdict
+
+    def _use_cause(self, name: str) -> None:
+        """Open the hint ladder of the cause ``name`` for the verdict just found."""
+        self.cause = name
+        self.hint_ladder = next(h for n, _, h in self._causes if n == name)
+        self.hints_opened = self._opened.setdefault(name, [])
 
 
 def exercise(max_examples: int = 8) -> CauseHints:

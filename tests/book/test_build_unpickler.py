@@ -5,6 +5,8 @@ minidl's own reader, which refuses the payload file."""
 
 from __future__ import annotations
 
+import collections
+import importlib
 import inspect
 import io
 import pickle
@@ -274,3 +276,57 @@ def test_the_harness_gives_one_storage_object_per_key():
         path.write_bytes(data)
         views = bu.views_of(path)
     assert views["a"][0] is views["b"][0] and views["b"][1] == 3
+
+
+# ----- a lookup by a name from the file: refused, said as what it is ------------------------------
+_ALLOWED = {("collections", "OrderedDict")}
+
+
+class GetattrAllowList(bu.SafeUnpickler):
+    """The Python docs' "Restricting Globals" pattern: the allow-list, then the object
+    fetched by the file's name from the module (``getattr(builtins, name)`` there)."""
+
+    def find_class(self, module, name):
+        if (module, name) in _ALLOWED:
+            return getattr(collections, name)
+        return super().find_class(module, name)
+
+
+class ImportlibAfterAllowList(bu.SafeUnpickler):
+    def find_class(self, module, name):
+        if (module, name) in _ALLOWED:
+            return getattr(importlib.import_module(module), name)
+        return super().find_class(module, name)
+
+
+class ImportlibBeforeAllowList(bu.SafeUnpickler):
+    """Imports the module the file names, then checks: refused at the first file, before the
+    planted module's could run, by the same rule."""
+
+    def find_class(self, module, name):
+        importlib.import_module(module)
+        return super().find_class(module, name)
+
+
+@pytest.mark.parametrize("solution", [GetattrAllowList, ImportlibAfterAllowList,
+                                      ImportlibBeforeAllowList])
+def test_a_lookup_by_the_files_name_says_why_and_what_to_write(solution):
+    """A reader's report: the watch's "getattr with a name the checker cannot read" and
+    "reads importlib" baffled a reader whose allow-list came first. The rule stays (the
+    watch cannot read which object the name reaches), but the verdict says so, and the hint
+    says what to write instead."""
+    ex = bu.exercise(0)
+    verdict = ex.check(solution)
+    text = verdict.render()
+    assert verdict.kind == "rule" and ex.cause == "lookup by name", text
+    assert "a name from the file" in verdict.text and "collections._sys is sys" in text
+    assert "cannot read" in verdict.text and "importlib imports" in verdict.text
+    assert "at line" in verdict.text and "find_class" in verdict.text  # the reader's line
+    assert verdict.hints == [bu.HINTS["lookup by name"][0]]
+    assert "return OrderedDict" in verdict.hints[0]
+
+
+def test_the_lookup_text_is_only_for_lookups():
+    assert bu._lookup_text("Rule broken: your code uses the module pickle") is None
+    assert bu._lookup_text("Rule broken: your code called getattr with a name the checker "
+                           "cannot read (write the attribute out: x.name)") is not None

@@ -284,6 +284,10 @@ _FAIL_NOUNS = frozenset("error errors exception exceptions failure failures prob
 
 
 _AUX = frozenset("does do will would can could did is".split())
+#: what validate(False) does to a misfit: left out, the load going through without it
+_SKIP_WORDS = frozenset("skipped skip skips skipping ignored ignores dropped drops omitted "
+                        "excluded".split())
+_LEFT_OUT = re.compile(r"\b(?:left|leaves?|leaving) (?:\w+ )?out\b")
 
 
 #: the params a fresh Net draws at random (the norms' are constants)
@@ -322,13 +326,16 @@ def outcome_answer(prediction, truth: str) -> bool:
     follows it (``"no error"`` loads). Elsewhere a negation (not, won't, can't, cannot...)
     flips the next outcome word of its clause; a comma ends the clause; ``"without"``
     negates only an outcome word right after it (``"fails without validate(False)"`` fails,
-    ``"loads without error"`` loads). An answer whose outcome words disagree, or that has
-    none, is refused."""
+    ``"loads without error"`` loads). A tensor said to be left out (``"no, the fc tensors
+    are skipped"``) is a load that went through, with misfits left out: it votes ``loads``
+    unless negated (``"nothing is skipped"``). An answer whose outcome words disagree, or
+    that has none, is refused."""
     if isinstance(prediction, bool):
         return prediction == (truth == "loads")
     if not isinstance(prediction, str):
         return False
-    tokens = re.findall(r"[a-z']+|[,;.:!?()]", prediction.casefold().replace("\u2019", "'"))
+    text = _LEFT_OUT.sub(" skipped ", prediction.casefold().replace("\u2019", "'"))
+    tokens = re.findall(r"[a-z']+|[,;.:!?()]", text)
     votes, negated, without, aux = set(), False, False, False
     if re.match(r"\s*(?:no\W*)?(?:not without|only with)\b", prediction.casefold()):
         votes.add(True)  # "not without validate(False)": alone, it fails
@@ -338,9 +345,13 @@ def outcome_answer(prediction, truth: str) -> bool:
         tokens = tokens[1:]
     before = ""
     for token in tokens:
-        if token in _NOT_WORDS:
+        if token in _NOT_WORDS or token in ("nothing", "none"):
             negated = True
-            aux = token != "not" or before in _AUX  # "it does not", "it doesn't"
+            aux = token in _NOT_WORDS and (token != "not" or before in _AUX)  # "it doesn't"
+        elif token in _SKIP_WORDS:
+            if not negated:
+                votes.add(False)  # left out: the load went through without it
+            negated = aux = False
         elif token in _FAIL_WORDS or token in _LOAD_WORDS:
             fails = token in _FAIL_WORDS
             votes.add(fails != (negated or (without and fails)))  # True: the load fails
@@ -356,6 +367,20 @@ def outcome_answer(prediction, truth: str) -> bool:
     if len(votes) != 1:
         return False
     return votes.pop() == (truth == "error")
+
+
+SKIPPED_HINT = ("If the fc tensors were skipped (left out, fc keeping its own values), the "
+                "load would have gone through. What does allow_partial(True) excuse: a "
+                "tensor on one side only, or one whose shape does not fit?")
+
+
+def skipped_slip(prediction, truth: str) -> str | None:
+    """The hint for an answer that has a tensor left out of a load that fails
+    (``"no, the fc tensors are skipped"``): :data:`SKIPPED_HINT`; None otherwise."""
+    if not isinstance(prediction, str) or outcome_answer(prediction, truth):
+        return None
+    words = set(re.findall(r"[a-z]+", _LEFT_OUT.sub(" skipped ", prediction.casefold())))
+    return SKIPPED_HINT if words & _SKIP_WORDS else None
 
 
 def draws_during(call) -> int:
@@ -420,10 +445,51 @@ def changed(before: dict, module: Module) -> int:
 _NAME = re.compile(r"[a-z_]+(?:\.[a-z_0-9]+)+")
 
 
+class Applied(tuple):
+    """The names a load applied (``result.applied``), carrying how many tensors it listed as
+    errors (``errors``): the truth :func:`applied_names` reads an error count against."""
+
+    errors: int | None = None
+
+    def __new__(cls, applied, errors: int | None = None) -> Applied:
+        made = super().__new__(cls, applied)
+        made.errors = errors
+        return made
+
+
+def applied_of(result) -> Applied:
+    """A live ``ApplyResult``'s applied names and error count, as an :class:`Applied`."""
+    return Applied(result.applied, len(result.errors))
+
+
+#: a clause about the tensors that did NOT apply: "9 errors", "the other 9 fail"
+_ERROR_CLAUSE = re.compile(r"error|mismatch|\bfail|misfit|reject|refus|skip|left out|"
+                           r"(?:do|does|did)(?:n't| not) fit|not applied")
+
+
+def _drop_error_clauses(text: str) -> tuple[str, list[float]]:
+    """``"1 tensor: fc.bias; 9 errors"`` → (``"1 tensor: fc.bias"``, [9]): the clauses (cut
+    at ``;``, ``,``, ``(``, a dash or ``and``) that count the tensors left out, taken away
+    with the separator before them, and the numbers they state."""
+    parts = re.split(r"([;,(\u2014\u2013]|\band\b)", text)
+    kept, counts = [parts[0]], []
+    if _ERROR_CLAUSE.search(parts[0]):
+        kept, counts = [], _numbers_in(_NAME.sub(" ", parts[0]))
+    for sep, clause in zip(parts[1::2], parts[2::2]):
+        if _ERROR_CLAUSE.search(clause):
+            counts += _numbers_in(_NAME.sub(" ", clause))
+        else:
+            kept += [sep, clause]
+    return "".join(kept).strip(" ,;"), counts
+
+
 def applied_names(prediction, truth: tuple[str, ...]) -> bool:
     """How many tensors were applied: the number (``1``, ``"1"``, ``"one"``), the names
     (``"just fc.bias"``), or both (``"1, fc.bias"``, ``"fc.bias only (1)"``): names must be
-    the applied ones, any number beside them their count; a negation is refused."""
+    the applied ones, any number beside them their count; a negation is refused. A clause
+    counting the others as errors (``"1 tensor: fc.bias; 9 errors"``, ``"1 (fc.bias), the
+    other 9 are errors"``) is read apart: its count must be the load's error count when
+    ``truth`` is an :class:`Applied` that knows it."""
     if isinstance(prediction, tuple | list | set | frozenset):
         return set(prediction) == set(truth)
     from minidl_book.exercises import _NUMBER_WORDS
@@ -433,6 +499,11 @@ def applied_names(prediction, truth: tuple[str, ...]) -> bool:
                   r"\2.\1", text)  # "the bias of fc" is fc.bias
     text = re.sub(r"\s*\b(?:out )?of (?:the )?(?:\d+|[a-z]+)(?: tensors| file tensors)?\b",
                   lambda m: "" if _numbers_in(m.group(0)) else m.group(0), text)  # "1 of 10"
+    if text:
+        text, error_counts = _drop_error_clauses(text)
+        errors = getattr(truth, "errors", None)
+        if error_counts and errors is not None and set(error_counts) != {errors}:
+            return False
     names = set(_NAME.findall(text))
     if not names:
         return count(text if isinstance(prediction, str) else prediction, len(truth))
@@ -636,39 +707,6 @@ def two_columns(left_title: str, left: dict, right_title: str, right: dict) -> N
     width = max(len(r[0]) for r in rows) + 3
     for a, b in rows:
         print(f"{a:<{width}}{b}")
-
-
-def draw_misfit_strips(names: list[str], rows: dict[str, tuple[set, str]]):
-    """One strip of slots per load order: a slot the failed load replaced is filled, one it
-    left as it was is empty; the strip's outcome written at its end, a legend below."""
-    import matplotlib.pyplot as plt
-    from matplotlib.patches import Patch
-
-    fig, ax = plt.subplots(figsize=(7.5, 1.0 + 0.6 * len(rows)), dpi=100)
-    for r, (label, (replaced, outcome)) in enumerate(rows.items()):
-        y = len(rows) - 1 - r
-        for i, name in enumerate(names):
-            hit = name in replaced
-            ax.add_patch(plt.Rectangle((i, y + 0.1), 0.9, 0.8, color="#e8a33d" if hit
-                                       else "#ffffff", ec="#555555", lw=0.8))
-        ax.text(-0.2, y + 0.5, label, ha="right", va="center", fontsize=9)
-        ax.text(len(names) + 0.1, y + 0.5, f"{len(replaced)} replaced, {outcome}",
-                va="center", fontsize=9)
-    for i, name in enumerate(names):
-        ax.text(i + 0.45, len(rows) + 0.05, name, rotation=40, ha="left", va="bottom",
-                fontsize=7.5)
-    ax.legend(handles=[Patch(facecolor="#e8a33d", edgecolor="#555555",
-                             label="holds the file's tensor after the failed load"),
-                       Patch(facecolor="#ffffff", edgecolor="#555555",
-                             label="still holds its own value")],
-              loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=2, fontsize=8.5,
-              frameon=False)
-    ax.set_xlim(-3.2, len(names) + 3.6)
-    ax.set_ylim(0, len(rows) + 1.4)
-    ax.axis("off")
-    fig.tight_layout()
-    plt.close(fig)
-    return fig
 
 
 def draw_result_buckets(result):

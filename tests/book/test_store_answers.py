@@ -3,7 +3,15 @@ another way pass, plausible wrong ones do not."""
 
 import pytest
 
-from minidl_book.store_models import applied_names, count_or_sum, draws_answer, outcome_answer
+from minidl_book.store_models import (
+    SKIPPED_HINT,
+    Applied,
+    applied_names,
+    count_or_sum,
+    draws_answer,
+    outcome_answer,
+    skipped_slip,
+)
 
 
 @pytest.mark.parametrize("answer", ["10", "ten", "8 params + 2 buffers", "8 + 2 = 10",
@@ -123,3 +131,44 @@ def test_show_never_breaks_a_key_of_a_list(capsys):
     out = capsys.readouterr().out
     words = {w.strip("[]',") for w in out.split()}
     assert set(keys) <= words and all(len(line) <= 80 for line in out.splitlines()), out
+
+
+_EIGHT = Applied(("fc.bias",), 9)  # Ex 'eight channels': fc.bias applied, 9 errors
+
+
+@pytest.mark.parametrize("answer", ["1 tensor: fc.bias; 9 errors",
+                                    "1 (fc.bias), the other 9 are errors", "1, but 9 errors",
+                                    "one, the other nine fail", "1 applied and 9 errors",
+                                    "fc.bias; the rest are shape mismatches", "1 of 11"])
+def test_applied_names_reads_the_error_count_apart(answer):
+    """A reader's report: "1 tensor: fc.bias; 9 errors" was refused (9 read as a second
+    count of the applied) with a hint that sent a right reader back to the derivation."""
+    assert applied_names(answer, _EIGHT)
+
+
+@pytest.mark.parametrize("answer", ["1; 8 errors", "1 (fc.bias), the other 10 are errors",
+                                    "2; 9 errors", "fc.weight; 9 errors", "9 errors",
+                                    "not fc.bias; 9 errors", "all but fc.bias"])
+def test_applied_names_refuses_a_wrong_error_count_or_applied(answer):
+    assert not applied_names(answer, _EIGHT)
+
+
+@pytest.mark.parametrize("answer", ["no, the fc tensors are skipped", "no, fc is left out",
+                                    "no, it leaves fc out", "No - fc.weight and fc.bias "
+                                    "are ignored", "yes, fc is skipped"])
+def test_outcome_answer_refuses_a_load_with_tensors_left_out(answer):
+    """A reader's report: "no, the fc tensors are skipped" was accepted, a wrong model
+    (what validate(False) does: the load goes through without them)."""
+    assert not outcome_answer(answer, "error")
+    assert skipped_slip(answer, "error") == SKIPPED_HINT
+
+
+@pytest.mark.parametrize("answer", ["no, it fails; nothing is skipped",
+                                    "it fails, fc is not skipped", "no", "no, shape mismatch"])
+def test_outcome_answer_keeps_a_failure_with_nothing_left_out(answer):
+    assert outcome_answer(answer, "error") and skipped_slip(answer, "error") is None
+
+
+def test_the_skipped_slip_hint_only_for_left_out_answers():
+    assert skipped_slip("yes", "error") is None and skipped_slip("it loads", "error") is None
+    assert outcome_answer("loads, fc skipped", "loads")

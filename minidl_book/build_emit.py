@@ -20,8 +20,10 @@ else copied after the last call (``np.copyto(st…, t…)``), as ``build_program
 
 The checker runs the reader's program three times on symbolic values (every kernel returns a
 name for what it computed) beside the reference's, with a new batch and a new rate each
-replay, and names the first call whose arguments differ. Named slips: state not written in
-place (the first replay is right, the second reads the old weights), written in place though
+replay, and names the first call whose arguments differ. A new value copied into its buffer
+after its last reader, where the reference writes it in place, computes the same and passes.
+Named slips: a new state value neither written in place nor copied (the first replay is
+right, the second reads the old weights), a stale or too-new weight read, in place though
 a later call reads the old value, a copy left out, a declared scalar
 frozen as ``N[i]`` (the capture's value), inputs numbered by the order the calls read them.
 ``capture_lab.RecordedRuns.emitted`` runs the same source on the real kernels.
@@ -293,12 +295,6 @@ def _diagnose(case: dict, mine: dict, ref: dict) -> str | None:
                         f"call {j} reads {a}'s old value after it, and now gets the new "
                         "one. Write in place only when no later call reads the old value; "
                         f"else keep t{i} and np.copyto(st…, t{i}) after the last call")
-            if want["out"] and got["out"] != want["out"]:
-                a = want["out"]
-                return (f"Call {i} makes the new value of state {a} (run 1's call {i} made "
-                        f"the {a} run 2 reads), but your program does not write it into "
-                        f"{a}'s buffer (out=st…). Replay 1's loss is right; replay 2 reads "
-                        "the old weights again, so from step 2 on it diverges")
             if got["number"] != want["number"]:
                 if isinstance(call["number"], str) and str(got["number"]).endswith("capture)"):
                     return (f"Call {i}'s number is {call['number']!r}, a declared scalar, but "
@@ -316,6 +312,11 @@ def _diagnose(case: dict, mine: dict, ref: dict) -> str | None:
                                 f"{str(g).split('@')[0]}. Bind inputs by their position in "
                                 "`inputs` (the replay's arguments), not by the order calls "
                                 "read them")
+                    if case["kinds"].get(a) == "state":
+                        return (f"Call {i} reads state {a} as {g!r} in replay {r + 1}, where "
+                                f"the reference has {w!r}: a stale or a too-new weight. "
+                                f"{a}'s buffer must hold its old value up to the last call "
+                                "that reads it, and the new one before the next replay")
                     return (f"Call {i}'s argument {pos} ({a}, a {case['kinds'].get(a, 'temporary')}"
                             f") is {g!r} in replay {r + 1}, where the reference has {w!r}")
             if len(got["reads"]) != len(want["reads"]):
@@ -323,7 +324,15 @@ def _diagnose(case: dict, mine: dict, ref: dict) -> str | None:
         if len(m["calls"]) != len(e["calls"]):
             return (f"Your program makes {len(m['calls'])} calls per replay, the reference "
                     f"{len(e['calls'])}: one per call of run 2 that makes an array")
+        in_place = {c["out"]: c["call"] for c in e["calls"] if c["out"]}
         for a, value in e["state"].items():
+            if m["state"][a] != value and a in in_place:
+                i = in_place[a]
+                return (f"Call {i} makes the new value of state {a} (run 1's call {i} made "
+                        f"the {a} run 2 reads), but your program neither writes it into "
+                        f"{a}'s buffer (out=st…) nor copies it there (np.copyto). Replay "
+                        "1's loss is right; replay 2 reads the old weights again, so from "
+                        "step 2 on it diverges")
             if m["state"][a] != value:
                 return (f"After replay {r + 1} state {a}'s buffer still holds "
                         f"{m['state'][a]!r}: its new value never reached it. Where a later "

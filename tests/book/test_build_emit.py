@@ -3,6 +3,8 @@ with its own reason, and the emitted source replays the real step as graph.repla
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -115,3 +117,86 @@ def test_the_annotated_example_is_emit_with_a_rule_per_line():
     assert [a.split("  #")[0].rstrip() for a in annotated] == \
         build_emit.emit(**case).splitlines()
     assert all("# " in a for a in annotated) and "in place" in annotated[-2]
+
+
+def _copied_back(run1, run2, kinds, inputs, outputs):
+    """Reader 3's emit: in place only when the call itself does not read the old value
+    (last read < j), so every update here is copied with np.copyto after the last call."""
+    lines = build_emit.emit(run1, run2, kinds, inputs, outputs).split("\n")
+    copies = []
+    for n, line in enumerate(lines):
+        if ", out=st" in line:
+            buf = line.split("out=")[1].rstrip(")")
+            lines[n] = line.replace(f", out={buf}", "")
+            j = int(line.split("=")[0].strip()[1:])
+            copies.append(f"    np.copyto({buf}, t{j})")
+    return "\n".join(lines[:-1] + copies + lines[-1:])
+
+
+def test_a_copy_back_after_the_last_reader_passes(checker):
+    """Copying the new weight after the step (not in place) computes the same: accepted."""
+    assert "np.copyto" in _copied_back(**build_emit.EXAMPLES[0])
+    assert checker.find_failure(_copied_back) is None
+
+
+def test_a_copy_back_replays_the_real_step_like_the_reference():
+    from minidl import Device, Tensor
+    from minidl.nn import CrossEntropyLossConfig, LinearConfig, Sequential
+    from minidl.optim import SgdConfig
+    from minidl_book import build_guard, capture_lab
+
+    device = Device.flex().autodiff()
+
+    def losses(emit):
+        device.seed(3)
+        state = {"model": Sequential(LinearConfig(6, 3).init(device)),
+                 "optim": SgdConfig().init()}
+        loss_fn = CrossEntropyLossConfig().init()
+
+        def step(x, y, lr):
+            loss = loss_fn(state["model"](x), y)
+            state["model"] = state["optim"].step(lr, state["model"], loss.backward())
+            return loss
+
+        rng = np.random.default_rng(1)
+        x = Tensor.from_numpy(rng.standard_normal((4, 6)).astype(np.float32), device)
+        y = Tensor.from_numpy(rng.integers(0, 3, 4).astype(np.int64), device)
+        r = capture_lab.recorded_runs(device, step, x, y, 0.1)
+        k = build_guard.classify(r.run1, r.run2, r.inputs, r.equal)
+        fn = r.emitted(emit(r.run1, r.run2, k, r.input_order, r.outputs))
+        return [float(fn(x, y, lr)[0][0]) for lr in (0.1, 0.05, 0.05)]
+
+    right = losses(build_emit.emit)
+    assert losses(_copied_back) == right and right[1] != right[2]
+
+
+def _copied_too_early(run1, run2, kinds, inputs, outputs):
+    """Copies each copied-after value right after the call that makes it: a later call
+    then reads the new weight where it should read the old one."""
+    source = build_emit.emit(run1, run2, kinds, inputs, outputs)
+    lines = source.split("\n")
+    copies = [ln for ln in lines if "np.copyto" in ln]
+    rest = [ln for ln in lines if "np.copyto" not in ln]
+    for copy in copies:
+        t = copy.split(", ")[1].rstrip(")").split("[")[0]
+        at = next(n for n, ln in enumerate(rest) if ln.strip().startswith(f"{t} ="))
+        rest.insert(at + 1, copy)
+    return "\n".join(rest)
+
+
+def _copied_into_the_wrong_buffer(run1, run2, kinds, inputs, outputs):
+    """Copies every new value into the first state's buffer: the other states keep
+    their old weights, which replay 2 reads again (stale)."""
+    return re.sub(r"np\.copyto\(st\d+,", "np.copyto(st0,",
+                  _copied_back(run1, run2, kinds, inputs, outputs))
+
+
+def test_a_too_new_weight_is_refused(checker):
+    verdict = checker.find_failure(_copied_too_early)
+    assert verdict is not None and "too-new" in verdict.text, verdict
+
+
+def test_a_stale_weight_is_refused(checker):
+    verdict = checker.find_failure(_copied_into_the_wrong_buffer)
+    assert verdict is not None and not verdict.ok, verdict
+    assert "replay 2" in verdict.text or "still holds" in verdict.text, verdict

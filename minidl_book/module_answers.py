@@ -1,11 +1,14 @@
 """Readers' answers to the modules chapter's predictions, read the way they are written.
 
-Two exercises of ``chapters/modules_params_config.md`` ask about burn's module machinery:
+The exercises of ``chapters/modules_params_config.md`` ask about burn's module machinery:
 which half of a tied pair an optimizer step moves (burn-optim's ``ModuleOptimizerMapper``,
-``optim/module/module_optimizer.rs:421``, consumes a gradient by id), and which fields of
-a ``BatchNorm`` its record keeps (burn-core's ``store::ModuleRecord``). The shared
-:class:`~minidl_book.Exercise` comparisons read tuples and yes/no words; these two also read
-the answers in words ("first only", "gamma beta running mean running var").
+``optim/module/module_optimizer.rs:421``, consumes a gradient by id), which fields of
+a ``BatchNorm`` its record keeps (burn-core's ``store::ModuleRecord``), how many of a
+model's lazy params hold a value (burn-core's ``Param::val``, ``module/param/base.rs:92``)
+and whether a seeded param's numbers depend on who read first. The shared
+:class:`~minidl_book.Exercise` comparisons read tuples, numbers and yes/no words; these also
+read the answers in words ("first only", "gamma beta running mean running var", "none of
+them", "not equal: b.bias drew first") and a count written as a pair ("9/9", "0 of 9").
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-__all__ = ["field_set", "which_moved"]
+from minidl_book.exercises import Exercise
+
+__all__ = ["all_or_count", "equal_or_not", "field_set", "which_moved"]
 
 _BOOL = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 _NAMES = ("first", "second")
@@ -128,3 +133,70 @@ def field_set(fields: Iterable[str]) -> Callable[[Any, Any], bool]:
 
     compare.__name__ = "field_set"
     return compare
+
+
+#: the usual comparisons of a count and of a yes/no, which the readers below fall back to
+_COUNT = Exercise("a count", truth=lambda: 0)
+_YES_NO = Exercise("yes or no", truth=lambda: False)
+_ALL = ("all", "all of them", "every one", "all params", "every param", "all of the params",
+        "all the params", "all tensor params", "all of the tensor params")
+_NONE = ("no params", "no param", "no tensor params", "no tensor param", "not one",
+         "nothing", "not a single one", "not a single param", "not any")
+_WHOLE = ("them", "params", "tensor params", "its params", "its tensor params",
+          "model's params", "the model's params")
+#: "none are drawn" → "none"
+_DRAWN = re.compile(r"\s+(?:(?:are|is|were|was|get|got|have been|has been)\s+)?"
+                    r"(?:drawn|initiali[sz]ed)$")
+#: "0 tensor params" → "0": the question's own noun after the count
+_NOUN = re.compile(r"(?<=\S)\s+(?:tensor\s+)?params?$")
+#: "9/9", "0 / 9": a count and the total it is out of, as in "9 of 9"
+_PAIR = re.compile(r"(.*?\S)\s*/\s*(\S.*)")
+
+
+def all_or_count(n_params: int) -> Callable[[Any, Any], bool]:
+    """A comparison of "how many of the model's ``n_params`` tensor params ...?": a count
+    (``9``, ``"nine"``, ``"0 tensor params"``), a count out of a total (``"9 of 9"``,
+    ``"0/9"``: a pair, not a division, so ``"9/9"`` is nine and ``"0/7"`` names the wrong
+    total), ``"all"`` or ``"no params"``, with or without ``"are drawn"`` after it."""
+
+    def compare(prediction: Any, truth: Any) -> bool:
+        text = str(prediction).strip().casefold().rstrip(".! ")
+        said = _DRAWN.sub("", text)
+        if said in _ALL:
+            return truth == n_params
+        if said in _NONE:
+            return truth == 0
+        pair = _PAIR.fullmatch(said)
+        if pair:
+            said = f"{pair[1]} of {pair[2]}"
+        part, of, total = said.rpartition(" of ")
+        total = total.removeprefix("the ")  # "none of the 9"
+        if of and part and total in _WHOLE:  # "none of them", "all of the tensor params"
+            return compare(part, truth)
+        if of and part and total:  # "9 of 9", "all 9 of 9": the count, then the total
+            return (compare(part, truth)
+                    and _COUNT.accepts(_NOUN.sub("", total), n_params))
+        noun = _NOUN.sub("", said)
+        if noun != said:  # "0 tensor params", "all 9 params"
+            return compare(noun, truth)
+        return _COUNT.accepts(prediction if said == text else said, truth)
+
+    compare.__name__ = "all_or_count"
+    return compare
+
+
+_SAID = {"equal": True, "the same": True, "same": True, "not equal": False,
+         "unequal": False, "different": False, "not the same": False}
+#: where an explanation starts: "not equal: b.bias took the first numbers"
+_WHY = re.compile(r"\s*(?::|\(|,|;|\s[-\u2014\u2013]\s|\u2014|\bbecause\b|\bsince\b|\bas\b)")
+
+
+def equal_or_not(prediction: Any, truth: Any) -> bool:
+    """True/False, yes/no, or the question's own word ("equal", "not equal", "different"),
+    alone or with an explanation after it ("not equal: b.bias took the first numbers")."""
+    said = str(prediction).strip().casefold().rstrip(".! ")
+    head = _WHY.split(said, maxsplit=1)[0].strip().rstrip(".! ")
+    for words in (said, head):
+        if words in _SAID:
+            return _SAID[words] == truth
+    return _YES_NO.accepts(prediction, truth)

@@ -1,10 +1,10 @@
-"""The modules chapter's two word-reading checkers: right answers in words pass, plausible
+"""The modules chapter's word-reading checkers: right answers in words pass, plausible
 wrong ones do not, and an answer that cannot be read is said to be unread, not wrong."""
 
 import pytest
 
 from minidl_book import Exercise
-from minidl_book.module_answers import field_set, which_moved
+from minidl_book.module_answers import all_or_count, equal_or_not, field_set, which_moved
 
 MOVED = (True, False)
 FIELDS = ("gamma", "beta", "running_mean", "running_var", "momentum", "epsilon", "training")
@@ -53,3 +53,38 @@ def test_field_set_reads_names_with_or_without_commas(answer):
     "gamma beta mean var", "gamma beta running"])
 def test_field_set_refuses_wrong_sets(answer):
     assert not field_set(FIELDS)(answer, RECORD)
+
+
+COUNT = all_or_count(9)  # a Classifier's nine tensor params
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    ("0/9", 0), ("9/9", 9), ("9 / 9", 9), ("0 tensor params", 0), ("9 tensor params", 9),
+    ("all 9 tensor params", 9), ("0/9 params", 0), ("9/9 are drawn", 9), ("none", 0),
+    ("0 of 9", 0), ("all nine", 9), ("9 of 9 tensor params", 9), (0, 0), ("nine", 9),
+    ("none of the tensor params", 0), ("0 params", 0), ("all of them", 9)])
+def test_all_or_count_reads_a_count_and_a_pair(answer, truth):
+    assert COUNT(answer, truth)
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    ("9/9", 0), ("0/9", 9), ("0/7", 0), ("7/9", 9), ("9/7", 9), ("1/2", 0), ("3/6", 0),
+    ("9 tensor params", 0), ("0 tensor params", 9), ("all 7 tensor params", 9),
+    ("0 of 7", 0), ("all", 0), ("none", 9), ("1/9", 0), (1, 0), ("all 9", 0)])
+def test_all_or_count_refuses_a_wrong_count_or_total(answer, truth):
+    assert not COUNT(answer, truth)
+
+
+@pytest.mark.parametrize("answer", [
+    "not equal: b.bias took the first numbers", "not equal", "Different.", False, "no",
+    "False: b.bias drew first", "not the same (b.bias drew first)",
+    "different, because b.bias read first", "unequal - b.bias came first"])
+def test_equal_or_not_reads_the_word_then_the_reason(answer):
+    assert equal_or_not(answer, False)
+
+
+@pytest.mark.parametrize("answer", [
+    "equal: construction order decides", "the same", True, "yes", "equal",
+    "same (a was built first)", "True: a was built first"])
+def test_equal_or_not_refuses_the_wrong_word_with_any_reason(answer):
+    assert not equal_or_not(answer, False)

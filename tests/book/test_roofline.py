@@ -249,6 +249,17 @@ def test_the_dram_footprint_is_capped_but_still_past_a_reported_host_l3():
     assert rl.level_footprints({"L1d": 32 << 10, "L2": 1 << 20, "L3": 32 << 20})["DRAM"] == 256 << 20
 
 
+def test_the_l3_footprint_stays_inside_a_vms_share_of_a_reported_host_l3():
+    """The VM above streams its L3 share only up to some tens of MiB: L3 is measured at
+    16 MiB, not at a quarter of the 504 MiB it reports; a real 32 MiB L3 keeps its 8 MiB."""
+    vm = {"L1d": 48 << 10, "L2": 2 << 20, "L3": 504 << 20}
+    assert rl.level_footprints(vm)["L3"] == rl.L3_FOOTPRINT_MAX == 16 << 20
+    desk = {"L1d": 32 << 10, "L2": 1 << 20, "L3": 32 << 20}
+    assert rl.level_footprints(desk)["L3"] == 8 << 20
+    big_l2 = {"L1d": 48 << 10, "L2": 8 << 20, "L3": 504 << 20}
+    assert rl.level_footprints(big_l2)["L3"] == 32 << 20  # four times L2 still wins
+
+
 def _chart_of(points):
     import matplotlib
 

@@ -182,7 +182,7 @@ def test_make_lab_runs_as_root_and_shows_what_the_site_shows(browser, lab):  # n
             expect(nb.locator(".jp-OutputArea-output", has_text="✓ Right").first).to_be_visible(timeout=WAIT_MS)
 
         # glue roles show what the kernel glued (the site shows the build's value)
-        bound = "gemm_small"  # {glue:text}`intro_kernel`
+        bound = "aten::addmm"  # {glue:text}`intro_torch_ops`, in the detour's main text
         glue_state = html_of(nb.locator(".jp-MarkdownCell", has_text="run the cells above]"))
         with showing(f"the glued value {bound} is not shown", glue_state):
             page.wait_for_function(

@@ -177,7 +177,7 @@ def test_live_code_runs_in_the_page(browser, served):  # noqa: F811
             seconds=RUN_TIMEOUT,
         )
         text = result.inner_text()
-        assert "Not quite" in text and "Hint:" in text and "autodiff device" in text, text
+        assert "Not quite" in text and "Hint:" in text and "plain device" in text, text
         assert "Write your prediction first" not in text
 
         edit(page, cell, RIGHT_PLAIN)

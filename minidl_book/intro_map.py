@@ -82,22 +82,9 @@ def detour_trace(device: Device | None = None) -> list[tuple[str, list[str]]]:
     layer = LinearConfig(4, 2).init(device)
     x = Tensor.from_numpy(np.zeros((3, 4), np.float32), device)
     layer(x)  # draw the params first: the trace below sees the forward only
-    run = debug.trace(lambda: layer(x), breakpoints=[r"^Dispatch\.float_", r"^kernel "],
-                      echo=False)
-    computed = iter(computing(run.hits))
-    out: dict[str, list[str]] = {}
-    for hit in run.hits:
-        chain = hit.chain()
-        is_kernel = hit.name.startswith("kernel ")
-        did = next(computed) if is_kernel else False
-        if "Dispatch.linear" not in chain:
-            continue
-        below = chain[chain.index("Dispatch.linear") + 1:]
-        op = next(n.removeprefix("Dispatch.") for n in below if n.startswith("Dispatch."))
-        kernels = out.setdefault(op, [])
-        if did:
-            kernels.append(hit.name.removeprefix("kernel ").removesuffix(" [numba]"))
-    return list(out.items())
+    run = debug.trace(lambda: layer(x), breakpoints=[r"^Flex\.", r"^kernel "], echo=False)
+    return [(frames[0].removeprefix("Dispatch."), kernels)
+            for frames, kernels in detour_calls(run)]
 
 
 #: The detour's two arrows, drawn on the right of the spine (down, then back up).

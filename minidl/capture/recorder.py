@@ -6,9 +6,11 @@ While active it wraps every public op of a backend class (``Flex``: ``float_matm
 call). A call that reads a tensor back to the host (``*_into_data``) is refused unless the
 tensor is a declared input: the host would act on a value that a replay never shows it.
 
-burn's counterpart is the capture channel of ``burn-capture`` (``CaptureClient.register_op``
-pushes each operation; a read of a value computed in the capture has no concrete value and
-fails, ``read_tensor_async``).
+burn's counterpart is the capture channel of ``burn-capture`` (on burn's main, not in
+0.22.0-pre.2; ``crates/burn-capture/src/capture.rs``): ``CaptureClient``'s
+``RouterClient::register_op`` locks the session and calls ``CaptureState::register_op``,
+which pushes each operation (a ``Drop`` skipped); a read of a value computed in the capture
+has no concrete value and fails (``CaptureClient::read_tensor_async``).
 """
 
 from __future__ import annotations

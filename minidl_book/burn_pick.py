@@ -57,15 +57,47 @@ def burn_pick() -> int:
     return PLANS[scores(True).burn]
 
 
-def side_by_side() -> str:
-    """Both streams' scores in a table, with the plan each search runs."""
-    words = {"elementwise 2 | B 1": "element-wise, sum alone", "reduce 3": "reduce"}
-    rows = [f"{'stream':10}{'element-wise':>13}{'reduce':>8}   {'burn runs':25}greedy runs"]
-    for held in (False, True):
-        s = scores(held)
-        rows.append(f"{'p held' if held else 'p dropped':10}{s.elementwise:>13}{s.reduce:>8}   "
-                    f"{words[s.burn]:25}{words[s.greedy]}")
+def counts(held: bool) -> dict[str, tuple[int, ...]]:
+    """The tensor counts burn's score (:func:`~minidl.fusion.search.burn_score`) was given
+    for each fuser's block at the stream's first op, logged from a live
+    :class:`~minidl.fusion.search.BurnExplorer` run: (reads, writes, ops one by one;
+    reads, writes fused; views)."""
+    import minidl.fusion.search as search
+
+    calls: list[tuple[int, ...]] = []
+    real = search.burn_score
+
+    def logged(*args: int) -> int:
+        calls.append(args)
+        return real(*args)
+
+    search.burn_score = logged
+    try:
+        _, seen = _stream(held, BurnExplorer)
+    finally:
+        search.burn_score = real
+    return dict(zip(seen, calls, strict=False))
+
+
+def count_table() -> str:
+    """burn's score worked as a count table: the tensors ``exp`` and ``*`` read and write
+    and their launches one by one, then in each plan's kernel (the sum not counted), and
+    the score, with ``p`` held and dropped."""
+    held, dropped = counts(True), counts(False)
+    e, r, d = held["elementwise"], held["reduce"], dropped["reduce"]
+    rows = [f"{'':28}{'read':>5}{'written':>9}{'launches':>10}{'score':>7}",
+            f"{'exp, * one by one':28}{e[0]:>5}{e[1]:>9}{e[2]:>10}"]
+    for name, c in (("(1) element-wise kernel", e), ("(2) reduce kernel", r),
+                    ("(2) reduce kernel, p dropped", d)):
+        rows.append(f"{name:28}{c[3]:>5}{c[4]:>9}{1:>10}{search_score(c):>7}")
     return "\n".join(rows)
+
+
+def search_score(c: tuple[int, ...]) -> int:
+    """burn's score of the counts ``c`` (as :func:`counts` gives them)."""
+    from minidl.fusion.search import burn_score
+
+    return burn_score(*c)
 
 
 _ONE = r"\b(?:1|one|first|element[\s-]?wise|elemwise)\b"

@@ -20,8 +20,8 @@ from minidl.fusion.plan import ExecutionPlanStore
 from minidl.fusion.stream import EAGER_BELOW
 
 __all__ = ["EAGER_BELOW", "block_lines", "both_kernels", "clean", "cnn_step_counts",
-           "cnn_step_ms", "compare", "draw_bytes", "draw_greedy", "drain_ms", "explorer", "split", "draw_stream", "draw_index_grid", "draw_views", "view_blocks", "fresh_store", "kernel_text", "kernels_in", "plot_sweep", "recorded_in_a_step",
-           "score_table", "source", "written_bytes", "store_chart"]
+           "cnn_step_ms", "draw_bytes", "explorer", "split", "draw_stream", "draw_index_grid", "draw_views", "view_blocks", "fresh_store", "kernel_text", "kernels_in", "plot_sweep", "recorded_in_a_step",
+           "source", "store_chart", "written_bytes"]
 
 #: a block's colour by the fuser that took it (``None``: no fuser, run on the inner backend)
 COLOURS = {"elementwise": "tab:blue", "reduce": "tab:orange", "matmul": "tab:green",
@@ -78,34 +78,6 @@ def explorer(cls: type) -> Iterator[Any]:
 def split(plan) -> str:
     """A plan's blocks in one line: ``elementwise 10 | reduce 3`` (``B`` for an op run alone)."""
     return " | ".join(f"{b.fuser or 'B'} {len(b.kinds)}" for b in plan.blocks)
-
-
-def drain_ms(fn: Callable[[], Any], searches: dict[str, type], rounds: int = 5,
-             runs: int = 4) -> dict[str, float]:
-    """Milliseconds per call of ``fn()`` (recording and its drain) under each explorer class of
-    ``searches``, best of ``rounds`` turns on one numba thread (thread CPU time), each plan
-    searched once first."""
-    import time
-
-    import numba
-
-    best = dict.fromkeys(searches, float("inf"))
-    threads = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        for turn in range(rounds + 1):
-            for name, cls in searches.items():
-                with explorer(cls):
-                    fn()  # searched (and compiled) here, then found in the store
-                    if turn == 0:
-                        continue
-                    t0 = time.thread_time()
-                    for _ in range(runs):
-                        fn()
-                    best[name] = min(best[name], (time.thread_time() - t0) / runs * 1e3)
-    finally:
-        numba.set_num_threads(threads)
-    return best
 
 
 def kernels_in(fn: Callable[[], Any]) -> int:
@@ -578,75 +550,8 @@ def source(function) -> str:
     return textwrap.dedent("\n".join(ln for ln in lines if not ln.lstrip().startswith("#")))
 
 
-_SHORT = {"mul_scalar": "×s", "add_scalar": "+s", "sub_scalar": "−s", "lower_elem": "<",
-          "mask_fill": "fill", "add": "+", "mul": "×", "sum_dim": "sum", "reshape": "rshp"}
-
-
 def written_bytes(plan) -> int:
     """Bytes ``plan``'s blocks write, a view run alone (``reshape``, ``swap_dims``: Flex
     returns a view of the same buffer) counted as 0."""
     return sum(b.bytes_written for b in plan.blocks
                if b.fuser or b.kinds[0] not in ("reshape", "swap_dims"))
-
-
-def compare(fn: Callable[[], Any], searches: dict[str, type]) -> tuple[dict, dict]:
-    """``fn()``'s plan under each explorer class of ``searches`` (each on an empty plan store;
-    a :class:`~minidl.fusion.search.BurnExplorer`'s plan keeps its ``choices``) and
-    :func:`drain_ms` of each."""
-    plans = {}
-    for name, cls in searches.items():
-        with explorer(cls) as stream:
-            fn()
-            plans[name] = debug.fusion_plan()
-            plans[name].choices = getattr(stream.processor.explorer, "choices", None)
-    return plans, drain_ms(fn, searches)
-
-
-def score_table(plan) -> str:
-    """A :class:`~minidl.fusion.search.BurnExplorer` plan's choices: at each block start, the
-    ops each fuser took and burn's score of them, and which fuser won."""
-    lines = []
-    for (start, seen), block in zip(plan.choices, plan.blocks, strict=True):
-        took = [f"{name} {n} ops: {score}" + ("" if ready else " (not ready)")
-                for name, (n, ready, score) in seen.items() if n]
-        won = f"-> {block.fuser}" if block.fuser else f"-> {block.kinds[0]} alone"
-        lines.append(f"from op {start:2}: " + (", ".join(took) or "no fuser takes it")
-                     + f"  {won}")
-    return "\n".join(lines)
-
-
-def draw_greedy(plans: dict[str, Any], ms: dict[str, float]):
-    """The greedy example's ops, one row per plan of ``plans`` (name -> a
-    :func:`~minidl.debug.fusion_plan`): each op coloured by the fuser whose block took it, a
-    block boundary as a red bar, and at the right the bytes the plan's blocks wrote and
-    ``ms[name]``, the time of one call under it."""
-    import matplotlib.pyplot as plt
-
-    first = next(iter(plans.values()))
-    kinds = [k for blk in first.blocks for k in blk.kinds]
-    fig, axis = plt.subplots(figsize=(7.5, 0.8 + 0.75 * len(plans)))
-    for r, (name, plan) in enumerate(plans.items()):
-        y, col = 1 - r, 0
-        axis.text(-0.3, y, f"{name}:\n" + split(plan).replace(" | ", ", "), ha="right",
-                  va="center", fontsize=9)
-        for k, blk in enumerate(plan.blocks):
-            for kind in blk.kinds:
-                axis.add_patch(plt.Rectangle((col, y - 0.35), 0.95, 0.7, ec="white",
-                                             fc=COLOURS[blk.fuser], alpha=0.55))
-                axis.text(col + 0.47, y, _SHORT.get(kind, kind), ha="center", va="center",
-                          fontsize=7.5)
-                col += 1
-            if k < len(plan.blocks) - 1:
-                axis.plot([col, col], [y - 0.45, y + 0.45], color="tab:red", lw=1.6)
-        mib = written_bytes(plan) / 2**20
-        axis.text(col + 0.3, y, f"writes {mib:.2f} MiB\n{ms[name]:.2f} ms", va="center",
-                  fontsize=9)
-    axis.set(xlim=(-5.2, len(kinds) + 4.2), ylim=(1.4 - len(plans), 1.6))
-    axis.axis("off")
-    handles = [plt.Rectangle((0, 0), 1, 1, fc=COLOURS[k], alpha=0.55) for k in
-               ("elementwise", "reduce", None)]
-    axis.legend(handles, ["element-wise kernel", "reduce kernel", "alone on Flex"],
-                loc="upper center", ncol=3, fontsize=7.5, frameon=False,
-                bbox_to_anchor=(0.5, 1.12))
-    fig.tight_layout()
-    return fig

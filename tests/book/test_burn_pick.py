@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from minidl_book.burn_pick import burn_pick, pick_said, scores, side_by_side
+from minidl_book.burn_pick import burn_pick, count_table, counts, pick_said, scores
 
 
 def test_scores_tie_when_p_is_held():
@@ -20,10 +20,21 @@ def test_scores_tie_when_p_is_held():
     assert burn_pick() == 1
 
 
-def test_side_by_side_fits_and_names_both_streams():
-    table = side_by_side()
-    assert all(len(line) <= 88 for line in table.splitlines())
-    assert "p held" in table and "p dropped" in table and "elementwise 2" not in table
+def test_counts_are_the_score_calls_of_burns_explorer():
+    # exp and * one by one: 3 reads, 2 writes, 2 launches; fused: t read, p written
+    held, dropped = counts(True), counts(False)
+    assert held["elementwise"] == held["reduce"] == (3, 2, 2, 1, 1, 0)
+    assert dropped["reduce"] == (3, 2, 2, 1, 0, 0)  # p in registers: one write saved
+    assert dropped["elementwise"] == held["elementwise"]  # the sum reads p: written
+
+
+def test_count_table_fits_and_shows_both_scores():
+    table = count_table()
+    assert all(len(line) <= 80 for line in table.splitlines())
+    rows = {line[:28].strip(): line.split() for line in table.splitlines()[1:]}
+    assert rows["(1) element-wise kernel"][-1] == rows["(2) reduce kernel"][-1] == "310"
+    assert rows["(2) reduce kernel, p dropped"][-1] == "410"
+    assert "plan 1" not in table  # the exercise's glued answer stays in its solution
 
 
 @pytest.mark.parametrize("right", [

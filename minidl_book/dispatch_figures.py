@@ -1,5 +1,6 @@
 """Pictures of the dispatch chapter: what a tensor holds (nested boxes), what each pair of
-input kinds does (a grid), where the autodiff layer is chosen in PyTorch and in burn/minidl (stacks side
+input kinds does (a grid), burn's match on kinds beside minidl's route by device (two
+columns of nested inputs over the choice each makes), where the autodiff layer is chosen in PyTorch and in burn/minidl (stacks side
 by side), the order Python looks a method up in (a class
 chain in two columns), and a few routed ops as one tree (Tensor, Dispatch, the backends)."""
 
@@ -7,7 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-__all__ = ["kind_grid", "lookup_chain", "nesting", "routing_tree", "two_stacks"]
+__all__ = ["kind_grid", "kinds_and_devices", "lookup_chain", "nesting", "routing_tree",
+           "two_stacks"]
 
 _FILL = ("#eef3fb", "#dbe7f7", "#fdf0d5", "#e4f2e4")
 
@@ -220,4 +222,71 @@ def routing_tree(routed: Sequence[tuple[str, str]], title: str = ""):
     if title:
         ax.set_title(title, fontsize=10)
     fig.tight_layout()
+    return fig
+
+
+_OUTCOME = {"plain": ("#dcefd9", "#555"), "autodiff": ("#dbe7f7", "#555"),
+            "error": ("#f6d3cf", "#b03a2e"), "": ("#ffffff", "#555")}
+
+
+def kinds_and_devices(columns: Sequence[tuple[str, Sequence, Sequence, bool]],
+                      title: str = ""):
+    """One op's two inputs and the choice it makes, one column per framework:
+    ``(column title, inputs, rows, chained)``. ``inputs`` is ``[(name, layers)]``, each
+    input drawn as nested boxes, outermost first; ``rows`` is ``[(text, outcome, taken)]``
+    under them, outcome one of "plain", "autodiff", "error" or "" (the fill, as in
+    :func:`kind_grid`), a row not ``taken`` drawn faint (a match arm the pair misses);
+    ``chained`` draws an arrow from each row to the next (a path, not a list of arms).
+    The figure fits the 752 px text column."""
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyBboxPatch
+
+    def step(text: str) -> float:  # the room a layer's label takes above its inner box
+        return 0.12 + 0.12 * (text.count("\n") + 1)
+
+    nest_h = max(sum(map(step, layers[:-1])) + 0.04 * len(layers) + 0.36
+                 for _, inputs, _, _ in columns for _, layers in inputs) + 0.25
+    n_rows = max(len(rows) for _, _, rows, _ in columns)
+    row_h = 0.42
+    base = row_h * n_rows + 0.08  # the inputs' boxes sit above the rows
+    fig, axes = plt.subplots(1, len(columns), figsize=(7.4, base + nest_h + 0.45))
+    for ax, (name, inputs, rows, chained) in zip(axes, columns):
+        top = base + nest_h
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_ylim(-0.05, top + 0.05)
+        ax.axis("off")
+        ax.set_title(name, fontsize=9.5, weight="bold")
+        width = 1 / len(inputs)
+        for k, (label, layers) in enumerate(inputs):
+            x0, x1 = k * width + 0.015, (k + 1) * width - 0.015
+            ax.text((x0 + x1) / 2, top - 0.02, label, ha="center", va="top",
+                    fontsize=8, style="italic")
+            y1 = top - 0.25
+            for i, text in enumerate(layers):
+                inset, y0 = 0.025 * i, base + 0.04 * i
+                inner = i == len(layers) - 1  # the data: one colour in every input
+                ax.add_patch(FancyBboxPatch(
+                    (x0 + inset, y0), x1 - x0 - 2 * inset, y1 - y0,
+                    boxstyle="round,pad=0.005", fc=_FILL[2] if inner else _FILL[i % 2],
+                    ec="#555", lw=0.7))
+                ax.text((x0 + x1) / 2, (y0 + y1) / 2 if inner else y1 - step(text) / 2,
+                        text, ha="center", va="center", fontsize=6.8,
+                        family="monospace", linespacing=1.0)
+                y1 -= step(text)
+        for r, (text, outcome, taken) in enumerate(rows):
+            fill, edge = _OUTCOME[outcome]
+            y = row_h * (n_rows - r - 1) + 0.04
+            ax.add_patch(FancyBboxPatch(
+                (0.02, y), 0.96, row_h - 0.15, boxstyle="round,pad=0.01",
+                fc=fill if taken else "#f4f4f4", ec=edge if taken else "#bbb",
+                lw=1.6 if taken and outcome == "error" else 0.8))
+            ax.text(0.5, y + (row_h - 0.15) / 2, text, ha="center", va="center",
+                    fontsize=7.5, family="monospace", linespacing=1.0,
+                    color="#222" if taken else "#999")
+            if chained and r:
+                ax.annotate("", (0.5, y + row_h - 0.14), (0.5, y + row_h + 0.0),
+                            arrowprops={"arrowstyle": "->", "lw": 0.8})
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout(w_pad=1.0)
     return fig

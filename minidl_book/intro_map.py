@@ -43,6 +43,7 @@ from minidl.debug.flowchart_layout import (
     label_size,
     text_width,
 )
+from minidl.debug.trace import Trace
 from minidl.nn import LinearConfig
 from minidl_book.exercises import Exercise
 
@@ -105,7 +106,7 @@ def box_of(frame: str) -> str | None:
                         ("Autodiff[", "autodiff"), ("Flex.", "flex")):
         if frame.startswith(prefix):
             return box
-    return None
+    return "nn" if frame.endswith(".forward") else None  # Conv2d.forward, …
 
 
 def detour_calls(run) -> list[tuple[list[str], list[str]]]:
@@ -131,13 +132,30 @@ def detour_calls(run) -> list[tuple[list[str], list[str]]]:
     return list(calls.values())
 
 
+def straight_steps(chain: Sequence[str]) -> tuple[tuple[str, str, str, bool], ...]:
+    """The arrows of an op with a forwarder (``Conv2d``'s ``conv2d``), read from one
+    backtrace: straight down, one arrow into each box, labelled with the frame that
+    enters it, numbered in call order."""
+    start = next(i for i, name in enumerate(chain) if box_of(name) == "nn")
+    steps = [("nn", "module", "weight.val()", False)]
+    at = "nn"
+    for name in chain[start + 1:]:
+        box = box_of(name)
+        if box is not None and box != at:
+            steps.append((at, box, f"{_circled(len(steps))} {name}", False))
+            at = box
+    return tuple(steps)
+
+
 def route_steps(run) -> tuple[tuple[str, str, str, bool], ...]:
     """The arrows of one traced ``layer(x)`` across the boxes: (from, to, label, dashed),
     numbered in call order: down to ``Dispatch.linear``, which has no forwarder, into the
     protocol's default body (``minidl.backend``), then each op it calls back up through
-    ``Dispatch`` and down, by device, ``Autodiff[Flex]`` to ``Flex``. Kernels are left off
-    (the intro asks how many compute ``y``)."""
+    ``Dispatch`` and down, by device, ``Autodiff[Flex]`` to ``Flex``. Kernels are left off.
+    A call with no default body on its path goes straight down (:func:`straight_steps`)."""
     first = run.hits[0].chain()
+    if "linear.linear[Dispatch]" not in first:
+        return straight_steps(first)
     top = first[first.index("Linear.forward"):first.index("linear.linear[Dispatch]") + 1]
     top = [name for name in top if name != "module.linear_impl"]
     steps = [("nn", "module", "weight.val()", False)]
@@ -328,14 +346,19 @@ class PathMap(Flowchart):
 
 def package_map(
     run=None, pytorch: Mapping[str, str] | bool | None = None, boxes: Sequence[Box] = BOXES,
+    call: str = "layer(x)",
 ) -> PathMap:
     """The seven boxes and the route of a traced ``layer(x)`` through them
-    (:func:`route_steps`; ``run``: :func:`trace_layer` by default); ``pytorch`` maps a box id
+    (:func:`route_steps`); ``run`` is a trace, a call to trace (stopped at every ``Flex``
+    op) or, by default, :func:`trace_layer`'s; ``pytorch`` maps a box id
     to what PyTorch does there (printed as a last line, ``torch: …``), or is ``True``: then
-    :func:`torch_column` reads it from a fresh ``nn.Linear(4, 2)`` on a ``[3, 4]`` input."""
+    :func:`torch_column` reads it from a fresh ``nn.Linear(4, 2)`` on a ``[3, 4]`` input;
+    ``call`` names the call in the title."""
+    if run is not None and not isinstance(run, Trace):  # a call (a Trace is callable too)
+        run = debug.trace(run, breakpoints=r"^Flex\.", echo=False)
     if pytorch is True:
         pytorch = torch_column(torch.nn.Linear(4, 2), torch.zeros(3, 4))
-    title = "The route of layer(x) through the seven packages"
+    title = f"The route of {call} through the seven packages"
     if pytorch:
         title += ", and what PyTorch does at each"
     chart = PathMap("TB", title=title)

@@ -68,7 +68,7 @@ def test_the_route_is_numbered_in_call_order_and_names_no_kernel():
                            "③ no forwarder:\nthe default body"]
     assert labels[4] == "④ float_matmul\n⑤ float_reshape\n⑥ float_add"
     assert labels[5:] == ["④ ⑤ ⑥ by device", "④ ⑤ ⑥ recorded, passed on"]
-    assert "kernel" not in "".join(labels), "which ops run a kernel is the last exercise"
+    assert "kernel" not in "".join(labels), "which kernels compute is the tour's question"
     # the detour is read at the Dispatch level: the bias's reshape reaches no kernel
     assert [bool(kernels) for _, kernels in detour_trace()] == [True, False, True]
 
@@ -138,3 +138,49 @@ def test_the_layouts_draw_the_bias_so_y_can_be_checked_by_hand():
     assert texts.count("b [2]") == 2 and texts.count("-0.25") == 2  # both panels
     fig_plain = draw_layouts(weight)
     assert "b [2]" not in [t.get_text() for t in fig_plain.axes[0].texts]
+
+
+def test_the_default_body_calls_three_ops_each_down_to_flex_and_its_kernels():
+    import numpy as np
+
+    from minidl import Device, Tensor, debug
+    from minidl.nn import LinearConfig
+    from minidl_book.intro_map import detour_calls
+
+    device = Device.flex().autodiff()
+    layer = LinearConfig(4, 2).init(device)
+    x = Tensor.from_numpy(np.ones((3, 4), np.float32), device)
+    layer(x)  # draw the params first
+    run = debug.trace(lambda: layer(x), breakpoints=[r"^Flex\.", r"^kernel "], echo=False)
+    calls = detour_calls(run)
+    for frames, _ in calls:
+        op = frames[0].removeprefix("Dispatch.")
+        assert frames == [f"Dispatch.{op}", f"Autodiff[Flex].{op}", f"Flex.{op}"]
+    # the computing kernels only: the reshape is a view, the add's probe is left out
+    assert [kernels for _, kernels in calls] == [["gemm_small"], [], ["binary_row"]]
+
+
+def test_a_call_with_a_forwarder_is_drawn_straight_down():
+    """A Conv2d's forward (Dispatch forwards conv2d): one arrow into each box, numbered in
+    call order, no detour, the title naming the call."""
+    import numpy as np
+
+    from minidl import Device, Tensor
+    from minidl.nn import Conv2dConfig
+
+    device = Device.flex().autodiff()
+    conv = Conv2dConfig((1, 2), (3, 3)).init(device)
+    image = Tensor.from_numpy(np.ones((1, 1, 5, 5), np.float32), device)
+    conv(image)
+    chart = package_map(lambda: conv(image), call="conv(image)")
+    assert chart.edges == [
+        ("nn", "module", "weight.val()"), ("nn", "tensor", "① module.conv2d"),
+        ("tensor", "dispatch", "② Dispatch.conv2d"),
+        ("dispatch", "autodiff", "③ Autodiff[Flex].conv2d"),
+        ("autodiff", "flex", "④ Flex.conv2d")]
+    assert "conv(image)" in chart.title and f'stroke="{DETOUR}"' not in chart.svg()
+    plain = Tensor.from_numpy(np.ones((1, 1, 5, 5), np.float32), Device.flex())
+    conv_plain = Conv2dConfig((1, 2), (3, 3)).init(Device.flex())
+    conv_plain(plain)
+    edges = package_map(lambda: conv_plain(plain)).edges
+    assert [(a, b) for a, b, _ in edges][-1] == ("dispatch", "flex")

@@ -5,9 +5,6 @@
   after a "no" ("No, it skips minidl.autodiff") or in a sentence ("it doesn't cross
   minidl.autodiff"); "none", "yes", another box, or the box denied ("it still crosses
   minidl.autodiff") are wrong.
-- :func:`device_named` (Ex3, "autodiff" or "plain"): "not autodiff", "it doesn't live on
-  autodiff", "the inner backend" name the plain device; "the same device as the weight"
-  names the weight's, autodiff.
 - :class:`NameExercise`: an :class:`~minidl_book.exercises.Exercise` that, given a sentence
   it cannot read one name out of, asks for just the name instead of judging it; given no
   string (``["minidl.autodiff"]``, ``7``), asks for a string; a ``Device`` object is read
@@ -139,43 +136,6 @@ def box_unclear(prediction: Any) -> bool:
         return False
     boxes, _, bare_none = named(rest, BOX_WORDS)
     return not bare_none and len(boxes) != 1
-
-
-#: Ex3: the words that name each device.
-DEVICE_WORDS = {"plain": "plain", "flex": "plain", "inner": "plain",
-                "autodiff": "autodiff"}
-DEVICE_DENIALS = {"not", "isn", "doesn", "don", "never", "nor"}
-#: "the same device as the weight", "the weight's device", "same as the weight": the
-#: PyTorch instinct (``weight.grad`` is on the weight's device) names the weight's device,
-#: autodiff here, so it is judged (✗ and the hint), not asked for a name.
-SAME_AS_WEIGHT = re.compile(
-    r"\bsame\s+(?:device\s+)?as\s+(?:the\s+)?weight(?:'?s)?(?:\s+device)?\b"
-    r"|\b(?:the\s+)?weight'?s\s+(?:own\s+)?device\b|\bsame\s+device\b")
-
-
-def _devices(prediction: str) -> set:
-    text = re.sub(r"device\.flex\(\)\.autodiff\(\)|autodiff\[flex\]", " autodiff ",
-                  prediction.casefold())
-    text = re.sub(r"\b(?:non|no|without)[\s-]*autodiff\b", " plain ", text)
-    text = SAME_AS_WEIGHT.sub(" autodiff ", text)  # the weight lives on autodiff
-    kinds, denied, _ = named(text, DEVICE_WORDS, denials=DEVICE_DENIALS, crossing=False)
-    if not kinds and len(denied) == 1:  # "not autodiff": the other one
-        kinds = {"plain", "autodiff"} - denied
-    return kinds
-
-
-def device_named(prediction: Any, truth: str) -> bool:
-    """ "plain" or "autodiff", explained or not, clause by clause: "not autodiff:
-    plain", "the non-autodiff device", "it doesn't live on autodiff" name the plain
-    device."""
-    return isinstance(prediction, str) and _devices(prediction) == {truth}
-
-
-def device_unclear(prediction: Any) -> bool:
-    """A sentence that names neither device, or both."""
-    if not isinstance(prediction, str) or len(re.findall(r"[a-z]+", prediction.casefold())) < 3:
-        return False
-    return len(_devices(prediction)) != 1
 
 
 class NameExercise(Exercise):

@@ -422,16 +422,14 @@ def test_cell_ids_survive_a_rebuild(tmp_path):
 
     assert [e["label"] for e in exercises] == [
         "ex-intro-plain",
+        "ex-intro-conv-route",
         "ex-intro-weight-grad",
-        "ex-intro-grad-device",
-        "ex-intro-kernels",
     ]
     checking = {c["id"]: c["answers"] for c in before if c["answers"]}
     assert list(checking.values()) == [
         ["ex-intro-plain"],
+        ["ex-intro-conv-route"],
         ["ex-intro-weight-grad"],
-        ["ex-intro-grad-device"],
-        ["ex-intro-kernels"],
     ]
 
 

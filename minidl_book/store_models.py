@@ -329,10 +329,11 @@ def outcome_answer(prediction, truth: str) -> bool:
     ``"loads without error"`` loads). A tensor said to be left out (``"no, the fc tensors
     are skipped"``) is a load that went through, with misfits left out: it votes ``loads``
     unless negated (``"nothing is skipped"``). An answer whose outcome words disagree, or
-    that has none, is refused."""
+    that has none, is refused, and so is one naming an exception the load does not raise
+    (``"it raises a KeyError"``: a load raises ``ApplyFailed``, a ``ValueError``)."""
     if isinstance(prediction, bool):
         return prediction == (truth == "loads")
-    if not isinstance(prediction, str):
+    if not isinstance(prediction, str) or other_exception(prediction):
         return False
     text = _LEFT_OUT.sub(" skipped ", prediction.casefold().replace("\u2019", "'"))
     tokens = re.findall(r"[a-z']+|[,;.:!?()]", text)
@@ -369,6 +370,24 @@ def outcome_answer(prediction, truth: str) -> bool:
     return votes.pop() == (truth == "error")
 
 
+#: the exceptions a failed load raises: ``ApplyFailed`` and its bases
+_RAISED = frozenset({"applyfailed", "storeerror", "valueerror"})
+_EXCEPTION_NAME = re.compile(r"\b\w+(?:error|exception)\b")
+
+
+def other_exception(prediction: str) -> str | None:
+    """The exception class an answer names that a failed load does not raise (``KeyError``
+    in ``"it raises a KeyError"``); None when it names none, or ``ApplyFailed``,
+    ``StoreError`` or ``ValueError``."""
+    for name in _EXCEPTION_NAME.findall(prediction.casefold()):
+        if name not in _RAISED and name not in _FAIL_NOUNS:
+            return name
+    return None
+
+
+WRONG_EXCEPTION_HINT = ("A load that fails raises ApplyFailed (minidl.store), a ValueError, "
+                        "listing every problem at once. Which exception did you name?")
+
 SKIPPED_HINT = ("If the fc tensors were skipped (left out, fc keeping its own values), the "
                 "load would have gone through. What does allow_partial(True) excuse: a "
                 "tensor on one side only, or one whose shape does not fit?")
@@ -376,9 +395,13 @@ SKIPPED_HINT = ("If the fc tensors were skipped (left out, fc keeping its own va
 
 def skipped_slip(prediction, truth: str) -> str | None:
     """The hint for an answer that has a tensor left out of a load that fails
-    (``"no, the fc tensors are skipped"``): :data:`SKIPPED_HINT`; None otherwise."""
+    (``"no, the fc tensors are skipped"``): :data:`SKIPPED_HINT`; for one naming an
+    exception the load does not raise (``"it raises a KeyError"``):
+    :data:`WRONG_EXCEPTION_HINT`; None otherwise."""
     if not isinstance(prediction, str) or outcome_answer(prediction, truth):
         return None
+    if truth == "error" and other_exception(prediction):
+        return WRONG_EXCEPTION_HINT
     words = set(re.findall(r"[a-z]+", _LEFT_OUT.sub(" skipped ", prediction.casefold())))
     return SKIPPED_HINT if words & _SKIP_WORDS else None
 

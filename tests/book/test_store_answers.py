@@ -5,6 +5,7 @@ import pytest
 
 from minidl_book.store_models import (
     SKIPPED_HINT,
+    WRONG_EXCEPTION_HINT,
     Applied,
     applied_names,
     count_or_sum,
@@ -172,3 +173,19 @@ def test_outcome_answer_keeps_a_failure_with_nothing_left_out(answer):
 def test_the_skipped_slip_hint_only_for_left_out_answers():
     assert skipped_slip("yes", "error") is None and skipped_slip("it loads", "error") is None
     assert outcome_answer("loads, fc skipped", "loads")
+
+
+@pytest.mark.parametrize("answer", ["it raises a KeyError", "no, KeyError", "raises TypeError",
+                                    "No, a RuntimeError", "it fails with an IndexError"])
+def test_outcome_answer_refuses_an_exception_the_load_does_not_raise(answer):
+    """A reader's report: "it raises a KeyError" was accepted (a load raises ApplyFailed,
+    a ValueError)."""
+    assert not outcome_answer(answer, "error")
+    assert skipped_slip(answer, "error") == WRONG_EXCEPTION_HINT
+
+
+@pytest.mark.parametrize("answer", ["it raises ApplyFailed", "no, it raises a ValueError",
+                                    "raises a StoreError", "it raises an exception",
+                                    "no, an error is raised", "No: ApplyFailed (ValueError)"])
+def test_outcome_answer_keeps_the_exceptions_a_load_raises(answer):
+    assert outcome_answer(answer, "error") and skipped_slip(answer, "error") is None

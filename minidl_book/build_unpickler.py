@@ -44,6 +44,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from pickle import Unpickler
+from types import FunctionType, ModuleType
 from typing import Any
 
 import numpy as np
@@ -53,8 +54,10 @@ from hypothesis import strategies as st
 from minidl.store.errors import UnsafeFileError
 from minidl.store.torch_pickle import STORAGE_DTYPES
 from minidl.store.torch_reader import read_torch_file
+from minidl_book.build_check import Rules
 from minidl_book.cause_hints import CauseHints
 from minidl_book.planted_module import PlantedModule
+from minidl_book.watch import INTROSPECTION_NAMES, STORAGE_NAMES
 
 __trace_hide__ = True
 
@@ -238,6 +241,15 @@ def planted_import_case() -> dict:
             "_entries": [("fc.weight", "float32", "plain", 5, 96, 0)], "_payload": "import"}
 
 
+def sibling_case() -> dict:
+    """The payload file asking for ``collections._sys`` (the module ``sys``) instead: a name
+    of an allowed module that a state dict does not use. An allow-list by module
+    (``if module == "collections": return getattr(collections, name)``) answers it."""
+    return {"file": _Text("the payload file, its data.pkl asking for collections._sys "
+                          "instead: the module sys, reached through an allowed module"),
+            "_entries": [("fc.weight", "float32", "plain", 5, 96, 0)], "_payload": "sibling"}
+
+
 def _rename_global(path: Path, old: str, new: str) -> None:
     """Rewrite ``path``'s ``data.pkl`` so its ``GLOBAL`` for ``old`` names ``new`` (protocol 2
     writes a global as text, ``c<module>\\n<name>\\n``)."""
@@ -264,7 +276,7 @@ def fixed_cases() -> list[dict]:
                    ("bn.num_batches_tracked", "int64", "scalar", 1, 1, 5)]),
             _case([("emb.weight", "float16", "plain", 2, 3, 4),
                    ("mask", "bool", "transposed", 2, 3, 6)]),
-            payload_case(), planted_import_case()]
+            payload_case(), planted_import_case(), sibling_case()]
 
 
 def _cases() -> st.SearchStrategy:
@@ -295,6 +307,57 @@ def _close(got: Any) -> None:
 #: machinery under a lookup also breaks the watch's rules: see :class:`_Exercise`)
 _IMPORTED: list[str] = []
 
+# ----- lookups by name ------------------------------------------------------------------------
+#: what a lookup by a name from the file may reach: the names a state dict's pickle asks for
+LOOKUP_PAIRS = frozenset({("collections", "OrderedDict"), ("torch._utils", "_rebuild_tensor_v2")}
+                         | {("torch", name) for name in STORAGE_DTYPES})
+#: the lookups off :data:`LOOKUP_PAIRS` the reader's methods made during one ``find_failure``
+_LOOKED_UP: list[str] = []
+
+
+class LookupOffList(Exception):
+    """A ``getattr`` in the reader's methods that reached a name off :data:`LOOKUP_PAIRS`."""
+
+
+def _lookup_ok(obj: Any, name: Any) -> bool:
+    if not isinstance(name, str):
+        return False
+    if isinstance(obj, ModuleType):
+        return (obj.__name__, name) in LOOKUP_PAIRS
+    return not name.startswith("_") and name not in STORAGE_NAMES | INTROSPECTION_NAMES
+
+
+def guarded_getattr(obj: Any, name: Any, *default: Any) -> Any:
+    """``getattr`` as the reader's methods see it (the Python docs' "Restricting Globals"
+    ``getattr(builtins, name)`` after an allow-list): a module's attribute only for a name a
+    state dict uses (:data:`LOOKUP_PAIRS`), another object's only when public; any other
+    lookup is listed and raises :class:`LookupOffList`."""
+    if _lookup_ok(obj, name):
+        return getattr(obj, name, *default)
+    owner = obj.__name__ if isinstance(obj, ModuleType) else type(obj).__name__
+    _LOOKED_UP.append(f"{owner}.{name}")
+    raise LookupOffList(f"getattr reached {owner}.{name}, a name off the allow-list")
+
+
+def guarded_hasattr(obj: Any, name: Any) -> bool:
+    """``hasattr`` as the reader's methods see it: False for any name
+    :func:`guarded_getattr` would not give."""
+    return _lookup_ok(obj, name) and hasattr(obj, name)
+
+
+def guarded(solution: type) -> type:
+    """The reader's class with ``getattr`` and ``hasattr`` in its methods' globals replaced by
+    the guards (the same code: the watch still reads it as the reader's)."""
+    methods = {}
+    for key, value in vars(solution).items():
+        if isinstance(value, FunctionType):
+            names = dict(value.__globals__, getattr=guarded_getattr, hasattr=guarded_hasattr)
+            method = FunctionType(value.__code__, names, value.__name__, value.__defaults__,
+                                  value.__closure__)
+            method.__kwdefaults__, method.__qualname__ = value.__kwdefaults__, value.__qualname__
+            methods[key] = method
+    return type(solution.__name__, (solution,), methods) if methods else solution
+
 
 def unpickle_run(solution, case: dict) -> dict:
     """``torch.save`` the case's state dict, load it with the reader's class and with minidl's
@@ -310,12 +373,16 @@ def unpickle_run(solution, case: dict) -> dict:
         if case["_payload"] == "import":
             out["_global"] = f"{planted.name}.opened"
             _rename_global(path, "io.open", out["_global"])
+        if case["_payload"] == "sibling":
+            out["_global"] = "collections._sys"
+            _rename_global(path, "io.open", out["_global"])
         if not case["_payload"]:
             out["_want"] = read_torch_file(path)
             out["_views"] = views_of(path)
         try:
             with planted:
-                out["_got"] = unpickle(solution, path, out["_asked"], out["_refused"])
+                out["_got"] = unpickle(guarded(solution), path, out["_asked"],
+                                       out["_refused"])
         except Exception as err:  # noqa: BLE001 - a refusal is the payload file's answer
             if not (case["_payload"] or out["_refused"]):
                 raise  # the reader's code failed: reported at the reader's line
@@ -329,6 +396,14 @@ def unpickle_run(solution, case: dict) -> dict:
 
 
 # ----- the checks -----------------------------------------------------------------------------
+def _lookups_off_list(solution, case, outputs, watch) -> str | None:
+    if not _LOOKED_UP:
+        return None
+    return (f"Your find_class looked up {_LOOKED_UP[0]} by a name from the file (getattr): "
+            "a name a state dict does not use got past your allow-list. Compare the whole "
+            "pair (module, name) with your list first; look up only a pair on it.")
+
+
 def _refuses_payload(solution, case, outputs, watch) -> str | None:
     if not case["_payload"]:
         return None
@@ -461,11 +536,12 @@ def _lookup_text(rule_text: str) -> str | None:
     said as what it is and why the checker refuses it; None for any other rule."""
     if not any(w in rule_text for w in _LOOKUPS):
         return None
-    return (f"Rule broken: your find_class {_LOOKUP_TEXT} (getattr with a name not "
-            "written out, importlib). The checker keeps such lookups out: it cannot read "
-            "which object one reaches, and from a module it reaches anything "
-            "(collections._sys is sys); importlib imports, running the module's code. "
-            "Your allow-list already knows each object.")
+    return (f"Rule broken: your code {_LOOKUP_TEXT} outside SafeUnpickler's methods "
+            "(importlib, or getattr in a function of its own). The checker keeps such "
+            "lookups out: it cannot read which object one reaches, and from a module it "
+            "reaches anything (collections._sys is sys); importlib imports, running the "
+            "module's code. getattr(collections, name) in find_class, after the "
+            "allow-list, is fine.")
 
 
 HINTS = {
@@ -507,6 +583,10 @@ HINTS = {
         "(return OrderedDict), or look the pair up in a dict you write, "
         "{(\"collections\", \"OrderedDict\"): OrderedDict}[module, name].",
     ],
+    "lookup off the list": [
+        "Decide from the pair (module, name): module == \"collections\" alone lets "
+        "collections._sys (the module sys) through. Check both strings, then look up.",
+    ],
     "bytes": [
         "np.lib.stride_tricks.as_strided takes strides in bytes: stride × flat.itemsize "
         "(or index the elements instead: indexing cannot read past the storage).",
@@ -514,6 +594,7 @@ HINTS = {
 }
 
 _CAUSES = [
+    ("lookup off the list", _cause("a name a state dict does not use")),
     ("any global", _cause("The payload ran")),
     ("any global", _cause("instead of refusing it")),
     ("imported first", _cause("before refusing")),
@@ -606,12 +687,14 @@ PLANTED = {
 class _Exercise(CauseHints):
     """The import a lookup makes runs Python's import machinery under the reader's
     ``find_class``, which the watch reports as a broken rule (``locals()``) before the checks
-    see the planted module's flag: that verdict becomes the flag's. A lookup by a name from
-    the file that imports nothing (``getattr(collections, name)`` after the allow-list)
-    stays refused (the watch cannot read which object it reaches), said as what it is."""
+    see the planted module's flag: that verdict becomes the flag's. ``getattr`` in the
+    class's methods is :func:`guarded_getattr` (``getattr(collections, name)`` after the
+    allow-list passes); a lookup the watch cannot follow elsewhere (importlib, a getattr in
+    a function of the reader's own) stays refused, said as what it is."""
 
     def find_failure(self, solution):  # noqa: D102
         _IMPORTED.clear()
+        _LOOKED_UP.clear()
         verdict = super().find_failure(solution)
         if verdict is not None and verdict.kind == "rule" and not _IMPORTED:
             head, _, site = verdict.text.partition("\n")
@@ -640,7 +723,8 @@ def exercise(max_examples: int = 8) -> CauseHints:
         cases=_cases(),
         run=unpickle_run,
         references=[],
-        checks=[_refuses_payload, _needs_refused, _matches],
+        checks=[_lookups_off_list, _refuses_payload, _needs_refused, _matches],
+        rules=Rules(helpers=[guarded_getattr, guarded_hasattr]),
         hints=["find_class answers three kinds of names and raises for the rest; "
                "rebuild_tensor reads storage.data as storage.dtype elements and picks the "
                "view's: offset, then stride per dimension."],

@@ -278,7 +278,7 @@ def test_the_harness_gives_one_storage_object_per_key():
     assert views["a"][0] is views["b"][0] and views["b"][1] == 3
 
 
-# ----- a lookup by a name from the file: refused, said as what it is ------------------------------
+# ----- a lookup by a name from the file: getattr after the allow-list passes -----------------
 _ALLOWED = {("collections", "OrderedDict")}
 
 
@@ -288,6 +288,24 @@ class GetattrAllowList(bu.SafeUnpickler):
 
     def find_class(self, module, name):
         if (module, name) in _ALLOWED:
+            return getattr(collections, name)
+        return super().find_class(module, name)
+
+
+class GetattrNamesList(bu.SafeUnpickler):
+    """The docs' pattern as written there: a module test and a set of safe names."""
+
+    def find_class(self, module, name):
+        if module == "collections" and name in {"OrderedDict"} and hasattr(collections, name):
+            return getattr(collections, name, None)
+        return super().find_class(module, name)
+
+
+class GetattrByModule(bu.SafeUnpickler):
+    """An allow-list by module alone: ``collections._sys`` (the module sys) gets through."""
+
+    def find_class(self, module, name):
+        if module == "collections":
             return getattr(collections, name)
         return super().find_class(module, name)
 
@@ -308,19 +326,47 @@ class ImportlibBeforeAllowList(bu.SafeUnpickler):
         return super().find_class(module, name)
 
 
-@pytest.mark.parametrize("solution", [GetattrAllowList, ImportlibAfterAllowList,
-                                      ImportlibBeforeAllowList])
-def test_a_lookup_by_the_files_name_says_why_and_what_to_write(solution):
-    """A reader's report: the watch's "getattr with a name the checker cannot read" and
-    "reads importlib" baffled a reader whose allow-list came first. The rule stays (the
-    watch cannot read which object the name reaches), but the verdict says so, and the hint
-    says what to write instead."""
+@pytest.mark.parametrize("solution", [GetattrAllowList, GetattrNamesList])
+def test_getattr_after_the_allow_list_passes(solution):
+    """A reader's report: the Python docs' "Restricting Globals" allow-list, then
+    ``getattr(collections, name)``, was refused by the watch's rule; it is safe and right.
+    In the class's methods getattr is the guarded one, which reaches only a state dict's
+    names."""
+    ex = bu.exercise(2)
+    verdict = ex.check(solution)
+    assert verdict.kind == "ok", verdict.render()
+
+
+def test_getattr_by_module_alone_is_refused_with_the_name_it_reached():
+    ex = bu.exercise(0)
+    verdict = ex.check(GetattrByModule)
+    assert verdict.kind == "check" and ex.cause == "lookup off the list", verdict.render()
+    assert "collections._sys" in verdict.text and "(module, name)" in verdict.text
+    assert verdict.hints == [bu.HINTS["lookup off the list"][0]]
+
+
+def test_the_guard_gives_a_state_dicts_names_only():
+    assert bu.guarded_getattr(collections, "OrderedDict") is collections.OrderedDict
+    assert bu.guarded_getattr(torch, "HalfStorage") is torch.HalfStorage
+    for owner, name in ((collections, "_sys"), (torch, "load"), (object(), "__class__")):
+        with pytest.raises(bu.LookupOffList):
+            bu.guarded_getattr(owner, name)
+    assert not bu.guarded_hasattr(collections, "_sys")
+    assert bu.guarded_hasattr(collections, "OrderedDict")
+
+
+@pytest.mark.parametrize("solution", [ImportlibAfterAllowList, ImportlibBeforeAllowList])
+def test_a_lookup_the_watch_cannot_follow_says_why_and_what_to_write(solution):
+    """A reader's report: the watch's "reads importlib" baffled a reader whose allow-list
+    came first. The rule stays for importlib (it imports, running the module's code), but
+    the verdict says so, and the hint says what to write instead."""
     ex = bu.exercise(0)
     verdict = ex.check(solution)
     text = verdict.render()
     assert verdict.kind == "rule" and ex.cause == "lookup by name", text
     assert "a name from the file" in verdict.text and "collections._sys is sys" in text
     assert "cannot read" in verdict.text and "importlib imports" in verdict.text
+    assert "getattr(collections, name) in find_class" in verdict.text
     assert "at line" in verdict.text and "find_class" in verdict.text  # the reader's line
     assert verdict.hints == [bu.HINTS["lookup by name"][0]]
     assert "return OrderedDict" in verdict.hints[0]

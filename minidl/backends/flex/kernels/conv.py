@@ -51,8 +51,18 @@ from numba import njit
 
 from . import conv_wgrad as wgrad
 from . import conv_wgrad_flat as wgrad_flat
-from ._common import JIT, aligned_empty, as_compute, compute_dtype
-from .conv_common import Pad4, Pair, conv2d_out_hw, im2col_all, pad4, pair, prepare
+from ._common import JIT, PARALLEL_MIN_ELEMS, aligned_empty, as_compute, compute_dtype
+from .conv_common import (
+    Pad4,
+    Pair,
+    conv2d_out_hw,
+    im2col_all,
+    pad4,
+    pad_parallel,
+    pad_serial,
+    pair,
+    prepare,
+)
 from .conv_loop import MRC, Q_TARGET, conv_parallel, conv_serial
 from .conv_tile import LANES, conv_tiles_parallel, conv_tiles_serial, pack, slots, tile_shape
 from .gemm import batched_matmul
@@ -102,6 +112,75 @@ def _shift_offsets(cg: int, kh: int, kw: int, plane: int, wp: int, dh: int, dw: 
     return (c * plane + dy * dh * wp + dx * dw).reshape(-1).astype(np.int64)
 
 
+_F32 = np.dtype(np.float32)
+
+
+@functools.lru_cache(maxsize=256)
+def _tiled_plan(x_shape, w_shape, stride, padding, dilation, groups):
+    """What :func:`conv2d` works out from the shapes alone for a float32 stride-1 convolution
+    with padding >= 0 on the tiled kernel (the common case: every conv of the training
+    chapter's CNN, forward and input gradient), or None for any other case (the general code
+    then runs, with its errors). Kept per shape and options: the same layer asks every step,
+    and working it out (pairs, padded sizes, tile and slots, offsets) cost ~7 us of Python a
+    call, a third of the [32, 1, 8, 8] forward. The values are those the general code computes,
+    so the kernels get the same arguments."""
+    if len(x_shape) != 4 or len(w_shape) != 4:
+        return None
+    n_img, cin, h, w = x_shape
+    k_out, cg, kh, kw = w_shape
+    if groups < 1 or cin % groups or k_out % groups or cg * groups != cin:
+        return None
+    if pair(stride) != (1, 1):
+        return None
+    dh, dw = pair(dilation)
+    pt, pb, pl, pr = pad4(padding)
+    if min(pt, pb, pl, pr) < 0:
+        return None
+    hp, wp = h + pt + pb, w + pl + pr
+    oh, ow = conv2d_out_hw(h, w, (kh, kw), (1, 1), (pt, pb, pl, pr), (dh, dw))
+    r = cg * kh * kw
+    if oh <= 0 or ow <= 0 or n_img * cin == 0 or k_out == 0 or r == 0:
+        return None
+    plane = hp * wp + dw * (kw - 1) + LANES  # prepare's padded plane, the tiled kernel's slack
+    xpad_shape = (n_img, cin, plane)
+    pad_kernel = pad_parallel if n_img * cin * plane >= PARALLEL_MIN_ELEMS else pad_serial
+    offs = _shift_offsets(cg, kh, kw, plane, wp, dh, dw)
+    parallel = n_img * k_out * oh * ow * r >= PARALLEL_MIN_WORK
+    per_row = oh * -(-ow // LANES)
+    n_flat = -(-(oh * wp) // LANES)
+    flat = n_flat < per_row
+    mr, nv = tile_shape(k_out // groups, n_flat if flat else None)
+    if flat:
+        qv, dv, lanes = slots(1, oh * wp, oh * wp, nv)
+        grid = None if wp == ow else ((n_img, k_out, 1, oh * wp), (n_img * k_out, oh, wp), (n_img * k_out, oh, ow))
+    else:
+        qv, dv, lanes = slots(oh, ow, wp, nv)
+        grid = None
+    return (xpad_shape, pad_kernel, pt, pl, wp, (n_img, groups, cg * plane), offs,
+            (n_img, k_out, oh, ow), (groups, k_out // groups, r), np.zeros(k_out, _F32), mr,
+            qv, dv, lanes, nv, parallel, grid)  # fmt: skip
+
+
+def _conv2d_tiled(plan, x: np.ndarray, weight: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    """:func:`conv2d` along ``plan`` (:func:`_tiled_plan`): the general code's kernel calls,
+    with its arguments, without working them out again."""
+    (xpad_shape, pad_kernel, pt, pl, wp, src_shape, offs, out_shape, w3_shape, zeros, mr,
+     qv, dv, lanes, nv, parallel, grid) = plan  # fmt: skip
+    xpad = np.empty(xpad_shape, _F32)
+    pad_kernel(x if x.flags.c_contiguous else np.ascontiguousarray(x), xpad, pt, pl, wp)
+    out = np.empty(out_shape, _F32)
+    wpk, bpk = pack(weight.reshape(w3_shape), zeros if bias is None else bias, mr)
+    dst = out if grid is None else np.empty(grid[0], _F32)
+    if parallel:
+        conv_tiles_parallel(xpad.reshape(src_shape), offs, wpk, bpk, dst, qv, dv, lanes, nv,
+                            numba.get_num_threads())  # fmt: skip
+    else:
+        conv_tiles_serial(xpad.reshape(src_shape), offs, wpk, bpk, dst, qv, dv, lanes, nv)
+    if grid is not None:
+        drop_border_columns(dst.reshape(grid[1]), out.reshape(grid[2]))
+    return out
+
+
 def conv2d(
     x: np.ndarray,
     weight: np.ndarray,
@@ -116,6 +195,11 @@ def conv2d(
     ``padding`` is an int, (ph, pw) or (top, bottom, left, right); negative entries crop.
     Returns [N, K, OH, OW] in the input dtype (float16 is computed in float32).
     """
+    if x.dtype is _F32 and weight.dtype is _F32 and (bias is None or bias.shape == weight.shape[:1]):
+        # a speed trick (ARCHITECTURE.md, "Where speed tricks may live"): the shape work kept
+        plan = _tiled_plan(x.shape, weight.shape, stride, padding, dilation, groups)
+        if plan is not None:
+            return _conv2d_tiled(plan, x, weight, bias)
     if x.ndim != 4 or weight.ndim != 4:
         raise ValueError(f"conv2d: expected 4-D x and weight, found {x.shape} and {weight.shape}")
     n_img, cin, h, w = x.shape
@@ -267,6 +351,44 @@ def bias_grad(grad_out, out):
         out[k] = s
 
 
+@njit(**JIT)
+def flip_weight(w, out):
+    """out [G * Cout_g, Cin_g, kh, kw] = w [Cin, Cout_g, kh, kw] per group, transposed and
+    flipped in both spatial dims: the weight of the stride-1 convolution that computes a
+    transposed one (:func:`conv_transpose2d`'s reshape, flip, transpose and copy in one pass)."""
+    cin, cout_g, kh, kw = w.shape
+    cin_g = out.shape[1]
+    for ci in range(cin):
+        g = ci // cin_g
+        i = ci - g * cin_g
+        for o in range(cout_g):
+            for y in range(kh):
+                for x in range(kw):
+                    out[g * cout_g + o, i, y, x] = w[ci, o, kh - 1 - y, kw - 1 - x]
+
+
+@functools.lru_cache(maxsize=256)
+def _xgrad_plan(go_shape, w_shape, x_shape, stride, padding, dilation, groups):
+    """For a float32 stride-1 convolution, its input gradient as :func:`conv_transpose2d`
+    computes it: ``(the forward plan of that stride-1 convolution, the flipped weight's
+    shape)``, or None (the general code then runs, with its errors)."""
+    if len(go_shape) != 4 or len(w_shape) != 4 or len(x_shape) != 4 or pair(stride) != (1, 1):
+        return None
+    cin, cout_g, kh, kw = w_shape
+    if go_shape[1] != cin or groups < 1 or cin % groups:
+        return None
+    dh, dw = pair(dilation)
+    pt, pb, pl, pr = pad4(padding)
+    oh, ow = go_shape[2], go_shape[3]
+    oph = x_shape[2] - ((oh - 1) - pt - pb + dh * (kh - 1) + 1)
+    opw = x_shape[3] - ((ow - 1) - pl - pr + dw * (kw - 1) + 1)
+    eh, ew = dh * (kh - 1), dw * (kw - 1)
+    pad = (eh - pt, eh - pb + oph, ew - pl, ew - pr + opw)
+    flipped_shape = (groups * cout_g, cin // groups, kh, kw)
+    conv_plan = _tiled_plan(go_shape, flipped_shape, 1, pad, (dh, dw), groups)
+    return None if conv_plan is None else (conv_plan, flipped_shape)
+
+
 def conv2d_x_backward(
     grad_out: np.ndarray,
     weight: np.ndarray,
@@ -277,6 +399,15 @@ def conv2d_x_backward(
     groups: int = 1,
 ) -> np.ndarray:
     """Gradient of conv2d with respect to its input x (shape ``x_shape``): a transposed conv."""
+    if grad_out.dtype is _F32 and weight.dtype is _F32:
+        # a speed trick (ARCHITECTURE.md, "Where speed tricks may live"): the shape work kept
+        plan = _xgrad_plan(grad_out.shape, weight.shape, tuple(x_shape), stride, padding,
+                           dilation, groups)  # fmt: skip
+        if plan is not None:
+            conv_plan, flipped_shape = plan
+            flipped = np.empty(flipped_shape, _F32)
+            flip_weight(weight if weight.flags.c_contiguous else np.ascontiguousarray(weight), flipped)
+            return _conv2d_tiled(conv_plan, grad_out, flipped, None)
     sh, sw = pair(stride)
     dh, dw = pair(dilation)
     pt, pb, pl, pr = pad4(padding)
@@ -296,6 +427,58 @@ def _wgrad_flat(kg: int) -> bool:
     return kg * 4 <= wgrad.KB
 
 
+@functools.lru_cache(maxsize=256)
+def _wgrad_plan(x_shape, weight_shape, stride, padding, dilation, groups):
+    """What :func:`conv2d_weight_backward` works out from the shapes alone for a float32
+    stride-1 convolution with padding >= 0 (as :func:`_tiled_plan` for the forward), or None
+    for any other case: the output gradient's expected shape first, then the padded planes (no
+    slack), the source rows and their offsets padded to the kernel's blocks, which kernel."""
+    if len(x_shape) != 4 or len(weight_shape) != 4:
+        return None
+    n_img, cin, h, w = x_shape
+    k_out, cg, kh, kw = weight_shape
+    if groups < 1 or cin % groups or k_out % groups or cg * groups != cin:
+        return None
+    if pair(stride) != (1, 1):
+        return None
+    dh, dw = pair(dilation)
+    pt, pb, pl, pr = pad4(padding)
+    if min(pt, pb, pl, pr) < 0:
+        return None
+    hp, wp = h + pt + pb, w + pl + pr
+    oh, ow = conv2d_out_hw(h, w, (kh, kw), (1, 1), (pt, pb, pl, pr), (dh, dw))
+    r, kg = cg * kh * kw, k_out // groups
+    if oh <= 0 or ow <= 0 or n_img * cin == 0 or k_out == 0 or r == 0:
+        return None
+    plane = hp * wp + dw * (kw - 1)  # prepare's padded plane, no slack
+    pad_kernel = pad_parallel if n_img * cin * plane >= PARALLEL_MIN_ELEMS else pad_serial
+    flat = _wgrad_flat(kg)
+    block = wgrad_flat.RR if flat else wgrad.NR
+    offs = _shift_offsets(cg, kh, kw, plane, wp, dh, dw)
+    offs = np.concatenate([offs, np.zeros(-(-r // block) * block - r, np.int64)])
+    work = n_img * k_out * oh * ow * r
+    return ((n_img, k_out, oh, ow), (n_img, cin, plane), pad_kernel, pt, pl, wp,
+            (n_img, groups, kg, oh, ow), (n_img, groups, cg * plane), offs, (kg, r), flat,
+            work >= PARALLEL_MIN_WORK, n_img * groups)  # fmt: skip
+
+
+def _wgrad_tiled(plan, x: np.ndarray, grad_out: np.ndarray, weight_shape) -> np.ndarray:
+    """:func:`conv2d_weight_backward` along ``plan`` (:func:`_wgrad_plan`): the general code's
+    kernel calls, with its arguments."""
+    (_, xpad_shape, pad_kernel, pt, pl, wp, go_shape, src_shape, offs, kg_r, flat, parallel,
+     tasks) = plan  # fmt: skip
+    xpad = np.empty(xpad_shape, _F32)
+    pad_kernel(x if x.flags.c_contiguous else np.ascontiguousarray(x), xpad, pt, pl, wp)
+    go5 = (grad_out if grad_out.flags.c_contiguous else np.ascontiguousarray(grad_out)).reshape(go_shape)
+    if flat:
+        parts = numba.get_num_threads() if parallel else 1
+        gw = wgrad_flat.weight_grad(go5, xpad.reshape(src_shape), offs, wp, kg_r, parts)
+    else:
+        parts = min(numba.get_num_threads(), tasks) if parallel else 1
+        gw = wgrad.weight_grad(go5, xpad.reshape(src_shape), offs, wp, kg_r, parts)
+    return gw.reshape(weight_shape)
+
+
 def conv2d_weight_backward(
     x: np.ndarray,
     grad_out: np.ndarray,
@@ -311,6 +494,11 @@ def conv2d_weight_backward(
     float64: per image and group, ``grad_out[n, g] [Kg, OH*OW] @ cols[n, g].T`` with the
     im2col rows ``cols[n, g]`` [R, OH*OW] (used transposed without a copy), summed over images.
     """
+    if x.dtype is _F32 and grad_out.dtype is _F32:
+        # a speed trick (ARCHITECTURE.md, "Where speed tricks may live"): the shape work kept
+        plan = _wgrad_plan(x.shape, tuple(weight_shape), stride, padding, dilation, groups)
+        if plan is not None and grad_out.shape == plan[0]:
+            return _wgrad_tiled(plan, x, grad_out, weight_shape)
     k_out, cg, kh, kw = weight_shape
     n_img = x.shape[0]
     sh, sw = pair(stride)

@@ -229,11 +229,13 @@ def weight_grad(
     parts: int,
 ) -> np.ndarray:
     """grad_w [G, Kg, R] from ``go`` [N, G, Kg, OH, OW] (float32, C-contiguous) and the source
-    rows ``src`` [N, G, L] with their offsets ``offs`` [R]; ``cg_r`` = (Kg, R)."""
+    rows ``src`` [N, G, L] with their offsets ``offs`` [R] (or already padded with zeros to
+    whole blocks of ``NR``); ``cg_r`` = (Kg, R)."""
     n, groups, kg, oh, ow = go.shape
     r = cg_r[1]
     nkb, nrb = -(-kg // KB), -(-r // NR)
-    offs = np.concatenate([offs, np.zeros(nrb * NR - r, np.int64)])
+    if len(offs) != nrb * NR:  # conv2d's planned offsets come padded already
+        offs = np.concatenate([offs, np.zeros(nrb * NR - r, np.int64)])
     got = np.empty((n, groups, oh * ow, nkb * KB), np.float32)
     accs = np.zeros((parts, groups, nrb, nkb, NR * KV * LANES), np.float32)
     (wgrad_parallel if parts > 1 else wgrad_serial)(go, src, offs, got, wrow, accs)

@@ -209,12 +209,14 @@ def weight_grad(
     parts: int,
 ) -> np.ndarray:
     """grad_w [G, Kg, R] from ``go`` [N, G, Kg, OH, OW] (float32, C-contiguous) and the source
-    rows ``src`` [N, G, L] (C-contiguous) with their offsets ``offs`` [R]; ``cg_r`` = (Kg, R)."""
+    rows ``src`` [N, G, L] (C-contiguous) with their offsets ``offs`` [R] (or already padded
+    with zeros to whole blocks of ``RR``); ``cg_r`` = (Kg, R)."""
     n, groups, kg, oh, ow = go.shape
     r = cg_r[1]
     nkb, nrb = -(-kg // KR), -(-r // RR)
     qpad = -(-(oh * wrow) // LANES) * LANES
-    offs = np.concatenate([offs, np.zeros(nrb * RR - r, np.int64)])
+    if len(offs) != nrb * RR:  # conv2d's planned offsets come padded already
+        offs = np.concatenate([offs, np.zeros(nrb * RR - r, np.int64)])
     xq, gq, mask = slot_tables(n, groups, src.shape[2], nkb * KR, qpad, oh, ow, wrow)
     gg = np.empty((n, groups, nkb * KR, qpad), np.float32)
     acc = np.zeros((groups, nkb, nrb, KR * RR * LANES), np.float32)

@@ -16,13 +16,20 @@ float dtypes in one op, as burn does); when a kernel promoted the result is cast
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from minidl.backend import DType
-from minidl.backend.limits import check_cat, check_size, repeat_shapes
+from minidl.backend.limits import (
+    SMALL_BYTES,
+    check_cat,
+    check_size,
+    max_tensor_bytes,
+    repeat_shapes,
+)
 from minidl.backends.flex.kernels import copy, gemm, indexing
 from minidl.backends.flex.kernels import reduce as r
 from minidl.backends.flex.kernels._common import FLOATS
@@ -367,6 +374,19 @@ class FlexFloatOps:
         written out (``np.broadcast_to`` costs ~2 us warm, ~10 us with the caches cold: the
         loss's [1, 1] and [128, 1] gradients are expanded every step)."""
         shape = tuple(shape)
+        if type(tensor) is np.ndarray:
+            # a speed trick (ARCHITECTURE.md, "Where speed tricks may live"): the strides and
+            # the byte count kept per (shape, strides, new shape), the limit read only when
+            # the view is larger than a page (an autodiff mean's backward expands its gradient
+            # three times a BatchNorm; this took 3 us a call, more than the op it feeds)
+            plan = _expand_plan(tensor.shape, tensor.strides, shape, tensor.dtype.itemsize)
+            if plan is not None:
+                strides, nbytes = plan
+                if nbytes > SMALL_BYTES and nbytes > max_tensor_bytes():
+                    check_size("float_expand", shape, tensor.dtype)  # raises, with its message
+                view = np.ndarray(shape, tensor.dtype, tensor, 0, strides)
+                view.flags.writeable = False
+                return view
         check_size("float_expand", shape, tensor.dtype)
         view = _expand_view(tensor, shape)
         return np.broadcast_to(tensor, shape) if view is None else view
@@ -427,6 +447,30 @@ def _spans(shape: Shape, index_shape: Shape, dim: int) -> bool:
     d = dim % len(shape) if shape else 0
     return (len(shape) == len(index_shape) and shape[:d] == index_shape[:d]
             and shape[d + 1 :] == index_shape[d + 1 :])
+
+
+@functools.lru_cache(maxsize=1024)
+def _expand_plan(in_shape: Shape, in_strides: Shape, shape: Shape, itemsize: int):
+    """``(strides, bytes)`` of :func:`_expand_view`'s view of a non-empty C-contiguous array of
+    ``in_shape`` / ``in_strides`` expanded to ``shape`` (all sizes >= 0), or None when that
+    function would not make it (the general code then runs, with its errors)."""
+    pad = len(shape) - len(in_shape)
+    if pad < 0 or not all(type(n) is int and n >= 0 for n in shape):
+        return None
+    expected = itemsize  # C-contiguous: each stride the product of the sizes after it
+    for n, st in zip(reversed(in_shape), reversed(in_strides)):
+        if n == 0 or (n > 1 and st != expected):
+            return None
+        expected *= n
+    strides = [0] * pad
+    for n, m, st in zip(shape[pad:], in_shape, in_strides):
+        if m == 1:
+            strides.append(0)
+        elif n == m:
+            strides.append(st)
+        else:
+            return None
+    return tuple(strides), math.prod(shape) * itemsize
 
 
 def _expand_view(x: np.ndarray, shape: Shape) -> np.ndarray | None:

@@ -29,10 +29,12 @@ BOX_WORDS = {"nn": "nn", "module": "module", "tensor": "tensor", "dispatch": "di
 DENIALS = {"none", "not", "no", "nothing", "doesn", "isn", "never", "neither", "nor",
            "cross", "crosses", "crossed", "included", "includes", "including", "keeps",
            "still"}
-SKIPS = {"skip", "skips", "skipped", "bypass", "bypasses", "bypassed", "missing",
-         "absent", "gone", "omitted", "omits", "left", "leaves"}
-#: A clause ends at punctuation or at so, since, because, but, as, …
-CLAUSE = r"[,;:()!?]|\.(?=\s|$)|\b(?:so|since|because|but|as|while|whereas|then)\b"
+SKIPS = {"skip", "skips", "skipped", "skipping", "bypass", "bypasses", "bypassed",
+         "bypassing", "missing", "absent", "gone", "omitted", "omits", "omitting", "left",
+         "leaves", "leaving"}
+#: A clause ends at punctuation (a dash too) or at so, since, because, but, as, …
+CLAUSE = (r"[,;:()!?—–]|\s-\s|\.(?=\s|$)"
+          r"|\b(?:so|since|because|but|as|while|whereas|then)\b")
 #: "is not crossed", "doesn't reach", "never goes through": the box is skipped.
 NOT_CROSSED = re.compile(
     r"\b(?:not|never|no longer)\s+(?:(?:be|been|get|gets|even|ever|actually)\s+)?"

@@ -43,6 +43,27 @@ def test_a_wrong_box_is_refused(answer):
     assert not skipped_box(answer, SKIPPED)
 
 
+@pytest.mark.parametrize("answer", [
+    "minidl.backends.flex is reached directly, skipping minidl.autodiff",
+    "it goes straight to flex, bypassing autodiff",
+    "minidl.autodiff — Dispatch calls Flex directly",
+    "minidl.autodiff - dispatch calls flex directly",
+])
+def test_a_box_named_after_skipping_or_a_dash_passes(answer):
+    """A reader's right sentence: Flex named first, the skipped box after "skipping"
+    (it was read as "Flex"); a dash ends a clause as a comma does."""
+    assert skipped_box(answer, SKIPPED) and not box_unclear(answer)
+
+
+@pytest.mark.parametrize("answer", [
+    "flex is reached directly, skipping minidl.dispatch",
+    "skipping minidl.backends.flex, not autodiff",
+    "minidl.backend — Dispatch calls Flex directly",
+])
+def test_the_wrong_box_after_skipping_is_refused(answer):
+    assert not skipped_box(answer, SKIPPED)
+
+
 def test_unclear_reads_only_sentences():
     assert box_unclear("it still crosses minidl.autodiff")
     assert box_unclear("Flex and autodiff")

@@ -1,4 +1,6 @@
-"""Readers' answers to the dispatch chapter's "forwarded linear" count, read as written.
+"""Readers' answers to two dispatch chapter exercises, read as written: the "forwarded
+linear" count (:func:`count_or_lines`) and the backend a bool op is routed to
+(:func:`first_backend_named`).
 
 With ``linear`` forwarded (burn-dispatch's ``// TODO: linear ops``, ``ops/module.rs:733`` in
 v0.22.0-pre.2, filled), ``Dispatch`` routes one op for a ``Linear`` forward on the plain device.
@@ -15,7 +17,7 @@ from typing import Any
 
 from minidl_book.exercises import exact
 
-__all__ = ["count_or_lines", "route_lines_said"]
+__all__ = ["count_or_lines", "first_backend_named", "route_lines_said"]
 
 ROUTE_LINE = re.compile(r"\s*(\w+)\s*(?:→|->|=>)\s*([\w\[\]<>]+)\s*")
 _ARROW = re.compile(r"→|->|=>")
@@ -55,3 +57,38 @@ def count_or_lines(routed: Callable[[], list[str]]) -> Callable[[Any, Any], bool
 
     compare.__name__ = "count_or_lines"
     return compare
+
+
+BACKEND_NAME = re.compile(
+    r"autodiff(?:\s*[\[<(]\s*(flex|ndarray)\s*[\]>)]?)?|ndarray|flex")
+NEGATION = re.compile(r"\b(not|no|never|neither|nor|isn't|doesn't|won't)\b|n't\b")
+VIA = re.compile(r"\b(?:via|through)\s+(?:the\s+)?$")  # "Flex via Autodiff[Flex]"
+HEDGE = re.compile(r"\b(or|either)\b")
+
+
+def first_backend_named(prediction: Any, truth: str) -> bool:
+    """The backend an answer says ``Dispatch`` routes to is ``truth`` (minidl's route, the
+    first hop: ``Autodiff[Flex]`` for a bool op on the autodiff device). That is the first
+    backend the answer names without negating it ("Autodiff[Flex], then Flex", "not Flex
+    but Autodiff[Flex]"), unless a name follows "via"/"through": "Flex via Autodiff[Flex]"
+    says the op reaches Flex by way of Autodiff[Flex], so Autodiff[Flex] is where it is
+    routed ("passes through to Flex" names the next hop, not a "via"). The truth is never
+    negated ("not Autodiff[Flex]"), nor hedged with another ("Autodiff[Flex] or Flex"). A
+    name is negated when a negation stands between it and the name before it."""
+    if not isinstance(prediction, str):
+        return False
+    text, named, start = prediction.lower(), [], 0
+    for found in BACKEND_NAME.finditer(text):
+        name = found.group()
+        if name.startswith("autodiff"):
+            name = f"autodiff[{found.group(1) or 'flex'}]"
+        gap = text[start:found.start()]
+        named.append((name, bool(NEGATION.search(gap)), bool(VIA.search(gap))))
+        start = found.end()
+    kept = [name for name, negated, _ in named if not negated]
+    if HEDGE.search(text) and len(set(kept)) > 1:
+        return False  # a hedge ("Autodiff[Flex] or Flex") names two answers
+    routed = [name for name, negated, via in named if via and not negated] or kept
+    truth = truth.lower()
+    negated_truth = any(name == truth and negated for name, negated, _ in named)
+    return bool(routed) and routed[0] == truth and not negated_truth

@@ -1,8 +1,9 @@
-"""The dispatch chapter's forwarded-linear count reads answers as readers write them."""
+"""The dispatch chapter's forwarded-linear count and bool-op backend read answers as readers
+write them."""
 
 import pytest
 
-from minidl_book.dispatch_answers import count_or_lines, route_lines_said
+from minidl_book.dispatch_answers import count_or_lines, first_backend_named, route_lines_said
 from minidl_book.dispatch_linear import plain_linear_routes
 
 compare = count_or_lines(plain_linear_routes)
@@ -34,3 +35,26 @@ def test_explanation_is_cut_but_lines_are_read():
     assert said == [("linear", "flex")]
     assert route_lines_said("Flex does it all") is None
     assert route_lines_said(1) is None
+
+
+@pytest.mark.parametrize("right", [
+    "autodiff[flex]", "Autodiff [Flex]", "the Autodiff[Flex] backend", "Autodiff<Flex>",
+    "autodiff", "Autodiff[Flex], then Flex", "Autodiff[Flex] (it passes through to Flex)",
+    "Autodiff(Flex) backend", "Autodiff[Flex], not Flex", "not Flex but Autodiff[Flex]",
+    # the path, said from its end: the op reaches Flex by way of Autodiff[Flex]
+    "Flex via Autodiff[Flex]", "Flex, via Autodiff[Flex]", "Flex through Autodiff[Flex]",
+    "Flex, via the Autodiff[Flex] backend", "it ends on Flex via autodiff",
+])
+def test_bool_op_backend_accepts_autodiff_flex_however_said(right):
+    assert first_backend_named(right, "Autodiff[Flex]"), right
+
+
+@pytest.mark.parametrize("wrong", [
+    "Flex", "the Flex backend", "NdArray", "not Autodiff[Flex]", "Flex, not Autodiff",
+    "Autodiff[NdArray]", "neither", 1, "not Flex, not Autodiff[Flex]",
+    "Flex (not Autodiff[Flex])", "Autodiff[Flex] or Flex", "either Flex or Autodiff[Flex]",
+    "Flex, not via Autodiff[Flex]",  # the via negated: straight to Flex
+    "Autodiff[Flex] via Flex", "Flex via Autodiff[NdArray]", "Flex via NdArray",
+])
+def test_bool_op_backend_refuses_flex_and_hedges(wrong):
+    assert not first_backend_named(wrong, "Autodiff[Flex]"), wrong

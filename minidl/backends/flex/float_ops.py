@@ -30,7 +30,7 @@ from minidl.backend.limits import (
     max_tensor_bytes,
     repeat_shapes,
 )
-from minidl.backends.flex.kernels import copy, gemm, indexing
+from minidl.backends.flex.kernels import copy, gemm, indexing, optim
 from minidl.backends.flex.kernels import reduce as r
 from minidl.backends.flex.kernels._common import FLOATS
 from minidl.backends.flex.kernels.broadcast import binary, clamp, where
@@ -132,10 +132,8 @@ class FlexFloatOps:
         ``outs``: per result an array to write it into (or ``None``); a captured step
         (``minidl/capture/program.py``) passes the carried parameter and moments themselves,
         which ``aliasable`` allows (the kernel reads element i of each before writing it)."""
-        from minidl.backends.flex.kernels.optim import adam_step
-
-        return adam_step(param, grad, moment_1, moment_2, lr, beta_1, beta_2, epsilon,
-                         correction_1, correction_2, outs)
+        return optim.adam_step(param, grad, moment_1, moment_2, lr, beta_1, beta_2, epsilon,
+                               correction_1, correction_2, outs)
 
     #: (input position, output index) pairs that may share a buffer (see ``outs``)
     adam_step.__func__.aliasable = frozenset({(0, 0), (2, 1), (3, 2)})

@@ -197,7 +197,10 @@ def conv2d(
     """
     if x.dtype is _F32 and weight.dtype is _F32 and (bias is None or bias.shape == weight.shape[:1]):
         # a speed trick (ARCHITECTURE.md, "Where speed tricks may live"): the shape work kept
-        plan = _tiled_plan(x.shape, weight.shape, stride, padding, dilation, groups)
+        try:
+            plan = _tiled_plan(x.shape, weight.shape, stride, padding, dilation, groups)
+        except TypeError:  # an option given as a list (unhashable): the general code below
+            plan = None
         if plan is not None:
             return _conv2d_tiled(plan, x, weight, bias)
     if x.ndim != 4 or weight.ndim != 4:
@@ -401,8 +404,11 @@ def conv2d_x_backward(
     """Gradient of conv2d with respect to its input x (shape ``x_shape``): a transposed conv."""
     if grad_out.dtype is _F32 and weight.dtype is _F32:
         # a speed trick (ARCHITECTURE.md, "Where speed tricks may live"): the shape work kept
-        plan = _xgrad_plan(grad_out.shape, weight.shape, tuple(x_shape), stride, padding,
-                           dilation, groups)  # fmt: skip
+        try:
+            plan = _xgrad_plan(grad_out.shape, weight.shape, tuple(x_shape), stride, padding,
+                               dilation, groups)  # fmt: skip
+        except TypeError:  # an option given as a list (unhashable): the general code below
+            plan = None
         if plan is not None:
             conv_plan, flipped_shape = plan
             flipped = np.empty(flipped_shape, _F32)
@@ -496,7 +502,10 @@ def conv2d_weight_backward(
     """
     if x.dtype is _F32 and grad_out.dtype is _F32:
         # a speed trick (ARCHITECTURE.md, "Where speed tricks may live"): the shape work kept
-        plan = _wgrad_plan(x.shape, tuple(weight_shape), stride, padding, dilation, groups)
+        try:
+            plan = _wgrad_plan(x.shape, tuple(weight_shape), stride, padding, dilation, groups)
+        except TypeError:  # an option given as a list (unhashable): the general code below
+            plan = None
         if plan is not None and grad_out.shape == plan[0]:
             return _wgrad_tiled(plan, x, grad_out, weight_shape)
     k_out, cg, kh, kw = weight_shape

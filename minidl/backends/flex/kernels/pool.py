@@ -17,6 +17,8 @@ An index is the flat position ``row * W + col`` in the input plane (int64).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numba import njit, prange
 
@@ -271,6 +273,29 @@ def _prep(x: np.ndarray, name: str) -> np.ndarray:
     return np.ascontiguousarray(x, dtype=compute_dtype(x.dtype))
 
 
+_F32, _I64 = np.dtype(np.float32), np.dtype(np.int64)
+
+
+@functools.lru_cache(maxsize=256)
+def _two_by_two(shape, kernel, stride, padding, dilation, ceil_mode) -> tuple[int, ...] | None:
+    """The output shape when :func:`max_pool2d` of a ``shape`` input with these options runs
+    ``max_pool_2x2`` (whole 2x2 windows, stride 2, no padding, small work), else None."""
+    if len(shape) != 4:
+        return None
+    kh, kw = _pair(kernel)
+    sh, sw = _pair(stride, (kh, kw))
+    ph, pw = _pair(padding)
+    dh, dw = _pair(dilation)
+    if (kh, kw, sh, sw, ph, pw, dh, dw) != (2, 2, 2, 2, 0, 0, 1, 1):
+        return None
+    n, c, h, w = shape
+    oh, ow = _out_size(h, kh, sh, ph, dh, ceil_mode), _out_size(w, kw, sw, pw, dw, ceil_mode)
+    size = n * c * max(oh, 0) * max(ow, 0)
+    if not size or size * kh * kw >= PARALLEL_MIN_ELEMS or 2 * oh > h or 2 * ow > w:
+        return None
+    return (n, c, oh, ow)
+
+
 def max_pool2d(
     x: np.ndarray,
     kernel: int | Pair,
@@ -281,6 +306,17 @@ def max_pool2d(
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(values, indices)`` of a 2-D max pool (stride defaults to the kernel, as torch).
     Windows are clipped to the input, so ``ceil_mode`` only changes the output size."""
+    if x.dtype is _F32 and x.flags.c_contiguous:
+        # a speed trick (ARCHITECTURE.md, "Where speed tricks may live"): a CNN's 2x2 pools
+        # ask the same question every step; the answer kept, its kernel called at once
+        try:
+            out_shape = _two_by_two(x.shape, kernel, stride, padding, dilation, ceil_mode)
+        except TypeError:  # an option given as a list (unhashable): the general code below
+            out_shape = None
+        if out_shape is not None:
+            out, idx = np.empty(out_shape, _F32), np.empty(out_shape, np.int64)
+            max_pool_2x2(x, out, idx)
+            return out, idx
     kh, kw = _pair(kernel)
     sh, sw = _pair(stride, (kh, kw))
     ph, pw = _pair(padding)
@@ -307,8 +343,14 @@ def max_pool2d_backward(
 ) -> np.ndarray:
     """Gradient of max_pool2d for its input: each output gradient added at its index."""
     n, c, h, w = x_shape
-    g = np.ascontiguousarray(grad_out, dtype=compute_dtype(grad_out.dtype)).reshape(n, c, -1)
-    ii = np.ascontiguousarray(indices, dtype=np.int64).reshape(n, c, -1)
+    if grad_out.dtype is _F32 and grad_out.flags.c_contiguous:  # the usual case: no NumPy call
+        g = grad_out.reshape(n, c, -1)
+    else:
+        g = np.ascontiguousarray(grad_out, dtype=compute_dtype(grad_out.dtype)).reshape(n, c, -1)
+    if indices.dtype is _I64 and indices.flags.c_contiguous:
+        ii = indices.reshape(n, c, -1)
+    else:
+        ii = np.ascontiguousarray(indices, dtype=np.int64).reshape(n, c, -1)
     out = np.empty((n, c, h * w), g.dtype)
     if scatter_by_index(g, ii, out):  # the kernel checks each index as it goes
         raise IndexError(f"max_pool2d_backward: index out of range [0, {h * w})")

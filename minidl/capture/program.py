@@ -15,8 +15,10 @@ freeze it. A declared scalar (a :class:`SymbolicScalar`) becomes an expression e
 replay. The program is generated as Python source (printed by ``Graph.program_text``): one
 line per backend call, no interpretation between them.
 
-burn's counterpart: ``GraphCapture::finish`` (``crates/burn-capture``), which drains the
-recorded operations and declares the graph's input and output tensor ids.
+burn's counterpart (v0.22.0-pre.2) is the end of ``capture`` in
+``burn-tensor/src/tensor/api/graph.rs`` (:71-80): ``Backend::graph_stop_capture`` (on CubeCL,
+``burn-cubecl/src/backend.rs:84``) returns the recorded launches as one hardware graph, with
+no input, state or output signature: its buffers are whatever the closure touched.
 """
 
 from __future__ import annotations

@@ -19,13 +19,15 @@ made it in run 1, is written in place (``out=st…``) when no later call reads t
 else copied after the last call (``np.copyto(st…, t…)``), as ``build_program`` does.
 
 The checker runs the reader's program three times on symbolic values (every kernel returns a
-name for what it computed) beside the reference's, with a new batch and a new rate each
-replay, and names the first call whose arguments differ. A new value copied into its buffer
+name for what it computed) beside the reference's, with a new batch and new declared floats
+each replay (each ``s…`` its own name's value, so swapped parameters show), and names the
+first call whose arguments differ. A new value copied into its buffer
 after its last reader, where the reference writes it in place, computes the same and passes.
 Named slips: a new state value neither written in place nor copied (the first replay is
 right, the second reads the old weights), a stale or too-new weight read, in place though
 a later call reads the old value, a copy left out, a declared scalar
-frozen as ``N[i]`` (the capture's value), inputs numbered by the order the calls read them.
+frozen as ``N[i]`` (the capture's value), two declared floats swapped (``s0`` for ``wd``,
+``s1`` for ``lr``), inputs numbered by the order the calls read them.
 ``capture_lab.RecordedRuns.emitted`` runs the same source on the real kernels.
 """
 
@@ -144,6 +146,16 @@ def _frozen_number(run1, run2, kinds, inputs, outputs):
     return emit(run1, run2, kinds, inputs, outputs)
 
 
+def _swapped_scalars(run1, run2, kinds, inputs, outputs):
+    """Swaps s0 and s1 in the calls: the weight decay gets the rate and back."""
+    source = emit(run1, run2, kinds, inputs, outputs)
+    if ", s1" not in source.split("\n", 1)[0]:
+        return source  # one declared float: nothing to swap
+    body = re.sub(r"\b(s[01])\)", lambda m: {"s0": "s1)", "s1": "s0)"}[m.group(1)],
+                  source.split("\n", 1)[1])
+    return source.split("\n", 1)[0] + "\n" + body
+
+
 def _inputs_by_reading(run1, run2, kinds, inputs, outputs):
     """Numbers the inputs in the order the calls read them, not as declared."""
     read = [a for c in run2 for a in c["reads"] if a in inputs]
@@ -154,6 +166,7 @@ PLANTED = {"state not written in place": _not_in_place,
            "in place although a later call reads the old value": _always_in_place,
            "a state's copy left out": _no_copy,
            "a declared scalar frozen as N[i]": _frozen_number,
+           "two declared floats swapped": _swapped_scalars,
            "inputs bound in reading order": _inputs_by_reading}
 
 
@@ -197,6 +210,9 @@ def _generated(seed: int) -> dict:
         ops.append((rng.choice(build_guard._FORWARD_OPS), reads, rng.choice([None, 0.5])))
     for k in range(n_params):
         ops.append(("mul_scalar", [("tmp", rng.randrange(len(ops)))], "lr"))
+        if seed % 4 == 2 and k == 0:  # a second declared float: lr * g + wd * w
+            ops.append(("mul_scalar", [("param", k)], "wd"))
+            ops.append(("add", [("tmp", len(ops) - 2), ("tmp", len(ops) - 1)], None))
         ops.append(("sub", [("param", k), ("tmp", len(ops) - 1)], None))
     if seed % 3 == 0:  # a later call reads a weight's old value after its update
         ops.append((rng.choice(build_guard._FORWARD_OPS),
@@ -267,15 +283,20 @@ def _run(source: str, case: dict, replays: int = 3) -> dict:
                  "C": {a: f"C{a}" for a, k in case["kinds"].items() if k == "constant"},
                  "ST": st, "np": _CopyTo()}
     exec(compile(source, "<your program>", "exec"), namespace)  # noqa: S102
-    n_scalars = sum(isinstance(c["number"], str) for c in run2)
-    # a replay without s… parameters still runs: its calls then show what it froze
+    declared = [c["number"] for c in run2 if isinstance(c["number"], str)]
+    # s0, s1… get the values of their calls' names, so swapped parameters show; one
+    # parameter per name (in order of first use) computes the same and passes; a replay
+    # without s… parameters still runs: its calls then show what it froze
     n_params = len(inspect.signature(namespace["replay"]).parameters)
-    n_scalars = max(0, min(n_scalars, n_params - len(case["inputs"])))
+    n_scalars = max(0, n_params - len(case["inputs"]))
+    if n_scalars < len(declared) and n_scalars == len(set(declared)):
+        declared = list(dict.fromkeys(declared))
+    declared = declared[:n_scalars]
     found = []
     for r in range(replays):
         trace.clear()
         ins = [f"in{k}@replay{r + 1}" for k in range(len(case["inputs"]))]
-        result = namespace["replay"](*ins, *[f"lr@replay{r + 1}"] * n_scalars)
+        result = namespace["replay"](*ins, *[f"{n}@replay{r + 1}" for n in declared])
         found.append({"calls": list(trace), "returns": [_value(x) for x in result],
                       "state": {a: b.v for a, b in st.items()}})
     return {"replays": found, "state": state}
@@ -301,6 +322,11 @@ def _diagnose(case: dict, mine: dict, ref: dict) -> str | None:
                             f"your program passes N[{i}], the value at capture: every replay "
                             "trains at the capture's rate, a schedule never reaches it. Make "
                             "it a parameter s0, s1… of replay, one per such call")
+                if isinstance(call["number"], str) and "@replay" in str(got["number"]):
+                    return (f"Call {i}'s number is {call['number']!r}, but your program "
+                            f"passes it {str(got['number']).split('@')[0]!r}, another "
+                            "declared float: the parameters s0, s1… follow the calls "
+                            "that get a str number, in call order")
                 return (f"Call {i} gets the number {got['number']!r} in replay {r + 1}, "
                         f"where it should get {want['number']!r}")
             for pos, (g, w) in enumerate(zip(got["reads"], want["reads"])):

@@ -15,6 +15,7 @@ EXPECTED = {
     "in place although a later call reads the old value": "reads the old value",
     "a state's copy left out": "never reached it",
     "a declared scalar frozen as N[i]": "the value at capture",
+    "two declared floats swapped": "follow the calls",
     "inputs bound in reading order": "Bind inputs by their position",
 }
 
@@ -55,6 +56,52 @@ def test_a_right_emit_written_otherwise_passes(checker):
         return "\n".join(rest[:-1] + copies[::-1] + rest[-1:])
 
     assert checker.find_failure(emit) is None
+
+
+def _two_floats(checker):
+    return [c for c in checker.cases
+            if {"lr", "wd"} <= {x["number"] for x in c["run2"]}]
+
+
+def test_swapped_declared_floats_are_refused(checker):
+    """With lr and wd in one step, s0 and s1 swapped in the calls (or in the signature)
+    feed the rate to the weight decay: refused, the call and both names said."""
+    assert _two_floats(checker)
+
+    def signature_swapped(run1, run2, kinds, inputs, outputs):
+        source = build_emit.emit(run1, run2, kinds, inputs, outputs)
+        head, body = source.split("\n", 1)
+        return head.replace("s0, s1", "s1, s0") + "\n" + body
+
+    for slip in (build_emit.PLANTED["two declared floats swapped"], signature_swapped):
+        verdict = checker.find_failure(slip)
+        assert verdict is not None and "'wd'" in verdict.text, verdict
+        assert "'lr'" in verdict.text and "in call order" in verdict.text
+
+
+def test_one_parameter_per_declared_name_passes(checker):
+    """s0 for every lr read, s1 for every wd read (names in order of first use):
+    the same program, accepted."""
+    def per_name(run1, run2, kinds, inputs, outputs):
+        source = build_emit.emit(run1, run2, kinds, inputs, outputs)
+        names = list(dict.fromkeys(c["number"] for c in run2
+                                   if isinstance(c["number"], str)))
+        k = iter(range(len(run2)))
+        order = [c["number"] for c in run2 if isinstance(c["number"], str)]
+
+        def param(_):
+            return f"s{names.index(order[next(k)])}"
+
+        head, body = source.split("\n", 1)
+        body = re.sub(r"\bs\d+\b", param, body)
+        head = re.sub(r"(, )?s\d+", "", head).rstrip("):").rstrip(", ")
+        params = [f"s{j}" for j in range(len(names))]
+        head = ", ".join([head] + params) + "):" if params else head + "):"
+        return head.replace("(, ", "(") + "\n" + body
+
+    assert any(len(re.findall(r"\bs0\b", per_name(**{k: c[k] for k in (
+        "run1", "run2", "kinds", "inputs", "outputs")}))) > 2 for c in checker.cases)
+    assert checker.find_failure(per_name) is None
 
 
 def test_a_placeholder_is_asked_for(checker, capsys):

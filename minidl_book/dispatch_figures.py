@@ -101,25 +101,39 @@ def kind_grid(kinds, minidl, burn=None, title="", burn_label="burn",
     return fig
 
 
-def two_stacks(stacks: Sequence[tuple[str, Sequence[tuple[str, str]]]], title: str = ""):
-    """Side-by-side stacks of layers, top first: ``(column title, [(layer, note)])``; the
+# a layer's colour says what it does, the same in every column (orange, a default body in
+# this chapter's other figures, is not among them); autograd and computes as routing_tree's
+# Autodiff and plain backends
+_ROLE_FILL = {"skipped": ("#f4f4f4", "skipped"), "routes": ("#eef3fb", "routes"),
+              "autograd": ("#dbe7f7", "the autograd layer"),
+              "passes": ("#ececec", "falls through"), "computes": ("#e4f2e4", "computes")}
+
+
+def two_stacks(stacks: Sequence[tuple[str, Sequence[tuple[str, str, str]]]],
+               title: str = ""):
+    """Side-by-side stacks of layers, top first: ``(column title, [(layer, note, role)])``,
+    role one of "skipped", "routes", "autograd", "passes", "computes": a layer's colour is
+    its role's, whatever its place in its stack, named in a legend under the columns. The
     whole figure fits the 752 px text column (titles and notes wrapped)."""
     import textwrap
 
     import matplotlib.pyplot as plt
-    from matplotlib.patches import FancyBboxPatch
+    from matplotlib.patches import FancyBboxPatch, Patch
 
     height = max(len(layers) for _, layers in stacks)
-    fig, axes = plt.subplots(1, len(stacks), figsize=(7.4, 0.95 * height + 1.0))
+    fig, axes = plt.subplots(1, len(stacks), figsize=(7.4, 0.95 * height + 1.3))
+    used = []
     for ax, (name, layers) in zip(axes, stacks):
         ax.set_xlim(-0.03, 1.03)  # room for the boxes' rounded borders
         ax.set_ylim(0, height)
         ax.axis("off")
         ax.set_title(textwrap.fill(name, 26), fontsize=9)
-        for i, (layer, note) in enumerate(layers):
+        for i, (layer, note, role) in enumerate(layers):
+            used += [role] if role not in used else []
             y = height - i - 0.95
             ax.add_patch(FancyBboxPatch((0.0, y), 1.0, 0.8, boxstyle="round,pad=0.01",
-                                        fc=_FILL[i % len(_FILL)], ec="#555", lw=0.8))
+                                        fc=_ROLE_FILL[role][0], ec="#555", lw=0.8,
+                                        ls="--" if role == "skipped" else "-"))
             ax.text(0.5, y + 0.6, layer, ha="center", va="center", fontsize=8,
                     weight="bold")
             ax.text(0.5, y + 0.27, textwrap.fill(note, 30, break_on_hyphens=False),
@@ -127,9 +141,13 @@ def two_stacks(stacks: Sequence[tuple[str, Sequence[tuple[str, str]]]], title: s
             if i:
                 ax.annotate("", (0.5, y + 0.8), (0.5, y + 0.95),
                             arrowprops={"arrowstyle": "->", "lw": 0.8})
+    order = [role for role in _ROLE_FILL if role in used]
+    fig.legend(handles=[Patch(fc=_ROLE_FILL[r][0], ec="#555", label=_ROLE_FILL[r][1],
+                              ls="--" if r == "skipped" else "-") for r in order],
+               loc="lower center", ncol=len(order), fontsize=8, frameon=False)
     if title:
         fig.suptitle(textwrap.fill(title, 90), fontsize=10)
-    fig.tight_layout(w_pad=0.6)
+    fig.tight_layout(w_pad=0.6, rect=(0, 0.07, 1, 1))
     return fig
 
 

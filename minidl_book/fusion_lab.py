@@ -20,7 +20,7 @@ from minidl.fusion.plan import ExecutionPlanStore
 from minidl.fusion.stream import EAGER_BELOW
 
 __all__ = ["EAGER_BELOW", "block_lines", "both_kernels", "clean", "cnn_step_counts",
-           "cnn_step_ms", "draw_bytes", "explorer", "split", "draw_stream", "draw_index_grid", "draw_views", "view_blocks", "fresh_store", "kernel_text", "kernels_in", "plot_sweep", "recorded_in_a_step",
+           "call_bytes", "cnn_step_ms", "draw_bytes", "explorer", "search_by", "split", "draw_stream", "draw_index_grid", "draw_views", "view_blocks", "fresh_store", "kernel_text", "kernels_in", "plot_sweep", "recorded_in_a_step",
            "source", "store_chart", "written_bytes"]
 
 #: a block's colour by the fuser that took it (``None``: no fuser, run on the inner backend)
@@ -73,6 +73,17 @@ def explorer(cls: type) -> Iterator[Any]:
         finally:
             FusionFlex.sync()
             processor.explorer = kept
+
+
+def search_by(cls: type) -> None:
+    """From now on ``Fusion[Flex]``'s processor searches by ``cls`` (an
+    :class:`~minidl.fusion.search.Explorer` subclass, e.g. ``BurnExplorer``: burn's choice
+    by score and view rule); ``search_by(Explorer)`` puts the shipped greedy search back.
+    The plan store is emptied: its plans came from the other search."""
+    processor = FusionFlex.stream.processor
+    FusionFlex.sync()
+    processor.explorer = cls(processor.explorer.generator)
+    processor.store = ExecutionPlanStore()
 
 
 def split(plan) -> str:
@@ -387,51 +398,64 @@ def block_lines(plan, width: int = 86) -> str:
                      for b in plan.blocks)
 
 
-def draw_bytes(plan, calls: list[tuple[str, int]] | None = None):
-    """Bytes each op of ``plan`` reads and writes run one by one (a bar per op), against the
-    fused kernels' (the last bar): the memory traffic fusion saves. ``calls``, when given,
-    groups the ops into the calls that recorded them, ``(name, ops)`` in order, a bar per
-    call (the relu default's two ops under ``"relu"``). Returns the figure."""
-    import matplotlib.pyplot as plt
-
+def call_bytes(plan, calls: list[tuple[str, int]] | None = None
+               ) -> tuple[list[float], list[float]]:
+    """MiB each call of ``plan``'s stream reads and writes run eagerly, one kernel per
+    call as eager Flex runs it: its inputs from memory (not those it computes itself) and
+    its result. ``calls``: ``(name, ops)`` in order, the ops each call recorded (the relu
+    default's two ops under ``"relu"``, one kernel on Flex); default one call per op."""
     mib = 2 ** 20
     ops = plan.record.ops
     calls = calls or [(op.kind, 1) for op in ops]
     if sum(n for _, n in calls) != len(ops):
         raise ValueError("the calls must cover the plan's ops")
     bounds = list(accumulate([n for _, n in calls], initial=0))
-    groups = [ops[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
-    labels = [name for name, _ in calls] + ["fused kernel"]
-    reads = [sum(t.nbytes for op in g for t in op.inputs) / mib for g in groups]
-    writes = [sum(op.out.nbytes for op in g) / mib for g in groups]
+    reads, writes = [], []
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        made = {op.out.id for op in ops[a:b]}
+        read = {t.id: t.nbytes for op in ops[a:b] for t in op.inputs if t.id not in made}
+        reads.append(sum(read.values()) / mib)
+        writes.append(ops[b - 1].out.nbytes / mib)
+    return reads, writes
+
+
+def draw_bytes(plan, calls: list[tuple[str, int]] | None = None):
+    """Bytes each call of ``plan``'s stream reads and writes run eagerly (a bar per call,
+    :func:`call_bytes`), against the fused kernels' (the last bar): the memory traffic
+    fusion saves. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    mib = 2 ** 20
+    reads, writes = call_bytes(plan, calls)
+    labels = [name for name, _ in calls or [(op.kind, 1) for op in plan.record.ops]]
+    labels.append("fused kernel")
     reads.append(sum(b.bytes_read for b in plan.blocks) / mib)
     writes.append(sum(b.bytes_written for b in plan.blocks) / mib)
     fig, axis = plt.subplots(figsize=(6.4, 2.9))
     rows = list(range(len(labels)))[::-1]
-    colours = ["tab:blue"] * len(groups) + ["tab:green"]
+    colours = ["tab:blue"] * (len(labels) - 1) + ["tab:green"]
     axis.barh(rows, reads, color=colours, alpha=0.45, label="read")
     axis.barh(rows, writes, left=reads, color=colours, label="written")
     axis.set_yticks(rows, labels, fontsize=8)
     axis.axhline(0.5, color="0.5", lw=0.8)
     eager, fused = sum(reads[:-1]) + sum(writes[:-1]), reads[-1] + writes[-1]
     axis.set(xlabel="MiB through memory (light: read, dark: written)")
-    unit = "ops" if len(groups) == len(ops) else "calls"
-    axis.set_title(f"{len(groups)} {unit} one by one: {eager:.0f} MiB; "
+    axis.set_title(f"{len(labels) - 1} calls one by one: {eager:.0f} MiB; "
                    f"fused: {fused:.0f} MiB", fontsize=9)
     fig.tight_layout()
     return fig
 
 
-#: The views of :func:`draw_views`: a label, the chain on ``x`` [2, 4] (and ``b`` [1, 2]),
-#: and what burn's trace does with it (``bcf/engine/trace/block.rs`` 253-357 at
-#: v0.22.0-pre.2: a view of a value computed in the block ends the block).
+#: The views of :func:`draw_views`: a label and the chain on ``x`` [2, 4], run under burn's
+#: view rule (``bcf/engine/trace/block.rs`` 253-357 at v0.22.0-pre.2: a view is read
+#: through only of a tensor the block already reads from memory).
 VIEW_CHAINS = (
-    ("(x*2+1).reshape(4, 2).exp()*3",
-     lambda x, b: ((x * 2.0 + 1.0).reshape((4, 2)).exp() * 3.0)),
-    ("((x*2+1).reshape(4, 2) + b).exp()*3",
-     lambda x, b: (((x * 2.0 + 1.0).reshape((4, 2)) + b).exp() * 3.0)),
+    ("(x*2+1).reshape(4, 2).abs()*3",
+     lambda x: ((x * 2.0 + 1.0).reshape((4, 2)).abs() * 3.0)),
+    ("(x.reshape(4, 2)*2+1).abs()",
+     lambda x: (x.reshape((4, 2)) * 2.0 + 1.0).abs()),
     ("(x*2+1).swap_dims(0, 1).exp()*3",
-     lambda x, b: ((x * 2.0 + 1.0).swap_dims(0, 1).exp() * 3.0)),
+     lambda x: ((x * 2.0 + 1.0).swap_dims(0, 1).exp() * 3.0)),
 )
 
 
@@ -446,9 +470,8 @@ def view_blocks() -> list[tuple[str, list]]:
     with clean():
         dev = Device.fusion()
         x = Tensor.from_numpy(np.arange(8, dtype=np.float32).reshape(2, 4) / 8, dev)
-        b = Tensor.from_numpy(np.ones((1, 2), np.float32), dev)
         for label, chain in VIEW_CHAINS:
-            chain(x, b).to_numpy()
+            chain(x).to_numpy()
             out.append((label, debug.fusion_plan().blocks))
     return out
 
@@ -485,7 +508,7 @@ def draw_index_grid():
 
 def draw_views(blocks: list[tuple[str, list]]):
     """The blocks minidl ran for each chain of :data:`VIEW_CHAINS`, one box per op
-    coloured by its block, and burn's count."""
+    coloured by its block, and the kernels they make."""
     import matplotlib.pyplot as plt
 
     fig, low = plt.subplots(figsize=(7.5, 2.4))
@@ -503,12 +526,12 @@ def draw_views(blocks: list[tuple[str, list]]):
             if k < len(plan_blocks) - 1:
                 low.plot([col, col], [y - 0.45, y + 0.45], color="tab:red", lw=1.5)
         kernels = sum(1 for blk in plan_blocks if blk.fuser)
-        low.text(col + 0.3, y, f"minidl: {kernels} kernel{'s' * (kernels > 1)}"
-                 "  |  burn: 2", va="center", fontsize=8.5)
+        low.text(col + 0.3, y, f"{kernels} kernel{'s' * (kernels != 1)}", va="center",
+                 fontsize=8.5)
     low.set(xlim=(-7.0, 9.8), ylim=(0.4, len(blocks) + 0.6))
     low.axis("off")
-    low.set_title("the blocks minidl ran (blue: element-wise kernel, grey: alone on B; "
-                  "red: a block ends)", fontsize=9)
+    low.set_title("the blocks run by burn's rule (blue: element-wise kernel, grey: alone "
+                  "on B; red: a block ends)", fontsize=9)
     fig.tight_layout()
     return fig
 

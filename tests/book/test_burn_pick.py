@@ -55,3 +55,13 @@ def test_refuses_plausible_wrong_answers(wrong):
 
 def test_reads_plan_two_when_it_is_the_truth():
     assert pick_said("reduce", 2) and pick_said("(2)", 2) and not pick_said("1", 2)
+
+
+def test_the_question_asks_only_for_the_plan():
+    # the checker reads the plan, not a reason: the question must not ask "Why?"
+    from pathlib import Path
+
+    page = (Path(__file__).parents[2] / "chapters" / "fusion.md").read_text()
+    start = page.index(":label: ex-fusion-burn-score")
+    question = page[start:page.index("```", start)]
+    assert "(1)" in question and "(2)" in question and "why" not in question.lower()

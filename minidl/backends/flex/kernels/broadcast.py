@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, prange
+from numba.extending import overload
 
 from ._common import JIT_EW, PARALLEL_MIN_ELEMS, aligned_empty, compute_dtype
 from .binops import ADD, BINARY_OPS, DIV, MAXIMUM, MINIMUM, MUL, POW, SUB, apply_binary  # noqa: F401
-from .broadcast_rows import small_broadcast, stat_broadcast, unexpand
+from .broadcast_rows import column_binary, small_broadcast, stat_broadcast, unexpand
 from .operands import (
     NATIVE_DTYPES,
     ArrayOrScalar,
@@ -129,8 +130,38 @@ def binary_same_shape(a, b, out, op):
     ``shape`` tuples cost 0.16 us of a 4x4 add's 2.1)."""
     if a.shape != b.shape:
         return stat_broadcast(a, b, out, op)
-    _rows_vv(op, a.ravel(), b.ravel(), out.ravel())
+    if not _expanded_column(a, b, out, op):
+        _rows_vv(op, a.ravel(), b.ravel(), out.ravel())
     return True
+
+
+def _expanded_column(a, b, out, op):
+    """Whether ``binary_same_shape`` computed ``out`` from an operand that is a column
+    ``expand()``ed along the last dim (stride 0 there, an autodiff mean's gradient) beside a
+    C-contiguous one, by :func:`.broadcast_rows.column_binary` over its column (``ravel``
+    copied the whole expanded operand, an element at a time). False, computing nothing,
+    otherwise."""
+
+
+@overload(_expanded_column, jit_options={"error_model": "numpy", "fastmath": {"contract"}})
+def _expanded_column_impl(a, b, out, op):
+    if a.ndim < 2:  # chosen by the types: a column needs two dims
+        return lambda a, b, out, op: False
+
+    def impl(a, b, out, op):
+        nd = a.ndim
+        n = a.shape[nd - 1]
+        if n < 2:
+            return False
+        if a.strides[nd - 1] == 0 and b.flags.c_contiguous and not a.flags.c_contiguous:
+            column_binary(op, a[..., 0].ravel(), b.ravel(), out.ravel(), n, True)
+            return True
+        if b.strides[nd - 1] == 0 and a.flags.c_contiguous and not b.flags.c_contiguous:
+            column_binary(op, b[..., 0].ravel(), a.ravel(), out.ravel(), n, False)
+            return True
+        return False
+
+    return impl
 
 
 @njit(**JIT_EW)

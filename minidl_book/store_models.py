@@ -330,10 +330,14 @@ def outcome_answer(prediction, truth: str) -> bool:
     are skipped"``) is a load that went through, with misfits left out: it votes ``loads``
     unless negated (``"nothing is skipped"``). An answer whose outcome words disagree, or
     that has none, is refused, and so is one naming an exception the load does not raise
-    (``"it raises a KeyError"``: a load raises ``ApplyFailed``, a ``ValueError``)."""
+    (``"it raises a KeyError"``: a load raises ``ApplyFailed``, a ``ValueError``) or giving
+    a key problem as the reason a load fails (``"no: Missing keys error"``, see
+    :func:`key_reason`)."""
     if isinstance(prediction, bool):
         return prediction == (truth == "loads")
     if not isinstance(prediction, str) or other_exception(prediction):
+        return False
+    if truth == "error" and key_reason(prediction):
         return False
     text = _LEFT_OUT.sub(" skipped ", prediction.casefold().replace("\u2019", "'"))
     tokens = re.findall(r"[a-z']+|[,;.:!?()]", text)
@@ -385,6 +389,31 @@ def other_exception(prediction: str) -> str | None:
     return None
 
 
+#: a key problem given as a reason: "missing keys", "fc.bias is missing", "unexpected keys"
+_KEY_REASON = re.compile(
+    r"\bmissing\b|\b(?:unexpected|extra|unknown) (?:keys?|tensors?|names?)\b"
+    r"|\bkeys? (?:mismatch|error|problem)s?\b|\bno such (?:key|tensor)\b"
+    r"|\b(?:keys?|names?) (?:do(?:es)?n't|do(?:es)? not) match\b")
+#: what, before a key reason in its clause, rules it out or names what a switch excuses
+_NOT_THE_REASON = re.compile(
+    r"\b(?:no|not|nothing|none|never|without|only|just|but)\b|n't\b"
+    r"|excus|forgiv|allow|ignor|relax|toleran|tolerat|permit|cover|handl|skip")
+
+
+def key_reason(prediction: str) -> bool:
+    """Whether an answer gives a key problem as what goes wrong (``"no: Missing keys
+    error"``, ``"no, fc.weight and fc.bias are missing"``, ``"fails: unexpected keys"``);
+    not when its clause (cut at ``,;:.()`` and dashes) rules it out before it (``"no missing
+    keys"``, ``"not because of missing keys"``) or says what a switch excuses (``"allow_partial
+    excuses missing keys, not shapes"``)."""
+    text = prediction.casefold().replace("\u2019", "'")
+    for clause in re.split(r"[,;:.()\u2014\u2013]|\s-\s", text):
+        for found in _KEY_REASON.finditer(clause):
+            if not _NOT_THE_REASON.search(clause[:found.start()]):
+                return True
+    return False
+
+
 WRONG_EXCEPTION_HINT = ("A load that fails raises ApplyFailed (minidl.store), a ValueError, "
                         "listing every problem at once. Which exception did you name?")
 
@@ -393,15 +422,23 @@ SKIPPED_HINT = ("If the fc tensors were skipped (left out, fc keeping its own va
                 "tensor on one side only, or one whose shape does not fit?")
 
 
-def skipped_slip(prediction, truth: str) -> str | None:
+KEY_REASON_HINT = ("Right outcome, wrong reason. Compare the file's names with the 4-class "
+                   "Net's: is any missing on either side? And what would allow_partial(True) "
+                   "do to a missing key? What does not fit here?")
+
+
+def partial_load_slip(prediction, truth: str) -> str | None:
     """The hint for an answer that has a tensor left out of a load that fails
     (``"no, the fc tensors are skipped"``): :data:`SKIPPED_HINT`; for one naming an
     exception the load does not raise (``"it raises a KeyError"``):
-    :data:`WRONG_EXCEPTION_HINT`; None otherwise."""
+    :data:`WRONG_EXCEPTION_HINT`; for one blaming keys (``"no: Missing keys error"``):
+    :data:`KEY_REASON_HINT`; None otherwise."""
     if not isinstance(prediction, str) or outcome_answer(prediction, truth):
         return None
     if truth == "error" and other_exception(prediction):
         return WRONG_EXCEPTION_HINT
+    if truth == "error" and key_reason(prediction):
+        return KEY_REASON_HINT
     words = set(re.findall(r"[a-z]+", _LEFT_OUT.sub(" skipped ", prediction.casefold())))
     return SKIPPED_HINT if words & _SKIP_WORDS else None
 
@@ -490,17 +527,25 @@ _ERROR_CLAUSE = re.compile(r"error|mismatch|\bfail|misfit|reject|refus|skip|left
                            r"(?:do|does|did)(?:n't| not) fit|not applied")
 
 
+#: a dtype's name: its digits are no count ("all ten float16 tensors fail")
+_DTYPE = re.compile(r"\b(?:b?float|bf|f|u?int)\d+\b")
+
+
+def _counted(clause: str) -> list[float]:
+    return _numbers_in(_DTYPE.sub(" ", _NAME.sub(" ", clause)))
+
+
 def _drop_error_clauses(text: str) -> tuple[str, list[float]]:
     """``"1 tensor: fc.bias; 9 errors"`` → (``"1 tensor: fc.bias"``, [9]): the clauses (cut
     at ``;``, ``,``, ``(``, a dash or ``and``) that count the tensors left out, taken away
-    with the separator before them, and the numbers they state."""
+    with the separator before them, and the numbers they state (not a name's or dtype's)."""
     parts = re.split(r"([;,(\u2014\u2013]|\band\b)", text)
     kept, counts = [parts[0]], []
     if _ERROR_CLAUSE.search(parts[0]):
-        kept, counts = [], _numbers_in(_NAME.sub(" ", parts[0]))
+        kept, counts = [], _counted(parts[0])
     for sep, clause in zip(parts[1::2], parts[2::2]):
         if _ERROR_CLAUSE.search(clause):
-            counts += _numbers_in(_NAME.sub(" ", clause))
+            counts += _counted(clause)
         else:
             kept += [sep, clause]
     return "".join(kept).strip(" ,;"), counts
@@ -536,6 +581,27 @@ def applied_names(prediction, truth: tuple[str, ...]) -> bool:
     numbers = [float(n) for n in re.findall(r"\d+(?:\.\d+)?", rest)]
     numbers += [_NUMBER_WORDS[w] for w in re.findall(r"[a-z]+", rest) if w in _NUMBER_WORDS]
     return names == set(truth) and all(n == len(truth) for n in numbers)
+
+
+def none_applied(prediction, truth: Applied) -> bool:
+    """:func:`applied_names` for a load that applied nothing, plus the ways of saying none
+    (``"no tensors"``, ``"none of them"``, ``"not one"``). A clause counting errors (``"zero
+    tensors; all 10 are errors"``, ``"none (10 dtype errors)"``) must state the load's
+    error count (``truth.errors``): ``"zero, 11 errors"`` is refused. A clause after the
+    count about tensors applied, cast or loaded (``"none, 10 are cast"``) is refused."""
+    if applied_names(prediction, truth):
+        return True
+    text = prediction.casefold().strip() if isinstance(prediction, str) else ""
+    _, error_counts = _drop_error_clauses(text)
+    errors = getattr(truth, "errors", None)
+    if error_counts and errors is not None and set(error_counts) != {errors}:
+        return False
+    head, _, rest = re.split(r"([;,:\u2014(])", text + ",", maxsplit=1)
+    if re.search(r"appl|load|cast|conver|kept|fit|succe", rest):
+        return False  # the clause after the count must be about errors
+    said_none = re.match(r"(none|nothing|zero|0|no tensors?|not (a single )?one)\b", head)
+    return (not truth and said_none is not None and "error" not in head
+            and not re.search(r"[1-9]", head))
 
 
 def draw_file_layouts(pt_path, safetensors_path):

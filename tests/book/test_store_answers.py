@@ -4,14 +4,17 @@ another way pass, plausible wrong ones do not."""
 import pytest
 
 from minidl_book.store_models import (
+    KEY_REASON_HINT,
     SKIPPED_HINT,
     WRONG_EXCEPTION_HINT,
     Applied,
     applied_names,
     count_or_sum,
     draws_answer,
+    key_reason,
+    none_applied,
     outcome_answer,
-    skipped_slip,
+    partial_load_slip,
 )
 
 
@@ -161,17 +164,17 @@ def test_outcome_answer_refuses_a_load_with_tensors_left_out(answer):
     """A reader's report: "no, the fc tensors are skipped" was accepted, a wrong model
     (what validate(False) does: the load goes through without them)."""
     assert not outcome_answer(answer, "error")
-    assert skipped_slip(answer, "error") == SKIPPED_HINT
+    assert partial_load_slip(answer, "error") == SKIPPED_HINT
 
 
 @pytest.mark.parametrize("answer", ["no, it fails; nothing is skipped",
                                     "it fails, fc is not skipped", "no", "no, shape mismatch"])
 def test_outcome_answer_keeps_a_failure_with_nothing_left_out(answer):
-    assert outcome_answer(answer, "error") and skipped_slip(answer, "error") is None
+    assert outcome_answer(answer, "error") and partial_load_slip(answer, "error") is None
 
 
 def test_the_skipped_slip_hint_only_for_left_out_answers():
-    assert skipped_slip("yes", "error") is None and skipped_slip("it loads", "error") is None
+    assert partial_load_slip("yes", "error") is None and partial_load_slip("it loads", "error") is None
     assert outcome_answer("loads, fc skipped", "loads")
 
 
@@ -181,11 +184,56 @@ def test_outcome_answer_refuses_an_exception_the_load_does_not_raise(answer):
     """A reader's report: "it raises a KeyError" was accepted (a load raises ApplyFailed,
     a ValueError)."""
     assert not outcome_answer(answer, "error")
-    assert skipped_slip(answer, "error") == WRONG_EXCEPTION_HINT
+    assert partial_load_slip(answer, "error") == WRONG_EXCEPTION_HINT
 
 
 @pytest.mark.parametrize("answer", ["it raises ApplyFailed", "no, it raises a ValueError",
                                     "raises a StoreError", "it raises an exception",
                                     "no, an error is raised", "No: ApplyFailed (ValueError)"])
 def test_outcome_answer_keeps_the_exceptions_a_load_raises(answer):
-    assert outcome_answer(answer, "error") and skipped_slip(answer, "error") is None
+    assert outcome_answer(answer, "error") and partial_load_slip(answer, "error") is None
+
+
+@pytest.mark.parametrize("answer", ["no: Missing keys error", "no, missing keys",
+                                    "No \u2014 missing keys", "it fails with unexpected keys",
+                                    "no, fc.weight and fc.bias are missing",
+                                    "fails, key mismatch", "no: the keys don't match"])
+def test_outcome_answer_refuses_a_key_problem_as_the_reason(answer):
+    """A reader's report: "no: Missing keys error" was accepted, the right outcome for the
+    wrong reason (every key matches; allow_partial would excuse missing ones anyway)."""
+    assert key_reason(answer)
+    assert not outcome_answer(answer, "error")
+    assert partial_load_slip(answer, "error") == KEY_REASON_HINT
+
+
+@pytest.mark.parametrize("answer", ["no", "no, shape mismatch",
+                                    "No: allow_partial excuses missing keys, not shapes",
+                                    "it fails: no missing keys, but fc's shapes differ",
+                                    "fails, not because of missing keys: a shape mismatch",
+                                    "no, it fails: it only forgives missing keys",
+                                    "no, the keys match but the shapes do not"])
+def test_outcome_answer_keeps_a_shape_reason_that_mentions_keys(answer):
+    assert not key_reason(answer)
+    assert outcome_answer(answer, "error") and partial_load_slip(answer, "error") is None
+
+
+_HALF = Applied((), 10)  # Ex 'half precision': nothing applied, 10 dtype errors
+
+
+@pytest.mark.parametrize("answer", [0, "0", "zero", "none", "None of them", "no tensors",
+                                    "not one", "zero tensors; all 10 are errors",
+                                    "0, all 10 are errors", "none (10 dtype errors)",
+                                    "none: 10 errors", "zero, ten errors",
+                                    "0 (all ten float16 tensors fail the dtype check)"])
+def test_none_applied_reads_none_and_a_right_error_count(answer):
+    assert none_applied(answer, _HALF)
+
+
+@pytest.mark.parametrize("answer", ["zero, 11 errors", "none (9 dtype errors)",
+                                    "0; 8 errors", "10", "1", "all", "none, 10 are cast",
+                                    "0 errors, 10 are loaded", "10; 0 errors",
+                                    "2, 10 errors"])
+def test_none_applied_refuses_a_wrong_error_count_or_count(answer):
+    """A reader's report: "zero, 11 errors" was accepted (the load lists 10), while the
+    eight-channel exercise refuses "1; 8 errors": a stated error count must be right."""
+    assert not none_applied(answer, _HALF)

@@ -1,5 +1,6 @@
-"""Reading the capture chapter's typed answers. ``dtype_pair`` reads the dtype exercise's
-answer: what an unchecked float64 replay makes of the loss and of the weight (minidl's
+"""Reading the capture chapter's typed answers. ``said`` / ``same_word`` read a word
+answer (frozen, follows, refused, checked) by its verdict word. ``dtype_pair`` reads the
+dtype exercise's answer: what an unchecked float64 replay makes of the loss and of the weight (minidl's
 ``Graph.replay`` refuses a new dtype with ``ReplayMismatchError``; burn's ``Graph::replay``
 takes no arguments to check: it reuses the buffers the capture touched, graph.rs 13-24)."""
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["dtype_pair"]
+__all__ = ["dtype_pair", "said", "same_word"]
 
 DTYPES = {"float64": "float64", "f64": "float64", "f8": "float64", "double": "float64",
           "fp64": "float64", "float32": "float32", "f32": "float32", "f4": "float32",
@@ -67,3 +68,66 @@ def dtype_pair(prediction: Any) -> tuple[str, ...] | None:
         rest.remove(dtype)
         named["weight" if noun == "loss" else "loss"] = rest[0]
     return (named["loss"], named["weight"]) if named else tuple(order)
+
+
+STEMS = {"refuse": "refused", "refuses": "refused", "refused": "refused",
+         "captureerror": "refused", "raise": "refused", "raises": "refused",
+         "error": "refused", "errors": "refused", "errored": "refused",
+         "throws": "refused", "exception": "refused", "fails": "refused",
+         "fail": "refused", "failed": "refused",
+         "freeze": "frozen", "freezes": "frozen", "frozen": "frozen",
+         "keep": "frozen", "keeps": "frozen", "stay": "frozen", "stays": "frozen",
+         "follow": "follows", "follows": "follows", "followed": "follows",
+         "check": "checked", "checks": "checked", "checked": "checked"}
+NEGATIONS = ("not", "never", "isn't", "aren't", "doesn't", "won't", "don't", "wouldn't",
+             "can't", "cannot", "couldn't", "neither", "nor")
+#: a motion negated ('the weights don't move', 'the rate doesn't change') says frozen
+MOTION = ("move", "moves", "moved", "change", "changes", "changed", "update", "updates",
+          "updated", "budge")
+
+
+def said(prediction: Any) -> str:
+    """A word answer by its verdict word: 'the weights are frozen' → 'frozen'; a verdict
+    word negated just before ('not refused'; 'nothing raises'; 'refused rather than
+    frozen'; 'can't be frozen or checked': the negation runs on over 'or') is skipped; a
+    negated motion ('they don't move') is 'frozen'; one ≤ 3 words after 'would'/'could'
+    is what would happen and decides only alone ('refused: the rate would be frozen');
+    after 'but', the clause after it decides; no verdict word, or two different ones,
+    matches nothing (the answer comes back as its text)."""
+    text = str(prediction).casefold().replace("\u2019", "'")
+    words = re.findall(r"[a-z']+", text)
+    verdicts: set[str] = set()
+    before: set[str] = set()
+    unreal: set[str] = set()
+    pending, carried = 0, False  # a negation reaches 2 words on; over 'or' after a verdict
+    for i, word in enumerate(words):
+        previous = words[i - 1] if i else ""
+        negated_verdict, carried = carried, False
+        if word == "but":
+            before, verdicts, pending = before | verdicts, set(), 0
+        elif word in ("or", "nor") and negated_verdict:
+            pending = 3
+        elif word in NEGATIONS or word in ("no", "nothing") or (previous, word) in (
+                ("rather", "than"), ("instead", "of")):
+            pending = 1 if word in ("no", "nothing") else 3
+        elif word in MOTION and pending:
+            verdicts.add("frozen")
+            pending = 0
+        elif word in STEMS:
+            training = word[:4] in ("keep", "stay") and words[i + 1:i + 2] and \
+                words[i + 1].endswith("ing")  # "they keep training" is not frozen
+            if pending:
+                carried = True
+            elif not training:
+                hedged = {"would", "could"} & set(words[max(0, i - 3):i])
+                (unreal if hedged else verdicts).add(STEMS[word])
+            pending = 0
+        else:
+            pending = max(0, pending - 1)
+    verdicts = verdicts or before or unreal
+    return verdicts.pop() if len(verdicts) == 1 else text
+
+
+def same_word(prediction: Any, truth: str) -> bool:
+    """Whether ``prediction``'s one verdict word (see ``said``) is ``truth``."""
+    return said(prediction) == truth

@@ -41,3 +41,36 @@ def test_the_reversed_pairing_is_refused(answer):
                                     {"loss": "float64"}, "the loss"])
 def test_not_two_dtypes_is_no_answer(answer):
     assert dtype_pair(answer) is None
+
+
+# ----- word answers: frozen, follows, refused, checked ------------------------------------
+from minidl_book.capture_answers import said, same_word  # noqa: E402
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    ("the weights don't move", "frozen"),  # a reader's right answer, once "Not quite"
+    ("the weights don’t move", "frozen"), ("they do not change", "frozen"),
+    ("nothing moves: no error", "frozen"), ("the rate doesn't change", "frozen"),
+    ("refused — it can't be frozen or checked", "refused"),  # the other one
+    ("refused: it cannot be frozen or checked", "refused"),
+    ("it is neither frozen nor checked: refused", "refused"),
+    ("Frozen, in silence", "frozen"), ("it does not follow: frozen", "frozen"),
+    ("nothing raises; the weights stay frozen", "frozen"),
+    ("refused: the rate would be frozen", "refused"), ("refused rather than frozen", "refused"),
+    ("it would be checked but capture refuses", "refused"), ("capture fails", "refused"),
+])
+def test_right_word_answers_are_read(answer, truth):
+    assert same_word(answer, truth), said(answer)
+
+
+@pytest.mark.parametrize(("answer", "truth"), [
+    ("the weights move on", "frozen"), ("they don't freeze: they move", "frozen"),
+    ("they keep training", "frozen"), ("not frozen", "frozen"),
+    ("it follows, not frozen", "frozen"), ("they follow: nothing stays", "frozen"),
+    ("frozen or refused", "refused"), ("checked, no error", "refused"),
+    ("frozen rather than refused", "refused"), ("refused but frozen", "refused"),
+    ("it can't be refused: frozen", "refused"), ("not refused or frozen", "refused"),
+    ("frozen: capture would refuse it", "refused"), ("the weights don't move", "follows"),
+])
+def test_wrong_or_unclear_word_answers_are_not(answer, truth):
+    assert not same_word(answer, truth), said(answer)

@@ -165,7 +165,8 @@ class BurnExplorer(Explorer):
     the ops until it refuses, and the ready fuser with the highest :func:`burn_score` wins
     (``find_best_optimization_index``, burn-fusion ``search/block.rs``: strictly higher, so a
     score of 0 never wins and a tie goes to the first). burn's view rule is added to every
-    fuser: a view is fused only of a tensor the block already reads from memory, and a
+    fuser: a view is fused only of a tensor the block already reads from memory (never of
+    a result the block computes: ``input_reshaped``'s "already fused" refusal), and a
     reshape only if it keeps or raises the rank (``engine/fuser.rs``, ``trace/block.rs``
     ``input_reshaped``). Blocks stay consecutive ops, as in :class:`Explorer`; burn may also
     gather ops that are not neighbours. ``choices`` keeps, per block start, each fuser's
@@ -183,14 +184,16 @@ class BurnExplorer(Explorer):
             best, best_len, best_score, seen = None, 1, 0, {}
             for fuser in self.fusers:
                 fuser.reset()
-                read: set[int] = set()
+                read: set[int] = set()  # the block's inputs read from memory
+                made: set[int] = set()  # the block's own results: never viewed
                 for op in ops[i:]:
                     if op.kind in VIEWS and (op.inputs[0].id not in read or
                                              len(op.out.shape) < len(op.inputs[0].shape)):
                         break
                     if not fuser.fuse(op):
                         break
-                    read.update(t.id for t in op.inputs)
+                    read.update(t.id for t in op.inputs if t.id not in made)
+                    made.add(op.out.id)
                 taken = len(fuser.ops)
                 score = self.score(ops, i, i + taken, alive, last_read)
                 seen[fuser.name] = (taken, fuser.ready, score)

@@ -59,3 +59,24 @@ def test_burn_explorer_on_the_greedy_example():
     assert choices[10]["reduce"] == (3, True, 4 * 100 + 10)
     assert fusion_lab.written_bytes(plan) == x.numel() * 4 + 256 * 4  # the reshape: a view
     np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_burn_explorer_never_views_a_result_of_its_own_block():
+    # burn's input_reshaped refuses a view of a tensor the block computes ("Can't fuse an
+    # already fused input"), even one an earlier op of the block has read
+    x = _tensor(1 << 16)
+
+    def example():
+        t = x * 2.0
+        u = t + 1.0  # reads t inside the block
+        v = t.reshape((256, 256)).exp()  # a view of t: the block must end before it
+        return v.sum_dim(1).to_numpy(), u.to_numpy()
+
+    with fusion_lab.explorer(Explorer):
+        want = example()
+    with fusion_lab.explorer(BurnExplorer) as stream:
+        got = example()
+        choices = dict(stream.processor.explorer.choices)
+    assert choices[0]["elementwise"][0] == 2  # t and u; not the reshape of t
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5)

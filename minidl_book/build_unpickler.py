@@ -22,12 +22,14 @@ chapter's payload): the load must be refused at ``find_class``, with nothing cal
 :class:`UnsafeFileError`. A last file names a module planted for the run, whose import runs
 code (it sets a flag): a ``find_class`` that looks the name up before refusing it
 (``super().find_class``) imports the module, and importing runs its code.
+Two more name a callable inside torch that writes a file (``torch.serialization.save``, and
+``torch.save`` by a rename): an allow-list of the whole torch package answers them.
 
 The planted module is :class:`~minidl_book.planted_module.PlantedModule`, in a file of its own:
 the watch reads this file's classes (the planted slips below) as the reader's code.
 
 Planted slips, each with its own hint: any other global answered
-(``super().find_class``), a refusal raising another error than ``UnsafeFileError``, the name
+(``super().find_class``), the torch package trusted whole, a refusal raising another error than ``UnsafeFileError``, the name
 looked up (its module imported) before the refusal, ``OrderedDict`` refused, the dtype hard-coded (float32),
 ``storage_offset`` ignored, the stride ignored (the elements read in order: what burn's
 ``rebuild_tensor_v2`` does at v0.22.0-pre.2, ``args[3] is stride (unused)``), the stride
@@ -94,6 +96,17 @@ class SafeUnpickler(Unpickler):
 
 
 # ----- the harness ----------------------------------------------------------------------------
+class _TorchPayload:
+    """A payload through a name inside torch: unpickling it calls
+    ``torch.serialization.save(0, marker)``, which writes the marker file."""
+
+    def __init__(self, marker: Path):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (torch.save, (0, self.marker))
+
+
 class _Payload:
     """The chapter's payload: unpickling it calls ``io.open(marker, "w")``."""
 
@@ -250,6 +263,16 @@ def sibling_case() -> dict:
             "_entries": [("fc.weight", "float32", "plain", 5, 96, 0)], "_payload": "sibling"}
 
 
+def torch_case(name: str = "torch.serialization.save") -> dict:
+    """A state dict whose ``fc.bias`` unpickles by calling ``torch.save`` under ``name``
+    (``torch.serialization.save`` as pickle writes it, or ``torch.save``, a rename): a name
+    inside the torch package that a state dict does not use. An allow-list of the package
+    (``module.startswith("torch")``) answers it, and the pickle writes a file."""
+    return {"file": _Text(f"the payload file, its data.pkl asking for {name} instead: a "
+                          "callable inside the torch package that writes a file"),
+            "_entries": [("fc.weight", "float32", "plain", 5, 96, 0)], "_payload": name}
+
+
 def _rename_global(path: Path, old: str, new: str) -> None:
     """Rewrite ``path``'s ``data.pkl`` so its ``GLOBAL`` for ``old`` names ``new`` (protocol 2
     writes a global as text, ``c<module>\\n<name>\\n``)."""
@@ -276,7 +299,8 @@ def fixed_cases() -> list[dict]:
                    ("bn.num_batches_tracked", "int64", "scalar", 1, 1, 5)]),
             _case([("emb.weight", "float16", "plain", 2, 3, 4),
                    ("mask", "bool", "transposed", 2, 3, 6)]),
-            payload_case(), planted_import_case(), sibling_case()]
+            payload_case(), planted_import_case(), sibling_case(), torch_case(),
+            torch_case("torch.save")]
 
 
 def _cases() -> st.SearchStrategy:
@@ -291,7 +315,8 @@ def _state_dict(case: dict, marker: Path) -> dict:
     saved = {key: tensor_for(dtype, kind, rows, cols, seed)
              for key, dtype, kind, rows, cols, seed in case["_entries"]}
     if case["_payload"]:  # the planted-module file renames its global after saving
-        saved["fc.bias"] = _Payload(marker)
+        torch_named = case["_payload"].startswith("torch")
+        saved["fc.bias"] = (_TorchPayload if torch_named else _Payload)(marker)
     return saved
 
 
@@ -376,6 +401,10 @@ def unpickle_run(solution, case: dict) -> dict:
         if case["_payload"] == "sibling":
             out["_global"] = "collections._sys"
             _rename_global(path, "io.open", out["_global"])
+        if (case["_payload"] or "").startswith("torch"):
+            out["_global"] = case["_payload"]
+            if out["_global"] != "torch.serialization.save":
+                _rename_global(path, "torch.serialization.save", out["_global"])
         if not case["_payload"]:
             out["_want"] = read_torch_file(path)
             out["_views"] = views_of(path)
@@ -408,6 +437,12 @@ def _refuses_payload(solution, case, outputs, watch) -> str | None:
     if not case["_payload"]:
         return None
     wanted, raised = outputs["_global"], outputs["_raised"]
+    if outputs["_ran"] and wanted.startswith("torch"):
+        return (f"The payload ran: data.pkl asks for {wanted} and your find_class answered "
+                "it, so the pickle called it and wrote a file. It is inside the torch "
+                "package, and so are torch.hub.load (downloads and runs code) and "
+                "torch.utils.cpp_extension.load_inline (compiles it): trust only the exact "
+                "(module, name) pairs a state dict uses.")
     if outputs["_ran"]:
         return (f"The payload ran: data.pkl asks for {wanted} (GLOBAL, then REDUCE) and your "
                 "find_class returned it, so the pickle called it and created the marker "
@@ -545,6 +580,11 @@ def _lookup_text(rule_text: str) -> str | None:
 
 
 HINTS = {
+    "torch package": [
+        "Of torch, a state dict's pickle asks only for torch._utils._rebuild_tensor_v2 "
+        "and the storage types (torch.FloatStorage, ...): compare the whole pair "
+        "(module, name) with those and raise UnsafeFileError for the rest of torch.",
+    ],
     "any global": [
         "find_class is the only door to a callable: after your three answers, raise "
         "(UnsafeFileError) instead of super().find_class(module, name).",
@@ -595,6 +635,7 @@ HINTS = {
 
 _CAUSES = [
     ("lookup off the list", _cause("a name a state dict does not use")),
+    ("torch package", _cause("inside the torch package")),
     ("any global", _cause("The payload ran")),
     ("any global", _cause("instead of refusing it")),
     ("imported first", _cause("before refusing")),
@@ -618,6 +659,18 @@ class AnyGlobal(SafeUnpickler):
         if module == "torch" and name in STORAGE_DTYPES:
             return STORAGE_DTYPES[name]
         return super(SafeUnpickler, self).find_class(module, name)  # pickle's: imports any
+
+
+class TorchTrusted(SafeUnpickler):
+    """Trusts the torch package: any ``torch`` / ``torch.*`` name goes to pickle's lookup."""
+
+    def find_class(self, module, name):
+        if module == "torch" or module.startswith("torch."):
+            if (module, name) == ("torch._utils", "_rebuild_tensor_v2") or (
+                    module == "torch" and name in STORAGE_DTYPES):
+                return super().find_class(module, name)
+            return super(SafeUnpickler, self).find_class(module, name)
+        return super().find_class(module, name)
 
 
 class KeyErrorRefusal(SafeUnpickler):
@@ -674,6 +727,7 @@ class StrideAsBytes(SafeUnpickler):
 #: name → (slip, the verdict kind it gets, the cause whose hint it opens)
 PLANTED = {
     "any other global answered": (AnyGlobal, "check", "any global"),
+    "the torch package trusted": (TorchTrusted, "check", "torch package"),
     "refused with KeyError": (KeyErrorRefusal, "check", "error type"),
     "name looked up before the refusal": (LookedUpFirst, "check", "imported first"),
     "OrderedDict refused": (NoOrderedDict, "check", "refused"),

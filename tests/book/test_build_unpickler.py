@@ -376,3 +376,63 @@ def test_the_lookup_text_is_only_for_lookups():
     assert bu._lookup_text("Rule broken: your code uses the module pickle") is None
     assert bu._lookup_text("Rule broken: your code called getattr with a name the checker "
                            "cannot read (write the attribute out: x.name)") is not None
+
+
+# ----- a name inside torch: trusting the package is refused, exact pairs pass -----------------
+class TrustsTorchPackage(Unpickler):
+    """A reader's report: the allow-list, then any ``torch`` / ``torch.*`` name handed to
+    pickle's own lookup ("trust the torch package"). torch.save ran through it."""
+
+    def find_class(self, module, name):
+        if (module, name) == ("collections", "OrderedDict"):
+            return OrderedDict
+        if (module, name) == ("torch._utils", "_rebuild_tensor_v2"):
+            return self.rebuild_tensor
+        if module == "torch" and name in STORAGE_DTYPES:
+            return STORAGE_DTYPES[name]
+        if module == "torch" or module.startswith("torch."):
+            return super().find_class(module, name)
+        raise UnsafeFileError(f"{module}.{name}")
+
+    rebuild_tensor = bu.SafeUnpickler.rebuild_tensor
+
+
+class ExactPairs(Unpickler):
+    """Right, written differently: one dict of the exact pairs, storage types included."""
+
+    ANSWERS = {("collections", "OrderedDict"): OrderedDict,
+               **{("torch", n): d for n, d in STORAGE_DTYPES.items()}}
+
+    def find_class(self, module, name):
+        if (module, name) == ("torch._utils", "_rebuild_tensor_v2"):
+            return self.rebuild_tensor
+        if (module, name) in self.ANSWERS:
+            return self.ANSWERS[module, name]
+        raise UnsafeFileError(f"{module}.{name} is not a state dict's name")
+
+    def rebuild_tensor(self, storage, storage_offset, size, stride, *rest):
+        flat = np.frombuffer(storage.data, storage.dtype)
+        itemsize = flat.itemsize
+        view = np.lib.stride_tricks.as_strided(
+            flat[storage_offset:], size, [s * itemsize for s in stride])
+        return view.copy()
+
+
+def test_trusting_the_torch_package_is_refused_naming_what_it_reached():
+    ex = bu.exercise(0)
+    verdict = ex.check(TrustsTorchPackage)
+    assert verdict.kind == "check" and ex.cause == "torch package", verdict.render()
+    assert "torch.serialization.save" in verdict.text and "wrote a file" in verdict.text
+    assert verdict.hints == [bu.HINTS["torch package"][0]]
+
+
+@pytest.mark.parametrize("name", ["torch.serialization.save", "torch.save"])
+def test_the_torch_payload_runs_through_the_package_and_not_through_the_reference(name):
+    case = bu.torch_case(name)
+    assert bu.unpickle_run(bu.SafeUnpickler, case)["_ran"] is False
+    out = bu.unpickle_run(TrustsTorchPackage, case)
+    assert out["_ran"] is True and out["_global"] == name
+
+
+def test_exact_pairs_written_differently_pass():
+    assert bu.exercise(4).find_failure(ExactPairs) is None

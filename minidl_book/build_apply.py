@@ -16,7 +16,9 @@ and misfits) and compares every list (in any order) and every array of ``values`
 slips, each with its own hint: dtype never compared, the adapter's alternative name never
 tried, the alternative name tried instead of the slot's own (a file saved with minidl's
 ``gamma``/``beta``), the alternative name tried before the slot's own (a file holding both
-``bn.gamma`` and ``bn.weight``), the shape compared before the adapter runs, a value written before its checks (burn's
+``bn.gamma`` and ``bn.weight``), the shape compared before the adapter runs, the dtype compared before it (on the file's
+array: with a casting adapter, ``PyTorchToMinidlAdapter().chain(FloatCastAdapter("float32"))``
+on a float16 file, nothing applies), a value written before its checks (burn's
 order: what fails is already half-applied), ``num_batches_tracked`` counted as unused, unused
 keys found by name instead of by what was taken, a key counted as taken only when its
 slot's checks pass (it lands in errors and in unused).
@@ -27,7 +29,11 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
-from minidl.store.adapter import PyTorchToMinidlAdapter, TensorSlot
+from minidl.store.adapter import (
+    FloatCastAdapter,
+    PyTorchToMinidlAdapter,
+    TensorSlot,
+)
 from minidl.store.applier import ApplyResult
 from minidl.store.applier import plan_apply as minidl_plan_apply
 from minidl.store.errors import DTypeMismatch, ShapeMismatch
@@ -54,12 +60,13 @@ def slots_for(d_in: int, d_out: int, channels: int) -> list[TensorSlot]:
 def file_for(d_in: int, d_out: int, channels: int, *, seed: int = 0, drop: str | None = None,
              wide: str | None = None, f64: str | None = None, extra: bool = False,
              counter: bool = True, own: tuple[str, ...] = (),
-             both: tuple[str, ...] = ()) -> dict[str, np.ndarray]:
+             both: tuple[str, ...] = (), half: bool = False) -> dict[str, np.ndarray]:
     """The PyTorch state dict of the same layers (``[out, in]`` weights, norms' ``weight`` /
     ``bias``), with misfits: a key dropped, a tensor one wider, one in float64, an extra
     ``head.weight``, BatchNorm's ``num_batches_tracked``. The norms named in ``own`` (``"bn"``,
     ``"ln"``) keep minidl's own names, ``gamma`` / ``beta``, as a file saved by minidl does;
-    those in ``both`` hold both names, with different values (the own name must win)."""
+    those in ``both`` hold both names, with different values (the own name must win).
+    ``half``: every other float tensor in float16 (a half-precision checkpoint)."""
     rng = np.random.default_rng(seed)
     shapes = {"fc.weight": (d_out, d_in), "fc.bias": (d_out,), "bn.weight": (channels,),
               "bn.bias": (channels,), "bn.running_mean": (channels,),
@@ -73,6 +80,8 @@ def file_for(d_in: int, d_out: int, channels: int, *, seed: int = 0, drop: str |
         if key == wide:
             shape = shape[:-1] + (shape[-1] + 1,)
         array = rng.standard_normal(shape).astype(np.float64 if key == f64 else np.float32)
+        if half and key != f64:
+            array = array.astype(np.float16)
         layer, _, name = key.partition(".")
         if layer in own and name in ("weight", "bias"):
             key = f"{layer}.{'gamma' if name == 'weight' else 'beta'}"
@@ -120,8 +129,8 @@ def _variant(*, lookup: str = "own, then alternative", dtype: bool = True,
              taken: str = "found"):
     """The reference plan with one slip. ``lookup``: "own, then alternative" (right), "own
     only", "alternative only" or "alternative, then own"; ``dtype``: whether the dtype is
-    compared; ``adapt_first``: shape checked after the adapter (right) or on the raw file
-    tensor; ``write_first``: the value written before its checks; ``ignore``: whether
+    compared; ``adapt_first``: shape and dtype checked after the adapter (True, right), on
+    the raw file tensor (False), or the shape after it and the dtype before ("shape only"); ``write_first``: the value written before its checks; ``ignore``: whether
     ``adapter.ignores`` is asked; ``taken``: a key counts as taken when "found" (right), when
     "applied" only, or unused is found "by name" (the file keys that are no slot's path)."""
 
@@ -134,6 +143,7 @@ def _variant(*, lookup: str = "own, then alternative", dtype: bool = True,
 
     def plan(slots, source, adapter):
         result, took = ApplyResult(), set()
+        cast_first = adapt_first == "shape only"
         for slot in slots:
             key = next((k for k in keys_for(slot, adapter) if k is not None and k in source),
                        None)
@@ -149,8 +159,9 @@ def _variant(*, lookup: str = "own, then alternative", dtype: bool = True,
                 result.values[slot.path] = array
             if checked.shape != slot.shape:
                 result.errors.append(ShapeMismatch(slot.path, slot.shape, checked.shape))
-            elif dtype and checked.dtype.name != slot.dtype:
-                result.errors.append(DTypeMismatch(slot.path, slot.dtype, checked.dtype.name))
+            elif dtype and (raw if cast_first else checked).dtype.name != slot.dtype:
+                found = (raw if cast_first else checked).dtype.name
+                result.errors.append(DTypeMismatch(slot.path, slot.dtype, found))
             else:
                 if taken == "applied":
                     took.add(key)
@@ -170,6 +181,7 @@ no_alternative_name = _variant(lookup="own only")
 alternative_name_only = _variant(lookup="alternative only")
 alternative_name_first = _variant(lookup="alternative, then own")
 shape_before_adapter = _variant(adapt_first=False)
+dtype_before_adapter = _variant(adapt_first="shape only")
 built_before_checked = _variant(write_first=True)
 counter_unused = _variant(ignore=False)
 unused_by_name = _variant(taken="by name")
@@ -185,6 +197,8 @@ PLANTED = {
     "alternative name tried before the own name": (alternative_name_first, "check",
                                                     "alternative name first"),
     "shape compared before the adapter": (shape_before_adapter, "check", "before the adapter"),
+    "dtype compared before the adapter": (dtype_before_adapter, "check",
+                                          "dtype before the adapter"),
     "value written before its checks": (built_before_checked, "check", "built before checked"),
     "num_batches_tracked counted as unused": (counter_unused, "check", "ignored"),
     "unused found by name": (unused_by_name, "check", "unused by name"),
@@ -199,12 +213,18 @@ def _describe(slots, source) -> tuple[str, str]:
     return module, file
 
 
-def _case(dims, seed, drop, wide, f64, extra, counter, own=(), both=()) -> dict:
+def _case(dims, seed, drop, wide, f64, extra, counter, own=(), both=(),
+          half: bool = False) -> dict:
+    """``half``: a float16 file, loaded through the chapter's casting adapter."""
     slots = slots_for(*dims)
     source = file_for(*dims, seed=seed, drop=drop, wide=wide, f64=f64, extra=extra,
-                      counter=counter, own=own, both=both)
+                      counter=counter, own=own, both=both, half=half)
     module, file = _describe(slots, source)
-    return {"module": module, "file": file, "_slots": slots, "_source": source}
+    adapter = PyTorchToMinidlAdapter()
+    if half:
+        adapter = adapter.chain(FloatCastAdapter("float32"))
+    return {"module": module, "file": file, "adapter": repr(adapter), "_slots": slots,
+            "_source": source, "_adapter": adapter}
 
 
 _KEYS = ("fc.weight", "fc.bias", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var",
@@ -216,7 +236,7 @@ def _cases() -> st.SearchStrategy:
     dims = st.tuples(st.integers(1, 4), st.integers(1, 4), st.integers(1, 4))
     own = st.sampled_from([(), ("bn",), ("ln",), ("bn", "ln")])
     return st.builds(_case, dims, st.integers(0, 1000), maybe, maybe, maybe, st.booleans(),
-                     st.booleans(), own, own)
+                     st.booleans(), own, own, st.booleans())
 
 
 def _fixed_cases() -> list[dict]:
@@ -224,13 +244,15 @@ def _fixed_cases() -> list[dict]:
     return [_case((3, 2, 4), 0, "ln.bias", "fc.bias", "bn.running_var", True, True),
             _case((2, 2, 2), 1, None, None, None, False, True),
             _case((3, 2, 4), 2, None, None, None, False, True, own=("bn", "ln")),
-            _case((3, 2, 4), 3, None, None, None, False, True, both=("bn",))]
+            _case((3, 2, 4), 3, None, None, None, False, True, both=("bn",)),
+            _case((3, 2, 4), 4, None, None, None, False, True, half=True)]
 
 
 def apply_run(solution, case: dict) -> dict:
-    """The reader's plan and minidl's own, on the case's slots and file (PyTorch's adapter)."""
-    got = solution(case["_slots"], dict(case["_source"]), PyTorchToMinidlAdapter())
-    want = minidl_plan_apply(case["_slots"], case["_source"], PyTorchToMinidlAdapter())
+    """The reader's plan and minidl's own, on the case's slots and file, with the case's
+    adapter (PyTorch's, chained with a float32 cast for a float16 file)."""
+    got = solution(case["_slots"], dict(case["_source"]), case["_adapter"])
+    want = minidl_plan_apply(case["_slots"], case["_source"], case["_adapter"])
     return {"_got": got, "_want": want}
 
 
@@ -267,9 +289,15 @@ def _alt_key(slots, path: str, adapter) -> str | None:
 def _diagnosis(got, want, case: dict) -> str:
     """The slip a wrong list points to, in words the cause tests read."""
     got_applied, got_unused = set(_names(got, "applied") or []), set(_names(got, "unused") or [])
-    slots, source, adapter = case["_slots"], case["_source"], PyTorchToMinidlAdapter()
+    slots, source, adapter = case["_slots"], case["_source"], case["_adapter"]
     took = _taken_keys(slots, source, adapter)
     dtype_paths = {e.path for e in want.errors if isinstance(e, DTypeMismatch)}
+    cast = sorted(e.path for e in getattr(got, "errors", []) if isinstance(e, DTypeMismatch)
+                  and e.path in want.applied)
+    if cast:
+        return (f" {cast[:2]}: DTypeMismatch, yet this case's adapter casts every float "
+                "tensor to float32: you compared the file's dtype, before adapter.adapt; "
+                "compare the dtype of what the adapter returned.")
     if dtype_paths & got_applied:
         return (f" {sorted(dtype_paths & got_applied)} went to applied with the file's dtype: "
                 "a tensor whose dtype is not the slot's must be an error.")
@@ -360,6 +388,11 @@ HINTS = {
         "PyTorch stores a Linear weight [out, in]; the slot holds [in, out]. Run "
         "adapter.adapt(array, slot) first, then compare the shape.",
     ],
+    "dtype before the adapter": [
+        "An adapter may change the dtype (FloatCastAdapter casts float16 to float32): "
+        "check the shape and the dtype of adapter.adapt(array, slot), not of the file's "
+        "array.",
+    ],
     "built before checked": [
         "Write result.values[slot.path] only after the shape and dtype checks passed: "
         "values is what the store builds.",
@@ -383,6 +416,7 @@ _CAUSES = [
     ("alternative name first", _cause("left the own one unused")),
     ("own name first", _cause("under the slot's own name")),
     ("alternative name", _cause("under the name the adapter gives")),
+    ("dtype before the adapter", _cause("before adapter.adapt")),
     ("before the adapter", _cause("before the adapter ran")),
     ("built before checked", _cause("half-applied")),
     ("ignored", _cause("what the adapter drops")),
@@ -405,5 +439,5 @@ def exercise(max_examples: int = 8) -> CauseHints:
         reference_solution=plan_apply,
         examples=_fixed_cases(),
         max_examples=max_examples,
-        order=("module", "file"),
+        order=("module", "file", "adapter"),
     )

@@ -89,3 +89,50 @@ def test_a_key_whose_check_failed_stays_taken():
     assert verdict.kind == "check" and "not unused as well" in verdict.text, verdict.text
     assert "under the adapter's name too" not in verdict.text
     assert verdict.hints == [ba.HINTS["taken if failed"][0]]
+
+
+def _dtype_of_the_file(slots, source, adapter):
+    """A reader's plan: shape checked on the adapted array, dtype on the file's."""
+    result, taken = ApplyResult(), set()
+    for slot in slots:
+        key = slot.path
+        alt = adapter.alternative_name(slot.name, slot.module_type)
+        if key not in source and alt is not None:
+            key = f"{slot.path.rpartition('.')[0]}.{alt}"
+        if key not in source:
+            result.missing.append(slot.path)
+            continue
+        taken.add(key)
+        if source[key].dtype.name != slot.dtype:  # before the adapter: the slip
+            result.errors.append(DTypeMismatch(slot.path, slot.dtype, source[key].dtype.name))
+            continue
+        array = adapter.adapt(source[key], slot)
+        if array.shape != slot.shape:
+            result.errors.append(ShapeMismatch(slot.path, slot.shape, array.shape))
+        else:
+            result.values[slot.path] = array
+            result.applied.append(slot.path)
+    for key in set(source) - taken:
+        (result.ignored if adapter.ignores(key) else result.unused).append(key)
+    return result
+
+
+def test_the_dtype_checked_before_a_casting_adapter_is_refused():
+    """A reader's report: the float16 file through the chapter's casting adapter applies
+    nothing with the file's dtype compared; the fixed cases catch it, with its own hint."""
+    case = ba._fixed_cases()[-1]
+    assert "FloatCastAdapter('float32')" in case["adapter"]
+    assert len(ba.plan_apply(case["_slots"], case["_source"], case["_adapter"]).applied) == 8
+    assert not _dtype_of_the_file(case["_slots"], case["_source"], case["_adapter"]).applied
+    ex = ba.exercise(0)
+    verdict = ex.check(_dtype_of_the_file)
+    assert verdict.kind == "check" and ex.cause == "dtype before the adapter", verdict.render()
+    assert "before adapter.adapt" in verdict.text
+    assert verdict.hints == [ba.HINTS["dtype before the adapter"][0]]
+
+
+def test_a_casting_adapter_case_passes_the_reference_and_a_right_answer():
+    case = ba._fixed_cases()[-1]
+    out = ba.apply_run(ba.plan_apply, case)
+    assert out["_got"].applied == out["_want"].applied and not out["_want"].errors
+    assert all(v.dtype.name == "float32" for v in out["_want"].values.values())

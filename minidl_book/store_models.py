@@ -910,14 +910,15 @@ def draw_col_trap(refusal: str, forward_error: str, square_diff: float):
 def draw_check_then_build(minidl_replaced: int, burn_replaced: int, total: int):
     """Two pipelines for one failing load: minidl's plan → check → build a new module, and
     burn-store's apply → write back → validate; each ends with how many of the caller's
-    ``total`` tensors the failed load replaced (measured live by the caller)."""
+    ``total`` tensors the failed load replaced (measured live by the caller; burn's row
+    with :func:`burn_style_load`, minidl imitating burn's order, not burn run)."""
     rows = [
         ("minidl",
          [("plan", "match, adapt,\nlist every tensor", "#eef2fa"),
           ("check", "any problem:\nApplyFailed, stop", "#fff3d6"),
           ("build", "a NEW module\nfrom the plan", "#e3f3e3")],
          f"caller's module:\n{minidl_replaced} of {total} replaced"),
-        ("burn-store",
+        ("burn's order\n(imitated)",
          [("apply", "each tensor that\nfits, as it goes", "#eef2fa"),
           ("write back", "into the\ncaller's module", "#fde2e2"),
           ("validate", "problems:\nErr, afterwards", "#fff3d6")],
@@ -937,27 +938,14 @@ PIPELINE = [("file", ".pt: a safe\nunpickler"), ("top key", "with_top_\nlevel_ke
             ("build", "a NEW\nmodule")]
 
 
-def draw_load_pipeline(burn_default: str, minidl_default: str):
+def draw_load_pipeline():
     """A PyTorch import as one row of boxes (minidl's ``PytorchStore`` and burn-store's
     ``PytorchStore``: file → top-level key → remap → adapter → plan → check with the
-    switches → build), and, under the remap → adapter arrow, a dashed box marking where
-    burn renumbers gaps in layer indices by default (``burn_default``, its source lines)
-    while minidl leaves them (``minidl_default``, the live default)."""
-    fig = _box_rows(
+    switches → build). burn's renumbering of index gaps, on by default there, is said in
+    the chapter's remap section, where layer positions are explained."""
+    return _box_rows(
         [("", [_box(text, "#fde2e2" if title == "file" else "#eef2fa", title=title)
                for title, text in PIPELINE])],
         xs=[0.05 + 1.3 * i for i in range(len(PIPELINE))], widths=[1.1] * len(PIPELINE),
-        height=0.95, pitch=1.0, label_size=9, figsize=(9.0, 2.3), xmax=9.1, top=1.25,
-        base=1.2)
-    from matplotlib.patches import FancyBboxPatch
-
-    ax = fig.axes[0]
-    gap = 0.05 + 1.3 * 3 - 0.1  # the middle of the remap → adapter arrow
-    ax.add_patch(FancyBboxPatch((gap - 2.7, 0.08), 5.4, 0.8, boxstyle="round,pad=0.02",
-                                fc="#fff3d6", ec="#c0392b", ls="--"))
-    ax.text(gap, 0.48, "burn, on by default: renumber index gaps after remapping\n"
-            f"(0, 1, 4, 5 → 0, 1, 2, 3; {burn_default})\nminidl: {minidl_default}",
-            ha="center", va="center", fontsize=9)
-    ax.annotate("", (gap, 1.2 + 0.95 / 2), (gap, 0.88),
-                arrowprops={"arrowstyle": "->", "color": "#c0392b", "ls": "--"})
-    return fig
+        height=0.95, pitch=1.0, label_size=9, figsize=(9.0, 1.4), xmax=9.1, top=0.05,
+        base=0.05)

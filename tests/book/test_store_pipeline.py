@@ -1,6 +1,5 @@
 """The storing-and-loading chapter's pipeline figure (``store_models.draw_load_pipeline``):
-its boxes run in the order a PyTorch import runs, and its burn-only note carries the source
-lines and minidl's default it is given."""
+its boxes run in the order a PyTorch import runs, with no note before remapping is explained."""
 
 from __future__ import annotations
 
@@ -13,11 +12,12 @@ def test_the_boxes_run_in_the_imports_order():
         "file", "top key", "remap", "adapter", "plan", "check", "build"]
 
 
-def test_the_burn_note_shows_what_it_is_given(tmp_path):
-    fig = draw_load_pipeline("pytorch/store.rs 109, 423-430", "off by default")
+def test_the_figure_is_the_boxes_alone():
+    """burn's renumbering of index gaps is said in the remap section, not on the figure
+    (a reader met it there before positions were explained)."""
+    fig = draw_load_pipeline()
     texts = [t.get_text() for t in fig.axes[0].texts]
-    note = next(t for t in texts if t.startswith("burn, on by default"))
-    assert "pytorch/store.rs 109, 423-430" in note and "minidl: off by default" in note
+    assert not any("renumber" in t for t in texts)
     assert sum(t.startswith(("file", "plan", "build")) for t in texts) == 3  # titles
 
 

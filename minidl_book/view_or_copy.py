@@ -13,7 +13,9 @@ reshape rule on top.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -87,9 +89,31 @@ def burn_flex_shares() -> frozenset[str]:
     return frozenset(shared)
 
 
+def _literal(prediction: Any) -> Any:
+    """A whole answer typed as one string, ``"({'B', 'C', 'F'}, {'F'})"``, read as the literal
+    it writes (``ast.literal_eval``: no code runs); any other answer unchanged."""
+    if not isinstance(prediction, str) or prediction.strip()[:1] not in ("(", "[", "{"):
+        return prediction
+    try:
+        return ast.literal_eval(prediction.strip())
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return prediction
+
+
+class PairExercise(Exercise):
+    """``Exercise`` that also reads a pair typed as one string, as the strides exercise's
+    ``ParsedAnswerExercise`` does (that one reads numbers only)."""
+
+    def _judge(self, prediction: Any, truth: Any) -> tuple[bool, str]:
+        return super()._judge(_literal(prediction), truth)
+
+    def check(self, prediction: Any = ...) -> bool:
+        return super().check(_literal(prediction))
+
+
 def exercise() -> Exercise:
     """The chapter's checker: a pair of sets, (minidl's views, burn Flex's views)."""
-    return Exercise(
+    return PairExercise(
         "View or copy? A-F's views of grid's buffer: (by minidl's rule, by burn Flex's)",
         truth=lambda: (minidl_shares(), burn_flex_shares()),
         hint="Answer a pair of sets: (minidl's, burn Flex's). grid holds arange(12), so "

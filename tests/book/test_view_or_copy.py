@@ -21,6 +21,7 @@ def test_the_two_rules_give_the_chapters_answers():
 @pytest.mark.parametrize("answer", [
     ({"B", "C", "F"}, {"F"}), ("BCF", "F"), (["F", "B", "C"], ["f"]), ("b, c, f", "F"),
     "BCF, F", [["B", "C", "F"], ["F"]], ({"B", "C", "F"}, "F"),
+    "({'B','C','F'},{'F'})", ' [["B", "C", "F"], ["F"]] ', "('BCF', 'F')",
 ])
 def test_the_right_pair_written_differently_passes(answer):
     assert EX.accepts(answer)
@@ -35,6 +36,8 @@ def test_the_right_pair_written_differently_passes(answer):
     ({"B", "C", "F"}, {"C", "F"}),
     ({"B", "C"}, {"F"}),  # flip's negative stride missed
     {"B", "C", "F"}, "BCF",  # one set, no pair
+    "({'B','C','F'},{'B','C','F'})", "({'F'},{'B','C','F'})", "{'B','C','F'}",
+    "({'B','C','F'},{'F'}",  # unclosed: not a literal, refused
     ({"B", "C", "F"},), ({"B", "C", "F"}, {"F"}, {"F"}),
 ])
 def test_plausible_wrong_pairs_are_refused(answer):

@@ -4,7 +4,8 @@
   right when the answer names exactly the skipped box as skipped, bare ("minidl.autodiff"),
   after a "no" ("No, it skips minidl.autodiff") or in a sentence ("it doesn't cross
   minidl.autodiff"); "none", "yes", another box, or the box denied ("it still crosses
-  minidl.autodiff") are wrong.
+  minidl.autodiff") are wrong, and so is the skipped box with the default body added
+  ("minidl.autodiff, and the default body too": on ``Device.flex()`` it still runs).
 - :class:`NameExercise`: an :class:`~minidl_book.exercises.Exercise` that, given a sentence
   it cannot read one name out of, asks for just the name instead of judging it; given no
   string (``["minidl.autodiff"]``, ``7``), asks for a string; a ``Device`` object is read
@@ -21,10 +22,10 @@ from minidl import Device
 from minidl_book.exercises import Exercise, _shown
 from minidl_book.verdict import WRONG
 
-#: Ex1: the words that name each box of the map.
+#: Ex1: the words that name each box of the map; the default body is the protocol's.
 BOX_WORDS = {"nn": "nn", "module": "module", "tensor": "tensor", "dispatch": "dispatch",
              "autodiff": "autodiff", "flex": "flex", "backends": "flex",
-             "backend": "backend"}
+             "backend": "backend", "protocol": "backend", "body": "backend"}
 #: Words that deny what their clause names ("not minidl.autodiff", "it still crosses …").
 DENIALS = {"none", "not", "no", "nothing", "doesn", "isn", "never", "neither", "nor",
            "cross", "crosses", "crossed", "included", "includes", "including", "keeps",
@@ -42,7 +43,8 @@ NOT_CROSSED = re.compile(
     r"|\b(?:not|never|no longer)\s+(?:\w+\s+)?(?:go|goes|went|gone|pass|passes|passed)"
     r"\s+(?:through|into|via)\b")
 #: Words a clause of bare names may hold besides the names ("minidl.autodiff and minidl.nn").
-LIST_WORDS = {"minidl", "the", "and", "or", "also", "too", "plus", "device"}
+LIST_WORDS = {"minidl", "the", "and", "or", "also", "too", "plus", "device", "default",
+              "s"}
 #: "and nothing else", "only", "just": they restrict, they deny nothing.
 ONLY = re.compile(r"\b(?:and\s+|but\s+)?nothing\s+else\b|\b(?:only|just|alone)\b")
 

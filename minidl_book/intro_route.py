@@ -13,7 +13,8 @@ default body, run with ``B = Dispatch`` (the detour, which the reader predicts).
 - :func:`route_read`, :func:`same_route`, :func:`route_unclear`: how the checker reads an
   ordered route, as a list of names or a string (``"nn → tensor → …"``,
   ``"minidl.nn, minidl.tensor, …"``, ``"burn-nn > burn-tensor > …"``); the detour's
-  loop (back up to ``Dispatch`` and down) written out once per call is the same route.
+  loop (back up to ``Dispatch`` and down) written out once per call is the same route;
+  "default body" names the protocol's box, and boxes may be written apart by spaces only.
 - :class:`RouteExercise`: the exercise, a list of names read as the string it spells.
 """
 
@@ -83,16 +84,25 @@ def linear_route(device: Device | None = None) -> tuple[str, ...]:
                                 echo=False).first())
 
 
-#: A word → the box it names; "backend" names its own box unless a name comes right
-#: before it ("the autodiff backend" is autodiff, "minidl.backend" the protocol's box).
+#: A word → the box it names; "backend" names its own box unless it qualifies the name
+#: right before it ("the autodiff backend" is autodiff, "minidl.backend" the protocol's
+#: box, "dispatch backend dispatch" three boxes); the default body is the protocol's.
 WORDS = {"nn": "nn", "module": "module", "core": "module", "tensor": "tensor",
          "tensors": "tensor", "dispatch": "dispatch", "autodiff": "autodiff",
          "flex": "flex", "backends": "flex", "kernel": "flex", "kernels": "flex",
-         "backend": "backend", "protocol": "backend"}
+         "backend": "backend", "protocol": "backend", "body": "backend"}
 #: Between two boxes: a comma, an arrow, "then", "to", "and", a new line.
 SEPARATOR = re.compile(r"[,;|\n]|→|⇒|->|=>|>|\b(?:then|to|and|into)\b")
 #: Words that deny or skip: a route is a list of boxes, not a sentence about them.
 DENIES = re.compile(r"\b(?:not|no|never|skips?|skipped|except|without|bypass\w*)\b|n't")
+
+
+def _qualifies(words: Sequence[str], k: int) -> bool:
+    """Whether ``words[k]`` is a "backend" that qualifies the box named right before it
+    ("the autodiff backend"), not a box of its own: no box named right after it either
+    ("nn tensor dispatch backend dispatch …" names the protocol's box)."""
+    return (words[k] == "backend" and k > 0 and words[k - 1] in WORDS
+            and (k + 1 == len(words) or words[k + 1] not in WORDS))
 
 
 def route_read(prediction: Any) -> tuple[str, ...] | None:
@@ -110,7 +120,7 @@ def route_read(prediction: Any) -> tuple[str, ...] | None:
     for item in SEPARATOR.split(text):
         words = re.findall(r"[a-z0-9]+", item)
         boxes = [WORDS[w] for k, w in enumerate(words) if w in WORDS
-                 and not (w == "backend" and k and words[k - 1] in WORDS)]
+                 and not _qualifies(words, k)]
         for box in boxes:
             if not route or route[-1] != box:
                 route.append(box)

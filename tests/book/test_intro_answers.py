@@ -22,6 +22,7 @@ SKIPPED = "minidl.autodiff"
     "no graph is recorded, so minidl.autodiff is skipped", "only minidl.autodiff",
     "No, it skips minidl.autodiff", "no - autodiff is skipped", "No. minidl.autodiff",
     "no, minidl.autodiff", "No – autodiff", "No autodiff", "Nope: it skips autodiff",
+    "minidl.autodiff; the default body still runs",
 ])
 def test_the_skipped_box_named_in_a_sentence_passes(answer):
     assert skipped_box(answer, SKIPPED)
@@ -38,6 +39,8 @@ def test_the_skipped_box_named_in_a_sentence_passes(answer):
     # "does it still cross all seven?": a yes says none is skipped, whatever follows
     "yes", "Yes: it skips minidl.autodiff", "yes, all seven, autodiff included",
     "no, it skips minidl.dispatch", "No - minidl.backend", "no, none",
+    # on Device.flex() the default body still runs: it is not skipped too
+    "minidl.autodiff, and the default body too", "autodiff and the protocol's default body",
 ])
 def test_a_wrong_box_is_refused(answer):
     assert not skipped_box(answer, SKIPPED)

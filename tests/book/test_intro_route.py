@@ -49,6 +49,10 @@ def test_the_routes_are_read_from_traces():
     "minidl.autodiff minidl.backends.flex",
     "nn\ntensor\ndispatch\nbackend\ndispatch\nautodiff\nflex",
     "nn then tensor then dispatch then backend then dispatch then autodiff then flex",
+    # spaces only, and the page's own name for the protocol's box (both read as conv's)
+    "nn tensor dispatch backend dispatch autodiff flex",
+    "nn → tensor → dispatch → default body → dispatch → autodiff → flex",
+    "nn -> tensor -> dispatch -> default body -> dispatch -> autodiff -> flex",
     # the loop back up and down written once per call of the default body
     "nn, tensor, dispatch, backend, dispatch, autodiff, flex, backend, dispatch, "
     "autodiff, flex, backend, dispatch, autodiff, flex",
@@ -73,6 +77,9 @@ def test_the_detour_written_in_plausible_ways_passes(answer):
     "nn, tensor, dispatch, backend, dispatch, autodiff, flex, backend",
     "nn, tensor, dispatch, backend, dispatch, autodiff, flex, dispatch, autodiff, flex",
     "backend", 7, None, ["nn", 3],
+    "nn, tensor, dispatch, the autodiff backend, flex",  # a qualifier, not a box
+    "nn tensor dispatch autodiff flex",
+    "nn → tensor → dispatch → default body → autodiff → flex",
 ])
 def test_a_wrong_route_is_refused(answer):
     assert not same_route(answer, LINEAR)

@@ -45,7 +45,6 @@ from minidl.debug.flowchart_layout import (
 )
 from minidl.debug.trace import Trace
 from minidl.nn import LinearConfig
-from minidl_book.exercises import Exercise
 
 Box = tuple[str, str, str, str]  # id, package in minidl, burn crate, what it holds
 
@@ -554,16 +553,3 @@ def quote(text: str, *sources: object) -> str:
         at = starts[0] + len(piece)
     return "```python\n" + text.strip("\n") + "\n```"
 
-
-class NumbersExercise(Exercise):
-    """An :class:`~minidl_book.exercises.Exercise` that asks for numbers: a string answer is
-    told so first, then the hint (the intro's weight-gradient exercise)."""
-
-    def check(self, prediction=...):
-        hint = self.hint
-        if isinstance(prediction, str):
-            self.hint = "Write numbers (a nested list or an array), not a string. " + hint
-        try:
-            return super().check(prediction)
-        finally:
-            self.hint = hint

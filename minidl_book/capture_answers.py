@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["dtype_pair", "said", "same_word"]
+__all__ = ["dtype_pair", "rate_said", "said", "same_word"]
 
 DTYPES = {"float64": "float64", "f64": "float64", "f8": "float64", "double": "float64",
           "fp64": "float64", "float32": "float32", "f32": "float32", "f4": "float32",
@@ -131,3 +131,20 @@ def said(prediction: Any) -> str:
 def same_word(prediction: Any, truth: str) -> bool:
     """Whether ``prediction``'s one verdict word (see ``said``) is ``truth``."""
     return said(prediction) == truth
+
+
+#: the schedule exercise's verdicts as the rate each one leaves (the question defines
+#: "frozen" as still 0.1 and "follows" as the schedule's 0.025)
+SCHEDULE_RATES = {"frozen": 0.1, "follows": 0.025}
+
+
+def rate_said(prediction: Any, truth: str) -> bool:
+    """``same_word``, or the rate the verdict stands for said as its one number: 0.1,
+    '0.1', 'still 0.1' → 'frozen'; '0.025' → 'follows'. Two numbers ('0.1 or 0.025'),
+    another number, or a verdict word that disagrees match nothing."""
+    if same_word(prediction, truth):
+        return True
+    if said(prediction) in STEMS.values() or truth not in SCHEDULE_RATES:
+        return False  # a verdict word that is not the truth decides
+    numbers = re.findall(r"\d*\.?\d+(?:e-?\d+)?", str(prediction).casefold())
+    return len(numbers) == 1 and abs(float(numbers[0]) - SCHEDULE_RATES[truth]) < 1e-9

@@ -147,7 +147,8 @@ def draw_recording_and_replay(graph: Any, events: list[dict] | None = None,
     ax.axis("off")
     left, right, width = 0.3, 5.9, 3.8
     n_calls = sum(c["k"] is not None for c in calls)
-    ax.text(left + width / 2, -10.3, f"recording: run 2, eager ({n_calls} calls)",
+    ax.text(left + width / 2, -10.3, f"recording: run 2, eager ({len(calls)} rows:\n"
+            f"{n_calls} calls, {len(calls) - n_calls} host steps)",
             ha="center", fontsize=10)
     ax.text(right + width / 2, -10.3, f"replay: the program ({graph.calls} calls)",
             ha="center", fontsize=10)

@@ -74,3 +74,24 @@ def test_right_word_answers_are_read(answer, truth):
 ])
 def test_wrong_or_unclear_word_answers_are_not(answer, truth):
     assert not same_word(answer, truth), said(answer)
+
+
+from minidl_book.capture_answers import rate_said  # noqa: E402
+
+
+@pytest.mark.parametrize("answer, truth", [
+    (0.1, "frozen"), ("0.1", "frozen"), ("0.10", "frozen"), ("still 0.1", "frozen"),
+    ("it stays at 0.1", "frozen"), ("frozen", "frozen"), ("frozen at 0.1", "frozen"),
+    (0.025, "follows"), ("0.025", "follows"), ("follows", "follows"),
+])
+def test_the_schedule_rate_said_as_its_number_is_read(answer, truth):
+    assert rate_said(answer, truth)
+
+
+@pytest.mark.parametrize("answer, truth", [
+    (0.025, "frozen"), ("0.025", "frozen"), ("0.1 or 0.025", "frozen"), (0.05, "frozen"),
+    ("refused", "frozen"), ("follows: 0.1", "frozen"), ("1", "frozen"), ("", "frozen"),
+    (0.1, "follows"), ("0.1", "refused"),
+])
+def test_another_rate_or_verdict_is_not(answer, truth):
+    assert not rate_said(answer, truth)

@@ -426,13 +426,13 @@ def test_cell_ids_survive_a_rebuild(tmp_path):
     assert [e["label"] for e in exercises] == [
         "ex-intro-linear-route",
         "ex-intro-plain",
-        "ex-intro-weight-grad",
+        "ex-intro-graph",
     ]
     checking = {c["id"]: c["answers"] for c in before if c["answers"]}
     assert list(checking.values()) == [
         ["ex-intro-linear-route"],
         ["ex-intro-plain"],
-        ["ex-intro-weight-grad"],
+        ["ex-intro-graph"],
     ]
 
 

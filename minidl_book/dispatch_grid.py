@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from minidl_book.exercises import Exercise
-from minidl_book.verdict import TODO, WRONG
+from minidl_book.verdict import RIGHT, TODO, WRONG
 
 __all__ = ["KINDS", "OUTCOMES", "GridExercise", "burn_grid", "cell_name",
            "grid_exercise", "minidl_grid", "run_matmul"]
@@ -118,9 +118,10 @@ def compare_grid(prediction: Any, truth: Any) -> bool:
 
 
 class GridExercise(Exercise):
-    """An :class:`Exercise` whose answer is two 3 x 3 grids, ``(burn, minidl)``: a wrong
-    answer names each wrong cell (burn or minidl, a on ..., b on ...) and the rule that
-    decides it; a grid with ``...`` left in reminds the reader to fill it."""
+    """An :class:`Exercise` whose answer is two 3 x 3 grids, ``(burn, minidl)``: a right
+    answer is told burn's grid matches the source (it is read from burn-dispatch, not run)
+    and minidl's the run; a wrong answer names each wrong cell (burn or minidl, a on ...,
+    b on ...) and the rule that decides it; a grid with ``...`` left in reminds the reader to fill it."""
 
     def check(self, prediction: Any = ...) -> bool:
         grids = _pair(prediction)
@@ -132,6 +133,10 @@ class GridExercise(Exercise):
             print(f"{WRONG} Not quite: write two grids, (burn, minidl), each three rows "
                   "of three cells, [[..., ..., ...], [...], [...]].")
             return False
+        if self.accepts(prediction):  # burn's half is read, not run: say so
+            print(f"{RIGHT} Right: burn's grid matches its source (pre.2's match), "
+                  "minidl's what the experiment measured.")
+            return True
         ok = super().check(prediction)
         if not ok:
             for who, rows, truth in zip(("burn", "minidl"), grids, self.measure()):

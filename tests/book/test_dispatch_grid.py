@@ -41,6 +41,8 @@ def test_a_right_grid_in_other_words_passes(capsys):
     burn = [["flex", "panic", "panics"], ["crash", "Autodiff<Flex>", "err"],
             ["error", "raises", "ndarray"]]
     assert grid_exercise().check((burn, words))
+    out = capsys.readouterr().out
+    assert "burn's grid matches its source" in out and "minidl's what the experiment" in out
 
 
 @pytest.mark.parametrize("i, j, wrong", [(0, 1, "Flex"), (1, 0, "Flex"), (0, 2, "Flex"),

@@ -253,3 +253,17 @@ def test_a_slot_holding_the_reference_is_named_given(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "the reference read_view" in out and "reshape_strides (not" not in out
     assert "The book's reshape_strides is given" in out
+
+
+def test_ran_counts_sums_the_log_per_place_in_one_line():
+    """The payoff cell's one line: ×n counts n calls, a wrapped line continues its place, the
+    six functions' lines (yours, given or reference) count together."""
+    nb = "\u00a0"
+    summary = (f"reference (zip_op):   div{nb}×3, sub{nb}×3, mul\n"
+               f"yours (reduce_dim):   sum_dim{nb}×3, max_dim\n"
+               f"StridedBase:          from_data{nb}×6, swap_dims,\n"
+               "                      permute, exp, log\n"
+               "NdArray fallback:     sqrt")
+    assert toy_backend.ran_counts(summary) == (
+        "op calls: the six functions 11, StridedBase 10, NdArray fallback 1")
+    assert toy_backend.ran_counts("") == "op calls: "

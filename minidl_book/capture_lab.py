@@ -510,64 +510,74 @@ class RecordedRuns:
         return replay
 
 
-    def emitted(self, source: str):
-        """The replay function ``source`` defines (the chapter's ``emit``), run on the real
-        kernels: ``K[i]`` is run 2's call ``i`` (its reads, then its number; ``out=``
-        copies the result into that buffer), ``N[i]`` its recorded number, ``C[a]`` the
-        constant ``a``, ``ST[a]`` the buffer the model holds for state ``a``. Called with
-        the step's arguments, it runs one replayed step."""
+    def kernel(self, i: int):
+        """``K[i]`` of the chapter's binding: run 2's call ``i`` made again on new
+        arrays (its reads, then its number; ``out=`` copies the result into that buffer),
+        as a replay calls the backend's kernel (burn's ``Graph`` relaunches it)."""
         import numpy as np
 
         from minidl.capture.program import _paths
+
+        call = self.calls[i]
+        n_hosts = len(_hosts_of([*call.args, *call.kwargs.values()]))
+
+        def k(*args, out=None):
+            *arrays, number = args
+            arrays, hosts = iter(arrays), iter(number if n_hosts > 1 else [number])
+
+            def put(v):
+                if isinstance(v, np.ndarray):
+                    return next(arrays)
+                if isinstance(v, tuple | list):
+                    return type(v)(put(x) for x in v)
+                return next(hosts)
+
+            made = [a for _, a in _paths(call.fn(*[put(v) for v in call.args],
+                                                 **{n: put(v) for n, v in
+                                                    call.kwargs.items()}), "")]
+            if out is not None:
+                np.copyto(out, made[0])
+                return out
+            return made[0] if len(made) == 1 else tuple(made)
+        return k
+
+    def left_in_model(self, a: str):
+        """``ST[a]`` of the chapter's binding: for state ``a`` (an array run 1 made and
+        run 2 read), the array run 2 made at that call and result, the one the model
+        holds after capture, which every replay writes in place."""
+        from minidl.capture.program import _paths
+
+        j, path = self._made_by_run1[a]
+        return dict(_paths(self.calls[j].out, ""))[path]
+
+    def name_of(self, array) -> str:
+        """The ``#k`` name of an array of the two runs."""
+        return self._ids[id(array)]
+
+    def emitted(self, source: str):
+        """The replay function ``source`` defines (the chapter's ``emit``), run on the real
+        kernels: ``K[i]`` is :meth:`kernel`, ``N[i]`` call ``i``'s recorded number,
+        ``C[a]`` the constant ``a``, ``ST[a]`` :meth:`left_in_model`. Called with the
+        step's arguments, it runs one replayed step."""
+        import numpy as np
+
         from minidl.capture.scalar import SymbolicScalar
-
-        def hosts_of(value) -> list:
-            if isinstance(value, np.ndarray):
-                return []
-            if isinstance(value, tuple | list):
-                return [h for v in value for h in hosts_of(v)]
-            return [value]
-
-        def kernel(call):
-            n_hosts = len(hosts_of([*call.args, *call.kwargs.values()]))
-
-            def k(*args, out=None):
-                *arrays, number = args
-                arrays, hosts = iter(arrays), iter(number if n_hosts > 1 else [number])
-
-                def put(v):
-                    if isinstance(v, np.ndarray):
-                        return next(arrays)
-                    if isinstance(v, tuple | list):
-                        return type(v)(put(x) for x in v)
-                    return next(hosts)
-
-                made = [a for _, a in _paths(call.fn(*[put(v) for v in call.args],
-                                                     **{n: put(v) for n, v in
-                                                        call.kwargs.items()}), "")]
-                if out is not None:
-                    np.copyto(out, made[0])
-                    return out
-                return made[0] if len(made) == 1 else tuple(made)
-            return k
 
         def held(call, number):
             hosts = [float(h) if isinstance(h, SymbolicScalar) else h
-                     for h in hosts_of([*call.args, *call.kwargs.values()])]
+                     for h in _hosts_of([*call.args, *call.kwargs.values()])]
             return None if number is None else hosts[0] if len(hosts) == 1 else tuple(hosts)
 
         kinds = {}
         for c in self.run2:
             kinds.update(dict.fromkeys(c["reads"]))
-        state = {}
-        for n, (j, path) in self._made_by_run1.items():
-            state[n] = dict(_paths(self.calls[j].out, ""))[path]
-        namespace = {"np": np, "K": [kernel(c) for c in self.calls],
+        state = {n: self.left_in_model(n) for n in self._made_by_run1}
+        namespace = {"np": np, "K": [self.kernel(i) for i in range(len(self.calls))],
                      "N": [held(c, r["number"]) for c, r in zip(self.calls, self.run2)],
                      "C": {n: self.arrays[n] for n in kinds}, "ST": state}
         exec(compile(source, "<your program>", "exec"), namespace)  # noqa: S102
         fn = namespace["replay"]
-        symbols = [h for c in self.calls for h in hosts_of([*c.args, *c.kwargs.values()])
+        symbols = [h for c in self.calls for h in _hosts_of([*c.args, *c.kwargs.values()])
                    if isinstance(h, SymbolicScalar)]
         scalar_names = self._scalar_names
 
@@ -585,6 +595,17 @@ class RecordedRuns:
         n_params = len(inspect.signature(fn).parameters)
         replay.source = source
         return replay
+
+
+def _hosts_of(value) -> list:
+    """The host values (not arrays) in a call's arguments, in order."""
+    import numpy as np
+
+    if isinstance(value, np.ndarray):
+        return []
+    if isinstance(value, tuple | list):
+        return [h for v in value for h in _hosts_of(v)]
+    return [value]
 
 
 def recorded_runs(device: Device, step, *args, warmup: int = 1,

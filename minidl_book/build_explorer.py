@@ -1,10 +1,13 @@
-"""Build exercise of the fusion chapter: the explorer's search, ``explore(ops, alive, fusers)``.
+"""Build exercise of the fusion chapter: burn's scored search,
+``explore(ops, alive, fusers, score)``.
 
-minidl's :class:`~minidl.fusion.search.Explorer` (burn-fusion's ``Explorer`` and
-``StreamOptimizer``) splits a drained stream into blocks, greedily: from the first op not
-yet placed it offers the ops, one after another, to every fuser until the fuser refuses one;
-the fuser that took the most ops (at least two, and ``ready``: able to build a kernel) gets
-the block; with none, the op runs alone on ``B``. Then it searches again from the op after
+minidl's :class:`~minidl.fusion.search.BurnExplorer` (burn-fusion's ``Explorer`` and
+``find_best_optimization_index``, ``search/block.rs``) splits a drained stream into blocks:
+from the first op not yet placed it offers the ops, one after another, to every fuser until
+the fuser refuses one (the fusers handed to the reader apply burn's view rule themselves);
+of the ``ready`` fusers (able to build a kernel), the one whose block has the highest
+``score(start, end)`` (burn's ``calculate_score``), strictly above 0 and above every fuser
+offered before it, gets the block; with none, the op runs alone on ``B``. Then it searches again from the op after
 the block, until the stream ends. A block writes the results someone still holds
 (``alive``) and those an op after the block reads; the rest stay in registers.
 
@@ -12,11 +15,13 @@ The reader writes that search. The checker installs it in ``Fusion[Flex]`` (a fr
 store), drains one stream (an element-wise head whose sum ``u`` is read again four ops later,
 a matmul with its epilogue, a ``swap_dims`` no fuser takes, a tail the reduce fuser takes
 more of than the element-wise one), then a second (an [n, d] pair, then an op of ``x`` flat:
-the reduce fuser, with no reduction yet, takes all three but is not ``ready``) and reads the reader's blocks before any runs: they must
+the reduce fuser, with no reduction yet, takes all three but is not ``ready``), then a third
+(``p = exp(x) * x`` held and its row sum: a tie, which the element-wise fuser, offered
+first, keeps; the greedy search gives it to the reduce fuser, which took more) and reads the reader's blocks before any runs: they must
 cover the stream in order (an op refused is the next block's first, never dropped; the search
 restarts after every block), each fused block must be taken whole by its fuser, and each block
 must write what is held or read later, and nothing else. Then the blocks must be the search's
-(the fuser that took the most wins), and the values must match eager Flex and PyTorch.
+(live from ``BurnExplorer``'s own plan), and the values must match eager Flex and PyTorch.
 """
 
 from __future__ import annotations
@@ -28,24 +33,27 @@ import torch
 from hypothesis import strategies as st
 
 from minidl.fusion.ir import OperationIr
+from minidl.fusion.search import VIEWS, BurnExplorer
 from minidl_book.build_check import BuildExercise, Reference, Rules
 from minidl_book.strategies import float32_arrays
 
-__all__ = ["PLANTED", "Offered", "beside", "exercise", "explore", "segmentation"]
+__all__ = ["PLANTED", "Offered", "Score", "beside", "exercise", "explore", "segmentation"]
 
 
-def explore(ops, alive, fusers):
+def explore(ops, alive, fusers, score):
     """The blocks of ``ops``: ``(start, end, fuser or None, ids written)``, in order."""
     blocks, i = [], 0
     while i < len(ops):
-        best, best_len = None, 1  # a block of one op runs on B
+        best, best_len, best_score = None, 1, 0  # no fuser: one op runs on B
         for fuser in fusers:
             fuser.reset()
             for op in ops[i:]:
                 if not fuser.fuse(op):
                     break
-            if fuser.ready and len(fuser.ops) > best_len:
-                best, best_len = fuser, len(fuser.ops)
+            taken = len(fuser.ops)
+            points = score(i, i + taken)
+            if fuser.ready and points > best_score:  # a tie: the first stays
+                best, best_len, best_score = fuser, taken, points
         end = i + best_len
         later = {t.id for op in ops[end:] for t in op.inputs}
         writes = tuple(op.out.id for op in ops[i:end]
@@ -56,6 +64,32 @@ def explore(ops, alive, fusers):
 
 
 # ----- planted slips -------------------------------------------------------------------------
+def greedy(ops, alive, fusers, score):
+    """minidl's shipped ``Explorer``: the fuser that took the most ops wins, score unread."""
+    return _search(ops, alive, fusers)
+
+
+def tie_to_the_last(ops, alive, fusers, score):
+    """``>=`` for ``>``: on a tie the fuser offered last wins."""
+    blocks, i = [], 0
+    while i < len(ops):
+        best, best_len, best_score = None, 1, 0
+        for fuser in fusers:
+            fuser.reset()
+            for op in ops[i:]:
+                if not fuser.fuse(op):
+                    break
+            points = score(i, i + len(fuser.ops))
+            if fuser.ready and points > 0 and points >= best_score:
+                best, best_len, best_score = fuser, len(fuser.ops), points
+        end = i + best_len
+        later = {t.id for op in ops[end:] for t in op.inputs}
+        blocks.append((i, end, best, tuple(op.out.id for op in ops[i:end]
+                                           if op.out.id in alive or op.out.id in later)))
+        i = end
+    return blocks
+
+
 def _search(ops, alive, fusers, *, drop=False, once=False, first=False, inside=False,
             held_only=False, no_break=False, every=False, no_tail=False, lone=False):
     blocks, i, searched = [], 0, False
@@ -81,32 +115,32 @@ def _search(ops, alive, fusers, *, drop=False, once=False, first=False, inside=F
     return blocks
 
 
-def drops_the_refused_op(ops, alive, fusers):
+def drops_the_refused_op(ops, alive, fusers, score=None):
     """Ends a block at the first op its fuser refuses, and skips that op."""
     return _search(ops, alive, fusers, drop=True)
 
 
-def searches_once(ops, alive, fusers):
+def searches_once(ops, alive, fusers, score=None):
     """After the first fused block, runs the rest op by op on B: no new search."""
     return _search(ops, alive, fusers, once=True)
 
 
-def first_fuser_wins(ops, alive, fusers):
+def first_fuser_wins(ops, alive, fusers, score=None):
     """Gives the block to the first fuser that takes two ops, not to the one that took most."""
     return _search(ops, alive, fusers, first=True)
 
 
-def writes_held_only(ops, alive, fusers):
+def writes_held_only(ops, alive, fusers, score=None):
     """Writes only the held results: ``u``, read by a later block, is never written."""
     return _search(ops, alive, fusers, held_only=True)
 
 
-def later_includes_the_block(ops, alive, fusers):
+def later_includes_the_block(ops, alive, fusers, score=None):
     """Counts reads inside the block as later reads: writes intermediates nobody needs."""
     return _search(ops, alive, fusers, inside=True)
 
 
-def no_ready_test(ops, alive, fusers):
+def no_ready_test(ops, alive, fusers, score=None):
     """Gives the block to the fuser that took the most, ready or not: the reduce fuser, which
     took the pair and the flat op but no reduction, cannot build their kernel."""
     blocks, i = [], 0
@@ -127,29 +161,31 @@ def no_ready_test(ops, alive, fusers):
     return blocks
 
 
-def one_op_block_to_a_fuser(ops, alive, fusers):
+def one_op_block_to_a_fuser(ops, alive, fusers, score=None):
     """Gives a fuser that took one op (the flat ``x * 2`` after the pair) a block of its
     own: a block of one op runs alone on B."""
     return _search(ops, alive, fusers, lone=True)
 
 
-def writes_everything(ops, alive, fusers):
+def writes_everything(ops, alive, fusers, score=None):
     """Writes every result of every block."""
     return _search(ops, alive, fusers, every=True)
 
 
-def keeps_offering(ops, alive, fusers):
+def keeps_offering(ops, alive, fusers, score=None):
     """Offers the ops after a refusal too: the block then holds ops its fuser refused."""
     return _search(ops, alive, fusers, no_break=True)
 
 
-def loses_the_last_block(ops, alive, fusers):
+def loses_the_last_block(ops, alive, fusers, score=None):
     """Keeps a block only when a refusal ends it: the block the stream's end closes is lost."""
     return _search(ops, alive, fusers, no_tail=True)
 
 
 #: name → (wrong search, the verdict kind it must get)
 PLANTED = {
+    "greedy: the most ops wins": (greedy, "check"),
+    "a tie goes to the fuser offered last": (tie_to_the_last, "check"),
     "drops the refused op": (drops_the_refused_op, "check"),
     "searches only once": (searches_once, "check"),
     "the first fuser wins": (first_fuser_wins, "check"),
@@ -261,7 +297,10 @@ def _differs(got, want, ops) -> str | None:
         if w_fuser is not None and (fuser is None or end - start < w_end - start):
             why = (f"\n  the {_name(w_fuser)} fuser takes {w_end - start} ops from op "
                    f"{start}: offer the ops to every fuser at every block, and give the "
-                   "block to the one that took the most")
+                   "block to the ready one with the highest score")
+        elif fuser is not None and w_fuser is not None:
+            why = ("\n  more ops is not a better block: give it to the highest "
+                   "score(start, end), and on a tie keep the fuser offered first")
         return (f"From op {start} your block is\n    {yours}\n  and the search's is\n"
                 f"    {search}{why}")
     return None
@@ -283,15 +322,18 @@ def _stream(dev, case: dict) -> dict:
     out = {"y": y.to_numpy()}
     k = (x * s).exp()  # a second drain: an [n, d] pair, then an op of x flat, [n * d],
     flat = Tensor.from_numpy(case["x"].reshape(-1), dev) * 2.0  # a shape the pair's
-    return {**out, "k": k.to_numpy(), "flat": flat.to_numpy()}  # block cannot hold
+    out = {**out, "k": k.to_numpy(), "flat": flat.to_numpy()}  # block cannot hold
+    p = x.exp() * x  # a third: p held, then its row sum, a tie of scores
+    return {**out, "q": p.sum_dim(1).to_numpy(), "p": p.to_numpy()}
 
 
 def _torch(case: dict) -> dict:
     x, w, b = (torch.from_numpy(case[k]) for k in ("x", "w", "b"))
     u = x * case["s"] + b
     r = (torch.tanh(u.exp() @ w + b).T - u) * case["s"]
+    p = x.exp() * x
     return {"y": (r * r).sum(1, keepdim=True).sqrt(), "k": (x * case["s"]).exp(),
-            "flat": x.reshape(-1) * 2.0}
+            "flat": x.reshape(-1) * 2.0, "q": p.sum(1, keepdim=True), "p": p}
 
 
 def _eager_flex(case: dict) -> dict:
@@ -308,12 +350,24 @@ class Offered:
 
     def __init__(self, fuser) -> None:
         self.fuser, self.name = fuser, fuser.name
+        self._read: set[int] = set()
+        self._made: set[int] = set()
 
     def reset(self) -> None:
         self.fuser.reset()
+        self._read, self._made = set(), set()
 
     def fuse(self, op: OperationIr) -> bool:
-        return self.fuser.fuse(op)
+        """The fuser's answer, after burn's view rule (as ``BurnExplorer`` applies it): a
+        view is taken only of a tensor the block already reads, never lowering the rank."""
+        if op.kind in VIEWS and (op.inputs[0].id not in self._read
+                                 or len(op.out.shape) < len(op.inputs[0].shape)):
+            return False
+        if not self.fuser.fuse(op):
+            return False
+        self._read.update(t.id for t in op.inputs if t.id not in self._made)
+        self._made.add(op.out.id)
+        return True
 
     @property
     def ops(self) -> list[OperationIr]:
@@ -326,6 +380,19 @@ class Offered:
         return getattr(self.fuser, "full", True) is not None  # a reduction took its dim
 
 
+class Score:
+    """``score(start, end)``: burn's score of ``ops[start:end]`` as one block
+    (``BurnExplorer.score``, burn-cubecl-fusion ``calculate_score``), as the reader's search
+    is handed it."""
+
+    def __init__(self, ops: list[OperationIr], alive: set[int]) -> None:
+        self.ops, self.alive = list(ops), set(alive)
+        self.last_read = {t.id: j for j, op in enumerate(ops) for t in op.inputs}
+
+    def __call__(self, start: int, end: int) -> int:
+        return BurnExplorer.score(self.ops, start, end, self.alive, self.last_read)
+
+
 def installed(solution, explorer, seen: list, held=None):
     """An ``explore(ops, alive)`` for ``explorer`` that asks ``solution`` for the blocks,
     notes ``(ops, alive, its blocks, the search's, problem)`` in ``seen``, and builds the
@@ -335,8 +402,10 @@ def installed(solution, explorer, seen: list, held=None):
 
     def explore_with(ops: list[OperationIr], alive: set[int]) -> list[Block]:
         alive = set(alive) if held is None else held(ops)
-        want = explore(ops, alive, explorer.fusers)
-        got = solution(list(ops), set(alive), [Offered(f) for f in explorer.fusers])
+        want = [(b.start, b.end, b.fuser, b.writes)  # live: BurnExplorer's own plan
+                for b in BurnExplorer(explorer.generator).explore(list(ops), set(alive))]
+        score = Score(ops, alive)
+        got = solution(list(ops), set(alive), [Offered(f) for f in explorer.fusers], score)
         problem = _problem(got, ops, alive, explorer.fusers)
         seen.append((ops, alive, got, want, problem))
         blocks = []
@@ -379,8 +448,12 @@ def run_with(solution, fn, held=None):
 
 
 def _sinks(ops: list[OperationIr]) -> set[int]:
-    """What :func:`_stream` holds at each read: the results no op of the drain reads."""
-    return {op.out.id for op in ops} - {t.id for op in ops for t in op.inputs}
+    """What :func:`_stream` holds at each read: the results no op of the drain reads, and
+    ``p`` in the third drain (``exp``, ``mul``, ``sum_dim``)."""
+    sinks = {op.out.id for op in ops} - {t.id for op in ops for t in op.inputs}
+    if [op.kind for op in ops] == ["exp", "mul", "sum_dim"]:
+        sinks.add(ops[1].out.id)
+    return sinks
 
 
 def _run(solution, case: dict) -> dict:
@@ -429,11 +502,11 @@ def _cases() -> st.SearchStrategy:
 def exercise(max_examples: int = 4) -> BuildExercise:
     """The checker for the reader's ``explore(ops, alive, fusers)``."""
     return BuildExercise(
-        "the explorer's search",
+        "burn's scored search",
         cases=_cases(),
         run=_run,
         rules=Rules(helpers=(Offered.reset, Offered.fuse, Offered.ops.fget,
-                             Offered.ready.fget)),  # the fusers handed to the search
+                             Offered.ready.fget, Score.__call__)),  # what the search is handed
         references=[Reference("eager Flex", _eager_flex, rtol=1e-4, atol=1e-5),
                     Reference("PyTorch", _torch, rtol=1e-4, atol=1e-5)],
         checks=[_blocks_run],
@@ -442,8 +515,8 @@ def exercise(max_examples: int = 4) -> BuildExercise:
             "the fuser refuses one (fuser.reset(), fuser.fuse(op), fuser.ready, fuser.ops).",
             ("check", "The op a fuser refuses ends the block before it and opens the next "
              "search; none is skipped, and the search starts again after every block."),
-            ("check", "Every fuser is offered the same ops; the one that took the most "
-             "(at least two, and ready) gets the block."),
+            ("check", "Every fuser is offered the same ops; of the ready ones, the highest "
+             "score(start, end) above 0 gets the block, and a tie stays with the first."),
             ("check", "A block writes a result that is in alive or that an op after the "
              "block's end reads; a read inside the block stays in registers."),
         ],
@@ -456,8 +529,8 @@ def exercise(max_examples: int = 4) -> BuildExercise:
 
 def beside(solution) -> str:
     """The greedy example of the chapter, ``(t.exp() * t).sum_dim(1)`` after the bytes
-    chain, segmented by ``solution`` (the book's search until it passes) and by minidl's
-    own explorer, one line per block."""
+    chain, segmented by ``solution`` (the book's search until it passes) and by
+    ``BurnExplorer``, one line per block."""
     from minidl import Device, Tensor
     from minidl_book import fusion_sweep
 
@@ -476,11 +549,11 @@ def beside(solution) -> str:
     theirs = [(b.start, b.end, b.fuser, b.writes) for b in _minidl_blocks(ops, alive)]
     assert np.allclose(mine, chain())
     beside.last = "\n".join([f"{whose}:", *segmentation(got, ops),
-                             "minidl's Explorer.explore:", *segmentation(theirs, ops)])
+                             "BurnExplorer.explore:", *segmentation(theirs, ops)])
     return beside.last
 
 
 def _minidl_blocks(ops, alive) -> Any:
     from minidl.backends.flex.fusion import FusionFlex
 
-    return FusionFlex.stream.processor.explorer.explore(ops, alive)
+    return BurnExplorer(FusionFlex.stream.processor.explorer.generator).explore(ops, alive)

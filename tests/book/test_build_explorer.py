@@ -1,10 +1,11 @@
-"""The fusion chapter's build exercise (the explorer's greedy search run through
+"""The fusion chapter's build exercise (burn's scored search run through
 Fusion[Flex]): the reference search passes, each planted slip gets its verdict and a message
 that names it, the real explorer is put back after, and a solution typed into a notebook
 cell (a function of ``__main__``) is checked like any other."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from minidl.backends.flex.fusion import FusionFlex
@@ -13,7 +14,9 @@ from minidl_book import build_explorer
 SAYS = {
     "drops the refused op": "is not dropped, it is the first op of the next search",
     "searches only once": "offer the ops to every fuser at every block",
-    "the first fuser wins": "give the block to the one that took the most",
+    "the first fuser wins": "give the block to the ready one with the highest score",
+    "greedy: the most ops wins": "more ops is not a better block",
+    "a tie goes to the fuser offered last": "on a tie keep the fuser offered first",
     "ignores a later reader of an intermediate": "but does not write: a later block reads",
     "counts reads inside the block": "(only an op of the same block reads it)",
     "writes every result": "which nobody holds and no op after the block reads",
@@ -44,17 +47,21 @@ def test_planted_slip_gets_its_verdict(planted):
 
 def test_a_solution_typed_into_a_notebook_cell():
     source = '''
-def my_explore(ops, alive, fusers):
+def my_explore(ops, alive, fusers, score):
     blocks, start = [], 0
     while start < len(ops):
-        winner, taken = None, 1
-        for fuser in fusers:
+        candidates = []
+        for rank, fuser in enumerate(fusers):
             fuser.reset()
             for op in ops[start:]:
                 if not fuser.fuse(op):
                     break
-            if fuser.ready and len(fuser.ops) > taken:
-                winner, taken = fuser, len(fuser.ops)
+            n = len(fuser.ops)
+            if fuser.ready and score(start, start + n) > 0:
+                candidates.append((-score(start, start + n), rank, n, fuser))
+        winner, taken = None, 1
+        if candidates:
+            _, _, taken, winner = min(candidates, key=lambda c: c[:2])
         end = start + taken
         read_after = {t.id for op in ops[end:] for t in op.inputs}
         writes = tuple(op.out.id for op in ops[start:end]
@@ -65,13 +72,14 @@ def my_explore(ops, alive, fusers):
 '''
     namespace = {"__name__": "__main__"}
     exec(compile(source, "<ipython-input-7-explore>", "exec"), namespace)
-    assert build_explorer.exercise(max_examples=2).find_failure(namespace["my_explore"]) is None
+    verdict = build_explorer.exercise(max_examples=2).find_failure(namespace["my_explore"])
+    assert verdict is None, verdict.render()
 
 
 def test_beside_shows_both_segmentations():
     text = build_explorer.beside(build_explorer.explore)
-    assert text.startswith("your search:") and "minidl's Explorer.explore:" in text
-    ours, theirs = text.split("minidl's Explorer.explore:")
+    assert text.startswith("your search:") and "BurnExplorer.explore:" in text
+    ours, theirs = text.split("BurnExplorer.explore:")
     assert ours.split("\n", 1)[1].strip() == theirs.strip()
 
 
@@ -90,3 +98,23 @@ def test_a_one_op_block_given_to_a_fuser_is_refused():
     wrong, _ = build_explorer.PLANTED["a one-op block for a fuser"]
     verdict = build_explorer.exercise(max_examples=2).find_failure(wrong)
     assert verdict is not None and "at least two ops" in verdict.text, verdict.text
+
+
+def test_the_truth_is_burns_plan_not_the_books_reference():
+    """The verdict compares with BurnExplorer's live plan: the tie drain (p held, then its
+    sum) is element-wise 2 | B 1 there, which the greedy search (reduce 3) is not."""
+    from minidl import Device, Tensor
+
+    x = Tensor.from_numpy(np.ones((3, 3), np.float32), Device.fusion())
+
+    def tie():
+        p = x.exp() * x
+        return p.sum_dim(1).to_numpy(), p
+
+    _, seen = build_explorer.run_with(build_explorer.explore, tie,
+                                      held=build_explorer._sinks)
+    ops, _, got, want, problem = seen[-1]
+    assert problem is None and [(s, e, f) for s, e, f, _ in want] == [
+        (0, 2, "elementwise"), (2, 3, None)]
+    assert [(s, e, getattr(f, "name", f)) for s, e, f, _ in got] == [
+        (0, 2, "elementwise"), (2, 3, None)]

@@ -12,7 +12,8 @@ emitter. From the two recorded runs (the shape of ``build_guard.classify``'s) an
 
 ``K[i]`` is call ``i``'s kernel (its reads, then its number; ``out=`` writes the result into
 a buffer), ``N[i]`` the number recorded for call ``i``, ``C[a]`` a constant array, ``ST[a]``
-the buffer that holds state ``a``. Declared inputs are ``in0``... in the order of
+the buffer of state ``a``: the array run 2 made where run 1 made ``a``, the one the model
+holds after capture. Declared inputs are ``in0``... in the order of
 ``inputs``; each declared scalar a call gets (a ``str`` number such as ``"lr"``) is a
 parameter ``s0``, ``s1``... in call order; a state array's new value, made by the call that
 made it in run 1, is written in place (``out=st…``) when no later call reads the old value,
@@ -97,7 +98,7 @@ def annotated(run1, run2, kinds, inputs, outputs) -> str:
         if line.startswith("def"):
             note = "in… as `inputs` orders them; an s… per str number"
         elif bound:
-            note = f"state {bound[1:-1]}'s buffer"
+            note = f"run 2's array where run 1 made {bound[1:-1]}: the model's"
         elif i is not None:
             call = run2[int(i)]
             note = ", ".join(f"{kinds.get(a, 'temporary')} {a}" for a in call["reads"])

@@ -53,7 +53,7 @@ def _step_names() -> set[str]:
 
 #: Words that name an op: minidl's steps, and the other names a reader may give one.
 ALIASES = {"mm": "matmul", "gemm": "matmul", "linear": "linear", "addmm": "addmm",
-           "t": "t", "transpose": "transpose", "broadcast": "broadcast",
+           "t": "t", "transpose": "t", "broadcast": "broadcast",
            "unsqueeze": "unsqueeze", "view": "view", "bmm": "bmm"}
 OPS = _step_names()
 #: Between two steps: a comma, an arrow, a new line, "then"; a clause that denies is dropped.

@@ -427,12 +427,14 @@ def test_cell_ids_survive_a_rebuild(tmp_path):
         "ex-intro-linear-route",
         "ex-intro-plain",
         "ex-intro-graph",
+        "ex-intro-torch-graph",
     ]
     checking = {c["id"]: c["answers"] for c in before if c["answers"]}
     assert list(checking.values()) == [
         ["ex-intro-linear-route"],
         ["ex-intro-plain"],
         ["ex-intro-graph"],
+        ["ex-intro-torch-graph"],
     ]
 
 

@@ -11,8 +11,8 @@ steps, never its own one-step ``linear`` (burn-autodiff's ``LinearWithBias``,
 - :func:`steps_read`, :func:`same_steps`, :func:`steps_unclear`: how the checker reads the
   steps written in order, as a list of names or a string ("Matmul → Reshape → …",
   "float_matmul, float_reshape, …", PyTorch's "MatmulBackward0" spelling).
-- :func:`backward_figure`: the recorded graph drawn as backward walks it
-  (:func:`minidl_book.tour_path.backward_walk`), the weight's gradient ``xᵀ·g`` on its arrow.
+- :func:`backward_figure`: the recorded graph drawn as backward walks it, steps by name
+  (no ids or kernels), the weight's gradient ``xᵀ·g`` on its arrow.
 """
 
 from __future__ import annotations
@@ -23,10 +23,11 @@ from typing import Any
 
 from minidl import Tensor, debug
 from minidl.autodiff.step import Step
+from minidl.debug.diagram import COLORS
 from minidl.debug.flowchart import Flowchart
 from minidl.nn import Linear
 from minidl_book.dispatch_linear import forwarding_linear
-from minidl_book.tour_path import backward_walk, record_backward, walk_steps
+from minidl_book.tour_path import record_backward, walk_steps
 
 
 def recorded_steps(layer: Linear, x: Tensor) -> tuple[str, ...]:
@@ -98,10 +99,26 @@ def steps_unclear(prediction: Any) -> bool:
 
 def backward_figure(layer: Linear, x: Tensor) -> tuple[Flowchart, list[dict]]:
     """``layer(x).sum().backward()`` traced and drawn on its graph, the loss on top, and
-    the steps it ran (:func:`minidl_book.tour_path.walk_steps`): each arrow says what a
-    step hands that input; ``x``, not tracked, gets a dashed one."""
+    the steps it ran (:func:`minidl_book.tour_path.walk_steps`): each step by its name only
+    (no node ids, no kernels: later chapters' words), an arrow that changes the gradient
+    saying how; ``x``, not tracked, gets a dashed one."""
     loss = layer(x).sum()
     names = {"x": x, "weight": layer.weight.val(), "bias": layer.bias.val()}
-    run = record_backward(loss)
-    chart = backward_walk(run, loss, names, title="layer(x).sum().backward()")
-    return chart, walk_steps(run, loss, names)
+    steps = walk_steps(record_backward(loss), loss, names)
+    chart = Flowchart("TB", title="layer(x).sum().backward()")
+    fill, stroke = COLORS["tensor"]
+    chart.node("start", f"loss.backward()\ng = ones {list(steps[0]['grad'])}", shape="round",
+               fill=fill, stroke=stroke)
+    chart.edge("start", str(steps[0]["id"]))
+    for s in steps:
+        fill, stroke = COLORS["autodiff"]
+        chart.node(str(s["id"]), s["op"], fill=fill, stroke=stroke)
+        for parent, label, shape, tracked in s["edges"]:
+            if isinstance(parent, str):
+                fill, stroke = COLORS["nn"] if tracked else COLORS["user"]
+                what = "a param" if tracked else "not tracked"
+                chart.node(parent, f"{parent} {list(shape)}\n{what}", shape="round",
+                           fill=fill, stroke=stroke)
+            said = label if tracked and not label.startswith("[") else None  # a rule only
+            chart.edge(str(s["id"]), str(parent), said, dashed=not tracked)
+    return chart, steps

@@ -170,7 +170,7 @@ def route_steps(run) -> tuple[tuple[str, str, str, bool], ...]:
         False))
     below = {tuple(box_of(f) for f in frames) for frames in calls}
     (down,) = below  # every call takes the same boxes down
-    roles = {"dispatch": "by device", "autodiff": "recorded, passed on"}
+    roles = {"dispatch": "by device", "autodiff": "to Flex"}  # not "recorded": an exercise asks what
     for a, b in zip(down, down[1:]):
         steps.append((a, b, f"{' '.join(numbers)} {roles[a]}", False))
     return tuple(steps)

@@ -67,7 +67,7 @@ def test_the_route_is_numbered_in_call_order_and_names_no_kernel():
     assert labels[1:4] == ["① module.linear", "② Dispatch.linear",
                            "③ no forwarder:\nthe default body"]
     assert labels[4] == "④ float_matmul\n⑤ float_reshape\n⑥ float_add"
-    assert labels[5:] == ["④ ⑤ ⑥ by device", "④ ⑤ ⑥ recorded, passed on"]
+    assert labels[5:] == ["④ ⑤ ⑥ by device", "④ ⑤ ⑥ to Flex"]  # no "recorded": asked
     assert "kernel" not in "".join(labels), "which kernels compute is the tour's question"
     # the detour is read at the Dispatch level: the bias's reshape reaches no kernel
     assert [bool(kernels) for _, kernels in detour_trace()] == [True, False, True]

@@ -288,6 +288,10 @@ _AUX = frozenset("does do will would can could did is".split())
 _SKIP_WORDS = frozenset("skipped skip skips skipping ignored ignores dropped drops omitted "
                         "excluded".split())
 _LEFT_OUT = re.compile(r"\b(?:left|leaves?|leaving) (?:\w+ )?out\b")
+#: a skip word whose object is keys (``"allow_partial only skips missing keys"``): it says
+#: what the switch excuses, not that this load left a tensor out
+_SKIPS_KEYS = re.compile(r"\b(?:skip\w*|ignor\w*|drops?|omits?)\s+(?:\w+\s+){0,2}?"
+                         r"(missing|absent|unexpected|extra|keys?)\b")
 
 
 #: the params a fresh Net draws at random (the norms' are constants)
@@ -340,6 +344,7 @@ def outcome_answer(prediction, truth: str) -> bool:
     if truth == "error" and key_reason(prediction):
         return False
     text = _LEFT_OUT.sub(" skipped ", prediction.casefold().replace("\u2019", "'"))
+    text = _SKIPS_KEYS.sub(r"excuses \1", text)  # what allow_partial does, not this load
     tokens = re.findall(r"[a-z']+|[,;.:!?()]", text)
     votes, negated, without, aux = set(), False, False, False
     if re.match(r"\s*(?:no\W*)?(?:not without|only with)\b", prediction.casefold()):
@@ -551,6 +556,38 @@ def _drop_error_clauses(text: str) -> tuple[str, list[float]]:
     return "".join(kept).strip(" ,;"), counts
 
 
+#: a clause saying the load itself raises: "it raises ApplyFailed", "— fails", "it fails"
+_RAISES = re.compile(r"rais|throw|applyfailed|exception|storeerror|valueerror|^\s*fail"
+                     r"|\b(?:it|load|loading|apply_to|call)\s+(?:\w+\s+)?fail")
+#: a clause saying the load goes through: "load succeeds", "it works", "no error raised"
+_LOAD_OK = re.compile(r"^\s*(?:but |and |yet |so |the )?(?:(?:load(?:ing)?|it|apply_to|"
+                      r"call)\s+)?(?:still )?(?:succe\w*|works|goes through|passes|"
+                      r"loads fine|returns|completes)\b|^\s*(?:no|without)\s+(?:\w+\s+)?"
+                      r"(?:error|exception|applyfailed)s?(?:\s+raised)?\s*\)?\s*$")
+_NEGATION = re.compile(r"\b(?:no|not|nothing|never|without)\b|n't\b")
+
+
+def _load_outcome(text: str) -> tuple[str, bool]:
+    """``"nothing applied, load succeeds"`` → (``"nothing applied"``, False): the clauses (cut
+    at ``;``, ``,``, ``(``, a dash) about the load's own outcome, taken away, and whether
+    one says it raises (``"0 — fails with ApplyFailed"``, ``"0, it raises ApplyFailed"``:
+    punctuation does not decide). A clause counting tensors (``"all 10 fail"``) is not one."""
+    parts = re.split(r"([;,(\u2014\u2013]|\s-\s)", text)
+    kept, raises = [], False
+    for i, clause in enumerate(parts):
+        if i % 2:
+            kept.append(clause)
+            continue
+        if _LOAD_OK.search(clause):
+            if kept:
+                kept.pop()  # its separator
+            continue
+        if _RAISES.search(clause) and not _NEGATION.search(clause):
+            raises = True
+        kept.append(clause)
+    return "".join(kept).strip(" ,;"), raises
+
+
 def applied_names(prediction, truth: tuple[str, ...]) -> bool:
     """How many tensors were applied: the number (``1``, ``"1"``, ``"one"``), the names
     (``"just fc.bias"``), or both (``"1, fc.bias"``, ``"fc.bias only (1)"``): names must be
@@ -563,6 +600,11 @@ def applied_names(prediction, truth: tuple[str, ...]) -> bool:
     from minidl_book.exercises import _NUMBER_WORDS
 
     text = prediction.casefold() if isinstance(prediction, str) else ""
+    text, raises = _load_outcome(text)
+    if raises:
+        return False  # validate(False): the load goes through
+    text = re.sub(r"\b(conv|bn|ln|fc)(?: layer)?(?:'s)? (weight|bias|gamma|beta)\b",
+                  r"\1.\2", text)  # "the fc bias" is fc.bias
     text = re.sub(r"\b(weight|bias|gamma|beta|running_mean|running_var) of (?:the )?([a-z_]+)",
                   r"\2.\1", text)  # "the bias of fc" is fc.bias
     text = re.sub(r"\s*\b(?:out )?of (?:the )?(?:\d+|[a-z]+)(?: tensors| file tensors)?\b",
@@ -592,6 +634,9 @@ def none_applied(prediction, truth: Applied) -> bool:
     if applied_names(prediction, truth):
         return True
     text = prediction.casefold().strip() if isinstance(prediction, str) else ""
+    text, raises = _load_outcome(text)
+    if raises:
+        return False  # validate(False): the load goes through
     _, error_counts = _drop_error_clauses(text)
     errors = getattr(truth, "errors", None)
     if error_counts and errors is not None and set(error_counts) != {errors}:

@@ -237,3 +237,41 @@ def test_none_applied_refuses_a_wrong_error_count_or_count(answer):
     """A reader's report: "zero, 11 errors" was accepted (the load lists 10), while the
     eight-channel exercise refuses "1; 8 errors": a stated error count must be right."""
     assert not none_applied(answer, _HALF)
+
+
+# The reader panel's cases (read3-store): the idea decides, not the wording or punctuation.
+@pytest.mark.parametrize("answer", ["0 \u2014 fails with ApplyFailed", "0, it raises ApplyFailed",
+                                    "0 - fails", "none (it raises)", "1 \u2014 fails with ApplyFailed"])
+def test_a_validate_false_load_said_to_raise_is_refused(answer):
+    """validate(False) loads go through: a count beside "it raises" is the wrong idea."""
+    assert not none_applied(answer, _HALF)
+    assert not applied_names(answer, Applied(("fc.bias",), 9))
+
+
+@pytest.mark.parametrize("answer", ["nothing applied, load succeeds", "none; the load succeeds",
+                                    "0 (no error raised)", "0, all 10 fail their dtype check"])
+def test_none_applied_keeps_a_load_said_to_go_through(answer):
+    assert none_applied(answer, _HALF)
+
+
+@pytest.mark.parametrize("answer", ["only the fc bias", "the fc bias", "just the fc layer's bias"])
+def test_applied_names_reads_a_layer_and_its_tensor_in_words(answer):
+    assert applied_names(answer, ("fc.bias",))
+
+
+@pytest.mark.parametrize("answer", ["only the fc weight", "fc bias and fc weight"])
+def test_applied_names_refuses_the_wrong_tensor_in_words(answer):
+    assert not applied_names(answer, ("fc.bias",))
+
+
+@pytest.mark.parametrize("answer", ["it fails because allow_partial only skips missing keys",
+                                    "it fails: allow_partial skips only missing keys",
+                                    "no, allow_partial ignores missing keys, not shapes"])
+def test_outcome_answer_keeps_what_allow_partial_skips_as_the_reason(answer):
+    assert outcome_answer(answer, "error") and partial_load_slip(answer, "error") is None
+
+
+def test_outcome_answer_still_refuses_the_fc_tensors_skipped():
+    answer = "no, allow_partial skips the fc tensors"
+    assert not outcome_answer(answer, "error")
+    assert partial_load_slip(answer, "error") == SKIPPED_HINT

@@ -19,7 +19,9 @@ tried, the alternative name tried instead of the slot's own (a file saved with m
 ``bn.gamma`` and ``bn.weight``), the shape compared before the adapter runs, the dtype compared before it (on the file's
 array: with a casting adapter, ``PyTorchToMinidlAdapter().chain(FloatCastAdapter("float32"))``
 on a float16 file, nothing applies), a value written before its checks (burn's
-order: what fails is already half-applied), ``num_batches_tracked`` counted as unused, unused
+order: what fails is already half-applied), the shape compared by element count only (a
+``[in, out]`` file for a ``[out, in]`` slot passes: the silent ``LinearLayout.Col`` trap),
+``num_batches_tracked`` counted as unused, unused
 keys found by name instead of by what was taken, a key counted as taken only when its
 slot's checks pass (it lands in errors and in unused).
 """
@@ -60,13 +62,16 @@ def slots_for(d_in: int, d_out: int, channels: int) -> list[TensorSlot]:
 def file_for(d_in: int, d_out: int, channels: int, *, seed: int = 0, drop: str | None = None,
              wide: str | None = None, f64: str | None = None, extra: bool = False,
              counter: bool = True, own: tuple[str, ...] = (),
-             both: tuple[str, ...] = (), half: bool = False) -> dict[str, np.ndarray]:
+             both: tuple[str, ...] = (), half: bool = False,
+             flip: str | None = None) -> dict[str, np.ndarray]:
     """The PyTorch state dict of the same layers (``[out, in]`` weights, norms' ``weight`` /
     ``bias``), with misfits: a key dropped, a tensor one wider, one in float64, an extra
     ``head.weight``, BatchNorm's ``num_batches_tracked``. The norms named in ``own`` (``"bn"``,
     ``"ln"``) keep minidl's own names, ``gamma`` / ``beta``, as a file saved by minidl does;
     those in ``both`` hold both names, with different values (the own name must win).
-    ``half``: every other float tensor in float16 (a half-precision checkpoint)."""
+    ``half``: every other float tensor in float16 (a half-precision checkpoint). ``flip``:
+    that tensor saved with its shape reversed (a Linear weight already ``[in, out]``): as
+    many elements as the slot wants, in another shape."""
     rng = np.random.default_rng(seed)
     shapes = {"fc.weight": (d_out, d_in), "fc.bias": (d_out,), "bn.weight": (channels,),
               "bn.bias": (channels,), "bn.running_mean": (channels,),
@@ -79,6 +84,8 @@ def file_for(d_in: int, d_out: int, channels: int, *, seed: int = 0, drop: str |
             continue
         if key == wide:
             shape = shape[:-1] + (shape[-1] + 1,)
+        if key == flip:
+            shape = shape[::-1]
         array = rng.standard_normal(shape).astype(np.float64 if key == f64 else np.float32)
         if half and key != f64:
             array = array.astype(np.float16)
@@ -126,13 +133,14 @@ def plan_apply(slots, source, adapter):
 # ----- planted slips --------------------------------------------------------------------------
 def _variant(*, lookup: str = "own, then alternative", dtype: bool = True,
              adapt_first: bool = True, write_first: bool = False, ignore: bool = True,
-             taken: str = "found"):
+             taken: str = "found", count_only: bool = False):
     """The reference plan with one slip. ``lookup``: "own, then alternative" (right), "own
     only", "alternative only" or "alternative, then own"; ``dtype``: whether the dtype is
     compared; ``adapt_first``: shape and dtype checked after the adapter (True, right), on
     the raw file tensor (False), or the shape after it and the dtype before ("shape only"); ``write_first``: the value written before its checks; ``ignore``: whether
     ``adapter.ignores`` is asked; ``taken``: a key counts as taken when "found" (right), when
-    "applied" only, or unused is found "by name" (the file keys that are no slot's path)."""
+    "applied" only, or unused is found "by name" (the file keys that are no slot's path);
+    ``count_only``: the shape compared by element count, not dimension by dimension."""
 
     def keys_for(slot, adapter) -> list[str]:
         alt = adapter.alternative_name(slot.name, slot.module_type)
@@ -157,7 +165,8 @@ def _variant(*, lookup: str = "own, then alternative", dtype: bool = True,
             checked = array if adapt_first else raw
             if write_first:
                 result.values[slot.path] = array
-            if checked.shape != slot.shape:
+            if (checked.size != int(np.prod(slot.shape)) if count_only
+                    else checked.shape != slot.shape):
                 result.errors.append(ShapeMismatch(slot.path, slot.shape, checked.shape))
             elif dtype and (raw if cast_first else checked).dtype.name != slot.dtype:
                 found = (raw if cast_first else checked).dtype.name
@@ -186,6 +195,7 @@ built_before_checked = _variant(write_first=True)
 counter_unused = _variant(ignore=False)
 unused_by_name = _variant(taken="by name")
 taken_only_if_applied = _variant(taken="applied")
+shape_by_count = _variant(count_only=True)
 
 
 #: name → (slip, the verdict kind it gets, the cause whose hint it opens)
@@ -203,6 +213,7 @@ PLANTED = {
     "num_batches_tracked counted as unused": (counter_unused, "check", "ignored"),
     "unused found by name": (unused_by_name, "check", "unused by name"),
     "only applied keys counted as taken": (taken_only_if_applied, "check", "taken if failed"),
+    "shape compared by element count": (shape_by_count, "check", "same count"),
 }
 
 
@@ -214,11 +225,12 @@ def _describe(slots, source) -> tuple[str, str]:
 
 
 def _case(dims, seed, drop, wide, f64, extra, counter, own=(), both=(),
-          half: bool = False) -> dict:
-    """``half``: a float16 file, loaded through the chapter's casting adapter."""
+          half: bool = False, flip: str | None = None) -> dict:
+    """``half``: a float16 file, loaded through the chapter's casting adapter; ``flip``: that
+    tensor's shape reversed."""
     slots = slots_for(*dims)
     source = file_for(*dims, seed=seed, drop=drop, wide=wide, f64=f64, extra=extra,
-                      counter=counter, own=own, both=both, half=half)
+                      counter=counter, own=own, both=both, half=half, flip=flip)
     module, file = _describe(slots, source)
     adapter = PyTorchToMinidlAdapter()
     if half:
@@ -245,6 +257,7 @@ def _fixed_cases() -> list[dict]:
             _case((2, 2, 2), 1, None, None, None, False, True),
             _case((3, 2, 4), 2, None, None, None, False, True, own=("bn", "ln")),
             _case((3, 2, 4), 3, None, None, None, False, True, both=("bn",)),
+            _case((3, 2, 4), 5, None, None, None, False, True, flip="fc.weight"),
             _case((3, 2, 4), 4, None, None, None, False, True, half=True)]
 
 
@@ -298,6 +311,14 @@ def _diagnosis(got, want, case: dict) -> str:
         return (f" {cast[:2]}: DTypeMismatch, yet this case's adapter casts every float "
                 "tensor to float32: you compared the file's dtype, before adapter.adapt; "
                 "compare the dtype of what the adapter returned.")
+    flipped = sorted(e.path for e in want.errors if isinstance(e, ShapeMismatch)
+                     and e.path in got_applied)
+    if flipped:
+        found = next(e for e in want.errors if e.path == flipped[0])
+        return (f" {flipped[0]} went to applied, yet after the adapter it is "
+                f"{list(found.found)}, the slot {list(found.expected)}: as many elements, "
+                "another shape. A check of the element count lets it through, and the "
+                "model then computes with a scrambled weight, silently.")
     if dtype_paths & got_applied:
         return (f" {sorted(dtype_paths & got_applied)} went to applied with the file's dtype: "
                 "a tensor whose dtype is not the slot's must be an error.")
@@ -405,6 +426,11 @@ HINTS = {
         "A key a slot took stays taken even when its shape or dtype check fails: add it to "
         "the taken set as soon as the slot finds it, before the checks.",
     ],
+    "same count": [
+        "Compare the whole shape, array.shape != slot.shape, not the number of elements: "
+        "[2, 3] and [3, 2] hold six each, and a Linear weight read the wrong way round "
+        "is exactly that.",
+    ],
     "unused by name": [
         "Keep the set of file keys the slots took (under whichever name they were found); "
         "the unused ones are the rest.",
@@ -422,6 +448,7 @@ _CAUSES = [
     ("ignored", _cause("what the adapter drops")),
     ("taken if failed", _cause("not unused as well")),
     ("unused by name", _cause("so it is not unused")),
+    ("same count", _cause("as many elements, another shape")),
 ]
 
 

@@ -5,6 +5,7 @@ and the first hint of its own cause, and the reader's result is compared with mi
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from minidl.store.applier import ApplyResult
@@ -136,3 +137,41 @@ def test_a_casting_adapter_case_passes_the_reference_and_a_right_answer():
     out = ba.apply_run(ba.plan_apply, case)
     assert out["_got"].applied == out["_want"].applied and not out["_want"].errors
     assert all(v.dtype.name == "float32" for v in out["_want"].values.values())
+
+
+def _shape_by_count(slots, source, adapter):
+    """A reader's plausible slip (read3-store): the shape compared by element count."""
+    result, taken = ApplyResult(), set()
+    for slot in slots:
+        key = slot.path
+        alt = adapter.alternative_name(slot.name, slot.module_type)
+        if key not in source and alt is not None:
+            key = f"{slot.path.rpartition('.')[0]}.{alt}"
+        if key not in source:
+            result.missing.append(slot.path)
+            continue
+        taken.add(key)
+        array = adapter.adapt(source[key], slot)
+        if array.size != np.prod(slot.shape):
+            result.errors.append(ShapeMismatch(slot.path, slot.shape, array.shape))
+        elif array.dtype.name != slot.dtype:
+            result.errors.append(DTypeMismatch(slot.path, slot.dtype, array.dtype.name))
+        else:
+            result.values[slot.path] = array.reshape(slot.shape)
+            result.applied.append(slot.path)
+    for key in sorted(set(source) - taken):
+        (result.ignored if adapter.ignores(key) else result.unused).append(key)
+    return result
+
+
+def test_a_count_only_shape_check_is_refused_with_its_own_hint():
+    """A file's Linear weight already [in, out]: after the transpose it has the slot's
+    element count in another shape, the silent LinearLayout.Col trap."""
+    case = next(c for c in ba._fixed_cases() if "fc.weight float32 [3, 2]" in c["file"])
+    want = ba.plan_apply(case["_slots"], case["_source"], case["_adapter"])
+    assert [e.path for e in want.errors] == ["fc.weight"]
+    ex = ba.exercise(0)
+    verdict = ex.check(_shape_by_count)
+    assert verdict.kind == "check" and ex.cause == "same count", verdict.render()
+    assert "as many elements, another shape" in verdict.text
+    assert ex.check(ba.plan_apply).kind == "ok"

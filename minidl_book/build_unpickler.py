@@ -15,8 +15,8 @@ The reader writes ``SafeUnpickler``, a :class:`pickle.Unpickler` for the ``data.
 The harness gives ``persistent_load``: each storage reference of the pickle becomes a
 :class:`Storage` holding the bytes of ``data/<key>`` and, as its ``dtype``, whatever the
 reader's ``find_class`` answered for the storage's type. The checker saves state dicts with
-``torch.save`` (transposed views, rows of a larger tensor, float16/float64/int64/bool, 0-d
-tensors), compares what the reader's unpickler builds with minidl's own reader
+``torch.save`` (transposed views, rows of a larger tensor, float16/float64/int64/bool, bfloat16
+(which NumPy lacks: read as float32, the exact widening minidl's reader makes), 0-d tensors), compares what the reader's unpickler builds with minidl's own reader
 (``read_torch_file``), and loads a file whose ``data.pkl`` asks for ``io.open`` (the
 chapter's payload): the load must be refused at ``find_class``, with nothing called, by an
 :class:`UnsafeFileError`. A last file names a module planted for the run, whose import runs
@@ -88,7 +88,11 @@ class SafeUnpickler(Unpickler):
         raise UnsafeFileError(f"{module}.{name}: refused")
 
     def rebuild_tensor(self, storage, storage_offset, size, stride, *rest):
-        flat = np.frombuffer(storage.data, storage.dtype)
+        if storage.dtype == "bfloat16":  # no NumPy dtype: a float32's top half
+            bits = np.frombuffer(storage.data, np.uint16).astype(np.uint32)
+            flat = (bits << 16).view(np.float32)
+        else:
+            flat = np.frombuffer(storage.data, storage.dtype)
         # element [i, j] of the view is flat[offset + i·stride[0] + j·stride[1]]
         index = storage_offset + sum(
             i * s for i, s in zip(np.indices(size), stride))
@@ -196,7 +200,7 @@ class _Text(str):
 
 _TORCH = {"float32": torch.float32, "float64": torch.float64, "float16": torch.float16,
           "int64": torch.int64, "int32": torch.int32, "int8": torch.int8,
-          "uint8": torch.uint8, "bool": torch.bool}
+          "uint8": torch.uint8, "bool": torch.bool, "bfloat16": torch.bfloat16}
 
 
 def _values(dtype: str, shape: tuple[int, ...], seed: int) -> torch.Tensor:
@@ -299,6 +303,7 @@ def fixed_cases() -> list[dict]:
                    ("bn.num_batches_tracked", "int64", "scalar", 1, 1, 5)]),
             _case([("emb.weight", "float16", "plain", 2, 3, 4),
                    ("mask", "bool", "transposed", 2, 3, 6)]),
+            _case([("fc.weight", "bfloat16", "transposed", 3, 2, 7)]),
             payload_case(), planted_import_case(), sibling_case(), torch_case(),
             torch_case("torch.save")]
 
@@ -491,11 +496,18 @@ def _storage_type(storage) -> str:
     return next(n for n, d in STORAGE_DTYPES.items() if d == storage.dtype)
 
 
+def _flat(storage: Storage) -> np.ndarray:
+    """The storage's elements, in order (bfloat16 widened to float32, as the reference)."""
+    count = len(storage.data) // (2 if storage.dtype == "bfloat16" else
+                                  np.dtype(storage.dtype).itemsize)
+    return SafeUnpickler.rebuild_tensor(None, storage, 0, (count,), (1,))
+
+
 def _diagnosis(key: str, got: np.ndarray, view: tuple) -> str:
     """What a wrong array of ``key`` is: the storage read without the stride, from element 0,
     or with the stride taken as bytes."""
     storage, offset, size, stride = view
-    flat = np.frombuffer(storage.data, storage.dtype)
+    flat = _flat(storage)
     numel = int(np.prod(size))
     in_order = flat[offset:offset + numel]
     if in_order.size == numel and np.array_equal(got, in_order.reshape(size)):
@@ -627,6 +639,10 @@ HINTS = {
         "Decide from the pair (module, name): module == \"collections\" alone lets "
         "collections._sys (the module sys) through. Check both strings, then look up.",
     ],
+    "bfloat16": [
+        "NumPy has no bfloat16. Its 16 bits are the top half of a float32: read the bytes "
+        "as uint16, widen to uint32, shift left by 16 and view as float32 (exact).",
+    ],
     "bytes": [
         "np.lib.stride_tricks.as_strided takes strides in bytes: stride × flat.itemsize "
         "(or index the elements instead: indexing cannot read past the storage).",
@@ -645,6 +661,7 @@ _CAUSES = [
     ("stride", _cause("read in order from the offset")),
     ("offset", _cause("your values start at element 0")),
     ("bytes", _cause("its strides are in bytes")),
+    ("bfloat16", _cause("bfloat16")),
     ("pickle module", lambda v: "your code uses the module pickle" in v.text
      or "your code imports pickle" in v.text),
     ("lookup by name", _cause(_LOOKUP_TEXT)),
@@ -717,6 +734,15 @@ class StrideIgnored(SafeUnpickler):
         return flat[storage_offset:storage_offset + int(np.prod(size))].reshape(size)
 
 
+class BFloat16Unread(SafeUnpickler):
+    """Reads every storage with ``np.frombuffer``: NumPy has no ``"bfloat16"`` dtype."""
+
+    def rebuild_tensor(self, storage, storage_offset, size, stride, *rest):
+        flat = np.frombuffer(storage.data, storage.dtype)
+        index = storage_offset + sum(i * s for i, s in zip(np.indices(size), stride))
+        return np.array(flat[index])
+
+
 class StrideAsBytes(SafeUnpickler):
     def rebuild_tensor(self, storage, storage_offset, size, stride, *rest):
         flat = np.frombuffer(storage.data, storage.dtype)
@@ -735,6 +761,7 @@ PLANTED = {
     "storage_offset ignored": (OffsetIgnored, "check", "offset"),
     "stride ignored (burn's reading)": (StrideIgnored, "check", "stride"),
     "as_strided given the stride in elements": (StrideAsBytes, "check", "bytes"),
+    "bfloat16 read with np.frombuffer": (BFloat16Unread, "error", "bfloat16"),
 }
 
 

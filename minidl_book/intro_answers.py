@@ -36,12 +36,15 @@ SKIPS = {"skip", "skips", "skipped", "skipping", "bypass", "bypasses", "bypassed
 #: A clause ends at punctuation (a dash too) or at so, since, because, but, as, …
 CLAUSE = (r"[,;:()!?—–]|\s-\s|\.(?=\s|$)"
           r"|\b(?:so|since|because|but|as|while|whereas|then)\b")
-#: "is not crossed", "doesn't reach", "never goes through": the box is skipped.
+#: "is not crossed", "doesn't reach", "never goes through", "isn't in the chain": the box is
+#: skipped.
 NOT_CROSSED = re.compile(
     r"\b(?:not|never|no longer)\s+(?:(?:be|been|get|gets|even|ever|actually)\s+)?"
     r"(?:cross|reach|visit|enter|touch|involve|hit|call|use|need|run)\w*"
     r"|\b(?:not|never|no longer)\s+(?:\w+\s+)?(?:go|goes|went|gone|pass|passes|passed)"
-    r"\s+(?:through|into|via)\b")
+    r"\s+(?:through|into|via)\b"
+    r"|\b(?:not|never|no longer)\s+(?:in|on|part\s+of|among)\s+(?:the\s+)?"
+    r"(?:chain|path|route|call|stack|way)\b")
 #: Words a clause of bare names may hold besides the names ("minidl.autodiff and minidl.nn").
 LIST_WORDS = {"minidl", "the", "and", "or", "also", "too", "plus", "device", "default",
               "s"}

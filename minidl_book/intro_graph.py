@@ -55,7 +55,11 @@ def _step_names() -> set[str]:
 #: Words that name an op: minidl's steps, and the other names a reader may give one.
 ALIASES = {"mm": "matmul", "gemm": "matmul", "linear": "linear", "addmm": "addmm",
            "t": "t", "transpose": "t", "broadcast": "broadcast",
-           "unsqueeze": "unsqueeze", "view": "view", "bmm": "bmm"}
+           "unsqueeze": "unsqueeze", "view": "reshape", "bmm": "bmm", "sum_all": "sum"}
+#: Words that name no recorded step ("Sum, backward", "Sum → ones"): a list item of
+#: nothing but these (and ``FILLER``) is a wrong step, not a word to skip.
+NOT_STEPS = {"backward", "ones", "grad", "grads", "gradient", "gradients", "seed"}
+FILLER = {"the", "a", "its", "call", "pass", "step"}
 OPS = _step_names()
 #: Between two steps: a comma, an arrow, a new line, "then"; a clause that denies is dropped.
 CLAUSE = re.compile(r"[,;:()\[\]|\n]|→|⇒|->|=>|>|\b(?:then|and|instead|but)\b")
@@ -72,7 +76,8 @@ def _op(word: str) -> str | None:
 
 def steps_read(prediction: Any) -> tuple[str, ...] | None:
     """The ops a written answer names, in order, casefolded; a clause that denies ("not one
-    Linear") left out. ``None`` when it is no string or list of strings, or names no op."""
+    Linear") left out; a list item naming only what is no step ("backward") kept as
+    ``"?backward"``, so that it is wrong; "view" read as reshape (PyTorch's name). ``None`` when it is no string or list of strings, or names no op."""
     if isinstance(prediction, list | tuple) and all(isinstance(p, str) for p in prediction):
         prediction = " → ".join(prediction)
     if not isinstance(prediction, str):
@@ -82,9 +87,11 @@ def steps_read(prediction: Any) -> tuple[str, ...] | None:
     ops: list[str] = []
     for clause in CLAUSE.split(text):
         if clause and not DENIES.search(clause):
-            ops += [op for w in re.findall(r"[a-z][a-z0-9_]*", clause)
-                    if (op := _op(w)) is not None]
-    return tuple(ops) or None
+            words = re.findall(r"[a-z][a-z0-9_]*", clause)
+            ops += [op for w in words if (op := _op(w)) is not None]
+            if set(words) & NOT_STEPS and set(words) <= NOT_STEPS | FILLER:
+                ops.append("?" + " ".join(words))  # named as a step: never recorded
+    return tuple(ops) if any(not op.startswith("?") for op in ops) else None
 
 
 def same_steps(prediction: Any, truth: Sequence[str]) -> bool:

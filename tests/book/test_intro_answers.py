@@ -23,6 +23,8 @@ SKIPPED = "minidl.autodiff"
     "No, it skips minidl.autodiff", "no - autodiff is skipped", "No. minidl.autodiff",
     "no, minidl.autodiff", "No – autodiff", "No autodiff", "Nope: it skips autodiff",
     "minidl.autodiff; the default body still runs",
+    # "isn't in the chain" names the box as skipped, as "isn't crossed" does
+    "autodiff (Autodiff[Flex] isn't in the chain)", "minidl.autodiff is not in the path",
 ])
 def test_the_skipped_box_named_in_a_sentence_passes(answer):
     assert skipped_box(answer, SKIPPED)
@@ -35,7 +37,7 @@ def test_the_skipped_box_named_in_a_sentence_passes(answer):
     "none: it crosses all seven, autodiff included", "no, it skips nothing",
     "minidl.autodiff and minidl.backend", "it skips minidl.dispatch, not minidl.autodiff",
     "it doesn't skip autodiff", "it doesn't cross minidl.dispatch",
-    "minidl.autodiff is not skipped", 7, None,
+    "minidl.autodiff is not skipped", 7, None, "minidl.dispatch isn't in the chain",
     # "does it still cross all seven?": a yes says none is skipped, whatever follows
     "yes", "Yes: it skips minidl.autodiff", "yes, all seven, autodiff included",
     "no, it skips minidl.dispatch", "No - minidl.backend", "no, none",

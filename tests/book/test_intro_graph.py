@@ -47,6 +47,9 @@ def test_the_steps_are_read_from_the_recorded_graph(layer_and_x):
     "matrix multiply, reshape, add, sum", "Matmul\nReshape\nAdd\nSum",
     "Matmul, Reshape, Add, Sum (not one Linear)",
     "x, weight, bias: Matmul, Reshape, Add, Sum",
+    "matmul, view, add, sum",  # PyTorch's name for the reshape
+    "matmul, reshape, add, sum_all",
+    "Matmul, Reshape, Add, Sum; backward walks them back",  # an explanation, no item
 ])
 def test_the_steps_written_in_plausible_ways_pass(answer):
     assert same_steps(answer, TRUTH) and not steps_unclear(answer)
@@ -58,6 +61,8 @@ def test_the_steps_written_in_plausible_ways_pass(answer):
     "Reshape, Matmul, Add, Sum", "Sum, Add, Reshape, Matmul",  # orders
     "t, addmm, sum", "Matmul, Reshape, Expand, Add, Sum", "matmul, add", None, 4,
     ["Matmul", 3],
+    "Matmul, Reshape, Add, Sum, backward", "Matmul → Reshape → Add → Sum → ones",
+    ["Matmul", "Reshape", "Add", "Sum", "backward"],  # backward is no recorded step
 ])
 def test_a_wrong_graph_is_refused(answer):
     assert not same_steps(answer, TRUTH)
@@ -68,7 +73,7 @@ def test_an_answer_naming_no_op_is_asked_again(capsys):
     ex = RouteExercise("Which steps?", truth=lambda: runs.append(1) or TRUTH,
                        compare=same_steps, unclear=steps_unclear,
                        ask="Write the steps' names.", hint="the hint")
-    assert steps_read("it records the layer") is None
+    assert steps_read("it records the layer") is None and steps_read("backward") is None
     assert not ex.check("it records the layer")
     out = capsys.readouterr().out
     assert "Write the steps' names." in out and "the hint" not in out and not runs

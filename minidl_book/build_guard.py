@@ -551,6 +551,24 @@ def _weight_unchanged() -> dict:
 
 WEIGHT_UNCHANGED = _weight_unchanged()
 
+def _query_and_pair() -> dict:
+    """EXAMPLE with three calls after call 0 in both runs, as the spec's ``makes`` allows: a
+    query (burn's ``float_device``: no array), a call making two arrays
+    (``float_max_dim_with_indices``: values, indices) and call 3 reading both; a classify
+    reading only ``makes[0]`` fails here."""
+    case = _runs({**_EXAMPLE_RECIPE})
+    for run, base in (("run1", 800), ("run2", 810)):
+        t0 = case[run][0]["makes"][0]
+        a, b, c = (f"#{base + k}" for k in (1, 2, 3))
+        case[run][1:1] = [
+            {"op": "float_device", "reads": [t0], "makes": [], "number": None},
+            {"op": "float_max_dim_with_indices", "reads": [t0], "makes": [a, b], "number": 1},
+            {"op": "add", "reads": [a, b], "makes": [c], "number": None}]
+    return case
+
+
+QUERY_AND_PAIR = _query_and_pair()
+
 #: the checker's explicit cases after the page's example: run 2 reads a new host-made array
 #: where run 1 read the constant (call 1), the same with equal values (a constant), a new
 #: array where run 1 read the weight (call 0), and the constant where run 1 read the weight
@@ -624,6 +642,12 @@ def _same_kinds(solution, case, outputs, watch) -> str | None:
                             f"reads {new} where run 1 read {old}, and equal({old!r}, "
                             f"{new!r}) is True: the step rebuilt the array on the host with "
                             "the same values, which minidl takes as a constant")
+        for i, call in enumerate(case["run2"]):
+            if len(call["makes"]) > 1 and str(i + 1) in CALL_NAMED.findall(
+                    outputs["_message"]):
+                return (f"Your classify refused ({outputs['_message']!r}), but call {i} "
+                        f"makes two arrays, {call['makes']}, and call {i + 1} reads both: "
+                        "add every array in 'makes' to what a run made, not only the first")
         return (f"Your classify refused ({outputs['_message']!r}), but nothing here changes "
                 "between the runs that a replay would freeze")
     if due is not None:
@@ -684,7 +708,7 @@ def classify_exercise(max_examples: int = 25) -> BuildExercise:
             "runs is fine, 0.5 then 0.25 is not.",
         ],
         reference_solution=classify,
-        examples=[EXAMPLE, *HOST_ARRAY_EXAMPLES, WEIGHT_UNCHANGED],
+        examples=[EXAMPLE, QUERY_AND_PAIR, *HOST_ARRAY_EXAMPLES, WEIGHT_UNCHANGED],
         max_examples=max_examples,
         order=("run1", "run2", "inputs", "equal"),
     )

@@ -143,3 +143,39 @@ def test_a_refusal_naming_another_call_is_still_refused():
 
     verdict = build_guard.classify_exercise(max_examples=10).find_failure(off_by_one)
     assert verdict is not None and "does not name" in verdict.render(), verdict.render()
+
+
+def _first_made_only(skip_queries: bool):
+    """A classify reading only makes[0] (the reader's slip), optionally skipping queries."""
+    def classify(run1, run2, inputs, equal):
+        made1 = {c["makes"][0] for c in run1 if c["makes"] or not skip_queries}
+        made2, kinds = set(), {}
+        for i, (c1, c2) in enumerate(zip(run1, run2)):
+            if c1["number"] != c2["number"]:
+                raise CaptureError(f"call {i}: numbers differ")
+            for old, a in zip(c1["reads"], c2["reads"]):
+                if a in made2:
+                    kinds[a] = "temporary"
+                elif a in inputs:
+                    kinds[a] = "input"
+                elif a in made1:
+                    kinds[a] = "state"
+                elif a == old or equal(old, a):
+                    kinds[a] = "constant"
+                else:
+                    raise CaptureError(f"call {i} read {old}, then {a}")
+            if c2["makes"] or not skip_queries:
+                made2.add(c2["makes"][0])
+        return kinds
+    return classify
+
+
+def test_the_query_and_pair_case_refuses_a_makes0_classify():
+    ex = build_guard.classify_exercise(max_examples=5)
+    assert ex.find_failure(build_guard.classify) is None
+    crash = ex.find_failure(_first_made_only(skip_queries=False))
+    assert crash is not None and "IndexError" in crash.render(), crash
+    assert 'c2["makes"][0]' in crash.render() or 'c["makes"][0]' in crash.render()
+    pair = ex.find_failure(_first_made_only(skip_queries=True))
+    assert pair is not None and "makes two arrays" in pair.render(), pair.render()
+    assert "not only the first" in pair.render()

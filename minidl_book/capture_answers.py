@@ -90,7 +90,7 @@ def said(prediction: Any) -> str:
     """A word answer by its verdict word: 'the weights are frozen' → 'frozen'; a verdict
     word negated just before ('not refused'; 'nothing raises'; 'refused rather than
     frozen'; 'can't be frozen or checked': the negation runs on over 'or') is skipped; a
-    negated motion ('they don't move') is 'frozen'; one ≤ 3 words after 'would'/'could'
+    negated motion ('they don't move') is 'frozen'; 'no longer' negates too; one ≤ 3 words after 'would'/'could'
     is what would happen and decides only alone ('refused: the rate would be frozen');
     after 'but', the clause after it decides; no verdict word, or two different ones,
     matches nothing (the answer comes back as its text)."""
@@ -108,7 +108,7 @@ def said(prediction: Any) -> str:
         elif word in ("or", "nor") and negated_verdict:
             pending = 3
         elif word in NEGATIONS or word in ("no", "nothing") or (previous, word) in (
-                ("rather", "than"), ("instead", "of")):
+                ("rather", "than"), ("instead", "of"), ("no", "longer")):
             pending = 1 if word in ("no", "nothing") else 3
         elif word in MOTION and pending:
             verdicts.add("frozen")

@@ -58,6 +58,8 @@ from minidl_book.capture_answers import said, same_word  # noqa: E402
     ("nothing raises; the weights stay frozen", "frozen"),
     ("refused: the rate would be frozen", "refused"), ("refused rather than frozen", "refused"),
     ("it would be checked but capture refuses", "refused"), ("capture fails", "refused"),
+    ("frozen (the program writes old buffers, which no longer follow)", "frozen"),
+    ("they no longer follow: frozen", "frozen"),
 ])
 def test_right_word_answers_are_read(answer, truth):
     assert same_word(answer, truth), said(answer)
@@ -71,6 +73,7 @@ def test_right_word_answers_are_read(answer, truth):
     ("frozen rather than refused", "refused"), ("refused but frozen", "refused"),
     ("it can't be refused: frozen", "refused"), ("not refused or frozen", "refused"),
     ("frozen: capture would refuse it", "refused"), ("the weights don't move", "follows"),
+    ("no longer frozen: they follow", "frozen"),
 ])
 def test_wrong_or_unclear_word_answers_are_not(answer, truth):
     assert not same_word(answer, truth), said(answer)

@@ -21,17 +21,18 @@ __all__ = ["count_or_lines", "first_backend_named", "route_lines_said"]
 
 ROUTE_LINE = re.compile(r"\s*(\w+)\s*(?:→|->|=>)\s*([\w\[\]<>]+)\s*")
 _ARROW = re.compile(r"→|->|=>")
+_NOTE = re.compile(r"\s+\([^()]*\)")  # "linear -> Flex (Flex runs the default body)"
 _LEAD = re.compile(r"^\s*(?:and\s+)?(?:then\s+)?", re.IGNORECASE)
 
 
 def route_lines_said(prediction: Any) -> list[tuple[str, str]] | None:
     """``[(op, backend), ...]`` when the answer is route lines ("linear → Flex", "linear ->
     flex", a list of them), maybe followed by an explanation with no arrow in it after a
-    ``;``, ``,`` or "then"; else None."""
+    ``;``, ``,`` or "then", or in parentheses; else None."""
     items = prediction if isinstance(prediction, (list, tuple)) else [prediction]
     if not items or not all(isinstance(item, str) for item in items):
         return None
-    text = "\n".join(items)
+    text = _NOTE.sub(lambda m: "" if not _ARROW.search(m[0]) else m[0], "\n".join(items))
     parts = [p for p in re.split(r"[\n;,]|\bthen\b", text) if p.strip()]
     said = []
     for at, part in enumerate(parts):

@@ -67,13 +67,26 @@ def burn_grid() -> tuple[tuple[str, ...], ...]:
                        zip(KINDS, ("Flex", "Autodiff[Flex]", "NdArray"))) for lhs in KINDS)
 
 
+_NOTE = re.compile(r"(.+?)\s*\(([^()]*)\)\s*")  # "Autodiff[Flex] (x lifted)"
+
+
 def cell_name(cell: Any) -> str | None:
     """One written cell as one of :data:`OUTCOMES`, or None when it names none:
     case, spaces and the word "plain" do not matter; ``Autodiff<Flex>``, ``Autodiff(Flex)``
     and a bare "autodiff" name Autodiff[Flex]; "ValueError", "err", "fails", "panic",
-    "wrong device" name an error."""
+    "wrong device" name an error. A note in parentheses after a name ("Autodiff[Flex]
+    (x lifted)") is read as a note unless it names another outcome."""
     if not isinstance(cell, str):
         return None
+    note = _NOTE.fullmatch(cell)
+    if note:
+        head, said = _cell_name(note[1]), _cell_name(note[2])
+        if head is not None and said in (None, head):
+            return head
+    return _cell_name(cell)
+
+
+def _cell_name(cell: str) -> str | None:
     text = re.sub(r"[\s_\-'\"]|plain|backend", "", cell.lower())
     if _ERROR_WORDS.search(text):
         return "error"

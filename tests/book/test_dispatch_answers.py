@@ -15,6 +15,8 @@ compare = count_or_lines(plain_linear_routes)
     "linear → Flex; then Flex does matmul, reshape, add",  # the solution's own words
     "linear -> Flex, then Flex runs matmul, reshape and add",
     "linear → Flex then Flex does the rest",
+    "linear -> Flex (Flex runs the default body)",  # a reader's note in parentheses
+    "linear → Flex (Flex runs the default body, then reshape, matmul, add)",
 ])
 def test_accepts_the_count_or_the_line_with_an_explanation(right):
     assert compare(right, 1), right
@@ -25,6 +27,8 @@ def test_accepts_the_count_or_the_line_with_an_explanation(right):
     "linear → Flex, float_matmul → Flex", ["linear → Flex", "float_add → Flex"],
     "linear → Flex; then float_matmul → Flex",  # a second routed line after "then"
     "linear → Flex; then Flex does matmul -> Flex",  # an arrow in the "explanation"
+    "linear -> Autodiff[Flex] (Flex runs the default body)",  # a note does not save it
+    "linear -> Flex (then float_matmul -> Flex)",  # a routed line inside the note
 ])
 def test_refuses_other_counts_and_extra_routed_lines(wrong):
     assert not compare(wrong, 1), wrong

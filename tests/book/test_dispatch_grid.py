@@ -79,3 +79,22 @@ def test_unfinished_answers_get_a_reminder(capsys, unfinished):
     assert not grid_exercise().check(unfinished)
     out = capsys.readouterr().out
     assert "Fill every cell" in out or "write two grids" in out
+
+
+def test_a_note_in_parentheses_after_a_right_cell_is_read_as_a_note():
+    noted = [row[:] for row in RIGHT]
+    noted[0][1], noted[1][0] = "Autodiff[Flex] (x lifted)", "Autodiff<Flex> (b lifted)"
+    assert grid_exercise().accepts((BURN, noted))
+    assert cell_name("Autodiff (Flex)") == cell_name("Autodiff(Flex)") == "Autodiff[Flex]"
+
+
+@pytest.mark.parametrize("cell, named", [
+    ("Flex (x lifted)", "Flex"),  # the note does not change a wrong name
+    ("Flex (error)", "error"),  # a note naming another outcome: the whole cell is read
+    ("x lifted", None),
+])
+def test_a_note_does_not_make_a_wrong_cell_right(cell, named):
+    assert cell_name(cell) == named
+    wrong = [row[:] for row in RIGHT]
+    wrong[0][1] = cell
+    assert not grid_exercise().accepts((BURN, wrong))

@@ -630,20 +630,23 @@ def none_applied(prediction, truth: Applied) -> bool:
     (``"no tensors"``, ``"none of them"``, ``"not one"``). A clause counting errors (``"zero
     tensors; all 10 are errors"``, ``"none (10 dtype errors)"``) must state the load's
     error count (``truth.errors``): ``"zero, 11 errors"`` is refused. A clause after the
-    count about tensors applied, cast or loaded (``"none, 10 are cast"``) is refused."""
-    if applied_names(prediction, truth):
-        return True
+    count about tensors applied, cast or loaded (``"none, 10 are cast"``) is
+    refused, unless it is negated (``"0, nothing is cast"``)."""
     text = prediction.casefold().strip() if isinstance(prediction, str) else ""
     text, raises = _load_outcome(text)
+    head, _, rest = re.split(r"([;,:\u2014(])", text + ",", maxsplit=1)
+    for clause in re.split(r"[;,:\u2014(]", rest):
+        if (re.search(r"appl|load|cast|conver|kept|fit|succe", clause)
+                and not re.search(r"\b(?:none|nothing|no|not|never)\b|n't\b", clause)):
+            return False  # a clause after the count says tensors were cast or loaded
+    if applied_names(prediction, truth):
+        return True
     if raises:
         return False  # validate(False): the load goes through
     _, error_counts = _drop_error_clauses(text)
     errors = getattr(truth, "errors", None)
     if error_counts and errors is not None and set(error_counts) != {errors}:
         return False
-    head, _, rest = re.split(r"([;,:\u2014(])", text + ",", maxsplit=1)
-    if re.search(r"appl|load|cast|conver|kept|fit|succe", rest):
-        return False  # the clause after the count must be about errors
     said_none = re.match(r"(none|nothing|zero|0|no tensors?|not (a single )?one)\b", head)
     return (not truth and said_none is not None and "error" not in head
             and not re.search(r"[1-9]", head))

@@ -248,6 +248,20 @@ def test_a_validate_false_load_said_to_raise_is_refused(answer):
     assert not applied_names(answer, Applied(("fc.bias",), 9))
 
 
+@pytest.mark.parametrize("answer", ["0, nothing is cast", "0: validate(False) does not cast",
+                                    "0, it converts nothing", "none; no tensor is loaded"])
+def test_none_applied_reads_a_negated_cast_clause_as_the_reason(answer):
+    """A reader's report (read4-store): the solution's own "0, it converts nothing" was
+    refused, as any clause naming a cast was, even one saying nothing is cast."""
+    assert none_applied(answer, _HALF)
+
+
+@pytest.mark.parametrize("answer", ["0, everything is cast", "0: validate(False) casts them",
+                                    "none, 10 are converted", "0, all loaded"])
+def test_none_applied_still_refuses_a_cast_clause_said_to_happen(answer):
+    assert not none_applied(answer, _HALF)
+
+
 @pytest.mark.parametrize("answer", ["nothing applied, load succeeds", "none; the load succeeds",
                                     "0 (no error raised)", "0, all 10 fail their dtype check"])
 def test_none_applied_keeps_a_load_said_to_go_through(answer):

@@ -216,7 +216,17 @@ class Duel:
         or a time ``1 + share`` times ours (either reading), within :attr:`slack`."""
         said = ((1 - share, 1 / (1 + share)) if way == "slower"
                 else (1 + share, 1 / (1 - share) if share < 1 else float("inf")))
-        return any(abs(s - self.ratio) <= self.slack for s in said)
+        return self.side(way) and any(abs(s - self.ratio) <= self.slack for s in said)
+
+    def side(self, way: str) -> bool:
+        """Whether ``way`` ("slower", "faster") is not contradicted past the noise: a ratio
+        of 1.05 ± 0.02 (ours 5 % faster) has no slower side."""
+        return self.ratio - self.noise < 1 if way == "slower" else self.ratio + self.noise > 1
+
+    def leans(self, way: str, near: float = 0.1) -> bool:
+        """Whether a hedge, "slightly slower" or "a little faster", fits: the ratio inside
+        the ``near`` band (:meth:`fits` "level") and on that :meth:`side` of 1."""
+        return self.fits("level", near) and self.side(way)
 
     def within(self, share: float) -> bool:
         """Whether "within ``share``, either way" fits."""

@@ -39,3 +39,12 @@ def test_words_and_shares_fit_the_measured_ratio_both_ways():
     assert not slow.fits_share(0.5, "slower") and not slow.fits_share(0.2, "faster")
     edge = Duel(0.88, 0.02)  # near the 10 % edge both words fit
     assert edge.fits("level") and edge.fits("slower")
+
+
+def test_a_lean_needs_the_band_and_the_measured_side():
+    faster = Duel(1.05, 0.02)  # ours 5 % faster, past the noise: level, leaning faster
+    assert faster.verdict() == "level" and faster.leans("faster")
+    assert not faster.leans("slower") and not faster.fits_share(0.01, "slower")
+    even = Duel(1.01, 0.02)  # inside the noise of 1: either lean fits
+    assert even.leans("slower") and even.leans("faster")
+    assert not Duel(0.78, 0.03).leans("slower")  # past the band: no mere lean

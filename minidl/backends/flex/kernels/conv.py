@@ -115,15 +115,11 @@ def _shift_offsets(cg: int, kh: int, kw: int, plane: int, wp: int, dh: int, dw: 
 _F32 = np.dtype(np.float32)
 
 
-@functools.lru_cache(maxsize=256)
-def _tiled_plan(x_shape, w_shape, stride, padding, dilation, groups):
-    """What :func:`conv2d` works out from the shapes alone for a float32 stride-1 convolution
-    with padding >= 0 on the tiled kernel (the common case: every conv of the training
-    chapter's CNN, forward and input gradient), or None for any other case (the general code
-    then runs, with its errors). Kept per shape and options: the same layer asks every step,
-    and working it out (pairs, padded sizes, tile and slots, offsets) cost ~7 us of Python a
-    call, a third of the [32, 1, 8, 8] forward. The values are those the general code computes,
-    so the kernels get the same arguments."""
+def _stride1_geometry(x_shape, w_shape, stride, padding, dilation, groups):
+    """The shape arithmetic the stride-1 plans share (forward and weight gradient): the sizes,
+    dilation, top/left pads, padded plane and output size, with ``r`` the reduction length; None
+    for a case the plans do not take (not 4-D, bad groups, a stride, a negative pad, an empty
+    output), where the general code runs, with its errors."""
     if len(x_shape) != 4 or len(w_shape) != 4:
         return None
     n_img, cin, h, w = x_shape
@@ -141,6 +137,22 @@ def _tiled_plan(x_shape, w_shape, stride, padding, dilation, groups):
     r = cg * kh * kw
     if oh <= 0 or ow <= 0 or n_img * cin == 0 or k_out == 0 or r == 0:
         return None
+    return n_img, cin, k_out, cg, kh, kw, dh, dw, pt, pl, hp, wp, oh, ow, r
+
+
+@functools.lru_cache(maxsize=256)
+def _tiled_plan(x_shape, w_shape, stride, padding, dilation, groups):
+    """What :func:`conv2d` works out from the shapes alone for a float32 stride-1 convolution
+    with padding >= 0 on the tiled kernel (the common case: every conv of the training
+    chapter's CNN, forward and input gradient), or None for any other case (the general code
+    then runs, with its errors). Kept per shape and options: the same layer asks every step,
+    and working it out (pairs, padded sizes, tile and slots, offsets) cost ~7 us of Python a
+    call, a third of the [32, 1, 8, 8] forward. The values are those the general code computes,
+    so the kernels get the same arguments."""
+    g = _stride1_geometry(x_shape, w_shape, stride, padding, dilation, groups)
+    if g is None:
+        return None
+    n_img, cin, k_out, cg, kh, kw, dh, dw, pt, pl, hp, wp, oh, ow, r = g
     plane = hp * wp + dw * (kw - 1) + LANES  # prepare's padded plane, the tiled kernel's slack
     xpad_shape = (n_img, cin, plane)
     pad_kernel = pad_parallel if n_img * cin * plane >= PARALLEL_MIN_ELEMS else pad_serial
@@ -439,23 +451,11 @@ def _wgrad_plan(x_shape, weight_shape, stride, padding, dilation, groups):
     stride-1 convolution with padding >= 0 (as :func:`_tiled_plan` for the forward), or None
     for any other case: the output gradient's expected shape first, then the padded planes (no
     slack), the source rows and their offsets padded to the kernel's blocks, which kernel."""
-    if len(x_shape) != 4 or len(weight_shape) != 4:
+    g = _stride1_geometry(x_shape, weight_shape, stride, padding, dilation, groups)
+    if g is None:
         return None
-    n_img, cin, h, w = x_shape
-    k_out, cg, kh, kw = weight_shape
-    if groups < 1 or cin % groups or k_out % groups or cg * groups != cin:
-        return None
-    if pair(stride) != (1, 1):
-        return None
-    dh, dw = pair(dilation)
-    pt, pb, pl, pr = pad4(padding)
-    if min(pt, pb, pl, pr) < 0:
-        return None
-    hp, wp = h + pt + pb, w + pl + pr
-    oh, ow = conv2d_out_hw(h, w, (kh, kw), (1, 1), (pt, pb, pl, pr), (dh, dw))
-    r, kg = cg * kh * kw, k_out // groups
-    if oh <= 0 or ow <= 0 or n_img * cin == 0 or k_out == 0 or r == 0:
-        return None
+    n_img, cin, k_out, cg, kh, kw, dh, dw, pt, pl, hp, wp, oh, ow, r = g
+    kg = k_out // groups
     plane = hp * wp + dw * (kw - 1)  # prepare's padded plane, no slack
     pad_kernel = pad_parallel if n_img * cin * plane >= PARALLEL_MIN_ELEMS else pad_serial
     flat = _wgrad_flat(kg)

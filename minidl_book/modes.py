@@ -6,7 +6,7 @@
 - :func:`mini_model`: ``Linear(4, 8) → Dropout(0.5) → Linear(8, 1)``, the chapter's model.
 - :func:`mode_state`: what a mode method leaves in a model (flag, frozen mark, weight's
   device, wish for gradients) and whether its dropout then drops an autodiff input.
-- :func:`batch_norm_paths`: the two paths of BatchNorm's forward.
+- :func:`running_mean`: a BatchNorm's running mean, every update folded in, as burn prints it.
 - :func:`as_bool`, :func:`as_number` and the comparisons built on them: the chapter's
   exercises read ``"False"``, ``"4/3"`` or ``"1"`` as the reader means them.
 - :func:`running_state_timeline`, :func:`clone_picture`: the two RunningState pictures;
@@ -23,17 +23,15 @@ import numpy as np
 import torch
 
 from minidl import Device, Tensor
-from minidl.debug.flowchart import Flowchart
 from minidl.nn import DropoutConfig, LinearConfig, Sequential
 from minidl_book.exercises import Exercise, _parts_of
 from minidl_book.verdict import TODO
 
 __all__ = ["PairExercise", "ReadExercise", "read_pair", "T", "as_bool", "as_number", "as_pair", "batch",
-           "batch_norm_paths", "clone_picture",
+           "clone_picture", "running_mean",
            "close_number", "column_stats_picture", "is_pair", "mini_model", "mode_state",
            "random_batch", "running_state_demo", "running_state_timeline", "same_bool", "still_zero",
-           "same_int", "stale_bars", "stale_cost", "statistics_used", "vec", "epochs_strip",
-           "bn_motivation", "loss_curves"]
+           "same_int", "stale_bars", "stale_cost", "statistics_used", "vec"]
 
 
 def T(array, device: Device) -> Tensor:
@@ -67,6 +65,12 @@ def batch(k: int) -> np.ndarray:
     return (2 * np.sin(3 * i + j + k + 1) + j).astype(np.float32)
 
 
+def running_mean(layer) -> str:
+    """A BatchNorm's running mean with every update folded in (burn's
+    ``RunningState::value_sync``), printed as burn prints floats."""
+    return vec(layer.running_mean.value_sync())
+
+
 SCALE, OFFSET = np.array([1.0, 1.5, 0.8]), np.array([0.1, 1.0, 2.0])
 
 
@@ -95,25 +99,6 @@ def mode_state(model: Sequential) -> tuple[bool, bool, bool, bool, bool]:
     drops = bool((model[1](ones).to_numpy() == 0).any())
     return (flag.is_enabled(), flag.is_frozen(), weight.val().device.is_autodiff(),
             weight.require_grad, drops)
-
-
-def batch_norm_paths() -> Flowchart:
-    """BatchNorm's forward: what each path reads from the running statistics and what it
-    writes back, numbered as the chapter's outline."""
-    chart = Flowchart("TB", title="BatchNorm's forward: what each path reads and writes")
-    chart.node("x", "x: [batch, C]")
-    chart.node("ask", "① flag on and\nx on autodiff?", shape="diamond")
-    chart.node("train", "training path\nnormalize with the batch's\nmean and variance "
-               "(② ÷ n)", shape="round")
-    chart.node("fold", "③ read each running statistic,\nup to date; mix in the\ndetached "
-               "batch statistic\n④ store it as an update")
-    chart.node("infer", "inference path\nnormalize with the\nrunning statistics\n"
-               "(writes nothing)", shape="round")
-    chart.edge("x", "ask")
-    chart.edge("ask", "train", "yes")
-    chart.edge("train", "fold", "writes")
-    chart.edge("ask", "infer", "no")
-    return chart
 
 
 # --- the chapter's exercises: answers read as a reader writes them --------------------
@@ -172,6 +157,7 @@ def _moves_phrase(text: str) -> bool | None:
     return None
 
 
+_SHARED = re.compile(r"\b(shared?|shares|same (state|statistics|arc|pointer))\b")
 _NONZERO = re.compile(r"\b(non ?zeros?|not (all )?zeros?|not zero)\b")
 _ZERO = re.compile(r"\b(all )?zeros?\b")
 
@@ -195,7 +181,8 @@ def read_still_zero(prediction) -> bool:
     ``True``/``False``/``"no"`` as themselves, a phrase by what it says about zeros
     (``"it moved"`` is False, ``"it stays zero"`` True: the opposite polarity to the
     "does it move?" half of the mixed exercise), or a word and its reason
-    (``"False, it moved"``), which must agree. Anything else raises ``ValueError``."""
+    (``"False, it moved"``, ``"shared, so False"``), which must agree; "shared" says it
+    moved. Anything else raises ``ValueError``."""
     if not isinstance(prediction, str):
         return as_bool(prediction)
     text = " ".join(re.sub(r"[^\w' ]", " ", prediction.lower()).split())
@@ -204,9 +191,16 @@ def read_still_zero(prediction) -> bool:
         return text in _TRUE
     first, _, rest = text.partition(" ")
     said = first in _TRUE if first in words and rest else None
+    if said is None:  # "shared, so False": the one True/False word, wherever it stands
+        named = {w for w in text.split() if w in ("true", "false")}
+        if len(named) == 1:
+            said = named == {"true"}
+            rest = " ".join(w for w in text.split() if w not in named)
     implied = _still_zero_phrase(rest if said is not None else text)
+    if implied is None and _SHARED.search(rest if said is not None else text):
+        implied = bool(_NEGATION.search(text))  # shared: the clone's forward moved it
     if said is not None and implied is not None and said != implied:
-        raise ValueError(f"{prediction!r} says both: {first!r} reads as {said}, "
+        raise ValueError(f"{prediction!r} says both: its True/False word reads as {said}, "
                          f"{rest!r} as {implied} (still zero?); answer one")
     if said is None and implied is None:
         raise ValueError(f"not a True/False answer: {prediction!r}; answer True or False")
@@ -224,9 +218,10 @@ _VULGAR = {"½": "1/2", "⅓": "1/3", "⅔": "2/3", "¼": "1/4", "¾": "3/4", "�
 
 
 def _expression(text: str, symbols: dict[str, float]) -> float | None:
-    """``"n/(n-1)"`` with ``symbols={"n": 4}`` → 4/3: + - * / and brackets over numbers
-    and the named symbols only; anything else → None."""
+    """``"n/(n-1)"`` with ``symbols={"n": 4}`` → 4/3: + - * / ** ``sqrt`` and brackets
+    over numbers and the named symbols only; anything else → None."""
     import ast
+    import math
     import operator
 
     ops = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
@@ -243,12 +238,24 @@ def _expression(text: str, symbols: dict[str, float]) -> float | None:
             return ops[type(node.op)](walk(node.left), walk(node.right))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
             return -walk(node.operand)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+            return walk(node.left) ** walk(node.right)
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                and node.func.id == "sqrt" and len(node.args) == 1):
+            return math.sqrt(walk(node.args[0]))  # "sqrt(16/9)"
         raise ValueError(node)
 
     try:
         return walk(ast.parse(text.strip(), mode="eval"))
-    except (SyntaxError, ValueError, ZeroDivisionError):
+    except (SyntaxError, ValueError, ZeroDivisionError, OverflowError, TypeError):
         return None
+
+
+#: a clause giving a symbol its value after an expression: "where n = 4", ", with n=4"
+_WHERE = re.compile(r"[,;]?\s*\b(?:where|with|for|when|at|if)\s+([a-z])\s*=\s*(\d+(?:\.\d+)?)"
+                    r"\s*\)?\s*$", re.I)
+#: a remark in words after the answer, no digits: ", PyTorch larger", " (Bessel)"
+_REMARK = re.compile(r"(\s*[,;:]\s*[a-z][a-z' .-]*|\s*\(\s*[a-z][a-z' .-]{2,}\))\s*$", re.I)
 
 
 def as_number(value, symbols: dict[str, float] | None = None) -> float:
@@ -261,6 +268,11 @@ def as_number(value, symbols: dict[str, float] | None = None) -> float:
     from minidl_book.exercises import _number_of
 
     if isinstance(value, str):
+        where = _WHERE.search(value)  # "n/(n-1) where n=4": n is 4
+        if where:
+            symbols = {**(symbols or {}), where.group(1): float(where.group(2))}
+            value = value[:where.start()]
+        value = _REMARK.sub("", value)  # "4/3, PyTorch larger", "4/3 (Bessel)": 4/3
         if re.search(r"\S\s*(=|\u2248)", value):  # "n/(n-1) = 4/3", "4/3 ≈ 1.33"
             value = re.split(r"=|\u2248", value)[-1]
         value = re.sub(r"(\d)\s*(\.\.\.|\u2026)\s*$", r"\1", value)  # "1.333...": 1.333
@@ -283,8 +295,8 @@ def as_number(value, symbols: dict[str, float] | None = None) -> float:
             return whole + num / den
         text = re.sub(r"^\s*(\d+(?:\.\d+)?)\s*/\s*(\d+(?:\.\d+)?)\s*$", r"\1/\2", text)
         number = _number_of(text)
-        if number is None and symbols:
-            number = _expression(text, symbols)
+        if number is None:
+            number = _expression(text, symbols or {})
         if number is None:
             raise ValueError(f"{value!r} is not a number the checker can read; write it in "
                              "digits (4000, 1.33, 4/3) or as a number word (one)")
@@ -622,84 +634,5 @@ def stale_bars(cost: dict):
     ax.set_ylabel("test MSE, stale vs valid() (%)", fontsize=7)
     ax.set_title("red: the stale copy did worse; green: better", fontsize=8)
     ax.tick_params(labelsize=6)
-    fig.tight_layout()
-    return fig
-
-
-def epochs_strip(lanes: dict[str, list[bool]]):
-    """One lane per model, one box per epoch: does that BatchNorm train (flag on) in that
-    epoch? Green: it trains; grey: it uses its running statistics."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6.2, 0.55 + 0.5 * len(lanes)))
-    for row, (name, flags) in enumerate(reversed(lanes.items())):
-        ax.text(-0.55, row, name, ha="right", va="center", fontsize=8)
-        for col, on in enumerate(flags):
-            ax.add_patch(plt.Rectangle((col - 0.45, row - 0.38), 0.9, 0.76, ec="#616161",
-                                       fc="#C8E6C9" if on else "#E0E0E0", lw=0.8))
-            ax.text(col, row, "trains" if on else "running stats", ha="center",
-                    va="center", fontsize=8)
-    epochs = len(next(iter(lanes.values())))
-    for col in range(epochs):
-        ax.text(col, len(lanes) - 0.45, f"epoch {col + 1}", ha="center", fontsize=8)
-    ax.set_xlim(-2.7, epochs - 0.5)
-    ax.set_ylim(-0.5, len(lanes) - 0.1)
-    ax.axis("off")
-    fig.tight_layout()
-    return fig
-
-
-def bn_motivation(ad: Device, seed: int = 0, steps: int = 60, lr: float = 0.02):
-    """``Linear(4, 16) → [BatchNorm(16)] → ReLU → Linear(16, 1)`` fitted by SGD (``lr``,
-    batches of 16) to a smooth target of inputs of scale 10 (mean 10, std 10), once
-    without and once with the BatchNorm, same data and seed: the two loss curves, and the
-    largest |output| of the first Linear at each step of the run without BatchNorm."""
-    from minidl.nn import BatchNormConfig, MseLoss, Relu
-    from minidl.optim import SgdConfig
-
-    curves, scales = [], []
-    for with_bn in (False, True):
-        rng = np.random.default_rng(seed)
-        w = rng.standard_normal((4, 1))
-        ad.seed(seed)
-        layers = [LinearConfig(4, 16).init(ad)]
-        layers += [BatchNormConfig(16).init(ad)] if with_bn else []
-        net = Sequential(*layers, Relu(), LinearConfig(16, 1).init(ad))
-        mse, sgd, losses = MseLoss(), SgdConfig().init(), []
-        for _ in range(steps):
-            x = rng.standard_normal((16, 4)) * 10 + 10
-            loss = mse(net(T(x, ad)), T(np.tanh(x / 10 @ w), ad))
-            losses.append(float(loss.to_numpy().ravel()[0]))
-            if not with_bn:
-                scales.append(float(np.abs(net[0](T(x, ad)).to_numpy()).max()))
-            net = sgd.step(lr, net, loss.backward())
-        curves.append(np.array(losses))
-    return curves[0], curves[1], np.array(scales)
-
-
-def loss_curves(without: np.ndarray, with_bn: np.ndarray, scale: np.ndarray | None = None):
-    """The two training losses of :func:`bn_motivation`, log scale; where the run without
-    BatchNorm overflows, its curve ends in a cross, labelled with the first layer's largest
-    output at that step when ``scale`` (per step) is given."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5.6, 2.2))
-    finite = np.isfinite(without)
-    steps = np.arange(1, len(without) + 1)
-    ax.semilogy(steps[finite], without[finite], color="#C62828", label="without BatchNorm")
-    end = np.flatnonzero(finite)[-1]
-    ax.plot(steps[end], without[end], "x", color="#C62828", ms=8)
-    label = f"overflows after step {steps[end]}"
-    if scale is not None:
-        label += (f"\nfirst layer's largest |output|:\n{scale[0]:.0f} at step 1,"
-                  f" {scale[end]:.0e} at step {steps[end]}")
-    ax.annotate(label, (steps[end], without[end]),
-                xytext=(8, -2), textcoords="offset points", fontsize=7, color="#C62828",
-                va="top")
-    ax.semilogy(steps, with_bn, color="#2E7D32", label="with BatchNorm(16)")
-    ax.set_xlabel("SGD step (lr 0.02, inputs of scale 10)", fontsize=7)
-    ax.set_ylabel("training MSE", fontsize=7)
-    ax.tick_params(labelsize=6)
-    ax.legend(fontsize=7, frameon=False)
     fig.tight_layout()
     return fig

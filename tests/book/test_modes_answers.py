@@ -145,3 +145,41 @@ def test_the_ratio_said_in_words_is_read():
         assert ratio(right, 4 / 3), right
     for wrong in ("3 over 4", "n-1 over n"):
         assert not ratio(wrong, 4 / 3), wrong
+
+
+def test_the_ratio_with_its_n_given_or_a_remark_after_it_is_read():
+    """The reader's "n/(n-1) where n=4" was refused as wrong (the "=" split read it as 4);
+    "4/3, PyTorch larger" and "sqrt(16/9)" were unreadable. Wrong ratios written the same
+    ways are still refused."""
+    ratio = modes.close_number(atol=5e-3, n=4)
+    for right in ("n/(n-1) where n=4", "n/(n-1) where n = 4", "n/(n-1), with n=4",
+                  "4/3, PyTorch larger", "4/3 (Bessel)", "sqrt(16/9)", "(4/3)**1"):
+        assert ratio(right, 4 / 3), right
+    for wrong in ("n/(n-1) where n=5", "(n-1)/n where n=4", "3/4, PyTorch larger",
+                  "sqrt(9/16)", "n/(n+1) where n=4"):
+        assert not ratio(wrong, 4 / 3), wrong
+    assert modes.as_number("4,000") == 4000
+
+
+def test_the_clone_answer_reads_its_true_false_word_wherever_it_stands():
+    """"False: shared Arc" passed while "shared, so False" was unreadable; both read as
+    False now, "shared" alone says it moved, and a word against its reason is refused."""
+    for right in ("shared, so False", "False: shared Arc", "shared", "it is shared",
+                  "the state is shared, hence False"):
+        assert modes.still_zero(right, False), right
+    for wrong in ("not shared, so True", "True", "it is a copy, so True"):
+        assert not modes.still_zero(wrong, False), wrong
+    for both in ("shared, so True", "True, shared"):
+        with pytest.raises(ValueError, match="says both"):
+            modes.read_still_zero(both)
+
+
+def test_running_mean_prints_every_update_folded_in():
+    from minidl import Device
+    from minidl.nn import BatchNormConfig
+
+    ad = Device.flex().autodiff()
+    bn = BatchNormConfig(3).init(ad)
+    assert modes.running_mean(bn) == "[0.0, 0.0, 0.0]"
+    bn(modes.T(modes.batch(0), ad))
+    assert modes.running_mean(bn) == "[0.009881697, 0.09698707, 0.1868625]"

@@ -13,7 +13,10 @@ without an inherited ``OPENBLAS_CORETYPE`` pin:
    the MLP 784-256-10, b128, SGD) on ``Device.flex().autodiff()`` against torch eager with its
    fused optimizer (``workloads.TORCH_BEST_IMPL``), with the number of Python function calls
    one step makes (``cProfile``); the CNN also with Adam as the rule's tensor ops (Flex's
-   fused Adam step switched off, ``minidl/optim/fused.py``), the step before that speed trick.
+   fused Adam step switched off, ``minidl/optim/fused.py``), the step before that speed trick;
+3. with ``--fusion``, instead: the two steps on ``Device.fusion().autodiff()`` against
+   ``Device.flex().autodiff()`` (issue 38: fusion's eager step <= 1.1x flex's), with the Python
+   calls per step of each.
 
 One thread's CPU time leaves out the time a process waits for a core on a shared machine, so
 a busy neighbour barely moves it; its noise shows as the spread between runs (reported).
@@ -114,10 +117,31 @@ def steps(rounds: int, only: list[str]) -> dict[str, dict[str, float]]:
     return out
 
 
+def fusion_vs_flex(rounds: int, only: list[str]) -> dict[str, dict[str, float]]:
+    """Milliseconds per eager step on fusion().autodiff() and flex().autodiff(), in turns."""
+    from minidl import Device
+    from minidl_book.capture_lab import cpu_ms_in_turns
+    from minidl_book.workloads import WORKLOADS
+
+    out = {}
+    for workload in only:
+        make = WORKLOADS[workload][0]
+        contenders = {"fusion": make(Device.fusion().autodiff()), "flex": make(Device.flex().autodiff())}
+        for _ in range(5):
+            for fn in contenders.values():
+                fn()
+        ms = cpu_ms_in_turns(contenders, rounds=rounds, steps=20)
+        for name, fn in list(contenders.items()):
+            ms[f"{name} calls"] = python_calls(fn)
+        out[workload] = ms
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer rounds")
     parser.add_argument("--only", nargs="*", default=["add", "cnn", "mlp"])
+    parser.add_argument("--fusion", action="store_true", help="fusion's eager steps against flex's")
     args = parser.parse_args()
     rerun_unpinned_if_pinned(__file__, sys.argv[1:])
     import numba  # noqa: F401
@@ -130,6 +154,14 @@ def main() -> None:
     with limit_pools(1):
         print(format_peer_report())
         print(f"load average {os.getloadavg()[0]:.2f}; one thread's CPU time, best of {rounds} blocks in turns\n")
+        if args.fusion:
+            for workload, ms in fusion_vs_flex(rounds, [w for w in ("cnn", "mlp") if w in args.only]).items():
+                r = ms["fusion"] / ms["flex"]
+                print(f"{workload} step  fusion eager {ms['fusion']:.3f} ms   flex eager {ms['flex']:.3f} ms   "
+                      f"ratio {r:.2f} (target <= 1.1)   Python calls per step {ms['fusion calls']} / "
+                      f"{ms['flex calls']}")
+            print(f"load average {os.getloadavg()[0]:.2f} at the end")
+            return
         if "add" in args.only:
             us = tiny_adds(rounds)
             for side, base in (("minidl", "torch"), ("minidl autodiff", "torch requires_grad")):

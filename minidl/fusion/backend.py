@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from minidl.backend import Backend, ModuleOps, TensorData, is_required, op_names, protocol_of
 from minidl.backend.device import Device
 from minidl.backend.options import ConvOptions
-from minidl.fusion.eager import eager_op, eager_or_default, inner_device, run_eager
+from minidl.fusion.eager import eager_adam_step, eager_op, eager_or_default, inner_device, run_eager
 from minidl.fusion.kernel import FusionRuntime
 from minidl.fusion.record import FusionRecordedOps
 from minidl.fusion.stream import Stream
@@ -167,6 +167,8 @@ def fusion_backend(inner: type) -> type:
                 # module ops stay the protocol's defaults, as burn's Fusion leaves them: their
                 # primitive ops take the small path one by one
                 body[op] = eager_or_default(op)
+        if callable(getattr(inner, "adam_step", None)):  # a speed trick outside the protocol (eager.py)
+            body["adam_step"] = eager_adam_step(inner)
         cls = type(f"Fusion[{inner.__name__}]", (Fusion,), body)
         cls.__qualname__ = cls.__name__
         cls.stream = Stream(inner, runtime)

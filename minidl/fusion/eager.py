@@ -137,3 +137,43 @@ def eager_or_default(op: str):
     method.__signature__ = inspect.signature(default)
     method.__doc__ = f"``{op}``: ``B``'s own kernel on small ready tensors, else the protocol default (recorded)."
     return classmethod(method)
+
+
+def eager_adam_step(inner: type):
+    """``Fusion[B].adam_step``, made when ``B`` offers one (``Flex.adam_step``): a **speed trick**
+    (ARCHITECTURE.md, "Where speed tricks may live"; the caller is ``minidl/optim/fused.py``).
+
+    Adam's update of one parameter as one call of ``B``'s kernel, on ready handles (pending
+    inputs are drained first), its three results ready handles: on the training chapter's CNN
+    the rule's fourteen tensor ops each paid this layer's wrapper (0.3 of a 3 ms step). It runs
+    only where the stream runs small ops eagerly; a stream that records every op (burn's
+    policy, a capture's recorded run) gets ``None``, the caller's signal to run the tensor ops,
+    which are recorded and fused. ``outs`` (results written into given buffers, an input's own
+    where ``aliasable`` allows, as on ``B``) drains the whole stream first: no recorded op may
+    read a buffer after the kernel has overwritten it."""
+
+    def adam_step(cls, param, grad, moment_1, moment_2, lr: float, beta_1: float, beta_2: float,
+                  epsilon: float, correction_1: float, correction_2: float, outs=None):
+        stream = cls.stream
+        if not stream.eager_below:
+            return None
+        tensors = (param, grad, moment_1, moment_2)
+        if outs is not None or any(type(t) is FusionTensor and t._value is None for t in tensors):
+            stream.drain(reason="adam_step needs its inputs" if outs is None else "adam_step writes in place")
+        p, g, m1, m2 = (t.value if type(t) is FusionTensor else t for t in tensors)
+        inner_outs = None if outs is None else tuple(o.value if type(o) is FusionTensor else o for o in outs)
+        results = cls._inner.adam_step(p, g, m1, m2, lr, beta_1, beta_2, epsilon, correction_1,
+                                       correction_2, inner_outs)
+        stream.count_eager("adam_step")
+        ready = stream.ready
+        if outs is None:
+            return ready(results[0]), ready(results[1]), ready(results[2])
+        # a result written into a given handle's buffer is that handle
+        return tuple(o if type(o) is FusionTensor and o._value is r else ready(r) for o, r in zip(outs, results))
+
+    adam_step.__qualname__ = "adam_step"
+    adam_step.__doc__ = (f"``{inner.__name__}.adam_step`` on ready handles (a speed trick, "
+                         f"``minidl/fusion/eager.py``); ``None`` while the stream records every op.")
+    #: the (input position, output index) pairs that may share a buffer: ``B``'s own
+    adam_step.aliasable = getattr(inner.adam_step, "aliasable", frozenset())
+    return classmethod(adam_step)

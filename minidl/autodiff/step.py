@@ -120,6 +120,16 @@ class State:
     def __repr__(self) -> str:  # what a backtrace prints: the names it holds
         return f"State({', '.join(self.step.saved)})"
 
+    def __contains__(self, name: object) -> bool:
+        """``"rhs" in state``: whether ``state[name]`` will return a value (burn's
+        ``Option<NodeId>`` fields of ``ops.state``, tested with ``rhs.is_some()``).
+
+        Without it, Python's ``in`` falls back to ``__getitem__(0)`` and raises ``KeyError``.
+        """
+        if name in self.step.saved:
+            return True
+        return name == "out" and self.step.recomputable
+
     def __getitem__(self, name: str):
         saved = self.step.saved
         if name in saved:

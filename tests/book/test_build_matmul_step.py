@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from minidl.autodiff import Step
 from minidl.autodiff.ops.arithmetic import Matmul as LibraryMatmul
+from minidl.autodiff.step import sum_to_shape
 from minidl_book import build_matmul_step
 
 
@@ -123,3 +125,28 @@ def test_numpy_operator_in_backward_is_refused_and_never_plugged_in(capsys):
         assert "until yours passes the checker" in capsys.readouterr().out
     finally:
         arithmetic.Matmul = LibraryMatmul
+
+
+class GuardedMatmul(Step):
+    """A right answer written differently: backward asks ``in state`` what was kept
+    (refused with a KeyError before ``State.__contains__``)."""
+
+    def forward(self, B, lhs, rhs):
+        return B.float_matmul(lhs, rhs)
+
+    def keeps(self, tracked):
+        return [name for name, t in (("rhs", tracked[0]), ("lhs", tracked[1])) if t]
+
+    def backward(self, B, grad, state):
+        d_lhs = d_rhs = None
+        if "rhs" in state:
+            d_lhs = B.float_matmul(grad, B.float_transpose(state["rhs"]))
+            d_lhs = sum_to_shape(B, d_lhs, self.shapes[0])
+        if "lhs" in state:
+            d_rhs = B.float_matmul(B.float_transpose(state["lhs"]), grad)
+            d_rhs = sum_to_shape(B, d_rhs, self.shapes[1])
+        return d_lhs, d_rhs
+
+
+def test_a_backward_guarded_with_in_state_is_accepted():
+    assert build_matmul_step.exercise(max_examples=10).find_failure(GuardedMatmul) is None

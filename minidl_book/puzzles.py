@@ -678,22 +678,41 @@ def _unsolved_call(solution: Callable[..., Tensor], name: str) -> str | None:
 
 def one_line_note(solution: Callable[..., Tensor]) -> str:
     """Tensor-Puzzles' challenge, as a note on a solution that passed: one line of body under
-    80 columns."""
+    80 columns. The body is read with ``ast``: a body on the ``def`` line counts as its one
+    line, a docstring and comments do not count."""
+    body = _body_lines(solution)
+    if not body:
+        return ""
+    if len(body) == 1 and len(body[0]) < 80:
+        return "★ One line under 80 columns: Tensor-Puzzles' challenge met."
+    if len(body) == 1:
+        return (f"(Tensor-Puzzles' challenge: one line under 80 columns; yours is one line "
+                f"of {len(body[0])} columns.)")
+    return (f"(Tensor-Puzzles' challenge: one line under 80 columns; yours has {len(body)} "
+            "lines of body.)")
+
+
+def _body_lines(solution: Callable[..., Tensor]) -> list[str]:
+    """The stripped lines of code in ``solution``'s body (``[]`` when its source is not found)."""
+    import ast
     import inspect
     import textwrap
 
     try:
-        lines = textwrap.dedent(inspect.getsource(solution)).splitlines()
-    except (OSError, TypeError):
-        return ""
-    body = [ln for ln in lines[1:] if ln.strip() and not ln.strip().startswith("#")]
-    if len(body) == 1 and len(body[0].strip()) < 80:
-        return "★ One line under 80 columns: Tensor-Puzzles' challenge met."
-    if len(body) == 1:
-        return (f"(Tensor-Puzzles' challenge: one line under 80 columns; yours is one line "
-                f"of {len(body[0].strip())} columns.)")
-    return (f"(Tensor-Puzzles' challenge: one line under 80 columns; yours has {len(body)} "
-            "lines of body.)")
+        source = textwrap.dedent(inspect.getsource(solution))
+        tree = ast.parse(source)
+    except (OSError, TypeError, SyntaxError):
+        return []
+    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if not defs:
+        return []
+    body = defs[0].body
+    if (len(body) > 1 and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
+        body = body[1:]  # the docstring
+    lines = source.splitlines()[body[0].lineno - 1: body[-1].end_lineno]
+    lines[0] = lines[0][body[0].col_offset:]  # a body on the def line starts after the colon
+    return [ln.strip() for ln in lines if ln.strip() and not ln.strip().startswith("#")]
 
 
 def draw_verdict(verdict: Verdict, name: str) -> None:

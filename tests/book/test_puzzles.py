@@ -241,3 +241,24 @@ def test_the_shape_hint_says_what_was_measured_and_names_sum_dim_only_when_used(
     assert verdict.kind == "shape"
     assert f"Yours is {verdict.found} where {verdict.expected} is wanted" in out
     assert "dim 1 differs" in out and SHAPE_HINT not in out and "sum_dim" not in out
+
+
+def test_a_body_on_the_def_line_is_one_line_not_zero(tmp_path):
+    import importlib.util
+
+    from minidl_book.puzzles import one_line_note
+
+    src = ("def ones(a): return a * 0 + 1\n\n"
+           "def long(a): return (a * 0 + 1 + 0 * 0 + 0 * 0 + 0 * 0 + 0 * 0 + 0 * 0 + 0 * 0 + 0 * 0 + 0 * 0)\n\n"
+           "def documented(a):\n    \"\"\"A docstring is not code.\"\"\"\n    # nor a comment\n"
+           "    return a * 0 + 1\n\n"
+           "def two(a):\n    b = a * 0\n    return b + 1\n")
+    path = tmp_path / "one_liners.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location("one_liners", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert one_line_note(mod.ones).startswith("★")
+    assert "0 lines" not in one_line_note(mod.long) and "one line of" in one_line_note(mod.long)
+    assert one_line_note(mod.documented).startswith("★")
+    assert "2 lines" in one_line_note(mod.two)

@@ -1,9 +1,8 @@
 """The training chapter's instrumentation: the digits CNN trained in minidl and PyTorch side by
-side: the pieces the chapter's ``fit`` calls (``twins``, ``loader``, ``torch_epoch``) and the
-record it files its numbers in (``new_run``, ``end_epoch``, ``finish``: per-epoch accuracies and
-weight gaps); and the experiments the chapter measures on the trained model (careless
-evaluation, Adam's moments, resuming). The chapter shows its loops; this module keeps the
-bookkeeping and the figures off the page.
+side: the pieces the chapter's ``fit`` calls (``twins``, ``loader``, ``torch_epoch``; its
+record is :mod:`minidl_book.twin_record`), and the experiments the chapter measures on the
+trained model (careless evaluation, Adam's moments, resuming). The
+chapter shows its loops; this module keeps the bookkeeping and the figures off the page.
 
 The model classes are :mod:`minidl_book.workloads`'s (``DigitsCnnConfig``, ``DigitsCnn``,
 ``torch_cnn``), so the speed chapters measure the model this chapter trains.
@@ -117,28 +116,6 @@ def torch_epoch(twin: torch.nn.Module, torch_adam, batches) -> list[float]:
         torch_adam.step()
         losses.append(loss.item())
     return losses
-
-
-def new_run() -> dict:
-    """The run's record: per-step losses, per-epoch accuracies and weight gaps."""
-    return {key: [] for key in ("loss", "torch_loss", "valid", "torch_valid", "param_gap")}
-
-
-def end_epoch(run: dict, model: DigitsCnn, twin: torch.nn.Module) -> None:
-    """Validation accuracies and each param's largest |minidl − PyTorch| after an epoch."""
-    valid_set = datasets()[1]
-    run["valid"].append(accuracy(model.valid(), valid_set))
-    run["torch_valid"].append(torch_accuracy(twin, valid_set))
-    run["param_gap"].append({
-        path: float(np.max(np.abs(p.val().to_numpy() - twin_param(twin, path))))
-        for path, p in model.parameters().items()})
-
-
-def finish(run: dict, model: DigitsCnn, twin: torch.nn.Module, steps_per_epoch: int) -> dict:
-    run["loss"], run["torch_loss"] = np.array(run["loss"]), np.array(run["torch_loss"])
-    run["weight_gap"] = [max(gaps.values()) for gaps in run["param_gap"]]
-    run.update(model=model, twin=twin, steps_per_epoch=steps_per_epoch)
-    return run
 
 
 def relative_gap(run: dict) -> np.ndarray:
@@ -261,19 +238,6 @@ def running_stats(model: DigitsCnn) -> dict[str, np.ndarray]:
 
 
 LAYERS = ("conv1", "bn1", "conv2", "bn2", "fc1", "fc2")
-
-
-def leading_bool(prediction, truth: bool) -> bool:
-    """A True/False answer, also as a sentence that opens with it (``"false, it grows"``,
-    ``"No: the gap grows"``), or as 0/1 (the chapter's tuple answers take ``[0, 1]`` too)."""
-    if isinstance(prediction, bool | np.bool_):
-        return bool(prediction) == truth
-    if isinstance(prediction, int | np.integer) and prediction in (0, 1):
-        return bool(prediction) == truth
-    if isinstance(prediction, str):
-        m = re.match(r"\W*(true|false|yes|no)\b", prediction.casefold())
-        return bool(m) and (m.group(1) in ("true", "yes")) == truth
-    return False
 
 
 def plot_step_size(grads: dict[str, float], epsilons: tuple[float, ...]):

@@ -196,12 +196,14 @@ def read_still_zero(prediction) -> bool:
         if len(named) == 1:
             said = named == {"true"}
             rest = " ".join(w for w in text.split() if w not in named)
-    implied = _still_zero_phrase(rest if said is not None else text)
-    if implied is None and _SHARED.search(rest if said is not None else text):
-        implied = bool(_NEGATION.search(text))  # shared: the clone's forward moved it
+    reason = rest if said is not None else text  # the answer word is no negation
+    implied = _still_zero_phrase(reason)
+    if implied is None and _SHARED.search(reason):
+        implied = bool(_NEGATION.search(reason))  # shared: the clone's forward moved it
     if said is not None and implied is not None and said != implied:
-        raise ValueError(f"{prediction!r} says both: its True/False word reads as {said}, "
-                         f"{rest!r} as {implied} (still zero?); answer one")
+        meaning = {True: "still zero", False: "it moved"}
+        raise ValueError(f"{prediction!r} says both: its True/False word says "
+                         f"{meaning[said]}, {rest!r} says {meaning[implied]}; answer one")
     if said is None and implied is None:
         raise ValueError(f"not a True/False answer: {prediction!r}; answer True or False")
     return said if said is not None else implied
@@ -276,7 +278,8 @@ def as_number(value, symbols: dict[str, float] | None = None) -> float:
         if re.search(r"\S\s*(=|\u2248)", value):  # "n/(n-1) = 4/3", "4/3 ≈ 1.33"
             value = re.split(r"=|\u2248", value)[-1]
         value = re.sub(r"(\d)\s*(\.\.\.|\u2026)\s*$", r"\1", value)  # "1.333...": 1.333
-        percent = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*%\s*", value)  # "133%"
+        percent = re.fullmatch(r"\s*(?:(?:about|around|roughly|~|\u2248)\s*)?"
+                               r"(\d+(?:\.\d+)?)\s*%\s*", value, re.I)  # "133%"
         if percent:
             return float(percent.group(1)) / 100
         value = re.sub(r"^\s*(\d+)\s*:\s*(\d+)\s*$", r"\1/\2", value)  # "4:3"
@@ -355,7 +358,8 @@ def zeros_and_moves(prediction, truth, tolerance: int = 400,
     """Which half of a ``(zeros, moves)`` prediction is right (each half on its own); the
     count is ``None`` when it cannot be read as a number. The count is right within
     ``tolerance`` of ``centre`` (the count a reader reasons to, p · n) when given, else of
-    the measured one; the running-mean half is ``None`` when it cannot be read."""
+    the measured one; with ``total``, a share (``"50%"``, ``0.5``) is that share of it.
+    The running-mean half is ``None`` when it cannot be read."""
     pair = as_pair(prediction)
     if pair is None:
         raise ValueError("write the answer as a pair (zeros, moves), e.g. (0, False)")
@@ -366,7 +370,11 @@ def zeros_and_moves(prediction, truth, tolerance: int = 400,
         thousands = re.fullmatch(r"\s*(?:about |~\s*)?(\d+(?:\.\d+)?)\s*k\s*", zeros, re.I)
         zeros = float(thousands.group(1)) * 1000 if thousands else zeros
     try:
-        count_ok = abs(as_number(zeros) - (truth[0] if centre is None else centre)) <= tolerance
+        count = as_number(zeros)
+        share = isinstance(zeros, str) and "%" in zeros
+        if total is not None and (share or 0 < count < 1):  # "50%", 0.5: of the total
+            count *= total
+        count_ok = abs(count - (truth[0] if centre is None else centre)) <= tolerance
     except (TypeError, ValueError):
         count_ok = None  # unreadable, not wrong
     try:

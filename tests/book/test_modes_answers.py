@@ -183,3 +183,33 @@ def test_running_mean_prints_every_update_folded_in():
     assert modes.running_mean(bn) == "[0.0, 0.0, 0.0]"
     bn(modes.T(modes.batch(0), ad))
     assert modes.running_mean(bn) == "[0.009881697, 0.09698707, 0.1868625]"
+
+
+def test_the_clone_answer_no_shared_is_read_as_false_and_a_clash_says_what_each_means():
+    """Reader r2's "no, shared" was refused as contradictory: the answer word "no" was
+    counted as negating "shared", and the message called "shared" "still zero"."""
+    for right in ("no, shared", "No: shared Arc", "no, it is shared", "no - shared state"):
+        assert modes.still_zero(right, False), right
+    for wrong in ("yes, it is not shared", "not shared, so True", "True"):
+        assert not modes.still_zero(wrong, False), wrong
+    with pytest.raises(ValueError, match="'shared' says it moved"):
+        modes.read_still_zero("yes, shared")
+    with pytest.raises(ValueError, match="'not shared' says still zero"):
+        modes.read_still_zero("no, not shared")
+
+
+def test_the_zero_count_as_a_share_of_the_total_is_read_as_that_share(capsys):
+    """Reader r2's ("50%", True) and ("0.5", True) were told "the zero count is not
+    right"; with the total known, a share is a share of it. Wrong shares stay wrong."""
+    ex = PairExercise("zeros and moves?", truth=lambda: (3990, True), centre=4000,
+                      total=8000)
+    for right in (("50%", True), ("0.5", True), (0.5, "yes"), "50%, yes",
+                  ("about 50%", True), ("1/2", True), ("49.5%", True)):
+        assert ex.accepts(right), right
+    for wrong in (("50%", False), ("25%", True), ("100%", True), (0.25, True),
+                  (0, True), (1, True), ("5%", True)):
+        assert not ex.accepts(wrong), wrong
+    assert not ex.check(("25%", True))
+    assert "zero count is not right" in capsys.readouterr().out
+    no_total = PairExercise("zeros and moves?", truth=lambda: (4000, True))
+    assert not no_total.accepts(("50%", True))  # a share of nothing known is no count

@@ -4,7 +4,9 @@
   right when the answer names exactly the skipped box as skipped, bare ("minidl.autodiff"),
   after a "no" ("No, it skips minidl.autodiff") or in a sentence ("it doesn't cross
   minidl.autodiff"); "none", "yes", another box, or the box denied ("it still crosses
-  minidl.autodiff") are wrong, and so is the skipped box with the default body added
+  minidl.autodiff") are wrong; "it crosses all boxes except minidl.autodiff" names it as
+  skipped (what follows "except", "other than", "apart from" is skipped); the skipped
+  box with the default body added is wrong too
   ("minidl.autodiff, and the default body too": on ``Device.flex()`` it still runs).
 - :class:`NameExercise`: an :class:`~minidl_book.exercises.Exercise` that, given a sentence
   it cannot read one name out of, asks for just the name instead of judging it; given no
@@ -39,12 +41,16 @@ CLAUSE = (r"[,;:()!?—–]|\s-\s|\.(?=\s|$)"
 #: "is not crossed", "doesn't reach", "never goes through", "isn't in the chain": the box is
 #: skipped.
 NOT_CROSSED = re.compile(
-    r"\b(?:not|never|no longer)\s+(?:(?:be|been|get|gets|even|ever|actually)\s+)?"
+    r"\b(?:not|never|no longer)\s+(?:(?:be|been|get|gets|even|ever|actually|still)\s+)?"
     r"(?:cross|reach|visit|enter|touch|involve|hit|call|use|need|run)\w*"
     r"|\b(?:not|never|no longer)\s+(?:\w+\s+)?(?:go|goes|went|gone|pass|passes|passed)"
     r"\s+(?:through|into|via)\b"
     r"|\b(?:not|never|no longer)\s+(?:in|on|part\s+of|among)\s+(?:the\s+)?"
     r"(?:chain|path|route|call|stack|way)\b")
+#: "all boxes except minidl.autodiff", "all of them other than …": what follows is skipped.
+EXCEPT = re.compile(r"\b(?:except(?:\s+for)?|other\s+than|apart\s+from|save\s+for|besides)\b")
+#: A first clause of only these words answers "none" ("none", "it skips nothing").
+NONE_WORDS = {"none", "nothing", "it", "the", "skip", "skips", "skipped"}
 #: Words a clause of bare names may hold besides the names ("minidl.autodiff and minidl.nn").
 LIST_WORDS = {"minidl", "the", "and", "or", "also", "too", "plus", "device", "default",
               "s"}
@@ -61,6 +67,7 @@ def _normalized(prediction: str, crossing: bool = True) -> str:
     text = re.sub(r"\bwon'?t\b", "will not", text)
     if crossing:
         text = NOT_CROSSED.sub(" skipped ", text)
+        text = EXCEPT.sub(", skipping ", text)
     text = ONLY.sub(" ", text)
     return re.sub(r"\[(flex|b)\]", "", text)
 
@@ -73,7 +80,8 @@ def named(prediction: str, words_of: dict[str, str], denials: set[str] = DENIALS
     text = _normalized(prediction, crossing)
     clauses = [re.findall(r"[a-z]+", c) for c in re.split(CLAUSE, text)]
     clauses = [c for c in clauses if c]
-    bare_none = bool(clauses) and set(clauses[0]) <= denials | {"it", "the"}
+    bare_none = bool(clauses) and set(clauses[0]) <= NONE_WORDS and bool(
+        {"none", "nothing"} & set(clauses[0]))
     affirmed: list[tuple[bool, set]] = []
     denied: set = set()
     bare_clauses: list[bool] = []  # per affirmed clause: nothing in it but names

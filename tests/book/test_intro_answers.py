@@ -138,3 +138,25 @@ def test_all_seven_in_words_is_judged_wrong_not_asked_again(answer):
     request for a name."""
     assert not box_unclear(answer)
     assert not skipped_box(answer, SKIPPED)
+
+
+@pytest.mark.parametrize("answer", [
+    "It crosses all boxes except minidl.autodiff",
+    "It still crosses all of them except minidl.autodiff",
+    "it still crosses 6, skipping minidl.autodiff", "It does not still cross minidl.autodiff",
+    "it crosses every box except the autodiff one", "all boxes apart from minidl.autodiff",
+    "every box other than autodiff", "It crosses all boxes except for minidl.autodiff",
+])
+def test_crossing_all_but_the_skipped_box_passes(answer):
+    """Reader 4's refused phrasings: "crosses … except X" and a leading "it still crosses"
+    were read as "none"; they name X as the one box skipped."""
+    assert skipped_box(answer, SKIPPED) and not box_unclear(answer)
+
+
+@pytest.mark.parametrize("answer", [
+    "It crosses all boxes except minidl.dispatch", "it still crosses all seven",
+    "it still crosses 6, skipping minidl.backend", "It does not still cross minidl.nn",
+    "all boxes except minidl.autodiff and minidl.backend",
+])
+def test_crossing_all_but_another_box_is_refused(answer):
+    assert not skipped_box(answer, SKIPPED)

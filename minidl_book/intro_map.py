@@ -1,19 +1,18 @@
-"""The intro's two pictures, their PyTorch column and its first exercise's experiment.
+"""The intro's path map and layout figure, and its first exercise's experiment.
 
-- :data:`BOXES`: the seven packages one ``Linear.forward`` crosses, each with its burn crate.
+- :data:`BOXES`: the seven packages a call crosses, each with its burn crate.
 - :func:`torch_column`: what PyTorch does at each box, read from PyTorch itself (the
   dispatcher's keys of a parameter, the profiler's op tree of ``nn.Linear``).
-- :func:`package_map`: the boxes and the route of a traced ``layer(x)`` through them
+- :func:`package_map`: the boxes and the route of a traced call through them
   (:func:`route_steps`), laid out by hand as a :class:`PathMap`, every label beside its
-  arrow: down to ``Dispatch``, into the default body (``minidl.backend``), its three calls
-  back up through ``Dispatch`` and down ``Autodiff`` to ``Flex``, numbered in call order;
+  arrow, numbered in call order: straight down by device for an op with a forwarder
+  (``conv(image)``, the intro's map); for ``layer(x)`` into the default body
+  (``minidl.backend``), its three calls back up through ``Dispatch`` and down to ``Flex``;
   with ``pytorch``, each box also says what PyTorch does there.
-- :func:`detour_trace`: each op ``linear``'s default body calls back through ``Dispatch``,
-  with the kernels that computed under it.
 - :func:`torch_op_tree`: the profiler's op tree of one call, with the profiler's own
   start/stop lines kept off the page.
-- :func:`packages_on_the_path`, :func:`skipped_on_plain`: the first exercise's experiment;
-  :func:`two_paths`: its answer drawn, the product below ``Dispatch`` on both devices.
+- :func:`packages_on_the_path`, :func:`skipped_on_plain`: the first exercise's experiment.
+- :func:`draw_layouts`: ``x·W + b`` beside PyTorch's ``x·weightᵀ + b``, the same numbers.
 """
 
 from __future__ import annotations
@@ -73,18 +72,6 @@ def computing(hits: Sequence) -> list[bool]:
     return [not (nxt is not None and hit.name != nxt.name
                  and hit.chain()[:-1] == nxt.chain()[:-1])
             for hit, nxt in zip(kernels, [*kernels[1:], None])]
-
-
-def detour_trace(device: Device | None = None) -> list[tuple[str, list[str]]]:
-    """Each op the default ``linear`` calls back through ``Dispatch``, with the numba kernels
-    that computed numbers under it (none for a reshape, a view), from one traced forward."""
-    device = device or Device.flex().autodiff()
-    layer = LinearConfig(4, 2).init(device)
-    x = Tensor.from_numpy(np.zeros((3, 4), np.float32), device)
-    layer(x)  # draw the params first: the trace below sees the forward only
-    run = debug.trace(lambda: layer(x), breakpoints=[r"^Flex\.", r"^kernel "], echo=False)
-    return [(frames[0].removeprefix("Dispatch."), kernels)
-            for frames, kernels in detour_calls(run)]
 
 
 #: The detour's two arrows, drawn on the right of the spine (down, then back up).
@@ -397,35 +384,6 @@ def skipped_on_plain(rows: np.ndarray) -> str:
     return skipped
 
 
-def below_dispatch(device: Device) -> list[str]:
-    """The frames of one ``Linear(4, 2)`` forward on ``device`` from ``Dispatch.float_matmul``
-    down to the product's kernel, read from a trace."""
-    layer = LinearConfig(4, 2).init(device)
-    x = Tensor.from_numpy(np.zeros((3, 4), np.float32), device)
-    layer(x)  # draw the params first: the trace below sees the forward only
-    chain = debug.trace(lambda: layer(x), breakpoints=r"^kernel gemm", echo=False).first().chain()
-    return chain[chain.index("Dispatch.float_matmul"):]
-
-
-def two_paths() -> Flowchart:
-    """The matrix product below ``Dispatch`` on ``Device.flex().autodiff()`` beside
-    ``Device.flex()``, each column read from a trace (:func:`below_dispatch`); the kernel
-    is left off (the same on both)."""
-    fc = Flowchart("TB", title="The product below Dispatch, on each device")
-    for k, (device, name) in enumerate(((Device.flex().autodiff(), "Device.flex().autodiff()"),
-                                        (Device.flex(), "Device.flex()"))):
-        frames = [f for f in below_dispatch(device) if not f.startswith("kernel ")]
-        ids = [f"{k}{j}" for j in range(len(frames))]
-        for i, frame in zip(ids, frames):
-            label = f"{frame}\non {name}" if frame.startswith("Dispatch.") else frame
-            if frame.startswith("Autodiff["):
-                label += "\nrecords it"
-            fc.node(i, label)
-        for a, b in zip(ids, ids[1:]):
-            fc.edge(a, b)
-    return fc
-
-
 def draw_layouts(weight: np.ndarray, x: np.ndarray | None = None,
                  y: np.ndarray | None = None, rows: int = 3, bias: np.ndarray | None = None):
     """The two layouts of one ``Linear``'s weight, as shapes: minidl's (burn's) ``x·W`` with
@@ -492,64 +450,3 @@ def draw_layouts(weight: np.ndarray, x: np.ndarray | None = None,
     ax.axis("off")
     fig.tight_layout(pad=0.2)
     return fig
-
-
-def _logical_lines(text: str, drop_docstrings: bool = False) -> list[str]:
-    """``text``'s logical lines, whitespace removed (a call split over lines is one line),
-    without blank lines, comments and, for a source, docstrings."""
-    import ast
-    import re
-    import textwrap
-
-    lines = text.splitlines()
-    if drop_docstrings:
-        skip: set[int] = set()
-        for node in ast.walk(ast.parse(textwrap.dedent(text))):
-            body = getattr(node, "body", None)
-            if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
-                    and isinstance(body[0].value, ast.Constant)
-                    and isinstance(body[0].value.value, str)):
-                skip.update(range(body[0].lineno - 1, body[0].end_lineno))
-        lines = [line for k, line in enumerate(lines) if k not in skip]
-    out: list[str] = []
-    pending = ""
-    for line in lines:
-        code = re.split(r"\s#\s", " " + line.strip() + " ", maxsplit=1)[0]
-        if code.strip().startswith("#"):
-            continue
-        pending += "".join(code.split())
-        if pending and (pending.count("(") + pending.count("[")
-                        <= pending.count(")") + pending.count("]")):
-            out.append(pending)
-            pending = ""
-    return out
-
-
-ELIDED = "..."
-
-
-def quote(text: str, *sources: object) -> str:
-    """Check that ``text`` quotes the source of ``sources`` (functions, classes, modules):
-    its code, cut into pieces by lines that are only ``...`` (and a comment), appears there
-    piece by piece, in order, each piece whole; return ``text`` as a Markdown ``python``
-    block. The check ignores whitespace, comments and the source's docstrings."""
-    import inspect
-
-    source: list[str] = []
-    for obj in sources:
-        source += _logical_lines(inspect.getsource(obj), drop_docstrings=True)
-    pieces: list[str] = [""]
-    for line in text.strip("\n").splitlines():
-        if line.strip().split("#", 1)[0].strip() == ELIDED:
-            pieces.append("")
-        else:
-            pieces[-1] += line + "\n"
-    at = 0
-    for piece in filter(None, map(_logical_lines, pieces)):
-        starts = [i for i in range(at, len(source) - len(piece) + 1)
-                  if source[i:i + len(piece)] == piece]
-        if not starts:
-            raise AssertionError(f"the quote differs from the source at: {piece[0]}")
-        at = starts[0] + len(piece)
-    return "```python\n" + text.strip("\n") + "\n```"
-

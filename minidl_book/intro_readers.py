@@ -1,0 +1,108 @@
+"""How the intro's design exercises read an answer written in words.
+
+- :func:`outcome_read` ("does the weight get a gradient?"): ``"grad"``, ``"no grad"`` or
+  ``"error"`` out of a sentence, clause by clause: a clause that names an error and does
+  not deny it ("it raises", "RuntimeError: …") says ``"error"``; one that names the
+  gradient says ``"grad"``, or ``"no grad"`` when it denies it ("the weight's grad is
+  None", "nothing records"); a leading yes or no counts as the gradient said or denied.
+  "No error: the weight gets its gradient" is ``"grad"``; both an error and a gradient
+  affirmed is unread (``None``). ``True``/``False`` read as grad/no grad.
+- :func:`chain_read` (the backends ``Device.fusion().autodiff()`` chains): the backend names
+  outermost first, ``("autodiff", "fusion", "flex")`` from ``"Autodiff[Fusion[Flex]]"``,
+  ``"Autodiff<Fusion<Flex>>"``, ``"autodiff -> fusion -> flex"``, "Autodiff wrapping
+  Fusion wrapping Flex"; "inside", "within", "wrapped by" put the next name outside
+  ("Flex inside Fusion inside Autodiff"); ``Dispatch`` and the device are left out.
+- :func:`same_outcome`, :func:`same_chain` compare; :func:`outcome_unclear`,
+  :func:`chain_unclear` say when the checker should ask again rather than judge.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from minidl_book.intro_answers import yes_no
+
+ERROR = re.compile(r"\b(?:errors?|raises?|raised|raising|exceptions?|\w+error|panics?"
+                   r"|crash(?:es)?|throws?|refuses?|refused)\b")
+GRAD = re.compile(r"\b(?:grad|grads|gradients?|records?|recorded|tracked|learns?)\b")
+DENY = re.compile(r"\b(?:no|not|none|nothing|never|without|nor|cannot)\b|n't\b")
+NO_PHRASE = re.compile(r"^\s*no\s+(?:grads?|gradients?|errors?|exceptions?)\b", re.I)
+CLAUSE = re.compile(r"[,;:()!?—–]|\s-\s|\.(?=\s|$)|\b(?:but|since|because|so|as|while)\b")
+
+
+def outcome_read(prediction: Any) -> str | None:
+    """``"grad"``, ``"no grad"``, ``"error"``, or ``None`` when the answer says neither or
+    both an error and a gradient."""
+    if isinstance(prediction, bool):
+        return "grad" if prediction else "no grad"
+    if not isinstance(prediction, str):
+        return None
+    prediction = prediction.replace("’", "'")
+    # "no grad", "no error": a phrase, not a leading no
+    said, rest = (None, prediction) if NO_PHRASE.match(prediction) else yes_no(prediction)
+    text = rest.casefold().replace("no_grad", "nograd")
+    error = grad = no_grad = False
+    for clause in CLAUSE.split(text):
+        denied = bool(DENY.search(clause))
+        if ERROR.search(clause) and not denied:
+            error = True
+        if GRAD.search(clause):
+            no_grad |= denied
+            grad |= not denied
+    if said == "yes" and not (error or no_grad):
+        grad = True
+    if said == "no" and not (error or grad):
+        no_grad = True
+    if error:
+        return None if grad else "error"
+    if grad != no_grad:
+        return "grad" if grad else "no grad"
+    return None
+
+
+def same_outcome(prediction: Any, truth: str) -> bool:
+    """Right when :func:`outcome_read` reads the truth's outcome."""
+    return outcome_read(prediction) == truth
+
+
+def outcome_unclear(prediction: Any) -> bool:
+    """A string out of which no single outcome can be read: the checker asks again."""
+    return isinstance(prediction, str) and outcome_read(prediction) is None
+
+
+BACKENDS = {"autodiff": "autodiff", "fusion": "fusion", "fused": "fusion", "flex": "flex"}
+#: "Flex inside Fusion": the name after the word wraps the one before it.
+OUTER_NEXT = re.compile(r"\b(?:inside|within|in|under|wrapped\s+by|wrapped\s+in)\b")
+
+
+def chain_read(prediction: Any) -> tuple[str, ...] | None:
+    """The backends an answer names, outermost first (each once), or ``None``."""
+    if isinstance(prediction, list | tuple):
+        prediction = " -> ".join(map(str, prediction))
+    if not isinstance(prediction, str):
+        return None
+    text = prediction.casefold()
+    found = [(m.start(), m.end(), BACKENDS[m.group(0)])
+             for m in re.finditer(r"autodiff|fusion|fused|flex", text)]
+    chain: list[str] = []
+    for k, (_, _, name) in enumerate(found):
+        if name in chain:
+            continue
+        between = text[found[k - 1][1]:found[k][0]] if k else ""
+        if k and OUTER_NEXT.search(between):
+            chain.insert(0, name)
+        else:
+            chain.append(name)
+    return tuple(chain) or None
+
+
+def same_chain(prediction: Any, truth: str) -> bool:
+    """Right when the answer names the truth's backends in its order, outermost first."""
+    return chain_read(prediction) == chain_read(truth)
+
+
+def chain_unclear(prediction: Any) -> bool:
+    """A sentence (three words or more) that names no backend: the checker asks again."""
+    return (isinstance(prediction, str) and chain_read(prediction) is None
+            and len(re.findall(r"[a-z]+", prediction.casefold())) >= 3)

@@ -1,0 +1,59 @@
+"""The intro's design, read live: each device's chain of backends, the picture drawn from
+them beside PyTorch's keys, and the two "does the weight get a gradient?" runs."""
+
+import numpy as np
+import pytest
+
+from minidl import Device
+from minidl_book.intro_design import (
+    backend_chain,
+    design_figure,
+    device_of,
+    inference_step,
+    mixed_step,
+    outcome_of,
+    torch_keys,
+)
+
+ROWS = np.arange(12, dtype=np.float32).reshape(3, 4) / 10
+
+
+# the device as a user gets it: Fusion[Flex] runs a small op eagerly, so the trace of the
+# product reaches Flex under Dispatch (the chapter's layer is as small)
+@pytest.mark.fusion_eager_policy
+def test_each_device_picks_its_chain():
+    assert backend_chain(Device.flex()) == ("Flex",)
+    assert backend_chain(Device.flex().autodiff()) == ("Autodiff[Flex]", "Flex")
+    assert backend_chain(Device.fusion()) == ("Fusion[Flex]", "Flex")
+    assert backend_chain(device_of("Device.fusion().autodiff()")) == (
+        "Autodiff[Fusion[Flex]]", "Fusion[Flex]", "Flex")
+
+
+@pytest.mark.fusion_eager_policy
+def test_the_picture_draws_the_chains_beside_the_keys():
+    chart = design_figure()
+    labels = list(chart.nodes.values())
+    assert labels[:4] == ["Device.flex().autodiff()", "Dispatch\nreads the device",
+                          "Autodiff[Flex]\nrecords, calls Flex", "Flex\ncomputes"]
+    assert "Fusion[Flex]\nqueues, fuses, calls Flex" in labels
+    assert labels[-2:] == ["addmm, AutogradCPU kernel\nrecords", "addmm, CPU kernel\ncomputes"]
+    assert "Autodiff[Fusion[Flex]]" not in chart.svg()  # the last exercise's answer
+    assert len(chart.edges) == len(labels) - 3  # three columns, each a chain
+
+
+def test_a_plain_x_gets_the_weight_a_gradient_in_minidl_and_an_error_in_pytorch():
+    assert outcome_of(mixed_step(ROWS)) == ("grad", "")
+    said, why = outcome_of(mixed_step(ROWS, on=Device.flex()))  # nothing on autodiff
+    assert said == "error" and why.startswith("RuntimeError: Requires autodiff tensor")
+    said, why = outcome_of(inference_step(ROWS))
+    assert said == "error" and why.startswith("RuntimeError: Inference tensors cannot")
+    assert outcome_of(inference_step(ROWS, inference=False)) == ("grad", "")
+    assert outcome_of(lambda: None) == ("no grad", "")
+
+
+def test_torch_keys_are_printed_without_the_set():
+    import torch
+
+    assert "AutogradCPU" in torch_keys(torch.nn.Linear(4, 2).weight).split(", ")
+    with torch.inference_mode():
+        assert torch_keys(torch.ones(2)) == "CPU, AutocastCPU"

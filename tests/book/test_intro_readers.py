@@ -1,0 +1,78 @@
+"""The intro's design checkers: right answers written differently pass, the plausible wrong
+ones do not, and an answer with nothing to read in it is asked again."""
+
+import pytest
+
+from minidl_book.intro_readers import (
+    chain_read,
+    chain_unclear,
+    outcome_read,
+    outcome_unclear,
+    same_chain,
+    same_outcome,
+)
+
+
+@pytest.mark.parametrize("answer", [
+    "grad", "Grad", "yes", "Yes: Dispatch lifts x onto the autodiff device", True,
+    "the weight gets a gradient", "it gets its gradient, x is lifted into the graph",
+    "No error: the weight gets its gradient", "it does not raise; the weight has a grad",
+    "yes, since the weight is on the autodiff device it records",
+    "the matmul is recorded by Autodiff[Flex], so the weight gets a gradient",
+])
+def test_a_gradient_said_in_words_reads_grad(answer):
+    assert same_outcome(answer, "grad") and not outcome_unclear(answer)
+
+
+@pytest.mark.parametrize("answer", [
+    "no grad", "no", "No: nothing records", False, "the weight's grad is None",
+    "it runs but the weight gets no gradient", "nothing is recorded",
+    "x is on Flex, so nothing records", "no gradient, it runs on Flex without error",
+])
+def test_no_gradient_said_in_words_reads_no_grad(answer):
+    assert same_outcome(answer, "no grad") and not outcome_unclear(answer)
+
+
+@pytest.mark.parametrize("answer", [
+    "error", "an error", "it raises", "RuntimeError", "No, it raises a RuntimeError",
+    "RuntimeError: Inference tensors cannot be saved for backward",
+    "an exception: x cannot be saved for backward", "it raises, so no gradient",
+    "the devices differ: ValueError", "autograd refuses to save x",
+])
+def test_an_error_said_in_words_reads_error(answer):
+    assert same_outcome(answer, "error") and not outcome_unclear(answer)
+
+
+@pytest.mark.parametrize("answer", ["it trains", "maybe", "it raises and the weight gets a "
+                                    "gradient", "Device.flex()"])
+def test_an_answer_with_no_single_outcome_is_asked_again(answer):
+    assert outcome_read(answer) is None and outcome_unclear(answer)
+    assert not any(same_outcome(answer, t) for t in ("grad", "no grad", "error"))
+
+
+TRUTH = "Autodiff[Fusion[Flex]]"
+
+
+@pytest.mark.parametrize("answer", [
+    TRUTH, "autodiff[fusion[flex]]", "Autodiff<Fusion<Flex>>", "autodiff -> fusion -> flex",
+    "Autodiff → Fusion[Flex] → Flex", "Autodiff wrapping Fusion wrapping Flex",
+    "Flex inside Fusion inside Autodiff", "Dispatch -> Autodiff[Fusion[Flex]]",
+    ["Autodiff", "Fusion", "Flex"], "Autodiff[Fusion[Flex]], then Fusion[Flex], then Flex",
+    "Fusion[Flex] wrapped by Autodiff", "Autodiff[Fused[Flex]]",
+])
+def test_the_chain_written_in_plausible_ways_passes(answer):
+    assert same_chain(answer, TRUTH)
+
+
+@pytest.mark.parametrize("answer", [
+    "Fusion[Autodiff[Flex]]", "Autodiff[Flex]", "Fusion[Flex]", "Autodiff[Flex] inside Fusion",
+    "fusion -> autodiff -> flex", "Autodiff wrapped by Fusion", "Flex", "Autodiff[Fusion]",
+    None, 3,
+])
+def test_a_wrong_chain_is_refused(answer):
+    assert not same_chain(answer, TRUTH)
+
+
+def test_a_sentence_naming_no_backend_is_asked_again():
+    assert chain_unclear("the lazy one outside") and chain_read("Dispatch only") is None
+    assert not chain_unclear("Fusion") and not chain_unclear(TRUTH)

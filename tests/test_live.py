@@ -424,17 +424,17 @@ def test_cell_ids_survive_a_rebuild(tmp_path):
     assert later and all(c in grown for c in later), "a cell added above moved later ids"
 
     assert [e["label"] for e in exercises] == [
-        "ex-intro-linear-route",
         "ex-intro-plain",
-        "ex-intro-graph",
-        "ex-intro-torch-graph",
+        "ex-intro-mixed",
+        "ex-intro-inference",
+        "ex-intro-chain",
     ]
     checking = {c["id"]: c["answers"] for c in before if c["answers"]}
     assert list(checking.values()) == [
-        ["ex-intro-linear-route"],
         ["ex-intro-plain"],
-        ["ex-intro-graph"],
-        ["ex-intro-torch-graph"],
+        ["ex-intro-mixed"],
+        ["ex-intro-inference"],
+        ["ex-intro-chain"],
     ]
 
 

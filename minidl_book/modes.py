@@ -615,13 +615,14 @@ def column_stats_picture(x: np.ndarray):
 
 
 def statistics_used(output: np.ndarray, x: np.ndarray, epsilon: float = 1e-5,
-                    momentum: float = 0.1) -> tuple[str, str]:
+                    momentum: float = 0.1, ddof: int = 0) -> tuple[str, str]:
     """Which running mean and variance an inference of ``x`` normalised its first row with,
     after one training forward of ``x`` on a fresh layer (gamma 1, beta 0): each
-    ``"initial"`` or ``"folded"`` (one update, the biased variance)."""
+    ``"initial"`` or ``"folded"`` (one update; the variance folded divides by n - ddof:
+    burn's BatchNorm folds the biased one, ``ddof=0``, PyTorch's the unbiased one)."""
     means = {"initial": np.zeros(x.shape[1]), "folded": momentum * x.mean(0)}
     variances = {"initial": np.ones(x.shape[1]),
-                 "folded": 1 - momentum + momentum * x.var(0)}
+                 "folded": 1 - momentum + momentum * x.var(0, ddof=ddof)}
     [found] = [(m, v) for m, mean in means.items() for v, var in variances.items()
                if np.allclose(output[0], (x[0] - mean) / np.sqrt(var + epsilon), rtol=1e-5)]
     return found

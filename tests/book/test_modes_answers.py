@@ -213,3 +213,21 @@ def test_the_zero_count_as_a_share_of_the_total_is_read_as_that_share(capsys):
     assert "zero count is not right" in capsys.readouterr().out
     no_total = PairExercise("zeros and moves?", truth=lambda: (4000, True))
     assert not no_total.accepts(("50%", True))  # a share of nothing known is no count
+
+
+def test_statistics_used_names_pytorchs_folded_unbiased_variance_with_ddof_1():
+    """PyTorch's bn.eval() after one training forward normalises with its updated buffers,
+    whose variance is the unbiased one: ``ddof=1`` reads them as folded."""
+    import numpy as np
+    import torch
+
+    x = modes.batch(0)
+    bn = torch.nn.BatchNorm1d(3)
+    bn(torch.from_numpy(x))
+    out = bn.eval()(torch.from_numpy(x)).detach().numpy()
+    assert modes.statistics_used(out, x, ddof=1) == ("folded", "folded")
+    fresh = torch.nn.BatchNorm1d(3).eval()(torch.from_numpy(x)).detach().numpy()
+    assert modes.statistics_used(fresh, x, ddof=1) == ("initial", "initial")
+    with pytest.raises(ValueError):  # the biased reading matches nothing here
+        modes.statistics_used(out, x)
+    assert np.isfinite(out).all()

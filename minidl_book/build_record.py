@@ -169,7 +169,7 @@ def _problem(step, args, out, names) -> str | None:
     for n, v in saved.items():
         want_v = out.inner if n == "out" else inputs[n].inner
         if v is not want_v:
-            return f"{call} saved something else than {n!r}'s own array as {n!r}"
+            return f"{call} saved something other than {n!r}'s own array as {n!r}"
     shapes = tuple(getattr(step, "shapes", ()) or ())
     if [tuple(s) for s in shapes] != [tuple(a.shape) for a in args]:
         return (f"{call} left step.shapes = {shapes}; expected each input's shape, "

@@ -20,8 +20,9 @@
 * :func:`data` and :func:`show_source`: a fixed random tensor; a library object's source;
 * :func:`fresh_ids`: restart minidl's node-id counter, so an example's printed ids and its
   figures' numbers are the same small numbers;
-* :func:`run_step` and :func:`yours_or_reference`: the whole engine cell's step runner, and
-  the reader's ``Softplus`` and ``backward_walk`` where each passes its checker.
+* :func:`run_step` and :func:`yours_or_reference`: the step runner the walk exercise hands
+  over, and the reader's ``record``, ``Softplus`` and ``backward_walk`` where each passes its
+  checker (else the book's), for the whole-engine listing.
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ import torch
 
 from minidl import Device, Tensor, debug, no_grad
 from minidl.autodiff import graph_memory
-from minidl_book.autodiff_plug import your_engine
 
 __all__ = [
     "FORWARD_OPS",
@@ -59,7 +59,6 @@ __all__ = [
     "fresh_ids",
     "run_step",
     "yours_or_reference",
-    "your_engine",
 ]
 
 START = np.random.default_rng(0).standard_normal((128, 128)).astype(np.float32)

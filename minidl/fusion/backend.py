@@ -17,7 +17,15 @@ from typing import Any, ClassVar
 from minidl.backend import Backend, ModuleOps, TensorData, is_required, op_names, protocol_of
 from minidl.backend.device import Device
 from minidl.backend.options import ConvOptions
-from minidl.fusion.eager import eager_adam_step, eager_op, eager_or_default, inner_device, run_eager
+from minidl.fusion.eager import (
+    NOT_READY,
+    eager_adam_step,
+    eager_op,
+    eager_or_default,
+    inner_device,
+    run_eager,
+    run_ready,
+)
 from minidl.fusion.kernel import FusionRuntime
 from minidl.fusion.record import FusionRecordedOps
 from minidl.fusion.stream import Stream
@@ -124,6 +132,9 @@ class Fusion(FusionRecordedOps, Backend):
     def conv2d(cls, x, weight, bias, options: ConvOptions):
         """Recorded and run on ``B`` (burn-fusion's ``conv2d`` records a ``ModuleOperationIr``
         that no fuser takes, so its inner backend runs it): it closes the block before it."""
+        result = run_ready(cls, "conv2d", (x, weight, bias, options))
+        if result is not NOT_READY:
+            return result
         return run_eager(cls, "conv2d", {"x": x, "weight": weight, "bias": bias, "options": options})
 
 

@@ -62,6 +62,42 @@ def _pending(value) -> bool:
     return False
 
 
+def _ready_values(cls, args: tuple) -> list | None:
+    """The inner values of ``args`` when each is a ready handle or a plain value (an option, a
+    number, a tuple of ints, a device: ``B``'s); None when one is pending, a list or a tuple
+    that may hold handles (:func:`run_eager`'s general path unwraps those)."""
+    values = []
+    for v in args:
+        t = type(v)
+        if t is FusionTensor:
+            v = v._value
+            if v is None:
+                return None
+        elif t is list or (t is tuple and any(type(e) is not int for e in v)):
+            return None
+        elif isinstance(v, Device):
+            v = inner_device(cls._inner, v)
+        values.append(v)
+    return values
+
+
+#: what :func:`run_ready` returns when an argument is not ready or plain
+NOT_READY = object()
+
+
+def run_ready(cls, op: str, args: tuple):
+    """``B``'s ``op`` on ``args``, given in the protocol's order, when each is a ready handle or
+    a plain value (:func:`_ready_values`), its result wrapped; :data:`NOT_READY` otherwise (the
+    caller then takes :func:`run_eager`'s general path). A speed trick (ARCHITECTURE.md): a
+    conv2d, a pool and their backward ops skip run_eager's dict of arguments by name."""
+    values = _ready_values(cls, args)
+    if values is None:
+        return NOT_READY
+    if STREAM_LISTENERS:
+        emit("eager", op=op, backend=cls._inner.__name__)
+    return wrap(cls, getattr(cls._inner, op)(*values))
+
+
 def run_eager(cls, op: str, kwargs: dict):
     """Run ``op`` on ``B`` with the values of ``kwargs`` and wrap the result (a sync point
     when one of them is pending: the drain's reason names the op)."""
@@ -92,8 +128,14 @@ def eager_op(op: str):
     names = [name for name in sig.parameters if name != "cls"]
     defaults = {name: p.default for name, p in sig.parameters.items() if p.default is not p.empty}
     plain = all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) for p in sig.parameters.values())
+    positional = plain and all(p.kind is p.POSITIONAL_OR_KEYWORD for p in sig.parameters.values())
+    n_args = len(names)
 
     def method(cls, *args, **kwargs):
+        if positional and not kwargs and len(args) == n_args:  # every argument, in order
+            result = run_ready(cls, op, args)
+            if result is not NOT_READY:
+                return result
         if plain and len(args) <= len(names) and not kwargs.keys() & set(names[:len(args)]):
             # the arguments by name, as bind would give them (without its cost on every call)
             params = {**defaults, **dict(zip(names, args)), **kwargs}
@@ -125,7 +167,18 @@ def eager_or_default(op: str):
                 return default(cls, *args)
             return stream.eager_result(op, getattr(cls._inner, op)(value))
         limit = stream.eager_below
+        if not kwargs and len(args) == 2 and type(args[0]) is FusionTensor and type(args[1]) is int:
+            # softmax(tensor, dim), mean_dim(tensor, dim): one handle and a dim
+            value = small_value(args[0], limit)
+            if value is None:
+                return default(cls, *args)
+            result = getattr(cls._inner, op)(value, args[1])  # max_dim_with_indices: a pair
+            stream.count_eager(op)
+            return wrap(cls, result)
         tensors = [a for a in (*args, *kwargs.values()) if type(a) is FusionTensor]
+        if not tensors and not kwargs and (values := _ready_values(cls, args)) is not None:
+            # a creation op (float_zeros, float_ones): B's own, as the default would make it eagerly
+            return wrap(cls, getattr(cls._inner, op)(*values))
         if tensors and all(small_value(t, limit) is not None for t in tensors):
             result = getattr(cls._inner, op)(*[unwrap(cls, a) for a in args],
                                              **{k: unwrap(cls, v) for k, v in kwargs.items()})
@@ -157,13 +210,21 @@ def eager_adam_step(inner: type):
         stream = cls.stream
         if not stream.eager_below:
             return None
-        tensors = (param, grad, moment_1, moment_2)
-        if outs is not None or any(type(t) is FusionTensor and t._value is None for t in tensors):
-            stream.drain(reason="adam_step needs its inputs" if outs is None else "adam_step writes in place")
-        p, g, m1, m2 = (t.value if type(t) is FusionTensor else t for t in tensors)
-        inner_outs = None if outs is None else tuple(o.value if type(o) is FusionTensor else o for o in outs)
-        results = cls._inner.adam_step(p, g, m1, m2, lr, beta_1, beta_2, epsilon, correction_1,
-                                       correction_2, inner_outs)
+        if outs is None and type(param) is FusionTensor and type(grad) is FusionTensor:
+            # the usual call: ready handles, the moments too (None at the first step)
+            p, g = param._value, grad._value
+            m1 = moment_1._value if type(moment_1) is FusionTensor else moment_1
+            m2 = moment_2._value if type(moment_2) is FusionTensor else moment_2
+            if p is not None and g is not None and (m1 is not None or moment_1 is None) and (
+                    m2 is not None or moment_2 is None):
+                new, m1, m2 = cls._inner.adam_step(p, g, m1, m2, lr, beta_1, beta_2, epsilon,
+                                                   correction_1, correction_2)
+                stream.count_eager("adam_step")
+                return stream.ready(new), stream.ready(m1), stream.ready(m2)
+        stream.drain(reason="adam_step needs its inputs" if outs is None else "adam_step writes in place")
+        values = [unwrap(cls, t) for t in (param, grad, moment_1, moment_2)]
+        results = cls._inner.adam_step(*values, lr, beta_1, beta_2, epsilon, correction_1,
+                                       correction_2, unwrap(cls, outs))
         stream.count_eager("adam_step")
         ready = stream.ready
         if outs is None:

@@ -20,6 +20,7 @@ import numpy as np
 
 from minidl.backend.dtype import DType
 from minidl.fusion.eager import run_eager
+from minidl.fusion.events import STREAM_LISTENERS, emit
 from minidl.fusion.ir import broadcast_shape
 from minidl.fusion.tensor import FusionTensor, small_value
 
@@ -57,6 +58,14 @@ def _eager_values(cls, op: str, *inputs, shape: tuple[int, ...] | None = None) -
     return values
 
 
+def _eager_view(cls, op: str, value):
+    """The ready handle of a view ``B`` took of a ready tensor (no fuser takes views of ready
+    tensors: run as :func:`~.eager.run_eager` runs them, without its arguments by name)."""
+    if STREAM_LISTENERS:
+        emit("eager", op=op, backend=cls._inner.__name__)
+    return cls.stream.ready(value)
+
+
 def _unary(cls, kind: str, op: str, tensor):
     stream = cls.stream
     # small_value(tensor, ...) written out: this is every small op's path
@@ -66,10 +75,18 @@ def _unary(cls, kind: str, op: str, tensor):
     return stream.record(kind, op, (tensor,), _shape(tensor), _dtype(tensor), names=TENSOR)
 
 
-def _binary(cls, kind: str, op: str, lhs, rhs, dtype: np.dtype):
-    a, b = _shape(lhs), _shape(rhs)
+def _binary(cls, kind: str, op: str, lhs, rhs, dtype: np.dtype | None = None):
+    """``dtype``: the result's (``lhs``'s when None)."""
     stream = cls.stream
     limit = stream.eager_below
+    if type(lhs) is FusionTensor and type(rhs) is FusionTensor:
+        # two ready handles of one shape, small_value written out: most small ops' path
+        x, y = lhs._value, rhs._value
+        if x is not None and y is not None and lhs.shape == rhs.shape and x.size < limit and y.size < limit:
+            return stream.eager_result(op, getattr(cls._inner, op)(x, y))
+    if dtype is None:
+        dtype = _dtype(lhs)
+    a, b = _shape(lhs), _shape(rhs)
     if a == b:
         shape = a
         if (x := small_value(lhs, limit)) is not None and (y := small_value(rhs, limit)) is not None:
@@ -81,18 +98,21 @@ def _binary(cls, kind: str, op: str, lhs, rhs, dtype: np.dtype):
     return stream.record(kind, op, (lhs, rhs), shape, dtype, names=LHS_RHS)
 
 
-def _scalar(cls, kind: str, op: str, lhs, rhs: float, dtype: np.dtype):
+def _scalar(cls, kind: str, op: str, lhs, rhs: float, dtype: np.dtype | None = None):
+    """``dtype``: the result's (``lhs``'s when None)."""
     stream = cls.stream
     value = lhs._value if type(lhs) is FusionTensor else small_value(lhs, stream.eager_below)
     if value is not None and value.size < stream.eager_below:
         return stream.eager_result(op, getattr(cls._inner, op)(value, rhs))
-    return stream.record(kind, op, (lhs,), _shape(lhs), dtype, scalars=(_host(rhs),),
+    return stream.record(kind, op, (lhs,), _shape(lhs), _dtype(lhs) if dtype is None else dtype, scalars=(_host(rhs),),
                          names=LHS, extra={"rhs": rhs})
 
 
 def _reduce(cls, kind: str, op: str, tensor, dim: int):
     stream = cls.stream
-    if (value := small_value(tensor, stream.eager_below)) is not None:
+    # small_value(tensor, ...) written out, as in _unary
+    value = tensor._value if type(tensor) is FusionTensor else small_value(tensor, stream.eager_below)
+    if value is not None and value.size < stream.eager_below:
         return stream.eager_result(op, getattr(cls._inner, op)(value, dim))
     shape = tuple(1 if d == dim else s for d, s in enumerate(_shape(tensor)))
     return stream.record(kind, op, (tensor,), shape, _dtype(tensor), static=(int(dim),),
@@ -163,44 +183,44 @@ class FusionRecordedOps:
     # ----- element-wise, two inputs (broadcasting) -------------------------------------------
     @classmethod
     def float_add(cls, lhs, rhs):
-        return _binary(cls, "add", "float_add", lhs, rhs, _dtype(lhs))
+        return _binary(cls, "add", "float_add", lhs, rhs)
 
     @classmethod
     def float_sub(cls, lhs, rhs):
-        return _binary(cls, "sub", "float_sub", lhs, rhs, _dtype(lhs))
+        return _binary(cls, "sub", "float_sub", lhs, rhs)
 
     @classmethod
     def float_mul(cls, lhs, rhs):
-        return _binary(cls, "mul", "float_mul", lhs, rhs, _dtype(lhs))
+        return _binary(cls, "mul", "float_mul", lhs, rhs)
 
     @classmethod
     def float_div(cls, lhs, rhs):
-        return _binary(cls, "div", "float_div", lhs, rhs, _dtype(lhs))
+        return _binary(cls, "div", "float_div", lhs, rhs)
 
     @classmethod
     def float_powf(cls, lhs, rhs):
-        return _binary(cls, "powf", "float_powf", lhs, rhs, _dtype(lhs))
+        return _binary(cls, "powf", "float_powf", lhs, rhs)
 
     # ----- a tensor and a scalar (the scalar is passed at launch) ----------------------------
     @classmethod
     def float_add_scalar(cls, lhs, rhs: float):
-        return _scalar(cls, "add_scalar", "float_add_scalar", lhs, rhs, _dtype(lhs))
+        return _scalar(cls, "add_scalar", "float_add_scalar", lhs, rhs)
 
     @classmethod
     def float_sub_scalar(cls, lhs, rhs: float):
-        return _scalar(cls, "sub_scalar", "float_sub_scalar", lhs, rhs, _dtype(lhs))
+        return _scalar(cls, "sub_scalar", "float_sub_scalar", lhs, rhs)
 
     @classmethod
     def float_mul_scalar(cls, lhs, rhs: float):
-        return _scalar(cls, "mul_scalar", "float_mul_scalar", lhs, rhs, _dtype(lhs))
+        return _scalar(cls, "mul_scalar", "float_mul_scalar", lhs, rhs)
 
     @classmethod
     def float_div_scalar(cls, lhs, rhs: float):
-        return _scalar(cls, "div_scalar", "float_div_scalar", lhs, rhs, _dtype(lhs))
+        return _scalar(cls, "div_scalar", "float_div_scalar", lhs, rhs)
 
     @classmethod
     def float_powf_scalar(cls, lhs, rhs: float):
-        return _scalar(cls, "powf_scalar", "float_powf_scalar", lhs, rhs, _dtype(lhs))
+        return _scalar(cls, "powf_scalar", "float_powf_scalar", lhs, rhs)
 
     # ----- comparisons (bool results) --------------------------------------------------------
     @classmethod
@@ -336,12 +356,15 @@ class FusionRecordedOps:
     def float_reshape(cls, tensor, shape: Sequence[int]):
         """A ready tensor's view is taken eagerly; a pending one's is recorded (the element-wise
         fuser reads through it when its block has no broadcast input, else it runs on ``B``)."""
-        shape = tuple(int(s) for s in shape)
-        if isinstance(tensor, FusionTensor) and shape == tensor.shape:
-            return tensor
+        shape = tuple(map(int, shape))
+        if type(tensor) is FusionTensor:
+            if shape == tensor.shape:
+                return tensor
+            if tensor._value is not None:  # B's view, as run_eager would take it, without its dict
+                return _eager_view(cls, "float_reshape", cls._inner.float_reshape(tensor._value, shape))
         if not (isinstance(tensor, FusionTensor) and tensor.pending):
             return run_eager(cls, "float_reshape", {"tensor": tensor, "shape": shape})
-        if -1 in shape or int(np.prod(shape)) != int(np.prod(tensor.shape)):
+        if -1 in shape or math.prod(shape) != math.prod(tensor.shape):
             return run_eager(cls, "float_reshape", {"tensor": tensor, "shape": shape})  # B raises
         return cls.stream.record("reshape", "float_reshape", (tensor,), shape, _dtype(tensor), static=(shape,),
                                  names=TENSOR, extra={"shape": shape})
@@ -349,9 +372,14 @@ class FusionRecordedOps:
     @classmethod
     def float_expand(cls, tensor, shape: Sequence[int]):
         """To a fuser, the identity with its input broadcast."""
-        shape = tuple(int(s) for s in shape)
-        if isinstance(tensor, FusionTensor) and shape == tensor.shape:
-            return tensor
+        shape = tuple(map(int, shape))
+        if type(tensor) is FusionTensor:
+            if shape == tensor.shape:
+                return tensor
+            value, limit = tensor._value, cls.stream.eager_below
+            if value is not None and value.size < limit and math.prod(shape) < limit:
+                # small and ready, _eager_values written out (B raises for a shape it cannot take)
+                return cls.stream.eager_result("float_expand", cls._inner.float_expand(value, shape))
         try:
             broadcast_shape(_shape(tensor), shape)
         except ValueError:
@@ -365,6 +393,8 @@ class FusionRecordedOps:
     def float_swap_dims(cls, tensor, dim1: int, dim2: int):
         """A ready tensor's view eagerly; a pending one's recorded (no fuser takes it: it runs on
         ``B`` in stream order, inside the plan)."""
+        if type(tensor) is FusionTensor and tensor._value is not None and type(dim1) is int and type(dim2) is int:
+            return _eager_view(cls, "float_swap_dims", cls._inner.float_swap_dims(tensor._value, dim1, dim2))
         if not (isinstance(tensor, FusionTensor) and tensor.pending):
             return run_eager(cls, "float_swap_dims", {"tensor": tensor, "dim1": dim1, "dim2": dim2})
         shape = list(tensor.shape)

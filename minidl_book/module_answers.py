@@ -8,7 +8,8 @@ model's lazy params hold a value (burn-core's ``Param::val``, ``module/param/bas
 and whether a seeded param's numbers depend on who read first. The shared
 :class:`~minidl_book.Exercise` comparisons read tuples, numbers and yes/no words; these also
 read the answers in words ("first only", "gamma beta running mean running var", "none of
-them", "not equal: b.bias drew first") and a count written as a pair ("9/9", "0 of 9").
+them", "not equal: b.bias drew first") and a count written as a pair ("9/9", "0 of 9"). Each
+reads the answer in front of a trailing reason ("0, only val() draws"; see :func:`_head`).
 """
 
 from __future__ import annotations
@@ -21,11 +22,36 @@ from minidl_book.exercises import Exercise
 
 __all__ = ["all_or_count", "equal_or_not", "field_set", "which_moved"]
 
+#: where a reason may start: a comma, colon or semicolon, a parenthesis after some answer,
+#: a spaced dash, or "because"/"since"
+_MARK = re.compile(r"[,:;]|(?<=\S)\s*\(|\s[-\u2014\u2013]\s|\u2014|\b(?:because|since)\b")
+#: words that may open a reason without being its content ("the grad is consumed")
+_FILLER = {"the", "a", "an", "and", "but", "so", "only", "just", "then", "it", "as"}
+
+
+def _head(text: str, answer_words: set[str]) -> str:
+    """``text`` up to the first mark whose tail is a reason: several words (three or more;
+    any after "because"/"since") whose first content word is none of ``answer_words`` (so
+    "first moved, the second too" and "True, False" stay whole). ``text`` when none is."""
+    for mark in _MARK.finditer(text):
+        head, tail = text[:mark.start()].strip(), text[mark.end():]
+        words = re.findall(r"[a-z0-9']+", tail.casefold())
+        content = [w for w in words if w not in _FILLER]
+        if not head or not content:
+            continue
+        if mark.group().strip() in ("because", "since") or (
+                len(words) >= 3 and content[0] not in answer_words):
+            return head
+    return text
+
 _BOOL = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 _NAMES = ("first", "second")
 #: words that say a half did not move ("second did not", "second stayed the same")
 _STILL = re.compile(r"\b(?:not|no|never|unchanged|unmoved|stays?|stayed|same|kept|keeps"
                     r"|false|old|neither|none)\b|n't\b")
+#: words that answer "which half moved", so a clause opening with one is no reason
+_HALF_WORDS = {*_BOOL, *_NAMES, "1st", "2nd", "both", "neither", "none", "not", "no",
+               "moved", "did", "didn't", "stayed", "one", "two", "second's", "first's"}
 _MOVED = re.compile(r"\b(?:moved?|moves|changed?|changes|differs?|different|updated?|yes"
                     r"|true|stepped)\b")
 
@@ -90,6 +116,7 @@ def which_moved(prediction: Any, truth: tuple[bool, bool]) -> bool:
         return tuple(got) == want
     if not isinstance(prediction, str):
         return False  # one boolean answers only half the question
+    prediction = _head(prediction, _HALF_WORDS)  # "(True, False): the grad is consumed"
     text = prediction.casefold()
     words = re.findall(r"\b(?:true|false|yes|no|1|0)\b", text)
     if len(words) == 2 and not re.search(r"\b(?:first|second|both|neither)\b", text):
@@ -128,7 +155,11 @@ def field_set(fields: Iterable[str]) -> Callable[[Any, Any], bool]:
                         break
         return found
 
+    answer_words = {w for key in known for w in key}
+
     def compare(prediction: Any, truth: Any) -> bool:
+        if isinstance(prediction, str):  # "gamma, beta, running_mean, running_var (not the flag)"
+            prediction = _head(prediction, answer_words)
         return names(prediction) == set(truth)
 
     compare.__name__ = "field_set"
@@ -144,6 +175,9 @@ _NONE = ("no params", "no param", "no tensor params", "no tensor param", "not on
          "nothing", "not a single one", "not a single param", "not any")
 _WHOLE = ("them", "params", "tensor params", "its params", "its tensor params",
           "model's params", "the model's params")
+#: words that answer "how many", so a clause opening with one is no reason ("9, not 0")
+_COUNT_WORDS = {"all", "none", "no", "not", "every", "each", "zero", "nine", "or",
+                *map(str, range(100))}
 #: "none are drawn" → "none"
 _DRAWN = re.compile(r"\s+(?:(?:are|is|were|was|get|got|have been|has been)\s+)?"
                     r"(?:drawn|initiali[sz]ed)$")
@@ -161,6 +195,9 @@ def all_or_count(n_params: int) -> Callable[[Any, Any], bool]:
 
     def compare(prediction: Any, truth: Any) -> bool:
         text = str(prediction).strip().casefold().rstrip(".! ")
+        head = _head(text, _COUNT_WORDS)  # "9, valid() calls val()"
+        if head != text:
+            return compare(head, truth)
         said = _DRAWN.sub("", text)
         if said in _ALL:
             return truth == n_params
@@ -186,7 +223,8 @@ def all_or_count(n_params: int) -> Callable[[Any, Any], bool]:
 
 
 _SAID = {"equal": True, "the same": True, "same": True, "not equal": False,
-         "unequal": False, "different": False, "not the same": False}
+         "unequal": False, "different": False, "not the same": False, "differs": False,
+         "it differs": False, "it is different": False}
 #: where an explanation starts: "not equal: b.bias took the first numbers"
 _WHY = re.compile(r"\s*(?::|\(|,|;|\s[-\u2014\u2013]\s|\u2014|\bbecause\b|\bsince\b|\bas\b)")
 
@@ -199,4 +237,6 @@ def equal_or_not(prediction: Any, truth: Any) -> bool:
     for words in (said, head):
         if words in _SAID:
             return _SAID[words] == truth
+    if head in _BOOL and head not in ("1", "0"):  # "False; a param draws at first read"
+        return _BOOL[head] == truth
     return _YES_NO.accepts(prediction, truth)

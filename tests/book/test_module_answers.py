@@ -88,3 +88,45 @@ def test_equal_or_not_reads_the_word_then_the_reason(answer):
     "same (a was built first)", "True: a was built first"])
 def test_equal_or_not_refuses_the_wrong_word_with_any_reason(answer):
     assert not equal_or_not(answer, False)
+
+
+# A right answer with a short reason after it is read as the answer (reader r1): the
+# checker reads what stands before the reason, and still refuses wrong answers and hedges.
+REASONED_RIGHT = [
+    (which_moved, "(True, False): the grad is consumed at the first path", MOVED),
+    (which_moved, "True, False because the second lookup finds nothing", MOVED),
+    (which_moved, "only the first, the grad is consumed at the first path", MOVED),
+    (COUNT, "0, only val() draws", 0), (COUNT, "zero, display uses lazy_shape", 0),
+    (COUNT, "9, valid() calls val()", 9), (COUNT, "9 (valid calls val)", 9),
+    (COUNT, "all of them, because valid() reads the values", 9),
+    (equal_or_not, "False; a param draws at first read", False),
+    (equal_or_not, "it differs", False),
+    (field_set(FIELDS), "gamma, beta, running_mean, running_var (not the flag)", RECORD),
+    (field_set(FIELDS), "gamma, beta, running_mean, running_var: what training changes",
+     RECORD),
+]
+REASONED_WRONG = [
+    (which_moved, "(True, True): the tie is kept by the step", MOVED),
+    (which_moved, "first moved, the second too", MOVED),
+    (which_moved, "first: no, second: yes", MOVED),
+    (COUNT, "9, valid() calls val()", 0), (COUNT, "0, only val() draws", 9),
+    (COUNT, "0 or 9", 0), (COUNT, "0 or 9", 9), (COUNT, "9, not 0", 9),
+    (COUNT, "9, printing calls val() on each", 0),
+    (equal_or_not, "True; construction order decides it", False),
+    (equal_or_not, "yes or no", False),
+    (field_set(FIELDS), "gamma, beta, training (the flag is state too)", RECORD),
+    (field_set(FIELDS), "gamma, beta; running stats are learned too", RECORD),
+]
+
+
+@pytest.mark.parametrize(("compare", "answer", "truth"), REASONED_RIGHT)
+def test_a_right_answer_with_a_reason_is_read(compare, answer, truth):
+    assert compare(answer, truth)
+
+
+@pytest.mark.parametrize(("compare", "answer", "truth"), REASONED_WRONG)
+def test_a_wrong_answer_or_a_hedge_with_a_reason_is_refused(compare, answer, truth):
+    try:
+        assert not compare(answer, truth)
+    except ValueError as err:  # unread is refused too, and says so
+        assert "could not read" in str(err)

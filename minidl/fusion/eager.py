@@ -62,16 +62,17 @@ def _pending(value) -> bool:
     return False
 
 
-def _ready_values(cls, args: tuple) -> list | None:
-    """The inner values of ``args`` when each is a ready handle or a plain value (an option, a
-    number, a tuple of ints, a device: ``B``'s); None when one is pending, a list or a tuple
-    that may hold handles (:func:`run_eager`'s general path unwraps those)."""
+def _ready_values(cls, args: tuple, limit: int | None = None) -> list | None:
+    """The inner values of ``args`` when each is a ready handle (with fewer than ``limit``
+    elements, when given) or a plain value (an option, a number, a tuple of ints, a device:
+    ``B``'s); None when one is pending or larger, a list or a tuple that may hold handles
+    (:func:`run_eager`'s general path unwraps those)."""
     values = []
     for v in args:
         t = type(v)
         if t is FusionTensor:
             v = v._value
-            if v is None:
+            if v is None or (limit is not None and v.size >= limit):
                 return None
         elif t is list or (t is tuple and any(type(e) is not int for e in v)):
             return None
@@ -162,23 +163,20 @@ def eager_or_default(op: str):
     def method(cls, *args, **kwargs):
         stream = cls.stream
         if not kwargs and len(args) == 1:  # relu(tensor), sigmoid(tensor), ...: the common case
-            value = small_value(args[0], stream.eager_below)
-            if value is None:
+            tensor = args[0]
+            value = tensor._value if type(tensor) is FusionTensor else small_value(tensor, stream.eager_below)
+            if value is None or value.size >= stream.eager_below:
                 return default(cls, *args)
             return stream.eager_result(op, getattr(cls._inner, op)(value))
         limit = stream.eager_below
-        if not kwargs and len(args) == 2 and type(args[0]) is FusionTensor and type(args[1]) is int:
-            # softmax(tensor, dim), mean_dim(tensor, dim): one handle and a dim
-            value = small_value(args[0], limit)
-            if value is None:
-                return default(cls, *args)
-            result = getattr(cls._inner, op)(value, args[1])  # max_dim_with_indices: a pair
-            stream.count_eager(op)
+        if not kwargs and (values := _ready_values(cls, args, limit)) is not None:
+            # mean_dim(tensor, dim), relu_backward(x, grad): small ready handles and plain values;
+            # float_zeros(shape, dtype, device), no tensor: B's own, not the default's host copy
+            result = getattr(cls._inner, op)(*values)  # max_dim_with_indices: a pair
+            if FusionTensor in map(type, args):
+                stream.count_eager(op)
             return wrap(cls, result)
         tensors = [a for a in (*args, *kwargs.values()) if type(a) is FusionTensor]
-        if not tensors and not kwargs and (values := _ready_values(cls, args)) is not None:
-            # a creation op (float_zeros, float_ones): B's own, as the default would make it eagerly
-            return wrap(cls, getattr(cls._inner, op)(*values))
         if tensors and all(small_value(t, limit) is not None for t in tensors):
             result = getattr(cls._inner, op)(*[unwrap(cls, a) for a in args],
                                              **{k: unwrap(cls, v) for k, v in kwargs.items()})

@@ -80,9 +80,11 @@ def _binary(cls, kind: str, op: str, lhs, rhs, dtype: np.dtype | None = None):
     stream = cls.stream
     limit = stream.eager_below
     if type(lhs) is FusionTensor and type(rhs) is FusionTensor:
-        # two ready handles of one shape, small_value written out: most small ops' path
+        # two small ready handles, small_value written out: most small ops' path (a broadcast's
+        # result must be small too)
         x, y = lhs._value, rhs._value
-        if x is not None and y is not None and lhs.shape == rhs.shape and x.size < limit and y.size < limit:
+        if x is not None and y is not None and x.size < limit and y.size < limit and (
+                lhs.shape == rhs.shape or math.prod(broadcast_shape(lhs.shape, rhs.shape)) < limit):
             return stream.eager_result(op, getattr(cls._inner, op)(x, y))
     if dtype is None:
         dtype = _dtype(lhs)

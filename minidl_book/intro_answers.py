@@ -8,8 +8,13 @@
   skipped (what follows "except", "other than", "apart from" is skipped); the skipped
   box with the default body added is wrong too
   ("minidl.autodiff, and the default body too": on ``Device.flex()`` it still runs).
+  "skip: minidl.autodiff" is a skip; "goes straight to Flex" crosses Flex; a route
+  ("Dispatch -> Flex directly") skips the map's boxes between its ends that it leaves out.
+- :func:`hedged`, :func:`box_hedged`: an answer giving two ("minidl.autodiff (but I'm unsure, maybe
+  none)") is refused, not read as its first.
 - :class:`NameExercise`: an :class:`~minidl_book.exercises.Exercise` that, given a sentence
-  it cannot read one name out of, asks for just the name instead of judging it; given no
+  it cannot read one name out of, asks for just the name instead of judging it; given two
+  answers (``hedged``), refuses them and asks for one; given no
   string (``["minidl.autodiff"]``, ``7``), asks for a string; a ``Device`` object is read
   as its text (``Device.flex()`` as ``"Device.flex()"``).
 """
@@ -49,6 +54,15 @@ NOT_CROSSED = re.compile(
     r"(?:chain|path|route|call|stack|way)\b")
 #: "all boxes except minidl.autodiff", "all of them other than …": what follows is skipped.
 EXCEPT = re.compile(r"\b(?:except(?:\s+for)?|other\s+than|apart\s+from|save\s+for|besides)\b")
+#: "skip: minidl.autodiff": the verb and its object, one clause.
+SKIP_COLON = re.compile(r"\b(skip\w*|bypass\w*)\s*:\s*")
+#: "goes straight to Flex", "then calls Flex": what follows is crossed, a clause of its own.
+CROSS_TO = re.compile(r"\b(?:goes|go|going|went|passes|jumps?|calls?|reaches)\s+"
+                      r"(?:straight\s+|directly\s+|right\s+)?(?:on\s+)?(?:to\b)?")
+#: A route drawn in the answer ("Dispatch -> Flex directly").
+ROUTE = re.compile(r"->|→|\b(?:directly|straight)\b")
+#: The map's boxes a forward crosses, in call order.
+ORDER = ("nn", "tensor", "dispatch", "autodiff", "flex")
 #: A first clause of only these words answers "none" ("none", "it skips nothing").
 NONE_WORDS = {"none", "nothing", "it", "the", "skip", "skips", "skipped"}
 #: Words a clause of bare names may hold besides the names ("minidl.autodiff and minidl.nn").
@@ -69,6 +83,9 @@ def _normalized(prediction: str, crossing: bool = True) -> str:
         text = NOT_CROSSED.sub(" skipped ", text)
         text = EXCEPT.sub(", skipping ", text)
     text = ONLY.sub(" ", text)
+    text = SKIP_COLON.sub(r"\1 ", text)
+    if crossing and SKIPS & set(re.findall(r"[a-z]+", text)):  # "skips …, goes to Flex"
+        text = CROSS_TO.sub(", crosses ", text)
     return re.sub(r"\[(flex|b)\]", "", text)
 
 
@@ -119,16 +136,59 @@ def yes_no(prediction: str) -> tuple[str | None, str]:
     return ("yes" if word.startswith("y") else "no"), prediction[match.end():]
 
 
+#: Words that offer a second answer: "A or B", "A, maybe B", "A / B".
+HEDGE = re.compile(r"\b(?:or|maybe|perhaps|possibly|unsure|not\s+sure)\b|\s/\s|\?")
+
+
+def hedged(prediction: Any, read: Any) -> bool:
+    """True when the answer, cut at its hedging words, gives two different readings."""
+    if not isinstance(prediction, str):
+        return False
+    said = {read(part) for part in HEDGE.split(prediction.casefold())}
+    return len(said - {None}) > 1
+
+
+def route_skips(prediction: str) -> set | None:
+    """A route with no skip word ("Dispatch -> Flex directly"), its boxes in call order:
+    the boxes of :data:`ORDER` between its first and last that it leaves out; ``None``
+    when it is no such route."""
+    text = prediction.casefold()
+    if not ROUTE.search(text) or SKIPS & set(re.findall(r"[a-z]+", text)):
+        return None
+    words = [BOX_WORDS[w] for w in re.findall(r"[a-z]+", re.sub(r"\[(flex|b)\]", "", text))
+             if w in BOX_WORDS]
+    at = [ORDER.index(w) for w in words if w in ORDER]
+    # a route names only ORDER's boxes, in call order ("autodiff — Dispatch calls Flex
+    # directly" and "backend — …" are not routes)
+    if len(at) < 2 or len(at) < len(words) or at != sorted(set(at)):
+        return None
+    return set(ORDER[at[0] + 1:at[-1]]) - {ORDER[k] for k in at}
+
+
+def skipped_read(prediction: str) -> frozenset | str | None:
+    """What an answer says is skipped: "none", the boxes (as a frozenset), or ``None``."""
+    said, rest = yes_no(prediction)
+    if said == "yes":
+        return "none"
+    route = route_skips(rest)
+    if route is not None:
+        return frozenset(route) or "none"
+    boxes, _, bare_none = named(rest, BOX_WORDS)
+    return "none" if bare_none else (frozenset(boxes) or None)
+
+
+def box_hedged(prediction: Any) -> bool:
+    """Two answers in one ("minidl.autodiff (but I'm unsure, maybe none)")."""
+    return hedged(prediction, skipped_read)
+
+
 def skipped_box(prediction: Any, truth: str) -> bool:
     """Right when the answer names exactly the skipped box as skipped (explained or
     not), and does not start by answering "none" or "yes" (it crosses all seven)."""
     if not isinstance(prediction, str):
         return False
-    said, rest = yes_no(prediction)
-    if said == "yes":
-        return False
-    boxes, _, bare_none = named(rest, BOX_WORDS)
-    return not bare_none and boxes == {truth.rsplit(".", 1)[-1]}
+    return (skipped_read(prediction) == {truth.rsplit(".", 1)[-1]}
+            and not box_hedged(prediction))
 
 
 #: "it crosses all seven", "every box", "all of them": the answer "none skipped", in words.
@@ -143,14 +203,14 @@ def box_unclear(prediction: Any) -> bool:
     if not isinstance(prediction, str):
         return False
     said, rest = yes_no(prediction)
-    if said == "yes" or ALL_CROSSED.search(prediction):
+    if said == "yes" or ALL_CROSSED.search(prediction) or box_hedged(prediction):
         return False  # "it crosses all seven" answers the question: wrong, not unclear
     if said == "no" and not re.search(r"[a-z]", rest.casefold()):
         return True  # right so far: which box?
     if len(re.findall(r"[a-z]+", prediction.casefold())) < 3:
         return False
-    boxes, _, bare_none = named(rest, BOX_WORDS)
-    return not bare_none and len(boxes) != 1
+    read = skipped_read(prediction)
+    return read != "none" and (read is None or len(read) != 1)
 
 
 class NameExercise(Exercise):
@@ -159,10 +219,12 @@ class NameExercise(Exercise):
     not the hint, and runs no experiment."""
 
     def __init__(self, question: str, truth: Callable[[], Any], *,
-                 unclear: Callable[[Any], bool], ask: str, **kwargs: Any) -> None:
+                 unclear: Callable[[Any], bool], ask: str,
+                 hedged: Callable[[Any], bool] | None = None, **kwargs: Any) -> None:
         super().__init__(question, truth, **kwargs)
         self.unclear = unclear
         self.ask = ask
+        self.hedged = hedged
 
     def _judge(self, prediction: Any, truth: Any) -> tuple[bool, str]:
         # a Device object names a device as its text does: Device.flex() is "Device.flex()"
@@ -174,6 +236,10 @@ class NameExercise(Exercise):
         if prediction is not Ellipsis and not isinstance(prediction, str | Device):
             print(f"{WRONG} Not read: {_shown(prediction)} is not a string. Write the "
                   f"answer as a string.\n  {self.ask}")
+            return False
+        if prediction is not Ellipsis and self.hedged and self.hedged(prediction):
+            print(f"{WRONG} Two answers in {_shown(prediction)}: the checker judges one. "
+                  f"Pick the one you predict.\n  {self.ask}")
             return False
         if prediction is not Ellipsis and self.unclear(prediction):
             print(f"{WRONG} Not read: the checker finds no single name in "

@@ -6,12 +6,16 @@
   gradient says ``"grad"``, or ``"no grad"`` when it denies it ("the weight's grad is
   None", "nothing records"); a leading yes or no counts as the gradient said or denied.
   "No error: the weight gets its gradient" is ``"grad"``; both an error and a gradient
-  affirmed is unread (``None``). ``True``/``False`` read as grad/no grad.
+  affirmed is unread (``None``). ``True``/``False`` read as grad/no grad. A clause about
+  ``x`` alone is not about the weight ("x gets no grad but the weight does" is ``"grad"``,
+  as is "x: no grad; weight: grad"); "no error", "it works" say it runs: ``"grad"``.
 - :func:`chain_read` (the backends ``Device.fusion().autodiff()`` chains): the backend names
   outermost first, ``("autodiff", "fusion", "flex")`` from ``"Autodiff[Fusion[Flex]]"``,
   ``"Autodiff<Fusion<Flex>>"``, ``"autodiff -> fusion -> flex"``, "Autodiff wrapping
   Fusion wrapping Flex"; "inside", "within", "wrapped by" put the next name outside
   ("Flex inside Fusion inside Autodiff"); ``Dispatch`` and the device are left out.
+- :func:`chain_hedged`: an answer naming two chains ("Autodiff[Fusion[Flex]] or
+  Fusion[Autodiff[Flex]]") is refused, not read as its first.
 - :func:`same_outcome`, :func:`same_chain` compare; :func:`outcome_unclear`,
   :func:`chain_unclear` say when the checker should ask again rather than judge.
 """
@@ -21,7 +25,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from minidl_book.intro_answers import yes_no
+from minidl_book.intro_answers import hedged, yes_no
 
 ERROR = re.compile(r"\b(?:errors?|raises?|raised|raising|exceptions?|\w+error|panics?"
                    r"|crash(?:es)?|throws?|refuses?|refused)\b")
@@ -29,6 +33,13 @@ GRAD = re.compile(r"\b(?:grad|grads|gradients?|records?|recorded|tracked|learns?
 DENY = re.compile(r"\b(?:no|not|none|nothing|never|without|nor|cannot)\b|n't\b")
 NO_PHRASE = re.compile(r"^\s*no\s+(?:grads?|gradients?|errors?|exceptions?)\b", re.I)
 CLAUSE = re.compile(r"[,;:()!?—–]|\s-\s|\.(?=\s|$)|\b(?:but|since|because|so|as|while)\b")
+#: "x: no grad", "weight: grad": a subject and its colon, one clause.
+LABELLED = re.compile(r"\b(x|weight|w|bias|params?)\s*:\s*")
+#: A clause about the input, not the weight: "x gets no grad", "x is lifted".
+ABOUT_X = re.compile(r"^\W*(?:the\s+)?(?:plain\s+)?(?:input\s+)?x\b")
+WEIGHT = re.compile(r"\b(?:weight|weights|params?|parameters?|w)\b")
+#: "it works", "runs fine": it runs, and the weight records (the question's default).
+WORKS = re.compile(r"\b(?:works?|worked|succeeds?|fine)\b")
 
 
 def outcome_read(prediction: Any) -> str | None:
@@ -41,13 +52,19 @@ def outcome_read(prediction: Any) -> str | None:
     prediction = prediction.replace("’", "'")
     # "no grad", "no error": a phrase, not a leading no
     said, rest = (None, prediction) if NO_PHRASE.match(prediction) else yes_no(prediction)
-    text = rest.casefold().replace("no_grad", "nograd")
-    error = grad = no_grad = False
+    text = LABELLED.sub(r"\1 ", rest.casefold().replace("no_grad", "nograd"))
+    error = grad = no_grad = runs = False
     for clause in CLAUSE.split(text):
+        if ABOUT_X.search(clause) and not WEIGHT.search(clause):
+            continue  # x's gradient is not the question
         denied = bool(DENY.search(clause))
-        if ERROR.search(clause) and not denied:
-            error = True
-        if GRAD.search(clause):
+        if ERROR.search(clause):
+            error |= not denied
+            runs |= denied
+        if WORKS.search(clause):
+            error |= denied
+            runs |= not denied
+        if GRAD.search(clause) or WEIGHT.search(clause):
             no_grad |= denied
             grad |= not denied
     if said == "yes" and not (error or no_grad):
@@ -58,7 +75,7 @@ def outcome_read(prediction: Any) -> str | None:
         return None if grad else "error"
     if grad != no_grad:
         return "grad" if grad else "no grad"
-    return None
+    return "grad" if runs and not (grad or no_grad) else None
 
 
 def same_outcome(prediction: Any, truth: str) -> bool:
@@ -98,11 +115,22 @@ def chain_read(prediction: Any) -> tuple[str, ...] | None:
 
 
 def same_chain(prediction: Any, truth: str) -> bool:
-    """Right when the answer names the truth's backends in its order, outermost first."""
-    return chain_read(prediction) == chain_read(truth)
+    """Right when the answer names the truth's backends in its order, outermost first,
+    and no other chain beside it."""
+    return chain_read(prediction) == chain_read(truth) and not chain_hedged(prediction)
+
+
+def chain_hedged(prediction: Any) -> bool:
+    """An answer naming two chains ("Autodiff[Fusion[Flex]] or Fusion[Autodiff[Flex]]")."""
+    return hedged(prediction, chain_read)
 
 
 def chain_unclear(prediction: Any) -> bool:
-    """A sentence (three words or more) that names no backend: the checker asks again."""
-    return (isinstance(prediction, str) and chain_read(prediction) is None
-            and len(re.findall(r"[a-z]+", prediction.casefold())) >= 3)
+    """A sentence (three words or more) that names no backend, or a chain that stops
+    before Flex ("Autodiff wrapping Fusion"): the checker asks again."""
+    if not isinstance(prediction, str) or chain_hedged(prediction):
+        return False
+    chain = chain_read(prediction)
+    if chain is None:
+        return len(re.findall(r"[a-z]+", prediction.casefold())) >= 3
+    return "flex" not in chain

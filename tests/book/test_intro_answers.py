@@ -6,6 +6,7 @@ import pytest
 
 from minidl_book.intro_answers import (
     NameExercise,
+    box_hedged,
     box_unclear,
     skipped_box,
 )
@@ -160,3 +161,41 @@ def test_crossing_all_but_the_skipped_box_passes(answer):
 ])
 def test_crossing_all_but_another_box_is_refused(answer):
     assert not skipped_box(answer, SKIPPED)
+
+
+@pytest.mark.parametrize("answer", [
+    "skip: minidl.autodiff", "It skips Autodiff[Flex] and goes straight to Flex",
+    "It goes Dispatch -> Flex directly", "nn -> tensor -> dispatch -> flex",
+    "Dispatch → Flex", "skips autodiff, calls Flex",
+])
+def test_a_skip_said_with_a_colon_an_onward_call_or_a_route_passes(answer):
+    assert skipped_box(answer, SKIPPED) and not box_unclear(answer)
+
+
+@pytest.mark.parametrize("answer", [
+    "Dispatch -> Autodiff -> Flex",  # a route that skips nothing
+    "tensor -> flex directly",  # skips dispatch too
+    "skip: minidl.dispatch", "It skips Dispatch and goes straight to Autodiff",
+    "minidl.backend — Dispatch calls Flex directly",
+])
+def test_a_route_or_skip_of_the_wrong_boxes_is_refused(answer):
+    assert not skipped_box(answer, SKIPPED)
+
+
+@pytest.mark.parametrize("answer", [
+    "minidl.autodiff (but I'm unsure, maybe none)", "minidl.autodiff or none",
+    "minidl.autodiff or minidl.dispatch", "none? perhaps minidl.autodiff",
+])
+def test_a_hedge_giving_two_answers_is_refused(answer, capsys):
+    assert box_hedged(answer) and not skipped_box(answer, SKIPPED)
+    ex = NameExercise("Which box?", truth=lambda: SKIPPED, compare=skipped_box,
+                      unclear=box_unclear, hedged=box_hedged, ask="Write just the name.",
+                      hint="the hint")
+    assert not ex.check(answer)
+    out = capsys.readouterr().out
+    assert out.startswith("✗ Two answers") and "the hint" not in out
+
+
+def test_one_answer_with_a_doubt_is_no_hedge():
+    assert not box_hedged("minidl.autodiff, but I'm unsure")
+    assert skipped_box("minidl.autodiff, but I'm unsure", SKIPPED)

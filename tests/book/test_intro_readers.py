@@ -4,6 +4,7 @@ ones do not, and an answer with nothing to read in it is asked again."""
 import pytest
 
 from minidl_book.intro_readers import (
+    chain_hedged,
     chain_read,
     chain_unclear,
     outcome_read,
@@ -75,4 +76,41 @@ def test_a_wrong_chain_is_refused(answer):
 
 def test_a_sentence_naming_no_backend_is_asked_again():
     assert chain_unclear("the lazy one outside") and chain_read("Dispatch only") is None
-    assert not chain_unclear("Fusion") and not chain_unclear(TRUTH)
+    assert not chain_unclear(TRUTH) and not chain_unclear("Fusion[Autodiff[Flex]]")
+
+
+@pytest.mark.parametrize("answer", ["Autodiff wrapping Fusion", "Autodiff[Fusion]", "Fusion",
+                                    "autodiff -> fusion"])
+def test_a_chain_that_stops_before_flex_is_asked_again_not_judged(answer):
+    assert chain_unclear(answer) and not same_chain(answer, TRUTH)
+
+
+@pytest.mark.parametrize("answer", [
+    "Autodiff[Fusion[Flex]] or Fusion[Autodiff[Flex]]",
+    "Autodiff[Fusion[Flex]], maybe Fusion[Autodiff[Flex]]",
+    "Fusion[Autodiff[Flex]] / Autodiff[Fusion[Flex]]",
+])
+def test_a_hedge_naming_two_chains_is_refused(answer):
+    assert chain_hedged(answer) and not same_chain(answer, TRUTH)
+    assert not chain_unclear(answer)  # refused as a hedge, not asked to be read again
+
+
+def test_one_chain_said_twice_is_no_hedge():
+    answer = "Autodiff[Fusion[Flex]], i.e. Autodiff around Fusion around Flex"
+    assert not chain_hedged(answer) and same_chain(answer, TRUTH)
+
+
+@pytest.mark.parametrize("answer", [
+    "x gets no grad but the weight does", "x: no grad; weight: grad", "no error",
+    "it works", "It works: x is lifted", "x gets no gradient, the weight gets one",
+])
+def test_the_weight_gets_its_grad_said_beside_x_or_as_it_runs_reads_grad(answer):
+    assert same_outcome(answer, "grad") and not outcome_unclear(answer)
+
+
+@pytest.mark.parametrize("answer", [
+    "the weight does not get a grad", "x: grad; weight: no grad", "it doesn't work",
+    "no error, but nothing records",
+])
+def test_the_weight_denied_or_a_failure_is_not_grad(answer):
+    assert not same_outcome(answer, "grad")

@@ -9,7 +9,8 @@ key each tensor carries.
 - :func:`backend_chain`: the backends a ``Linear`` forward's matrix product passes below
   ``Dispatch`` on a device, outermost first, read from a trace.
 - :func:`torch_keys`: a tensor's dispatch keys, as PyTorch prints them.
-- :func:`design_figure`: the picture: each device's chain beside PyTorch's keys and kernels.
+- :func:`design_figure`: the picture: burn 0.21's type per backend, burn 0.22's match on
+  the device, PyTorch's keys and kernels, a column each.
 - :func:`outcome_of`, :func:`mixed_step`, :func:`inference_step`: the two "does the weight
   get a gradient?" experiments, minidl's ``x`` on a plain device and PyTorch's ``x`` made
   under ``torch.inference_mode()``, each read as ``"grad"``, ``"no grad"`` or ``"error"``.
@@ -26,9 +27,20 @@ from minidl import Device, Tensor, debug
 from minidl.debug.flowchart import Flowchart
 from minidl.nn import LinearConfig
 
-#: The devices the picture draws, and the words under each backend.
-DEVICES = ("Device.flex().autodiff()", "Device.fusion()")
-JOBS = {"Autodiff": "records, calls", "Fusion": "queues, fuses, calls", "Flex": "computes"}
+#: The three columns' headings and boxes below them, outermost first: burn 0.21 (a type per
+#: backend, ``Tensor<B, D, K>``, ``crates/burn-tensor/src/tensor/api/base.rs:76`` at
+#: v0.21.0), burn 0.22 (``Tensor<D, K>``, ``base.rs:73`` at v0.22.0-pre.2: burn-dispatch's
+#: ``match`` on the inputs' kinds, ``Autodiff`` arms first, ``macros.rs:810-841``; a plain + autodiff
+#: pair has no arm: ``panic!``, ``:838``); fusion is a Cargo feature (``burn-dispatch/Cargo.toml:90``) whose
+#: backend wraps ``CubeBackend`` only (``burn-cubecl/src/fusion.rs:126``): no device, no
+#: ``Fusion<Flex>``.
+BURN_021 = ("burn 0.21\na type per backend\nTensor<B, D, K>",
+            "Linear<Autodiff<Flex>>\ncompiled per backend",
+            "Autodiff<Flex>\nrecords", "Flex\ncomputes")
+BURN_022 = ("burn 0.22\nthe device, at run time\nTensor<D, K>",
+            "Dispatch: match on device\nAutodiff arms first\nplain + autodiff: panic!\n"
+            "fusion: a build feature\n(no Fusion<Flex>)",
+            "Autodiff<Flex>\nrecords", "Flex\ncomputes")
 
 
 def device_of(name: str) -> Device:
@@ -65,26 +77,23 @@ def _column(fc: Flowchart, lane: str, labels: Sequence[str]) -> None:
         fc.edge(a, b)
 
 
-def design_figure(devices: Sequence[str] = DEVICES) -> Flowchart:
-    """A column per device: the device, ``Dispatch``, then the chain the device picks
-    (:func:`backend_chain`, each backend with its job); beside them PyTorch's: a
-    parameter's keys, the dispatcher, then ``addmm``'s kernel for each key, autograd's
-    first (read from PyTorch: the keys the parameter carries, the kernels ``addmm`` has)."""
-    fc = Flowchart("TB", title="Who picks the backends: the device (minidl, burn 0.22) "
-                   "or each tensor's keys (PyTorch)")
-    for k, name in enumerate(devices):
-        chain = backend_chain(device_of(name))
-        jobs = [f"{b}\n{JOBS[b.split('[', 1)[0]]}" for b in chain]
-        jobs = [j + (f" {chain[i + 1]}" if j.endswith("calls") else "")
-                for i, j in enumerate(jobs)]
-        _column(fc, f"d{k}", [name, "Dispatch\nreads the device", *jobs])
+def design_figure() -> Flowchart:
+    """Three labelled columns: burn 0.21 (a type per backend, compiled per backend), burn
+    0.22 (``Dispatch`` matches the inputs' kinds at run time; a plain + autodiff pair
+    panics; fusion a build feature, not a device), and PyTorch's: a parameter's dispatch
+    keys, the dispatcher, then ``addmm``'s kernel for each key, autograd's first (read
+    live from PyTorch: the keys the parameter carries, the kernels ``addmm`` has)."""
+    fc = Flowchart("TB", title="Who picks the backends: the type (burn 0.21), the device "
+                   "at run time (burn 0.22), each tensor's keys (PyTorch)")
+    _column(fc, "a", BURN_021)
+    _column(fc, "b", BURN_022)
     keys = torch_keys(torch.nn.Linear(4, 2).weight).split(", ")
     has = torch._C._dispatch_has_kernel_for_dispatch_key
     used = [(key, job) for key, job in (("AutogradCPU", "records"), ("CPU", "computes"))
             if key in keys and has("aten::addmm", key.removesuffix("CPU") or "CPU")]
-    _column(fc, "t", [f"torch weight, keys\n{', '.join(k for k, _ in used)}, …",
+    _column(fc, "t", ["PyTorch\neach tensor's keys\n" + ", ".join(k for k, _ in used),
                       "dispatcher\nreads the keys",
-                      *(f"addmm, {key} kernel\n{job}" for key, job in used)])
+                      *(f"addmm, {key}\nkernel: {job}" for key, job in used)])
     return fc
 
 

@@ -627,12 +627,10 @@ def checker(name: str) -> BuildExercise:
 
 
 def allowed_text(name: str) -> str:
-    """``Allowed: the base ops and @, sum_dim``."""
+    """``Allowed: the base ops and @, sum_dim`` (the earlier puzzles too: the page's rules say
+    so once, not at every check)."""
     extra = [op_label(op) for op in PUZZLES[name].extra]
-    text = "Allowed: the base ops" + (f" and {', '.join(extra)}" if extra else " only")
-    before = ORDER[: ORDER.index(name)] if name in ORDER else ()
-    return text + (f"; and the earlier puzzles ({before[0]} … {before[-1]})" if len(before) > 1
-                   else f"; and the earlier puzzle {before[0]}" if before else "")
+    return "Allowed: the base ops" + (f" and {', '.join(extra)}" if extra else " only")
 
 
 def check(solution, name: str | None = None) -> Verdict:
@@ -643,7 +641,7 @@ def check(solution, name: str | None = None) -> Verdict:
                        f"({', '.join(PUZZLES)})")
     print(allowed_text(name) + ".")
     if is_placeholder(solution):
-        verdict = Verdict(False, "todo", f"{TODO} Replace ... with your code, then run the cell.", "")
+        verdict = Verdict(False, "todo", f"{TODO} Replace ... with your code.", "")
         print(verdict.text)
         return verdict
     stub = _unsolved_call(solution, name)

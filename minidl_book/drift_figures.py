@@ -1,6 +1,5 @@
-"""The training chapter's figures for why the conv biases drift: the gap per parameter
-between minidl and its PyTorch twin, and one channel before and after BatchNorm with and
-without a per-channel bias.
+"""The training chapter's figure for why the conv biases drift: one channel before and
+after BatchNorm with and without a per-channel bias.
 
 Mirrors burn-nn's ``BatchNorm`` in training mode (``modules/norm/batch.rs``: the batch mean
 subtracted per channel), which is what cancels a convolution's bias.
@@ -10,33 +9,6 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
-
-
-def plot_param_gaps(first: dict[str, float], last: dict[str, float], red: set[str]) -> None:
-    """The largest |minidl − PyTorch| per parameter after the first and the last epoch, on a
-    log axis (an exact 0 as a marker on the floor), the ``red`` ones in red."""
-    fig, ax = plt.subplots(figsize=(9, 2.8))
-    names = list(last)
-    xs = np.arange(len(names))
-    zeros = []
-    for shift, gaps, label in ((-0.2, first, "after epoch 1"), (0.2, last, "after epoch 5")):
-        ax.bar(xs + shift, [gaps[n] or np.nan for n in names], 0.4, label=label,
-               color=["tab:red" if n in red else "tab:gray" for n in names],
-               alpha=0.5 if shift < 0 else 1.0)
-        zeros += [x + shift for x, n in zip(xs, names) if gaps[n] == 0]
-    ax.set_yscale("log")
-    ax.set_ylim(1e-9, 1.0)
-    if zeros:
-        ax.plot(zeros, [1.6e-9] * len(zeros), "v", color="black", ms=5, ls="none",
-                label="exactly 0")
-        ax.legend(fontsize=7, frameon=False, loc="upper right")
-    ax.set_xticks(xs, names, rotation=30, ha="right", fontsize=8)
-    ax.set_ylabel("max |minidl − PyTorch|")
-    ax.set_title("Weight gap per parameter, dropout 0 (pale: epoch 1, dark: epoch 5; "
-                 "red: conv biases)", fontsize=9)
-    fig.tight_layout()
-    plt.show()
-    plt.close(fig)
 
 
 def plot_bias_cancel(before: np.ndarray, after: np.ndarray, normed_before: np.ndarray,

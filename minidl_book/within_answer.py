@@ -5,7 +5,8 @@ gap stay within 1e-5?". ``True``/``False`` (or 0/1) compare as they are. A sente
 the words that say yes (``true``, ``yes``, ``within``, ``stays``, ``holds``, ``agrees``) or no
 (``false``, ``no``, ``exceeds``, ``outside``, ``beyond``, ``fails``); a ``not``/``n't``/
 ``never`` earlier in the same clause turns the yes-or-no of the words after it. A sentence
-whose words say both (``"no, it stays"``) or neither is refused.
+whose words say both (``"no, it stays"``) or neither is refused: ``"it grows"`` among them,
+since a growing gap may still stay within 1e-5 (the chapter's hint says so).
 """
 
 from __future__ import annotations

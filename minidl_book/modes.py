@@ -10,9 +10,8 @@
 - :func:`as_bool`, :func:`as_number` and the comparisons built on them: the chapter's
   exercises read ``"False"``, ``"4/3"`` or ``"1"`` as the reader means them.
 - :func:`running_state_timeline`, :func:`clone_picture`: the two RunningState pictures;
-  :func:`statistics_used`: which statistics an inference read; :func:`column_stats_picture`,
-  :func:`stale_bars`: per-column statistics, and what stale ones cost (per-run bars);
-  :func:`stale_cost`: what reading them one update stale costs a small model's test loss.
+  :func:`statistics_used`: which statistics an inference read;
+  :func:`column_stats_picture`: per-column statistics.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ __all__ = ["PairExercise", "ReadExercise", "read_pair", "T", "as_bool", "as_numb
            "clone_picture", "running_mean",
            "close_number", "column_stats_picture", "is_pair", "mini_model", "mode_state",
            "random_batch", "running_state_demo", "running_state_timeline", "same_bool", "still_zero",
-           "same_int", "stale_bars", "stale_cost", "statistics_used", "vec"]
+           "same_int", "statistics_used", "vec"]
 
 
 def T(array, device: Device) -> Tensor:
@@ -59,7 +58,8 @@ def vec(values, decimals: int | None = None) -> str:
 def batch(k: int) -> np.ndarray:
     """Batch k of burn's BatchNorm experiment: x[i, j] = 2 sin(3i + j + k + 1) + j, 4 × 3.
 
-    burn's experiment never prints its batches, but its printed statistics pin them down.
+    burn's experiment never prints its batches (of its outputs, only the first row);
+    this formula is consistent with every digit it printed.
     """
     i, j = np.arange(4)[:, None], np.arange(3)[None, :]
     return (2 * np.sin(3 * i + j + k + 1) + j).astype(np.float32)
@@ -548,40 +548,6 @@ def clone_picture():
     return fig
 
 
-def stale_cost(ad: Device, plain: Device, seeds=range(10), steps: int = 50) -> dict:
-    """For each seed, train ``Linear(4, 8) → BatchNorm(8) → Linear(8, 1)`` on a noisy
-    linear target (its own weights, data and init) with SGD (lr 0.05, batches of 4) for
-    ``steps`` steps, then predict 256 test samples through ``valid()`` (fresh statistics)
-    and through a ``freeze()``d copy (its BatchNorm reads ``value()``: the last batch's
-    update is still pending). Same weights both ways. Returns per-seed arrays: the test
-    MSE each way, the mean |difference| between the two predictions and the mean |error|
-    through ``valid()``."""
-    from minidl.nn import BatchNormConfig, MseLoss
-    from minidl.optim import SgdConfig
-
-    runs = []
-    for seed in seeds:
-        rng = np.random.default_rng(seed)
-        w = rng.standard_normal((4, 1))
-
-        def data(n: int, rng=rng, w=w) -> tuple[np.ndarray, np.ndarray]:
-            x = rng.standard_normal((n, 4)) * 2 + 1
-            return x, x @ w + 0.1 * rng.standard_normal((n, 1))
-
-        x_test, y_test = data(256)
-        ad.seed(seed)
-        net = Sequential(LinearConfig(4, 8).init(ad), BatchNormConfig(8).init(ad),
-                         LinearConfig(8, 1).init(ad))
-        mse, sgd = MseLoss(), SgdConfig().init()
-        for _ in range(steps):
-            xb, yb = data(4)
-            net = sgd.step(0.05, net, mse(net(T(xb, ad)), T(yb, ad)).backward())
-        stale = net.freeze()(T(x_test, ad)).to_numpy()
-        fresh = net.valid()(T(x_test, plain)).to_numpy()
-        runs.append((((fresh - y_test) ** 2).mean(), ((stale - y_test) ** 2).mean(),
-                     np.abs(stale - fresh).mean(), np.abs(fresh - y_test).mean()))
-    valid, stale, diff, error = (np.array(col, dtype=np.float64) for col in zip(*runs))
-    return {"steps": steps, "valid": valid, "stale": stale, "diff": diff, "error": error}
 
 
 def column_stats_picture(x: np.ndarray):
@@ -626,22 +592,3 @@ def statistics_used(output: np.ndarray, x: np.ndarray, epsilon: float = 1e-5,
     [found] = [(m, v) for m, mean in means.items() for v, var in variances.items()
                if np.allclose(output[0], (x[0] - mean) / np.sqrt(var + epsilon), rtol=1e-5)]
     return found
-
-
-def stale_bars(cost: dict):
-    """Per run, the freeze()d copy's test MSE (stale statistics) relative to valid()'s, in
-    percent: above 0 the stale copy did worse."""
-    import matplotlib.pyplot as plt
-
-    change = 100 * (cost["stale"] - cost["valid"]) / cost["valid"]
-    fig, ax = plt.subplots(figsize=(5.0, 2.4))
-    colours = ["#C62828" if c > 0 else "#2E7D32" for c in change]
-    ax.bar(np.arange(len(change)), change, color=colours)
-    ax.axhline(0, color="#616161", lw=0.8)
-    ax.set_xticks(np.arange(len(change)))
-    ax.set_xlabel("run (its own data, target and initial weights)", fontsize=7)
-    ax.set_ylabel("test MSE, stale vs valid() (%)", fontsize=7)
-    ax.set_title("red: the stale copy did worse; green: better", fontsize=8)
-    ax.tick_params(labelsize=6)
-    fig.tight_layout()
-    return fig

@@ -10,6 +10,7 @@
   ("minidl.autodiff, and the default body too": on ``Device.flex()`` it still runs).
   "skip: minidl.autodiff" is a skip; "goes straight to Flex" crosses Flex; a route
   ("Dispatch -> Flex directly") skips the map's boxes between its ends that it leaves out.
+  "skips nothing but minidl.autodiff" skips that box alone, not "none".
 - :func:`hedged`, :func:`box_hedged`: an answer giving two ("minidl.autodiff (but I'm unsure, maybe
   none)") is refused, not read as its first.
 - :class:`NameExercise`: an :class:`~minidl_book.exercises.Exercise` that, given a sentence
@@ -70,6 +71,8 @@ LIST_WORDS = {"minidl", "the", "and", "or", "also", "too", "plus", "device", "de
               "s"}
 #: "and nothing else", "only", "just": they restrict, they deny nothing.
 ONLY = re.compile(r"\b(?:and\s+|but\s+)?nothing\s+else\b|\b(?:only|just|alone)\b")
+#: "skips nothing but minidl.autodiff", "none except …": only what follows, no "none".
+NOTHING_BUT = re.compile(r"\b(?:nothing|none)\s+(?:but|except|other\s+than|save)\b")
 
 
 def _normalized(prediction: str, crossing: bool = True) -> str:
@@ -79,6 +82,7 @@ def _normalized(prediction: str, crossing: bool = True) -> str:
     text = re.sub(r"\b(does|do|did|is|are|was|were|has|have)n'?t\b", r"\1 not", text)
     text = re.sub(r"\bcan'?t\b|\bcannot\b", "can not", text)
     text = re.sub(r"\bwon'?t\b", "will not", text)
+    text = NOTHING_BUT.sub(" ", text)
     if crossing:
         text = NOT_CROSSED.sub(" skipped ", text)
         text = EXCEPT.sub(", skipping ", text)

@@ -9,7 +9,12 @@
   affirmed is unread (``None``). ``True``/``False`` read as grad/no grad. A clause about
   ``x`` alone is not about the weight ("x gets no grad but the weight does" is ``"grad"``,
   as is "x: no grad; weight: grad"); "no error", "it works" say it runs: ``"grad"``.
+  A gradient said to be zero reads ``"zero grad"`` (the weight's is ``xᵀ·g``, not zero),
+  one for the bias only ``"no grad"`` (the question is the weight's): both are wrong.
+- :func:`outcome_hedged`: two outcomes in one answer ("It raises? no, no grad") is
+  refused, not read as its last.
 - :func:`chain_read` (the backends ``Device.fusion().autodiff()`` chains): the backend names
+  (a chain the answer denies, "not Fusion[Autodiff[Flex]] but …", "…, not …", left out)
   outermost first, ``("autodiff", "fusion", "flex")`` from ``"Autodiff[Fusion[Flex]]"``,
   ``"Autodiff<Fusion<Flex>>"``, ``"autodiff -> fusion -> flex"``, "Autodiff wrapping
   Fusion wrapping Flex"; "inside", "within", "wrapped by" put the next name outside
@@ -38,6 +43,10 @@ LABELLED = re.compile(r"\b(x|weight|w|bias|params?)\s*:\s*")
 #: A clause about the input, not the weight: "x gets no grad", "x is lifted".
 ABOUT_X = re.compile(r"^\W*(?:the\s+)?(?:plain\s+)?(?:input\s+)?x\b")
 WEIGHT = re.compile(r"\b(?:weight|weights|params?|parameters?|w)\b")
+#: "the weight's gradient is zero": a gradient, but not the one backward gives.
+ZERO = re.compile(r"\b(?:zero|zeros|zeroes|0)\b")
+#: "grad for the bias only", "only the bias": the weight left out.
+BIAS_ONLY = re.compile(r"\bbias\b.*\b(?:only|alone)\b|\b(?:only|just)\s+(?:the\s+)?bias\b")
 #: "it works", "runs fine": it runs, and the weight records (the question's default).
 WORKS = re.compile(r"\b(?:works?|worked|succeeds?|fine)\b")
 
@@ -53,10 +62,14 @@ def outcome_read(prediction: Any) -> str | None:
     # "no grad", "no error": a phrase, not a leading no
     said, rest = (None, prediction) if NO_PHRASE.match(prediction) else yes_no(prediction)
     text = LABELLED.sub(r"\1 ", rest.casefold().replace("no_grad", "nograd"))
-    error = grad = no_grad = runs = False
+    error = grad = no_grad = runs = zero = False
     for clause in CLAUSE.split(text):
         if ABOUT_X.search(clause) and not WEIGHT.search(clause):
             continue  # x's gradient is not the question
+        if BIAS_ONLY.search(clause) and not WEIGHT.search(clause):
+            no_grad = True  # the bias alone: the weight gets none
+            continue
+        zero |= bool(GRAD.search(clause) and ZERO.search(clause))
         denied = bool(DENY.search(clause))
         if ERROR.search(clause):
             error |= not denied
@@ -73,6 +86,8 @@ def outcome_read(prediction: Any) -> str | None:
         no_grad = True
     if error:
         return None if grad else "error"
+    if zero and grad and not no_grad:
+        return "zero grad"
     if grad != no_grad:
         return "grad" if grad else "no grad"
     return "grad" if runs and not (grad or no_grad) else None
@@ -83,12 +98,19 @@ def same_outcome(prediction: Any, truth: str) -> bool:
     return outcome_read(prediction) == truth
 
 
+def outcome_hedged(prediction: Any) -> bool:
+    """Two outcomes in one answer ("It raises? no, no grad"): refused, not judged."""
+    return hedged(prediction, outcome_read)
+
+
 def outcome_unclear(prediction: Any) -> bool:
     """A string out of which no single outcome can be read: the checker asks again."""
     return isinstance(prediction, str) and outcome_read(prediction) is None
 
 
 BACKENDS = {"autodiff": "autodiff", "fusion": "fusion", "fused": "fusion", "flex": "flex"}
+#: "not Fusion[Autodiff[Flex]] but …", "…, not Fusion[…]": a chain denied, left out.
+DENIED_CHAIN = re.compile(r"\b(?:not|rather\s+than|instead\s+of)\s+[^,;]*?(?:\bbut\b|[,;]|$)")
 #: "Flex inside Fusion": the name after the word wraps the one before it.
 OUTER_NEXT = re.compile(r"\b(?:inside|within|in|under|wrapped\s+by|wrapped\s+in)\b")
 
@@ -99,7 +121,7 @@ def chain_read(prediction: Any) -> tuple[str, ...] | None:
         prediction = " -> ".join(map(str, prediction))
     if not isinstance(prediction, str):
         return None
-    text = prediction.casefold()
+    text = DENIED_CHAIN.sub(" ", prediction.casefold())
     found = [(m.start(), m.end(), BACKENDS[m.group(0)])
              for m in re.finditer(r"autodiff|fusion|fused|flex", text)]
     chain: list[str] = []

@@ -199,3 +199,17 @@ def test_a_hedge_giving_two_answers_is_refused(answer, capsys):
 def test_one_answer_with_a_doubt_is_no_hedge():
     assert not box_hedged("minidl.autodiff, but I'm unsure")
     assert skipped_box("minidl.autodiff, but I'm unsure", SKIPPED)
+
+
+@pytest.mark.parametrize("answer", [
+    "skips nothing but autodiff", "it skips nothing but minidl.autodiff",
+    "none except minidl.autodiff",
+])
+def test_nothing_but_the_skipped_box_passes(answer):
+    """Reader r3's "skips nothing but autodiff" was read as "none": it names one box."""
+    assert skipped_box(answer, SKIPPED) and not box_unclear(answer)
+
+
+@pytest.mark.parametrize("answer", ["skips nothing but minidl.nn", "nothing", "none"])
+def test_nothing_but_another_box_or_nothing_is_refused(answer):
+    assert not skipped_box(answer, SKIPPED)

@@ -7,6 +7,7 @@ from minidl_book.intro_readers import (
     chain_hedged,
     chain_read,
     chain_unclear,
+    outcome_hedged,
     outcome_read,
     outcome_unclear,
     same_chain,
@@ -114,3 +115,39 @@ def test_the_weight_gets_its_grad_said_beside_x_or_as_it_runs_reads_grad(answer)
 ])
 def test_the_weight_denied_or_a_failure_is_not_grad(answer):
     assert not same_outcome(answer, "grad")
+
+
+@pytest.mark.parametrize("answer", [
+    "the weight's gradient is zero", "a zero gradient", "grad for the bias only",
+    "only the bias gets a gradient", "the bias alone records",
+])
+def test_a_zero_gradient_or_the_bias_alone_is_refused_not_read_as_grad(answer):
+    assert not same_outcome(answer, "grad") and not outcome_unclear(answer)
+
+
+@pytest.mark.parametrize("answer", ["It raises? no, no grad", "grad or error",
+                                    "maybe an error, maybe no grad"])
+def test_two_outcomes_in_one_answer_are_a_hedge(answer):
+    assert outcome_hedged(answer)
+
+
+@pytest.mark.parametrize("answer", ["error?", "it raises", "no error: grad", "it works"])
+def test_one_outcome_with_a_doubt_is_no_hedge(answer):
+    assert not outcome_hedged(answer)
+
+
+@pytest.mark.parametrize("answer", [
+    "not Fusion[Autodiff[Flex]] but Autodiff[Fusion[Flex]]",
+    "Autodiff[Fusion[Flex]], not Fusion[Autodiff[Flex]]",
+    "Autodiff<Fusion<Flex>> rather than Fusion<Autodiff<Flex>>",
+])
+def test_the_right_chain_beside_a_denied_one_passes(answer):
+    assert same_chain(answer, "Autodiff[Fusion[Flex]]")
+
+
+@pytest.mark.parametrize("answer", [
+    "not Autodiff[Fusion[Flex]] but Fusion[Autodiff[Flex]]",
+    "Fusion[Autodiff[Flex]], not Autodiff[Fusion[Flex]]",
+])
+def test_the_wrong_chain_beside_the_right_one_denied_is_refused(answer):
+    assert not same_chain(answer, "Autodiff[Fusion[Flex]]")

@@ -9,7 +9,8 @@ key each tensor carries.
 - :func:`backend_chain`: the backends a ``Linear`` forward's matrix product passes below
   ``Dispatch`` on a device, outermost first, read from a trace.
 - :func:`torch_keys`: a tensor's dispatch keys, as PyTorch prints them.
-- :func:`design_figure`: the picture: burn 0.21's type per backend, burn 0.22's match on
+- :func:`addmm_route`: what PyTorch's dispatcher does at each key of a tensor for addmm.
+- :func:`design_figure`: the picture: burn 0.21's type per backend, burn 0.22.1's match on
   the device, PyTorch's keys and kernels, a column each.
 - :func:`outcome_of`, :func:`mixed_step`, :func:`inference_step`: the two "does the weight
   get a gradient?" experiments, minidl's ``x`` on a plain device and PyTorch's ``x`` made
@@ -29,18 +30,22 @@ from minidl.nn import LinearConfig
 
 #: The three columns' headings and boxes below them, outermost first: burn 0.21 (a type per
 #: backend, ``Tensor<B, D, K>``, ``crates/burn-tensor/src/tensor/api/base.rs:76`` at
-#: v0.21.0), burn 0.22 (``Tensor<D, K>``, ``base.rs:73`` at v0.22.0-pre.2: burn-dispatch's
-#: ``match`` on the inputs' kinds, ``Autodiff`` arms first, ``macros.rs:810-841``; a plain + autodiff
-#: pair has no arm: ``panic!``, ``:838``); fusion is a Cargo feature (``burn-dispatch/Cargo.toml:90``) whose
-#: backend wraps ``CubeBackend`` only (``burn-cubecl/src/fusion.rs:126``): no device, no
-#: ``Fusion<Flex>``.
-BURN_021 = ("burn 0.21\na type per backend\nTensor<B, D, K>",
-            "Linear<Autodiff<Flex>>\ncompiled per backend",
+#: v0.21.0; ``Dispatch`` already there as an opt-in backend, the ``dispatch`` feature,
+#: ``crates/burn/Cargo.toml:196``, ``crates/burn-dispatch/src/backend.rs:22-45``), burn
+#: 0.22.1 (``Tensor<D, K>``, ``base.rs:73``; burn-dispatch's ``match`` on the inputs'
+#: kinds, ``Autodiff`` arms first, ``macros.rs:810-841`` at v0.22.0-pre.2, where a plain +
+#: autodiff pair has no arm and panics, ``:838``; 0.22.1's ``mixed`` run lifts the plain
+#: input, seed 003).
+BURN_021 = ("burn 0.21\nthe type picks\nTensor<B, D, K>",
+            "Linear<Autodiff<Flex>>\ncompiled per backend\n(Dispatch: opt-in)",
             "Autodiff<Flex>\nrecords", "Flex\ncomputes")
-BURN_022 = ("burn 0.22\nthe device, at run time\nTensor<D, K>",
-            "Dispatch: match on device\nAutodiff arms first\nplain + autodiff: panic!\n"
-            "fusion: a build feature\n(no Fusion<Flex>)",
+BURN_022 = ("burn 0.22.1\nthe device, at run time\nTensor<D, K>",
+            "Dispatch: match on device\nAutodiff arms first\nplain x, autodiff weight:\n"
+            "x lifted into the graph",
             "Autodiff<Flex>\nrecords", "Flex\ncomputes")
+#: What the dispatcher does at each key for ``aten::addmm``, by its dispatch table's entry.
+JOBS = (("fallthrough", "falls through"), ("autograd kernel", "autograd's kernel records"),
+        ("[kernel]", "kernel computes"))
 
 
 def device_of(name: str) -> Device:
@@ -77,23 +82,36 @@ def _column(fc: Flowchart, lane: str, labels: Sequence[str]) -> None:
         fc.edge(a, b)
 
 
+def addmm_route(tensor: torch.Tensor) -> list[tuple[str, str]]:
+    """Each of ``tensor``'s keys, highest first, and what PyTorch's dispatcher does there
+    for ``aten::addmm``: ``"off"`` (autocast, not enabled), ``"falls through"``
+    (``ADInplaceOrView``), ``"autograd's kernel records"`` (``AutogradCPU``, filled by the
+    ``Autograd`` alias kernel) or ``"kernel computes"`` (``CPU``); read live."""
+    table = dict(line.split(": ", 1) for line in
+                 torch._C._dispatch_dump_table("aten::addmm").splitlines() if ": " in line)
+    excluded = torch._C._dispatch_tls_is_dispatch_key_excluded
+    route = []
+    for key in reversed(torch_keys(tensor).split(", ")):
+        if excluded(getattr(torch._C.DispatchKey, key)):
+            route.append((key, "off"))
+            continue
+        entry = table.get(key, "")
+        route.append((key, next(job for tag, job in JOBS if tag in entry)))
+    return route
+
+
 def design_figure() -> Flowchart:
-    """Three labelled columns: burn 0.21 (a type per backend, compiled per backend), burn
-    0.22 (``Dispatch`` matches the inputs' kinds at run time; a plain + autodiff pair
-    panics; fusion a build feature, not a device), and PyTorch's: a parameter's dispatch
-    keys, the dispatcher, then ``addmm``'s kernel for each key, autograd's first (read
-    live from PyTorch: the keys the parameter carries, the kernels ``addmm`` has)."""
+    """Three labelled columns: burn 0.21 (the type picks, compiled per backend, Dispatch
+    opt-in), burn 0.22.1 (``Dispatch`` matches the inputs' devices at run time and lifts
+    a plain x to an autodiff weight), and PyTorch's: a parameter's keys, highest first,
+    and what ``addmm``'s dispatcher does at each (read live by :func:`addmm_route`)."""
     fc = Flowchart("TB", title="Who picks the backends: the type (burn 0.21), the device "
-                   "at run time (burn 0.22), each tensor's keys (PyTorch)")
+                   "at run time (burn 0.22.1), each tensor's keys (PyTorch)")
     _column(fc, "a", BURN_021)
     _column(fc, "b", BURN_022)
-    keys = torch_keys(torch.nn.Linear(4, 2).weight).split(", ")
-    has = torch._C._dispatch_has_kernel_for_dispatch_key
-    used = [(key, job) for key, job in (("AutogradCPU", "records"), ("CPU", "computes"))
-            if key in keys and has("aten::addmm", key.removesuffix("CPU") or "CPU")]
-    _column(fc, "t", ["PyTorch\neach tensor's keys\n" + ", ".join(k for k, _ in used),
-                      "dispatcher\nreads the keys",
-                      *(f"addmm, {key}\nkernel: {job}" for key, job in used)])
+    route = addmm_route(torch.nn.Linear(4, 2).weight)
+    _column(fc, "t", ["PyTorch: addmm\nthe weight's keys,\nhighest first",
+                      *(f"{key}\n{job}" for key, job in route)])
     return fc
 
 

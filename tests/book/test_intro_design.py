@@ -6,6 +6,7 @@ import pytest
 
 from minidl import Device
 from minidl_book.intro_design import (
+    addmm_route,
     backend_chain,
     design_figure,
     device_of,
@@ -33,13 +34,14 @@ def test_the_picture_draws_three_labelled_columns():
     chart = design_figure()
     labels = list(chart.nodes.values())
     heads = [label.split("\n")[0] for label in labels if "\n" in label
-             and label.split("\n")[0] in ("burn 0.21", "burn 0.22", "PyTorch")]
-    assert heads == ["burn 0.21", "burn 0.22", "PyTorch"]
+             and label.split("\n")[0] in ("burn 0.21", "burn 0.22.1", "PyTorch: addmm")]
+    assert heads == ["burn 0.21", "burn 0.22.1", "PyTorch: addmm"]
     assert "Tensor<B, D, K>" in labels[0] and "Tensor<D, K>" in labels[4]
-    assert "panic!" in labels[5] and "no Fusion<Flex>" in labels[5]
+    assert "Dispatch: opt-in" in labels[1]  # 0.21 had it, behind a feature
+    assert "lifted" in labels[5] and "panic" not in labels[5]  # 0.22.1, not pre.2
     assert not any("Device." in label or "Fusion[Flex]" in label for label in labels)
-    assert labels[-2:] == ["addmm, AutogradCPU\nkernel: records",
-                           "addmm, CPU\nkernel: computes"]
+    assert labels[-4:] == ["AutocastCPU\noff", "AutogradCPU\nautograd's kernel records",
+                           "ADInplaceOrView\nfalls through", "CPU\nkernel computes"]
     assert len(chart.edges) == len(labels) - 3  # three columns, each a chain
 
 
@@ -51,6 +53,18 @@ def test_a_plain_x_gets_the_weight_a_gradient_in_minidl_and_an_error_in_pytorch(
     assert said == "error" and why.startswith("RuntimeError: Inference tensors cannot")
     assert outcome_of(inference_step(ROWS, inference=False)) == ("grad", "")
     assert outcome_of(lambda: None) == ("no grad", "")
+
+
+def test_addmm_runs_two_kernels_for_a_weight_autocast_off():
+    import torch
+
+    route = dict(addmm_route(torch.nn.Linear(4, 2).weight))
+    assert [k for k, job in route.items() if "kernel" in job] == ["AutogradCPU", "CPU"]
+    assert route["ADInplaceOrView"] == "falls through" and route["AutocastCPU"] == "off"
+    has = torch._C._dispatch_has_kernel_for_dispatch_key
+    assert not has("aten::addmm", "AutogradCPU") and has("aten::addmm", "Autograd")
+    with torch.autocast("cpu"):
+        assert dict(addmm_route(torch.ones(2)))["AutocastCPU"] != "off"  # enabled: it runs
 
 
 def test_torch_keys_are_printed_without_the_set():

@@ -97,7 +97,7 @@ def named_params(module) -> dict:
         elif isinstance(value, dict):
             for key, item in value.items():
                 walk(item, f"{path}.{key}")
-        # anything else (a RunningState, a constant, None) holds no parameter
+        # else a RunningState: no param (named_fields() drops constants, None)
 
     walk(module, "")
     return found

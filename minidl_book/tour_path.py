@@ -30,7 +30,7 @@ __all__ = ["CRATES", "ROLES", "package_of", "package_groups", "package_path",
 
 #: minidl package → (burn crate, colour key of ``minidl.debug.diagram.COLORS``)
 CRATES = {
-    "module": ("burn-core", "nn"),
+    "module": ("minidl only", "nn"),  # Module.__call__: burn calls forward itself
     "nn": ("burn-nn", "nn"),
     "tensor": ("burn-tensor", "tensor"),
     "backend": ("burn-backend", "user"),
@@ -183,7 +183,7 @@ def paths_side_by_side(hits: list[Hit], title: str | None = None, var="x",
 
 #: minidl package → its role in one forward op (the tour's map, :func:`package_map`)
 ROLES = {
-    "module": "Module: calls the layer's forward",
+    "module": "Module.__call__ (as torch's): calls forward",
     "nn": "Linear: holds weight and bias, calls the op",
     "tensor": "module.linear: the functional op on Tensors",
     "backend": "default body: linear built of smaller ops",

@@ -94,27 +94,36 @@ def hole_chart(calls: list[BodyCall], title: str | None = None) -> Flowchart:
     return chart
 
 
-def _body(fn) -> list[str]:
-    """``fn``'s source without its docstring, dedented."""
+def _body(fn, fold: str | None = None) -> list[str]:
+    """``fn``'s source without its docstring, dedented; the body of an ``if`` whose test
+    names ``fold`` (``"MergeBatches"``) becomes one ``...`` line."""
     source = textwrap.dedent(inspect.getsource(fn))
     tree = ast.parse(source).body[0]
     lines = source.splitlines()
+    cuts = []
     first = tree.body[0]
     if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-        del lines[first.lineno - 1:first.end_lineno]
+        cuts.append((first.lineno - 1, first.end_lineno, None))
+    for node in ast.walk(tree):
+        if fold and isinstance(node, ast.If) and fold in ast.unparse(node.test):
+            start, end = node.body[0].lineno - 1, node.body[-1].end_lineno
+            indent = lines[start][:len(lines[start]) - len(lines[start].lstrip())]
+            cuts.append((start, end, f"{indent}...  (not taken on this page)"))
+    for start, end, keep in sorted(cuts, reverse=True):
+        lines[start:end] = [keep] if keep else []
     return lines
 
 
-def sources_beside(mine, *default) -> str:
+def sources_beside(mine, *default, fold: str | None = None) -> str:
     """The sources one under the other, each group under a rule naming it: ``mine`` (the
     functional linear on Tensors, shown as ``my_linear``) and ``default`` (the default body
-    on ``B``'s ops, and its helpers)."""
+    on ``B``'s ops, and its helpers), with ``fold``'s branch as one line (:func:`_body`)."""
     out = []
     for fns, what in (((mine,), "my_linear, the book's: Tensor ops"),
                       (default, "the default body: B's ops (burn-backend linear.rs)")):
         out.append(f"# ── {what} ".ljust(74, "─"))
         for fn in fns:
-            lines = [ln.split("  #")[0].rstrip() for ln in _body(fn)]
+            lines = [ln.split("  #")[0].rstrip() for ln in _body(fn, fold)]
             if fn is mine:
                 lines[0] = lines[0].replace(f"def {fn.__name__}(", "def my_linear(", 1)
             out += lines + [""]

@@ -65,3 +65,15 @@ def test_sources_beside_lists_both_without_docstrings():
         "def _unsqueeze_leading(B")
     assert "out = input @ weight" in text and "B.float_add(out" in text
     assert max(map(len, text.splitlines())) <= 80
+
+
+def test_a_folded_branch_is_one_line_and_the_rest_is_kept():
+    full = tour_hole.sources_beside(build_linear.linear, linear_default.linear)
+    text = tour_hole.sources_beside(build_linear.linear, linear_default.linear,
+                                    fold="MergeBatches")
+    assert "action.rows" in full and "action.rows" not in text
+    assert "    if isinstance(action, MergeBatches):\n        ...  (not taken" in text
+    assert "out = B.float_matmul(x, _unsqueeze_leading(B, weight, ndims))" in text
+    assert text.count("\n") == full.count("\n") - 4  # 5 lines become 1
+    assert tour_hole.sources_beside(build_linear.linear, linear_default.linear,
+                                    fold="NoSuchName") == full

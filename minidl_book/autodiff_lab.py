@@ -38,6 +38,7 @@ from minidl import Device, Tensor, debug, no_grad
 from minidl.autodiff import graph_memory
 
 __all__ = [
+    "ad_leaf",
     "FORWARD_OPS",
     "apply_step",
     "memory_chart",
@@ -640,6 +641,15 @@ def run_step(node, grad) -> list:
     step = node.step
     grads = step.backward(Flex, grad, step.saved)
     return list(zip(node.parents, [g for g, t in zip(grads, step.tracked) if t]))
+
+
+def ad_leaf(values, tracked: bool = True):
+    """An ``AutodiffTensor`` (a Flex array ``.inner`` and its ``.node``: burn-autodiff's
+    ``AutodiffTensor``) holding ``values``; a ``Grad`` leaf if ``tracked``, else untracked."""
+    from minidl import Device, Tensor
+
+    t = Tensor.from_data(values, Device.flex().autodiff())
+    return (t.require_grad() if tracked else t).primitive.backend_tensor
 
 
 def yours_or_reference(record_fn, softplus_step, walk_fn) -> tuple:

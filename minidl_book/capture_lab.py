@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 
 from minidl import Device, Tensor
+from minidl_book.in_turns import best_in_turns
 
 __all__ = ["RecordedRuns", "captured_step", "cpu_ms_in_turns", "eager_and_replayed",
            "gpu_per_step", "recorded_runs", "unchecked_replay", "yours_or_reference"]
@@ -49,23 +50,8 @@ def captured_step(workload: str, device: Device):
 def cpu_ms_in_turns(contenders: dict[str, Callable[[], object]], rounds: int = 5,
                     steps: int = 8) -> dict[str, float]:
     """Best milliseconds of one thread's CPU time per call of each contender, timed in turns."""
-    import numba
-
-    threads = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        for fn in contenders.values():
-            fn()
-        best = dict.fromkeys(contenders, float("inf"))
-        for _ in range(rounds):
-            for name, fn in contenders.items():
-                t0 = time.thread_time()
-                for _ in range(steps):
-                    fn()
-                best[name] = min(best[name], (time.thread_time() - t0) / steps * 1e3)
-    finally:
-        numba.set_num_threads(threads)
-    return best
+    best = best_in_turns(contenders, rounds=rounds, steps=steps, clock=time.thread_time)
+    return {name: seconds * 1e3 for name, seconds in best.items()}
 
 
 def eager_and_replayed(workload: str) -> dict[str, float]:

@@ -15,12 +15,12 @@ each one's best round: the time least disturbed by the machine's other work.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Mapping
 
-import numba
 import numpy as np
 from numba import njit
+
+from minidl_book.in_turns import best_in_turns
 
 #: output positions per tile, as burn-flex's ``TILE_SIZE`` (conv.rs:296)
 TILE = 512
@@ -105,18 +105,4 @@ def best_seconds(contenders: Mapping[str, Callable[[], object]], rounds: int = 7
                  pause: float = 0.01) -> dict[str, float]:
     """Each contender's best wall time over ``rounds`` alternating rounds (one call each a
     round, after a warm-up call), numba on one thread so no route borrows more cores."""
-    threads = numba.get_num_threads()
-    numba.set_num_threads(1)
-    try:
-        for fn in contenders.values():
-            fn()
-        best = dict.fromkeys(contenders, float("inf"))
-        for _ in range(rounds):
-            for name, fn in contenders.items():
-                start = time.perf_counter()
-                fn()
-                best[name] = min(best[name], time.perf_counter() - start)
-                time.sleep(pause)
-        return best
-    finally:
-        numba.set_num_threads(threads)
+    return best_in_turns(contenders, rounds=rounds, pause=pause)

@@ -15,6 +15,17 @@ def _plain(lr, tensor, grad, state, b1, b2, eps):
     return tensor - update * lr, state
 
 
+def _assert_same_step(fused, plain, dtype, time: int) -> None:
+    """The fused step's (tensor, state) equals the tensor ops' at step ``time``: float32 within
+    1e-6, float64 within 1e-12 (rtol and atol)."""
+    assert fused[1].time == plain[1].time == time
+    tol = 1e-6 if dtype == np.float32 else 1e-12
+    for a, b in ((fused[0], plain[0]), (fused[1].moment_1, plain[1].moment_1),
+                 (fused[1].moment_2, plain[1].moment_2)):
+        assert a.to_numpy().dtype == dtype and a.shape == b.shape
+        np.testing.assert_allclose(a.to_numpy(), b.to_numpy(), rtol=tol, atol=tol)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", [(5,), (3, 4), (2, 3, 2, 2)])
 def test_fused_adam_matches_the_tensor_ops_over_three_steps(dtype, shape):
@@ -27,12 +38,7 @@ def test_fused_adam_matches_the_tensor_ops_over_three_steps(dtype, shape):
         new, time, m1, m2 = fused_adam_step(3e-3, fused[0], g, fused[1], 0.9, 0.999, 1e-5)
         fused = (new, AdamState(time, m1, m2))
         plain = _plain(3e-3, plain[0], g, plain[1], 0.9, 0.999, 1e-5)
-        assert fused[1].time == plain[1].time == step + 1
-        tol = 1e-6 if dtype == np.float32 else 1e-12
-        for a, b in ((fused[0], plain[0]), (fused[1].moment_1, plain[1].moment_1),
-                     (fused[1].moment_2, plain[1].moment_2)):
-            assert a.to_numpy().dtype == dtype and a.shape == b.shape
-            np.testing.assert_allclose(a.to_numpy(), b.to_numpy(), rtol=tol, atol=tol)
+        _assert_same_step(fused, plain, dtype, step + 1)
 
 
 def test_a_transposed_grad_is_read_as_its_values():
@@ -116,12 +122,7 @@ def test_fusion_adam_step_matches_the_tensor_ops_on_ready_and_pending_inputs(dty
             assert type(handle) is FusionTensor and not handle.pending and t.device == fusion
         fused = (new, AdamState(time, m1, m2))
         plain = _plain(3e-3, plain[0], Tensor.from_numpy(g_data, flex), plain[1], 0.9, 0.999, 1e-5)
-        assert fused[1].time == plain[1].time == step + 1
-        tol = 1e-6 if dtype == np.float32 else 1e-12
-        for a, b in ((fused[0], plain[0]), (fused[1].moment_1, plain[1].moment_1),
-                     (fused[1].moment_2, plain[1].moment_2)):
-            assert a.to_numpy().dtype == dtype and a.shape == b.shape
-            np.testing.assert_allclose(a.to_numpy(), b.to_numpy(), rtol=tol, atol=tol)
+        _assert_same_step(fused, plain, dtype, step + 1)
 
 
 @pytest.mark.fusion_eager_policy

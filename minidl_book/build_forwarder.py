@@ -173,7 +173,7 @@ def _compile(solution: Any, op: str) -> tuple[Any, str, str]:
         return None, source, f"Its source defines no function named {op!r}"
     want = ["cls", *(str(p) for p in signature_of(op).parameters.values())]
     found = [str(p) for p in inspect.signature(fn).parameters.values()]
-    if found != want:
+    if found[1:] != want[1:] or not found or not found[0].isidentifier():  # cls: any name
         return None, source, (f"Its parameters are ({', '.join(found)}); a forwarder's are "
                               f"({', '.join(want)}): cls, then the protocol's, defaults included")
     return fn, source, ""

@@ -17,7 +17,7 @@ from typing import Any
 
 from minidl_book.exercises import exact
 
-__all__ = ["count_or_lines", "first_backend_named", "route_lines_said"]
+__all__ = ["count_or_lines", "count_said", "first_backend_named", "route_lines_said"]
 
 ROUTE_LINE = re.compile(r"\s*(\w+)\s*(?:→|->|=>)\s*([\w\[\]<>]+)\s*")
 _ARROW = re.compile(r"→|->|=>")
@@ -45,6 +45,20 @@ def route_lines_said(prediction: Any) -> list[tuple[str, str]] | None:
     return said or None
 
 
+_COUNT_HEAD = re.compile(r"[;,:(]|\bthen\b|\bbut\b")
+_COUNT_WORDS = re.compile(
+    r"^(?:just|only)\s+|\s+(?:routed\s+)?(?:route|op|line|call)s?(?:\s+routed)?$")
+
+
+def count_said(prediction: Any) -> Any:
+    """The count a written answer gives before a trailing note: "one route; 3 kernels" and
+    "just one: linear" say one. Anything else comes back as it was."""
+    if not isinstance(prediction, str):
+        return prediction
+    head = _COUNT_HEAD.split(prediction, maxsplit=1)[0].strip().lower()
+    return _COUNT_WORDS.sub("", head).strip() or prediction
+
+
 def count_or_lines(routed: Callable[[], list[str]]) -> Callable[[Any, Any], bool]:
     """A comparison that takes the count (``1``, ``"one"``, ``"1: linear -> Flex"``), or the
     lines ``Dispatch`` routes, checked against ``routed()`` (debug level 1's lines)."""
@@ -52,7 +66,7 @@ def count_or_lines(routed: Callable[[], list[str]]) -> Callable[[Any, Any], bool
     def compare(prediction: Any, truth: Any) -> bool:
         said = route_lines_said(prediction)
         if said is None:
-            return exact(prediction, truth)
+            return exact(prediction, truth) or exact(count_said(prediction), truth)
         lines = [tuple(line.lower().split(" → ")) for line in routed()]
         return len(lines) == truth and said == lines
 

@@ -67,20 +67,26 @@ def burn_grid() -> tuple[tuple[str, ...], ...]:
                        zip(KINDS, ("Flex", "Autodiff[Flex]", "NdArray"))) for lhs in KINDS)
 
 
-_NOTE = re.compile(r"(.+?)\s*\(([^()]*)\)\s*")  # "Autodiff[Flex] (x lifted)"
+_NOTE = re.compile(r"(.+?)\s*(?:\(([^()]*)\)|[,;:]\s*(.*))\s*")  # "Flex (no error)"
+_NEGATED = re.compile(  # "no error", "not an error", "doesn't fail": the note denies it
+    r"\b(?:no|not|never|without|doesn't|does not|won't|isn't)\s+(?:an?\s+)?[\w\[\]<>]+")
+_BACKENDS = re.compile(r"flex|ndarray|autodiff")
 
 
 def cell_name(cell: Any) -> str | None:
-    """One written cell as one of :data:`OUTCOMES`, or None when it names none:
+    """One written cell as one of :data:`OUTCOMES`, or None when it names none or hedges:
     case, spaces and the word "plain" do not matter; ``Autodiff<Flex>``, ``Autodiff(Flex)``
     and a bare "autodiff" name Autodiff[Flex]; "ValueError", "err", "fails", "panic",
-    "wrong device" name an error. A note in parentheses after a name ("Autodiff[Flex]
-    (x lifted)") is read as a note unless it names another outcome."""
+    "wrong device" name an error. A cell naming an error and a backend ("Autodiff[Flex] or
+    error") names none. A note after a name, in parentheses or after ``,``/``;``/``:``
+    ("Autodiff[Flex] (x lifted)", "Flex (no error)"), is read as a note unless it names
+    another outcome; what it denies ("no error") it does not name."""
     if not isinstance(cell, str):
         return None
     note = _NOTE.fullmatch(cell)
     if note:
-        head, said = _cell_name(note[1]), _cell_name(note[2])
+        said_text = _NEGATED.sub(" ", (note[2] or note[3] or "").lower())
+        head, said = _cell_name(note[1]), _cell_name(said_text)
         if head is not None and said in (None, head):
             return head
     return _cell_name(cell)
@@ -89,7 +95,7 @@ def cell_name(cell: Any) -> str | None:
 def _cell_name(cell: str) -> str | None:
     text = re.sub(r"[\s_\-'\"]|plain|backend", "", cell.lower())
     if _ERROR_WORDS.search(text):
-        return "error"
+        return None if _BACKENDS.search(text) else "error"  # a hedge names no one outcome
     if re.fullmatch(r"autodiff(?:[\[<(]flex[\]>)])?", text):
         return "Autodiff[Flex]"
     return {"flex": "Flex", "ndarray": "NdArray"}.get(text)

@@ -75,3 +75,26 @@ def test_a_staticmethod_is_told_it_gets_no_cls():
     assert verdict is not None and verdict.kind == "check"
     assert "@staticmethod" in verdict.text and "no cls" in verdict.text
     assert "defines no function" not in verdict.text
+
+
+def self_forwarder(op, signature):
+    """The page's forwarder with its first parameter named `self`: a classmethod still."""
+    params = ", ".join(str(p) for p in signature.parameters.values())
+    return (f"@classmethod\ndef {op}(self, {params}):\n"
+            f"    return route({op!r}, {args_text(signature.parameters)})\n")
+
+
+def no_first_forwarder(op, signature):
+    """No first parameter at all: the op's own arguments would land one place off."""
+    params = ", ".join(str(p) for p in signature.parameters.values())
+    return (f"def {op}({params}):\n"
+            f"    return route({op!r}, {args_text(signature.parameters)})\n")
+
+
+def test_any_name_for_the_first_parameter_passes():
+    assert build_forwarder.exercise().find_failure(self_forwarder) is None
+
+
+def test_a_forwarder_without_a_first_parameter_is_refused():
+    verdict = build_forwarder.exercise().find_failure(no_first_forwarder)
+    assert verdict is not None and "cls, then the protocol's" in verdict.text

@@ -62,3 +62,17 @@ def test_bool_op_backend_accepts_autodiff_flex_however_said(right):
 ])
 def test_bool_op_backend_refuses_flex_and_hedges(wrong):
     assert not first_backend_named(wrong, "Autodiff[Flex]"), wrong
+
+
+@pytest.mark.parametrize("right", [
+    "one route; 3 kernels", "just one: linear", "only 1 op", "one route but 3 kernels",
+    "1 (linear), then Flex runs 3 kernels"])
+def test_a_count_before_a_trailing_note_is_read(right):
+    assert compare(right, 1), right
+
+
+@pytest.mark.parametrize("wrong", [
+    "three routes; 1 kernel", "3 routes: matmul, reshape, add", "one or three",
+    "3; one linear", "two: linear and matmul"])
+def test_a_wrong_count_before_a_note_is_refused(wrong):
+    assert not compare(wrong, 1), wrong

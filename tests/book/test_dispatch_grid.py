@@ -30,7 +30,14 @@ def test_burns_grid_panics_off_the_diagonal():
     ("autodiff", "Autodiff[Flex]"), ("Autodiff<Flex>", "Autodiff[Flex]"),
     ("plain flex", "Flex"), ("ValueError", "error"), ("wrong device", "error"),
     ("err", "error"), ("Err", "error"), ("raises", "error"), ("crash", "error"),
-    ("ndarray", "NdArray"), ("Autodiff[NdArray]", None), ("lifted", None), (1, None)])
+    ("ndarray", "NdArray"), ("Autodiff[NdArray]", None), ("lifted", None), (1, None),
+    # a hedge names no one outcome, in either order or in a note
+    ("Autodiff[Flex] or error", None), ("error or Autodiff[Flex]", None),
+    ("Flex (or error)", None), ("Flex, or error", None), ("Flex or NdArray", None),
+    # a note after a right name, denying an error or saying why, is a note
+    ("Flex (no error)", "Flex"), ("Autodiff[Flex] (lifts, no error)", "Autodiff[Flex]"),
+    ("Autodiff[Flex], x lifted", "Autodiff[Flex]"), ("Flex (not an error)", "Flex"),
+    ("error: wrong device", "error"), ("error (NdArray vs Flex)", "error")])
 def test_cell_names(written, name):
     assert cell_name(written) == name
 
@@ -67,6 +74,22 @@ def test_a_wrong_burn_cell_is_refused_and_named(capsys, i, j, wrong):
     assert out.count("a on ") == 1
 
 
+def test_a_hedged_error_cell_is_refused():
+    burn = [row[:] for row in BURN]
+    burn[0][1] = "Autodiff[Flex] or error"
+    assert not grid_exercise().accepts((burn, RIGHT))
+
+
+def test_right_cells_with_notes_pass():
+    burn = [["Flex (no error)", "error", "error"],
+            ["error", "Autodiff[Flex], no error", "error"],
+            ["error", "error (NdArray vs Flex)", "NdArray (not an error)"]]
+    minidl = [["Flex", "Autodiff[Flex] (lifts, no error)", "error"],
+              ["Autodiff[Flex], b lifted", "Autodiff[Flex]", "error"],
+              ["error", "error", "NdArray"]]
+    assert grid_exercise().accepts((burn, minidl))
+
+
 def test_the_grids_swapped_or_one_grid_for_both_are_refused():
     assert not grid_exercise().accepts((RIGHT, BURN))
     assert not grid_exercise().accepts((RIGHT, RIGHT))
@@ -90,7 +113,7 @@ def test_a_note_in_parentheses_after_a_right_cell_is_read_as_a_note():
 
 @pytest.mark.parametrize("cell, named", [
     ("Flex (x lifted)", "Flex"),  # the note does not change a wrong name
-    ("Flex (error)", "error"),  # a note naming another outcome: the whole cell is read
+    ("Flex (error)", None),  # a note naming another outcome: a hedge, no one outcome
     ("x lifted", None),
 ])
 def test_a_note_does_not_make_a_wrong_cell_right(cell, named):

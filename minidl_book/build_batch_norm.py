@@ -557,9 +557,9 @@ SLIP_HINTS = [
     ("updated the running statistics", "Call update() only on the training path: the "
      "inference path is one line, batch_norm(x, gamma, beta, running_mean.value(), "
      "running_var.value(), epsilon)."),
-    ("left the running statistics alone", "On the training path, after the batch's mean and "
-     "var: bn.running_mean.update(bn.running_mean.value_sync() * (1 - m) + mean.detach() * m)"
-     ", and the same line for running_var."),
+    ("left the running statistics alone", "The rule, per statistic: the new running value "
+     "is (1 - momentum) parts of the synced one plus momentum parts of the batch's, "
+     "detached; update() stores it."),
     ("still in the graph", "Fold mean.detach() and var.detach() (or .inner()); keep the "
      "tracked mean and var for the normalisation itself."),
     ("detached statistics", "Pass batch_norm the mean and var you computed from x, still "
@@ -573,8 +573,8 @@ SLIP_HINTS = [
     ("running_var only uses Keras", "The same fold for both: value_sync() * (1 - momentum)"
      " + statistic * momentum."),
     ("typed in", "m = bn.momentum, then value_sync() * (1 - m) + statistic.detach() * m."),
-    ("never updated", "After the mean's update, the same line for the variance: "
-     "bn.running_var.update(bn.running_var.value_sync() * (1 - m) + var.detach() * m)."),
+    ("never updated", "After the mean's update, fold the variance by the same rule: "
+     "the momentum weights the batch's (detached) variance."),
     ("outside the square root", "Divide by (var + epsilon).sqrt(), or pass var and epsilon "
      "to batch_norm, which adds epsilon under the root."),
     ("Your training path reads value()", "On the training path read "

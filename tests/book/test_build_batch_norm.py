@@ -120,3 +120,25 @@ def test_the_sixth_readers_unnamed_slips_get_their_own_hint(wrong, hint, capsys)
     ex = build_batch_norm.exercise(4)
     ex.check(wrong)
     assert hint in capsys.readouterr().out
+
+
+def test_a_forgotten_fold_opens_the_rule_not_the_code(capsys):
+    """The fourth reader of round 4: a training path with no update() got, as Hint 1, the
+    whole fold line. The hint names the rule; the reader still writes the code."""
+    from minidl.tensor.module import batch_norm
+
+    def never_folds(bn, x):
+        c = x.shape[1]
+        mean, var = x.mean_dim(0).reshape([c]), x.var_bias(0).reshape([c])
+        return batch_norm(x, bn.gamma.val(), bn.beta.val(), mean, var, bn.epsilon)
+
+    ex = build_batch_norm.exercise(4)
+    verdict = ex.find_failure(never_folds)
+    assert verdict is not None and "left the running statistics alone" in verdict.text
+    ex.check(never_folds)
+    out = capsys.readouterr().out
+    assert "Hint 1 of 2: The rule, per statistic" in out, out
+    hint = out.split("Hint 1 of 2:")[1]
+    assert "update(bn." not in hint and "value_sync() *" not in hint, hint
+    for _, mend in build_batch_norm.SLIP_HINTS:  # no hint hands out a whole fold line
+        assert ".update(bn.running_" not in mend, mend

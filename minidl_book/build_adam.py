@@ -111,7 +111,7 @@ PLANTED = {
     "one step count for the model": (_slip(global_t=True), "whole model"),
     "t advanced for a frozen param": (_slip(frozen_t=True), "stays where it was"),
     "t = 0 at the first step": (_slip(t0=True), "t = 0"),
-    "state keyed by position": (_slip(by_position=True), "position"),
+    "state keyed by position": (_slip(by_position=True), "keyed by position; key by param"),
     "PyTorch's default eps": (_slip(eps_value=TORCH_EPS), "eps = 1e-8"),
 }
 
@@ -169,6 +169,18 @@ def _global_count(state: dict) -> bool:
                for v in state.values())
 
 
+def _keyed_by_position(state: dict, model: Module) -> bool:
+    """Whether the reader's state is filed under positions among the gradients (0, 1, ...)
+    rather than under a param's id or path, as burn's ``OptimizerRecord`` files it
+    (``{ParamId}``, module_optimizer.rs:204-229)."""
+    names = {p.id for p in model.parameters().values()} | set(model.parameters())
+    return any(isinstance(k, int | np.integer) and not isinstance(k, bool)
+               for k in state) and not names & set(state)
+
+
+POSITION = "your state is keyed by position; key by param id"
+
+
 def _near(got: np.ndarray, want: np.ndarray, scale: float) -> bool:
     return bool(np.abs(got - want).max() <= max(0.02 * scale, WEIGHT_ATOL))
 
@@ -212,7 +224,8 @@ class AdamExercise:
     def _refuse(self, text: str, *hints: str) -> Verdict:
         return Verdict(False, "value", text, "", hints=list(hints))
 
-    def _values(self, out: Any, model: Module, step: int, grads: GradientsParams):
+    def _values(self, out: Any, model: Module, step: int, grads: GradientsParams,
+                state: dict):
         """The reader's new values as ``{param id: inner tensor}``, or a refusal."""
         params = model.parameters()
         by_id = {p.id: (path, p) for path, p in params.items()}
@@ -239,7 +252,8 @@ class AdamExercise:
                 return self._refuse(
                     f"step {step}: the new value of {path} has shape "
                     f"{list(value.shape)}, the param {list(param.val().shape)}: it was "
-                    "computed from another param's state.",
+                    "computed from another param's state"
+                    + (f": {POSITION}." if _keyed_by_position(state, model) else "."),
                     "A param's position among the gradients moves when another has none "
                     f"(here {FROZEN}, frozen at step {FROZEN_STEP}): keep each state "
                     "under param.id, not a position.")
@@ -314,13 +328,19 @@ class AdamExercise:
             except Exception as err:  # noqa: BLE001 - the reader's code raised: a verdict
                 hints = (["1 - beta**t is 0 when t = 0: t is 1 at a param's first step."]
                          if isinstance(err, ZeroDivisionError) else [])
+                if step == FROZEN_STEP and _keyed_by_position(state, model):
+                    return self._refuse(
+                        f"step {step}: {POSITION} ({FROZEN} has no gradient here, so "
+                        "every later param reads another's moments and the shapes "
+                        f"clash: {type(err).__name__}).",
+                        "Keep each (t, m, v) under param.id, as burn's optimizer does.")
                 if step == FROZEN_STEP:
                     hints.append(f"Step {FROZEN_STEP} is the first where {FROZEN}'s params "
                                  "have no gradient: a param's position among the gradients "
                                  "moves; keep each state under param.id.")
                 return self._refuse(f"step {step}: adam_step raised {type(err).__name__}: "
                                     f"{err}", *(hints or ["Return {param.id: new value}."]))
-            values = self._values(out, model, step, grads)
+            values = self._values(out, model, step, grads, state)
             if isinstance(values, Verdict):
                 return values
             model = model.map(_PutBack(values))

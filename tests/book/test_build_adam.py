@@ -115,3 +115,27 @@ def test_pytorchs_default_eps_is_named(checker):
     exec(compile(source, "<cell>", "exec"), namespace)
     verdict = checker.find_failure(namespace["adam_step"])
     assert verdict is not None and "eps = 1e-8" in verdict.text
+
+
+def test_state_keyed_by_position_that_raises_is_named_not_a_raw_error(checker):
+    # a reader's version: a counter over the params with a gradient; at step 3 conv1 has
+    # none, so conv2's gradient meets conv1's moments and the add raises
+    def by_position(lr, model, grads, state, beta_1=0.9, beta_2=0.999, eps=1e-5):
+        out, k = {}, 0
+        for p in model.parameters().values():
+            g = grads.get(p.id)
+            if g is None:
+                continue
+            t, m, v = state.get(k, (0, 0.0, 0.0))
+            t += 1
+            m, v = beta_1 * m + (1 - beta_1) * g, beta_2 * v + (1 - beta_2) * g * g
+            state[k] = (t, m, v)
+            k += 1
+            m_hat, v_hat = m / (1 - beta_1**t), v / (1 - beta_2**t)
+            out[p.id] = p.val().inner() - lr * m_hat / (v_hat.sqrt() + eps)
+        return out
+
+    verdict = checker.find_failure(by_position)
+    assert verdict is not None and not verdict.ok
+    assert "keyed by position; key by param id" in verdict.text
+    assert "TensorCheckError: ===" not in verdict.text  # not the raw error

@@ -52,10 +52,12 @@ def conv2d_backward(B, x, weight, grad, options):
     return d_x, d_w
 
 
-def _variant(*, padding_out=True, trade=True, crop=True, swap=True, swap_back=True):
+def _variant(*, padding_out=True, trade=True, crop=True, swap=True, swap_back=True,
+             pad=True):
     """The reference with one slip: ``padding_out`` left at 0, the forward's stride and
     dilation kept in place in the weight's conv, no crop, ``x`` and ``grad`` not swapped
-    (``grad`` used as the kernel as it is), the result not swapped back."""
+    (``grad`` used as the kernel as it is), the result not swapped back, the weight's
+    conv without the forward's padding."""
 
     def backward(B, x, weight, grad, options):
         k1, k2 = weight.shape[2], weight.shape[3]
@@ -71,7 +73,8 @@ def _variant(*, padding_out=True, trade=True, crop=True, swap=True, swap_back=Tr
         xs, gs = x, grad
         if swap:
             xs, gs = B.float_swap_dims(x, 0, 1), B.float_swap_dims(grad, 0, 1)
-        d_w = B.conv2d(xs, gs, None, ConvOptions(s, options.padding, d, 1))
+        p = options.padding if pad else (0, 0)
+        d_w = B.conv2d(xs, gs, None, ConvOptions(s, p, d, 1))
         if swap_back:
             d_w = B.float_swap_dims(d_w, 0, 1)
         if crop:
@@ -89,10 +92,17 @@ SLIPS = {
     "crop missing": {"crop": False},
     "no swap": {"swap": False},
     "not swapped back": {"swap_back": False},
+    "weight's conv unpadded": {"pad": False},
 }
 
-#: name -> (wrong backward, the verdict kind it must get)
-PLANTED = {name: (_variant(**switches), "check") for name, switches in SLIPS.items()}
+#: name -> (wrong backward, the verdict kind it must get): the unpadded weight's conv
+#: fails on the second example (the kernel outgrows the unpadded x), before any check
+PLANTED = {name: (_variant(**switches), "error" if "pad" in switches else "check")
+           for name, switches in SLIPS.items()}
+
+_UNPADDED = (
+    "The weight's conv reads x at s*a + d*i - p, the forward's pixels: give it the "
+    "forward's padding (options.padding), not 0.")
 
 _SAID = {
     "padding_out missing": (
@@ -114,6 +124,7 @@ _SAID = {
     "not swapped back": (
         "Your weight gradient is [c, o, k1, k2], the swapped conv's layout: swap dims 0 "
         "and 1 back to the weight's [o, c, k1, k2]."),
+    "weight's conv unpadded": _UNPADDED,
 }
 
 
@@ -203,7 +214,8 @@ def exercise(max_examples: int = 6) -> BuildExercise:
              "traded, swapped back, cropped to the weight's shape."),
             (("rule",), "Use B's ops (B.conv_transpose2d, B.conv2d, B.float_swap_dims, "
              "B.float_slice) and the given calculate_padding_out."),
-            (("error",), "Read the error's last line. calculate_padding_out takes "
+            (("error",), "Read the error's last line. \"kernel ... larger than the "
+             "padded input\": " + _UNPADDED + " calculate_padding_out takes "
              "(kernel_size, stride, padding, dilation, size_in, size_out) for one side. "
              "\"weight ... does not fit input channels\": the weight's conv takes x and "
              "grad with dims 0 and 1 swapped (B.float_swap_dims(t, 0, 1))."),

@@ -18,6 +18,15 @@ def _from_cell(source: str, name: str = "conv2d_backward"):
     return namespace[name]
 
 
+def _shown(verdict) -> str:
+    """What the reader sees on a first failure: the verdict and the first hint of its kind
+    (an error's hint names the unpadded weight's conv, which fails before any check)."""
+    if verdict.kind != "error":
+        return verdict.render()  # a check's own text names the slip
+    fits = [t for kinds, t in bb.exercise(0).hint_ladder if kinds and "error" in kinds]
+    return verdict.render() + "\n" + fits[0]
+
+
 def test_calculate_padding_out_is_burns():
     # the page's stride-3 2 x 2 conv on 7 rows: windows at 0 and 3 cover 5, 2 left over
     assert bb.calculate_padding_out(2, 3, 0, 1, 7, 2) == 2
@@ -34,7 +43,7 @@ def test_each_planted_slip_is_refused_with_its_own_hint(planted):
     wrong, kind = bb.PLANTED[planted]
     verdict = bb.exercise(0).find_failure(wrong)
     assert verdict is not None and verdict.kind == kind, verdict
-    assert bb._SAID[planted][:40] in verdict.text, verdict.text
+    assert bb._SAID[planted][:40] in _shown(verdict), _shown(verdict)
     assert "Traceback" not in verdict.render()
 
 
@@ -102,11 +111,14 @@ def test_right_solutions_typed_into_a_cell_pass(source):
     ("B.conv2d(xs, gs, None, o)", "B.conv2d(x, grad, None, o)", "Swap dims 0 and 1"),
     ("d_w = B.float_swap_dims(B.conv2d(xs, gs, None, o), 0, 1)",
      "d_w = B.conv2d(xs, gs, None, o)", "swapped conv's layout"),
-], ids=["no-padding-out", "stride-dilation-kept", "no-crop", "no-swap", "not-back"])
+    ("ConvOptions(options.dilation, options.padding, options.stride, 1)",
+     "ConvOptions(options.dilation, (0, 0), options.stride, 1)", "forward's padding"),
+], ids=["no-padding-out", "stride-dilation-kept", "no-crop", "no-swap", "not-back",
+        "weight-conv-unpadded"])
 def test_slips_typed_into_a_cell_are_refused_and_named(old, new, said):
     assert old in READER
     verdict = bb.exercise(4).find_failure(_from_cell(READER.replace(old, new)))
-    assert verdict is not None and said in verdict.text, verdict and verdict.text
+    assert verdict is not None and said in _shown(verdict), verdict and _shown(verdict)
 
 
 def test_the_backends_own_helpers_and_numpy_are_rules():

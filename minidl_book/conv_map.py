@@ -129,38 +129,54 @@ def draw_conv_map(m: ConvMap) -> None:
     plt.close(fig)
 
 
-def tap_table(n: int, k: int, stride: int) -> np.ndarray:
-    """``[outputs, n]``: the tap with which output ``a`` reads pixel ``r`` of a 1-D conv
-    (no padding), ``r - stride * a``, or -1 where the window does not cover ``r``."""
-    outs = (n - k) // stride + 1
-    t = np.arange(n)[None, :] - stride * np.arange(outs)[:, None]
-    return np.where((t >= 0) & (t < k), t, -1)
+def tap_table(n: int, k: int, stride: int, dilation: int = 1,
+              padding: int = 0) -> np.ndarray:
+    """``[outputs, n]``: the tap ``i`` with which output ``a`` of a 1-D conv reads pixel
+    ``r = stride * a + dilation * i - padding``, or -1 where no tap of ``a`` reads ``r``."""
+    span = n + 2 * padding
+    outs = (span - dilation * (k - 1) - 1) // stride + 1
+    off = np.arange(span)[None, :] - stride * np.arange(outs)[:, None]
+    t = np.where((off % dilation == 0) & (off >= 0) & (off < dilation * k),
+                 off // dilation, -1)
+    return t[:, padding:padding + n]
 
 
-def draw_taps_1d(n: int = 7, k: int = 4, stride: int = 3) -> np.ndarray:
-    """A 1-D conv as its tap table (a row per output, a column per pixel, tap ``w[t]``
-    where output ``a`` reads pixel ``r``); the pixel two windows share is framed, and
-    its taps read upward: the kernel turned around. Returns :func:`tap_table`."""
-    taps = tap_table(n, k, stride)
-    shared = [r for r in range(n) if (taps[:, r] >= 0).sum() > 1]
-    fig, ax = plt.subplots(figsize=(7.2, 1.9))
-    for r in range(n):
-        ax.text(r + 0.5, -0.15, f"x[{r}]", ha="center", va="bottom", fontsize=8.5)
-        for a in range(taps.shape[0]):
-            t = taps[a, r]
-            box(ax, r, a, f"w[{t}]" if t >= 0 else "", FWD if t >= 0 else "#F5F5F5")
-    for a in range(taps.shape[0]):
-        ax.text(-0.2, a + 0.5, f"out {a}", ha="right", va="center", fontsize=8.5)
-    for r in shared:
-        ax.add_patch(plt.Rectangle((r, 0), 1, taps.shape[0], fill=False, ec=HL, lw=2))
-        read = ", ".join(f"w[{t}]" for t in taps[:, r] if t >= 0)
-        terms = " + ".join(f"g[{a}]·w[{t}]" for a, t in enumerate(taps[:, r]) if t >= 0)
-        ax.text(n + 0.3, taps.shape[0] / 2, f"x[{r}]'s column, top to bottom: {read}:\n"
-                f"the tap falls by {stride} as the output rises;\n"
-                f"x[{r}].grad = {terms}", ha="left", va="center", fontsize=8.5, color=HL)
-    ax.set_xlim(-1.2, n + 8.2), ax.set_ylim(taps.shape[0] + 0.1, -0.8)
+def draw_taps_1d(n: int = 7, k: int = 4, stride: int = 3, dilation: int = 1,
+                 padding: int = 0) -> np.ndarray:
+    """A 1-D conv as its tap table (a row per output ``a``, a column per pixel ``r`` of
+    the padded strip, tap ``w[i]`` where ``r = s·a + d·i - p``); the first pixel two
+    outputs share is framed with its gradient (a column of the table), and ``w[0]``'s
+    gradient (its diagonal) is spelled out. Returns :func:`tap_table` (real pixels)."""
+    s, d, p = stride, dilation, padding
+    full = tap_table(n + 2 * p, k, s, d)  # the padded strip, pixel r at column r + p
+    shared = [r for r in range(n) if (full[:, r + p] >= 0).sum() > 1]
+    fig, ax = plt.subplots(figsize=(8.4, 0.9 + 0.45 * full.shape[0]))
+    for c in range(n + 2 * p):
+        r, pad = c - p, not 0 <= c - p < n
+        ax.text(c + 0.5, -0.15, "0" if pad else f"x[{r}]", ha="center", va="bottom",
+                fontsize=8.5, color="grey" if pad else "black")
+        for a in range(full.shape[0]):
+            t = full[a, c]
+            box(ax, c, a, f"w[{t}]" if t >= 0 else "",
+                ("#E0E0E0" if pad else FWD) if t >= 0 else "#F5F5F5")
+    for a in range(full.shape[0]):
+        ax.text(-0.2, a + 0.5, f"out[{a}]", ha="right", va="center", fontsize=8.5)
+    lines = []
+    if shared:
+        r = shared[0]
+        ax.add_patch(plt.Rectangle((r + p, 0), 1, full.shape[0], fill=False, ec=HL,
+                                   lw=2))
+        terms = " + ".join(f"g[{a}]·w[{t}]" for a, t in enumerate(full[:, r + p])
+                           if t >= 0)
+        lines.append(f"dx[{r}] = {terms}")
+    reads = [f"g[{a}]·x[{s * a - p}]" for a in range(full.shape[0])]
+    lines.append(f"dw[0] = {' + '.join(reads)}:\n  x read {s} apart (stride {s}), "
+                 f"from x[{-p}] (padding {p})")
+    ax.text(n + 2 * p + 0.3, full.shape[0] / 2, "\n".join(lines), ha="left",
+            va="center", fontsize=8.5, color=HL)
+    ax.set_xlim(-1.4, n + 2 * p + 9.5), ax.set_ylim(full.shape[0] + 0.1, -0.8)
     ax.set_aspect("equal"), ax.axis("off")
     fig.tight_layout()
     plt.show()
     plt.close(fig)
-    return taps
+    return full[:, p:p + n]

@@ -68,3 +68,20 @@ def test_drawn_taps_reverse_down_a_shared_column(monkeypatch):
     taps = conv_map.draw_taps_1d(7, 4, 3)
     assert taps[:, 3].tolist() == [3, 0]  # pixel 3: w3 from out 0, w0 from out 1
     assert taps.tolist()[0][:4] == [0, 1, 2, 3] and taps[1, :3].tolist() == [-1] * 3
+
+
+@pytest.mark.parametrize("n, k, s, d, p", [(7, 3, 2, 1, 1), (8, 3, 2, 2, 2),
+                                           (6, 2, 1, 3, 1), (7, 4, 3, 1, 0)])
+def test_tap_table_is_the_index_identity(n, k, s, d, p):
+    # out[a] = sum_i x[s a + d i - p] w[i]: PyTorch's conv1d, one pixel at a time
+    w = torch.tensor([10.0 ** t for t in range(k)])[None, None]
+    mat = tf.conv1d(torch.eye(n)[:, None], w, stride=s, dilation=d, padding=p)[:, 0].T
+    want = np.where(mat.numpy() > 0, np.log10(np.maximum(mat.numpy(), 1)), -1)
+    assert np.array_equal(conv_map.tap_table(n, k, s, d, p), np.rint(want).astype(int))
+
+
+def test_drawn_strip_is_its_padded_tap_table(monkeypatch):
+    monkeypatch.setattr(conv_map.plt, "show", lambda: None)
+    taps = conv_map.draw_taps_1d(7, 3, 2, padding=1)
+    assert np.array_equal(taps, conv_map.tap_table(7, 3, 2, 1, 1))
+    assert taps[:, 1].tolist() == [2, 0, -1, -1]  # x[1]: w[2] for out 0, w[0] for out 1

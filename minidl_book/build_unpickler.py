@@ -24,6 +24,8 @@ code (it sets a flag): a ``find_class`` that looks the name up before refusing i
 (``super().find_class``) imports the module, and importing runs its code.
 Two more name a callable inside torch that writes a file (``torch.serialization.save``, and
 ``torch.save`` by a rename): an allow-list of the whole torch package answers them.
+A crafted file holds a view reaching past its storage (:data:`BOUNDS_VIEW`): the load must
+raise, as minidl's reader does (``CorruptFileError``), not return memory past the data.
 
 The planted module is :class:`~minidl_book.planted_module.PlantedModule`, in a file of its own:
 the watch reads this file's classes (the planted slips below) as the reader's code.
@@ -33,7 +35,8 @@ Planted slips, each with its own hint: any other global answered
 looked up (its module imported) before the refusal, ``OrderedDict`` refused, the dtype hard-coded (float32),
 ``storage_offset`` ignored, the stride ignored (the elements read in order: what burn's
 ``rebuild_tensor_v2`` does at v0.22.0-pre.2, ``args[3] is stride (unused)``), the stride
-given to ``as_strided`` in elements where it takes bytes.
+given to ``as_strided`` in elements where it takes bytes, ``as_strided`` with no bounds
+check (right on every file ``torch.save`` writes).
 """
 
 from __future__ import annotations
@@ -294,6 +297,33 @@ def _rename_global(path: Path, old: str, new: str) -> None:
             archive.writestr(info, data)
 
 
+#: the crafted view: storage_offset 2, size (2, 3), stride (3, 1) over a storage of 6
+#: elements; its last element would be element 2 + 3 + 2 = 7 (a short overrun, so a reader
+#: that reads it without a check reads a few bytes past the buffer, not a page fault)
+BOUNDS_VIEW = (6, 2, (2, 3), (3, 1))
+
+
+class _OutOfBounds:
+    """A tensor pickled as :data:`BOUNDS_VIEW`, a view reaching past its storage, as a
+    crafted file can write it (``torch.save`` never would)."""
+
+    def __reduce__(self):
+        numel, offset, size, stride = BOUNDS_VIEW
+        storage = torch.arange(float(numel))._typed_storage()
+        return (torch._utils._rebuild_tensor_v2,
+                (storage, offset, size, stride, False, OrderedDict()))
+
+
+def bounds_case() -> dict:
+    """A crafted file whose ``fc.weight`` is a view reaching past its storage: a right
+    ``rebuild_tensor`` refuses it (minidl's reader raises ``CorruptFileError``)."""
+    numel, offset, size, stride = BOUNDS_VIEW
+    return {"file": _Text(f"a crafted data.pkl: 'fc.weight' a view of a {numel}-element "
+                          f"storage with storage_offset {offset}, size {list(size)}, stride "
+                          f"{stride}: it reaches past the storage"),
+            "_entries": [], "_payload": "bounds"}
+
+
 def fixed_cases() -> list[dict]:
     """Always tried first: every planted slip fails on them whatever hypothesis draws (the
     first holds no dtype narrower than float32, so a float32 reading of it raises nothing)."""
@@ -305,7 +335,7 @@ def fixed_cases() -> list[dict]:
                    ("mask", "bool", "transposed", 2, 3, 6)]),
             _case([("fc.weight", "bfloat16", "transposed", 3, 2, 7)]),
             payload_case(), planted_import_case(), sibling_case(), torch_case(),
-            torch_case("torch.save")]
+            torch_case("torch.save"), bounds_case()]
 
 
 def _cases() -> st.SearchStrategy:
@@ -319,6 +349,8 @@ def _cases() -> st.SearchStrategy:
 def _state_dict(case: dict, marker: Path) -> dict:
     saved = {key: tensor_for(dtype, kind, rows, cols, seed)
              for key, dtype, kind, rows, cols, seed in case["_entries"]}
+    if case["_payload"] == "bounds":
+        return {"fc.weight": _OutOfBounds()}
     if case["_payload"]:  # the planted-module file renames its global after saving
         torch_named = case["_payload"].startswith("torch")
         saved["fc.bias"] = (_TorchPayload if torch_named else _Payload)(marker)
@@ -438,8 +470,21 @@ def _lookups_off_list(solution, case, outputs, watch) -> str | None:
             "pair (module, name) with your list first; look up only a pair on it.")
 
 
+def _refuses_out_of_bounds(solution, case, outputs, watch) -> str | None:
+    if case["_payload"] != "bounds" or outputs["_raised"] is not None:
+        return None
+    numel, offset, size, stride = BOUNDS_VIEW
+    last = offset + sum((n - 1) * s for n, s in zip(size, stride))
+    return (f"Your rebuild_tensor returned fc.weight for a view that reaches past its "
+            f"storage: storage_offset {offset}, size {list(size)}, stride {stride} end at "
+            f"element {last}, and the storage holds {numel}. The missing piece is a bounds "
+            "check: the values past the end are memory outside the file's data "
+            "(as_strided checks nothing). Raise when offset + Σ (size[d] - 1)·stride[d] "
+            "is not below the storage's element count, as minidl's reader does.")
+
+
 def _refuses_payload(solution, case, outputs, watch) -> str | None:
-    if not case["_payload"]:
+    if case["_payload"] in (None, "bounds"):
         return None
     wanted, raised = outputs["_global"], outputs["_raised"]
     if outputs["_ran"] and wanted.startswith("torch"):
@@ -643,6 +688,11 @@ HINTS = {
         "NumPy has no bfloat16. Its 16 bits are the top half of a float32: read the bytes "
         "as uint16, widen to uint32, shift left by 16 and view as float32 (exact).",
     ],
+    "bounds": [
+        "A file can say any offset, size and stride. Before reading, check that the "
+        "view's last element, offset + Σ (size[d] - 1)·stride[d], is inside the storage "
+        "(len(storage.data) // itemsize), and raise if not.",
+    ],
     "bytes": [
         "np.lib.stride_tricks.as_strided takes strides in bytes: stride × flat.itemsize "
         "(or index the elements instead: indexing cannot read past the storage).",
@@ -661,6 +711,7 @@ _CAUSES = [
     ("stride", _cause("read in order from the offset")),
     ("offset", _cause("your values start at element 0")),
     ("bytes", _cause("its strides are in bytes")),
+    ("bounds", _cause("reaches past its storage")),
     ("bfloat16", _cause("bfloat16")),
     ("pickle module", lambda v: "your code uses the module pickle" in v.text
      or "your code imports pickle" in v.text),
@@ -743,6 +794,20 @@ class BFloat16Unread(SafeUnpickler):
         return np.array(flat[index])
 
 
+class AsStridedUnchecked(SafeUnpickler):
+    """Right on every view ``torch.save`` writes, but reads a crafted one past its
+    storage: ``as_strided`` with no bounds check."""
+
+    def rebuild_tensor(self, storage, storage_offset, size, stride, *rest):
+        if storage.dtype == "bfloat16":
+            bits = np.frombuffer(storage.data, np.uint16).astype(np.uint32)
+            flat = (bits << 16).view(np.float32)
+        else:
+            flat = np.frombuffer(storage.data, storage.dtype)
+        strides = [s * flat.itemsize for s in stride]
+        return np.lib.stride_tricks.as_strided(flat[storage_offset:], size, strides).copy()
+
+
 class StrideAsBytes(SafeUnpickler):
     def rebuild_tensor(self, storage, storage_offset, size, stride, *rest):
         flat = np.frombuffer(storage.data, storage.dtype)
@@ -761,6 +826,7 @@ PLANTED = {
     "storage_offset ignored": (OffsetIgnored, "check", "offset"),
     "stride ignored (burn's reading)": (StrideIgnored, "check", "stride"),
     "as_strided given the stride in elements": (StrideAsBytes, "check", "bytes"),
+    "as_strided with no bounds check": (AsStridedUnchecked, "check", "bounds"),
     "bfloat16 read with np.frombuffer": (BFloat16Unread, "error", "bfloat16"),
 }
 
@@ -804,7 +870,8 @@ def exercise(max_examples: int = 8) -> CauseHints:
         cases=_cases(),
         run=unpickle_run,
         references=[],
-        checks=[_lookups_off_list, _refuses_payload, _needs_refused, _matches],
+        checks=[_lookups_off_list, _refuses_payload, _refuses_out_of_bounds, _needs_refused,
+                _matches],
         rules=Rules(helpers=[guarded_getattr, guarded_hasattr]),
         hints=["find_class answers three kinds of names and raises for the rest; "
                "rebuild_tensor reads storage.data as storage.dtype elements and picks the "

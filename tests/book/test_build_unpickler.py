@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 import torch
 
-from minidl.store.errors import UnsafeFileError
+from minidl.store.errors import CorruptFileError, UnsafeFileError
 from minidl.store.torch_pickle import STORAGE_DTYPES
 from minidl.store.torch_reader import read_torch_file
 from minidl_book import build_unpickler as bu
@@ -64,7 +64,8 @@ class Forbidden(UnsafeFileError):
 
 
 class DictAllowList(Unpickler):
-    """A table of answers, a subclass of the asked error; as_strided with byte strides."""
+    """A table of answers, a subclass of the asked error; as_strided with byte strides,
+    after a bounds check of its own (a ValueError)."""
 
     def find_class(self, module, name):
         allowed = {("collections", "OrderedDict"): OrderedDict,
@@ -81,6 +82,9 @@ class DictAllowList(Unpickler):
             flat = (np.frombuffer(storage.data, "<u2").astype("<u4") << 16).view("<f4")
         else:
             flat = np.frombuffer(storage.data, dtype=storage.dtype)
+        reach = [(n - 1) * s for n, s in zip(size, stride)]
+        if 0 not in size and storage_offset + sum(reach) >= flat.size:
+            raise ValueError("the view reaches past its storage")
         view = np.lib.stride_tricks.as_strided(
             flat[storage_offset:], shape=size,
             strides=[s * flat.itemsize for s in stride])
@@ -119,6 +123,40 @@ def test_right_answers_written_otherwise_pass(solution):
 
 
 # ----- other wrong answers -------------------------------------------------------------------------
+class NoCopyUnchecked(bu.AsStridedUnchecked):
+    """The reader's version: as_strided over the storage, no bounds check, no copy."""
+
+    def rebuild_tensor(self, storage, storage_offset, size, stride, *rest):
+        if storage.dtype == "bfloat16":
+            return super().rebuild_tensor(storage, storage_offset, size, stride)
+        flat = np.frombuffer(storage.data, storage.dtype)
+        return np.lib.stride_tricks.as_strided(
+            flat[storage_offset:], size, [s * flat.itemsize for s in stride])
+
+
+@pytest.mark.parametrize("solution", [bu.AsStridedUnchecked, NoCopyUnchecked])
+def test_as_strided_without_a_bounds_check_is_refused_naming_the_check(solution):
+    """Right on every file torch.save writes; the crafted view reaches past its storage."""
+    assert bu.exercise(0).find_failure(solution).text.startswith("Your rebuild_tensor")
+    ex = bu.exercise(4)
+    verdict = ex.check(solution)
+    assert verdict.kind == "check" and ex.cause == "bounds"
+    assert "reaches past its storage" in verdict.text and "bounds check" in verdict.text
+
+
+def test_the_crafted_view_reaches_past_and_the_reference_and_minidl_refuse_it(tmp_path):
+    path = tmp_path / "crafted.pt"
+    torch.save(bu._state_dict(bu.bounds_case(), tmp_path / "marker"), path)
+    numel, offset, size, stride = bu.BOUNDS_VIEW
+    storage, *view = bu.views_of(path)["fc.weight"]
+    assert view == [offset, size, stride] and len(storage.data) == 4 * numel
+    assert offset + sum((n - 1) * s for n, s in zip(size, stride)) >= numel
+    with pytest.raises(CorruptFileError, match="reaches element 7"):
+        read_torch_file(path)
+    with pytest.raises(IndexError):
+        bu.unpickle(bu.SafeUnpickler, path)
+
+
 class StubForTheRest(bu.SafeUnpickler):
     """Answers any other name with a harmless stub: the payload never runs, but the file is
     not refused."""
@@ -428,6 +466,9 @@ class ExactPairs(Unpickler):
         else:
             flat = np.frombuffer(storage.data, storage.dtype)
         itemsize = flat.itemsize
+        last = storage_offset + np.dot(np.subtract(size, 1), stride) if size else 0
+        if last >= flat.size:
+            raise UnsafeFileError(f"view ends at element {last}, past the storage")
         view = np.lib.stride_tricks.as_strided(
             flat[storage_offset:], size, [s * itemsize for s in stride])
         return view.copy()

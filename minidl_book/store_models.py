@@ -512,19 +512,42 @@ _NAME = re.compile(r"[a-z_]+(?:\.[a-z_0-9]+)+")
 
 class Applied(tuple):
     """The names a load applied (``result.applied``), carrying how many tensors it listed as
-    errors (``errors``): the truth :func:`applied_names` reads an error count against."""
+    errors (``errors``) and as ignored (``ignored``): the truth :func:`applied_names` reads
+    an error count, and :func:`none_applied` an ignored count, against."""
 
     errors: int | None = None
+    ignored: int | None = None
 
-    def __new__(cls, applied, errors: int | None = None) -> Applied:
+    def __new__(cls, applied, errors: int | None = None,
+                ignored: int | None = None) -> Applied:
         made = super().__new__(cls, applied)
-        made.errors = errors
+        made.errors, made.ignored = errors, ignored
         return made
 
 
 def applied_of(result) -> Applied:
-    """A live ``ApplyResult``'s applied names and error count, as an :class:`Applied`."""
-    return Applied(result.applied, len(result.errors))
+    """A live ``ApplyResult``'s applied names, error and ignored counts, as an
+    :class:`Applied`."""
+    return Applied(result.applied, len(result.errors), len(result.ignored))
+
+
+#: a note on the ignored keys: "+ 1 ignored", "and the counter ignored" (minidl's
+#: ``result.ignored``, the step counter): read apart from the applied and error counts
+_IGNORED_NOTE = re.compile(r"\s*(?:\+|\bplus\b|\band\b|[,;])?\s*(?:(\d+|one|two)|the (?:step )?"
+                           r"counter|(?:bn\.)?num_batches_tracked)\s+(?:is |was |are )?"
+                           r"ignored\b")
+
+
+def _drop_ignored_notes(text: str, truth) -> tuple[str, bool]:
+    """``"0 (10 errors + 1 ignored)"`` → (``"0 (10 errors)"``, True): the notes on ignored
+    keys taken away, and whether each count they state is ``truth.ignored`` (when known)."""
+    from minidl_book.exercises import _NUMBER_WORDS
+
+    said = [m.group(1) for m in _IGNORED_NOTE.finditer(text) if m.group(1)]
+    counts = [float(n) if n.isdigit() else _NUMBER_WORDS[n] for n in said]
+    known = getattr(truth, "ignored", None)
+    right = known is None or all(n == known for n in counts)
+    return _IGNORED_NOTE.sub("", text), right
 
 
 #: a clause about the tensors that did NOT apply: "9 errors", "the other 9 fail"
@@ -631,11 +654,19 @@ def none_applied(prediction, truth: Applied) -> bool:
     tensors; all 10 are errors"``, ``"none (10 dtype errors)"``) must state the load's
     error count (``truth.errors``): ``"zero, 11 errors"`` is refused. A clause after the
     count about tensors applied, cast or loaded (``"none, 10 are cast"``) is
-    refused, unless it is negated (``"0, nothing is cast"``)."""
+    refused, unless it is negated (``"0, nothing is cast"``, ``"skips them instead of
+    casting"``). A note on the ignored counter (``"0 (10 errors + 1 ignored)"``) is read
+    apart: its count must be ``truth.ignored``."""
     text = prediction.casefold().strip() if isinstance(prediction, str) else ""
+    text, ignored_right = _drop_ignored_notes(text, truth)
+    if not ignored_right:
+        return False
+    if isinstance(prediction, str):
+        prediction = text
     text, raises = _load_outcome(text)
     head, _, rest = re.split(r"([;,:\u2014(])", text + ",", maxsplit=1)
     for clause in re.split(r"[;,:\u2014(]", rest):
+        clause = re.sub(r"\b(?:instead of|rather than|without)\s+\w+", "", clause)
         if (re.search(r"appl|load|cast|conver|kept|fit|succe", clause)
                 and not re.search(r"\b(?:none|nothing|no|not|never)\b|n't\b", clause)):
             return False  # a clause after the count says tensors were cast or loaded

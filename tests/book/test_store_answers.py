@@ -289,3 +289,25 @@ def test_outcome_answer_still_refuses_the_fc_tensors_skipped():
     answer = "no, allow_partial skips the fc tensors"
     assert not outcome_answer(answer, "error")
     assert partial_load_slip(answer, "error") == SKIPPED_HINT
+
+
+_HALF_COUNTED = Applied((), 10, 1)  # the live truth: 10 dtype errors, the counter ignored
+
+
+@pytest.mark.parametrize("answer", ["0 (10 errors + 1 ignored)", "0; 10 errors, 1 ignored",
+                                    "zero (ten errors plus one ignored)",
+                                    "0, 10 errors and the counter ignored",
+                                    "none: the dtypes mismatch, and validate(False) skips "
+                                    "them instead of casting",
+                                    "0, skipped rather than cast"])
+def test_none_applied_reads_the_answer_before_a_trailing_note(answer):
+    """A reader's report (r1-store): a right count with a note on the ignored counter, and
+    a reason saying validate(False) skips "instead of casting", were refused."""
+    assert none_applied(answer, _HALF_COUNTED)
+
+
+@pytest.mark.parametrize("answer", ["0 (10 errors + 2 ignored)", "0 (11 errors + 1 ignored)",
+                                    "1 (10 errors + 1 ignored)", "0, casting instead of skipping",
+                                    "none (9 dtype errors + 1 ignored)"])
+def test_none_applied_still_checks_the_note(answer):
+    assert not none_applied(answer, _HALF_COUNTED)

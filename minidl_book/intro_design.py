@@ -10,8 +10,8 @@ key each tensor carries.
   ``Dispatch`` on a device, outermost first, read from a trace.
 - :func:`torch_keys`: a tensor's dispatch keys, as PyTorch prints them.
 - :func:`addmm_route`: what PyTorch's dispatcher does at each key of a tensor for addmm.
-- :func:`design_figure`: the picture: burn 0.21's type per backend, burn 0.22.1's match on
-  the device, PyTorch's keys and kernels, a column each.
+- :func:`design_figure`: the picture: burn 0.21's type per backend, burn 0.22's match on
+  the device, PyTorch's keys and kernels, a column each, in that order.
 - :func:`outcome_of`, :func:`mixed_step`, :func:`inference_step`: the two "does the weight
   get a gradient?" experiments, minidl's ``x`` on a plain device and PyTorch's ``x`` made
   under ``torch.inference_mode()``, each read as ``"grad"``, ``"no grad"`` or ``"error"``.
@@ -32,16 +32,18 @@ from minidl.nn import LinearConfig
 #: backend, ``Tensor<B, D, K>``, ``crates/burn-tensor/src/tensor/api/base.rs:76`` at
 #: v0.21.0; ``Dispatch`` already there as an opt-in backend, the ``dispatch`` feature,
 #: ``crates/burn/Cargo.toml:196``, ``crates/burn-dispatch/src/backend.rs:22-45``), burn
-#: 0.22.1 (``Tensor<D, K>``, ``base.rs:73``; burn-dispatch's ``match`` on the inputs'
-#: kinds, ``Autodiff`` arms first, ``macros.rs:810-841`` at v0.22.0-pre.2, where a plain +
-#: autodiff pair has no arm and panics, ``:838``; 0.22.1's ``mixed`` run lifts the plain
-#: input, seed 003).
+#: 0.22 (``Tensor<D, K>``, ``base.rs:73``; one ``Linear`` for every backend; burn-dispatch's
+#: ``match`` on the inputs' kinds, ``Autodiff`` arms first, ``macros.rs:810-841`` at
+#: v0.22.0-pre.2). A plain + autodiff pair is left out: it is the chapter's exercise
+#: (pre.2 panics, ``:838``; 0.22.1's ``mixed`` run lifts the plain input, seed 003).
+#: 0.22's lane has five boxes, as PyTorch's: the layout's barycenter
+#: sweeps keep equal-length lanes in insertion order (a shorter burn lane let PyTorch's
+#: slide between them).
 BURN_021 = ("burn 0.21\nthe type picks\nTensor<B, D, K>",
             "Linear<Autodiff<Flex>>\ncompiled per backend\n(Dispatch: opt-in)",
             "Autodiff<Flex>\nrecords", "Flex\ncomputes")
-BURN_022 = ("burn 0.22.1\nthe device, at run time\nTensor<D, K>",
-            "Dispatch: match on device\nAutodiff arms first\nplain x, autodiff weight:\n"
-            "x lifted into the graph",
+BURN_022 = ("burn 0.22\nthe device, at run time\nTensor<D, K>",
+            "Linear\none compiled model", "Dispatch: match on device\nAutodiff arms first",
             "Autodiff<Flex>\nrecords", "Flex\ncomputes")
 #: What the dispatcher does at each key for ``aten::addmm``, by its dispatch table's entry.
 JOBS = (("fallthrough", "falls through"), ("autograd kernel", "autograd's kernel records"),
@@ -101,12 +103,12 @@ def addmm_route(tensor: torch.Tensor) -> list[tuple[str, str]]:
 
 
 def design_figure() -> Flowchart:
-    """Three labelled columns: burn 0.21 (the type picks, compiled per backend, Dispatch
-    opt-in), burn 0.22.1 (``Dispatch`` matches the inputs' devices at run time and lifts
-    a plain x to an autodiff weight), and PyTorch's: a parameter's keys, highest first,
+    """Three labelled columns, left to right: burn 0.21 (the type picks, compiled per
+    backend, Dispatch opt-in), burn 0.22 (one compiled ``Linear``; ``Dispatch`` matches
+    the inputs' devices at run time), and PyTorch's: a parameter's keys, highest first,
     and what ``addmm``'s dispatcher does at each (read live by :func:`addmm_route`)."""
     fc = Flowchart("TB", title="Who picks the backends: the type (burn 0.21), the device "
-                   "at run time (burn 0.22.1), each tensor's keys (PyTorch)")
+                   "at run time (burn 0.22), each tensor's keys (PyTorch)")
     _column(fc, "a", BURN_021)
     _column(fc, "b", BURN_022)
     route = addmm_route(torch.nn.Linear(4, 2).weight)

@@ -30,9 +30,11 @@ from minidl import Device
 from minidl_book.exercises import Exercise, _shown
 from minidl_book.verdict import WRONG
 
-#: Ex1: the words that name each box of the map; the default body is the protocol's.
+#: Ex1: the words that name each box of the map; the default body is the protocol's, the
+#: recording backend is Autodiff.
 BOX_WORDS = {"nn": "nn", "module": "module", "tensor": "tensor", "dispatch": "dispatch",
-             "autodiff": "autodiff", "flex": "flex", "backends": "flex",
+             "autodiff": "autodiff", "recording": "autodiff", "recorder": "autodiff",
+             "flex": "flex", "backends": "flex",
              "backend": "backend", "protocol": "backend", "body": "backend"}
 #: Words that deny what their clause names ("not minidl.autodiff", "it still crosses …").
 DENIALS = {"none", "not", "no", "nothing", "doesn", "isn", "never", "neither", "nor",

@@ -9,8 +9,9 @@
   affirmed is unread (``None``). ``True``/``False`` read as grad/no grad. A clause about
   ``x`` alone is not about the weight ("x gets no grad but the weight does" is ``"grad"``,
   as is "x: no grad; weight: grad"); "no error", "it works" say it runs: ``"grad"``.
-  A gradient said to be zero reads ``"zero grad"`` (the weight's is ``xᵀ·g``, not zero),
-  one for the bias only ``"no grad"`` (the question is the weight's): both are wrong.
+  A gradient said to be zero or all ones reads ``"wrong grad"`` (the weight's is ``xᵀ·g``),
+  one for the bias only ``"no grad"`` (the question is the weight's), one for ``x``
+  ("grad for x") ``"x grad"`` (x is lifted as a constant): all are wrong.
 - :func:`outcome_hedged`: two outcomes in one answer ("It raises? no, no grad") is
   refused, not read as its last.
 - :func:`chain_read` (the backends ``Device.fusion().autodiff()`` chains): the backend names
@@ -40,11 +41,17 @@ NO_PHRASE = re.compile(r"^\s*no\s+(?:grads?|gradients?|errors?|exceptions?)\b", 
 CLAUSE = re.compile(r"[,;:()!?—–]|\s-\s|\.(?=\s|$)|\b(?:but|since|because|so|as|while)\b")
 #: "x: no grad", "weight: grad": a subject and its colon, one clause.
 LABELLED = re.compile(r"\b(x|weight|w|bias|params?)\s*:\s*")
-#: A clause about the input, not the weight: "x gets no grad", "x is lifted".
-ABOUT_X = re.compile(r"^\W*(?:the\s+)?(?:plain\s+)?(?:input\s+)?x\b")
+#: A clause about the input, not the weight: "x gets no grad", "x is lifted", "grad for x".
+ABOUT_X = re.compile(r"^\W*(?:the\s+)?(?:plain\s+)?(?:input\s+)?x\b"
+                     r"|\b(?:for|of|to|on)\s+(?:the\s+)?(?:plain\s+)?(?:input\s+)?x\b"
+                     r"|\bx's\b")
+#: A gradient named in a clause about x: "grad for x" gives x one (x is a constant).
+X_GRAD = re.compile(r"\b(?:grad|grads|gradients?)\b")
 WEIGHT = re.compile(r"\b(?:weight|weights|params?|parameters?|w)\b")
-#: "the weight's gradient is zero": a gradient, but not the one backward gives.
-ZERO = re.compile(r"\b(?:zero|zeros|zeroes|0)\b")
+#: "the weight's gradient is zero", "… all ones": a gradient, not the one backward gives
+#: (``xᵀ·1``; "xᵀ times ones" names it right).
+ZERO = re.compile(r"\b(?:zero|zeros|zeroes|0)\b|\b(?:ones|1s)\b|\ball\s+(?:one|1)\b")
+X_T = re.compile(r"\bx\s*(?:ᵀ|\^t\b|\.t\b|transposed?\b)")
 #: "grad for the bias only", "only the bias": the weight left out.
 BIAS_ONLY = re.compile(r"\bbias\b.*\b(?:only|alone)\b|\b(?:only|just)\s+(?:the\s+)?bias\b")
 #: "it works", "runs fine": it runs, and the weight records (the question's default).
@@ -62,14 +69,17 @@ def outcome_read(prediction: Any) -> str | None:
     # "no grad", "no error": a phrase, not a leading no
     said, rest = (None, prediction) if NO_PHRASE.match(prediction) else yes_no(prediction)
     text = LABELLED.sub(r"\1 ", rest.casefold().replace("no_grad", "nograd"))
-    error = grad = no_grad = runs = zero = False
+    error = grad = no_grad = runs = zero = x_grad = False
     for clause in CLAUSE.split(text):
         if ABOUT_X.search(clause) and not WEIGHT.search(clause):
-            continue  # x's gradient is not the question
+            # x's gradient is not the question, but one said to exist is wrong
+            x_grad |= bool(X_GRAD.search(clause) and not DENY.search(clause))
+            continue
         if BIAS_ONLY.search(clause) and not WEIGHT.search(clause):
             no_grad = True  # the bias alone: the weight gets none
             continue
-        zero |= bool(GRAD.search(clause) and ZERO.search(clause))
+        zero |= bool(GRAD.search(clause) and ZERO.search(clause)
+                     and not X_T.search(clause))
         denied = bool(DENY.search(clause))
         if ERROR.search(clause):
             error |= not denied
@@ -86,8 +96,10 @@ def outcome_read(prediction: Any) -> str | None:
         no_grad = True
     if error:
         return None if grad else "error"
+    if x_grad and not no_grad:
+        return "x grad"
     if zero and grad and not no_grad:
-        return "zero grad"
+        return "wrong grad"
     if grad != no_grad:
         return "grad" if grad else "no grad"
     return "grad" if runs and not (grad or no_grad) else None

@@ -213,3 +213,20 @@ def test_nothing_but_the_skipped_box_passes(answer):
 @pytest.mark.parametrize("answer", ["skips nothing but minidl.nn", "nothing", "none"])
 def test_nothing_but_another_box_or_nothing_is_refused(answer):
     assert not skipped_box(answer, SKIPPED)
+
+
+# reader r4: the box named by its job ("the recording backend") is Autodiff's
+@pytest.mark.parametrize("answer", [
+    "the recording backend (Autodiff)", "it skips the recording backend",
+    "the recording backend", "skips the recorder",
+])
+def test_the_skipped_box_named_by_its_job_passes(answer):
+    assert skipped_box(answer, SKIPPED) and not box_unclear(answer)
+
+
+@pytest.mark.parametrize("answer", [
+    "the recording backend and minidl.nn", "none: the recording backend runs too",
+    "it skips minidl.backend, the recording one stays",
+])
+def test_the_recording_backend_beside_another_box_or_none_is_refused(answer):
+    assert not skipped_box(answer, SKIPPED)

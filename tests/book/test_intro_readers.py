@@ -151,3 +151,20 @@ def test_the_right_chain_beside_a_denied_one_passes(answer):
 ])
 def test_the_wrong_chain_beside_the_right_one_denied_is_refused(answer):
     assert not same_chain(answer, "Autodiff[Fusion[Flex]]")
+
+
+# reader r4: x is lifted as a constant (no gradient for x); the weight's gradient is xᵀ·1
+@pytest.mark.parametrize("answer", [
+    "grad for x", "a gradient for x", "x's grad", "the weight's gradient is all ones",
+    "the weight gets a gradient of ones", "the weight gets an all-1s gradient",
+])
+def test_a_grad_for_x_or_an_all_ones_gradient_is_refused(answer):
+    assert not same_outcome(answer, "grad")
+
+
+@pytest.mark.parametrize("answer", [
+    "grad: xᵀ times ones", "the weight gets x transposed times ones",
+    "x's grad is None, the weight gets one", "no grad for x, grad for the weight",
+])
+def test_the_weights_grad_said_beside_x_or_as_x_transposed_passes(answer):
+    assert same_outcome(answer, "grad")

@@ -172,11 +172,11 @@ class GridExercise(Exercise):
 
 def grid_exercise() -> GridExercise:
     return GridExercise(
-        "a @ b for a and b on plain Flex, Autodiff[Flex], plain NdArray: in burn and in "
-        "minidl, which backend runs each of the nine pairs, or does it fail?",
+        "a @ b for a and b on plain Flex, Autodiff[Flex], plain NdArray: in burn pre.2 and "
+        "in minidl, which backend runs each of the nine pairs, or does it fail?",
         truth=lambda: (burn_grid(), minidl_grid()),
         compare=compare_grid,
-        hint="burn: walk each pair through the match's arms. minidl: walk it through the "
+        hint="burn pre.2: walk each pair through the match's arms. minidl: walk it through the "
         "picture above: rule 1 (a sets the expectation), rule 2 (== ignores the autodiff "
         "flag), rule 3 (an autodiff input sets the backend).",
     )

@@ -508,28 +508,3 @@ def plot_ablation(losses: dict[str, np.ndarray], epoch: int = 4):
     fig.tight_layout()
     plt.show()
     plt.close(fig)
-
-
-def plot_key_path(param: str, run_id: str, loaded_id: str, record_keys: list[str],
-                  record_file: str):
-    """The keys Adam's state goes by, from the graph to the checkpoint and back: graph node,
-    ``Gradients``, ``GradientsParams`` and Adam's state by ``ParamId``; the checkpoint by
-    path in minidl, by ``ParamId`` in burn (whose module record keeps the id)."""
-    from minidl.debug.flowchart import Flowchart
-
-    keys = "\n".join(record_keys)
-    fc = Flowchart("TB", title="the keys Adam's state is filed under")
-    fc.node("g", "loss.backward()\nGradients: keyed by graph node")
-    fc.node("gp", f"GradientsParams.from_grads\nkeyed by ParamId\n({param}: {run_id})")
-    fc.node("adam", f"Adam's state (moment_1, moment_2, time)\nkeyed by ParamId {run_id}")
-    fc.node("mini", f"minidl checkpoint: {record_file}\nkeyed by path:\n{keys}")
-    fc.node("burn", "burn 0.22 OptimizerRecord\nkeyed by ParamId: '{id}.…'\n"
-            "(the path kept beside, for param groups)")
-    fc.node("mload", f"load_model: new ParamId {loaded_id}\n"
-            "restore re-keys the state by path", shape="round")
-    fc.node("bload", "burn's module record restores\nthe saved ParamId: ids match",
-            shape="round")
-    fc.edge("g", "gp", "re-keyed").edge("gp", "adam", "step")
-    fc.edge("adam", "mini", "minidl").edge("adam", "burn", "burn")
-    fc.edge("mini", "mload", "resume").edge("burn", "bload", "resume")
-    return fc

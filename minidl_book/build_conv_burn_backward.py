@@ -211,7 +211,8 @@ def exercise(max_examples: int = 6) -> BuildExercise:
             (("value", "shape", "check"), "d_x: B.conv_transpose2d(grad, weight, None, "
              "ConvTransposeOptions(stride, padding, padding_out, dilation, 1)). d_w: "
              "B.conv2d of x and grad with dims 0 and 1 swapped, stride and dilation "
-             "traded, swapped back, cropped to the weight's shape."),
+             "traded, the forward's padding, swapped back, cropped to the weight's "
+             "shape."),
             (("rule",), "Use B's ops (B.conv_transpose2d, B.conv2d, B.float_swap_dims, "
              "B.float_slice) and the given calculate_padding_out."),
             (("error",), "Read the error's last line. \"kernel ... larger than the "

@@ -153,7 +153,7 @@ def draw_taps_1d(n: int = 7, k: int = 4, stride: int = 3, dilation: int = 1,
     fig, ax = plt.subplots(figsize=(8.4, 0.9 + 0.45 * full.shape[0]))
     for c in range(n + 2 * p):
         r, pad = c - p, not 0 <= c - p < n
-        ax.text(c + 0.5, -0.15, "0" if pad else f"x[{r}]", ha="center", va="bottom",
+        ax.text(c + 0.5, -0.15, f"x[{r}]", ha="center", va="bottom",  # grey: 0s
                 fontsize=8.5, color="grey" if pad else "black")
         for a in range(full.shape[0]):
             t = full[a, c]

@@ -35,7 +35,7 @@ from minidl.nn import LinearConfig
 #: 0.22 (``Tensor<D, K>``, ``base.rs:73``; one ``Linear`` for every backend; burn-dispatch's
 #: ``match`` on the inputs' kinds, ``Autodiff`` arms first, ``macros.rs:810-841`` at
 #: v0.22.0-pre.2). A plain + autodiff pair is left out: it is the chapter's exercise
-#: (pre.2 panics, ``:838``; 0.22.1's ``mixed`` run lifts the plain input, seed 003).
+#: (pre.2 panics, ``:838``; the burn book's 0.22.1 ``mixed`` run lifts the plain input).
 #: 0.22's lane has five boxes, as PyTorch's: the layout's barycenter
 #: sweeps keep equal-length lanes in insertion order (a shorter burn lane let PyTorch's
 #: slide between them).

@@ -48,11 +48,21 @@ def test_dispatch_and_listeners_are_restored():
     assert dict(vars(Dispatch)) == before and not route_module.ROUTE_LISTENERS
 
 
-def decorated(op, signature):
-    """The shape of the page's own forwarder: `@classmethod` above the def."""
-    params = ", ".join(str(p) for p in signature.parameters.values())
-    return (f"@classmethod\ndef {op}(cls, {params}):\n"
-            f"    return route({op!r}, {args_text(signature.parameters)})\n")
+def forwarder_source(first: str | None = "cls", decorator: str = "@classmethod\n"):
+    """A reader's forwarder as source: ``decorator`` above a def whose first parameter is
+    ``first`` (none when ``None``), then the protocol op's own parameters, calling ``route``."""
+
+    def write(op, signature):
+        params = ", ".join(str(p) for p in signature.parameters.values())
+        head = f"{first}, {params}" if first else params
+        return (f"{decorator}def {op}({head}):\n"
+                f"    return route({op!r}, {args_text(signature.parameters)})\n")
+
+    return write
+
+
+#: the shape of the page's own forwarder: `@classmethod` above the def
+decorated = forwarder_source()
 
 
 def test_a_decorated_def_passes():
@@ -77,18 +87,10 @@ def test_a_staticmethod_is_told_it_gets_no_cls():
     assert "defines no function" not in verdict.text
 
 
-def self_forwarder(op, signature):
-    """The page's forwarder with its first parameter named `self`: a classmethod still."""
-    params = ", ".join(str(p) for p in signature.parameters.values())
-    return (f"@classmethod\ndef {op}(self, {params}):\n"
-            f"    return route({op!r}, {args_text(signature.parameters)})\n")
-
-
-def no_first_forwarder(op, signature):
-    """No first parameter at all: the op's own arguments would land one place off."""
-    params = ", ".join(str(p) for p in signature.parameters.values())
-    return (f"def {op}({params}):\n"
-            f"    return route({op!r}, {args_text(signature.parameters)})\n")
+#: the page's forwarder with its first parameter named `self`: a classmethod still
+self_forwarder = forwarder_source(first="self")
+#: no first parameter at all: the op's own arguments would land one place off
+no_first_forwarder = forwarder_source(first=None, decorator="")
 
 
 def test_any_name_for_the_first_parameter_passes():
